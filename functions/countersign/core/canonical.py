@@ -1,0 +1,39 @@
+"""Canonical JSON and the fingerprint of a subject (SPEC §5).
+
+The fingerprint must not depend on the order in which an agent listed its changes, so every
+list inside the subject is sorted by the canonical JSON of its elements before hashing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+
+def canonical_json(value: Any) -> str:
+    """Keys sorted, no insignificant whitespace, non-ASCII kept as UTF-8 text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def canonical_bytes(value: Any) -> bytes:
+    return canonical_json(value).encode("utf-8")
+
+
+def _order_free(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _order_free(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_order_free(v) for v in value]
+        return sorted(items, key=canonical_json)
+    return value
+
+
+def fingerprint(scope_id: str, subject: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``[scope_id, subject]`` with every list sorted."""
+    return hashlib.sha256(canonical_bytes([scope_id, _order_free(subject)])).hexdigest()
+
+
+def digest(value: Any) -> str:
+    """SHA-256 (hex) of the canonical JSON of ``value`` (order of lists kept)."""
+    return hashlib.sha256(canonical_bytes(value)).hexdigest()

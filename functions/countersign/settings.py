@@ -1,0 +1,150 @@
+"""Settings, parsed once from the environment into a typed object (SPEC §13).
+
+A wrong value stops start-up with a :class:`ConfigError` naming the variable.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+KNOWN_PACKS = ("budget", "mail")
+
+
+class ConfigError(ValueError):
+    def __init__(self, variable: str, problem: str):
+        super().__init__(f"{variable}: {problem}")
+        self.variable = variable
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "countersign"
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=default_data_dir)
+    store_url: str = ""
+    public_url: str = "http://localhost:8000"
+    packs: tuple[str, ...] = KNOWN_PACKS
+    mail: str = "outbox"
+    signing_key: str | None = None
+    state_keys: tuple[str, ...] = ()
+    fallback: str = "card"
+    require_elicitation: bool = False
+    card_ttl: int = 24 * 3600
+    code_ttl: int = 600
+    email_interval: int = 900
+
+    @property
+    def store(self) -> str:
+        return self.store_url or f"sqlite:///{self.data_dir / 'countersign.db'}"
+
+    @property
+    def pending_url(self) -> str:
+        return f"{self.public_url}/confirm"
+
+    def card_url(self, card_id: str) -> str:
+        return f"{self.public_url}/confirm?card={card_id}"
+
+
+def _int(env: Mapping[str, str], name: str, default: int, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(name, f"expected a whole number of seconds, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(name, f"must be at least {minimum}, got {value}")
+    return value
+
+
+def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError(name, f"expected 1 or 0 (true/false), got {raw!r}")
+
+
+def _store(env: Mapping[str, str]) -> str:
+    raw = env.get("COUNTERSIGN_STORE", "")
+    if raw and not (raw.startswith("sqlite:///") or raw.startswith("dynamodb://")):
+        raise ConfigError("COUNTERSIGN_STORE", f"expected sqlite:///PATH or dynamodb://TABLE, got {raw!r}")
+    if raw.startswith("dynamodb://") and not raw[len("dynamodb://"):]:
+        raise ConfigError("COUNTERSIGN_STORE", "dynamodb:// needs a table name")
+    return raw
+
+
+def _public_url(env: Mapping[str, str], default: str) -> str:
+    raw = env.get("COUNTERSIGN_PUBLIC_URL", "") or default
+    if not (raw.startswith("http://") or raw.startswith("https://")):
+        raise ConfigError("COUNTERSIGN_PUBLIC_URL", f"expected an http(s):// URL, got {raw!r}")
+    return raw.rstrip("/")
+
+
+def _packs(env: Mapping[str, str]) -> tuple[str, ...]:
+    raw = env.get("COUNTERSIGN_PACKS")
+    if raw is None or raw.strip() == "":
+        return KNOWN_PACKS
+    packs = tuple(p.strip() for p in raw.split(",") if p.strip())
+    unknown = [p for p in packs if p not in KNOWN_PACKS]
+    if unknown:
+        raise ConfigError("COUNTERSIGN_PACKS", f"unknown toolset {unknown[0]!r}; known: {', '.join(KNOWN_PACKS)}")
+    return packs
+
+
+def _mail(env: Mapping[str, str]) -> str:
+    raw = env.get("COUNTERSIGN_MAIL", "") or "outbox"
+    if raw == "outbox" or raw.startswith("smtp://") or raw.startswith("smtps://"):
+        return raw
+    if raw.startswith("ses:") and "@" in raw[4:]:
+        return raw
+    raise ConfigError("COUNTERSIGN_MAIL", f"expected outbox, smtp://HOST[:PORT] or ses:FROM_ADDRESS, got {raw!r}")
+
+
+def _state_keys(env: Mapping[str, str]) -> tuple[str, ...]:
+    raw = env.get("COUNTERSIGN_STATE_KEYS", "")
+    keys = tuple(k.strip() for k in raw.split(",") if k.strip())
+    for key in keys:
+        if not key.startswith("arn:") and len(key.encode("utf-8")) < 32:
+            raise ConfigError("COUNTERSIGN_STATE_KEYS", "each key must be at least 32 bytes")
+    return keys
+
+
+def _fallback(env: Mapping[str, str]) -> str:
+    raw = env.get("COUNTERSIGN_FALLBACK", "") or "card"
+    if raw not in ("card", "code"):
+        raise ConfigError("COUNTERSIGN_FALLBACK", f"expected card or code, got {raw!r}")
+    return raw
+
+
+def load(env: Mapping[str, str] | None = None, **overrides) -> Settings:
+    """Parse ``env`` (default: the process environment) into :class:`Settings`."""
+    env = os.environ if env is None else env
+    data_dir = Path(env["COUNTERSIGN_DATA"]) if env.get("COUNTERSIGN_DATA") else default_data_dir()
+    values = dict(
+        data_dir=data_dir,
+        store_url=_store(env),
+        public_url=_public_url(env, "http://localhost:8000"),
+        packs=_packs(env),
+        mail=_mail(env),
+        signing_key=env.get("COUNTERSIGN_SIGNING_KEY") or None,
+        state_keys=_state_keys(env),
+        fallback=_fallback(env),
+        require_elicitation=_bool(env, "COUNTERSIGN_REQUIRE_ELICITATION", False),
+        card_ttl=_int(env, "COUNTERSIGN_CARD_TTL", 24 * 3600, minimum=60),
+        code_ttl=_int(env, "COUNTERSIGN_CODE_TTL", 600, minimum=10),
+        email_interval=_int(env, "COUNTERSIGN_EMAIL_INTERVAL", 900, minimum=0),
+    )
+    values.update(overrides)
+    return Settings(**values)
