@@ -1,0 +1,75 @@
+"""Workspaces, members, connections and sign-in links: the operations the CLI, the demo, the
+confirm API and the tests share. Secrets are returned once to the caller and stored only as hashes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .core.ids import new_id, new_secret_token
+from .store.errors import BadInput
+from .store.interface import Store
+from .store.records import ROLES, Connection, Person, SignInToken, Workspace, secret_hash
+
+SIGNIN_TTL_SECONDS = 15 * 60
+CONNECTION_TOKEN_PREFIX = "cs_"
+
+
+def _now() -> int:
+    return int(time.time())
+
+
+def _email(value: str) -> str:
+    email = (value or "").strip()
+    local, _, domain = email.partition("@")
+    if not local or "." not in domain or any(c.isspace() for c in email) or len(email) > 254:
+        raise BadInput("email", f"{value!r} is not an email address")
+    return email
+
+
+def create_workspace(store: Store, name: str, owner_email: str, owner_name: str = "", now: int | None = None) -> tuple[Workspace, Person]:
+    """A new workspace and its owner."""
+    now = _now() if now is None else now
+    name = (name or "").strip()
+    if not name:
+        raise BadInput("name", "a workspace needs a name")
+    workspace = Workspace(id=new_id("w_"), name=name, created_at=now)
+    store.create_workspace(workspace)
+    owner = add_person(store, workspace.id, owner_email, "owner", owner_name, now)
+    return workspace, owner
+
+
+def add_person(store: Store, workspace_id: str, email: str, role: str = "member", name: str = "", now: int | None = None) -> Person:
+    if role not in ROLES:
+        raise BadInput("role", f"{role!r} is not a role; roles are {', '.join(ROLES)}")
+    person = Person(id=new_id("p_"), workspace_id=workspace_id, email=_email(email), role=role, name=name,
+                    created_at=_now() if now is None else now)
+    store.create_person(person)
+    return person
+
+
+@dataclass(frozen=True)
+class NewConnection:
+    connection: Connection
+    token: str  # shown once; only its hash is stored
+
+
+def create_connection(store: Store, workspace_id: str, person_id: str, name: str, now: int | None = None) -> NewConnection:
+    name = (name or "").strip()
+    if not name or len(name) > 100:
+        raise BadInput("name", "a connection needs a name of 1 to 100 characters")
+    store.get_person(workspace_id, person_id)
+    token = new_secret_token(CONNECTION_TOKEN_PREFIX)
+    connection = Connection(id=new_id("k_"), workspace_id=workspace_id, person_id=person_id, name=name,
+                            token_hash=secret_hash(token), created_at=_now() if now is None else now)
+    store.create_connection(connection)
+    return NewConnection(connection, token)
+
+
+def mint_signin_token(store: Store, person: Person, now: int | None = None) -> str:
+    """A one-time sign-in token (15 minutes); the caller puts it in a link and forgets it."""
+    now = _now() if now is None else now
+    token = new_secret_token()
+    store.put_signin_token(SignInToken(secret_hash(token), person.id, person.workspace_id, now + SIGNIN_TTL_SECONDS))
+    return token

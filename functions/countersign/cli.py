@@ -1,0 +1,139 @@
+"""``countersign``: serve | keys | workspace | connection | signin-link."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from pathlib import Path
+
+from . import accounts, settings as settings_mod
+from .core.tickets import Keyring, new_secret
+from .settings import ConfigError, Settings
+
+
+def _settings(args) -> Settings:
+    env = dict(os.environ)
+    if getattr(args, "data", None):
+        env["COUNTERSIGN_DATA"] = str(Path(args.data).expanduser().resolve())
+    if getattr(args, "store", None):
+        env["COUNTERSIGN_STORE"] = args.store
+    if getattr(args, "port", None) and not env.get("COUNTERSIGN_PUBLIC_URL"):
+        env["COUNTERSIGN_PUBLIC_URL"] = f"http://localhost:{args.port}"
+    return settings_mod.load(env)
+
+
+def cmd_keys(args) -> int:
+    """Print a fresh signing key and request-state key, in the form the environment takes."""
+    secret = new_secret()
+    key_id = Keyring.from_secrets([secret]).key_id
+    print(f"COUNTERSIGN_SIGNING_KEY={secret}")
+    print(f"COUNTERSIGN_STATE_KEYS={secrets.token_urlsafe(48)}")
+    print(f"# signing key id: {key_id}. To rotate, list the new key first: NEW,OLD", file=sys.stderr)
+    return 0
+
+
+def _store(args):
+    from .store import open_store
+
+    s = _settings(args)
+    if s.store.startswith("sqlite:///"):
+        s.data_dir.mkdir(parents=True, exist_ok=True)
+    return s, open_store(s.store)
+
+
+def cmd_workspace_create(args) -> int:
+    s, store = _store(args)
+    workspace, owner = accounts.create_workspace(store, args.name, args.owner_email, args.owner_name or "")
+    print(json.dumps({"workspace_id": workspace.id, "owner_id": owner.id, "owner_email": owner.email}, indent=2))
+    return 0
+
+
+def cmd_connection_create(args) -> int:
+    s, store = _store(args)
+    person = store.get_person_by_email(args.email)
+    if person is None:
+        print(f"error: no member with email {args.email!r}", file=sys.stderr)
+        return 2
+    new = accounts.create_connection(store, person.workspace_id, person.id, args.name)
+    print(json.dumps({"connection_id": new.connection.id, "mcp_url": f"{s.public_url}/mcp", "token": new.token}, indent=2))
+    print("# the token is shown once: put it in your MCP client as 'Authorization: Bearer <token>'", file=sys.stderr)
+    return 0
+
+
+def cmd_signin_link(args) -> int:
+    s, store = _store(args)
+    person = store.get_person_by_email(args.email)
+    if person is None:
+        print(f"error: no member with email {args.email!r}", file=sys.stderr)
+        return 2
+    token = accounts.mint_signin_token(store, person)
+    print(f"{s.public_url}/signin#token={token}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from .local_server import build_local
+
+    settings = _settings(args)
+    app, demo = build_local(settings, demo=args.demo)
+    if demo:
+        print(json.dumps(demo, indent=2))
+        print(f"# written to {settings.data_dir / 'demo.json'}", file=sys.stderr)
+    print(f"countersign on {settings.public_url}  (MCP: {settings.public_url}/mcp)", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", lifespan="on")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the local server (MCP at /mcp, confirm page at /)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--data", help="folder for the SQLite file, keys and outbox (default: per-user data folder)")
+    serve.add_argument("--demo", action="store_true", help="create a demo workspace, person, data, agent token and sign-in link")
+    serve.set_defaults(func=cmd_serve)
+
+    keys = sub.add_parser("keys", help="print a new signing key and request-state key")
+    keys.set_defaults(func=cmd_keys)
+
+    for name, helptext in (("workspace", "manage workspaces"), ("connection", "manage agent connections")):
+        group = sub.add_parser(name, help=helptext).add_subparsers(dest="action", required=True)
+        create = group.add_parser("create")
+        create.add_argument("--data")
+        create.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        if name == "workspace":
+            create.add_argument("--name", required=True)
+            create.add_argument("--owner-email", required=True)
+            create.add_argument("--owner-name")
+            create.set_defaults(func=cmd_workspace_create)
+        else:
+            create.add_argument("--email", required=True, help="the member who authorises this agent")
+            create.add_argument("--name", required=True, help='a name such as "Claude on laptop"')
+            create.set_defaults(func=cmd_connection_create)
+
+    link = sub.add_parser("signin-link", help="print a one-time sign-in link for a member (15 minutes)")
+    link.add_argument("--email", required=True)
+    link.add_argument("--data")
+    link.add_argument("--store")
+    link.set_defaults(func=cmd_signin_link)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

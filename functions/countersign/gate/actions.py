@@ -1,0 +1,210 @@
+"""The public API a toolset writes against: actions, reads, plans and gate classes.
+
+A toolset is a folder with one module per group of actions. Each action declares its
+arguments (a pydantic model), its class (when it is held) and two functions:
+
+* ``plan(args, ctx) -> Plan`` reads the workspace through ``ctx`` and writes nothing. The plan's
+  ``subject`` is the exact change as data; its ``preview`` is what a person reads.
+* ``apply(plan, ctx) -> dict`` performs the change and returns the result the agent sees.
+
+The gate (``countersign.gate.ask``) decides, from the class and the client, whether a call runs at
+once, asks in the client, or files a card; toolsets never decide that themselves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.preview import Preview
+from .context import ActionContext
+
+__all__ = [
+    "ALWAYS", "CLIENT", "NEVER", "Action", "ActionContext", "ActionError", "Arguments", "GateClass", "Plan",
+    "Read", "Registry", "Step", "Toolset", "setting", "when",
+]
+
+DEFAULT_DRIFT_MESSAGE = (
+    "What this request would change moved between the preview and the answer; nothing was written. "
+    "Call the tool again to get a new preview."
+)
+
+
+class ActionError(Exception):
+    """Bad input or an impossible request, reported to the agent; nothing is written.
+
+    ``field`` names the argument at fault when there is one.
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class Arguments(BaseModel):
+    """Base for action arguments: unknown fields are refused, not ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class Plan:
+    subject: Any
+    preview: Preview
+
+
+@dataclass(frozen=True)
+class Step:
+    """One of the ``next`` steps a completed card suggests."""
+
+    tool: str
+    description: str
+    person_must_act: bool = False
+
+    def to_dict(self) -> dict:
+        return {"tool": self.tool, "description": self.description, "personMustAct": self.person_must_act}
+
+
+# -- gate classes (SPEC §4) ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateClass:
+    """When a call is held, and whether an in-client answer is enough.
+
+    ``kind`` is one of ``always``, ``setting``, ``when``, ``client``, ``never``.
+    """
+
+    kind: str
+    setting: str | None = None
+    predicate: Callable[[Any, ActionContext], bool] | None = field(default=None, compare=False)
+    label: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self.kind == "setting":
+            return f"setting:{self.setting}"
+        if self.kind == "when":
+            return f"when:{self.label}"
+        return self.kind
+
+    def holds(self, args: Any, ctx: ActionContext) -> bool:
+        if self.kind in ("always", "client"):
+            return True
+        if self.kind == "never":
+            return False
+        if self.kind == "setting":
+            return bool(ctx.workspace.setting(self.setting))
+        assert self.predicate is not None
+        return bool(self.predicate(args, ctx))
+
+    def allows_in_client(self, ctx: ActionContext) -> bool:
+        """Assurance: only class ``client`` accepts an answer given in the MCP client."""
+        return self.kind == "client" and bool(ctx.workspace.setting("confirm_in_client"))
+
+
+ALWAYS = GateClass("always")
+CLIENT = GateClass("client")
+NEVER = GateClass("never")
+
+
+def setting(name: str) -> GateClass:
+    return GateClass("setting", setting=name)
+
+
+def when(label: str, predicate: Callable[[Any, ActionContext], bool]) -> GateClass:
+    return GateClass("when", predicate=predicate, label=label)
+
+
+# -- actions and reads ----------------------------------------------------------------------------
+
+
+class Action:
+    """A write. Subclass and set the class attributes; override ``plan`` and ``apply``."""
+
+    name: ClassVar[str]
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    arguments: ClassVar[type[Arguments]] = Arguments
+    gate: ClassVar[GateClass] = ALWAYS
+    destructive: ClassVar[bool] = True
+    drift_message: ClassVar[str] = DEFAULT_DRIFT_MESSAGE
+
+    def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
+        """The class for this call; override when it depends on the arguments."""
+        return self.gate
+
+    def plan(self, args: Any, ctx: ActionContext) -> Plan:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
+        return []
+
+    def parse(self, raw: dict) -> Any:
+        """Validate raw arguments into the model; :class:`ActionError` naming the field."""
+        from pydantic import ValidationError
+
+        try:
+            return self.arguments.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+            raise ActionError(f"{where}: {first.get('msg', 'invalid value')}", field=where) from None
+
+
+class Read:
+    """A read: runs at once, never held, writes nothing."""
+
+    name: ClassVar[str]
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    arguments: ClassVar[type[Arguments]] = Arguments
+
+    def run(self, args: Any, ctx: ActionContext) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    parse = Action.parse
+
+
+@dataclass
+class Toolset:
+    """A named group of actions and reads, plus optional demo data."""
+
+    name: str
+    actions: list[Action] = field(default_factory=list)
+    reads: list[Read] = field(default_factory=list)
+    demo: Callable[[ActionContext], None] | None = None
+
+
+class Registry:
+    """The actions and reads of every enabled toolset, by tool name."""
+
+    def __init__(self, toolsets: list[Toolset]):
+        self.toolsets = list(toolsets)
+        self.actions: dict[str, Action] = {}
+        self.reads: dict[str, Read] = {}
+        for ts in toolsets:
+            for a in ts.actions:
+                self._claim(a.name)
+                self.actions[a.name] = a
+            for r in ts.reads:
+                self._claim(r.name)
+                self.reads[r.name] = r
+
+    def _claim(self, name: str) -> None:
+        if name in self.actions or name in self.reads:
+            raise ValueError(f"two toolsets define the tool {name!r}")
+
+    def action(self, name: str) -> Action:
+        try:
+            return self.actions[name]
+        except KeyError:
+            if name in self.reads:
+                raise ActionError(f"{name} is a read: it runs at once and has nothing to confirm.", field="tool") from None
+            raise ActionError(f"Unknown tool {name!r}.", field="tool") from None

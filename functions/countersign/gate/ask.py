@@ -1,0 +1,236 @@
+"""``ask``: the one function every held write goes through (SPEC §6; seed 000's ``confirm.ask``).
+
+It plans the call, decides from the action's class whether the call is held, and if so how the
+person is asked:
+
+1. 2026-07-28 client with form elicitation, class allows in-client → a form (:class:`AskForm`);
+   the retry brings the answer and the sealed state back here.
+2. 2025 client on a stateful session with form elicitation → asked during the call.
+3. Otherwise a hosted card (offered as URL elicitation when the client declared it).
+4. ``COUNTERSIGN_FALLBACK=code`` → a confirmation code instead of a card (class ``client`` only).
+
+Answers: accepted and ticked → apply; accepted unticked or declined → declined; cancelled →
+falls back as in 3/4 (or declined under ``COUNTERSIGN_REQUIRE_ELICITATION``).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
+from .actions import Action, ActionError, GateClass, Plan
+from .cards import CardDesk, arguments_digest, subject_fingerprint
+from .context import ActionContext, Principal
+from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
+from . import replies
+
+ACCEPT, UNTICKED, DECLINE, CANCEL = "accept", "unticked", "decline", "cancel"
+CONFIRM_FIELD = "confirm"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ``tools/call`` of an action, as the MCP surface saw it."""
+
+    principal: Principal
+    tool: str
+    arguments: dict[str, Any]
+    modern: bool = False  # protocol 2026-07-28
+    form_elicitation: bool = False
+    url_elicitation: bool = False
+    # 2025 stateful sessions only: ask during the call. Returns ACCEPT/UNTICKED/DECLINE/CANCEL.
+    elicit_form: Callable[[str], Awaitable[str]] | None = None
+    elicit_url: Callable[[str, str, str], Awaitable[str]] | None = None
+    # 2026 retry: the answer and the unsealed request state.
+    answer: str | None = None
+    state: dict[str, Any] | None = None
+    confirmation: str | None = None  # a code passed back (fallback=code)
+
+
+@dataclass(frozen=True)
+class Done:
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AskForm:
+    message: str
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AskUrl:
+    message: str
+    url: str
+    state: dict[str, Any]
+
+
+Reply = Done | AskForm | AskUrl
+
+
+def context_for(desk: CardDesk, principal: Principal) -> ActionContext:
+    workspace = desk.store.get_workspace(principal.workspace.id)
+    return ActionContext(desk.store, workspace, principal.person, principal.connection, desk.now())
+
+
+async def ask(desk: CardDesk, call: Call) -> Reply:
+    """Run, ask, or hold ``call``; see the module docstring."""
+    action = desk.registry.action(call.tool)
+    args = action.parse(call.arguments)
+    ctx = context_for(desk, call.principal)
+    gate = action.gate_class(args, ctx)
+    plan = action.plan(args, ctx)
+    fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
+
+    if not gate.holds(args, ctx):
+        if call.confirmation is not None:
+            raise ActionError(f"{action.name} runs at once here; it takes no confirmation.", field="confirmation")
+        result = action.apply(plan, ctx)
+        return Done(replies.applied_reply(result, [s.to_dict() for s in action.next_steps(result, ctx)]))
+
+    if call.confirmation is not None:
+        return Done(_spend_code(desk, call, action, gate, plan, fp, ctx))
+    if call.state is not None:
+        return await _second_round(desk, call, action, gate, plan, fp, ctx)
+
+    in_client = gate.allows_in_client(ctx)
+    if in_client and call.modern and call.form_elicitation:
+        nonce = secrets.token_urlsafe(16)
+        return AskForm(plan.preview.question(), {"k": "form", "fp": fp, "n": nonce})
+    if in_client and not call.modern and call.elicit_form is not None:
+        answer = await call.elicit_form(plan.preview.question())
+        return await _settle(desk, call, action, gate, plan, fp, ctx, answer, "client")
+    return await _fallback(desk, call, action, gate, plan, fp, ctx, asked=False)
+
+
+async def _second_round(desk, call: Call, action: Action, gate: GateClass, plan: Plan, fp: str, ctx) -> Reply:
+    state = call.state or {}
+    if state.get("k") == "url":
+        card = desk.store.get_card(ctx.workspace.id, str(state.get("card")), ctx.now)
+        return Done(_card_reply(desk, card))
+    if state.get("k") != "form" or not isinstance(state.get("n"), str):
+        raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
+    if not desk.store.use_nonce("ask:" + state["n"], ctx.now + 3600, ctx.now):
+        raise AnswerReplayed()
+    if state.get("fp") != fp:
+        raise DriftError(action.drift_message)
+    if not gate.allows_in_client(ctx):
+        raise ConfirmationUnavailable("This action can only be confirmed on the confirm page.")
+    return await _settle(desk, call, action, gate, plan, fp, ctx, call.answer or CANCEL, "client")
+
+
+async def _settle(desk, call: Call, action: Action, gate: GateClass, plan: Plan, fp: str, ctx, answer: str, channel: str) -> Reply:
+    """Apply seed 000's answer table to an in-client answer."""
+    if answer == CANCEL and not desk.settings.require_elicitation:
+        return await _fallback(desk, call, action, gate, plan, fp, ctx, asked=True)
+    card = desk.file(ctx, action, call.arguments, plan, fp, channel)
+    actor = f"connection:{card.connection_id}"
+    if answer == ACCEPT:
+        card = desk.run(card, action, plan, ctx, channel, actor)
+        return Done(_card_reply(desk, card))
+    reason = {UNTICKED: "The box was not ticked.", DECLINE: "Declined in the client."}.get(
+        answer, "The question was dismissed, and confirmation requires an answer in the client."
+    )
+    card = desk.decline(card, ctx.now, actor, channel, reason)
+    return Done(replies.declined_reply(card))
+
+
+async def _fallback(desk, call: Call, action: Action, gate: GateClass, plan: Plan, fp: str, ctx, asked: bool) -> Reply:
+    """Nobody could be asked in the client (or the question was dismissed): a card or a code."""
+    settings = desk.settings
+    if settings.fallback == "code":
+        if gate.kind != "client":
+            raise ConfirmationUnavailable(
+                f"{action.name} must be confirmed by a signed-in person on the confirm page, and this "
+                "deployment has no confirm page (COUNTERSIGN_FALLBACK=code). Nothing changed."
+            )
+        if settings.require_elicitation and not asked:
+            raise ConfirmationUnavailable(
+                "This client cannot ask the person, and confirmation codes are disabled "
+                "(COUNTERSIGN_REQUIRE_ELICITATION=1). Nothing changed."
+            )
+        return Done(_mint_code(desk, call, action, plan, fp, ctx))
+    return await hold(desk, call, action, plan, fp, ctx)
+
+
+def file_or_find(desk: CardDesk, ctx: ActionContext, action: Action, arguments: dict, plan: Plan, fp: str):
+    """The card for this request: an identical pending (or lately declined) one, else a new one.
+
+    A retry never mints a second card or a second email, and an agent cannot wear a person down
+    by asking again right after a no.
+    """
+    card = desk.recent(ctx, action.name, fp)
+    if card is None:
+        card = desk.file(ctx, action, arguments, plan, fp, "page")
+        desk.notify(card)
+    return card
+
+
+async def hold(desk, call: Call, action: Action, plan: Plan, fp: str, ctx) -> Reply:
+    """File (or find) the hosted card; offer its URL to a client that declared URL elicitation."""
+    card = file_or_find(desk, ctx, action, call.arguments, plan, fp)
+    if card.state.value == "declined":
+        return Done(replies.declined_reply(card))
+    url = desk.card_url(card.id)
+    message = f"Confirm on the confirm page: {card.title}"
+    if call.url_elicitation and call.modern:
+        return AskUrl(message, url, {"k": "url", "card": card.id})
+    if call.url_elicitation and call.elicit_url is not None:
+        await call.elicit_url(message, url, card.id)
+        card = desk.store.get_card(card.workspace_id, card.id, desk.now())
+    return Done(_card_reply(desk, card))
+
+
+def _card_reply(desk: CardDesk, card) -> dict[str, Any]:
+    if card.state.value == "pending":
+        return replies.held_reply(card, desk.card_url(card.id), desk.settings.pending_url)
+    return replies.status_reply(card)
+
+
+def _mint_code(desk: CardDesk, call: Call, action: Action, plan: Plan, fp: str, ctx) -> dict[str, Any]:
+    code = new_code()
+    expires_at = ctx.now + desk.settings.code_ttl
+    desk.store.put_code(
+        CodeRecord(code_hash(code), ctx.workspace.id, fp, expires_at, arguments_digest(action.name, call.arguments))
+    )
+    return replies.code_reply(plan.preview, code, expires_at, desk.settings.code_ttl)
+
+
+def _spend_code(desk: CardDesk, call: Call, action: Action, gate: GateClass, plan: Plan, fp: str, ctx) -> dict[str, Any]:
+    if desk.settings.require_elicitation:
+        raise ConfirmationUnavailable(
+            "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.", field="confirmation"
+        )
+    if desk.settings.fallback != "code" or gate.kind != "client":
+        raise ActionError(
+            f"{action.name} is not confirmed with codes here; call it without confirmation.", field="confirmation"
+        )
+    code = call.confirmation
+    record = desk.store.take_code(code_hash(code), ctx.now) if well_formed(code) else None
+    if not code_matches(record, ctx.workspace.id, fp, ctx.now):
+        same_request = (
+            record is not None
+            and record.workspace_id == ctx.workspace.id
+            and ctx.now < record.expires_at
+            and record.arguments_digest == arguments_digest(action.name, call.arguments)
+        )
+        if same_request:
+            raise DriftError(action.drift_message)
+        raise ActionError(CODE_REFUSAL, field="confirmation")
+    card = desk.file(ctx, action, call.arguments, plan, fp, "code")
+    card = desk.run(card, action, plan, ctx, "code", f"connection:{card.connection_id}")
+    return _card_reply(desk, card)
+
+
+def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``request_confirmation``: the held reply ``tool`` gives when it waits, whatever its class."""
+    action = desk.registry.action(tool)
+    ctx = context_for(desk, principal)
+    plan = action.plan(action.parse(arguments), ctx)
+    fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
+    card = file_or_find(desk, ctx, action, arguments, plan, fp)
+    if card.state.value == "declined":
+        return replies.declined_reply(card)
+    return _card_reply(desk, card)

@@ -1,0 +1,21 @@
+"""Errors the gate reports to the agent or the person. Each message names the problem."""
+
+from __future__ import annotations
+
+from .actions import ActionError
+
+
+class DriftError(ActionError):
+    """The subject moved between the preview and the answer; nothing was written."""
+
+
+class AnswerReplayed(ActionError):
+    def __init__(self) -> None:
+        super().__init__(
+            "This answer was already used; nothing was written. Call the tool again to be asked again.",
+            field="requestState",
+        )
+
+
+class ConfirmationUnavailable(ActionError):
+    """Nobody can be asked the way this deployment and this class require."""

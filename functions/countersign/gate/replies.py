@@ -1,0 +1,130 @@
+"""What the agent is told: the held reply, a card's status, a code request. Pure shaping.
+
+Nothing here ever includes a ticket or a nonce: replies are built field by field from the card.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from ..core.cards import CardState, reported_state
+from ..core.preview import Preview
+from ..store.records import Card
+
+HELD_INSTRUCTIONS = (
+    "This action is waiting for a person; it has not run. Give the person the confirmationUrl "
+    "(or the pendingUrl when several requests are open), then poll get_confirmation_status with the "
+    "confirmationId. Keep working on what does not need the answer. Do not call the held tool "
+    "again: a retry does not hurry the answer."
+)
+
+CODE_INSTRUCTIONS = (
+    "Nothing has changed yet. Show the person the preview; only if they agree, call the same tool "
+    "again with the same arguments plus confirmation set to this code. The code is valid once, "
+    "for these exact changes, for {ttl} seconds."
+)
+
+
+def iso(ts: int) -> str:
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _lines(card: Card) -> list[str]:
+    return Preview(card.title, card.lines).visible_lines()
+
+
+def held_reply(card: Card, card_url: str, pending_url: str) -> dict[str, Any]:
+    """The tool result of a held call (SPEC §8)."""
+    return {
+        "status": "pending",
+        "confirmationId": card.id,
+        "confirmationUrl": card_url,
+        "pendingUrl": pending_url,
+        "tool": card.tool,
+        "title": card.title,
+        "lines": _lines(card),
+        "expiresAt": iso(card.expires_at),
+        "instructions": HELD_INSTRUCTIONS,
+    }
+
+
+def decline_reason(card: Card) -> str | None:
+    if card.refusal:
+        return card.refusal
+    if card.decline_reason:
+        return card.decline_reason
+    if card.state is CardState.WITHDRAWN:
+        return "Withdrawn by the agent before anyone answered."
+    return None
+
+
+def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
+    """``get_confirmation_status``: pending | completed | declined | expired (| failed)."""
+    status = reported_state(card.state)
+    reply: dict[str, Any] = {
+        "status": status,
+        "confirmationId": card.id,
+        "tool": card.tool,
+        "title": card.title,
+        "lines": _lines(card),
+        "expiresAt": iso(card.expires_at),
+    }
+    if status == "pending" and card_url:
+        reply["confirmationUrl"] = card_url
+    if card.state is CardState.COMPLETED:
+        body = card.result or {}
+        reply["result"] = body.get("result")
+        reply["next"] = body.get("next", [])
+        reply["answeredVia"] = card.channel
+    elif status == "declined":
+        reply["reason"] = decline_reason(card)
+        if card.refusal:
+            reply["instructions"] = "Nothing ran. If the person still wants this, call the tool again for a fresh preview."
+    elif card.state is CardState.FAILED:
+        reply["error"] = (card.result or {}).get("error")
+    elif card.state is CardState.EXPIRED:
+        reply["instructions"] = (
+            "The person did not answer in time; nothing ran. Tell them, and ask again only if they still want it."
+        )
+    return reply
+
+
+def pending_entry(card: Card, card_url: str) -> dict[str, Any]:
+    return {
+        "confirmationId": card.id,
+        "confirmationUrl": card_url,
+        "tool": card.tool,
+        "title": card.title,
+        "lines": _lines(card),
+        "expiresAt": iso(card.expires_at),
+    }
+
+
+def applied_reply(result: dict, next_steps: list[dict], card: Card | None = None) -> dict[str, Any]:
+    reply: dict[str, Any] = {"status": "completed", "result": result, "next": next_steps}
+    if card is not None:
+        reply["confirmationId"] = card.id
+    return reply
+
+
+def declined_reply(card: Card) -> dict[str, Any]:
+    return {
+        "status": "declined",
+        "confirmationId": card.id,
+        "title": card.title,
+        "reason": decline_reason(card),
+        "instructions": "The person said no; nothing was written. Do not retry unless they ask.",
+    }
+
+
+def code_reply(preview: Preview, code: str, expires_at: int, ttl: int) -> dict[str, Any]:
+    return {
+        "status": "confirmation_required",
+        "title": preview.title,
+        "lines": preview.visible_lines(),
+        "preview": preview.question(),
+        "confirmation": code,
+        "expiresAt": iso(expires_at),
+        "instructions": CODE_INSTRUCTIONS.format(ttl=ttl),
+    }

@@ -1,0 +1,1 @@
+"""Surfaces: MCP, the confirmation API, and the ASGI/Lambda wiring around them."""

@@ -1,0 +1,86 @@
+"""Bearer-token auth for ``/mcp``: the token names a connection; the connection names the
+workspace and the person every card filed through it waits on (SPEC §3).
+
+No or bad token, or a revoked connection → HTTP 401 with ``WWW-Authenticate``. Only the token's
+hash is looked up; the token itself is never logged.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..gate.context import Principal
+from ..store.errors import NotFound
+from ..store.interface import Store
+from ..store.records import secret_hash
+
+SCOPE_KEY = "countersign.principal"
+
+
+def principal_of(request: Any) -> Principal | None:
+    """The principal the middleware attached to this HTTP request (None if there is none)."""
+    scope = getattr(request, "scope", None)
+    if not isinstance(scope, dict):
+        return None
+    return scope.get(SCOPE_KEY)
+
+
+def _bearer(scope: dict) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            text = value.decode("latin-1").strip()
+            if text[:7].lower() == "bearer " and text[7:].strip():
+                return text[7:].strip()
+            return None
+    return None
+
+
+class BearerAuth:
+    """ASGI middleware in front of the MCP app."""
+
+    def __init__(self, app, store: Store, realm: str = "countersign"):
+        self.app = app
+        self.store = store
+        self.realm = realm
+
+    def authenticate(self, token: str | None) -> Principal | str:
+        if not token:
+            return "Authentication required: send Authorization: Bearer <connection token>."
+        connection = self.store.get_connection_by_token_hash(secret_hash(token))
+        if connection is None:
+            return "The connection token is not valid."
+        if connection.revoked:
+            return "This connection was revoked."
+        try:
+            workspace = self.store.get_workspace(connection.workspace_id)
+            person = self.store.get_person(connection.workspace_id, connection.person_id)
+        except NotFound:
+            return "The connection token is not valid."
+        return Principal(workspace=workspace, person=person, connection=connection)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        token = _bearer(scope)
+        outcome = self.authenticate(token)
+        if isinstance(outcome, str):
+            return await self._unauthorized(send, outcome, has_token=token is not None)
+        scope[SCOPE_KEY] = outcome
+        await self.app(scope, receive, send)
+
+    async def _unauthorized(self, send, description: str, has_token: bool) -> None:
+        challenge = f'Bearer realm="{self.realm}"'
+        if has_token:
+            challenge += f', error="invalid_token", error_description="{description}"'
+        body = json.dumps({"error": "invalid_token" if has_token else "unauthorized", "error_description": description})
+        await send({
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", challenge.encode("latin-1")),
+                (b"cache-control", b"no-store"),
+            ],
+        })
+        await send({"type": "http.response.body", "body": body.encode("utf-8")})

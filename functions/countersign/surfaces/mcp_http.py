@@ -1,0 +1,65 @@
+"""The MCP endpoint over Streamable HTTP, in its two shapes.
+
+* :func:`stateful_app` — the local server: one long-lived session manager (started by the
+  lifespan), stateful SSE sessions so 2025-era clients can be asked during the call; 2026-07-28
+  requests are stateless on any server.
+* :class:`StatelessMCP` — Lambda: stateless, JSON responses, a fresh session manager per request
+  inside the SDK's lifespan (Mangum runs a lifespan per invocation; shared/notes/mcp-sdk.md §7),
+  ``GET /mcp`` → 405 so a standalone SSE stream never holds a Lambda open.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import Response
+
+from ..store.interface import Store
+from .mcp_auth import BearerAuth
+
+MCP_PATH = "/mcp"
+
+
+def local_security(public_url: str) -> TransportSecuritySettings:
+    """DNS-rebinding protection for a server on a workstation: loopback and the public host only."""
+    hosts = ["localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*"]
+    origins = ["http://localhost:*", "http://127.0.0.1:*"]
+    parts = urlsplit(public_url)
+    if parts.netloc:
+        hosts.append(parts.netloc)
+        origins.append(f"{parts.scheme}://{parts.netloc}")
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def stateful_app(server: MCPServer, store: Store, public_url: str):
+    """(ASGI app for ``/mcp`` behind bearer auth, the Starlette app whose lifespan must run)."""
+    inner = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=False, json_response=False,
+        transport_security=local_security(public_url),
+    )
+    return BearerAuth(inner, store), inner
+
+
+class StatelessMCP:
+    """The Lambda shape of the endpoint (also usable under any ASGI server)."""
+
+    def __init__(self, server: MCPServer, store: Store):
+        self.server = server
+        self.auth = BearerAuth(self._serve, store)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == MCP_PATH:
+            return await Response(status_code=405, headers={"Allow": "POST"})(scope, receive, send)
+        await self.auth(scope, receive, send)
+
+    async def _serve(self, scope, receive, send):
+        # Behind API Gateway and CloudFront the Host is the execute-api name or a custom domain;
+        # DNS-rebinding protection guards servers on a workstation, not this one.
+        app = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH, stateless_http=True, json_response=True,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        async with app.router.lifespan_context(app):
+            await app(scope, receive, send)
