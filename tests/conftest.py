@@ -13,3 +13,50 @@ os.environ["AWS_SESSION_TOKEN"] = "testing"
 os.environ.pop("AWS_PROFILE", None)
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "countersign-tests")
+
+import dataclasses  # noqa: E402
+
+import pytest  # noqa: E402
+
+from countersign import settings as settings_mod  # noqa: E402
+from countersign.local_server import build_local  # noqa: E402
+from countersign.runtime import build  # noqa: E402
+from tests.support.harness import Tenant, all_toolsets, new_tenant  # noqa: E402
+from tests.support.live import LiveServer  # noqa: E402
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory):
+    """(runtime, server): the one live local server of this test run."""
+    data = tmp_path_factory.mktemp("live")
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
+    runtime = build(settings, toolsets=all_toolsets())
+    app, _ = build_local(settings, runtime=runtime)
+    server = LiveServer(app).start()
+    runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
+    yield runtime, server
+    server.stop()
+
+
+@pytest.fixture
+def tenant(live) -> Tenant:
+    runtime, server = live
+    return new_tenant(runtime, server.origin)
+
+
+@pytest.fixture
+def configure(live):
+    """Change process settings for one test (e.g. ``configure(fallback="code")``); restored after."""
+    runtime, _ = live
+    original = runtime.desk.settings
+
+    def apply(**changes):
+        runtime.desk.settings = dataclasses.replace(runtime.desk.settings, **changes)
+
+    yield apply
+    runtime.desk.settings = original

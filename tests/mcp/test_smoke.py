@@ -1,6 +1,6 @@
 import pytest
 
-from tests.mcp.conftest import accept
+from tests.support.harness import accept
 
 pytestmark = pytest.mark.anyio
 

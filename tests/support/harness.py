@@ -1,0 +1,107 @@
+"""The shared test harness: one live local server per test run, a fresh tenant per test.
+
+The server runs every toolset of this build plus the test-only notes toolset, on SQLite, on
+127.0.0.1. A tenant is a new workspace with an owner and an agent connection, so tests never see
+each other's cards.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from countersign import accounts
+from countersign.core.ids import new_id
+from countersign.runtime import Runtime, load_toolsets
+from countersign.settings import KNOWN_PACKS
+from countersign.store.records import Person
+from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
+
+
+def all_toolsets():
+    return [NOTES, *load_toolsets(KNOWN_PACKS)]
+
+
+@dataclass
+class Tenant:
+    runtime: Runtime
+    origin: str
+    workspace_id: str
+    person: Person
+    token: str
+    connection_id: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"{self.origin}/mcp"
+
+    @property
+    def store(self):
+        return self.runtime.store
+
+    def client(self, **kwargs):
+        return mcp_client(self.url, self.token, **kwargs)
+
+    def note(self, note_id: str) -> dict:
+        return self.store.get_doc(self.workspace_id, "note", note_id).data
+
+    def add_person(self, role: str = "member") -> Person:
+        return accounts.add_person(self.store, self.workspace_id, f"{new_id('u')}@example.com", role)
+
+    def connect(self, person: Person | None = None, name: str = "Second agent") -> str:
+        person = person or self.person
+        return accounts.create_connection(self.store, self.workspace_id, person.id, name).token
+
+    def confirm_on_page(self, card_id: str, person: Person | None = None):
+        """Confirm a card as its person would on the confirm page (the API's click)."""
+        return self.runtime.desk.confirm_click(self.workspace_id, person or self.person, card_id)
+
+    def decline_on_page(self, card_id: str, reason: str | None = None, person: Person | None = None):
+        return self.runtime.desk.decline_click(self.workspace_id, person or self.person, card_id, reason)
+
+
+def new_tenant(runtime: Runtime, origin: str, role: str = "owner") -> Tenant:
+    store = runtime.store
+    workspace, person = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com")
+    if role != "owner":
+        person = store.update_person(workspace.id, person.id, role=role)
+    new = accounts.create_connection(store, workspace.id, person.id, "Test agent")
+    notes = seed_notes(store, workspace.id)
+    return Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
+
+
+def swap_settings(runtime: Runtime, **changes):
+    runtime.desk.settings = dataclasses.replace(runtime.desk.settings, **changes)
+
+
+@asynccontextmanager
+async def mcp_client(url: str, token: str, *, mode: str = "auto", answer=None, record=None):
+    """A real ``mcp.Client`` over HTTP. ``answer`` is an ElicitResult (or a function of the params)
+    the client gives to every question; ``record`` collects the questions it was asked. Without
+    ``answer`` the client declares no elicitation at all."""
+
+    async def on_elicit(context, params):
+        if record is not None:
+            record.append(params)
+        return answer(params) if callable(answer) else answer
+
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    async with http:
+        async with Client(streamable_http_client(url, http_client=http), mode=mode,
+                          elicitation_callback=on_elicit if answer is not None else None) as client:
+            yield client
+
+
+def accept(ticked: bool = True) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"confirm": ticked})
+
+
+DECLINE = types.ElicitResult(action="decline")
+CANCEL = types.ElicitResult(action="cancel")
