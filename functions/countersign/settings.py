@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+from urllib.parse import urlsplit
 
 KNOWN_PACKS = ("budget", "mail")
 
@@ -82,12 +83,14 @@ def _store(env: Mapping[str, str]) -> str:
         raise ConfigError("COUNTERSIGN_STORE", f"expected sqlite:///PATH or dynamodb://TABLE, got {raw!r}")
     if raw.startswith("dynamodb://") and not raw[len("dynamodb://"):]:
         raise ConfigError("COUNTERSIGN_STORE", "dynamodb:// needs a table name")
+    if raw.startswith("sqlite:///") and not raw[len("sqlite:///"):]:
+        raise ConfigError("COUNTERSIGN_STORE", "sqlite:/// needs a file path")
     return raw
 
 
 def _public_url(env: Mapping[str, str], default: str) -> str:
     raw = env.get("COUNTERSIGN_PUBLIC_URL", "") or default
-    if not (raw.startswith("http://") or raw.startswith("https://")):
+    if not (raw.startswith("http://") or raw.startswith("https://")) or not urlsplit(raw).netloc:
         raise ConfigError("COUNTERSIGN_PUBLIC_URL", f"expected an http(s):// URL, got {raw!r}")
     return raw.rstrip("/")
 
@@ -121,6 +124,32 @@ def _state_keys(env: Mapping[str, str]) -> tuple[str, ...]:
     return keys
 
 
+def _signing_key(env: Mapping[str, str]) -> str | None:
+    raw = env.get("COUNTERSIGN_SIGNING_KEY") or None
+    if raw is None:
+        return None
+    # A blank or short secret would be hashed into a guessable Ed25519 seed.
+    secret = raw.strip()
+    if not secret.startswith("arn:") and len(secret.encode("utf-8")) < 32:
+        raise ConfigError(
+            "COUNTERSIGN_SIGNING_KEY",
+            "expected a secret of at least 32 bytes (countersign keys prints one) or a Secrets Manager ARN",
+        )
+    return raw
+
+
+def _data_dir(env: Mapping[str, str]) -> Path:
+    raw = env.get("COUNTERSIGN_DATA")
+    if not raw:
+        return default_data_dir()
+    if "\x00" in raw:
+        raise ConfigError("COUNTERSIGN_DATA", "the path contains a NUL character")
+    path = Path(raw)
+    if path.exists() and not path.is_dir():
+        raise ConfigError("COUNTERSIGN_DATA", f"expected a directory, but {raw!r} is a file")
+    return path
+
+
 def _fallback(env: Mapping[str, str]) -> str:
     raw = env.get("COUNTERSIGN_FALLBACK", "") or "card"
     if raw not in ("card", "code"):
@@ -131,14 +160,14 @@ def _fallback(env: Mapping[str, str]) -> str:
 def load(env: Mapping[str, str] | None = None, **overrides) -> Settings:
     """Parse ``env`` (default: the process environment) into :class:`Settings`."""
     env = os.environ if env is None else env
-    data_dir = Path(env["COUNTERSIGN_DATA"]) if env.get("COUNTERSIGN_DATA") else default_data_dir()
+    data_dir = _data_dir(env)
     values = dict(
         data_dir=data_dir,
         store_url=_store(env),
         public_url=_public_url(env, "http://localhost:8000"),
         packs=_packs(env),
         mail=_mail(env),
-        signing_key=env.get("COUNTERSIGN_SIGNING_KEY") or None,
+        signing_key=_signing_key(env),
         state_keys=_state_keys(env),
         fallback=_fallback(env),
         require_elicitation=_bool(env, "COUNTERSIGN_REQUIRE_ELICITATION", False),

@@ -28,7 +28,7 @@ def code_hash(code: str) -> str:
 
 
 def well_formed(code: object) -> bool:
-    return isinstance(code, str) and bool(CODE_PATTERN.match(code))
+    return isinstance(code, str) and bool(CODE_PATTERN.fullmatch(code))  # `$` would accept a trailing newline
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class CodeRecord:
     workspace_id: str
     fingerprint: str
     expires_at: int
+    arguments_digest: str = ""  # tells drift (same request, moved state) from a code for other changes
 
 
 def code_matches(record: CodeRecord | None, workspace_id: str, fingerprint: str, now: int) -> bool:

@@ -37,6 +37,6 @@ class Preview:
 
 def money(milliunits: int) -> str:
     """Milliunits to the two-decimal text of previews: 150000 -> '150.00', -86400 -> '-86.40'."""
-    sign = "-" if milliunits < 0 else ""
     cents = (abs(milliunits) + 5) // 10
+    sign = "-" if milliunits < 0 and cents else ""  # never "-0.00"
     return f"{sign}{cents // 100}.{cents % 100:02d}"

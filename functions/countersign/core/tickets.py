@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
@@ -76,6 +76,14 @@ class TicketClaims:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def check_types(self) -> None:
+        """Raise :class:`TypeError` unless every claim has its declared type (int or str)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            wanted = int if f.type in (int, "int") else str
+            if not isinstance(value, wanted) or isinstance(value, bool):
+                raise TypeError(f"claim {f.name} must be {wanted.__name__}")
+
 
 class Keyring:
     """One signing key and every public key accepted for verification."""
@@ -108,7 +116,7 @@ class Keyring:
     def sign(self, claims: dict) -> str:
         """Sign ``claims`` (everything but ``v`` and ``key_id``, which are added) into a ticket."""
         body = dict(claims, v=TICKET_VERSION, key_id=self.key_id)
-        TicketClaims(**body)  # every field present, nothing extra
+        TicketClaims(**body).check_types()  # every field present, nothing extra, right types
         payload = canonical_bytes(body)
         signature = self._signing.sign(payload).signature
         return f"{_b64e(payload)}.{_b64e(signature)}"
@@ -120,16 +128,18 @@ class Keyring:
             payload, signature = _b64d(payload_b64), _b64d(sig_b64)
             body = json.loads(payload.decode("utf-8"))
             claims = TicketClaims(**body)
-        except (ValueError, TypeError, AttributeError, binascii.Error, UnicodeDecodeError) as exc:
+            claims.check_types()
+            canonical = canonical_bytes(body)
+        except (ValueError, TypeError, AttributeError, binascii.Error, UnicodeDecodeError, RecursionError) as exc:
             raise TicketError("the ticket is malformed") from exc
         key = self._verify.get(claims.key_id)
         if key is None:
             raise TicketError("the ticket was signed by a key that is not accepted")
-        if canonical_bytes(body) != payload:
+        if canonical != payload:
             raise TicketError("the ticket is not in canonical form")
         try:
             key.verify(payload, signature)
-        except BadSignatureError as exc:
+        except (BadSignatureError, ValueError) as exc:  # ValueError: a signature of the wrong length
             raise TicketError("the ticket's signature does not verify") from exc
         return claims
 

@@ -1,0 +1,101 @@
+"""Previews: the question a person reads, and money as text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from countersign.core.preview import QUESTION_LINES, Preview, money
+
+
+def lines(n: int) -> tuple[str, ...]:
+    return tuple(f"line {i}" for i in range(1, n + 1))
+
+
+def test_question_lines_is_20():
+    assert QUESTION_LINES == 20
+
+
+def test_question_title_only():
+    assert Preview("Create category ‘Pets’ in Everyday?").question() == "Create category ‘Pets’ in Everyday?"
+
+
+def test_question_20_lines_shows_all():
+    text = Preview("Title?", lines(20)).question()
+    assert text == "\n".join(["Title?", *lines(20)])
+    assert "more" not in text
+
+
+def test_question_21_lines():
+    text = Preview("Title?", lines(21)).question()
+    assert text == "\n".join(["Title?", *lines(20), "… and 1 more"])
+    assert "line 21" not in text
+
+
+def test_question_45_lines():
+    text = Preview("Recategorise 45 transaction(s)?", lines(45)).question()
+    assert text.split("\n") == ["Recategorise 45 transaction(s)?", *lines(20), "… and 25 more"]
+    assert text.endswith("\u2026 and 25 more")
+
+
+def test_visible_lines_with_custom_limit():
+    assert Preview("T", lines(5)).visible_lines(3) == ["line 1", "line 2", "line 3", "… and 2 more"]
+    assert Preview("T", lines(3)).visible_lines(3) == ["line 1", "line 2", "line 3"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 100))
+def test_question_shape(n):
+    shown = Preview("T", lines(n)).question().split("\n")
+    assert shown[0] == "T"
+    assert shown[1 : 1 + min(n, 20)] == list(lines(min(n, 20)))
+    if n > 20:
+        assert len(shown) == 22 and shown[-1] == f"… and {n - 20} more"
+    else:
+        assert len(shown) == 1 + n
+
+
+def test_preview_round_trip_and_lines_are_a_tuple():
+    preview = Preview("T", ["a", "b"])
+    assert preview.lines == ("a", "b")
+    assert preview.to_dict() == {"title": "T", "lines": ["a", "b"]}
+    assert Preview.from_dict(preview.to_dict()) == preview
+    assert Preview.from_dict({"title": "T"}) == Preview("T")
+    assert Preview.from_dict({"title": "T", "lines": None}).lines == ()
+
+
+@pytest.mark.parametrize(
+    "milliunits, text",
+    [
+        (150000, "150.00"),
+        (-86400, "-86.40"),
+        (0, "0.00"),
+        (5, "0.01"),  # half-up on the cent
+        (4, "0.00"),
+        (1, "0.00"),
+        (-5, "-0.01"),
+        (-4, "0.00"),  # never "-0.00"
+        (-1, "0.00"),
+        (10, "0.01"),
+        (994, "0.99"),
+        (995, "1.00"),
+        (1000, "1.00"),
+        (120000, "120.00"),
+        (123456789, "123456.79"),
+        (-123456784, "-123456.78"),
+    ],
+)
+def test_money(milliunits, text):
+    assert money(milliunits) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-(10**12), 10**12))
+def test_money_matches_decimal_half_up(milliunits):
+    from decimal import ROUND_HALF_UP, Decimal
+
+    expected = (Decimal(milliunits) / 1000).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    if expected == 0:
+        expected = abs(expected)
+    assert money(milliunits) == f"{expected:.2f}"
