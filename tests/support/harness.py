@@ -8,6 +8,7 @@ each other's cards.
 from __future__ import annotations
 
 import dataclasses
+import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -25,7 +26,10 @@ from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
 
 
 def all_toolsets():
-    return [NOTES, *load_toolsets(KNOWN_PACKS)]
+    """The notes toolset plus every toolset of the build (``COUNTERSIGN_TEST_PACKS=a,b`` narrows it)."""
+    chosen = os.environ.get("COUNTERSIGN_TEST_PACKS")
+    packs = KNOWN_PACKS if chosen is None else tuple(p for p in chosen.split(",") if p)
+    return [NOTES, *load_toolsets(packs)]
 
 
 @dataclass
@@ -67,6 +71,9 @@ class Tenant:
         return self.runtime.desk.decline_click(self.workspace_id, person or self.person, card_id, reason)
 
 
+TENANTS: list[Tenant] = []
+
+
 def new_tenant(runtime: Runtime, origin: str, role: str = "owner") -> Tenant:
     store = runtime.store
     workspace, person = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com")
@@ -74,15 +81,65 @@ def new_tenant(runtime: Runtime, origin: str, role: str = "owner") -> Tenant:
         person = store.update_person(workspace.id, person.id, role=role)
     new = accounts.create_connection(store, workspace.id, person.id, "Test agent")
     notes = seed_notes(store, workspace.id)
-    return Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
+    tenant = Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
+    TENANTS.append(tenant)
+    return tenant
+
+
+def secrets_of_run(runtime: Runtime) -> set[str]:
+    """Every value that must never reach an agent or a log: keys and every card's ticket."""
+    found = {s.decode() for s in runtime.state_keys}
+    keys = runtime.settings.data_dir / "keys"
+    if keys.is_dir():
+        found |= {p.read_text().strip() for p in keys.iterdir()}
+    for tenant in TENANTS:
+        for person in runtime.store.list_persons(tenant.workspace_id):
+            pending, _ = runtime.store.list_pending_cards(tenant.workspace_id, person.id, runtime.desk.now(), limit=1000)
+            done, _ = runtime.store.list_card_history(tenant.workspace_id, person.id, runtime.desk.now(), limit=1000)
+            for card in pending + done:
+                found.add(card.ticket)
+                found |= set(card.ticket.split("."))
+    return {s for s in found if len(s) >= 16}
 
 
 def swap_settings(runtime: Runtime, **changes):
     runtime.desk.settings = dataclasses.replace(runtime.desk.settings, **changes)
 
 
+TRANSCRIPT: list[bytes] = []
+"""Every byte of every MCP response this test run received (scanned for secrets at the end)."""
+
+
+class _Recorded(httpx2.AsyncByteStream):
+    def __init__(self, inner):
+        self.inner = inner
+
+    async def __aiter__(self):
+        async for chunk in self.inner:
+            TRANSCRIPT.append(bytes(chunk))
+            yield chunk
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+class RecordingTransport(httpx2.AsyncBaseTransport):
+    """Wraps a transport so that response bodies are recorded as the client streams them."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport | None = None):
+        self.inner = inner or httpx2.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request):
+        response = await self.inner.handle_async_request(request)
+        response.stream = _Recorded(response.stream)
+        return response
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
 @asynccontextmanager
-async def mcp_client(url: str, token: str, *, mode: str = "auto", answer=None, record=None):
+async def mcp_client(url: str, token: str, *, mode: str = "auto", answer=None, record=None, transport=None):
     """A real ``mcp.Client`` over HTTP. ``answer`` is an ElicitResult (or a function of the params)
     the client gives to every question; ``record`` collects the questions it was asked. Without
     ``answer`` the client declares no elicitation at all."""
@@ -92,7 +149,8 @@ async def mcp_client(url: str, token: str, *, mode: str = "auto", answer=None, r
             record.append(params)
         return answer(params) if callable(answer) else answer
 
-    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30,
+                              transport=RecordingTransport(transport))
     async with http:
         async with Client(streamable_http_client(url, http_client=http), mode=mode,
                           elicitation_callback=on_elicit if answer is not None else None) as client:

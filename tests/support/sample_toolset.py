@@ -35,7 +35,9 @@ class _EditBase(Action):
     def plan(self, args: NoteText, ctx: ActionContext) -> Plan:
         doc = _note(ctx, args.note_id)
         subject = {"note": doc.id, "before": doc.data["text"], "after": args.text, "version": doc.version}
-        return Plan(subject, Preview(f"Change note ‘{doc.data['title']}’?", (f"{doc.data['text']} → {args.text}",)))
+        new_lines = args.text.splitlines()
+        lines = (f"{doc.data['text']} → {args.text}",) if len(new_lines) <= 1 else tuple(f"+ {x}" for x in new_lines)
+        return Plan(subject, Preview(f"Change note ‘{doc.data['title']}’?", lines))
 
     def apply(self, plan: Plan, ctx: ActionContext) -> dict:
         s = plan.subject

@@ -95,11 +95,15 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     if call.state is not None:
         return await _second_round(desk, call, action, gate, plan, fp, ctx)
 
+    earlier = desk.recent(ctx, action.name, fp)
+    if earlier is not None:  # the same request is already waiting, or was just refused
+        return Done(_card_reply(desk, earlier) if earlier.state.value == "pending" else replies.declined_reply(earlier))
+
     in_client = gate.allows_in_client(ctx)
     if in_client and call.modern and call.form_elicitation:
         nonce = secrets.token_urlsafe(16)
         return AskForm(plan.preview.question(), {"k": "form", "fp": fp, "n": nonce})
-    if in_client and not call.modern and call.elicit_form is not None:
+    if in_client and not call.modern and call.form_elicitation and call.elicit_form is not None:
         answer = await call.elicit_form(plan.preview.question())
         return await _settle(desk, call, action, gate, plan, fp, ctx, answer, "client")
     return await _fallback(desk, call, action, gate, plan, fp, ctx, asked=False)

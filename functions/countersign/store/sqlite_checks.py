@@ -1,0 +1,62 @@
+"""Checks the SQLite store makes before writing anything: bad input raises :class:`BadInput`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.canonical import canonical_bytes
+from .errors import BadInput
+from .interface import MAX_DOC_WRITES
+from .records import DEFAULT_WORKSPACE_SETTINGS, MAX_ARGUMENTS_BYTES, ROLES, DocWrite
+
+PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
+
+
+def email_key(email: str) -> str:
+    """Emails are unique and looked up case-insensitively."""
+    return email.lower()
+
+
+def check_role(role: Any) -> None:
+    if role not in ROLES:
+        raise BadInput("role", f"unknown role {role!r}; expected one of {', '.join(ROLES)}.")
+
+
+def check_settings(changes: dict[str, Any]) -> None:
+    for name, value in changes.items():
+        if name not in DEFAULT_WORKSPACE_SETTINGS:
+            raise BadInput(name, "is not a workspace setting.")
+        if not isinstance(value, bool):
+            raise BadInput(name, "must be true or false.")
+
+
+def check_person_changes(changes: dict[str, Any]) -> None:
+    for name, value in changes.items():
+        if name not in PERSON_CHANGES:
+            raise BadInput(name, "cannot be changed; only role, name and agent_requests_email can.")
+        if not isinstance(value, PERSON_CHANGES[name]):
+            raise BadInput(name, f"must be a {PERSON_CHANGES[name].__name__}.")
+    if "role" in changes:
+        check_role(changes["role"])
+
+
+def check_arguments(arguments: Any) -> None:
+    try:
+        size = len(canonical_bytes(arguments))
+    except (TypeError, ValueError) as exc:
+        raise BadInput("arguments", "must be plain JSON (objects, arrays, strings, numbers, booleans, null).") from exc
+    if size > MAX_ARGUMENTS_BYTES:
+        raise BadInput("arguments", f"{size} bytes as canonical JSON; the limit is {MAX_ARGUMENTS_BYTES} (64 KiB).")
+
+
+def check_doc_writes(writes: list[DocWrite]) -> None:
+    if len(writes) > MAX_DOC_WRITES:
+        raise BadInput("writes", f"{len(writes)} writes in one batch; the limit is {MAX_DOC_WRITES}.")
+    if len({(w.kind, w.id) for w in writes}) != len(writes):
+        raise BadInput("writes", "a batch names the same doc twice.")
+    for w in writes:
+        if w.data is not None:
+            try:
+                canonical_bytes(w.data)
+            except (TypeError, ValueError) as exc:
+                raise BadInput("writes", f"the data of {w.kind} {w.id!r} is not plain JSON.") from exc

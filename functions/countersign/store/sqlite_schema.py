@@ -1,0 +1,186 @@
+"""The SQLite schema, connection setup, and conversions between rows and records.
+
+JSON columns hold canonical JSON text (:func:`countersign.core.canonical.canonical_json`), so
+the bytes stored for a value do not depend on how it was built.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import sqlite3
+from typing import Any
+
+from ..core.canonical import canonical_json
+from ..core.cards import CardState
+from ..core.codes import CodeRecord
+from .errors import BadInput
+from .records import AuditEntry, Card, Connection, Doc, Person, Session, SignInToken, Workspace
+
+BUSY_TIMEOUT_MS = 30_000
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS workspaces (
+    id TEXT PRIMARY KEY, name TEXT NOT NULL, settings TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS persons (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, email TEXT NOT NULL, email_key TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL, name TEXT NOT NULL, agent_requests_email INTEGER NOT NULL, created_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS persons_by_workspace ON persons (workspace_id, created_at, id);
+CREATE TABLE IF NOT EXISTS connections (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, name TEXT NOT NULL,
+    token_hash TEXT NOT NULL, created_at INTEGER NOT NULL, revoked_at INTEGER);
+CREATE INDEX IF NOT EXISTS connections_by_token ON connections (token_hash);
+CREATE INDEX IF NOT EXISTS connections_by_workspace ON connections (workspace_id, created_at, id);
+CREATE TABLE IF NOT EXISTS signin_tokens (
+    token_hash TEXT PRIMARY KEY, person_id TEXT NOT NULL, workspace_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sessions (
+    session_hash TEXT PRIMARY KEY, person_id TEXT NOT NULL, workspace_id TEXT NOT NULL, csrf_token TEXT NOT NULL,
+    created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS cards (
+    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, connection_id TEXT NOT NULL,
+    tool TEXT NOT NULL, arguments TEXT NOT NULL, subject TEXT NOT NULL, title TEXT NOT NULL, lines TEXT NOT NULL,
+    fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
+    channel TEXT);
+CREATE INDEX IF NOT EXISTS cards_pending ON cards (workspace_id, person_id, state, created_at, id);
+CREATE TABLE IF NOT EXISTS latest_cards (
+    workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, tool TEXT NOT NULL, fingerprint TEXT NOT NULL,
+    card_id TEXT NOT NULL, PRIMARY KEY (workspace_id, person_id, tool, fingerprint));
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, card_id TEXT NOT NULL, workspace_id TEXT NOT NULL, at INTEGER NOT NULL,
+    event TEXT NOT NULL, actor TEXT NOT NULL, channel TEXT NOT NULL, connection_id TEXT, detail TEXT);
+CREATE INDEX IF NOT EXISTS audit_by_card ON audit (workspace_id, card_id, at, seq);
+CREATE TABLE IF NOT EXISTS codes (
+    code_hash TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, fingerprint TEXT NOT NULL, expires_at INTEGER NOT NULL,
+    arguments_digest TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS email_slots (person_id TEXT PRIMARY KEY, claimed_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS rate_hits (
+    bucket TEXT NOT NULL, window_start INTEGER NOT NULL, hits INTEGER NOT NULL, PRIMARY KEY (bucket, window_start));
+CREATE TABLE IF NOT EXISTS docs (
+    workspace_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, version INTEGER NOT NULL,
+    PRIMARY KEY (workspace_id, kind, id));
+"""
+
+
+class _Connection(sqlite3.Connection):
+    """A plain connection that can be weakly referenced (the store tracks them without keeping them alive)."""
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A connection in autocommit mode: every write opens its own ``BEGIN IMMEDIATE``."""
+    db = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, factory=_Connection
+    )
+    db.row_factory = sqlite3.Row
+    db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    db.execute("PRAGMA synchronous = NORMAL")
+    return db
+
+
+def create_schema(db: sqlite3.Connection) -> None:
+    db.execute("PRAGMA journal_mode = WAL")
+    db.executescript(SCHEMA)
+
+
+def to_json(value: Any) -> str:
+    return canonical_json(value)
+
+
+def from_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+# -- cursors ------------------------------------------------------------------------------------
+
+
+def encode_cursor(key: int, ident: str) -> str:
+    """An opaque position after the row ``(key, ident)`` of a keyset-ordered listing."""
+    return base64.urlsafe_b64encode(to_json([key, ident]).encode("utf-8")).decode("ascii")
+
+
+def decode_cursor(cursor: str) -> tuple[int, str]:
+    try:
+        key, ident = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
+    except (binascii.Error, UnicodeError, ValueError, TypeError) as exc:
+        raise BadInput("cursor", "is not a cursor this listing returned.") from exc
+    if type(key) is not int or not isinstance(ident, str):
+        raise BadInput("cursor", "is not a cursor this listing returned.")
+    return key, ident
+
+
+# -- rows to records ----------------------------------------------------------------------------
+
+
+def workspace(row: sqlite3.Row) -> Workspace:
+    return Workspace(id=row["id"], name=row["name"], settings=from_json(row["settings"]), created_at=row["created_at"])
+
+
+def person(row: sqlite3.Row) -> Person:
+    return Person(
+        id=row["id"],
+        workspace_id=row["workspace_id"],
+        email=row["email"],
+        role=row["role"],
+        name=row["name"],
+        agent_requests_email=bool(row["agent_requests_email"]),
+        created_at=row["created_at"],
+    )
+
+
+def connection(row: sqlite3.Row) -> Connection:
+    return Connection(**{k: row[k] for k in ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at")})
+
+
+def signin_token(row: sqlite3.Row) -> SignInToken:
+    return SignInToken(**{k: row[k] for k in ("token_hash", "person_id", "workspace_id", "expires_at")})
+
+
+def session(row: sqlite3.Row) -> Session:
+    return Session(**{k: row[k] for k in ("session_hash", "person_id", "workspace_id", "csrf_token", "created_at", "expires_at")})
+
+
+def code(row: sqlite3.Row) -> CodeRecord:
+    return CodeRecord(**{k: row[k] for k in ("code_hash", "workspace_id", "fingerprint", "expires_at", "arguments_digest")})
+
+
+CARD_PLAIN = (
+    "id", "workspace_id", "person_id", "connection_id", "tool", "title", "fingerprint", "ticket",
+    "created_at", "expires_at", "updated_at", "decline_reason", "refusal", "channel",
+)
+
+
+def card_row(card: Card) -> dict[str, Any]:
+    """The column values of ``card`` (its arguments already checked to be JSON)."""
+    row = {k: getattr(card, k) for k in CARD_PLAIN}
+    row.update(
+        arguments=to_json(card.arguments),
+        subject=to_json(card.subject),
+        lines=to_json(list(card.lines)),
+        state=CardState(card.state).value,
+        result=None if card.result is None else to_json(card.result),
+    )
+    return row
+
+
+def card(row: sqlite3.Row) -> Card:
+    return Card(
+        **{k: row[k] for k in CARD_PLAIN},
+        arguments=from_json(row["arguments"]),
+        subject=from_json(row["subject"]),
+        lines=tuple(from_json(row["lines"])),
+        state=CardState(row["state"]),
+        result=from_json(row["result"]),
+    )
+
+
+AUDIT_FIELDS = ("card_id", "workspace_id", "at", "event", "actor", "channel", "connection_id", "detail")
+
+
+def audit_entry(row: sqlite3.Row) -> AuditEntry:
+    return AuditEntry(**{k: row[k] for k in AUDIT_FIELDS})
+
+
+def doc(row: sqlite3.Row) -> Doc:
+    return Doc(kind=row["kind"], id=row["id"], data=from_json(row["data"]), version=row["version"])

@@ -1,0 +1,136 @@
+"""Confirmation codes (SPEC §6 path 4, §7) and COUNTERSIGN_REQUIRE_ELICITATION (seed 000's table)."""
+
+from __future__ import annotations
+
+import pytest
+
+from countersign.core.codes import CODE_REFUSAL
+from countersign.store.records import DocWrite
+from tests.support.harness import CANCEL, accept
+
+pytestmark = pytest.mark.anyio
+
+EDIT = {"note_id": "n1", "text": "coded"}
+
+
+@pytest.fixture
+def code_mode(configure):
+    configure(fallback="code")
+
+
+async def _code(client, args=EDIT):
+    first = await client.call_tool("edit_note", args)
+    body = first.structured_content
+    assert body["status"] == "confirmation_required", body
+    return body
+
+
+async def test_code_round_trip_applies_once(tenant, code_mode):
+    async with tenant.client() as client:
+        body = await _code(client)
+        assert len(body["confirmation"]) == 11
+        assert body["preview"] == "Change note ‘Note 1’?\ntext 1 → coded"
+        assert tenant.note("n1")["text"] == "text 1"
+        done = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
+        assert done.structured_content["status"] == "completed"
+        assert tenant.note("n1")["text"] == "coded"
+        again = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
+    assert again.is_error and CODE_REFUSAL in again.content[0].text
+
+
+async def test_unknown_and_foreign_codes_are_refused_and_spent(tenant, code_mode):
+    async with tenant.client() as client:
+        unknown = await client.call_tool("edit_note", dict(EDIT, confirmation="AAAAAAAAAAA"))
+        assert unknown.is_error and CODE_REFUSAL in unknown.content[0].text
+        other = await _code(client, {"note_id": "n2", "text": "other"})
+        wrong = await client.call_tool("edit_note", dict(EDIT, confirmation=other["confirmation"]))
+        assert wrong.is_error and CODE_REFUSAL in wrong.content[0].text
+        # spent on first use even though it did not match
+        right = await client.call_tool("edit_note", {"note_id": "n2", "text": "other", "confirmation": other["confirmation"]})
+    assert right.is_error and CODE_REFUSAL in right.content[0].text
+    assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "text 2"
+
+
+async def test_code_after_drift_names_the_drift(tenant, code_mode):
+    async with tenant.client() as client:
+        body = await _code(client)
+        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)])
+        result = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
+    assert result.is_error
+    assert "The notes changed between the preview and the answer" in result.content[0].text
+    assert tenant.note("n1")["text"] == "moved"
+
+
+async def test_expired_code_is_refused(tenant, code_mode, live):
+    runtime, _ = live
+    async with tenant.client() as client:
+        body = await _code(client)
+        real = runtime.desk.clock
+        runtime.desk.clock = lambda: real() + 601
+        try:
+            result = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
+        finally:
+            runtime.desk.clock = real
+    assert result.is_error and CODE_REFUSAL in result.content[0].text
+    assert tenant.note("n1")["text"] == "text 1"
+
+
+async def test_code_mode_refuses_classes_that_need_the_page(tenant, code_mode):
+    async with tenant.client() as client:
+        result = await client.call_tool("publish_note", EDIT)
+    assert result.is_error
+    assert "must be confirmed by a signed-in person on the confirm page" in result.content[0].text
+
+
+async def test_code_mode_still_prefers_asking_in_the_client(tenant, code_mode):
+    async with tenant.client(answer=accept()) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "completed"
+
+
+async def test_code_mode_dismissal_falls_back_to_a_code(tenant, code_mode):
+    async with tenant.client(answer=CANCEL) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "confirmation_required"
+
+
+# -- COUNTERSIGN_REQUIRE_ELICITATION=1 -------------------------------------------------------------
+
+
+async def test_required_dismissal_is_a_decline(tenant, configure):
+    configure(require_elicitation=True)
+    async with tenant.client(answer=CANCEL) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "declined"
+    assert tenant.note("n1")["text"] == "text 1"
+
+
+async def test_required_client_that_cannot_ask_is_an_error_with_codes(tenant, configure):
+    configure(require_elicitation=True, fallback="code")
+    async with tenant.client() as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.is_error
+    assert "cannot ask the person, and confirmation codes are disabled" in result.content[0].text
+
+
+async def test_required_code_passed_is_an_error(tenant, configure):
+    configure(require_elicitation=True, fallback="code")
+    async with tenant.client() as client:
+        result = await client.call_tool("edit_note", dict(EDIT, confirmation="AAAAAAAAAAA"))
+    assert result.is_error and "Confirmation codes are disabled" in result.content[0].text
+    assert tenant.note("n1")["text"] == "text 1"
+
+
+async def test_required_keeps_hosted_cards_available(tenant, configure):
+    configure(require_elicitation=True)
+    async with tenant.client() as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "pending"
+
+
+async def test_required_yes_in_the_client_applies(tenant, configure):
+    configure(require_elicitation=True)
+    async with tenant.client(answer=accept()) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "completed"

@@ -1,0 +1,96 @@
+"""2025-11-25 clients on the local stateful server (SPEC §6 path 2) and clients that cannot ask (path 3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from countersign.core.cards import CardState
+from tests.support.harness import CANCEL, DECLINE, accept
+
+pytestmark = pytest.mark.anyio
+
+EDIT = {"note_id": "n1", "text": "legacy text"}
+
+
+async def test_legacy_client_is_asked_during_the_call_and_accept_applies(tenant):
+    asked = []
+    async with tenant.client(mode="legacy", answer=accept(), record=asked) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "completed"
+    assert [q.message for q in asked] == ["Change note ‘Note 1’?\ntext 1 → legacy text"]
+    assert tenant.note("n1")["text"] == "legacy text"
+    card = tenant.store.get_card(tenant.workspace_id, result.structured_content["confirmationId"], tenant.runtime.desk.now())
+    assert card.channel == "client" and card.state is CardState.COMPLETED
+
+
+async def test_legacy_decline_and_untick_decline(tenant):
+    for answer, reason in ((DECLINE, "Declined in the client."), (accept(False), "The box was not ticked.")):
+        async with tenant.client(mode="legacy", answer=answer) as client:
+            result = await client.call_tool("edit_note", {"note_id": "n2", "text": reason})
+        assert result.structured_content["status"] == "declined"
+        assert result.structured_content["reason"] == reason
+    assert tenant.note("n2")["text"] == "text 2"
+
+
+async def test_legacy_cancel_falls_back_to_a_card(tenant):
+    async with tenant.client(mode="legacy", answer=CANCEL) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.structured_content["status"] == "pending"
+    assert tenant.note("n1")["text"] == "text 1"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_client_without_elicitation_gets_a_held_card(tenant, mode):
+    async with tenant.client(mode=mode) as client:
+        result = await client.call_tool("edit_note", EDIT)
+        body = result.structured_content
+        assert body["status"] == "pending"
+        status = await client.call_tool("get_confirmation_status", {"confirmation_id": body["confirmationId"]})
+    assert status.structured_content["status"] == "pending"
+    assert tenant.note("n1")["text"] == "text 1"
+    tenant.confirm_on_page(body["confirmationId"])
+    assert tenant.note("n1")["text"] == "legacy text"
+
+
+async def test_never_class_runs_at_once(tenant):
+    async with tenant.client() as client:
+        result = await client.call_tool("tidy_note", {"note_id": "n1", "text": "tidy"})
+    assert result.structured_content["status"] == "completed"
+    assert tenant.note("n1")["text"] == "tidy"
+
+
+async def test_setting_class_follows_the_workspace_setting(tenant):
+    async with tenant.client() as client:
+        held = await client.call_tool("draft_note", {"note_id": "n1", "text": "draft"})
+        assert held.structured_content["status"] == "pending"
+        tenant.store.update_workspace_settings(tenant.workspace_id, {"ask_before_drafting": False})
+        ran = await client.call_tool("draft_note", {"note_id": "n2", "text": "draft"})
+    assert ran.structured_content["status"] == "completed"
+    assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "draft"
+
+
+async def test_when_class_follows_the_state(tenant):
+    async with tenant.client() as client:
+        ran = await client.call_tool("retitle_locked", {"note_id": "n2", "text": "free"})
+        assert ran.structured_content["status"] == "completed"
+        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+        from countersign.store.records import DocWrite
+
+        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, locked=True), doc.version)])
+        held = await client.call_tool("retitle_locked", {"note_id": "n2", "text": "held"})
+    assert held.structured_content["status"] == "pending"
+    assert tenant.note("n2")["text"] == "free"
+
+
+async def test_tools_carry_truthful_annotations(tenant):
+    async with tenant.client() as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert tools["list_notes"].annotations.read_only_hint is True
+    assert tools["list_notes"].annotations.destructive_hint is False
+    assert tools["publish_note"].annotations.read_only_hint is False
+    assert tools["publish_note"].annotations.destructive_hint is True
+    assert tools["tidy_note"].annotations.destructive_hint is False
+    assert tools["get_confirmation_status"].annotations.read_only_hint is True
+    assert tools["list_confirmations"].annotations.read_only_hint is True
+    assert "confirmation" in tools["edit_note"].input_schema["properties"]
+    assert tools["edit_note"].input_schema["required"] == ["note_id", "text"]

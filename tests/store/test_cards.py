@@ -1,0 +1,326 @@
+"""Cards: filing, reading, listing, the lifecycle's transitions, expiry and the audit trail."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.ids import new_id
+from countersign.store.errors import NotFound
+from tests.store._factories import DAY, World, audit, filed
+
+S = CardState
+R = RefusalReason
+
+# The path from pending to each reachable state, as (target, extra transition fields).
+PATHS: dict[CardState, list[tuple[CardState, dict]]] = {
+    S.PENDING: [],
+    S.RUNNING: [(S.RUNNING, {"channel": "page"})],
+    S.COMPLETED: [(S.RUNNING, {"channel": "page"}), (S.COMPLETED, {"result": {"id": "tx_1", "ok": True}})],
+    S.FAILED: [(S.RUNNING, {"channel": "code"}), (S.FAILED, {"refusal": "changed"})],
+    S.DECLINED: [(S.DECLINED, {"decline_reason": "not this month", "channel": "page"})],
+    S.WITHDRAWN: [(S.WITHDRAWN, {"channel": "mcp"})],
+    S.EXPIRED: [(S.EXPIRED, {"channel": "system"})],
+}
+
+LEGAL = {
+    S.PENDING: {S.RUNNING, S.DECLINED, S.WITHDRAWN, S.EXPIRED},
+    S.RUNNING: {S.COMPLETED, S.FAILED},
+}
+
+# The reason a move out of each state is refused with (whatever the target).
+REFUSED_BECAUSE = {
+    S.PENDING: R.ALREADY_ANSWERED,  # pending → pending | completed | failed: not a move the lifecycle has
+    S.RUNNING: R.BEING_CONFIRMED,
+    S.COMPLETED: R.ALREADY_ANSWERED,
+    S.FAILED: R.ALREADY_ANSWERED,
+    S.DECLINED: R.ALREADY_ANSWERED,
+    S.WITHDRAWN: R.WITHDRAWN,
+    S.EXPIRED: R.EXPIRED,
+}
+
+ILLEGAL = [(state, target) for state in S for target in S if target not in LEGAL.get(state, set())]
+
+
+def walk(w: World, state: CardState, created_at: int = 1000):
+    """File a card and move it to ``state``, one second per step; returns (card as written, last time)."""
+    card = w.file(created_at=created_at)
+    now = created_at
+    for target, fields in PATHS[state]:
+        now += 1
+        card = w.move(card, target, now, **fields)
+    return card, now
+
+
+def pages(fetch, limit: int) -> list[list[str]]:
+    """Every page of a listing, as card ids, following cursors until there is none."""
+    out, cursor = [], None
+    while True:
+        cards, cursor = fetch(limit=limit, cursor=cursor)
+        out.append([c.id for c in cards])
+        if cursor is None:
+            return out
+        assert len(out) < 100, "cursor never ends"
+
+
+# -- filing and reading -----------------------------------------------------------------------
+
+
+def test_filed_card_reads_back_exactly_with_its_filed_entry(store):
+    w = World(store)
+    card = w.file(created_at=1000)
+    assert store.get_card(w.ws.id, card.id, now=1001) == card
+    assert store.audit_trail(w.ws.id, card.id) == [filed(card)]
+
+
+def test_unknown_card_is_not_found(store):
+    w = World(store)
+    with pytest.raises(NotFound):
+        store.get_card(w.ws.id, new_id("card_"), now=0)
+    with pytest.raises(NotFound):
+        store.audit_trail(w.ws.id, new_id("card_"))
+    with pytest.raises(NotFound):
+        store.transition_card(w.ws.id, new_id("card_"), S.RUNNING, 1, audit(w.file(), "running", 1))
+
+
+# -- pending list -----------------------------------------------------------------------------
+
+
+def test_pending_list_is_oldest_first(store):
+    w = World(store)
+    c3, c1, c2 = w.file(created_at=300), w.file(created_at=100), w.file(created_at=200)
+    cards, cursor = store.list_pending_cards(w.ws.id, w.person.id, now=400)
+    assert [c.id for c in cards] == [c1.id, c2.id, c3.id]
+    assert cursor is None
+    assert cards[0] == c1
+
+
+def test_pending_list_holds_only_pending_unexpired_cards_of_that_person(store):
+    w = World(store)
+    waiting = w.file(created_at=100)
+    walk(w, S.RUNNING, created_at=110)
+    walk(w, S.DECLINED, created_at=120)
+    w.file(created_at=130, ttl=50)  # expires at 180
+    w.file(created_at=140, who=w.add_person())
+    cards, cursor = store.list_pending_cards(w.ws.id, w.person.id, now=200)
+    assert [c.id for c in cards] == [waiting.id]
+    assert cursor is None
+
+
+def test_pending_list_is_empty_for_a_person_with_nothing_waiting(store):
+    w = World(store)
+    assert store.list_pending_cards(w.ws.id, w.person.id, now=0) == ([], None)
+
+
+@pytest.mark.parametrize("count, limit, sizes", [(5, 2, [2, 2, 1]), (4, 2, [2, 2]), (3, 50, [3]), (1, 1, [1])])
+def test_pending_list_pages_with_a_cursor(store, count, limit, sizes):
+    w = World(store)
+    ids = [w.file(created_at=100 + i).id for i in range(count)]
+    got = pages(lambda **kw: store.list_pending_cards(w.ws.id, w.person.id, now=500, **kw), limit)
+    assert [len(p) for p in got] == sizes
+    assert [i for p in got for i in p] == ids
+
+
+# -- history ----------------------------------------------------------------------------------
+
+
+def test_history_is_newest_first_and_includes_every_non_pending_card(store):
+    w = World(store)
+    w.file(created_at=100)  # still pending: not history
+    declined, _ = walk(w, S.DECLINED, created_at=100)  # updated at 101
+    completed, _ = walk(w, S.COMPLETED, created_at=200)  # updated at 202
+    running, _ = walk(w, S.RUNNING, created_at=300)  # updated at 301
+    lapsed = w.file(created_at=50, ttl=200)  # reads as expired from 250
+    cards, cursor = store.list_card_history(w.ws.id, w.person.id, now=400)
+    assert [c.id for c in cards] == [running.id, lapsed.id, completed.id, declined.id]
+    assert [c.state for c in cards] == [S.RUNNING, S.EXPIRED, S.COMPLETED, S.DECLINED]
+    assert cursor is None
+
+
+def test_history_is_per_person(store):
+    w = World(store)
+    other = w.add_person()
+    mine, _ = walk(w, S.DECLINED)
+    theirs = w.move(w.file(who=other), S.WITHDRAWN, 2000)
+    assert [c.id for c in store.list_card_history(w.ws.id, w.person.id, now=3000)[0]] == [mine.id]
+    assert [c.id for c in store.list_card_history(w.ws.id, other.id, now=3000)[0]] == [theirs.id]
+
+
+@pytest.mark.parametrize("count, limit, sizes", [(5, 2, [2, 2, 1]), (4, 2, [2, 2]), (3, 50, [3])])
+def test_history_pages_with_a_cursor(store, count, limit, sizes):
+    w = World(store)
+    ids = [walk(w, S.DECLINED, created_at=100 + 10 * i)[0].id for i in range(count)]
+    got = pages(lambda **kw: store.list_card_history(w.ws.id, w.person.id, now=500, **kw), limit)
+    assert [len(p) for p in got] == sizes
+    assert [i for p in got for i in p] == ids[::-1]
+
+
+# -- legal transitions ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("final", [S.COMPLETED, S.FAILED, S.DECLINED, S.WITHDRAWN, S.EXPIRED])
+def test_each_legal_path_is_written_with_its_audit_entries(store, final):
+    w = World(store)
+    card, now = walk(w, final, created_at=1000)
+    assert card.state is final
+    assert card.updated_at == now
+    assert store.get_card(w.ws.id, card.id, now=now) == card
+    trail = store.audit_trail(w.ws.id, card.id)
+    assert [e.event for e in trail] == ["filed"] + [t.value for t, _ in PATHS[final]]
+    assert trail[1:] == [audit(card, t.value, 1000 + i + 1) for i, (t, _) in enumerate(PATHS[final])]
+
+
+def test_transition_fields_are_stored(store):
+    w = World(store)
+    completed, _ = walk(w, S.COMPLETED)
+    assert (completed.channel, completed.result) == ("page", {"id": "tx_1", "ok": True})
+    failed, _ = walk(w, S.FAILED)
+    assert (failed.channel, failed.refusal) == ("code", "changed")
+    declined, _ = walk(w, S.DECLINED)
+    assert (declined.channel, declined.decline_reason) == ("page", "not this month")
+
+
+def test_transition_returns_the_card_as_written(store):
+    w = World(store)
+    card = w.file(created_at=1000)
+    moved = w.move(card, S.RUNNING, 1500, channel="client")
+    assert moved.state is S.RUNNING and moved.updated_at == 1500 and moved.channel == "client"
+    assert (moved.id, moved.arguments, moved.lines, moved.ticket) == (card.id, card.arguments, card.lines, card.ticket)
+    assert store.get_card(w.ws.id, card.id, now=1500) == moved
+
+
+# -- illegal transitions ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("state, target", ILLEGAL, ids=[f"{s.value}->{t.value}" for s, t in ILLEGAL])
+def test_illegal_transition_is_refused_with_its_reason_and_writes_nothing(store, state, target):
+    w = World(store)
+    card, now = walk(w, state)
+    trail = store.audit_trail(w.ws.id, card.id)
+    with pytest.raises(Refusal) as refused:
+        w.move(card, target, now + 1, result={"must": "not be written"}, decline_reason="nope")
+    assert refused.value.reason is REFUSED_BECAUSE[state]
+    assert store.get_card(w.ws.id, card.id, now=now + 1) == card
+    assert store.audit_trail(w.ws.id, card.id) == trail
+
+
+def test_withdrawing_a_running_card_says_it_is_being_confirmed(store):
+    w = World(store)
+    card, now = walk(w, S.RUNNING)
+    with pytest.raises(Refusal) as refused:
+        w.move(card, S.WITHDRAWN, now + 1)
+    assert refused.value.reason is R.BEING_CONFIRMED
+
+
+def test_withdrawing_a_completed_card_says_it_was_already_answered(store):
+    w = World(store)
+    card, now = walk(w, S.COMPLETED)
+    with pytest.raises(Refusal) as refused:
+        w.move(card, S.WITHDRAWN, now + 1)
+    assert refused.value.reason is R.ALREADY_ANSWERED
+
+
+# -- expiry -----------------------------------------------------------------------------------
+
+
+def test_pending_card_past_expiry_reads_as_expired(store):
+    w = World(store)
+    card = w.file(created_at=1000, ttl=100)
+    assert store.get_card(w.ws.id, card.id, now=1099).state is S.PENDING
+    lapsed = store.get_card(w.ws.id, card.id, now=1100)
+    assert lapsed.state is S.EXPIRED
+    assert lapsed == card.at(1100)
+    assert store.list_pending_cards(w.ws.id, w.person.id, now=1100) == ([], None)
+    assert [c.id for c in store.list_card_history(w.ws.id, w.person.id, now=1100)[0]] == [card.id]
+    assert store.list_card_history(w.ws.id, w.person.id, now=1100)[0][0].state is S.EXPIRED
+    assert store.list_card_history(w.ws.id, w.person.id, now=1099) == ([], None)
+
+
+@pytest.mark.parametrize("target", [S.RUNNING, S.DECLINED, S.WITHDRAWN])
+def test_leaving_pending_after_expiry_is_refused_as_expired(store, target):
+    w = World(store)
+    card = w.file(created_at=1000, ttl=100)
+    with pytest.raises(Refusal) as refused:
+        w.move(card, target, 1100)
+    assert refused.value.reason is R.EXPIRED
+    assert store.get_card(w.ws.id, card.id, now=1099) == card
+    assert store.audit_trail(w.ws.id, card.id) == [filed(card)]
+
+
+@pytest.mark.parametrize("target", [S.RUNNING, S.DECLINED, S.WITHDRAWN])
+def test_leaving_pending_just_before_expiry_is_allowed(store, target):
+    w = World(store)
+    card = w.file(created_at=1000, ttl=100)
+    assert w.move(card, target, 1099).state is target
+
+
+def test_a_lapsed_card_can_be_marked_expired(store):
+    w = World(store)
+    card = w.file(created_at=1000, ttl=100)
+    expired = w.move(card, S.EXPIRED, 5000)
+    assert expired.state is S.EXPIRED and expired.updated_at == 5000
+    assert [e.event for e in store.audit_trail(w.ws.id, card.id)] == ["filed", "expired"]
+    with pytest.raises(Refusal) as refused:
+        w.move(card, S.EXPIRED, 5001)
+    assert refused.value.reason is R.EXPIRED
+
+
+def test_a_running_card_may_finish_after_the_expiry(store):
+    w = World(store)
+    card = w.file(created_at=1000, ttl=100)
+    w.move(card, S.RUNNING, 1050)
+    assert store.get_card(w.ws.id, card.id, now=9999).state is S.RUNNING
+    assert w.move(card, S.COMPLETED, 9999, result={"ok": True}).state is S.COMPLETED
+
+
+# -- latest card ------------------------------------------------------------------------------
+
+
+def test_latest_card_is_the_most_recently_filed_identical_request(store):
+    w = World(store)
+    fp = "fp-" + new_id()
+    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=0) is None
+    first = w.file(created_at=100, fingerprint=fp)
+    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=150) == first
+    w.move(first, S.DECLINED, 160, decline_reason="no")
+    second = w.file(created_at=200, fingerprint=fp)
+    w.file(created_at=300, fingerprint="fp-other")
+    w.file(created_at=300, fingerprint=fp, tool="send_email")
+    w.file(created_at=300, fingerprint=fp, who=w.add_person())
+    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=250) == second
+
+
+def test_latest_card_reflects_transitions_and_expiry(store):
+    w = World(store)
+    fp = "fp-" + new_id()
+    card = w.file(created_at=100, ttl=100, fingerprint=fp)
+    assert store.latest_card(w.ws.id, w.person.id, card.tool, fp, now=200).state is S.EXPIRED
+    w.move(card, S.DECLINED, 150, decline_reason="too much")
+    latest = store.latest_card(w.ws.id, w.person.id, card.tool, fp, now=200)
+    assert (latest.state, latest.decline_reason) == (S.DECLINED, "too much")
+
+
+# -- audit ------------------------------------------------------------------------------------
+
+
+def test_audit_trail_is_in_order_with_appended_entries(store):
+    w = World(store)
+    card = w.file(created_at=1000)
+    refused_click = audit(card, "refused", 1001, channel="page", detail="changed")
+    store.append_audit(refused_click)
+    running = w.move(card, S.RUNNING, 1002, channel="client")
+    w.move(running, S.COMPLETED, 1003, result={"ok": True})
+    trail = store.audit_trail(w.ws.id, card.id)
+    assert trail == [filed(card), refused_click, audit(card, "running", 1002), audit(card, "completed", 1003)]
+
+
+def test_audit_entry_keeps_every_field(store):
+    w = World(store)
+    card = w.file(created_at=1000, ttl=DAY)
+    entry = audit(card, "refused", 1001, actor="system", channel="system", detail="tampered: ticket")
+    entry_without_connection = replace(audit(card, "refused", 1002, actor="system", channel="system"), connection_id=None)
+    store.append_audit(entry)
+    store.append_audit(entry_without_connection)
+    assert store.audit_trail(w.ws.id, card.id)[1:] == [entry, entry_without_connection]
