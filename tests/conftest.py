@@ -15,13 +15,14 @@ os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "countersign-tests")
 
 import dataclasses  # noqa: E402
+import logging  # noqa: E402
 
 import pytest  # noqa: E402
 
 from countersign import settings as settings_mod  # noqa: E402
 from countersign.local_server import build_local  # noqa: E402
 from countersign.runtime import build  # noqa: E402
-from tests.support.harness import Tenant, all_toolsets, new_tenant  # noqa: E402
+from tests.support.harness import TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run  # noqa: E402
 from tests.support.live import LiveServer  # noqa: E402
 
 
@@ -30,9 +31,27 @@ def anyio_backend():
     return "asyncio"
 
 
+class _LogCapture(logging.Handler):
+    def __init__(self):
+        super().__init__(level=logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        try:
+            self.lines.append(self.format(record))
+        except Exception:  # pragma: no cover
+            pass
+
+
 @pytest.fixture(scope="session")
 def live(tmp_path_factory):
-    """(runtime, server): the one live local server of this test run."""
+    """(runtime, server): the one live local server of this test run.
+
+    At the end of the run every MCP response the tests received and every log line the process
+    wrote are scanned: none may contain a ticket, a signing key or a request-state key.
+    """
+    capture = _LogCapture()
+    logging.getLogger().addHandler(capture)
     data = tmp_path_factory.mktemp("live")
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
     runtime = build(settings, toolsets=all_toolsets())
@@ -41,6 +60,13 @@ def live(tmp_path_factory):
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
     yield runtime, server
     server.stop()
+    logging.getLogger().removeHandler(capture)
+    secrets_ = secrets_of_run(runtime)
+    assert len(secrets_) >= 3, "the scan found nothing to look for"
+    responses = b"".join(TRANSCRIPT).decode("utf-8", "replace")
+    logs = "\n".join(capture.lines)
+    leaked = [s[:12] + "…" for s in secrets_ if s in responses or s in logs]
+    assert not leaked, f"secrets reached an MCP response or a log line: {leaked}"
 
 
 @pytest.fixture
