@@ -19,7 +19,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+from ..core.canonical import canonical_json
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
+from ..store.records import MAX_ARGUMENTS_BYTES
 from .actions import Action, ActionError, GateClass, Plan
 from .cards import CardDesk, arguments_digest, subject_fingerprint
 from .context import ActionContext, Principal
@@ -70,6 +72,13 @@ class AskUrl:
 Reply = Done | AskForm | AskUrl
 
 
+def _parse(action: Action, arguments: dict[str, Any]):
+    """Arguments are untrusted: bounded in size, then validated against the action's model."""
+    if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENTS_BYTES:
+        raise ActionError("arguments: over 64 KiB; nothing was written.", field="arguments")
+    return action.parse(arguments)
+
+
 def context_for(desk: CardDesk, principal: Principal) -> ActionContext:
     workspace = desk.store.get_workspace(principal.workspace.id)
     return ActionContext(desk.store, workspace, principal.person, principal.connection, desk.now())
@@ -78,7 +87,7 @@ def context_for(desk: CardDesk, principal: Principal) -> ActionContext:
 async def ask(desk: CardDesk, call: Call) -> Reply:
     """Run, ask, or hold ``call``; see the module docstring."""
     action = desk.registry.action(call.tool)
-    args = action.parse(call.arguments)
+    args = _parse(action, call.arguments)
     ctx = context_for(desk, call.principal)
     gate = action.gate_class(args, ctx)
     plan = action.plan(args, ctx)
@@ -232,7 +241,7 @@ def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dic
     """``request_confirmation``: the held reply ``tool`` gives when it waits, whatever its class."""
     action = desk.registry.action(tool)
     ctx = context_for(desk, principal)
-    plan = action.plan(action.parse(arguments), ctx)
+    plan = action.plan(_parse(action, arguments), ctx)
     fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
     card = file_or_find(desk, ctx, action, arguments, plan, fp)
     if card.state.value == "declined":

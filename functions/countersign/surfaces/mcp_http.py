@@ -63,3 +63,10 @@ class StatelessMCP:
         )
         async with app.router.lifespan_context(app):
             await app(scope, receive, send)
+
+
+def lambda_handler(server: MCPServer, store: Store, base_path: str = "/"):
+    """The Mangum handler for the ``mcp`` function (a named stage needs its ``base_path``)."""
+    from mangum import Mangum
+
+    return Mangum(StatelessMCP(server, store), lifespan="off", api_gateway_base_path=base_path)

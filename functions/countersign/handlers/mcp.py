@@ -1,0 +1,21 @@
+"""The ``mcp`` Lambda function: the MCP endpoint behind API Gateway's HTTP API, via Mangum.
+
+Everything is built once per instance, at import (cold start): settings, store client, keys,
+the tool registry and the ``MCPServer``. Requests carry no state between them; request-state
+keys are shared by every instance (``COUNTERSIGN_STATE_KEYS``), so a 2026-07-28 retry may land
+anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..runtime import build
+from ..settings import load
+from ..surfaces.mcp_http import lambda_handler
+from ..surfaces.mcp_tools import build_server
+
+runtime = build(load())
+handler = lambda_handler(
+    build_server(runtime.desk, runtime.state_keys), runtime.store, os.environ.get("COUNTERSIGN_BASE_PATH", "/")
+)
