@@ -104,4 +104,11 @@ def build(
     keyring, state_keys = load_keys(settings, secret_loader)
     registry = Registry(load_toolsets(settings.packs) if toolsets is None else toolsets)
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
+    if on_filed is None:
+        from . import notify
+
+        # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
+        desk.on_filed = notify.from_settings(
+            settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings
+        )
     return Runtime(settings, store, keyring, state_keys, registry, desk)

@@ -19,6 +19,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
+import anyio
+
 from ..core.canonical import canonical_json
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
 from ..store.records import MAX_ARGUMENTS_BYTES
@@ -168,22 +170,22 @@ async def _fallback(desk, call: Call, action: Action, gate: GateClass, plan: Pla
     return await hold(desk, call, action, plan, fp, ctx)
 
 
-def file_or_find(desk: CardDesk, ctx: ActionContext, action: Action, arguments: dict, plan: Plan, fp: str):
+async def file_or_find(desk: CardDesk, ctx: ActionContext, action: Action, arguments: dict, plan: Plan, fp: str):
     """The card for this request: an identical pending (or lately declined) one, else a new one.
 
     A retry never mints a second card or a second email, and an agent cannot wear a person down
-    by asking again right after a no.
+    by asking again right after a no. The email goes out off the event loop (SMTP can be slow).
     """
     card = desk.recent(ctx, action.name, fp)
     if card is None:
         card = desk.file(ctx, action, arguments, plan, fp, "page")
-        desk.notify(card)
+        await anyio.to_thread.run_sync(desk.notify, card)
     return card
 
 
 async def hold(desk, call: Call, action: Action, plan: Plan, fp: str, ctx) -> Reply:
     """File (or find) the hosted card; offer its URL to a client that declared URL elicitation."""
-    card = file_or_find(desk, ctx, action, call.arguments, plan, fp)
+    card = await file_or_find(desk, ctx, action, call.arguments, plan, fp)
     if card.state.value == "declined":
         return Done(replies.declined_reply(card))
     url = desk.card_url(card.id)
@@ -237,13 +239,13 @@ def _spend_code(desk: CardDesk, call: Call, action: Action, gate: GateClass, pla
     return _card_reply(desk, card)
 
 
-def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """``request_confirmation``: the held reply ``tool`` gives when it waits, whatever its class."""
     action = desk.registry.action(tool)
     ctx = context_for(desk, principal)
     plan = action.plan(_parse(action, arguments), ctx)
     fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
-    card = file_or_find(desk, ctx, action, arguments, plan, fp)
+    card = await file_or_find(desk, ctx, action, arguments, plan, fp)
     if card.state.value == "declined":
         return replies.declined_reply(card)
     return _card_reply(desk, card)

@@ -239,7 +239,7 @@ def _register_confirmation_tools(server: MCPServer, desk: CardDesk) -> None:
         """File a card for `tool` with `arguments` and return its held reply, even for an action that
         would run on the call. The action runs only when the person confirms it on the confirm page."""
         try:
-            return gate_ask.request_card(desk, _caller(ctx), tool, arguments)
+            return await gate_ask.request_card(desk, _caller(ctx), tool, arguments)
         except (ActionError, Refusal, StoreError) as exc:
             raise _tool_error(exc) from None
 

@@ -1,0 +1,61 @@
+"""Email notifications for filed cards (SPEC §9).
+
+``from_settings(settings, store)`` builds the :class:`CardNotifier` a deployment uses, with the
+sender ``COUNTERSIGN_MAIL`` names: ``outbox`` (files in ``DATA/outbox/``), ``smtp://...`` /
+``smtps://...``, or ``ses:FROM_ADDRESS``.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..settings import Settings
+from ..store.interface import Store
+from .cards import EVENTS, CardNotifier, SettingsSource
+from .interface import DEFAULT_FROM_ADDRESS, Email, SendError, Sender
+from .message import compose_pending, render
+from .outbox import OutboxSender
+from .ses import SesSender
+from .smtp import SmtpSender
+
+__all__ = [
+    "DEFAULT_FROM_ADDRESS",
+    "EVENTS",
+    "CardNotifier",
+    "Email",
+    "OutboxSender",
+    "SendError",
+    "Sender",
+    "SesSender",
+    "SmtpSender",
+    "compose_pending",
+    "from_settings",
+    "render",
+    "sender_for",
+]
+
+
+def sender_for(mail: str, data_dir: Path) -> Sender:
+    """The sender that ``COUNTERSIGN_MAIL=mail`` names."""
+    if mail == "outbox":
+        return OutboxSender(Path(data_dir) / "outbox")
+    if mail.startswith("smtp://") or mail.startswith("smtps://"):
+        return SmtpSender(mail)
+    if mail.startswith("ses:"):
+        return SesSender(mail[len("ses:"):])
+    raise ValueError(f"COUNTERSIGN_MAIL: expected outbox, smtp://HOST[:PORT] or ses:FROM_ADDRESS, got {mail!r}")
+
+
+def from_settings(
+    settings: Settings,
+    store: Store,
+    clock: Callable[[], float] = time.time,
+    *,
+    on_event: Callable[[str], None] | None = None,
+    current_settings: SettingsSource | None = None,
+) -> CardNotifier:
+    """The notifier for this deployment; ``current_settings`` (if given) is read at each card."""
+    sender = sender_for(settings.mail, settings.data_dir)
+    return CardNotifier(store, sender, current_settings or settings, clock=clock, on_event=on_event)

@@ -1,0 +1,87 @@
+"""from_settings picks the sender COUNTERSIGN_MAIL names; runtime.build wires the notifier in."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import pytest
+
+from countersign import notify, settings as settings_mod
+from countersign.notify import CardNotifier, OutboxSender, SesSender, SmtpSender
+from countersign.runtime import build
+from countersign.store.sqlite import SQLiteStore
+from tests.store._factories import World
+
+from .conftest import parse
+from ._helpers import file_card, parts
+
+
+@pytest.fixture
+def sqlite(tmp_path):
+    s = SQLiteStore(str(tmp_path / "n.db"))
+    yield s
+    s.close()
+
+
+def test_outbox_by_default(tmp_path, sqlite):
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data")})
+    notifier = notify.from_settings(settings, sqlite)
+    assert isinstance(notifier, CardNotifier)
+    assert isinstance(notifier.sender, OutboxSender)
+    assert notifier.sender.folder == tmp_path / "data" / "outbox"
+    assert notifier.sender.from_address == "countersign@localhost"
+    assert not notifier.sender.folder.exists()  # made on the first email, not at start-up
+
+
+def test_smtp_and_ses_from_settings(tmp_path, sqlite):
+    smtp = notify.from_settings(settings_mod.load({"COUNTERSIGN_MAIL": "smtp://127.0.0.1:2525"}), sqlite)
+    assert isinstance(smtp.sender, SmtpSender) and (smtp.sender.host, smtp.sender.port) == ("127.0.0.1", 2525)
+    ses = notify.from_settings(settings_mod.load({"COUNTERSIGN_MAIL": "ses:notify@example.com"}), sqlite)
+    assert isinstance(ses.sender, SesSender) and ses.sender.from_address == "notify@example.com"
+
+
+def test_events_reach_the_hook(tmp_path, sqlite):
+    events: list[str] = []
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data")})
+    notifier = notify.from_settings(settings, sqlite, lambda: 5000, on_event=events.append)
+    world = World(sqlite)
+    notifier(file_card(world, 5000))
+    notifier(file_card(world, 5000))
+    assert events == ["email_sent", "email_rate_limited"]
+
+
+def test_a_broken_hook_or_store_never_raises(tmp_path, sqlite, caplog):
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data")})
+
+    def boom(name):
+        raise RuntimeError("metrics down")
+
+    notifier = notify.from_settings(settings, sqlite, lambda: 5000, on_event=boom)
+    world = World(sqlite)
+    card = file_card(world, 5000)
+    assert notifier(card) == "email_sent"
+    ghost = dataclasses.replace(card, person_id="p_nobody")
+    with caplog.at_level(logging.ERROR, logger="countersign.notify"):
+        assert notifier(ghost) == "email_failed"
+
+
+def test_build_wires_the_notifier_and_follows_the_desk(tmp_path, sqlite):
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data")})
+    runtime = build(settings, toolsets=[], store=sqlite)
+    desk = runtime.desk
+    assert isinstance(desk.on_filed, CardNotifier)
+    desk.clock = lambda: 7000
+    desk.settings = dataclasses.replace(settings, public_url="http://127.0.0.1:9999")
+    world = World(sqlite)
+    desk.notify(file_card(world, 7000, title="Pay rent"))
+    (eml,) = desk.on_filed.sender.files()
+    text, html = parts(parse(eml.read_bytes()))
+    assert "http://127.0.0.1:9999/confirm" in text and "Pay rent" in html
+
+
+def test_build_keeps_a_given_hook(tmp_path, sqlite):
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data")})
+    seen = []
+    runtime = build(settings, toolsets=[], store=sqlite, on_filed=seen.append)
+    assert runtime.desk.on_filed == seen.append
