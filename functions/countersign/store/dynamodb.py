@@ -25,7 +25,7 @@ from typing import Any, Iterable, Iterator
 
 from ..core.codes import CodeRecord
 from . import dynamodb_codec as codec
-from . import sqlite_checks as checks  # the store-independent input checks (same BadInput as SQLite)
+from . import checks  # the store-independent input checks (same BadInput as SQLite)
 from .dynamodb_cards import CardMethods
 from .errors import Conflict, NotFound, StoreError
 from .interface import Store

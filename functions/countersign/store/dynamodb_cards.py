@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from ..core.cards import LEGAL_MOVES, CardState, Refusal, check_move, effective_state, refusal_for
 from . import dynamodb_codec as codec
-from . import sqlite_checks as checks
+from . import checks
 from .errors import BadInput, Conflict, NotFound, StoreError
 from .records import AuditEntry, Card
 from .table import GSI1

@@ -37,7 +37,7 @@ def person_key(ws: str, person_id: str) -> Item:
 
 
 def email_key(email: str) -> Item:
-    return {"pk": {"S": f"EMAIL#{email.lower()}"}, "sk": {"S": "EMAIL"}}  # as sqlite_checks.email_key
+    return {"pk": {"S": f"EMAIL#{email.lower()}"}, "sk": {"S": "EMAIL"}}  # as checks.email_key
 
 
 def connection_key(ws: str, connection_id: str) -> Item:

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator
 
 from ..core.cards import CardState, check_move, effective_state, refusal_for
 from ..core.codes import CodeRecord
-from . import sqlite_checks as checks
+from . import checks
 from . import sqlite_schema as rows
 from .errors import BadInput, Conflict, NotFound
 from .interface import Store
