@@ -62,7 +62,7 @@ def live(tmp_path_factory):
     server.stop()
     logging.getLogger().removeHandler(capture)
     secrets_ = secrets_of_run(runtime)
-    assert len(secrets_) >= 3, "the scan found nothing to look for"
+    assert len(secrets_) >= 2, "the scan found no keys to look for"
     responses = b"".join(TRANSCRIPT).decode("utf-8", "replace")
     logs = "\n".join(capture.lines)
     leaked = [s[:12] + "…" for s in secrets_ if s in responses or s in logs]

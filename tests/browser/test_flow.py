@@ -1,0 +1,167 @@
+"""The person's whole path: email link → sign in → the cards an agent filed → confirm and decline,
+and the agent learns each outcome over MCP."""
+
+from __future__ import annotations
+
+import time
+
+from playwright.sync_api import expect
+
+from tests.browser.pages import (
+    call_tool, card, file_cards, outbox_dir, ready, shot, sign_in, signin_link_from_outbox, status_of,
+)
+
+
+def test_email_signin_then_confirm_and_decline(live, tenant, page, watch):
+    runtime, server = live
+    held = file_cards(tenant, [("n1", "confirmed text"), ("n2", "declined text")])
+    first, second = (h["confirmationId"] for h in held)
+    seen = set(outbox_dir(runtime).glob("*.eml")) if outbox_dir(runtime).is_dir() else set()
+
+    # The notification email links to the pending list (a plain GET, no token in it).
+    link = _notification_link(runtime, tenant.person.email)
+    assert link == f"{server.origin}/confirm", link
+
+    # Signed out, the pending page asks for an email and sends a link.
+    page.goto(link)
+    ready(page, "signin")
+    expect(page.locator("article.card")).to_have_count(0)
+    page.get_by_label("Your email").fill(tenant.person.email)
+    with page.expect_response("**/api/signin/request") as asked:
+        page.get_by_role("button", name="Email me a sign-in link").click()
+    assert asked.value.status == 202
+    expect(page.get_by_text("Check your email")).to_be_visible()
+
+    # The link from the email opens a button; only the click signs in.
+    page.wait_for_timeout(50)
+    link = _wait_for_link(page, runtime, tenant.person.email, seen)
+    assert link.startswith(f"{server.origin}/signin#token=")
+    page.goto(link)
+    ready(page, "signin")
+    assert "token" not in page.url  # the fragment is gone from the address bar and history
+    with page.expect_response("**/api/signin/complete") as done:
+        page.get_by_role("button", name="Sign in").click()
+    assert done.value.status == 200
+    ready(page, "confirm")
+    assert page.url == f"{server.origin}/confirm"  # back where the person started
+
+    # Both cards, oldest first, with who asked and when they expire.
+    cards = page.locator("article.card")
+    expect(cards).to_have_count(2)
+    assert cards.evaluate_all("els => els.map(e => e.dataset.cardId)") == [first, second]
+    one = card(page, first)
+    expect(one.locator(".title")).to_have_text("Change note ‘Note 1’?")
+    expect(one.locator(".lines")).to_contain_text("text 1 → confirmed text")
+    expect(one.locator(".meta")).to_contain_text("Asked by Test agent")
+    expect(one.locator(".meta")).to_contain_text("expires")
+    expect(page.locator(".count")).to_have_text("2 requests are waiting for you.")
+
+    # Confirm the first: the card shows the result, the agent sees completed with the result.
+    with page.expect_response(f"**/api/cards/{first}/confirm") as clicked:
+        one.get_by_role("button", name="Confirm").click()
+    assert clicked.value.status == 200
+    expect(one.locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
+    expect(one).to_contain_text("Confirmed — it ran")
+    expect(one).to_contain_text("confirmed text")
+    expect(page.locator(".count")).to_have_text("1 request is waiting for you.")
+    status = status_of(tenant, first)
+    assert status["status"] == "completed", status
+    assert status["result"] == {"note": "n1", "text": "confirmed text"}
+    assert tenant.note("n1")["text"] == "confirmed text"
+
+    # Decline the second with a reason: the agent sees declined and the reason; nothing ran.
+    two = card(page, second)
+    two.get_by_role("button", name="Decline").click()
+    two.get_by_label("Reason (optional, the agent sees it)").fill("Not this week <b>please</b>")
+    with page.expect_response(f"**/api/cards/{second}/decline") as declined:
+        two.locator("form").get_by_role("button", name="Decline").click()
+    assert declined.value.status == 200
+    expect(two.locator("[data-outcome]")).to_have_attribute("data-outcome", "declined")
+    expect(two).to_contain_text("Reason: Not this week <b>please</b>")
+    expect(page.locator(".count")).to_have_text("Nothing is waiting for you.")
+    status = status_of(tenant, second)
+    assert status["status"] == "declined" and status["reason"] == "Not this week <b>please</b>", status
+    assert tenant.note("n2")["text"] == "text 2"
+
+    # A card filed now shows up when the page looks again (after an answer, or on return).
+    shot(page, "flow-answered-800")
+    page.goto(f"{server.origin}/history")
+    ready(page, "history")
+    expect(page.locator("article.card")).to_have_count(2)
+    expect(card(page, first)).to_contain_text("Confirmed — it ran")
+    expect(card(page, second)).to_contain_text("Declined")
+    expect(page.locator("article.card button")).to_have_count(0)
+
+    assert watch.dialogs == [] and watch.errors == [], (watch.dialogs, watch.errors)
+    assert watch.origins == {server.origin}
+
+
+def _notification_link(runtime, email):
+    # Notifications go out off the event loop, just after the held reply: poll briefly.
+    for _ in range(100):
+        try:
+            return _find_notification_link(runtime, email)
+        except (AssertionError, FileNotFoundError):
+            time.sleep(0.05)
+    return _find_notification_link(runtime, email)
+
+
+def _find_notification_link(runtime, email):
+    from email import policy
+    from email.parser import BytesParser
+
+    for path in sorted(outbox_dir(runtime).glob("*.eml"), key=lambda p: p.stat().st_mtime_ns, reverse=True):
+        message = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+        if str(message["To"]).strip().lower() != email.lower():
+            continue
+        text = message.get_body(preferencelist=("plain",)).get_content()
+        if "/signin#token=" in text:
+            continue
+        links = [w for w in text.split() if w.startswith(("http://", "https://"))]
+        assert links, text
+        return links[0]
+    raise AssertionError(f"no notification email to {email} in the outbox")
+
+
+def _wait_for_link(page, runtime, email, seen):
+    # The API sends the email after answering (same answer for unknown addresses): poll briefly.
+    for _ in range(100):
+        try:
+            return signin_link_from_outbox(runtime, email, seen)
+        except (AssertionError, FileNotFoundError):
+            page.wait_for_timeout(50)
+    return signin_link_from_outbox(runtime, email, seen)
+
+
+def test_one_card_page_and_new_cards_appear(live, tenant, page):
+    _, server = live
+    (held,) = file_cards(tenant, [("n1", "only this one")])
+    sign_in(page, tenant)
+    page.goto(held["confirmationUrl"])
+    ready(page, "card")
+    expect(page.locator("article.card")).to_have_count(1)
+    expect(page.locator("h1.title")).to_have_text("Change note ‘Note 1’?")
+
+    # Meanwhile the agent files another card; the list page picks it up after an answer.
+    page.goto(f"{server.origin}/confirm")
+    ready(page, "confirm")
+    expect(page.locator("article.card")).to_have_count(1)
+    (later,) = file_cards(tenant, [("n2", "filed later")])
+    card(page, held["confirmationId"]).get_by_role("button", name="Confirm").click()
+    expect(card(page, held["confirmationId"]).locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
+    expect(card(page, later["confirmationId"])).to_be_visible()
+    expect(page.locator(".count")).to_have_text("1 request is waiting for you.")
+
+    # The one-card page of an answered card shows its outcome and no buttons.
+    page.goto(held["confirmationUrl"])
+    ready(page, "card")
+    expect(page.locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
+    expect(page.locator("article.card button")).to_have_count(0)
+
+    # Confirming on the one-card page works too, and the agent learns it.
+    page.goto(later["confirmationUrl"])
+    ready(page, "card")
+    page.get_by_role("button", name="Confirm").click()
+    expect(page.locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
+    assert status_of(tenant, later["confirmationId"])["status"] == "completed"
+    assert call_tool(tenant, "list_confirmations", {}).get("confirmations", []) == []

@@ -1,0 +1,96 @@
+"""Settings: the email setting, workspace settings for owners and admins only, connections
+(create → token shown once and works over MCP; revoke → it stops working, its cards withdrawn)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.pages import call_tool, file_cards, ready, run_async, sign_in, status_of
+from tests.support.harness import mcp_client
+
+
+def test_email_and_workspace_settings(live, tenant, page):
+    _, server = live
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    email = page.get_by_label("Email me when an agent asks")
+    expect(email).to_be_checked()
+    with page.expect_response("**/api/settings/me") as saved:
+        email.uncheck()
+    assert saved.value.status == 200
+    expect(page.locator(".toggle").first).to_contain_text("Saved")
+    assert tenant.store.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is False
+
+    drafting = page.get_by_label("Ask before drafting steps")
+    expect(drafting).to_be_checked()
+    with page.expect_response("**/api/settings/workspace") as saved:
+        drafting.uncheck()
+    assert saved.value.status == 200
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_drafting") is False
+
+    page.reload()
+    ready(page, "settings")
+    expect(page.get_by_label("Email me when an agent asks")).not_to_be_checked()
+    expect(page.get_by_label("Ask before drafting steps")).not_to_be_checked()
+    expect(page.get_by_label("Ask before approvals")).to_be_checked()
+    expect(page.locator("body")).to_contain_text(tenant.person.email)
+
+
+def test_member_sees_no_workspace_settings(live, tenant, page):
+    _, server = live
+    member = tenant.add_person("member")
+    sign_in(page, tenant, member)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    expect(page.get_by_label("Email me when an agent asks")).to_be_visible()
+    expect(page.get_by_text("Ask before drafting steps")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Workspace")).to_have_count(0)
+
+
+def test_create_connection_then_revoke(live, tenant, page, context):
+    _, server = live
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    page.get_by_label("Name of the new connection").fill("Claude on phone")
+    with page.expect_response("**/api/connections") as made:
+        page.get_by_role("button", name="Create connection").click()
+    assert made.value.status == 201
+    token = page.locator("#new-token").input_value()
+    assert token.startswith("cs_") and token == made.value.json()["token"]
+    expect(page.locator("#new-mcp-url")).to_have_value(f"{server.origin}/mcp")
+    expect(page.locator(".new-token")).to_contain_text("shown only once")
+
+    # The copy button puts the token on the clipboard.
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server.origin)
+    page.locator(".new-token").get_by_role("button", name="Copy").first.click()
+    expect(page.locator(".new-token").get_by_role("button", name="Copied")).to_be_visible()
+    assert page.evaluate("() => navigator.clipboard.readText()") == token
+
+    # The token works over MCP, and a card filed through it waits on this person.
+    (held,) = file_cards(tenant, [("n1", "via the new connection")], token=token)
+
+    # Shown once: after a reload the token is nowhere on the page.
+    page.reload()
+    ready(page, "settings")
+    assert token not in page.content()
+    row = page.locator("li", has_text="Claude on phone")
+    expect(row).to_be_visible()
+
+    row.get_by_role("button", name="Revoke").click()
+    with page.expect_response("**/revoke") as revoked:
+        row.get_by_role("button", name="Revoke it").click()
+    assert revoked.value.status == 200
+    expect(page.locator("li", has_text="Claude on phone")).to_contain_text("Revoked")
+
+    # The revoked token no longer reaches the MCP endpoint; its waiting card was withdrawn.
+    async def try_token():
+        async with mcp_client(f"{server.origin}/mcp", token) as client:
+            await client.list_tools()
+
+    with pytest.raises(Exception):
+        run_async(try_token)
+    assert status_of(tenant, held["confirmationId"])["status"] == "declined"
+    assert call_tool(tenant, "list_confirmations", {})["confirmations"] == []

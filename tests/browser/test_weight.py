@@ -1,0 +1,46 @@
+"""The pending list's budget (SPEC §10, issue 4): with 10 cards, under 30 KB on the wire, one
+origin, a handful of requests. Byte counts are exact and stable (times are not: bench/page.py)."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from countersign.store.records import DocWrite
+from tests.browser.pages import file_cards, new_context, origin_of, sign_in
+
+BUDGET = 30 * 1024
+
+
+def test_pending_list_with_ten_cards_is_under_30_kb(live, tenant, browser):
+    _, server = live
+    tenant.store.write_docs(tenant.workspace_id, [
+        DocWrite("note", f"w{i}", {"title": f"Supplier payment #{i:03d}", "text": f"invoice {i:03d}"}, 0) for i in range(10)
+    ])
+    file_cards(tenant, [(f"w{i}", f"Pay Acme Wholesale Ltd. INV-{i:04d}\n1,250.00 from Checking\nMemo: stock")
+                        for i in range(10)])
+    login = new_context(browser)
+    try:
+        sign_in(login.new_page(), tenant)
+        state = login.storage_state()
+    finally:
+        login.close()
+
+    ctx = new_context(browser, storage_state=state, viewport={"width": 360, "height": 740})
+    try:
+        page = ctx.new_page()
+        cdp = ctx.new_cdp_session(page)
+        cdp.send("Network.enable")
+        urls, wire = {}, {}
+        cdp.on("Network.requestWillBeSent", lambda e: urls.__setitem__(e["requestId"], e["request"]["url"]))
+        cdp.on("Network.loadingFinished", lambda e: wire.__setitem__(e["requestId"], e["encodedDataLength"]))
+        page.goto(f"{server.origin}/confirm")
+        expect(page.locator("body")).to_have_attribute("data-ready", "1")
+        expect(page.locator("article.card")).to_have_count(10)
+        page.wait_for_load_state("networkidle")
+        assert page.evaluate("() => performance.getEntriesByName('app-ready').length") == 1
+    finally:
+        ctx.close()
+    total = sum(wire.values())
+    assert total < BUDGET, (total, {urls.get(k): v for k, v in wire.items()})
+    assert {origin_of(u) for u in urls.values()} == {server.origin}
+    assert len(urls) <= 6, sorted(urls.values())
