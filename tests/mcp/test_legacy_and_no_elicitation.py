@@ -94,3 +94,17 @@ async def test_tools_carry_truthful_annotations(tenant):
     assert tools["list_confirmations"].annotations.read_only_hint is True
     assert "confirmation" in tools["edit_note"].input_schema["properties"]
     assert tools["edit_note"].input_schema["required"] == ["note_id", "text"]
+
+
+async def test_legacy_client_with_url_elicitation_is_offered_the_card(tenant):
+    import mcp_types as types
+
+    asked = []
+    async with tenant.client(mode="legacy", answer=types.ElicitResult(action="accept"), record=asked) as client:
+        result = await client.call_tool("publish_note", EDIT)
+    body = result.structured_content
+    assert body["status"] == "pending"
+    assert [q.mode for q in asked] == ["url"]
+    assert asked[0].url == body["confirmationUrl"]
+    assert asked[0].message == "Confirm on the confirm page: Change note ‘Note 1’?"
+    assert tenant.note("n1")["text"] == "text 1"
