@@ -1,0 +1,2 @@
+"""Lambda entry points. Each module builds what it needs once, at import (one cold start), and
+imports only its own dependencies: the ``api`` function never imports the MCP SDK."""

@@ -1,0 +1,21 @@
+"""The ``api`` Lambda function: the confirm API behind API Gateway's HTTP API (payload 2.0), via Mangum.
+
+Settings, store client, keys and the app are built once per instance, at import (cold start).
+This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp_*``: the MCP SDK
+costs about a second and a half of cold start (shared/notes/aws.md §11) and this function never
+speaks MCP. ``tests/api/test_lambda.py`` checks it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from mangum import Mangum
+
+from ..runtime import build
+from ..settings import load
+from ..surfaces.api.app import create_api
+
+runtime = build(load())
+app = create_api(runtime)
+handler = Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/"))

@@ -1,0 +1,51 @@
+"""``create_api(runtime)``: the confirm API as one FastAPI app, routed under ``/api``.
+
+The same app runs in the local server (mounted at ``/api``) and in the ``api`` Lambda (Mangum).
+OpenAPI is served at ``/api/openapi.json``; the docs UI is off (it would load third-party files).
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+from fastapi import FastAPI
+
+from ...runtime import Runtime
+from . import cards, connections, errors, session, settings, signin
+from .guard import Guard
+from .mailer import SigninMailer, default_mailer
+
+log = logging.getLogger("countersign.api")
+
+SIGNIN_FLOOR_SECONDS = 0.25
+LOOPBACK = ("localhost", "127.0.0.1", "::1")
+
+
+def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
+               signin_floor: float = SIGNIN_FLOOR_SECONDS) -> FastAPI:
+    """The API for ``runtime``. ``mailer`` sends sign-in links (default: the outbox / notifier);
+    ``signin_floor`` is the least time a sign-in request's work takes, known address or not."""
+    app = FastAPI(
+        title="countersign confirm API",
+        version="1",
+        description="What the confirm page calls: sign-in, cards, settings and connections.",
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
+    )
+    public = urlsplit(runtime.desk.settings.public_url)
+    if public.scheme == "http" and public.hostname not in LOOPBACK and not (public.hostname or "").endswith(".localhost"):
+        # Browsers keep a Secure (__Host-) cookie only from https or from localhost itself.
+        log.warning("COUNTERSIGN_PUBLIC_URL %s is plain http on a non-loopback host: browsers will not keep "
+                    "the session cookie, so nobody can sign in to the confirm page. Serve it over https.",
+                    runtime.desk.settings.public_url)
+    app.state.runtime = runtime
+    app.state.mailer = mailer if mailer is not None else default_mailer(runtime)
+    app.state.signin_floor = signin_floor
+    errors.install(app)
+    for module in (signin, session, cards, settings, connections):
+        app.include_router(module.router, prefix="/api")
+    app.add_middleware(Guard)
+    return app

@@ -1,0 +1,153 @@
+"""Cards on the confirm page: the pending list, one card, history, and the two clicks.
+
+The clicks call :class:`~countersign.gate.cards.CardDesk` (``confirm_click``/``decline_click``),
+which owns every rule (ticket, drift, one winner); this module only shapes requests and answers.
+A card view never carries the ticket, fingerprint, arguments or subject.
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import APIRouter, Query, Request
+
+from ...core.cards import CardState, Refusal, RefusalReason, reported_state
+from ...gate.replies import decline_reason, iso
+from ...runtime import Runtime
+from ...store.errors import NotFound
+from ...store.records import Card
+from .errors import ApiError, not_found
+from .schemas import CardPage, CardView, DeclineBody, RefusalBody, errors
+from .session import Acting, Signed, SignedIn, runtime_of
+
+router = APIRouter(tags=["cards"])
+
+CARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+DEFAULT_PAGE = 20
+MAX_PAGE = 100
+
+
+class ConnectionNames:
+    """Connection names for card views, read once per request."""
+
+    def __init__(self, runtime: Runtime, workspace_id: str):
+        self.runtime, self.workspace_id, self.names = runtime, workspace_id, {}
+
+    def __call__(self, connection_id: str) -> str | None:
+        if not connection_id:
+            return None
+        if connection_id not in self.names:
+            try:
+                self.names[connection_id] = self.runtime.store.get_connection(self.workspace_id, connection_id).name
+            except NotFound:
+                self.names[connection_id] = None
+        return self.names[connection_id]
+
+
+def card_view(card: Card, connection_name: str | None) -> dict:
+    body = card.result if isinstance(card.result, dict) else {}
+    reason = decline_reason(card)
+    if card.state is CardState.FAILED:
+        reason = body.get("error")
+    return {
+        "id": card.id,
+        "tool": card.tool,
+        "title": card.title,
+        "lines": list(card.lines),
+        "state": card.state.value,
+        "status": reported_state(card.state),
+        "connectionName": connection_name,
+        "createdAt": iso(card.created_at),
+        "expiresAt": iso(card.expires_at),
+        "result": body.get("result") if card.state is CardState.COMPLETED else None,
+        "next": body.get("next", []) if card.state is CardState.COMPLETED else None,
+        "reason": reason,
+    }
+
+
+def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
+    return card_view(card, ConnectionNames(runtime, signed.workspace.id)(card.connection_id))
+
+
+def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
+    """A card of the signed-in person: 404 if unknown or in another workspace, 403 if someone else's."""
+    if not CARD_ID.match(card_id):
+        raise not_found()
+    try:
+        card = runtime.store.get_card(signed.workspace.id, card_id, runtime.desk.now())
+    except NotFound:
+        raise not_found() from None
+    if card.person_id != signed.person.id:
+        raise _not_yours()
+    return card
+
+
+def _not_yours() -> ApiError:
+    return ApiError(403, "not_yours", "This card waits on someone else; only they can answer it.")
+
+
+def _page(cards: list[Card], cursor: str | None, names: ConnectionNames) -> dict:
+    return {"cards": [card_view(c, names(c.connection_id)) for c in cards], "nextCursor": cursor}
+
+
+Cursor = Query(default=None, max_length=512, description="nextCursor of the previous page")
+Limit = Query(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
+
+
+@router.get("/cards", response_model=CardPage, responses=errors(401, 422))
+def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, limit: int = Limit) -> dict:
+    """Cards waiting on the signed-in person, oldest first."""
+    runtime = runtime_of(request)
+    cards, after = runtime.store.list_pending_cards(
+        signed.workspace.id, signed.person.id, runtime.desk.now(), limit=limit, cursor=cursor or None)
+    return _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
+
+
+@router.get("/history", response_model=CardPage, responses=errors(401, 422))
+def history(request: Request, signed: SignedIn, cursor: str | None = Cursor, limit: int = Limit) -> dict:
+    """Answered (and lapsed) cards of the signed-in person, newest first."""
+    runtime = runtime_of(request)
+    cards, after = runtime.store.list_card_history(
+        signed.workspace.id, signed.person.id, runtime.desk.now(), limit=limit, cursor=cursor or None)
+    return _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
+
+
+@router.get("/cards/{card_id}", response_model=CardView, responses=errors(401, 403, 404))
+def one(card_id: str, request: Request, signed: SignedIn) -> dict:
+    """One card in any state."""
+    runtime = runtime_of(request)
+    return _view(runtime, signed, _load(runtime, signed, card_id))
+
+
+def _refused(runtime: Runtime, signed: Signed, card_id: str, refusal: Refusal) -> ApiError:
+    if refusal.reason is RefusalReason.NOT_YOURS:
+        return _not_yours()
+    card = runtime.store.get_card(signed.workspace.id, card_id, runtime.desk.now())
+    return ApiError(409, refusal.reason.value, refusal.message, card=_view(runtime, signed, card))
+
+
+CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: {"model": RefusalBody}}
+
+
+@router.post("/cards/{card_id}/confirm", response_model=CardView, responses=CLICK_ERRORS)
+def confirm(card_id: str, request: Request, signed: Acting) -> dict:
+    """Run the card's action now (once), if nothing behind it changed. Answers with the outcome."""
+    runtime = runtime_of(request)
+    _load(runtime, signed, card_id)
+    try:
+        card = runtime.desk.confirm_click(signed.workspace.id, signed.person, card_id)
+    except Refusal as refusal:
+        raise _refused(runtime, signed, card_id, refusal) from None
+    return _view(runtime, signed, card)
+
+
+@router.post("/cards/{card_id}/decline", response_model=CardView, responses=CLICK_ERRORS)
+def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | None = None) -> dict:
+    """Say no, optionally with a reason the agent is shown."""
+    runtime = runtime_of(request)
+    _load(runtime, signed, card_id)
+    try:
+        card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None)
+    except Refusal as refusal:
+        raise _refused(runtime, signed, card_id, refusal) from None
+    return _view(runtime, signed, card)

@@ -1,0 +1,159 @@
+"""Request and response shapes of the API (they are also its OpenAPI document).
+
+Requests are strict: unknown fields and wrong JSON types are refused with 422 naming the field,
+before anything is written. ``"true"`` is not a boolean here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+CARD_ID_MAX = 64
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# -- requests -----------------------------------------------------------------------------------
+
+
+EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+
+
+class SigninRequestBody(Strict):
+    email: str = Field(max_length=254, pattern=EMAIL_PATTERN, description="The member's email address")
+
+
+class SigninCompleteBody(Strict):
+    token: str = Field(max_length=512, description="The token from the sign-in link's fragment")
+
+
+class DeclineBody(Strict):
+    reason: str | None = Field(default=None, max_length=500, description="Why the person said no (shown to the agent)")
+
+
+class MeChanges(Strict):
+    agent_requests_email: StrictBool
+
+
+class WorkspaceChanges(Strict):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+
+    # Omitted means "leave as is"; an explicit null is refused like any non-boolean.
+    ask_before_drafting: StrictBool = None  # type: ignore[assignment]
+    ask_before_approvals: StrictBool = None  # type: ignore[assignment]
+    confirm_in_client: StrictBool = None  # type: ignore[assignment]
+
+
+class NewConnectionBody(Strict):
+    name: str = Field(max_length=100, pattern=r"\S", description="What the person calls this agent, e.g. 'Claude on laptop'")
+
+
+# -- responses ----------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+    field: str | None = None
+
+
+class MessageBody(BaseModel):
+    message: str
+
+
+class PersonView(BaseModel):
+    id: str
+    email: str
+    name: str
+    role: str
+
+
+class WorkspaceView(BaseModel):
+    id: str
+    name: str
+
+
+class SessionView(BaseModel):
+    person: PersonView
+    workspace: WorkspaceView
+    csrfToken: str
+
+
+CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired"]
+
+
+class CardView(BaseModel):
+    id: str
+    tool: str
+    title: str
+    lines: list[str]
+    state: CardStateName = Field(description="The card's state (expiry applied)")
+    status: Literal["pending", "completed", "failed", "declined", "expired"] = Field(
+        description="What the agent's get_confirmation_status reports")
+    connectionName: str | None
+    createdAt: str
+    expiresAt: str
+    result: Any = None
+    next: list[dict[str, Any]] | None = None
+    reason: str | None = None
+
+
+class CardPage(BaseModel):
+    cards: list[CardView]
+    nextCursor: str | None
+
+
+class RefusalBody(BaseModel):
+    error: ErrorDetail
+    card: CardView
+
+
+class MySettings(BaseModel):
+    agent_requests_email: bool
+
+
+class WorkspaceSettings(BaseModel):
+    ask_before_drafting: bool
+    ask_before_approvals: bool
+    confirm_in_client: bool
+
+
+class SettingsView(BaseModel):
+    me: MySettings
+    workspace: WorkspaceSettings | None
+    canEditWorkspace: bool
+
+
+class ConnectionView(BaseModel):
+    id: str
+    name: str
+    createdAt: str
+    revoked: bool
+
+
+class ConnectionList(BaseModel):
+    connections: list[ConnectionView]
+
+
+class NewConnectionView(BaseModel):
+    connection: ConnectionView
+    token: str = Field(description="Shown once; only its hash is stored")
+    mcpUrl: str
+
+
+class RevokedView(BaseModel):
+    connection: ConnectionView
+    withdrawnCards: int
+
+
+def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for error statuses."""
+    return {status: {"model": ErrorBody} for status in statuses}

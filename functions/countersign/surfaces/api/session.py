@@ -1,0 +1,148 @@
+"""Sessions of the confirm page: the ``__Host-`` cookie, the CSRF token and the Origin check.
+
+* The cookie carries a random session id; the store keeps only its hash (and the CSRF token).
+* Every state-changing request must come from the public origin (``Origin`` header) and carry
+  ``X-CSRF-Token`` equal to its session's token; sign-in requests need the Origin too (login CSRF).
+* ``GET /api/session`` and ``POST /api/signout`` live here.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, Depends, Request, Response
+
+from ...core.ids import new_secret_token
+from ...runtime import Runtime
+from ...store.errors import NotFound
+from ...store.records import Person, Session, Workspace, secret_hash
+from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
+from .schemas import SessionView, errors
+
+COOKIE = "__Host-cs_session"
+CSRF_HEADER = "X-CSRF-Token"
+SESSION_TTL_SECONDS = 7 * 24 * 3600
+COOKIE_ATTRIBUTES = "Path=/; Secure; HttpOnly; SameSite=Lax"
+
+router = APIRouter(tags=["session"])
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A signed-in person on the confirm page."""
+
+    session: Session
+    person: Person
+    workspace: Workspace
+
+
+def runtime_of(request: Request) -> Runtime:
+    return request.app.state.runtime
+
+
+def public_origin(runtime: Runtime) -> str:
+    # The desk's settings are the live ones (tests and the local server may move the public URL).
+    parts = urlsplit(runtime.desk.settings.public_url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
+def check_origin(request: Request) -> None:
+    """Dependency: the request comes from the confirm page's origin."""
+    origin = request.headers.get("origin")
+    if origin is None or origin.rstrip("/").lower() != public_origin(runtime_of(request)):
+        raise ApiError(403, "csrf", FORBIDDEN_CSRF)
+
+
+def _unauthorized() -> ApiError:
+    return ApiError(401, "signed_out", SIGNED_OUT)
+
+
+def current(request: Request) -> Signed | None:
+    """The session named by the cookie, if it is valid now."""
+    session_id = request.cookies.get(COOKIE)
+    if not session_id or len(session_id) > 256:
+        return None
+    runtime = runtime_of(request)
+    session = runtime.store.get_session(secret_hash(session_id), runtime.desk.now())
+    if session is None:
+        return None
+    try:
+        person = runtime.store.get_person(session.workspace_id, session.person_id)
+        workspace = runtime.store.get_workspace(session.workspace_id)
+    except NotFound:  # the member was removed: the session ends with them
+        return None
+    return Signed(session, person, workspace)
+
+
+def signed_in(request: Request) -> Signed:
+    """Dependency for reads: a signed-in person, else 401 ``signed_out``."""
+    signed = current(request)
+    if signed is None:
+        raise _unauthorized()
+    return signed
+
+
+def acting(request: Request) -> Signed:
+    """Dependency for every state-changing request: Origin, session, then the CSRF token."""
+    check_origin(request)
+    signed = signed_in(request)
+    sent = request.headers.get(CSRF_HEADER, "")
+    if not sent or not hmac.compare_digest(sent.encode("utf-8"), signed.session.csrf_token.encode("utf-8")):
+        raise ApiError(403, "csrf", FORBIDDEN_CSRF)
+    return signed
+
+
+SignedIn = Annotated[Signed, Depends(signed_in)]
+Acting = Annotated[Signed, Depends(acting)]
+
+
+def start_session(runtime: Runtime, person: Person, workspace: Workspace) -> tuple[str, Signed]:
+    """A new session for ``person``: (the cookie's value, the signed-in view)."""
+    now = runtime.desk.now()
+    session_id = new_secret_token()
+    session = Session(
+        session_hash=secret_hash(session_id), person_id=person.id, workspace_id=workspace.id,
+        csrf_token=secrets.token_urlsafe(32), created_at=now, expires_at=now + SESSION_TTL_SECONDS,
+    )
+    runtime.store.create_session(session)
+    return session_id, Signed(session, person, workspace)
+
+
+def set_session_cookie(response: Response, session_id: str) -> None:
+    response.headers.append("set-cookie", f"{COOKIE}={session_id}; {COOKIE_ATTRIBUTES}")
+
+
+def clear_session_cookie(response: Response) -> None:
+    response.headers.append("set-cookie", f"{COOKIE}=; {COOKIE_ATTRIBUTES}; Max-Age=0")
+
+
+def session_view(signed: Signed) -> dict:
+    p, w = signed.person, signed.workspace
+    return {
+        "person": {"id": p.id, "email": p.email, "name": p.name, "role": p.role},
+        "workspace": {"id": w.id, "name": w.name},
+        "csrfToken": signed.session.csrf_token,
+    }
+
+
+@router.get("/session", response_model=SessionView, responses=errors(401))
+def get_session(signed: SignedIn) -> dict:
+    """Who is signed in, and the CSRF token the page sends back on every change."""
+    return session_view(signed)
+
+
+@router.post("/signout", status_code=204, response_class=Response, responses=errors(401, 403))
+def signout(request: Request) -> Response:
+    """End the session and expire its cookie. Already signed out is fine (204)."""
+    check_origin(request)
+    signed = current(request)
+    response = Response(status_code=204)
+    if signed is not None:
+        acting(request)  # a live session ends only with its CSRF token
+        runtime_of(request).store.delete_session(signed.session.session_hash)
+    clear_session_cookie(response)
+    return response

@@ -1,0 +1,51 @@
+"""The settings page: the person's own email setting, and (owners and admins) the workspace's."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from ...store.records import DEFAULT_WORKSPACE_SETTINGS
+from .errors import ApiError
+from .schemas import MeChanges, SettingsView, WorkspaceChanges, errors
+from .session import Acting, Signed, SignedIn, runtime_of
+
+router = APIRouter(tags=["settings"])
+
+EDITORS = ("owner", "admin")
+
+
+def settings_view(signed: Signed) -> dict:
+    can_edit = signed.person.role in EDITORS
+    workspace = {name: bool(signed.workspace.setting(name)) for name in DEFAULT_WORKSPACE_SETTINGS}
+    return {
+        "me": {"agent_requests_email": signed.person.agent_requests_email},
+        "workspace": workspace if can_edit else None,
+        "canEditWorkspace": can_edit,
+    }
+
+
+@router.get("/settings", response_model=SettingsView, responses=errors(401))
+def get_settings(signed: SignedIn) -> dict:
+    return settings_view(signed)
+
+
+@router.patch("/settings/me", response_model=SettingsView, responses=errors(401, 403, 422))
+def patch_me(changes: MeChanges, request: Request, signed: Acting) -> dict:
+    """Turn *Agent requests email* on or off for the signed-in person."""
+    runtime = runtime_of(request)
+    person = runtime.store.update_person(signed.workspace.id, signed.person.id,
+                                         agent_requests_email=changes.agent_requests_email)
+    return settings_view(Signed(signed.session, person, signed.workspace))
+
+
+@router.patch("/settings/workspace", response_model=SettingsView, responses=errors(401, 403, 422))
+def patch_workspace(changes: WorkspaceChanges, request: Request, signed: Acting) -> dict:
+    """Change workspace settings (owners and admins only)."""
+    if signed.person.role not in EDITORS:
+        raise ApiError(403, "forbidden", "Only the workspace's owners and admins can change its settings.")
+    given = {name: getattr(changes, name) for name in changes.model_fields_set}
+    if not given:
+        raise ApiError(422, "invalid", f"body: name at least one of {', '.join(DEFAULT_WORKSPACE_SETTINGS)}.",
+                       field="body")
+    workspace = runtime_of(request).store.update_workspace_settings(signed.workspace.id, given)
+    return settings_view(Signed(signed.session, signed.person, workspace))

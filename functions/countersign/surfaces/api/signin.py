@@ -1,0 +1,106 @@
+"""Sign-in by email link (SPEC §10).
+
+``POST /api/signin/request`` answers the same way, in about the same time, whether or not the
+address belongs to a member: the lookup, the token and the email happen after the answer (and
+are padded to a fixed floor, so a Lambda that waits for them still takes about as long either
+way). ``POST /api/signin/complete`` spends the one-time token and starts a session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import time
+
+from fastapi import APIRouter, BackgroundTasks, Depends, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from ... import accounts
+from ...store.errors import NotFound
+from ...store.records import secret_hash
+from .errors import ApiError
+from .schemas import MessageBody, SessionView, SigninCompleteBody, SigninRequestBody, errors
+from .session import check_origin, current, runtime_of, session_view, set_session_cookie, start_session
+
+log = logging.getLogger("countersign.api")
+
+router = APIRouter(tags=["sign-in"])
+
+SIGNIN_MESSAGE = "If that address belongs to a member, a sign-in link is on its way."
+INVALID_MESSAGE = "This sign-in link is invalid, expired or already used. Ask for a new one."
+RATE_WINDOW = 15 * 60
+PER_EMAIL = 5
+PER_ADDRESS = 20
+
+
+def client_address(request: Request) -> str:
+    """The caller's address for the per-address limit.
+
+    Under Lambda behind CloudFront the API sees an edge address shared by many people, so the
+    viewer address CloudFront adds (``CloudFront-Viewer-Address: ADDRESS:PORT``) is used there.
+    The local server uses the socket's peer and never trusts that header.
+    """
+    viewer = request.headers.get("cloudfront-viewer-address", "").strip()
+    if viewer and "aws.event" in request.scope:
+        return viewer.rsplit(":", 1)[0][:64]
+    return request.client.host if request.client else "unknown"
+
+
+@router.post("/signin/request", status_code=202, response_model=MessageBody,
+             dependencies=[Depends(check_origin)], responses=errors(403, 422, 429))
+def request_link(body: SigninRequestBody, request: Request, background: BackgroundTasks) -> dict:
+    """Email a one-time sign-in link to a member. The answer never says whether the address is known."""
+    started = time.monotonic()
+    email = body.email  # the schema's pattern already refused anything that is not an address
+    runtime = runtime_of(request)
+    now = runtime.desk.now()
+    limited = ApiError(429, "rate_limited", "Too many sign-in requests. Wait 15 minutes, then ask again.",
+                       headers={"Retry-After": str(RATE_WINDOW - now % RATE_WINDOW)})
+    if not runtime.store.hit_rate_limit(f"signin-address:{client_address(request)}", now, RATE_WINDOW, PER_ADDRESS):
+        raise limited
+    email_key = hashlib.sha256(email.lower().encode("utf-8")).hexdigest()
+    if not runtime.store.hit_rate_limit(f"signin-email:{email_key}", now, RATE_WINDOW, PER_EMAIL):
+        raise limited
+    background.add_task(_deliver, request.app, email, started)
+    return {"message": SIGNIN_MESSAGE}
+
+
+async def _deliver(app, email: str, started: float) -> None:
+    try:
+        await run_in_threadpool(_send_link, app, email)
+    except Exception:  # the answer is already given; a failed send must not say more
+        log.exception("sending a sign-in link failed")
+    floor = app.state.signin_floor - (time.monotonic() - started)
+    if floor > 0:
+        await asyncio.sleep(floor)
+
+
+def _send_link(app, email: str) -> None:
+    runtime = app.state.runtime
+    person = runtime.store.get_person_by_email(email)
+    if person is None:
+        return
+    token = accounts.mint_signin_token(runtime.store, person, now=runtime.desk.now())
+    app.state.mailer.send_signin(person.email, f"{runtime.desk.settings.public_url}/signin#token={token}")
+
+
+@router.post("/signin/complete", response_model=SessionView, dependencies=[Depends(check_origin)],
+             responses=errors(400, 403, 422))
+def complete(body: SigninCompleteBody, request: Request, response: Response) -> dict:
+    """Spend a sign-in token (once, within 15 minutes) and start a session."""
+    runtime = runtime_of(request)
+    token = runtime.store.consume_signin_token(secret_hash(body.token), runtime.desk.now()) if body.token else None
+    if token is None:
+        raise ApiError(400, "signin_invalid", INVALID_MESSAGE)
+    try:
+        person = runtime.store.get_person(token.workspace_id, token.person_id)
+        workspace = runtime.store.get_workspace(token.workspace_id)
+    except NotFound:
+        raise ApiError(400, "signin_invalid", INVALID_MESSAGE) from None
+    previous = current(request)
+    if previous is not None:  # never keep a session id across a sign-in
+        runtime.store.delete_session(previous.session.session_hash)
+    session_id, signed = start_session(runtime, person, workspace)
+    set_session_cookie(response, session_id)
+    return session_view(signed)

@@ -1,0 +1,221 @@
+"""The confirm API as the ``api`` Lambda runs it: Mangum, API Gateway HTTP API v2 events, and a
+DynamoDB store (moto) built from template.yaml's table."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+
+import pytest
+from mangum import Mangum
+
+from countersign import accounts, settings as settings_mod
+from countersign.gate.ask import request_card
+from countersign.gate.context import Principal
+from countersign.runtime import build
+from countersign.surfaces.api.app import create_api
+from tests.support.apigw import LambdaInstance, http_event, response_body
+from tests.support.aws import REPO_ROOT, moto_dynamodb_store
+from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
+
+pytestmark = pytest.mark.anyio
+
+PUBLIC = "https://confirm.example.com"
+COOKIE = "__Host-cs_session"
+
+
+class Mailbox:
+    def __init__(self):
+        self.sent: list[tuple[str, str]] = []
+
+    def send_signin(self, person_email: str, link: str) -> None:
+        self.sent.append((person_email, link))
+
+
+class Stack:
+    """One API Lambda instance on a moto table, and a way to speak to it as the page does."""
+
+    def __init__(self, store, tmp_path, floor: float = 0.0):
+        env = {"COUNTERSIGN_DATA": str(tmp_path), "COUNTERSIGN_PUBLIC_URL": PUBLIC,
+               "COUNTERSIGN_SIGNING_KEY": secrets.token_urlsafe(32), "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48)}
+        self.runtime = build(settings_mod.load(env), toolsets=[NOTES], store=store)
+        self.mailbox = Mailbox()
+        self.instance = LambdaInstance(Mangum(create_api(self.runtime, self.mailbox, signin_floor=floor), lifespan="off"))
+        self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
+        self.connection = accounts.create_connection(store, self.workspace.id, self.person.id, "Lambda agent").connection
+        seed_notes(store, self.workspace.id)
+        self.session_id = self.csrf = None
+
+    def call(self, method: str, path: str, body=None, *, query: str = "", base64_body: bool = False,
+             headers: dict | None = None, page: bool = True, source_ip: str = "198.51.100.7") -> dict:
+        sent = {"origin": PUBLIC, "content-type": "application/json"} if page else {}
+        if page and self.csrf:
+            sent["x-csrf-token"] = self.csrf
+        if page and self.session_id:
+            sent["cookie"] = f"{COOKIE}={self.session_id}; other=1"
+        sent.update(headers or {})
+        raw = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        return self.instance.invoke(http_event(method, path, headers=sent, body=raw, query=query,
+                                               base64_body=base64_body, source_ip=source_ip))
+
+    def file(self, text: str) -> str:
+        import anyio
+
+        principal = Principal(self.runtime.store.get_workspace(self.workspace.id), self.person, self.connection)
+        held = anyio.run(request_card, self.runtime.desk, principal, "publish_note", {"note_id": "n1", "text": text})
+        return held["confirmationId"]
+
+    def close(self):
+        self.instance.close()
+
+
+def body_of(result: dict):
+    raw = response_body(result)
+    return json.loads(raw) if raw else None
+
+
+@pytest.fixture
+def stack(tmp_path):
+    with moto_dynamodb_store() as store:
+        s = Stack(store, tmp_path)
+        yield s
+        s.close()
+
+
+def test_signin_session_confirm_and_decline_through_mangum(stack):
+    asked = stack.call("POST", "/api/signin/request", {"email": "OWNER@example.com"}, base64_body=True)
+    assert asked["statusCode"] == 202
+    assert body_of(asked) == {"message": "If that address belongs to a member, a sign-in link is on its way."}
+    # Mangum waits for the work after the answer: the email is out when the invocation returns.
+    [(to, link)] = stack.mailbox.sent
+    assert to == "owner@example.com" and link.startswith(f"{PUBLIC}/signin#token=")
+    token = link.split("#token=", 1)[1]
+
+    done = stack.call("POST", "/api/signin/complete", {"token": token})
+    assert done["statusCode"] == 200, done
+    [cookie] = done["cookies"]
+    session_id = cookie.split(";", 1)[0].split("=", 1)[1]
+    assert cookie == f"{COOKIE}={session_id}; Path=/; Secure; HttpOnly; SameSite=Lax"
+    stack.session_id, stack.csrf = session_id, body_of(done)["csrfToken"]
+    assert stack.call("POST", "/api/signin/complete", {"token": token})["statusCode"] == 400
+
+    session = stack.call("GET", "/api/session")
+    assert session["statusCode"] == 200 and body_of(session)["person"]["email"] == "owner@example.com"
+    for name, value in (("cache-control", "no-store"), ("x-content-type-options", "nosniff"),
+                        ("x-frame-options", "DENY"), ("referrer-policy", "no-referrer")):
+        assert session["headers"][name] == value
+
+    first, second = stack.file("one"), stack.file("two")
+    listed = body_of(stack.call("GET", "/api/cards", query="limit=1"))
+    assert [c["id"] for c in listed["cards"]] == [first] and listed["nextCursor"]
+    rest = body_of(stack.call("GET", "/api/cards", query=f"limit=1&cursor={listed['nextCursor']}"))
+    assert [c["id"] for c in rest["cards"]] == [second] and rest["nextCursor"] is None
+
+    refused = stack.call("POST", f"/api/cards/{first}/confirm", headers={"x-csrf-token": "wrong"})
+    assert refused["statusCode"] == 403 and body_of(refused)["error"]["code"] == "csrf"
+
+    confirmed = stack.call("POST", f"/api/cards/{first}/confirm", base64_body=True)
+    assert confirmed["statusCode"] == 200, confirmed
+    assert body_of(confirmed)["state"] == "completed"
+    assert stack.runtime.store.get_doc(stack.workspace.id, "note", "n1").data["text"] == "one"
+    again = stack.call("POST", f"/api/cards/{first}/confirm")
+    assert again["statusCode"] == 409 and body_of(again)["error"]["code"] == "already_answered"
+
+    # The second card was drawn before the first ran: its note moved.
+    changed = stack.call("POST", f"/api/cards/{second}/confirm")
+    assert changed["statusCode"] == 409 and body_of(changed)["error"]["code"] == "changed"
+
+    third = stack.file("three")
+    declined = stack.call("POST", f"/api/cards/{third}/decline", {"reason": "later"}, base64_body=True)
+    assert declined["statusCode"] == 200 and body_of(declined)["reason"] == "later"
+    history = body_of(stack.call("GET", "/api/history"))
+    assert {c["id"] for c in history["cards"]} == {first, second, third}
+
+    big = stack.call("POST", "/api/connections", {"name": "x" * 70_000})
+    assert big["statusCode"] == 413
+
+    out = stack.call("POST", "/api/signout")
+    assert out["statusCode"] == 204
+    assert stack.call("GET", "/api/session")["statusCode"] == 401
+
+
+def test_rate_limit_follows_the_viewer_address(stack):
+    def ask(**kw):
+        return stack.call("POST", "/api/signin/request", {"email": f"{secrets.token_hex(4)}@example.com"}, **kw)
+
+    for _ in range(20):
+        assert ask(source_ip="203.0.113.9")["statusCode"] == 202
+    assert ask(source_ip="203.0.113.9")["statusCode"] == 429
+    assert ask(source_ip="203.0.113.10")["statusCode"] == 202
+    # Behind CloudFront every viewer arrives from an edge address; CloudFront names the viewer.
+    edge = "130.176.0.1"
+    for i in range(20):
+        viewer = {"cloudfront-viewer-address": f"192.0.2.{i}:5{i:04d}"}
+        assert ask(source_ip=edge, headers=viewer)["statusCode"] == 202
+    assert ask(source_ip=edge, headers={"cloudfront-viewer-address": "192.0.2.1:4000"})["statusCode"] == 202
+
+
+def test_signin_takes_the_same_time_known_or_not(tmp_path):
+    with moto_dynamodb_store() as store:
+        stack = Stack(store, tmp_path, floor=0.2)
+        timings = {"known": [], "unknown": []}
+        for kind, address in (("known", "owner@example.com"), ("unknown", "stranger@example.com")) * 2:
+            started = time.perf_counter()
+            assert stack.call("POST", "/api/signin/request", {"email": address})["statusCode"] == 202
+            timings[kind].append(time.perf_counter() - started)
+        stack.close()
+    assert len(stack.mailbox.sent) == 2
+    assert min(timings["known"] + timings["unknown"]) >= 0.2
+    assert abs(sum(timings["known"]) - sum(timings["unknown"])) / 2 < 0.1
+
+
+def test_the_api_function_does_not_import_mcp(tmp_path):
+    """Import ``countersign.handlers.api`` as a cold Lambda would (DynamoDB on moto) and serve one event."""
+    script = """
+import json, sys, time
+from moto import mock_aws
+with mock_aws():
+    import boto3
+    from tests.support.aws import create_table_from_template
+    create_table_from_template(boto3.client("dynamodb", region_name="eu-west-1"), "countersign-api")
+    started = time.perf_counter()
+    import countersign.handlers.api as api
+    took = time.perf_counter() - started
+    from tests.support.apigw import LambdaContext, http_event
+    result = api.handler(http_event("GET", "/api/session"), LambdaContext())
+    print(json.dumps({"status": result["statusCode"], "seconds": took, "store": type(api.runtime.store).__name__,
+                      "mcp": [m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types")
+                              or m.startswith("countersign.surfaces.mcp") or m == "countersign.handlers.mcp"],
+                      "toolsets": [t.name for t in api.runtime.registry.toolsets]}))
+"""
+    env = dict(os.environ, COUNTERSIGN_STORE="dynamodb://countersign-api", COUNTERSIGN_DATA=str(tmp_path),
+               COUNTERSIGN_PUBLIC_URL=PUBLIC, COUNTERSIGN_MAIL="ses:countersign@example.com",
+               COUNTERSIGN_SIGNING_KEY=secrets.token_urlsafe(32), COUNTERSIGN_STATE_KEYS=secrets.token_urlsafe(48),
+               AWS_DEFAULT_REGION="eu-west-1")
+    env.pop("COUNTERSIGN_PACKS", None)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["status"] == 401
+    assert report["store"] == "DynamoDBStore"
+    assert report["mcp"] == [], report["mcp"]
+    assert report["toolsets"] == ["budget", "mail"]  # every toolset of the build, none of them pulling in mcp
+
+
+def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):
+    def broken(*args, **kwargs):
+        raise RuntimeError("database on fire: secret detail")
+
+    stack.runtime.store.get_session = broken
+    stack.session_id = "anything"
+    result = stack.call("GET", "/api/session")
+    assert result["statusCode"] == 500
+    assert body_of(result) == {"error": {"code": "internal",
+                                         "message": "Something went wrong on our side; nothing further was done. Try again."}}
+    assert result["headers"]["cache-control"] == "no-store" and result["headers"]["x-frame-options"] == "DENY"
+    assert "secret detail" not in response_body(result).decode()

@@ -1,0 +1,114 @@
+"""CSRF, Origin, security headers, body limits and bad input on every kind of request."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.pages import Page
+from tests.api.test_cards import file
+
+pytestmark = pytest.mark.anyio
+
+SECURITY = {"cache-control": "no-store", "x-content-type-options": "nosniff", "x-frame-options": "DENY",
+            "referrer-policy": "no-referrer"}
+
+
+def assert_secure(response) -> None:
+    for name, value in SECURITY.items():
+        assert response.headers.get(name) == value, (name, response.status_code, response.request.url)
+
+
+@pytest.mark.parametrize("how", ["no token", "wrong token", "wrong origin", "no origin", "token of another session"])
+async def test_state_changes_need_csrf_and_origin(signed, tenant, page, how):
+    card_id = await file(tenant)
+    other_csrf = None
+    if how == "token of another session":
+        other = Page(signed.origin).sign_in(tenant.runtime, tenant.person)
+        other_csrf = other.csrf
+        other.close()
+    kwargs = {"no token": {"csrf": None}, "wrong token": {"csrf": "x" * 43},
+              "wrong origin": {"origin": "http://evil.localhost:1"}, "no origin": {"origin": None},
+              "token of another session": {"csrf": other_csrf}}[how]
+    attempts = [
+        signed.post(f"/api/cards/{card_id}/confirm", **kwargs),
+        signed.post(f"/api/cards/{card_id}/decline", {"reason": "csrf"}, **kwargs),
+        signed.patch("/api/settings/me", {"agent_requests_email": False}, **kwargs),
+        signed.patch("/api/settings/workspace", {"ask_before_drafting": False}, **kwargs),
+        signed.post("/api/connections", {"name": "sneaky"}, **kwargs),
+        signed.post(f"/api/connections/{tenant.connection_id}/revoke", **kwargs),
+        signed.post("/api/signout", **kwargs),
+    ]
+    for response in attempts:
+        assert response.status_code == 403, (response.request.url, response.text)
+        assert response.json()["error"]["code"] == "csrf"
+        assert_secure(response)
+    # Nothing was written.
+    assert signed.get(f"/api/cards/{card_id}").json()["state"] == "pending"
+    assert tenant.note("n1")["text"] == "text 1"
+    assert signed.get("/api/settings").json()["me"]["agent_requests_email"] is True
+    assert signed.get("/api/settings").json()["workspace"]["ask_before_drafting"] is True
+    assert [c["name"] for c in signed.get("/api/connections").json()["connections"]] == ["Test agent"]
+    assert signed.get("/api/session").status_code == 200
+
+
+async def test_state_changes_without_a_session(page, tenant):
+    card_id = await file(tenant)
+    response = page.post(f"/api/cards/{card_id}/confirm", csrf="anything")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "signed_out"
+    assert tenant.note("n1")["text"] == "text 1"
+
+
+def test_security_headers_everywhere(signed):
+    responses = [
+        signed.get("/api/session"), signed.get("/api/session", cookie=None), signed.get("/api/cards"),
+        signed.get("/api/nope"), signed.request("DELETE", "/api/session"), signed.get("/api/openapi.json"),
+        signed.patch("/api/settings/me", content=b"{not json", headers={"Content-Type": "application/json"}),
+        signed.post("/api/connections", content=b"x" * (64 * 1024 + 1), headers={"Content-Type": "application/json"}),
+    ]
+    for response in responses:
+        assert_secure(response)
+        assert response.headers["content-type"].startswith("application/json")
+    assert [r.status_code for r in responses] == [200, 401, 200, 404, 405, 200, 422, 413]
+    assert responses[3].json()["error"]["code"] == "not_found"
+    assert responses[4].json()["error"]["code"] == "method_not_allowed"
+    assert responses[7].json()["error"]["code"] == "too_large"
+
+
+def test_body_limit(signed):
+    name = "y" * (64 * 1024)
+    big = signed.post("/api/connections", {"name": name})
+    assert big.status_code == 413
+    assert [c["name"] for c in signed.get("/api/connections").json()["connections"]] == ["Test agent"]
+    just_under = signed.post("/api/cards/c_unknown/decline", {"reason": "z" * 400})
+    assert just_under.status_code == 404
+
+
+def test_malformed_json_and_wrong_types(signed):
+    cases = [
+        (b"{not json", "body"),
+        (b"[1, 2]", "body"),
+        (b'"a string"', "body"),
+        (b"", "body"),
+        (b'{"name": ["list"]}', "name"),
+        (b'{"name": null}', "name"),
+        (b'{"name": "ok", "token": "x"}', "token"),
+    ]
+    for raw, field in cases:
+        response = signed.post("/api/connections", content=raw, headers={"Content-Type": "application/json"})
+        assert response.status_code == 422, (raw, response.text)
+        body = response.json()
+        assert body["error"]["code"] == "invalid"
+        assert body["error"]["message"].startswith(field), (raw, body)
+    assert [c["name"] for c in signed.get("/api/connections").json()["connections"]] == ["Test agent"]
+
+
+def test_openapi_is_served_and_the_docs_ui_is_off(page):
+    schema = page.get("/api/openapi.json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    assert {"/api/signin/request", "/api/signin/complete", "/api/session", "/api/signout", "/api/cards",
+            "/api/cards/{card_id}", "/api/history", "/api/cards/{card_id}/confirm", "/api/cards/{card_id}/decline",
+            "/api/settings", "/api/settings/me", "/api/settings/workspace", "/api/connections",
+            "/api/connections/{connection_id}/revoke"} == set(paths)
+    for path in ("/api/docs", "/api/redoc", "/docs", "/redoc"):
+        assert page.get(path).status_code == 404
