@@ -1,0 +1,401 @@
+"""Drafting steps (class ``setting:ask_before_drafting``): importing contacts, generating a design
+image, polishing copy, rewriting waiting drafts; and audience preparation.
+
+``add_list_to_campaign`` follows the drafting setting, except while the campaign it feeds is live:
+the people it adds are enrolled (and their pieces paid for) at once, so that call is class always.
+``create_campaign`` only makes a draft and runs on the call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ...core.ids import new_id
+from ...core.preview import Preview
+from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, setting
+from .model import (
+    KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LIST, REVIEW_EVERY, REVIEW_MODES, Mail, MailAction,
+    Phase, Work, check_write_count, count, create, credits, digest, enrol, format_counts, has_address,
+    ledger_after, need_credits, polish, put, q, recipients_line, review_line, validate_name,
+)
+from .preferences import EMAIL_RE
+
+DRAFTING = setting("ask_before_drafting")
+MAX_IMPORT = 80  # one atomic write per import
+
+
+class ContactIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=120)
+    email: str = Field(min_length=3, max_length=254)
+    company: Optional[str] = Field(default=None, max_length=120)
+    line1: Optional[str] = Field(default=None, max_length=120)
+    line2: Optional[str] = Field(default=None, max_length=120)
+    city: Optional[str] = Field(default=None, max_length=80)
+    region: Optional[str] = Field(default=None, max_length=80)
+    postal_code: Optional[str] = Field(default=None, max_length=20)
+    country: Optional[str] = Field(default=None, min_length=2, max_length=2)
+
+
+class ImportContactsArgs(Arguments):
+    contacts: list[ContactIn] = Field(min_length=1, max_length=MAX_IMPORT,
+                                      description=f"Up to {MAX_IMPORT} contacts per call")
+    list_id: Optional[str] = Field(default=None, max_length=64, description="Add them to this list")
+    new_list_name: Optional[str] = Field(default=None, max_length=120, description="Or create a list with this name")
+
+
+def contact_data(c: ContactIn) -> dict:
+    address = {k: getattr(c, k).strip() for k in ("line1", "line2", "city", "region", "postal_code", "country")
+               if getattr(c, k)}
+    if "country" in address:
+        address["country"] = address["country"].upper()
+    return {
+        "name": validate_name(c.name, "contacts.name"),
+        "email": c.email.strip().lower(),
+        "company": (c.company or "").strip(),
+        "address": address,
+        "suppressed": False,
+    }
+
+
+class ImportContacts(MailAction):
+    name = "import_contacts"
+    title = "Import contacts"
+    description = (f"Add up to {MAX_IMPORT} contacts, optionally into a list. A drafting step: waits for a person "
+                   "while the workspace asks before drafting steps.")
+    arguments = ImportContactsArgs
+    gate = DRAFTING
+    destructive = False
+    drift_message = "The contacts or the list changed between the preview and the answer; nothing was imported."
+
+    def prepare(self, args: ImportContactsArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        if args.list_id and args.new_list_name:
+            raise ActionError("Give list_id or new_list_name, not both.", field="list_id")
+        by_email = {c.data.get("email", "").lower(): c for c in mail.contacts.values()}
+        new, existing, seen = [], [], set()
+        for i, c in enumerate(args.contacts):
+            data = contact_data(c)
+            if not EMAIL_RE.match(data["email"]):
+                raise ActionError(f"contacts.{i}.email: {c.email!r} is not an email address.", field=f"contacts.{i}.email")
+            if data["email"] in seen:
+                raise ActionError(f"contacts.{i}.email: {data['email']} appears twice in this import.",
+                                  field=f"contacts.{i}.email")
+            seen.add(data["email"])
+            if data["email"] in by_email:
+                existing.append(by_email[data["email"]])
+            else:
+                new.append(data)
+        writes, new_ids = [], []
+        for data in new:
+            cid = new_id("ct_")
+            new_ids.append(cid)
+            writes.append(create(KIND_CONTACT, cid, dict(data, created_at=ctx.now)))
+        list_subject, list_name, feeds = None, None, []
+        if args.list_id or args.new_list_name:
+            if args.list_id:
+                lst = mail.list(args.list_id)
+                members = list(lst.data.get("contact_ids", []))
+                list_name = lst.data["name"]
+                added_existing = [c.id for c in existing if c.id not in members]
+                list_subject = {"list": lst.id, "name": list_name, "size_before": len(members),
+                                "add_existing": sorted(added_existing)}
+                writes.append(put(lst, dict(lst.data, contact_ids=members + added_existing + new_ids)))
+                feeds = mail.campaigns_fed_by(lst.id)
+            else:
+                list_name = validate_name(args.new_list_name, "new_list_name")
+                if any(lst.data.get("name") == list_name for lst in mail.lists.values()):
+                    raise ActionError(f"new_list_name: a list called {q(list_name)} exists; pass its list_id.",
+                                      field="new_list_name")
+                list_subject = {"new_list": list_name, "add_existing": sorted(c.id for c in existing)}
+                writes.append(create(KIND_LIST, new_id("ls_"), {
+                    "name": list_name, "contact_ids": [c.id for c in existing] + new_ids, "created_at": ctx.now}))
+        elif not new:
+            raise ActionError("Every contact in this import is already in the workspace, and no list was given.")
+        where = f" into list {q(list_name)}" if list_name else ""
+        title = f"Import {count(len(args.contacts), 'contact')}{where}: {len(new)} new, {len(existing)} already in the workspace"
+        lines = []
+        for data in new:
+            line = f"{data['name']}" + (f", {data['company']}" if data["company"] else "") + f" <{data['email']}>"
+            if not has_address(data):
+                line += " (no mailing address)"
+            lines.append(line)
+        for c in existing:
+            lines.append(f"Already here: {c.data.get('name')} <{c.data.get('email')}>")
+        for camp in feeds:
+            lines.append(f"List {q(list_name)} feeds campaign {q(camp.data['name'])} ({camp.data['status']})")
+        subject = {"new_contacts": new, "existing": sorted(c.id for c in existing), "list": list_subject}
+        result = {"imported": len(new), "contact_ids": new_ids, "already_present": [c.id for c in existing],
+                  "list": list_name}
+        return subject, Preview(title, lines), Work([Phase(writes)], result)
+
+    def next_steps(self, result, ctx):
+        return [Step("list_contacts", "Check the imported contacts."),
+                Step("add_list_to_campaign", "Point a campaign at the list.")]
+
+
+class GenerateImageArgs(Arguments):
+    prompt: str = Field(min_length=3, max_length=500, description="What the image should show")
+    design_id: Optional[str] = Field(default=None, max_length=64, description="The design to give a new draft version")
+    new_design_name: Optional[str] = Field(default=None, max_length=120, description="Or create a design with this name")
+    format: Optional[Literal["postcard", "letter", "handwritten"]] = Field(default=None, description="Format of a new design")
+
+
+class GenerateDesignImage(MailAction):
+    name = "generate_design_image"
+    title = "Generate a design image"
+    description = ("Generate an image into a new draft version of a design (or a new design). A drafting step. "
+                   "The published version keeps printing until the draft is approved.")
+    arguments = GenerateImageArgs
+    gate = DRAFTING
+    destructive = False
+    drift_message = "The design changed between the preview and the answer; no image was generated."
+
+    def prepare(self, args: GenerateImageArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        prompt = validate_name(args.prompt, "prompt", 500)
+        image = f"generated://{hashlib.sha256(prompt.encode()).hexdigest()[:16]}.png"
+        if (args.design_id is None) == (args.new_design_name is None):
+            raise ActionError("Give design_id (a new draft of that design) or new_design_name (a new design).",
+                              field="design_id")
+        if args.design_id is not None:
+            design = mail.design(args.design_id)
+            d = design.data
+            version = int(d["draft_version"]) + 1
+            data = dict(d, draft_version=version, draft=dict(d.get("draft") or {}, image=image, image_prompt=prompt),
+                        updated_at=ctx.now)
+            lines = [f"Prompt: {prompt}"]
+            if d.get("published_version"):
+                lines.append(f"Published version {d['published_version']} keeps printing until this draft is approved")
+            for camp in mail.live_campaigns_using(design.id):
+                lines.append(f"Used by live campaign {q(camp.data['name'])}")
+            subject = {"design": design.id, "name": d["name"], "from_version": d["draft_version"], "to_version": version,
+                       "prompt": prompt}
+            title = f"Generate a new image for design {q(d['name'])}: draft version {version}"
+            return subject, Preview(title, lines), Work([Phase([put(design, data)])],
+                                                        {"design_id": design.id, "draft_version": version, "image": image})
+        name = validate_name(args.new_design_name, "new_design_name")
+        fmt = args.format or (mail.profile.data.get("preferences") or {}).get("default_format") or "postcard"
+        did = new_id("ds_")
+        data = {"name": name, "format": fmt, "draft_version": 1, "draft": {"image": image, "image_prompt": prompt,
+                "brand_kit": mail.profile.data.get("brand_kit") or {}}, "published_version": None, "published": None,
+                "created_at": ctx.now, "updated_at": ctx.now}
+        subject = {"new_design": name, "format": fmt, "prompt": prompt}
+        title = f"Create design {q(name)} ({fmt}) with a generated image: draft version 1"
+        return subject, Preview(title, [f"Prompt: {prompt}"]), Work([Phase([create(KIND_DESIGN, did, data)])],
+                                                                    {"design_id": did, "draft_version": 1, "image": image})
+
+    def next_steps(self, result, ctx):
+        return [Step("approve_design", "Approve the new draft so it can print.", person_must_act=True)]
+
+
+class CampaignArgs(Arguments):
+    campaign_id: str = Field(max_length=64)
+
+
+class PolishCopywriting(MailAction):
+    name = "polish_copywriting"
+    title = "Polish a campaign's copy"
+    description = "Tidy a campaign's copy template (spacing, capitals, punctuation). A drafting step."
+    arguments = CampaignArgs
+    gate = DRAFTING
+    destructive = False
+    drift_message = "The campaign's copy changed between the preview and the answer; nothing was rewritten."
+
+    def prepare(self, args: CampaignArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        camp = mail.campaign(args.campaign_id)
+        c = camp.data
+        if c["status"] == "ended":
+            raise ActionError(f"campaign_id: {q(c['name'])} has ended; its copy can no longer change.", field="campaign_id")
+        before = c.get("copy", "")
+        after = polish(before)
+        if after == before:
+            raise ActionError(f"The copy of {q(c['name'])} needs no polishing.", field="campaign_id")
+        lines = [f"Before: {before}", f"After: {after}"]
+        if c["status"] in ("live", "paused"):
+            lines.append("Pieces already drafted keep their copy; people enrolled from now on get the polished copy")
+        subject = {"campaign": camp.id, "status": c["status"], "before": before, "after": after}
+        title = f"Polish the copy of campaign {q(c['name'])}"
+        return subject, Preview(title, lines), Work([Phase([put(camp, dict(c, copy=after))])],
+                                                    {"campaign_id": camp.id, "copy": after})
+
+
+class RewriteArgs(Arguments):
+    campaign_id: str = Field(max_length=64)
+    instructions: str = Field(min_length=3, max_length=300, description="How the drafts should change")
+
+
+class RewriteWaitingDrafts(MailAction):
+    name = "rewrite_waiting_drafts"
+    title = "Rewrite the drafts waiting for review"
+    description = "Have the model rewrite every draft waiting for review on a campaign; they keep waiting. A drafting step."
+    arguments = RewriteArgs
+    gate = DRAFTING
+    destructive = False
+    drift_message = "The drafts waiting on this campaign changed between the preview and the answer; nothing was rewritten."
+
+    def prepare(self, args: RewriteArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        camp = mail.campaign(args.campaign_id)
+        if camp.data["status"] == "ended":
+            raise ActionError(f"campaign_id: {q(camp.data['name'])} has ended.", field="campaign_id")
+        instructions = validate_name(args.instructions, "instructions", 300)
+        waiting = [(b, i, p) for b, i, p in mail.pieces(camp.id) if p["status"] == "waiting"]
+        if not waiting:
+            raise ActionError(f"No drafts are waiting for review on {q(camp.data['name'])}.", field="campaign_id")
+        batches: dict[str, tuple] = {}
+        for b, i, p in waiting:
+            entry = batches.setdefault(b.id, (b, [dict(x) for x in b.data["pieces"]]))
+            entry[1][i] = dict(p, copy=f"{polish(p['copy'])}\n\n{instructions}", written_by="model", clean=True,
+                               rewritten_at=ctx.now)
+        writes = [put(b, dict(b.data, pieces=pieces)) for b, pieces in batches.values()]
+        check_write_count(len(writes), "This rewrite")
+        pieces = [p for _, _, p in waiting]
+        subject = {"campaign": camp.id, "waiting": {"count": len(pieces), "digest": digest(p["id"] for p in pieces)},
+                   "instructions": instructions}
+        title = f"Rewrite {count(len(pieces), 'waiting draft')} on campaign {q(camp.data['name'])}"
+        lines = [f"Instructions: {instructions}", f"Recipients: {recipients_line(pieces)}",
+                 "They stay waiting for review; nothing prints"]
+        return subject, Preview(title, lines), Work([Phase(writes)], {"campaign_id": camp.id, "rewritten": len(pieces)})
+
+    def next_steps(self, result, ctx):
+        return [Step("get_campaign", "Read the rewritten drafts."),
+                Step("bulk_approve_messages", "Approve the drafts that are ready.", person_must_act=True)]
+
+
+class AddListArgs(Arguments):
+    campaign_id: str = Field(max_length=64)
+    list_id: str = Field(max_length=64)
+
+
+def _campaign_is_live(args: AddListArgs, ctx: ActionContext) -> bool:
+    doc = ctx.store.get_doc(ctx.workspace_id, KIND_CAMPAIGN, args.campaign_id)
+    return doc is not None and doc.data.get("status") == "live"
+
+
+class AddListToCampaign(MailAction):
+    name = "add_list_to_campaign"
+    title = "Add a list to a campaign"
+    description = ("Add a list's audience to a campaign. Follows Ask before drafting steps, but always waits for a "
+                   "person while the campaign is live, because the people it adds are enrolled and mailed.")
+    arguments = AddListArgs
+    gate = DRAFTING
+    drift_message = ("The campaign, the list's audience or the credits changed between the preview and the answer; "
+                     "the list was not added.")
+
+    def gate_class(self, args: AddListArgs, ctx: ActionContext):
+        return ALWAYS if _campaign_is_live(args, ctx) else DRAFTING
+
+    def prepare(self, args: AddListArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        camp = mail.campaign(args.campaign_id)
+        lst = mail.list(args.list_id)
+        c = camp.data
+        if c["status"] == "ended":
+            raise ActionError(f"campaign_id: {q(c['name'])} has ended; it takes no new audience.", field="campaign_id")
+        if lst.id in c.get("list_ids", []):
+            raise ActionError(f"list_id: {q(lst.data['name'])} already feeds {q(c['name'])}.", field="list_id")
+        size = len(lst.data.get("contact_ids", []))
+        new_campaign = dict(c, list_ids=[*c.get("list_ids", []), lst.id])
+        subject = {"campaign": camp.id, "status": c["status"], "list": lst.id,
+                   "list_contacts": digest(lst.data.get("contact_ids", []))}
+        if c["status"] != "live":
+            when_ = "when it launches" if c["status"] == "draft" else "when it resumes"
+            title = f"Add list {q(lst.data['name'])} ({count(size, 'contact')}) to campaign {q(c['name'])} ({c['status']})"
+            lines = [f"Its contacts are enrolled {when_}; nothing is printed or spent now"]
+            return subject, Preview(title, lines), Work([Phase([put(camp, new_campaign)])],
+                                                        {"campaign_id": camp.id, "list_ids": new_campaign["list_ids"]})
+        enrolled = mail.enrolled(camp.id)
+        everyone, skipped = mail.audience(camp, extra_list_ids=[lst.id])
+        before, _ = mail.audience(camp)
+        already = {x.id for x in before} | enrolled
+        fresh = [x for x in everyone if x.id not in already]
+        designs = [mail.design(d, "design_ids") for d in c.get("design_ids", [])]
+        if any(not d.data.get("published_version") for d in designs):
+            raise ActionError(f"A design of {q(c['name'])} has no published version; approve it first.",
+                              field="campaign_id")
+        e = enrol(mail, camp, fresh, designs, ctx, publishing=False)
+        need_credits(mail, e.spend, f"enrolling list {q(lst.data['name'])}")
+        new_campaign["batches"] = int(c.get("batches", 0)) + len(e.batches)
+        writes = [put(camp, new_campaign), ledger_after(mail, spend=e.spend, created=len(e.pieces), printed=e.printed),
+                  *e.batches, *e.jobs]
+        check_write_count(len(writes), "This list")
+        subject["enrol"] = {"count": len(fresh), "digest": digest(x.id for x in fresh), "pieces": e.by_format,
+                            "spend": e.spend, "printed": e.printed, "waiting": e.waiting}
+        title = (f"Add list {q(lst.data['name'])} to live campaign {q(c['name'])}: {count(len(fresh), 'new contact')}, "
+                 f"{format_counts(e.by_format)}, {credits(e.spend)}")
+        lines = [f"Prints now: {e.printed}; waits for review: {e.waiting}",
+                 review_line(c.get("copy_review", REVIEW_EVERY), c.get("approved_count", 0))]
+        members = set(lst.data.get("contact_ids", []))
+        overlap = sum(1 for x in everyone if x.id in members and x.id in already)
+        if overlap:
+            lines.append(f"{count(overlap, 'contact')} of the list already in the campaign's audience")
+        for reason, n in skipped.items():
+            if n:
+                lines.append(f"Skipped: {n} {reason}")
+        result = {"campaign_id": camp.id, "enrolled": len(fresh), "printed": e.printed, "waiting": e.waiting,
+                  "spent": e.spend, "piece_ids": [p["id"] for p in e.pieces][:200]}
+        return subject, Preview(title, lines), Work([Phase(writes)], result)
+
+    def next_steps(self, result, ctx):
+        steps = [Step("get_campaign", "Check the campaign's audience and pieces.")]
+        if result.get("waiting"):
+            steps.append(Step("bulk_approve_messages", "Review the new drafts waiting for approval.", person_must_act=True))
+        return steps
+
+
+class CreateCampaignArgs(Arguments):
+    name: str = Field(min_length=1, max_length=120)
+    list_ids: Optional[list[str]] = Field(default=None, max_length=20)
+    design_ids: Optional[list[str]] = Field(default=None, max_length=5, description="One piece per design per contact")
+    copy_template: str = Field(default="", max_length=2000,
+                               description="Copy template; {first_name}, {name} and {company} are filled in per contact")
+    copy_review: Literal["every_draft", "clean_auto"] = Field(
+        default=REVIEW_EVERY,
+        description="every_draft: every draft waits for a person; clean_auto: clean drafts print without review, "
+                    "drafts a model writes wait until 10 pieces are approved")
+    personalize: bool = Field(default=False, description="A model writes a personal line into each draft")
+
+
+class CreateCampaign(MailAction):
+    name = "create_campaign"
+    title = "Create a draft campaign"
+    description = "Create a campaign in the draft state (nothing prints until it is launched)."
+    arguments = CreateCampaignArgs
+    gate = NEVER
+    destructive = False
+    drift_message = "The lists or designs changed between the preview and the answer; no campaign was created."
+
+    def prepare(self, args: CreateCampaignArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        name = validate_name(args.name, "name")
+        if any(c.data.get("name") == name for c in mail.campaigns.values()):
+            raise ActionError(f"name: a campaign called {q(name)} exists.", field="name")
+        lists = [mail.list(lid, "list_ids") for lid in dict.fromkeys(args.list_ids or [])]
+        designs = [mail.design(did, "design_ids") for did in dict.fromkeys(args.design_ids or [])]
+        if args.copy_review not in REVIEW_MODES:  # pragma: no cover - the Literal refuses it first
+            raise ActionError("copy_review: unknown mode.", field="copy_review")
+        data = {"name": name, "status": "draft", "list_ids": [x.id for x in lists], "design_ids": [d.id for d in designs],
+                "copy": args.copy_template, "copy_review": args.copy_review, "personalize": args.personalize,
+                "approved_count": 0, "batches": 0, "created_at": ctx.now}
+        cid = new_id("cp_")
+        subject = {"new_campaign": {k: data[k] for k in ("name", "list_ids", "design_ids", "copy", "copy_review",
+                                                           "personalize")}}
+        lines = [f"Lists: {', '.join(q(x.data['name']) for x in lists) or '(none yet)'}",
+                 f"Designs: {', '.join(q(d.data['name']) for d in designs) or '(none yet)'}",
+                 review_line(args.copy_review, 0)]
+        return subject, Preview(f"Create draft campaign {q(name)}", lines), Work(
+            [Phase([create(KIND_CAMPAIGN, cid, data)])], {"campaign_id": cid, "status": "draft"})
+
+    def next_steps(self, result, ctx):
+        return [Step("launch_campaign", "Launch it when the audience, designs and copy are ready.", person_must_act=True)]
+
+
+ACTIONS = [ImportContacts(), GenerateDesignImage(), PolishCopywriting(), RewriteWaitingDrafts(), AddListToCampaign(),
+           CreateCampaign()]
+__all__ = ["ACTIONS"]

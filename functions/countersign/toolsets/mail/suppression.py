@@ -1,0 +1,73 @@
+"""Suppressing a whole domain (class always): its contacts are never mailed again, and their pieces
+that have not gone to the mail are cancelled with their credits returned."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ...core.preview import Preview
+from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
+from .model import (
+    CANCELLABLE, DOMAIN_RE, Mail, MailAction, Phase, Work, cancel_pieces, check_write_count, count, credits, digest,
+    email_domain, ledger_after, put, q, recipients_line,
+)
+
+
+class SuppressDomainArgs(Arguments):
+    domain: str = Field(min_length=3, max_length=253, description="e.g. globex.com")
+
+
+class SuppressDomain(MailAction):
+    name = "suppress_domain"
+    title = "Suppress a domain"
+    description = ("Never mail anyone at a domain again; cancels their pieces that have not gone to the mail and "
+                   "returns the credits.")
+    arguments = SuppressDomainArgs
+    gate = ALWAYS
+    drift_message = ("The contacts or pieces at this domain changed between the preview and the answer; "
+                     "nothing was suppressed.")
+
+    def prepare(self, args: SuppressDomainArgs, ctx: ActionContext):
+        mail = Mail(ctx)
+        domain = args.domain.strip().lower().lstrip("@")
+        if not DOMAIN_RE.match(domain):
+            raise ActionError(f"domain: {args.domain!r} is not a domain name like globex.com.", field="domain")
+        sup = mail.suppression
+        if domain in sup.data.get("domains", []):
+            raise ActionError(f"domain: {domain} is already suppressed.", field="domain")
+        contacts = sorted((c for c in mail.contacts.values() if email_domain(c.data.get("email")) == domain),
+                          key=lambda c: c.id)
+        ids = {c.id for c in contacts}
+        targets, campaigns = [], set()
+        for camp in mail.campaigns.values():
+            for b, i, p in mail.pieces(camp.id):
+                if p["contact_id"] in ids and p["status"] in CANCELLABLE:
+                    targets.append((b, i, p))
+                    campaigns.add(camp.data["name"])
+        cancel = cancel_pieces(mail, targets, ctx, reason=f"domain {domain} suppressed")
+        new_sup = dict(sup.data, domains=sorted([*sup.data.get("domains", []), domain]))
+        writes = [put(sup, new_sup), *cancel.batch_writes, *cancel.job_writes]
+        if targets:
+            writes.append(ledger_after(mail, refund=cancel.refund, unprinted=cancel.unprinted))
+        check_write_count(len(writes), "This suppression")
+        title = f"Suppress the domain {domain}: {count(len(contacts), 'contact')} never mailed again"
+        if targets:
+            title += f"; {count(len(targets), 'piece')} not yet mailed cancelled, {credits(cancel.refund)} returned"
+        lines = []
+        if contacts:
+            lines.append(f"Contacts: {recipients_line([c.data for c in contacts], limit=5)}")
+        if campaigns:
+            lines.append(f"Campaigns affected: {', '.join(q(n) for n in sorted(campaigns))}")
+        lines.append("Future imports and launches skip every address at this domain")
+        subject = {"domain": domain, "contacts": {"count": len(contacts), "digest": digest(ids)},
+                   "cancel": {"count": len(targets), "digest": digest(p["id"] for _, _, p in targets)},
+                   "refund": cancel.refund}
+        return subject, Preview(title, lines), Work([Phase(writes)], {
+            "domain": domain, "contacts": len(contacts), "cancelled": len(targets), "refunded": cancel.refund})
+
+    def next_steps(self, result, ctx):
+        return [Step("list_contacts", "Check which contacts are suppressed.")]
+
+
+ACTIONS = [SuppressDomain()]
+__all__ = ["ACTIONS"]

@@ -1,0 +1,39 @@
+"""Fixtures of the mail toolset's tests: every in-process test runs on SQLite and on DynamoDB (moto)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.mail.world import World
+
+_HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        from countersign.store.sqlite import SQLiteStore
+
+        s = SQLiteStore(str(tmp_path / "countersign.db"))
+        yield s
+        s.close()
+    else:
+        from tests.support.aws import moto_dynamodb_store
+
+        with moto_dynamodb_store() as s:
+            yield s
+
+
+@pytest.fixture
+def world(store) -> World:
+    return World(store)
+
+
+def pytest_collection_modifyitems(config, items):
+    # This hook sees every item of the session: mark only this folder's end-to-end tests.
+    for item in items:
+        path = Path(str(item.path)).resolve()
+        if path.parent == _HERE and path.name.startswith("test_e2e"):
+            item.add_marker(pytest.mark.mcp)

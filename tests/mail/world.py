@@ -1,0 +1,109 @@
+"""An in-process mail workspace: a store, the mail toolset, a card desk and the demo data."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from countersign import accounts
+from countersign.core.ids import new_id
+from countersign.core.tickets import Keyring, new_secret
+from countersign.gate.actions import Registry
+from countersign.gate.ask import request_card
+from countersign.gate.cards import CardDesk
+from countersign.gate.context import ActionContext, Principal
+from countersign.settings import Settings
+from countersign.store.records import DocWrite, Person
+from countersign.toolsets.mail import TOOLSET
+from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail.demo import seed
+
+
+class World:
+    def __init__(self, store, credits: int = 100, contacts=None):
+        self.store = store
+        self.workspace, self.owner = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com", "Olive Owner")
+        self.registry = Registry([TOOLSET])
+        self.desk = CardDesk(store, Keyring.from_secrets([new_secret()]), Settings(), self.registry)
+        kwargs = {} if contacts is None else {"contacts": contacts}
+        self.ids = seed(self.ctx(), credits=credits, **kwargs)
+        self._connections: dict[str, Any] = {}
+
+    @property
+    def ws(self) -> str:
+        return self.workspace.id
+
+    def ctx(self, person: Person | None = None) -> ActionContext:
+        return ActionContext(self.store, self.store.get_workspace(self.ws), person or self.owner, None, self.desk.now())
+
+    def add_person(self, role: str) -> Person:
+        return accounts.add_person(self.store, self.ws, f"{new_id('u')}@example.com", role, name=f"A {role}")
+
+    def action(self, name: str):
+        return self.registry.action(name)
+
+    def plan(self, name: str, args: dict, person: Person | None = None):
+        action = self.action(name)
+        return action.plan(action.parse(args), self.ctx(person))
+
+    def run(self, name: str, args: dict, person: Person | None = None) -> dict:
+        action = self.action(name)
+        ctx = self.ctx(person)
+        return action.apply(action.plan(action.parse(args), ctx), ctx)
+
+    def gate(self, name: str, args: dict, person: Person | None = None) -> str:
+        action = self.action(name)
+        ctx = self.ctx(person)
+        parsed = action.parse(args)
+        cls = action.gate_class(parsed, ctx)
+        return f"{cls.name}:{'held' if cls.holds(parsed, ctx) else 'runs'}"
+
+    def principal(self, person: Person | None = None) -> Principal:
+        person = person or self.owner
+        if person.id not in self._connections:
+            new = accounts.create_connection(self.store, self.ws, person.id, "Test agent")
+            self._connections[person.id] = new.connection
+        person = self.store.get_person(self.ws, person.id)
+        return Principal(self.store.get_workspace(self.ws), person, self._connections[person.id])
+
+    def request(self, name: str, args: dict, person: Person | None = None) -> dict:
+        """File a card (request_confirmation) and return the held reply."""
+        return asyncio.run(request_card(self.desk, self.principal(person), name, args))
+
+    def click(self, card_id: str, person: Person | None = None):
+        person = self.store.get_person(self.ws, (person or self.owner).id)
+        return self.desk.confirm_click(self.ws, person, card_id)
+
+    # -- reading and poking the model ----------------------------------------------------------
+
+    def doc(self, kind: str, doc_id: str):
+        return self.store.get_doc(self.ws, kind, doc_id)
+
+    def data(self, kind: str, doc_id: str) -> dict:
+        return self.doc(kind, doc_id).data
+
+    def patch(self, kind: str, doc_id: str, **changes) -> None:
+        doc = self.doc(kind, doc_id)
+        self.store.write_docs(self.ws, [DocWrite(kind, doc_id, {**doc.data, **changes}, doc.version)])
+
+    def balance(self) -> int:
+        return self.data(m.KIND_LEDGER, m.LEDGER_ID)["balance"]
+
+    def campaign(self) -> dict:
+        return self.data(m.KIND_CAMPAIGN, self.ids["campaign_id"])
+
+    def design(self) -> dict:
+        return self.data(m.KIND_DESIGN, self.ids["design_id"])
+
+    def pieces(self, owner: str | None = None) -> list[dict]:
+        owner = owner or self.ids["campaign_id"]
+        return [p for d in self.store.list_docs(self.ws, m.pieces_kind(owner)) for p in d.data["pieces"]]
+
+    def jobs(self) -> list[dict]:
+        return [d.data for d in self.store.list_docs(self.ws, m.KIND_JOB)]
+
+    def set(self, **settings) -> None:
+        self.store.update_workspace_settings(self.ws, settings)
+
+    def launch(self, person: Person | None = None) -> dict:
+        return self.run("launch_campaign", {"campaign_id": self.ids["campaign_id"]}, person)
