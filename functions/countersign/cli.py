@@ -89,6 +89,41 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def cmd_budget_import(args) -> int:
+    """Import a YNAB register export into the budget of the member's workspace; nothing on a bad row."""
+    import time
+
+    from .gate.context import ActionContext
+    from .toolsets.budget.importer import RegisterError, import_register
+
+    s, store = _store(args)
+    email = args.email
+    if not email:
+        demo = s.data_dir / "demo.json"
+        email = json.loads(demo.read_text()).get("person_email") if demo.exists() else None
+    if not email:
+        print("error: --email is required (no demo.json in the data folder names a member)", file=sys.stderr)
+        return 2
+    person = store.get_person_by_email(email)
+    if person is None:
+        print(f"error: no member with email {email!r}", file=sys.stderr)
+        return 2
+    path = Path(args.file).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    ctx = ActionContext(store, store.get_workspace(person.workspace_id), person, None, int(time.time()))
+    try:
+        result = import_register(ctx, text, source=path.name)
+    except RegisterError as exc:
+        print(f"error: {path.name}: {exc}; nothing was imported", file=sys.stderr)
+        return 2
+    print(json.dumps({"workspace_id": person.workspace_id, **result.to_dict()}, indent=2))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -123,6 +158,14 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--data")
     link.add_argument("--store")
     link.set_defaults(func=cmd_signin_link)
+
+    budget = sub.add_parser("budget", help="the budget toolset").add_subparsers(dest="action", required=True)
+    budget_import = budget.add_parser("import", help="import a YNAB register export (CSV); a bad row imports nothing")
+    budget_import.add_argument("file", metavar="FILE.csv")
+    budget_import.add_argument("--email", help="a member of the workspace to import into (default: the demo person)")
+    budget_import.add_argument("--data")
+    budget_import.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    budget_import.set_defaults(func=cmd_budget_import)
     return p
 
 

@@ -1,0 +1,50 @@
+"""Assigning money to a category for a month: ``set_category_budget``."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ...core.preview import Preview
+from ...gate.actions import ActionContext, ActionError, Arguments, Plan
+from .base import Amount, BudgetAction, title_to_summary
+from .model import Ledger, display, resolve_month, to_milliunits
+from .operations import budget_change, commit
+
+
+class SetBudgetArgs(Arguments):
+    category_id: str = Field(description="The category (an id from list_categories)")
+    month: str = Field(description="2026-09, 2026-09-01, current or next")
+    amount: Amount = Field(description="The amount to budget, in currency units (e.g. 150.00)")
+
+
+class SetCategoryBudget(BudgetAction):
+    name = "set_category_budget"
+    title = "Budget a category for a month"
+    description = (
+        "Set the amount budgeted in a category for a month. The person sees "
+        "'Budget Restaurants for 2026-09-01: 120.00 → 150.00?'."
+    )
+    arguments = SetBudgetArgs
+
+    def plan(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
+        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        category = ledger.category(args.category_id)
+        if category.data.get("internal"):
+            raise ActionError(f"category_id: {category.data['name']} holds income; it is not budgeted.", field="category_id")
+        month = resolve_month(args.month, ctx.now)
+        amount = to_milliunits(args.amount, "amount")
+        before = ledger.budgeted(month, category.id)
+        name = category.data["name"]
+        if before == amount:
+            raise ActionError(f"amount: {name} already has {display(amount)} budgeted for {month}.", field="amount")
+        title = f"Budget {name} for {month}: {display(before)} → {display(amount)}?"
+        subject = {"category": category.id, "category_name": name, "month": month, "before": before, "amount": amount}
+        return Plan(subject, Preview(title))
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+        s = plan.subject
+        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        op_id = commit(ctx, ledger, [budget_change(s["month"], s["category"], s["before"], s["amount"])], "budget",
+                       title_to_summary(plan.preview.title))
+        return {"operation_id": op_id, "category_id": s["category"], "month": s["month"],
+                "budgeted": display(s["amount"]), "budgeted_milliunits": s["amount"]}

@@ -1,0 +1,416 @@
+"""The budget ledger of one workspace, stored as versioned docs (seed 000's plan).
+
+Docs (kind → id → data):
+
+* ``budget_account``  ``acc_…``      ``{name, type, closed, position}``
+* ``budget_group``    ``grp_…``      ``{name, position, hidden}``
+* ``budget_category`` ``cat_…``      ``{name, group_id, position, hidden, note}``
+* ``budget_month``    ``2026-09-01`` ``{budgeted: {category_id: milliunits}}``
+* ``budget_txns``     ``<account>.<2026-09>`` ``{account_id, month, transactions: [...]}`` — one bucket
+  per account and month, so a recategorisation, a reconciliation or an import touches few docs
+  and stays one atomic batch.
+* ``budget_op``       ``op_…``       the operation log (see :mod:`.operations`).
+
+A transaction is ``{id, date, payee, amount, category_id, memo, cleared, approved, flag,
+subtransactions: [{amount, category_id, memo}], import_id, transfer}``. Amounts are milliunits
+(outflows negative). Activity, available and account balances are computed from the
+transactions, never stored, so they cannot disagree with them.
+
+The category ``Ready to Assign`` (group ``Inflow``) is built in: income goes there.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any, Iterable, Iterator
+
+from ...core.preview import money
+from ...gate.actions import ActionError
+from ...store.interface import Store
+from ...store.records import Doc
+
+ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP = (
+    "budget_account", "budget_group", "budget_category", "budget_month", "budget_txns", "budget_op",
+)
+
+DRIFT = "The budget changed between the preview and the answer"
+
+INFLOW_GROUP_ID = "inflow"
+RTA_ID = "ready_to_assign"
+INFLOW_GROUP = {"name": "Inflow", "position": -1, "hidden": False, "internal": True}
+RTA_CATEGORY = {"name": "Ready to Assign", "group_id": INFLOW_GROUP_ID, "position": 0, "hidden": False, "note": "",
+                "internal": True}
+
+CLEARED_STATES = ("uncleared", "cleared", "reconciled")
+ACCOUNT_TYPES = ("checking", "savings", "cash", "creditCard", "lineOfCredit", "otherAsset", "otherLiability")
+UNCATEGORISED = "Uncategorised"
+SPLIT = "Split"
+TRANSFER_PREFIX = "Transfer : "
+
+MAX_UNITS = Decimal(1_000_000_000)  # a billion in any currency is not a household budget amount
+
+
+# -- amounts ---------------------------------------------------------------------------------------
+
+
+def to_milliunits(value: Any, field: str) -> int:
+    """A currency amount (``150``, ``150.5``, ``"-86.40"``) to milliunits; :class:`ActionError` naming ``field``."""
+    if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
+        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field)
+    text = value.strip() if isinstance(value, str) else repr(value)
+    if isinstance(value, str) and not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", text):
+        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field)
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field) from None
+    if not amount.is_finite():
+        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field)
+    if abs(amount) >= MAX_UNITS:
+        raise ActionError(f"{field}: {value!r} is too large for a budget amount.", field=field)
+    milli = amount * 1000
+    if isinstance(value, float) and abs(milli - milli.to_integral_value()) < Decimal("0.000001"):
+        milli = milli.to_integral_value()  # binary float noise such as 0.1 + 0.2
+    if milli != milli.to_integral_value():
+        raise ActionError(f"{field}: {value!r} has more decimals than a budget keeps (at most 3).", field=field)
+    return int(milli)
+
+
+def display(milliunits: int) -> str:
+    """``150000`` → ``"150.00"`` (the format of every preview)."""
+    return money(milliunits)
+
+
+def amounts(prefix: str, milliunits: int) -> dict[str, Any]:
+    """``{prefix: "150.00", prefix_milliunits: 150000}`` for read results."""
+    return {prefix: display(milliunits), f"{prefix}_milliunits": milliunits}
+
+
+# -- dates and months ------------------------------------------------------------------------------
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+def today(now: int) -> date:
+    return datetime.fromtimestamp(now, tz=timezone.utc).date()
+
+
+def parse_date(value: Any, field: str) -> str:
+    """``YYYY-MM-DD`` of a day that exists, else :class:`ActionError` naming ``field``."""
+    text = value.strip() if isinstance(value, str) else None
+    m = _ISO_DATE.fullmatch(text or "")
+    if not m:
+        raise ActionError(f"{field}: {value!r} is not a date; use YYYY-MM-DD.", field=field)
+    try:
+        return date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        raise ActionError(f"{field}: {text} is not a date that exists.", field=field) from None
+
+
+def month_key(day: str) -> str:
+    """``2026-09-12`` → ``2026-09`` (a bucket's month)."""
+    return day[:7]
+
+
+def month_start(day: str) -> str:
+    """``2026-09-12`` → ``2026-09-01`` (a month as seed 000 resolves it)."""
+    return day[:7] + "-01"
+
+
+def add_months(month: str, delta: int) -> str:
+    year, mon = int(month[:4]), int(month[5:7])
+    index = year * 12 + (mon - 1) + delta
+    return f"{index // 12:04d}-{index % 12 + 1:02d}-01"
+
+
+def resolve_month(value: Any, now: int, field: str = "month") -> str:
+    """``2026-09``, ``2026-09-01`` (any existing day), ``current``, ``next``, ``previous`` → ``2026-09-01``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ActionError(f"{field}: give a month as 2026-09, 2026-09-01, current or next.", field=field)
+    text = value.strip().lower()
+    current = today(now).isoformat()[:7] + "-01"
+    if text in ("current", "this", "now"):
+        return current
+    if text == "next":
+        return add_months(current, 1)
+    if text in ("previous", "last"):
+        return add_months(current, -1)
+    m = _ISO_MONTH.fullmatch(text)
+    if m:
+        if not 1 <= int(m[2]) <= 12:
+            raise ActionError(f"{field}: {value!r} is not a month that exists.", field=field)
+        return f"{m[1]}-{m[2]}-01"
+    if _ISO_DATE.fullmatch(text):
+        return month_start(parse_date(text, field))
+    raise ActionError(f"{field}: {value!r} is not a month; use 2026-09, 2026-09-01, current or next.", field=field)
+
+
+def bucket_id(account_id: str, day: str) -> str:
+    return f"{account_id}.{month_key(day)}"
+
+
+# -- the ledger ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TxnRef:
+    """A transaction found in the ledger: its bucket, its account and its data (do not mutate)."""
+
+    bucket: str
+    account_id: str
+    data: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.data["id"]
+
+
+def is_transfer(txn: dict) -> bool:
+    return bool(txn.get("transfer"))
+
+
+def is_split(txn: dict) -> bool:
+    return bool(txn.get("subtransactions"))
+
+
+def is_uncategorised(txn: dict) -> bool:
+    return txn.get("category_id") is None and not is_split(txn) and not is_transfer(txn)
+
+
+def category_lines(txn: dict) -> list[tuple[str | None, int]]:
+    """(category, amount) of each part of a transaction that counts towards the budget."""
+    if is_split(txn):
+        return [(s.get("category_id"), s["amount"]) for s in txn["subtransactions"]]
+    if is_transfer(txn):
+        return []
+    return [(txn.get("category_id"), txn["amount"])]
+
+
+@dataclass
+class Ledger:
+    """Everything of one workspace's budget, read at one moment, with versions kept for writing."""
+
+    workspace_id: str
+    accounts: dict[str, Doc] = field(default_factory=dict)
+    groups: dict[str, Doc] = field(default_factory=dict)
+    categories: dict[str, Doc] = field(default_factory=dict)
+    months: dict[str, Doc] = field(default_factory=dict)
+    buckets: dict[str, Doc] = field(default_factory=dict)
+    _index: dict[str, TxnRef] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, store: Store, workspace_id: str) -> "Ledger":
+        def by_id(kind: str) -> dict[str, Doc]:
+            return {d.id: d for d in store.list_docs(workspace_id, kind)}
+
+        ledger = cls(workspace_id, by_id(ACCOUNT), by_id(GROUP), by_id(CATEGORY), by_id(MONTH), by_id(TXNS))
+        ledger.groups.setdefault(INFLOW_GROUP_ID, Doc(GROUP, INFLOW_GROUP_ID, dict(INFLOW_GROUP), 0))
+        ledger.categories.setdefault(RTA_ID, Doc(CATEGORY, RTA_ID, dict(RTA_CATEGORY), 0))
+        ledger.reindex()
+        return ledger
+
+    def reindex(self) -> None:
+        self._index = {}
+        for bid, doc in self.buckets.items():
+            for txn in doc.data.get("transactions", []):
+                self._index[txn["id"]] = TxnRef(bid, doc.data["account_id"], txn)
+
+    # -- lookups (ActionError naming the field for an unknown id) --------------------------------
+
+    def account(self, account_id: Any, field: str = "account_id") -> Doc:
+        doc = self.accounts.get(account_id) if isinstance(account_id, str) else None
+        if doc is None:
+            raise ActionError(f"{field}: no account {account_id!r} in this budget; list_accounts gives the ids.", field=field)
+        return doc
+
+    def group(self, group_id: Any, field: str = "group_id") -> Doc:
+        doc = self.groups.get(group_id) if isinstance(group_id, str) else None
+        if doc is None:
+            raise ActionError(
+                f"{field}: no category group {group_id!r} in this budget; list_categories gives the ids.", field=field
+            )
+        return doc
+
+    def category(self, category_id: Any, field: str = "category_id") -> Doc:
+        doc = self.categories.get(category_id) if isinstance(category_id, str) else None
+        if doc is None:
+            raise ActionError(
+                f"{field}: no category {category_id!r} in this budget; list_categories gives the ids.", field=field
+            )
+        return doc
+
+    def txn(self, txn_id: Any, field: str = "transaction_id") -> TxnRef:
+        ref = self._index.get(txn_id) if isinstance(txn_id, str) else None
+        if ref is None:
+            raise ActionError(
+                f"{field}: no transaction {txn_id!r} in this budget; list_transactions gives the ids.", field=field
+            )
+        return ref
+
+    def find_txn(self, txn_id: str) -> TxnRef | None:
+        return self._index.get(txn_id)
+
+    # -- names --------------------------------------------------------------------------------------
+
+    def category_name(self, category_id: str | None) -> str:
+        if category_id is None:
+            return UNCATEGORISED
+        doc = self.categories.get(category_id)
+        return doc.data["name"] if doc else f"(deleted category {category_id})"
+
+    def txn_category_name(self, txn: dict) -> str:
+        if is_split(txn):
+            return SPLIT
+        if is_transfer(txn):
+            return f"Transfer ({txn['transfer']})" if isinstance(txn.get("transfer"), str) else "Transfer"
+        return self.category_name(txn.get("category_id"))
+
+    def group_name(self, group_id: str) -> str:
+        doc = self.groups.get(group_id)
+        return doc.data["name"] if doc else f"(deleted group {group_id})"
+
+    def category_label(self, category_id: str) -> str:
+        """``‘Tennis’ (Fun)``."""
+        doc = self.categories[category_id]
+        return f"‘{doc.data['name']}’ ({self.group_name(doc.data['group_id'])})"
+
+    # -- iteration ---------------------------------------------------------------------------------
+
+    def transactions(self) -> Iterator[TxnRef]:
+        return iter(self._index.values())
+
+    def account_transactions(self, account_id: str) -> list[TxnRef]:
+        return [r for r in self._index.values() if r.account_id == account_id]
+
+    def ordered_groups(self) -> list[Doc]:
+        return sorted(self.groups.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
+
+    def ordered_categories(self, group_id: str | None = None) -> list[Doc]:
+        docs = [d for d in self.categories.values() if group_id is None or d.data["group_id"] == group_id]
+        groups = {g.id: i for i, g in enumerate(self.ordered_groups())}
+        return sorted(docs, key=lambda d: (groups.get(d.data["group_id"], 99), d.data.get("position", 0), d.data["name"], d.id))
+
+    def ordered_accounts(self) -> list[Doc]:
+        return sorted(self.accounts.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
+
+    # -- figures -----------------------------------------------------------------------------------
+
+    def balances(self, account_id: str) -> tuple[int, int]:
+        """(cleared, uncleared) balance of an account; reconciled counts as cleared."""
+        cleared = uncleared = 0
+        for ref in self.account_transactions(account_id):
+            if ref.data["cleared"] == "uncleared":
+                uncleared += ref.data["amount"]
+            else:
+                cleared += ref.data["amount"]
+        return cleared, uncleared
+
+    def budgeted(self, month: str, category_id: str) -> int:
+        doc = self.months.get(month)
+        return int((doc.data.get("budgeted") or {}).get(category_id, 0)) if doc else 0
+
+    def month_figures(self, month: str) -> dict[str, Any]:
+        """Budgeted, activity and available of every category in ``month`` (``YYYY-MM-01``).
+
+        Available carries over month to month; an overspent (negative) balance does not carry
+        over: it is taken from Ready to Assign the next month, as YNAB does for cash spending.
+        """
+        months = sorted({m for m in self.months} | {month_start(r.data["date"]) for r in self.transactions()} | {month})
+        months = [m for m in months if m <= month]
+        activity: dict[str, dict[str, int]] = {m: {} for m in months}
+        income: dict[str, int] = {m: 0 for m in months}
+        for ref in self.transactions():
+            m = month_start(ref.data["date"])
+            if m > month:
+                continue
+            for cat, amount in category_lines(ref.data):
+                if cat == RTA_ID:
+                    income[m] += amount
+                elif cat is not None:
+                    activity[m][cat] = activity[m].get(cat, 0) + amount
+        available: dict[str, int] = {}
+        rta = 0
+        budgeted_now: dict[str, int] = {}
+        for m in months:
+            budgeted = {k: int(v) for k, v in ((self.months[m].data.get("budgeted") or {}) if m in self.months else {}).items()}
+            overspent = sum(v for v in available.values() if v < 0)
+            carried = {k: max(v, 0) for k, v in available.items()}
+            rta += income[m] - sum(budgeted.values()) + overspent
+            cats = set(carried) | set(budgeted) | set(activity[m])
+            available = {c: carried.get(c, 0) + budgeted.get(c, 0) + activity[m].get(c, 0) for c in cats}
+            budgeted_now = budgeted
+        return {
+            "month": month,
+            "income": income.get(month, 0),
+            "ready_to_assign": rta,
+            "budgeted": budgeted_now,
+            "activity": activity.get(month, {}),
+            "available": available,
+        }
+
+
+# -- staging writes -------------------------------------------------------------------------------
+
+
+@dataclass
+class Staged:
+    """Working copies of the docs a change touches, with the versions they were read at."""
+
+    ledger: Ledger
+    docs: dict[tuple[str, str], dict[str, Any] | None] = field(default_factory=dict)
+    versions: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def _source(self, kind: str) -> dict[str, Doc]:
+        return {
+            ACCOUNT: self.ledger.accounts, GROUP: self.ledger.groups, CATEGORY: self.ledger.categories,
+            MONTH: self.ledger.months, TXNS: self.ledger.buckets,
+        }[kind]
+
+    def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+        key = (kind, doc_id)
+        if key not in self.docs:
+            doc = self._source(kind).get(doc_id)
+            self.versions[key] = doc.version if doc else 0
+            self.docs[key] = copy.deepcopy(doc.data) if doc and doc.version else None
+        return self.docs[key]
+
+    def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
+        self.get(kind, doc_id)
+        self.docs[(kind, doc_id)] = data
+
+    def writes(self) -> list[tuple[str, str, dict[str, Any] | None, int]]:
+        out = []
+        for (kind, doc_id), data in self.docs.items():
+            version = self.versions[(kind, doc_id)]
+            if kind == TXNS and data is not None and not data.get("transactions"):
+                data = None  # an emptied bucket goes away
+            if data is None and version == 0:
+                continue
+            out.append((kind, doc_id, data, version))
+        return out
+
+
+def sort_transactions(txns: Iterable[dict]) -> list[dict]:
+    return sorted(txns, key=lambda t: (t["date"], t["id"]))
+
+
+def new_txn(txn_id: str, day: str, payee: str, amount: int, category_id: str | None = None, *, memo: str = "",
+            cleared: str = "uncleared", approved: bool = True, flag: str | None = None,
+            subtransactions: list[dict] | None = None, import_id: str | None = None,
+            transfer: str | None = None) -> dict[str, Any]:
+    """A transaction with every field present (so a change's ``before`` always compares like with like)."""
+    return {
+        "id": txn_id, "date": day, "payee": payee, "amount": int(amount), "category_id": category_id, "memo": memo,
+        "cleared": cleared, "approved": bool(approved), "flag": flag, "subtransactions": list(subtransactions or []),
+        "import_id": import_id, "transfer": transfer,
+    }
+
+
+def txn_line(txn: dict) -> str:
+    """``2026-09-12, Market, -86.40`` (seed 000's "date, payee, amount")."""
+    return f"{txn['date']}, {txn['payee']}, {display(txn['amount'])}"

@@ -1,0 +1,190 @@
+"""Reads: run at once, write nothing. Amounts come as ``"150.00"`` plus ``…_milliunits``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from ...gate.actions import ActionContext, ActionError, Arguments, Read
+from .model import (
+    OP, Ledger, amounts, is_uncategorised, parse_date, resolve_month,
+)
+from .operations import operation_view
+
+
+class NoArgs(Arguments):
+    pass
+
+
+class ListAccounts(Read):
+    name = "list_accounts"
+    title = "List accounts"
+    description = "Every account of the budget with its cleared and uncleared balance."
+    arguments = NoArgs
+
+    def run(self, args: NoArgs, ctx: ActionContext) -> dict:
+        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        out = []
+        for doc in ledger.ordered_accounts():
+            cleared, uncleared = ledger.balances(doc.id)
+            out.append({
+                "id": doc.id, "name": doc.data["name"], "type": doc.data.get("type", "checking"),
+                "closed": bool(doc.data.get("closed")), **amounts("balance", cleared + uncleared),
+                **amounts("cleared_balance", cleared), **amounts("uncleared_balance", uncleared),
+            })
+        return {"accounts": out}
+
+
+class MonthArgs(Arguments):
+    month: str = Field(default="current", description="2026-09, 2026-09-01, current or next")
+
+
+def _category_rows(ledger: Ledger, month: str) -> list[dict[str, Any]]:
+    figures = ledger.month_figures(month)
+    rows = []
+    for doc in ledger.ordered_categories():
+        if doc.data.get("internal"):
+            continue
+        rows.append({
+            "id": doc.id, "name": doc.data["name"], "group_id": doc.data["group_id"],
+            "group_name": ledger.group_name(doc.data["group_id"]), "hidden": bool(doc.data.get("hidden")),
+            **amounts("budgeted", figures["budgeted"].get(doc.id, 0)),
+            **amounts("activity", figures["activity"].get(doc.id, 0)),
+            **amounts("available", figures["available"].get(doc.id, 0)),
+        })
+    return rows
+
+
+class ListCategories(Read):
+    name = "list_categories"
+    title = "List categories"
+    description = (
+        "Category groups and their categories, with budgeted, activity and available for a month "
+        "(default: the current month). Income goes to Ready to Assign (group Inflow)."
+    )
+    arguments = MonthArgs
+
+    def run(self, args: MonthArgs, ctx: ActionContext) -> dict:
+        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        month = resolve_month(args.month, ctx.now)
+        rows = _category_rows(ledger, month)
+        groups = []
+        for group in ledger.ordered_groups():
+            cats = [r for r in rows if r["group_id"] == group.id]
+            if group.data.get("internal"):
+                cats = [{"id": c.id, "name": c.data["name"], "group_id": group.id, "group_name": group.data["name"],
+                         "internal": True} for c in ledger.ordered_categories(group.id)]
+            groups.append({"id": group.id, "name": group.data["name"], "internal": bool(group.data.get("internal")),
+                           "categories": cats})
+        return {"month": month, "groups": groups}
+
+
+class GetMonth(Read):
+    name = "get_month"
+    title = "Get a budget month"
+    description = "A month's Ready to Assign, income, and every category's budgeted, activity and available."
+    arguments = MonthArgs
+
+    def run(self, args: MonthArgs, ctx: ActionContext) -> dict:
+        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        month = resolve_month(args.month, ctx.now)
+        figures = ledger.month_figures(month)
+        rows = _category_rows(ledger, month)
+        return {
+            "month": month,
+            **amounts("ready_to_assign", figures["ready_to_assign"]),
+            **amounts("income", figures["income"]),
+            **amounts("budgeted", sum(r["budgeted_milliunits"] for r in rows)),
+            **amounts("activity", sum(r["activity_milliunits"] for r in rows)),
+            "categories": rows,
+        }
+
+
+class ListTransactionsArgs(Arguments):
+    since: str | None = Field(default=None, description="Only transactions on or after this date (YYYY-MM-DD)")
+    account_id: str | None = Field(default=None, description="Only this account")
+    category_id: str | None = Field(default=None, description="Only this category (split lines included)")
+    uncategorised: bool = Field(default=False, description="Only transactions without a category")
+    unapproved: bool = Field(default=False, description="Only transactions not yet approved")
+    limit: int = Field(default=50, ge=1, le=500, description="At most this many (newest first)")
+    cursor: str | None = Field(default=None, description="next_cursor of the previous page")
+
+
+def transaction_view(ledger: Ledger, account_id: str, txn: dict) -> dict[str, Any]:
+    account = ledger.accounts.get(account_id)
+    return {
+        "id": txn["id"], "date": txn["date"], "payee": txn["payee"], **amounts("amount", txn["amount"]),
+        "account_id": account_id, "account_name": account.data["name"] if account else None,
+        "category_id": txn.get("category_id"), "category_name": ledger.txn_category_name(txn),
+        "memo": txn.get("memo") or "", "cleared": txn["cleared"], "approved": bool(txn.get("approved")),
+        "flag": txn.get("flag"), "transfer": txn.get("transfer"),
+        "subtransactions": [
+            {**amounts("amount", s["amount"]), "category_id": s.get("category_id"),
+             "category_name": ledger.category_name(s.get("category_id")), "memo": s.get("memo") or ""}
+            for s in txn.get("subtransactions") or []
+        ],
+    }
+
+
+class ListTransactions(Read):
+    name = "list_transactions"
+    title = "List transactions"
+    description = (
+        "Transactions, newest first, filtered by since, account_id, category_id, uncategorised and unapproved; "
+        "paged with limit and cursor."
+    )
+    arguments = ListTransactionsArgs
+
+    def run(self, args: ListTransactionsArgs, ctx: ActionContext) -> dict:
+        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        since = parse_date(args.since, "since") if args.since is not None else None
+        if args.account_id is not None:
+            ledger.account(args.account_id)
+        if args.category_id is not None:
+            ledger.category(args.category_id)
+        offset = 0
+        if args.cursor is not None:
+            if not args.cursor.isdigit():
+                raise ActionError("cursor: not a cursor this tool returned.", field="cursor")
+            offset = int(args.cursor)
+        refs = []
+        for ref in ledger.transactions():
+            t = ref.data
+            if since and t["date"] < since:
+                continue
+            if args.account_id and ref.account_id != args.account_id:
+                continue
+            if args.category_id and args.category_id not in (
+                    {t.get("category_id")} | {s.get("category_id") for s in t.get("subtransactions") or []}):
+                continue
+            if args.uncategorised and not is_uncategorised(t):
+                continue
+            if args.unapproved and t.get("approved"):
+                continue
+            refs.append(ref)
+        refs.sort(key=lambda r: (r.data["date"], r.id), reverse=True)
+        page = refs[offset:offset + args.limit]
+        nxt = offset + args.limit
+        return {
+            "transactions": [transaction_view(ledger, r.account_id, r.data) for r in page],
+            "total": len(refs),
+            "next_cursor": str(nxt) if nxt < len(refs) else None,
+        }
+
+
+class ListOperationsArgs(Arguments):
+    limit: int = Field(default=20, ge=1, le=100, description="At most this many, newest first")
+
+
+class ListOperations(Read):
+    name = "list_operations"
+    title = "List recent operations"
+    description = "The budget's operation log, newest first: what each write changed and whether it can be undone."
+    arguments = ListOperationsArgs
+
+    def run(self, args: ListOperationsArgs, ctx: ActionContext) -> dict:
+        docs = ctx.store.list_docs(ctx.workspace_id, OP)
+        docs.sort(key=lambda d: (d.data.get("at", 0), d.id), reverse=True)
+        return {"operations": [operation_view(d) for d in docs[: args.limit]]}
+

@@ -1,0 +1,150 @@
+"""A small, fixed budget for the tests (dates in September 2026, as in seed 000's examples) and a
+helper that plans, applies and reads through the toolset's own actions, in process."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from countersign import accounts
+from countersign.core.ids import new_id
+from countersign.gate.actions import ActionContext, Plan
+from countersign.gate.cards import subject_fingerprint
+from countersign.store.records import DocWrite
+from countersign.toolsets.budget import TOOLSET
+from countersign.toolsets.budget.model import (
+    ACCOUNT, CATEGORY, GROUP, MONTH, OP, RTA_ID, TXNS, new_txn,
+)
+
+NOW = int(datetime(2026, 9, 20, 12, tzinfo=timezone.utc).timestamp())  # "current" is 2026-09-01
+
+ACTIONS = {a.name: a for a in TOOLSET.actions}
+READS = {r.name: r for r in TOOLSET.reads}
+
+
+def _txns():
+    return {
+        "acc_checking.2026-09": [
+            new_txn("t_pay", "2026-09-01", "Acme Payroll", 2_400_000, RTA_ID, cleared="cleared"),
+            new_txn("t_market", "2026-09-12", "Market", -86_400, None, cleared="cleared", approved=False),
+            new_txn("t_bistro", "2026-09-14", "Bistro", -42_500, "cat_restaurants", cleared="cleared"),
+            new_txn("t_shop", "2026-09-15", "Corner Store", -12_000, None, approved=False),
+            new_txn("t_court", "2026-09-16", "Court Booking", -18_000, "cat_tennis", cleared="reconciled"),
+        ],
+        "acc_savings.2026-08": [
+            new_txn("t_interest", "2026-08-31", "Interest", 2_100, RTA_ID, cleared="cleared"),
+        ],
+    }
+
+
+def seed_small(store, workspace_id: str) -> None:
+    writes = [
+        DocWrite(ACCOUNT, "acc_checking", {"name": "Checking", "type": "checking", "closed": False, "position": 0}, 0),
+        DocWrite(ACCOUNT, "acc_savings", {"name": "Savings", "type": "savings", "closed": False, "position": 1}, 0),
+        DocWrite(GROUP, "grp_everyday", {"name": "Everyday", "position": 0, "hidden": False}, 0),
+        DocWrite(GROUP, "grp_fun", {"name": "Fun", "position": 1, "hidden": False}, 0),
+    ]
+    for pos, (cid, name, group) in enumerate([
+        ("cat_groceries", "Groceries", "grp_everyday"), ("cat_restaurants", "Restaurants", "grp_everyday"),
+        ("cat_household", "Household", "grp_everyday"), ("cat_tennis", "Tennis", "grp_fun"), ("cat_books", "Books", "grp_fun"),
+    ]):
+        writes.append(DocWrite(CATEGORY, cid, {"name": name, "group_id": group, "position": pos, "hidden": False, "note": ""}, 0))
+    writes.append(DocWrite(MONTH, "2026-09-01", {"budgeted": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}, 0))
+    for bid, txns in _txns().items():
+        account, month = bid.rsplit(".", 1)
+        writes.append(DocWrite(TXNS, bid, {"account_id": account, "month": month, "transactions": txns}, 0))
+    store.write_docs(workspace_id, writes)
+
+
+@dataclass
+class Book:
+    """One workspace's budget, driven in process through the toolset's actions."""
+
+    store: object
+    ctx: ActionContext
+
+    @property
+    def workspace_id(self) -> str:
+        return self.ctx.workspace_id
+
+    def plan(self, tool: str, **args) -> Plan:
+        action = ACTIONS[tool]
+        return action.plan(action.parse(args), self.ctx)
+
+    def apply(self, tool: str, plan: Plan) -> dict:
+        return ACTIONS[tool].apply(plan, self.ctx)
+
+    def do(self, tool: str, **args) -> dict:
+        return self.apply(tool, self.plan(tool, **args))
+
+    def read(self, tool: str, **args) -> dict:
+        r = READS[tool]
+        return r.run(r.parse(args), self.ctx)
+
+    def fingerprint(self, tool: str, plan: Plan) -> str:
+        return subject_fingerprint(self.workspace_id, tool, plan.subject)
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def txn(self, txn_id: str) -> dict:
+        for doc in self.store.list_docs(self.workspace_id, TXNS):
+            for t in doc.data["transactions"]:
+                if t["id"] == txn_id:
+                    return t
+        raise KeyError(txn_id)
+
+    def all_txns(self) -> dict[str, dict]:
+        return {t["id"]: t for d in self.store.list_docs(self.workspace_id, TXNS) for t in d.data["transactions"]}
+
+    def budgeted(self, month: str, category_id: str) -> int:
+        doc = self.store.get_doc(self.workspace_id, MONTH, month)
+        return (doc.data["budgeted"].get(category_id, 0)) if doc else 0
+
+    def category(self, category_id: str) -> dict | None:
+        doc = self.store.get_doc(self.workspace_id, CATEGORY, category_id)
+        return doc.data if doc else None
+
+    def ops(self) -> list:
+        return sorted(self.store.list_docs(self.workspace_id, OP), key=lambda d: d.id)
+
+    def snapshot(self) -> dict:
+        """Every budget doc's data (versions left out): equal snapshots mean equal ledgers."""
+        return {kind: {d.id: d.data for d in self.store.list_docs(self.workspace_id, kind)}
+                for kind in (ACCOUNT, GROUP, CATEGORY, MONTH, TXNS)}
+
+    # -- moving things behind a preview -----------------------------------------------------------
+
+    def set_txn(self, txn_id: str, **fields) -> None:
+        for doc in self.store.list_docs(self.workspace_id, TXNS):
+            ts = doc.data["transactions"]
+            if any(t["id"] == txn_id for t in ts):
+                new = [dict(t, **fields) if t["id"] == txn_id else t for t in ts]
+                self.store.write_docs(self.workspace_id, [DocWrite(TXNS, doc.id, dict(doc.data, transactions=new), doc.version)])
+                return
+        raise KeyError(txn_id)
+
+    def set_budget(self, month: str, category_id: str, milliunits: int) -> None:
+        doc = self.store.get_doc(self.workspace_id, MONTH, month)
+        data = dict(doc.data) if doc else {"budgeted": {}}
+        data["budgeted"] = dict(data["budgeted"], **{category_id: milliunits})
+        self.store.write_docs(self.workspace_id, [DocWrite(MONTH, month, data, doc.version if doc else 0)])
+
+    def set_category(self, category_id: str, **fields) -> None:
+        doc = self.store.get_doc(self.workspace_id, CATEGORY, category_id)
+        self.store.write_docs(self.workspace_id, [DocWrite(CATEGORY, category_id, dict(doc.data, **fields), doc.version)])
+
+
+def new_book(store, now: int = NOW, seed: bool = True) -> Book:
+    workspace, person = accounts.create_workspace(store, "Budget test", f"{new_id('u')}@example.com", now=now)
+    if seed:
+        seed_small(store, workspace.id)
+    return Book(store, ActionContext(store, workspace, person, None, now))
+
+
+def book_for(store, workspace_id: str, person, now: int = NOW) -> Book:
+    return Book(store, ActionContext(store, store.get_workspace(workspace_id), person, None, now))
+
+
+def set_group(book: Book, group_id: str, **fields) -> None:
+    doc = book.store.get_doc(book.workspace_id, GROUP, group_id)
+    book.store.write_docs(book.workspace_id, [DocWrite(GROUP, group_id, dict(doc.data, **fields), doc.version)])
