@@ -92,7 +92,13 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     args = _parse(action, call.arguments)
     ctx = context_for(desk, call.principal)
     gate = action.gate_class(args, ctx)
-    plan = action.plan(args, ctx)
+    try:
+        plan = action.plan(args, ctx)
+    except ActionError as exc:
+        if call.state is None and call.confirmation is None:
+            raise
+        # An answer to a preview whose subject can no longer be planned: the state moved under it.
+        raise DriftError(f"{action.drift_message} ({exc.message})", field=exc.field) from None
     fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
 
     if not gate.holds(args, ctx):

@@ -89,7 +89,9 @@ def _action_description(action: Action) -> str:
 def _signature_of(model: type[BaseModel], extra: list[inspect.Parameter]) -> inspect.Signature:
     params = []
     for name, info in model.model_fields.items():
-        default = inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True)
+        # A default factory stays inside the FieldInfo (pydantic refuses both); a plain default is
+        # mirrored on the parameter so the SDK's argument model marks the field optional.
+        default = inspect.Parameter.empty if info.is_required() or info.default_factory else info.default
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
                                         annotation=Annotated[info.annotation, info], default=default))
     params.extend(extra)

@@ -1,0 +1,46 @@
+"""Tools are registered from each action's argument model: required fields, defaults and factories."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+from pydantic import Field
+
+from countersign.core.preview import Preview
+from countersign.gate.actions import NEVER, Action, Arguments, Plan, Registry, Toolset
+from countersign.surfaces.mcp_tools import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+class Args(Arguments):
+    name: str = Field(description="Who")
+    tags: list[str] = Field(default_factory=list)
+    count: int = 3
+
+
+class Echo(Action):
+    name = "echo"
+    arguments = Args
+    gate = NEVER
+
+    def plan(self, args, ctx):
+        return Plan(args.model_dump(), Preview("Echo?"))
+
+    def apply(self, plan, ctx):
+        return plan.subject
+
+
+async def test_schema_reflects_the_argument_model(live):
+    runtime, _ = live
+    desk = runtime.desk
+    from dataclasses import replace
+
+    server = build_server(replace(desk, registry=Registry([Toolset("echo", actions=[Echo()])])), runtime.state_keys)
+    async with Client(server) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    schema = tools["echo"].input_schema
+    assert schema["required"] == ["name"]
+    assert schema["properties"]["count"]["default"] == 3
+    assert schema["properties"]["tags"]["type"] == "array"
+    assert schema["properties"]["name"]["description"] == "Who"
