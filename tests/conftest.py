@@ -86,3 +86,9 @@ def configure(live):
 
     yield apply
     runtime.desk.settings = original
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests run last: Playwright's sync API keeps an event loop registered on the main
+    thread for as long as the session's browser lives, and async tests cannot start after it."""
+    items.sort(key=lambda item: "tests/browser/" in str(item.fspath).replace("\\", "/"))

@@ -159,6 +159,19 @@ def test_rate_limit_follows_the_viewer_address(stack):
     assert ask(source_ip=edge, headers={"cloudfront-viewer-address": "192.0.2.1:4000"})["statusCode"] == 202
 
 
+def test_a_forged_viewer_address_does_not_lift_the_limit(stack, monkeypatch):
+    """Anyone can call the execute-api URL directly and invent a viewer address each time; the
+    connecting address is then limited too (loosely, since an edge carries many viewers)."""
+    from countersign.surfaces.api import signin
+
+    monkeypatch.setattr(signin, "PER_EDGE", 30)
+    forger = "203.0.113.66"
+    codes = [stack.call("POST", "/api/signin/request", {"email": f"{secrets.token_hex(4)}@example.com"},
+                        source_ip=forger, headers={"cloudfront-viewer-address": f"198.18.{i // 250}.{i % 250}:443"})["statusCode"]
+             for i in range(31)]
+    assert codes[:30] == [202] * 30 and codes[30] == 429
+
+
 def test_signin_takes_the_same_time_known_or_not(tmp_path):
     with moto_dynamodb_store() as store:
         stack = Stack(store, tmp_path, floor=0.2)

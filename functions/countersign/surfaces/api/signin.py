@@ -32,19 +32,23 @@ INVALID_MESSAGE = "This sign-in link is invalid, expired or already used. Ask fo
 RATE_WINDOW = 15 * 60
 PER_EMAIL = 5
 PER_ADDRESS = 20
+PER_EDGE = 400
 
 
-def client_address(request: Request) -> str:
-    """The caller's address for the per-address limit.
+def client_addresses(request: Request) -> list[tuple[str, int]]:
+    """The rate-limit keys for the caller's address, with their limits.
 
     Under Lambda behind CloudFront the API sees an edge address shared by many people, so the
-    viewer address CloudFront adds (``CloudFront-Viewer-Address: ADDRESS:PORT``) is used there.
-    The local server uses the socket's peer and never trusts that header.
+    viewer address CloudFront adds (``CloudFront-Viewer-Address: ADDRESS:PORT``) is limited. That
+    header can be forged by anyone who calls the execute-api URL directly, so the connecting
+    address is limited too, more loosely (an edge carries many viewers). The local server uses
+    the socket's peer and never trusts the header.
     """
+    peer = request.client.host if request.client else "unknown"
     viewer = request.headers.get("cloudfront-viewer-address", "").strip()
     if viewer and "aws.event" in request.scope:
-        return viewer.rsplit(":", 1)[0][:64]
-    return request.client.host if request.client else "unknown"
+        return [(f"signin-address:{viewer.rsplit(':', 1)[0][:64]}", PER_ADDRESS), (f"signin-edge:{peer}", PER_EDGE)]
+    return [(f"signin-address:{peer}", PER_ADDRESS)]
 
 
 @router.post("/signin/request", status_code=202, response_model=MessageBody,
@@ -57,8 +61,9 @@ def request_link(body: SigninRequestBody, request: Request, background: Backgrou
     now = runtime.desk.now()
     limited = ApiError(429, "rate_limited", "Too many sign-in requests. Wait 15 minutes, then ask again.",
                        headers={"Retry-After": str(RATE_WINDOW - now % RATE_WINDOW)})
-    if not runtime.store.hit_rate_limit(f"signin-address:{client_address(request)}", now, RATE_WINDOW, PER_ADDRESS):
-        raise limited
+    for key, limit in client_addresses(request):
+        if not runtime.store.hit_rate_limit(key, now, RATE_WINDOW, limit):
+            raise limited
     email_key = hashlib.sha256(email.lower().encode("utf-8")).hexdigest()
     if not runtime.store.hit_rate_limit(f"signin-email:{email_key}", now, RATE_WINDOW, PER_EMAIL):
         raise limited
