@@ -5,7 +5,10 @@ arguments (a pydantic model), its class (when it is held) and two functions:
 
 * ``plan(args, ctx) -> Plan`` reads the workspace through ``ctx`` and writes nothing. The plan's
   ``subject`` is the exact change as data; its ``preview`` is what a person reads.
-* ``apply(plan, ctx) -> dict`` performs the change and returns the result the agent sees.
+* ``apply(plan, ctx) -> dict`` performs the change and returns the result the agent sees. It
+  always receives the very ``Plan`` object that ``plan`` just returned for the same ``ctx`` (the
+  gate re-plans at every answer, never applies a stored plan), so a subclass of ``Plan`` may carry
+  prepared work in fields declared with ``compare=False``.
 
 The gate (``countersign.gate.ask``) decides, from the class and the client, whether a call runs at
 once, asks in the client, or files a card; toolsets never decide that themselves.
