@@ -46,9 +46,28 @@ class CardDesk:
     registry: Registry
     on_filed: Callable[[Card], None] | None = None
     clock: Callable[[], float] = field(default=time.time)
+    # Told each card event by name, for metrics: card_filed, card_confirmed, card_declined,
+    # card_withdrawn, card_refused_drift, and card_expired (an answer that came after the deadline).
+    on_event: Callable[[str], None] | None = None
 
     def now(self) -> int:
         return int(self.clock())
+
+    def _event(self, name: str) -> None:
+        if self.on_event is not None:
+            try:
+                self.on_event(name)
+            except Exception:  # metrics never break a card operation
+                log.exception("on_event(%r) failed", name)
+
+    def _move(self, *args, **kwargs) -> Card:
+        """``store.transition_card``, telling ``on_event`` when the card turned out to be expired."""
+        try:
+            return self.store.transition_card(*args, **kwargs)
+        except Refusal as refusal:
+            if refusal.reason is RefusalReason.EXPIRED:
+                self._event("card_expired")
+            raise
 
     def card_url(self, card_id: str) -> str:
         return self.settings.card_url(card_id)
@@ -93,6 +112,7 @@ class CardDesk:
             channel=channel,
         )
         self.store.file_card(card, self._audit(card, "filed", f"connection:{connection_id}", channel, now))
+        self._event("card_filed")
         return card
 
     def notify(self, card: Card) -> None:
@@ -118,10 +138,11 @@ class CardDesk:
 
     def run(self, card: Card, action: Action, plan: Plan, ctx: ActionContext, channel: str, actor: str) -> Card:
         """``pending → running`` (one winner), apply, then ``completed`` or ``failed``."""
-        card = self.store.transition_card(
+        card = self._move(
             card.workspace_id, card.id, CardState.RUNNING, ctx.now,
             self._audit(card, "running", actor, channel, ctx.now), channel=channel,
         )
+        self._event("card_confirmed")
         try:
             result = action.apply(plan, ctx)
             steps = [s.to_dict() for s in action.next_steps(result, ctx)]
@@ -135,30 +156,35 @@ class CardDesk:
 
     def _finish(self, card: Card, state: CardState, body: dict, actor: str, channel: str, detail: str | None) -> Card:
         now = self.now()
-        return self.store.transition_card(
+        return self._move(
             card.workspace_id, card.id, state, now,
             self._audit(card, state.value, actor, channel, now, detail), result=body, channel=channel,
         )
 
     def decline(self, card: Card, now: int, actor: str, channel: str, reason: str | None = None) -> Card:
-        return self.store.transition_card(
+        declined = self._move(
             card.workspace_id, card.id, CardState.DECLINED, now,
             self._audit(card, "declined", actor, channel, now, reason), decline_reason=reason, channel=channel,
         )
+        self._event("card_declined")
+        return declined
 
     def refuse_changed(self, card: Card, now: int, actor: str, channel: str, message: str) -> Refusal:
         """Close a card whose subject moved; the agent's status then says why."""
-        self.store.transition_card(
+        self._move(
             card.workspace_id, card.id, CardState.DECLINED, now,
             self._audit(card, "refused", actor, channel, now, message), refusal=message, channel=channel,
         )
+        self._event("card_refused_drift")
         return Refusal(RefusalReason.CHANGED, message)
 
     def withdraw(self, card: Card, now: int, actor: str) -> Card:
-        return self.store.transition_card(
+        withdrawn = self._move(
             card.workspace_id, card.id, CardState.WITHDRAWN, now, self._audit(card, "withdrawn", actor, "mcp", now),
             channel="mcp",
         )
+        self._event("card_withdrawn")
+        return withdrawn
 
     # -- the click on the confirm page ----------------------------------------------------------
 
@@ -168,6 +194,8 @@ class CardDesk:
         card = self.store.get_card(workspace_id, card_id, now)
         self._check_owner(card, person)
         if card.state is not CardState.PENDING:
+            if card.state is CardState.EXPIRED:
+                self._event("card_expired")
             raise refusal_for(card.state, CardState.RUNNING)
         self._check_ticket(card, now, f"person:{person.id}")
         action = self.registry.action(card.tool)

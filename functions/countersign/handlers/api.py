@@ -3,7 +3,8 @@
 Settings, store client, keys and the app are built once per instance, at import (cold start).
 This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp_*``: the MCP SDK
 costs about a second and a half of cold start (shared/notes/aws.md §11) and this function never
-speaks MCP. ``tests/api/test_lambda.py`` checks it.
+speaks MCP. ``tests/api/test_lambda.py`` and ``tests/deploy`` check it. Logs, metrics and
+traces: :mod:`countersign.observability`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,15 @@ import os
 
 from mangum import Mangum
 
+from .. import observability
 from ..runtime import build
 from ..settings import load
 from ..surfaces.api.app import create_api
 
+observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load())
+observability.wire(runtime)
 app = create_api(runtime)
-handler = Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/"))
+handler = observability.instrument(
+    Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/"))
+)

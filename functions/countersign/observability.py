@@ -1,0 +1,249 @@
+"""Logs, metrics and traces of the Lambda functions (Powertools), with secrets kept out of logs.
+
+Only the Lambda entry points (``countersign.handlers``) call :func:`setup`; nothing here runs at
+import, so the local server and the tests keep plain ``logging``.
+
+* **Logger**: JSON lines on stdout, one ``correlation_id`` per request (API Gateway's request id,
+  which the HTTP API's access log also records), the Lambda context keys, and every record of
+  the package's own loggers (``countersign.*``) and of the root logger passed through
+  :func:`redact` first: bearer tokens, tickets, confirmation codes, sign-in tokens, session ids
+  and keys never reach a log line.
+* **Metrics** (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``, default ``countersign``):
+  :func:`metric` counts one event by name. :func:`wire` connects the card desk and the card
+  notifier to it, so these are counted, flushed at the end of every invocation:
+
+  ====================== =============================================================
+  ``card_filed``         a held call became a card
+  ``card_confirmed``     a card won ``pending → running`` (any channel: client, code, page)
+  ``card_declined``      a person declined (in the client or on the page)
+  ``card_withdrawn``     the agent (or a revoked connection) withdrew it
+  ``card_expired``       an answer came after the card's deadline (expiry itself is lazy)
+  ``card_refused_drift`` confirmed, but what it describes had changed: refused, nothing ran
+  ``email_sent``         a card email went out
+  ``email_rate_limited`` a card email was suppressed: one per person per interval
+  ``email_disabled`` / ``email_failed`` / ``email_nothing_pending``  the other outcomes
+  ====================== =============================================================
+
+* **Tracer** (X-Ray, patches botocore): on only inside Lambda (``AWS_LAMBDA_FUNCTION_NAME`` is
+  set by the Lambda runtime) and never records responses or error messages, which could carry
+  a code or a sign-in link.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import time
+import warnings
+from typing import Any, Callable
+
+SERVICE_ENV = "POWERTOOLS_SERVICE_NAME"
+NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
+# Read by Powertools itself; template.yaml sets each of them for both functions.
+READ_BY_POWERTOOLS = (
+    SERVICE_ENV,
+    NAMESPACE_ENV,
+    "POWERTOOLS_LOG_LEVEL",
+    "POWERTOOLS_PARAMETERS_MAX_AGE",
+    "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
+    "POWERTOOLS_TRACER_CAPTURE_ERROR",
+)
+DEFAULT_SERVICE = "countersign"
+
+CARD_EVENTS = (
+    "card_filed", "card_confirmed", "card_declined", "card_withdrawn", "card_expired", "card_refused_drift",
+)
+
+# -- redaction ----------------------------------------------------------------------------------
+
+REDACTED = "[redacted]"
+_B64 = r"[A-Za-z0-9_\-]"
+_SECRET_NAMES = (
+    r"authorization|cookie|token|ticket|secret|password|passwd|session(?:_?id)?|csrf|"
+    r"signature|state_?keys?|signing_?key|api_?key|private_?key"
+)
+_VALUE = r"(?!\[redacted\])(?!(?i:bearer|basic)\s)[^\s\"',;&{}\[\]\\]+"
+_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
+    # "Bearer <token>" anywhere (headers, reprs, messages); Basic credentials after "authorization".
+    (re.compile(r"(?i)\b(bearer)(\s+)(?!\[redacted\])[^\s\"',;]+"), r"\1\2" + REDACTED),
+    (re.compile(r"(?i)(authorization\W{1,4}basic)(\s+)(?!\[redacted\])[^\s\"',;]+"), r"\1\2" + REDACTED),
+    # A ticket: base64url payload "." base64url Ed25519 signature (86 characters).
+    (re.compile(rf"{_B64}{{16,}}\.{_B64}{{40,}}"), REDACTED),
+    # name=value / "name": "value" / name: value where the name says it is secret
+    # (token=..., #token=..., ticket: ..., "csrfToken": "...", __Host-cs_session=...).
+    (re.compile(rf"(?i)(?<![:/\w-])([\w-]*(?:{_SECRET_NAMES})[\w-]*)(\"?'?\s*[:=]\s*\"?'?){_VALUE}"), r"\1\2" + REDACTED),
+    # A confirmation code (11 URL-safe characters) as a value (code=..., "code": "...") or in
+    # prose ("code Ab3_xY9-kLm"); other "code" values (status codes, error codes) stay.
+    (re.compile(rf"(?i)(\b\w*codes?\b\"?'?\s*[:=]?\s*\"?'?){_B64}{{11}}(?![A-Za-z0-9_\-])"), r"\1" + REDACTED),
+)
+# Anything else that looks like a key or token: 32+ URL-safe characters, not all hex (digests,
+# key ids, fingerprints, X-Ray ids and UUIDs are hex and stay readable).
+_LONG = re.compile(rf"(?<![A-Za-z0-9_\-]){_B64}{{32,}}(?![A-Za-z0-9_\-])")
+_HEXISH = re.compile(r"[0-9a-fA-F\-]+")
+# Keys Powertools adds from the Lambda context and the event: never secret, kept readable
+# (a generated function name is long enough to look like a key).
+_CONTEXT_KEYS = frozenset({
+    "level", "location", "timestamp", "service", "sampling_rate", "cold_start", "function_name",
+    "function_memory_size", "function_arn", "function_request_id", "correlation_id", "xray_trace_id",
+})
+
+
+def _long(match: re.Match[str]) -> str:
+    text = match.group(0)
+    return text if _HEXISH.fullmatch(text) else REDACTED
+
+
+def redact(text: str) -> str:
+    """``text`` with everything that looks like a bearer token, ticket, code or key replaced."""
+    if not text:
+        return text
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return _LONG.sub(_long, text)
+
+
+def _redact_value(value: Any, key: str | None = None) -> Any:
+    if key in _CONTEXT_KEYS:
+        return value
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [_redact_value(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return redact(str(value))  # e.g. the exception object in Powertools' stack_trace
+
+
+class RedactFilter(logging.Filter):
+    """Rewrites a record's message (and its exception text) through :func:`redact`.
+
+    Installed on the Powertools handler and on the root logger's handlers (the Lambda runtime's),
+    so library records are covered as well as the package's own.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: keep what can be kept
+            message = f"{record.msg!r} {record.args!r}"
+        record.msg, record.args = redact(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = redact(record.exc_text)
+        return True
+
+
+def _formatter_class():
+    from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+    class RedactingFormatter(LambdaPowertoolsFormatter):
+        """Powertools' JSON formatter, every string value (message, extra keys, the formatted
+        exception and its stack trace) redacted just before the line is serialised."""
+
+        def serialize(self, log: dict) -> str:
+            return super().serialize(log=_redact_value(log))
+
+    return RedactingFormatter
+
+
+def make_logger(service: str | None = None, stream=None, level: str | int | None = None):
+    """A Powertools ``Logger`` whose lines are redacted (``service`` names the logging logger)."""
+    from aws_lambda_powertools import Logger
+
+    logger = Logger(service=service or os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE, stream=stream,
+                    level=level, logger_formatter=_formatter_class()())
+    logger.logger_handler.addFilter(RedactFilter())
+    return logger
+
+
+# -- the process's logger, metrics and tracer ---------------------------------------------------
+
+_logger: Any = None
+_metrics: Any = None
+_tracer: Any = None
+
+
+def on_lambda() -> bool:
+    return bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME"))
+
+
+def setup() -> None:
+    """Configure logging, metrics and (inside Lambda) tracing for this process. Idempotent."""
+    global _logger, _metrics, _tracer
+    if _logger is not None:
+        return
+    root = logging.getLogger()
+    if not root.handlers:
+        # The Lambda runtime installs one before importing the handler; elsewhere, install the
+        # same, so a library's logging.basicConfig (the MCP SDK's rich console) stays a no-op.
+        root.addHandler(logging.StreamHandler())
+    _logger = make_logger()  # Powertools keeps the package's records off the root handlers
+    for handler in root.handlers:  # the Lambda runtime's own handler
+        if not any(isinstance(f, RedactFilter) for f in handler.filters):
+            handler.addFilter(RedactFilter())
+    from aws_lambda_powertools import Metrics
+
+    _metrics = Metrics(namespace=os.environ.get(NAMESPACE_ENV) or DEFAULT_SERVICE,
+                       service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE)
+    if on_lambda():
+        from aws_lambda_powertools import Tracer
+
+        _tracer = Tracer(service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE)
+
+
+def logger():
+    setup()
+    return _logger
+
+
+def metric(name: str, value: float = 1) -> None:
+    """Count ``value`` of event ``name``; flushed (EMF) when the invocation ends."""
+    if _metrics is None:
+        return
+    from aws_lambda_powertools.metrics import MetricUnit
+
+    _metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+
+def wire(runtime: Any) -> None:
+    """Count the desk's card events and the card notifier's email outcomes."""
+    runtime.desk.on_event = metric
+    notifier = runtime.desk.on_filed
+    if notifier is not None and hasattr(notifier, "on_event"):
+        notifier.on_event = metric
+
+
+def instrument(handler: Callable[[dict, Any], dict]) -> Callable[[dict, Any], dict]:
+    """The Lambda entry: correlation id and context keys on every log line of the invocation,
+    metrics flushed at its end (plus ``ColdStart``), an X-Ray segment inside Lambda."""
+    from aws_lambda_powertools.logging import correlation_paths
+
+    setup()
+
+    @functools.wraps(handler)
+    def entry(event: dict, context: Any) -> dict:
+        started = time.perf_counter()
+        result = handler(event, context)
+        # One line per request, like the HTTP API's access log but with the function's view.
+        # Never the query string, headers or body.
+        http = (event.get("requestContext") or {}).get("http") or {}
+        _logger.info("handled", extra={
+            "method": http.get("method"), "path": event.get("rawPath"),
+            "status": result.get("statusCode") if isinstance(result, dict) else None,
+            "ms": round((time.perf_counter() - started) * 1000, 1),
+        })
+        return result
+
+    # "No application metrics to publish" on an invocation that counted nothing is expected.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    wrapped = _metrics.log_metrics(entry, capture_cold_start_metric=True)
+    wrapped = _logger.inject_lambda_context(wrapped, correlation_id_path=correlation_paths.API_GATEWAY_HTTP,
+                                            log_event=False, clear_state=True)
+    if _tracer is not None:
+        wrapped = _tracer.capture_lambda_handler(wrapped, capture_response=False, capture_error=False)
+    return wrapped

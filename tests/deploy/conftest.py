@@ -1,0 +1,44 @@
+"""tests/deploy: what can be proved about the AWS deployment without an AWS account.
+
+SAM CLI and cfn-lint live in their own virtualenv (``.venv-sam``, made by ``scripts/bootstrap
+--sam``; they pin boto3, pydantic and click versions the app does not use). The checks call them
+by path and fail, not skip, when they are missing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.aws import REPO_ROOT, load_template
+
+SAM_VENV = REPO_ROOT / ".venv-sam"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/deploy/" in str(item.fspath):
+            item.add_marker(pytest.mark.deploy)
+
+
+def tool(name: str) -> Path:
+    path = SAM_VENV / "bin" / name
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"{path} is missing: run `scripts/bootstrap --sam` (scripts/test does) to install "
+                    f"aws-sam-cli and cfn-lint into .venv-sam", pytrace=False)
+    return path
+
+
+def tool_env() -> dict[str, str]:
+    """Offline: a region (sam validate needs one), no credentials, no telemetry."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_DEFAULT_REGION="eu-west-1", AWS_REGION="eu-west-1", SAM_CLI_TELEMETRY="0",
+               AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_EC2_METADATA_DISABLED="true")
+    return env
+
+
+@pytest.fixture(scope="session")
+def template():
+    return load_template()

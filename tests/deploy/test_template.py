@@ -1,0 +1,344 @@
+"""template.yaml read as data: least privilege, keys, the one origin, parameters and outputs.
+
+The resolved values come from :class:`tests.deploy.cfn.Stack` (CloudFormation's intrinsic
+functions, evaluated with example parameters), so the checks see what a deployed stack would.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from countersign.surfaces import local
+from tests.deploy.cfn import ACCOUNT, REGION, Stack
+from tests.deploy.conftest import SAM_VENV
+from tests.support.aws import REPO_ROOT
+
+FUNCTIONS = {"McpFunction": "countersign.handlers.mcp.handler", "ApiFunction": "countersign.handlers.api.handler"}
+PACKAGE = REPO_ROOT / "functions" / "countersign"
+CACHING_OPTIMIZED = "658327ea-f89d-4fab-a63d-7e88639e58f6"
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+ALL_VIEWER_EXCEPT_HOST = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+TABLE_ARN = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/countersign-Table-X"
+SIGNING_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SigningKeySecret-AbCdEf"
+STATE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:StateKeysSecret-GhIjKl"
+
+
+def stack(**parameters) -> Stack:
+    return Stack(
+        parameters={"FromAddress": "countersign@example.com", "SenderDomain": "example.com", **parameters},
+        refs={"Table": "countersign-Table-X", "SigningKeySecret": SIGNING_ARN, "StateKeysSecret": STATE_ARN,
+              "HttpApi": "abc123", "Distribution": "E2EXAMPLE", "SiteBucket": "countersign-sitebucket-x",
+              "SecurityHeadersPolicy": "policy-id", "McpFunction": "countersign-McpFunction-X",
+              "ApiFunction": "countersign-ApiFunction-X", "SigningKey": SIGNING_ARN},
+        attributes={"Table.Arn": TABLE_ARN, "Distribution.DomainName": "d111111abcdef8.cloudfront.net",
+                    "SiteBucket.Arn": "arn:aws:s3:::countersign-sitebucket-x",
+                    "SiteBucket.RegionalDomainName": "countersign-sitebucket-x.s3.eu-west-1.amazonaws.com",
+                    "SiteOriginAccessControl.Id": "OAC123", "SpaRoutesFunction.FunctionARN": "arn:cf-function",
+                    "McpFunction.Arn": "arn:mcp", "ApiFunction.Arn": "arn:api",
+                    "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access"},
+    )
+
+
+@pytest.fixture(scope="module")
+def resources(template):
+    return template["Resources"]
+
+
+def test_the_two_functions_and_their_handlers(template):
+    s = stack()
+    assert set(s.functions()) == set(FUNCTIONS)
+    for name, handler in FUNCTIONS.items():
+        assert s.function_property(name, "Handler") == handler
+        assert s.function_property(name, "Runtime") == "python3.12"
+        assert s.function_property(name, "Architectures") == ["arm64"]
+        assert s.function_property(name, "CodeUri") == "functions"
+        assert s.functions()[name]["Metadata"] == {"BuildMethod": "makefile", "ContextPath": "infra"}
+        assert 128 <= s.function_property(name, "MemorySize") <= 3008
+        assert s.function_property(name, "Timeout") < 30  # below the HTTP API's integration timeout
+        assert s.function_property(name, "Tracing") == "Active"
+    makefile = (REPO_ROOT / "infra" / "Makefile").read_text()
+    for name in FUNCTIONS:
+        assert re.search(rf"^build-{name}:", makefile, re.M), f"infra/Makefile has no build-{name} target"
+
+
+def test_each_function_has_its_own_requirements_and_only_mcp_gets_the_sdk():
+    def names(kind):
+        lines = (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines()
+        return {re.split(r"[\[=<>]", line.strip())[0].lower() for line in lines if line.strip() and not line.startswith("#")}
+
+    mcp, api = names("mcp"), names("api")
+    assert {"mcp", "mcp-types"} <= mcp and not {"mcp", "mcp-types", "uvicorn"} & api
+    assert {"boto3", "botocore"} <= mcp & api  # pinned: never mixed with the runtime's boto3
+    pins = {}
+    for kind in ("mcp", "api"):
+        for line in (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines():
+            if "==" in line:
+                name, version = line.split("==")
+                assert pins.setdefault(name, version) == version, f"{name} pinned differently per function"
+
+
+# -- least privilege -------------------------------------------------------------------------------
+
+
+def _iam_actions() -> dict[str, set[str]]:
+    """Every IAM action AWS defines, per service prefix (cfn-lint's copy of the policy reference)."""
+    found = glob.glob(str(SAM_VENV / "lib" / "python3*" / "site-packages" / "cfnlint" / "data" / "AdditionalSpecs" / "Policies.json"))
+    if not found:
+        pytest.fail("cfn-lint's IAM action list is missing: run scripts/bootstrap --sam", pytrace=False)
+    data = json.loads(Path(found[0]).read_text())
+    return {prefix: set(spec["Actions"]) for prefix, spec in data.items() if isinstance(spec, dict) and "Actions" in spec}
+
+
+def _actions(statement) -> list[str]:
+    action = statement["Action"]
+    return action if isinstance(action, list) else [action]
+
+
+def _store_operations() -> set[str]:
+    """The DynamoDB IAM actions the store's code can need, read from its source."""
+    text = "".join(p.read_text() for p in sorted((PACKAGE / "store").glob("dynamodb*.py")))
+    calls = set(re.findall(r"\bclient\.([a-z_]+)\(", text)) - {"close"}
+    camel = {"".join(part.title() for part in c.split("_")) for c in calls}
+    kinds = set(re.findall(r'\{"(Put|Update|Delete|ConditionCheck)":', text))
+    actions = {f"dynamodb:{op}" for op in camel if op not in ("TransactWriteItems", "TransactGetItems")}
+    actions |= {f"dynamodb:{ {'Put': 'PutItem', 'Update': 'UpdateItem', 'Delete': 'DeleteItem', 'ConditionCheck': 'ConditionCheckItem'}[k]}"
+                for k in kinds}
+    return actions
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_policies_are_inline_exact_and_name_real_actions(template, function):
+    props = template["Resources"][function]["Properties"]
+    for policy in props["Policies"]:
+        assert isinstance(policy, dict) and "Statement" in policy, f"{function}: managed or SAM policy {policy!r}"
+    statements = stack().statements(function)
+    known = _iam_actions()
+    for statement in statements:
+        assert statement["Effect"] == "Allow"
+        for action in _actions(statement):
+            prefix, _, name = action.partition(":")
+            assert "*" not in action, f"{function}: wildcard action {action}"
+            assert name.lower() in known.get(prefix, set()), f"{function}: {action} is not an IAM action"
+        resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        assert "*" not in resources, f"{function}: {statement['Sid']} on every resource"
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_dynamodb_exactly_what_the_store_calls_on_the_table_only(function):
+    [table] = [s for s in stack().statements(function) if s["Sid"] == "Table"]
+    assert set(_actions(table)) == _store_operations()
+    assert table["Resource"] == [TABLE_ARN, f"{TABLE_ARN}/index/*"]
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_ses_only_as_the_configured_sender(function, template):
+    statements = stack().statements(function)
+    ses = [s for s in statements if any(a.startswith("ses:") for a in _actions(s))]
+    assert len(ses) == 1
+    [statement] = ses
+    assert set(_actions(statement)) == {"ses:SendEmail", "ses:SendRawEmail"}
+    assert statement["Resource"] == [f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/example.com",
+                                     f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/countersign@example.com"]
+    assert statement["Condition"] == {"StringEquals": {"ses:FromAddress": "countersign@example.com"}}
+    assert "SESCrudPolicy" not in json.dumps(template)
+    # The sender the code uses is the one the policy allows.
+    assert stack().environment(function)["COUNTERSIGN_MAIL"] == "ses:countersign@example.com"
+    sender = (PACKAGE / "notify" / "ses.py").read_text()
+    assert 'Content={"Raw"' in sender  # Raw content: authorised as ses:SendRawEmail too
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
+    s = stack()
+    [keys] = [st for st in s.statements(function) if st["Sid"] == "Keys"]
+    assert _actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted([SIGNING_ARN, STATE_ARN])
+    env = s.environment(function)
+    assert env["COUNTERSIGN_SIGNING_KEY"] == SIGNING_ARN and env["COUNTERSIGN_STATE_KEYS"] == STATE_ARN
+    for name in ("SigningKeySecret", "StateKeysSecret"):
+        secret = resources[name]
+        assert secret["Type"] == "AWS::SecretsManager::Secret"
+        assert secret["Properties"]["GenerateSecretString"] == {"PasswordLength": 64, "ExcludePunctuation": True}
+        assert "SecretString" not in secret["Properties"]
+        assert secret["DeletionPolicy"] == secret["UpdateReplacePolicy"] == "Retain"
+
+
+def test_the_secret_loader_is_cached_for_the_cold_start():
+    source = (PACKAGE / "infra_secrets.py").read_text()
+    assert "parameters.get_secret(arn, max_age=3600)" in source
+    assert stack().environment("McpFunction")["POWERTOOLS_PARAMETERS_MAX_AGE"] == "3600"
+
+
+# -- environment, parameters, outputs ---------------------------------------------------------------
+
+
+def test_environment_and_outputs_follow_the_parameters():
+    default, custom = stack(), stack(DomainName="confirm.example.com",
+                                     CertificateArn="arn:aws:acm:us-east-1:123456789012:certificate/abc")
+    for s, origin in ((default, "https://d111111abcdef8.cloudfront.net"), (custom, "https://confirm.example.com")):
+        for function in FUNCTIONS:
+            env = s.environment(function)
+            assert env["COUNTERSIGN_PUBLIC_URL"] == origin
+            assert env["COUNTERSIGN_STORE"] == "dynamodb://countersign-Table-X"
+            assert env["COUNTERSIGN_PACKS"] == "budget,mail"
+            assert env["COUNTERSIGN_BASE_PATH"] == "/"
+        outputs = {k: s.resolve(v["Value"]) for k, v in s.template["Outputs"].items()}
+        assert outputs["McpUrl"] == f"{origin}/mcp" and outputs["ConfirmPageUrl"] == f"{origin}/confirm"
+    assert stack(Packs="mail").environment("ApiFunction")["COUNTERSIGN_PACKS"] == "mail"
+
+
+def test_the_settings_accept_the_template_environment(tmp_path):
+    """What settings.load makes of the template's values (ARNs are resolved later, at build)."""
+    from countersign import settings as settings_mod
+
+    for function in FUNCTIONS:
+        env = stack().environment(function)
+        loaded = settings_mod.load(env)
+        assert loaded.store == env["COUNTERSIGN_STORE"] and loaded.mail == "ses:countersign@example.com"
+        assert loaded.signing_key == SIGNING_ARN and loaded.state_keys == (STATE_ARN,)
+        assert loaded.packs == ("budget", "mail") and loaded.public_url == "https://d111111abcdef8.cloudfront.net"
+
+
+# -- the HTTP API -----------------------------------------------------------------------------------
+
+
+def test_http_api_routes_and_throttling(resources):
+    s = stack()
+    stage = s.resolve(resources["HttpApiStage"]["Properties"])
+    assert stage["StageName"] == "$default" and stage["AutoDeploy"] is True
+    assert stage["DefaultRouteSettings"] == {"ThrottlingRateLimit": "50", "ThrottlingBurstLimit": "100"}
+    assert "authorization" not in stage["AccessLogSettings"]["Format"].lower()
+    routes = {}
+    for name, res in resources.items():
+        if res["Type"] == "AWS::ApiGatewayV2::Route":
+            integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
+            uri = resources[integration]["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
+            assert resources[integration]["Properties"]["PayloadFormatVersion"] == "2.0"
+            routes[res["Properties"]["RouteKey"]] = uri
+    assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction"}
+    permissions = {s.resolve(r["Properties"]["FunctionName"]): s.resolve(r["Properties"]["SourceArn"])
+                   for r in resources.values() if r["Type"] == "AWS::Lambda::Permission"}
+    assert permissions == {
+        "countersign-McpFunction-X": f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*/mcp",
+        "countersign-ApiFunction-X": f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*/api/*",
+    }
+
+
+# -- the page and the one origin ----------------------------------------------------------------------
+
+
+def test_private_bucket_read_only_by_this_distribution(resources):
+    s = stack()
+    bucket = resources["SiteBucket"]["Properties"]
+    assert bucket["PublicAccessBlockConfiguration"] == dict.fromkeys(
+        ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"), True)
+    assert bucket["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    [statement] = s.resolve(resources["SiteBucketPolicy"]["Properties"]["PolicyDocument"])["Statement"]
+    assert statement["Principal"] == {"Service": "cloudfront.amazonaws.com"} and statement["Action"] == "s3:GetObject"
+    assert statement["Condition"] == {"StringEquals": {"AWS:SourceArn": f"arn:aws:cloudfront::{ACCOUNT}:distribution/E2EXAMPLE"}}
+
+
+def test_one_origin_for_page_api_and_mcp(resources):
+    config = stack().resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+    origins = {o["Id"]: o for o in config["Origins"]}
+    assert origins["site"]["OriginAccessControlId"] == "OAC123"
+    assert origins["site"]["S3OriginConfig"] == {"OriginAccessIdentity": ""}  # mandatory with OAC
+    assert origins["api"]["DomainName"] == f"abc123.execute-api.{REGION}.amazonaws.com"
+    assert origins["api"]["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
+    default = config["DefaultCacheBehavior"]
+    assert default["TargetOriginId"] == "site" and default["CachePolicyId"] == CACHING_OPTIMIZED
+    assert default["ViewerProtocolPolicy"] == "redirect-to-https"
+    assert default["FunctionAssociations"] == [{"EventType": "viewer-request", "FunctionARN": "arn:cf-function"}]
+    behaviours = {b["PathPattern"]: b for b in config["CacheBehaviors"]}
+    assert set(behaviours) == {"/api/*", "/mcp"}
+    for behaviour in behaviours.values():
+        assert behaviour["TargetOriginId"] == "api"
+        assert behaviour["CachePolicyId"] == CACHING_DISABLED
+        assert behaviour["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST
+        assert {"POST", "GET", "DELETE"} <= set(behaviour["AllowedMethods"])
+        assert behaviour["ViewerProtocolPolicy"] == "https-only"
+    for behaviour in [default, *behaviours.values()]:
+        assert behaviour["ResponseHeadersPolicyId"] == "policy-id"
+    assert "CustomErrorResponses" not in config  # they would turn the API's 404s into the page
+
+
+def test_security_headers_match_the_local_server(resources):
+    config = resources["SecurityHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]
+    security = config["SecurityHeadersConfig"]
+    assert security["ContentSecurityPolicy"]["ContentSecurityPolicy"] == local.CONTENT_SECURITY_POLICY
+    assert security["FrameOptions"]["FrameOption"] == "DENY"
+    assert security["ReferrerPolicy"]["ReferrerPolicy"] == "no-referrer"
+    assert "ContentTypeOptions" in security
+    custom = {i["Header"].lower(): i["Value"] for i in config["CustomHeadersConfig"]["Items"]}
+    expected = {k.decode(): v.decode() for k, v in local.SECURITY_HEADERS}
+    for name in ("cross-origin-opener-policy", "cross-origin-resource-policy", "permissions-policy"):
+        assert custom[name] == expected[name]
+    assert all(i["Override"] for i in config["CustomHeadersConfig"]["Items"])
+
+
+def test_page_routes_match_the_local_server(resources):
+    code = resources["SpaRoutesFunction"]["Properties"]["FunctionCode"]
+    routes = set(json.loads(re.search(r"PAGE_ROUTES = (\{.*?\});", code).group(1)))
+    assert routes == set(local.PAGE_ROUTES)
+    assert resources["SpaRoutesFunction"]["Properties"]["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the CloudFront function's JavaScript")
+def test_page_routes_function_rewrites_only_page_routes(resources):
+    code = resources["SpaRoutesFunction"]["Properties"]["FunctionCode"]
+    script = code + """
+const uris = ["/", "/confirm", "/history", "/settings", "/signin", "/app.js", "/app.css", "/index.html",
+              "/confirm/x", "/nope", "/api/session", "/mcp"];
+console.log(JSON.stringify(Object.fromEntries(uris.map(u => [u, handler({request: {uri: u}}).uri]))));
+"""
+    done = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    page = "/index.html"
+    assert got == {"/": page, "/confirm": page, "/history": page, "/settings": page, "/signin": page,
+                   "/app.js": "/app.js", "/app.css": "/app.css", "/index.html": page, "/confirm/x": "/confirm/x",
+                   "/nope": "/nope", "/api/session": "/api/session", "/mcp": "/mcp"}
+
+
+def test_stateful_resources_are_retained(resources):
+    for name in ("Table", "SigningKeySecret", "StateKeysSecret", "SiteBucket"):
+        assert resources[name]["DeletionPolicy"] == "Retain", name
+
+
+def test_the_api_handler_imports_without_the_mcp_sdk(tmp_path):
+    """The check as a one-liner in a fresh interpreter, with the api function's template environment
+    (literal keys instead of ARNs; a DynamoDB endpoint on a closed local port: import makes no call)."""
+    import os
+    import secrets
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNTERSIGN_", "POWERTOOLS_", "AWS_"))}
+    env.update(stack().environment("ApiFunction"))
+    env.update(COUNTERSIGN_SIGNING_KEY=secrets.token_urlsafe(48), COUNTERSIGN_STATE_KEYS=secrets.token_urlsafe(48),
+               COUNTERSIGN_DATA=str(tmp_path), AWS_DEFAULT_REGION=REGION, AWS_ACCESS_KEY_ID="testing",
+               AWS_SECRET_ACCESS_KEY="testing", AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_EC2_METADATA_DISABLED="true")
+    check = ("import countersign.handlers.api, sys; "
+             "assert not any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules), 'mcp imported'; "
+             "assert callable(countersign.handlers.api.handler)")
+    done = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_custom_domain_serves_from_its_certificate(resources):
+    custom = stack(DomainName="confirm.example.com", CertificateArn="arn:aws:acm:us-east-1:123456789012:certificate/abc")
+    config = custom.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+    assert config["Aliases"] == ["confirm.example.com"]
+    assert config["ViewerCertificate"]["AcmCertificateArn"].startswith("arn:aws:acm:us-east-1:")
+    default = stack().resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+    assert "Aliases" not in default and default["ViewerCertificate"] == {"CloudFrontDefaultCertificate": True}
+    # A DomainName without its certificate is ignored, never half-applied.
+    half = stack(DomainName="confirm.example.com")
+    assert half.environment("McpFunction")["COUNTERSIGN_PUBLIC_URL"] == "https://d111111abcdef8.cloudfront.net"
+    assert "Aliases" not in half.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
