@@ -165,12 +165,13 @@ async def test_changed_behind_the_card(signed, tenant):
     response = signed.post(f"/api/cards/{card_id}/confirm")
     assert response.status_code == 409
     error = response.json()["error"]
-    assert error["code"] == "changed" and error["message"] == CHANGED_MESSAGE
+    expected = f"{CHANGED_MESSAGE} The notes changed between the preview and the answer; nothing was written."
+    assert error["code"] == "changed" and error["message"] == expected
     assert response.json()["card"]["state"] == "declined"
-    assert response.json()["card"]["reason"] == CHANGED_MESSAGE
+    assert response.json()["card"]["reason"] == expected
     assert tenant.note("n1")["text"] == "edited"
     status = await agent_status(tenant, card_id)
-    assert status["status"] == "declined" and status["reason"] == CHANGED_MESSAGE
+    assert status["status"] == "declined" and status["reason"] == expected
 
 
 async def test_expired_card(clock, signed, tenant):

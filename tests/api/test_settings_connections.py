@@ -98,6 +98,9 @@ async def test_connections_create_list_revoke(signed, tenant):
     assert [c["id"] for c in signed.get("/api/cards").json()["cards"]] == [kept]
     status = await agent_status(tenant, card_id)  # through the person's other connection
     assert status["status"] == "declined"
+    assert status["reason"] == "Withdrawn: the connection ‘Claude on laptop’ that asked was revoked."
+    trail = tenant.store.audit_trail(tenant.workspace_id, card_id)
+    assert [(e.event, e.channel, e.actor) for e in trail][-1] == ("withdrawn", "page", f"person:{tenant.person.id}")
 
     async with httpx2.AsyncClient(timeout=10) as http:
         rejected = await http.post(f"{signed.origin}/mcp", headers={"Authorization": f"Bearer {token}",

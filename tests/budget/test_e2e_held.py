@@ -275,5 +275,6 @@ async def test_card_after_drift_is_refused_as_changed(tenant, case):
             tenant.confirm_on_page(held["confirmationId"])
         status = (await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})).structured_content
     assert refused.value.reason is RefusalReason.CHANGED
-    assert status["status"] == "declined" and "changed" in status["reason"]
+    assert "The budget changed between the preview and the answer" in refused.value.message
+    assert status["status"] == "declined" and "The budget changed between the preview and the answer" in status["reason"]
     assert book.snapshot() == moved and len(book.ops()) == case.setup_ops

@@ -136,6 +136,7 @@ async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
         status = await _status(client, card)
     assert refused.value.reason.value == "changed"
     assert status["status"] == "declined" and "changed since this card was drawn" in status["reason"]
+    assert "The notes changed between the preview and the answer" in status["reason"]
     assert tenant.note("n1")["text"] == "moved"
     trail = tenant.store.audit_trail(tenant.workspace_id, card)
     assert [e.event for e in trail] == ["filed", "refused"]

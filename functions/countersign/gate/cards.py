@@ -17,6 +17,7 @@ from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason, ref
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..settings import Settings
+from ..store.errors import Conflict
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, Person
 from .actions import Action, ActionError, Plan, Registry
@@ -148,6 +149,9 @@ class CardDesk:
             steps = [s.to_dict() for s in action.next_steps(result, ctx)]
         except ActionError as exc:
             return self._finish(card, CardState.FAILED, {"error": exc.message}, actor, channel, exc.message)
+        except Conflict:  # a write raced this one between the re-plan and apply: nothing was written
+            message = action.drift_message
+            return self._finish(card, CardState.FAILED, {"error": message}, actor, channel, message)
         except Exception:
             log.exception("action %s failed on card %s", action.name, card.id)
             message = f"{action.name} failed while running; nothing further was done."
@@ -178,10 +182,12 @@ class CardDesk:
         self._event("card_refused_drift")
         return Refusal(RefusalReason.CHANGED, message)
 
-    def withdraw(self, card: Card, now: int, actor: str) -> Card:
+    def withdraw(self, card: Card, now: int, actor: str, channel: str = "mcp", reason: str | None = None) -> Card:
+        """``pending → withdrawn``: by the agent (``cancel_confirmation``) or because the person
+        revoked the connection that asked (``reason`` then says so)."""
         withdrawn = self._move(
-            card.workspace_id, card.id, CardState.WITHDRAWN, now, self._audit(card, "withdrawn", actor, "mcp", now),
-            channel="mcp",
+            card.workspace_id, card.id, CardState.WITHDRAWN, now,
+            self._audit(card, "withdrawn", actor, channel, now, reason), channel=channel, decline_reason=reason,
         )
         self._event("card_withdrawn")
         return withdrawn
@@ -204,9 +210,9 @@ class CardDesk:
         try:
             plan = action.plan(action.parse(card.arguments), ctx)
         except ActionError as exc:
-            raise self.refuse_changed(card, now, actor, "page", f"{CHANGED_MESSAGE} ({exc.message})") from None
+            raise self.refuse_changed(card, now, actor, "page", f"{CHANGED_MESSAGE} {action.drift_message} ({exc.message})") from None
         if subject_fingerprint(workspace_id, action.name, plan.subject) != card.fingerprint:
-            raise self.refuse_changed(card, now, actor, "page", CHANGED_MESSAGE)
+            raise self.refuse_changed(card, now, actor, "page", f"{CHANGED_MESSAGE} {action.drift_message}")
         return self.run(card, action, plan, ctx, "page", actor)
 
     def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:

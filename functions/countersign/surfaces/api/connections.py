@@ -65,7 +65,8 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
             if card.connection_id != connection_id:
                 continue
             try:
-                runtime.desk.withdraw(card, now, f"person:{signed.person.id}")
+                runtime.desk.withdraw(card, now, f"person:{signed.person.id}", channel="page",
+                                      reason=f"Withdrawn: the connection ‘{connection.name}’ that asked was revoked.")
                 withdrawn += 1
             except Refusal:  # answered or being confirmed meanwhile: it is no longer waiting
                 pass
