@@ -93,3 +93,27 @@ async def test_malformed_json_rpc_is_a_parse_error(tenant):
         response = await http.post(tenant.url, content=b"{not json", headers={**HEADERS, "Authorization": f"Bearer {tenant.token}"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700
+
+
+async def test_a_session_only_answers_the_connection_that_opened_it(tenant, live):
+    from tests.support.harness import new_tenant
+
+    runtime, server = live
+    opened = await _post(tenant.url, {"Authorization": f"Bearer {tenant.token}"})
+    session = opened.headers["mcp-session-id"]
+    other = new_tenant(runtime, server.origin)
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+    base = {**HEADERS, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    async with httpx2.AsyncClient(timeout=10) as http:
+        hijack = await http.post(tenant.url, json=listing, headers={**base, "Authorization": f"Bearer {other.token}"})
+        own = await http.post(tenant.url, json=listing, headers={**base, "Authorization": f"Bearer {tenant.token}"})
+    assert hijack.status_code == 404
+    assert own.status_code == 200
+
+
+async def test_a_body_far_over_the_limit_is_413_before_parsing(tenant):
+    async with httpx2.AsyncClient(timeout=10) as http:
+        response = await http.post(tenant.url, content=b"{" + b" " * 300_000 + b"}",
+                                   headers={**HEADERS, "Authorization": f"Bearer {tenant.token}"})
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "too_large"

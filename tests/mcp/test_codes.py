@@ -134,3 +134,27 @@ async def test_required_yes_in_the_client_applies(tenant, configure):
     async with tenant.client(answer=accept()) as client:
         result = await client.call_tool("edit_note", EDIT)
     assert result.structured_content["status"] == "completed"
+
+
+async def test_codes_honour_a_workspace_that_confirms_on_the_page_only(tenant, code_mode):
+    async with tenant.client() as client:
+        minted = await _code(client)
+        tenant.store.update_workspace_settings(tenant.workspace_id, {"confirm_in_client": False})
+        spent = await client.call_tool("edit_note", dict(EDIT, confirmation=minted["confirmation"]))
+        fresh = await client.call_tool("edit_note", EDIT)
+    for result in (spent, fresh):
+        assert result.is_error
+        assert "confirm page only (confirm_in_client is off)" in result.content[0].text
+    assert tenant.note("n1")["text"] == "text 1"
+
+
+async def test_a_code_is_bound_to_the_connection_that_asked(tenant, code_mode):
+    from tests.support.harness import mcp_client
+
+    other = tenant.connect(name="Another agent")
+    async with tenant.client() as client:
+        minted = await _code(client)
+    async with mcp_client(tenant.url, other) as client:
+        stolen = await client.call_tool("edit_note", dict(EDIT, confirmation=minted["confirmation"]))
+    assert stolen.is_error and CODE_REFUSAL in stolen.content[0].text
+    assert tenant.note("n1")["text"] == "text 1"

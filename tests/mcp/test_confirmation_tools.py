@@ -140,3 +140,19 @@ async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
     assert tenant.note("n1")["text"] == "moved"
     trail = tenant.store.audit_trail(tenant.workspace_id, card)
     assert [e.event for e in trail] == ["filed", "refused"]
+
+
+async def test_a_card_of_a_revoked_connection_cannot_be_confirmed(tenant):
+    from countersign.core.cards import Refusal
+
+    async with tenant.client() as client:
+        card = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]
+    # revoked without the page's sweep (as if the card was filed while the revoke ran)
+    tenant.store.revoke_connection(tenant.workspace_id, tenant.connection_id, tenant.runtime.desk.now())
+    with pytest.raises(Refusal) as refused:
+        tenant.confirm_on_page(card)
+    assert refused.value.reason.value == "withdrawn"
+    stored = tenant.store.get_card(tenant.workspace_id, card, tenant.runtime.desk.now())
+    assert stored.state is CardState.WITHDRAWN
+    assert stored.decline_reason == "Withdrawn: the connection ‘Test agent’ that asked was revoked."
+    assert tenant.note("n1")["text"] == "text 1"

@@ -108,3 +108,19 @@ async def test_legacy_client_with_url_elicitation_is_offered_the_card(tenant):
     assert asked[0].url == body["confirmationUrl"]
     assert asked[0].message == "Confirm on the confirm page: Change note ‘Note 1’?"
     assert tenant.note("n1")["text"] == "text 1"
+
+
+async def test_legacy_answer_after_the_state_moved_is_drift(tenant):
+    """The person may take minutes to answer during the call: the gate re-plans after the answer."""
+    from countersign.store.records import DocWrite
+
+    def answer_after_a_change(params):
+        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved meanwhile"), doc.version)])
+        return accept()
+
+    async with tenant.client(mode="legacy", answer=answer_after_a_change) as client:
+        result = await client.call_tool("edit_note", EDIT)
+    assert result.is_error
+    assert "The notes changed between the preview and the answer" in result.content[0].text
+    assert tenant.note("n1")["text"] == "moved meanwhile"

@@ -99,3 +99,14 @@ def test_money_matches_decimal_half_up(milliunits):
     if expected == 0:
         expected = abs(expected)
     assert money(milliunits) == f"{expected:.2f}"
+
+
+def test_data_cannot_rearrange_or_add_lines():
+    from countersign.core.preview import Preview
+
+    p = Preview("Pay ‘Coffee \u202e’?\nApproved", ("2026-09-01, Coffee \u202e\u2066, -15.00", "a\nb\r\nc\u2028d"))
+    assert p.title == "Pay ‘Coffee ’? Approved"
+    assert p.lines == ("2026-09-01, Coffee , -15.00", "a b  c d")
+    assert p.question().count("\n") == 2
+    assert Preview("Café ‘Ünïcode’ 東京", ("tab\tkept? no",)).lines == ("tab kept? no",)
+    assert Preview("Café ‘Ünïcode’ 東京").title == "Café ‘Ünïcode’ 東京"

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 
 QUESTION_LINES = 20
+
+
+# Characters that would let data rearrange what a person reads: bidi overrides and isolates
+# (a payee "Coffee \u202e" reverses the amount after it) and line breaks (a fake extra line).
+_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"))
+
+
+def plain_line(text: str) -> str:
+    """One line of preview text as a person should see it: no bidi controls, no control characters."""
+    text = str(text).translate(_BIDI_CONTROLS)
+    return "".join(" " if unicodedata.category(c) == "Cc" or c in "\u2028\u2029" else c for c in text)
 
 
 @dataclass(frozen=True)
@@ -13,7 +25,8 @@ class Preview:
     lines: tuple[str, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "lines", tuple(self.lines))
+        object.__setattr__(self, "title", plain_line(self.title))
+        object.__setattr__(self, "lines", tuple(plain_line(line) for line in self.lines))
 
     def visible_lines(self, limit: int = QUESTION_LINES) -> list[str]:
         """Up to ``limit`` lines, then ``… and N more`` when some were left out."""

@@ -21,7 +21,7 @@ from typing import Any, Awaitable, Callable
 
 import anyio
 
-from ..core.canonical import canonical_json
+from ..core.canonical import canonical_json, digest
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
 from ..store.records import MAX_ARGUMENTS_BYTES
 from .actions import Action, ActionError, GateClass, Plan
@@ -122,8 +122,35 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
         return AskForm(plan.preview.question(), {"k": "form", "fp": fp, "n": nonce})
     if in_client and not call.modern and call.form_elicitation and call.elicit_form is not None:
         answer = await call.elicit_form(plan.preview.question())
+        # The person may have taken minutes: re-plan on the state as it is now, like every answer.
+        ctx = ctx.refreshed(desk.now())
+        plan, fp = _replan(action, args, ctx, fp)
+        if not gate.allows_in_client(ctx):
+            raise ConfirmationUnavailable("This action can now only be confirmed on the confirm page.")
         return await _settle(desk, call, action, gate, plan, fp, ctx, answer, "client")
     return await _fallback(desk, call, action, gate, plan, fp, ctx, asked=False)
+
+
+def _replan(action: Action, args, ctx: ActionContext, asked_fp: str) -> tuple[Plan, str]:
+    """The plan at answer time; :class:`DriftError` unless it is the change the person was shown."""
+    try:
+        plan = action.plan(args, ctx)
+    except ActionError as exc:
+        raise DriftError(f"{action.drift_message} ({exc.message})", field=exc.field) from None
+    fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
+    if fp != asked_fp:
+        raise DriftError(action.drift_message)
+    return plan, fp
+
+
+def _page_only(action: Action, gate: GateClass) -> ConfirmationUnavailable:
+    if gate.kind == "client":
+        why = f"this workspace confirms {action.name} on the confirm page only (confirm_in_client is off)"
+    else:
+        why = f"{action.name} must be confirmed by a signed-in person on the confirm page"
+    return ConfirmationUnavailable(
+        f"{why[0].upper()}{why[1:]}, and this deployment has no confirm page (COUNTERSIGN_FALLBACK=code). Nothing changed."
+    )
 
 
 async def _second_round(desk, call: Call, action: Action, gate: GateClass, plan: Plan, fp: str, ctx) -> Reply:
@@ -162,11 +189,8 @@ async def _fallback(desk, call: Call, action: Action, gate: GateClass, plan: Pla
     """Nobody could be asked in the client (or the question was dismissed): a card or a code."""
     settings = desk.settings
     if settings.fallback == "code":
-        if gate.kind != "client":
-            raise ConfirmationUnavailable(
-                f"{action.name} must be confirmed by a signed-in person on the confirm page, and this "
-                "deployment has no confirm page (COUNTERSIGN_FALLBACK=code). Nothing changed."
-            )
+        if not gate.allows_in_client(ctx):
+            raise _page_only(action, gate)
         if settings.require_elicitation and not asked:
             raise ConfirmationUnavailable(
                 "This client cannot ask the person, and confirmation codes are disabled "
@@ -210,12 +234,15 @@ def _card_reply(desk: CardDesk, card) -> dict[str, Any]:
     return replies.status_reply(card)
 
 
+def _code_binding(action: Action, call: Call) -> str:
+    """What a code is bound to beside its fingerprint: this tool, these arguments, this connection."""
+    return digest({"tool": action.name, "arguments": call.arguments, "connection": call.principal.connection.id})
+
+
 def _mint_code(desk: CardDesk, call: Call, action: Action, plan: Plan, fp: str, ctx) -> dict[str, Any]:
     code = new_code()
     expires_at = ctx.now + desk.settings.code_ttl
-    desk.store.put_code(
-        CodeRecord(code_hash(code), ctx.workspace.id, fp, expires_at, arguments_digest(action.name, call.arguments))
-    )
+    desk.store.put_code(CodeRecord(code_hash(code), ctx.workspace.id, fp, expires_at, _code_binding(action, call)))
     return replies.code_reply(plan.preview, code, expires_at, desk.settings.code_ttl)
 
 
@@ -224,20 +251,22 @@ def _spend_code(desk: CardDesk, call: Call, action: Action, gate: GateClass, pla
         raise ConfirmationUnavailable(
             "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.", field="confirmation"
         )
-    if desk.settings.fallback != "code" or gate.kind != "client":
+    if desk.settings.fallback != "code":
         raise ActionError(
             f"{action.name} is not confirmed with codes here; call it without confirmation.", field="confirmation"
         )
+    if not gate.allows_in_client(ctx):
+        raise _page_only(action, gate)
     code = call.confirmation
     record = desk.store.take_code(code_hash(code), ctx.now) if well_formed(code) else None
-    if not code_matches(record, ctx.workspace.id, fp, ctx.now):
-        same_request = (
-            record is not None
-            and record.workspace_id == ctx.workspace.id
-            and ctx.now < record.expires_at
-            and record.arguments_digest == arguments_digest(action.name, call.arguments)
-        )
-        if same_request:
+    same_request = (
+        record is not None
+        and record.workspace_id == ctx.workspace.id
+        and ctx.now < record.expires_at
+        and record.arguments_digest == _code_binding(action, call)
+    )
+    if not (same_request and code_matches(record, ctx.workspace.id, fp, ctx.now)):
+        if same_request:  # the same call as the preview, but the state behind it moved
             raise DriftError(action.drift_message)
         raise ActionError(CODE_REFUSAL, field="confirmation")
     card = desk.file(ctx, action, call.arguments, plan, fp, "code")

@@ -26,6 +26,7 @@ from .context import ActionContext
 log = logging.getLogger("countersign.gate")
 
 DECLINE_MEMORY_SECONDS = 15 * 60
+REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
 
 
 def subject_fingerprint(workspace_id: str, tool: str, subject: Any) -> str:
@@ -207,6 +208,10 @@ class CardDesk:
         action = self.registry.action(card.tool)
         ctx = self.context_for_card(card, person, now)
         actor = f"person:{person.id}"
+        if ctx.connection is not None and ctx.connection.revoked:
+            # Revoking withdraws pending cards, but one filed as the revoke ran may have been missed.
+            self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=ctx.connection.name))
+            raise Refusal(RefusalReason.WITHDRAWN, "This card was withdrawn: the connection that asked was revoked. Nothing ran.")
         try:
             plan = action.plan(action.parse(card.arguments), ctx)
         except ActionError as exc:

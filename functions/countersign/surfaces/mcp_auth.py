@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
 from ..gate.context import Principal
 from ..store.errors import NotFound
 from ..store.interface import Store
@@ -67,6 +70,12 @@ class BearerAuth:
         if isinstance(outcome, str):
             return await self._unauthorized(send, outcome, has_token=token is not None)
         scope[SCOPE_KEY] = outcome
+        # The SDK ties a stateful MCP session to the credential that opened it (and answers
+        # "Session not found" to any other): tell it who this is.
+        scope["user"] = AuthenticatedUser(AccessToken(
+            token=outcome.connection.token_hash, client_id=outcome.connection.id, scopes=[],
+            subject=outcome.person.id, claims={"iss": outcome.workspace.id},
+        ))
         await self.app(scope, receive, send)
 
     async def _unauthorized(self, send, description: str, has_token: bool) -> None:

@@ -17,9 +17,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
 from ..store.interface import Store
+from .body_limit import BodyLimit
 from .mcp_auth import BearerAuth
 
 MCP_PATH = "/mcp"
+# Arguments over 64 KiB are refused by the gate with a sentence naming them; a body far past that
+# is refused before any JSON parser sees it.
+MAX_MCP_BODY = 256 * 1024
 
 
 def local_security(public_url: str) -> TransportSecuritySettings:
@@ -39,7 +43,7 @@ def stateful_app(server: MCPServer, store: Store, public_url: str):
         streamable_http_path=MCP_PATH, stateless_http=False, json_response=False,
         transport_security=local_security(public_url),
     )
-    return BearerAuth(inner, store), inner
+    return BodyLimit(BearerAuth(inner, store), MAX_MCP_BODY), inner
 
 
 class StatelessMCP:
@@ -47,7 +51,7 @@ class StatelessMCP:
 
     def __init__(self, server: MCPServer, store: Store):
         self.server = server
-        self.auth = BearerAuth(self._serve, store)
+        self.auth = BodyLimit(BearerAuth(self._serve, store), MAX_MCP_BODY)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == MCP_PATH:

@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 
 from ... import accounts
 from ...core.cards import Refusal
+from ...gate.cards import REVOKED_REASON
 from ...gate.replies import iso
 from ...store.errors import NotFound
 from ...store.records import Connection
@@ -66,7 +67,7 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
                 continue
             try:
                 runtime.desk.withdraw(card, now, f"person:{signed.person.id}", channel="page",
-                                      reason=f"Withdrawn: the connection ‘{connection.name}’ that asked was revoked.")
+                                      reason=REVOKED_REASON.format(name=connection.name))
                 withdrawn += 1
             except Refusal:  # answered or being confirmed meanwhile: it is no longer waiting
                 pass

@@ -4,8 +4,9 @@ responses that Starlette's own middleware would otherwise send bare."""
 
 from __future__ import annotations
 
-import json
 import logging
+
+from ..body_limit import BodyLimit, send_json
 
 log = logging.getLogger("countersign.api")
 
@@ -43,55 +44,10 @@ class Guard:
                 message = dict(message, headers=_with_security_headers(message.get("headers", [])))
             await send(message)
 
-        declared = _content_length(scope)
-        if declared is not None and declared > self.max_body:
-            return await _too_large(guarded_send, self.max_body)
-        body, more = bytearray(), True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return  # the client left before its request was whole; nothing to answer
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-            if len(body) > self.max_body:
-                return await _too_large(guarded_send, self.max_body)
-        replayed = False
-
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
-            return await receive()
-
         try:
-            await self.app(scope, replay, guarded_send)
+            await BodyLimit(self.app, self.max_body)(scope, receive, guarded_send)
         except Exception:
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if not started:
-                await _json(guarded_send, 500, {"error": {
+                await send_json(guarded_send, 500, {"error": {
                     "code": "internal", "message": "Something went wrong on our side; nothing further was done. Try again."}})
-
-
-def _content_length(scope) -> int | None:
-    for name, value in scope.get("headers", []):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
-
-
-async def _too_large(send, limit: int) -> None:
-    await _json(send, 413, {"error": {"code": "too_large", "message": f"The request body is over the {limit // 1024} KiB limit."}})
-
-
-async def _json(send, status: int, payload: dict) -> None:
-    body = json.dumps(payload).encode("utf-8")
-    await send({
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode("ascii"))],
-    })
-    await send({"type": "http.response.body", "body": body})
