@@ -20,6 +20,7 @@ import logging  # noqa: E402
 import pytest  # noqa: E402
 
 from countersign import settings as settings_mod  # noqa: E402
+from countersign.gate import ask as gate_ask  # noqa: E402
 from countersign.local_server import build_local  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from tests.support.harness import TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run  # noqa: E402
@@ -48,10 +49,19 @@ def live(tmp_path_factory):
     """(runtime, server): the one live local server of this test run.
 
     At the end of the run every MCP response the tests received and every log line the process
-    wrote are scanned: none may contain a ticket, a signing key or a request-state key.
+    wrote are scanned: none may contain a ticket, a question's nonce, a signing key or a
+    request-state key.
     """
     capture = _LogCapture()
     logging.getLogger().addHandler(capture)
+    nonces: set[str] = set()
+    original_ask_form = gate_ask.AskForm
+
+    class RecordingAskForm(original_ask_form):  # every nonce the gate seals into a question
+        def __post_init__(self):
+            nonces.add(self.state["n"])
+
+    gate_ask.AskForm = RecordingAskForm
     data = tmp_path_factory.mktemp("live")
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
     runtime = build(settings, toolsets=all_toolsets())
@@ -60,8 +70,9 @@ def live(tmp_path_factory):
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
     yield runtime, server
     server.stop()
+    gate_ask.AskForm = original_ask_form
     logging.getLogger().removeHandler(capture)
-    secrets_ = secrets_of_run(runtime)
+    secrets_ = secrets_of_run(runtime) | nonces
     assert len(secrets_) >= 2, "the scan found no keys to look for"
     responses = b"".join(TRANSCRIPT).decode("utf-8", "replace")
     logs = "\n".join(capture.lines)
