@@ -7,23 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.mail.world import World
+from tests.support.stores import store  # noqa: F401  (the both-stores fixture)
 
 _HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-def store(request, tmp_path):
-    if request.param == "sqlite":
-        from countersign.store.sqlite import SQLiteStore
-
-        s = SQLiteStore(str(tmp_path / "countersign.db"))
-        yield s
-        s.close()
-    else:
-        from tests.support.aws import moto_dynamodb_store
-
-        with moto_dynamodb_store() as s:
-            yield s
 
 
 @pytest.fixture

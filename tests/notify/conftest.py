@@ -17,25 +17,11 @@ import pytest
 from countersign.notify import OutboxSender, SesSender, SmtpSender
 from countersign.settings import Settings
 from tests.support.aws import REGION
+from tests.support.stores import store  # noqa: F401  (the both-stores fixture)
 
 SES_DOMAIN = "example.com"
 SES_FROM = f"countersign@{SES_DOMAIN}"
 PUBLIC_URL = "https://confirm.example.test"
-
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-def store(request, tmp_path):
-    if request.param == "sqlite":
-        from countersign.store.sqlite import SQLiteStore
-
-        s = SQLiteStore(str(tmp_path / "countersign.db"))
-        yield s
-        s.close()
-    else:
-        from tests.support.aws import moto_dynamodb_store
-
-        with moto_dynamodb_store() as s:
-            yield s
 
 
 class Clock:

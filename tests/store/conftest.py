@@ -4,20 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-
-@pytest.fixture(params=["sqlite", "dynamodb"])
-def store(request, tmp_path):
-    if request.param == "sqlite":
-        from countersign.store.sqlite import SQLiteStore
-
-        s = SQLiteStore(str(tmp_path / "countersign.db"))
-        yield s
-        s.close()
-    else:
-        from tests.support.aws import moto_dynamodb_store
-
-        with moto_dynamodb_store() as s:
-            yield s
+from tests.support.stores import store  # noqa: F401  (the both-stores fixture)
 
 
 def pytest_collection_modifyitems(items):

@@ -1,0 +1,21 @@
+"""The ``store`` fixture of every suite that runs on both stores: SQLite on a temporary file and
+DynamoDB on moto (the table built from template.yaml). Import it into a conftest to use it."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        from countersign.store.sqlite import SQLiteStore
+
+        s = SQLiteStore(str(tmp_path / "countersign.db"))
+        yield s
+        s.close()
+    else:
+        from tests.support.aws import moto_dynamodb_store
+
+        with moto_dynamodb_store() as s:
+            yield s
