@@ -193,12 +193,10 @@ function nextEl(next) {
 }
 
 // The outcome box of a card: its final state, or why a click was refused.
-const CHANGED_HINT = 'changed since this card was drawn';
-
 function outcomeEl(card, refusal) {
   const st = cardState(card);
-  // A card refused at the click because its data moved is stored as declined, with that reason.
-  const changed = !refusal && st === 'declined' && typeof card.reason === 'string' && card.reason.includes(CHANGED_HINT);
+  // A card refused at the click because its data moved is stored as declined, marked refusal: changed.
+  const changed = !refusal && st === 'declined' && card && card.refusal === 'changed';
   if (changed) refusal = { code: 'changed', message: card.reason };
   const key = refusal ? refusal.code || 'error' : st;
   const good = !refusal && st === 'completed';

@@ -32,7 +32,7 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
 
 def assert_card_view(view: dict) -> None:
     assert set(view) == {"id", "tool", "title", "lines", "state", "status", "connectionName", "createdAt",
-                         "expiresAt", "result", "next", "reason"}
+                         "expiresAt", "result", "next", "reason", "refusal"}
     assert not any(word in view for word in HIDDEN)
     assert view["createdAt"].endswith("Z") and view["expiresAt"].endswith("Z")
 
@@ -169,6 +169,7 @@ async def test_changed_behind_the_card(signed, tenant):
     assert error["code"] == "changed" and error["message"] == expected
     assert response.json()["card"]["state"] == "declined"
     assert response.json()["card"]["reason"] == expected
+    assert response.json()["card"]["refusal"] == "changed"
     assert tenant.note("n1")["text"] == "edited"
     status = await agent_status(tenant, card_id)
     assert status["status"] == "declined" and status["reason"] == expected

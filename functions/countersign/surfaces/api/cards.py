@@ -62,6 +62,7 @@ def card_view(card: Card, connection_name: str | None) -> dict:
         "result": body.get("result") if card.state is CardState.COMPLETED else None,
         "next": body.get("next", []) if card.state is CardState.COMPLETED else None,
         "reason": reason,
+        "refusal": "changed" if card.refusal else None,
     }
 
 

@@ -104,6 +104,8 @@ class CardView(BaseModel):
     result: Any = None
     next: list[dict[str, Any]] | None = None
     reason: str | None = None
+    refusal: Literal["changed"] | None = Field(
+        default=None, description="Set when the card was closed at a click because what it describes changed")
 
 
 class CardPage(BaseModel):
