@@ -16,7 +16,7 @@ def test_setup_actions(world):
     plan = world.plan("set_workspace_name", {"name": "Acme Mail"})
     assert plan.preview.title == "Rename the workspace ‘Acme’ to ‘Acme Mail’"
     world.run("set_workspace_name", {"name": "Acme Mail"})
-    assert world.data(m.KIND_PROFILE, m.PROFILE_ID)["name"] == "Acme Mail"
+    assert world.store.get_workspace(world.ws).name == "Acme Mail"
 
     plan = world.plan("update_brand_kit", {"primary_color": "#AABBCC", "tagline": "Mail that matters"})
     assert plan.preview.title == "Update the brand kit of ‘Acme Mail’"
@@ -38,6 +38,36 @@ def test_setup_actions(world):
     world.run("set_return_address", addr)
     assert world.run("finish_setup", {}) == {"setup_finished": True}
     assert [s.tool for s in world.action("finish_setup").next_steps({}, world.ctx())] == ["import_contacts", "list_designs"]
+
+
+def test_set_workspace_name_renames_the_workspace_record(world):
+    profile_before = world.doc(m.KIND_PROFILE, m.PROFILE_ID)
+    settings_before = world.store.get_workspace(world.ws).settings
+    assert world.run("set_workspace_name", {"name": "  Acme Mail  "}) == {"name": "Acme Mail"}
+    renamed = world.store.get_workspace(world.ws)
+    assert renamed.name == "Acme Mail" and renamed.settings == settings_before
+    assert world.doc(m.KIND_PROFILE, m.PROFILE_ID) == profile_before  # the record carries the name
+    # every later plan (any toolset, confirm pages, emails) reads the record
+    assert world.plan("buy_credits", {"credits": 10}).preview.lines[0] == "Charged to the payment method of ‘Acme Mail’"
+    plan = world.plan("set_workspace_name", {"name": "Acme Post"})
+    assert plan.subject == {"workspace_name": {"from": "Acme Mail", "to": "Acme Post"}}
+
+
+def test_the_workspace_name_is_the_record_not_a_stale_profile_name(world):
+    world.patch(m.KIND_PROFILE, m.PROFILE_ID, name="Old profile name")
+    world.store.rename_workspace(world.ws, "Renamed elsewhere")
+    assert world.plan("update_brand_kit", {"font": "Lora"}).preview.title == "Update the brand kit of ‘Renamed elsewhere’"
+    assert world.plan("set_workspace_name", {"name": "Acme"}).preview.title == (
+        "Rename the workspace ‘Renamed elsewhere’ to ‘Acme’")
+
+
+def test_set_workspace_name_refuses_names_the_workspace_cannot_hold(world):
+    with pytest.raises(ActionError, match="name: "):
+        world.plan("set_workspace_name", {"name": "x" * 101})
+    with pytest.raises(ActionError, match="name: must not be empty"):
+        world.plan("set_workspace_name", {"name": "   "})
+    assert world.run("set_workspace_name", {"name": "y" * 100}) == {"name": "y" * 100}
+    assert world.store.get_workspace(world.ws).name == "y" * 100
 
 
 def test_preferences_and_senders(world):

@@ -205,11 +205,33 @@ def test_a_race_inside_apply_names_what_moved(world):
 def test_never_class_actions_can_be_asked_for_a_card_and_run_at_the_click(world):
     reply = world.request("set_workspace_name", {"name": "Acme Mail"})
     assert reply["status"] == "pending" and reply["title"] == "Rename the workspace ‘Acme’ to ‘Acme Mail’"
-    assert world.data(m.KIND_PROFILE, m.PROFILE_ID)["name"] == "Acme"
+    assert world.store.get_workspace(world.ws).name == "Acme"
     card = world.click(reply["confirmationId"])
-    assert card.state is CardState.COMPLETED and world.data(m.KIND_PROFILE, m.PROFILE_ID)["name"] == "Acme Mail"
+    assert card.state is CardState.COMPLETED and world.store.get_workspace(world.ws).name == "Acme Mail"
     assert card.result["next"] == [{"tool": "update_brand_kit", "description": "Set the brand colours, logo and font.",
                                     "personMustAct": False}]
+
+
+def test_a_rename_between_the_card_and_the_click_is_drift(world):
+    reply = world.request("set_workspace_name", {"name": "Acme Mail"})
+    world.store.rename_workspace(world.ws, "Acme Elsewhere")
+    with pytest.raises(Refusal) as refused:
+        world.click(reply["confirmationId"])
+    assert refused.value.reason is RefusalReason.CHANGED
+    assert "The workspace name changed between the preview and the answer" in refused.value.message
+    assert world.store.get_workspace(world.ws).name == "Acme Elsewhere"
+
+
+def test_a_race_on_a_deleted_doc_names_it_from_the_plan(world):
+    world.run("approve_design", {"design_id": world.ids["design_id"]})
+    action = world.action("end_campaign")
+    ctx = world.ctx()
+    plan = action.plan(action.parse(cid(world)), ctx)
+    campaign = world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"])
+    world.store.write_docs(world.ws, [m.DocWrite(campaign.kind, campaign.id, None, campaign.version)])
+    with pytest.raises(ActionError) as failed:
+        action.apply(plan, ctx)
+    assert "What moved: the campaign ‘Q4 outreach’" in failed.value.message
 
 
 def test_turning_drafting_off_through_a_card(world):

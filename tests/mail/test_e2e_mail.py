@@ -251,7 +251,7 @@ async def test_request_confirmation_works_for_every_action_and_refuses_reads(mai
         assert reply["title"] and reply["confirmationUrl"].endswith(reply["confirmationId"]), tool
     for name, reply in reads.items():
         assert reply["status"] == "error" and f"{name} is a read" in reply["error"]
-    assert done["status"] == COMPLETED and doc(mail, m.KIND_PROFILE, m.PROFILE_ID)["name"] == "Acme Mail"
+    assert done["status"] == COMPLETED and mail.store.get_workspace(mail.workspace_id).name == "Acme Mail"
     assert webinar["imported"] == 1
 
 

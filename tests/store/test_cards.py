@@ -271,8 +271,8 @@ def test_a_running_card_may_finish_after_the_expiry(store):
     w = World(store)
     card = w.file(created_at=1000, ttl=100)
     w.move(card, S.RUNNING, 1050)
-    assert store.get_card(w.ws.id, card.id, now=9999).state is S.RUNNING
-    assert w.move(card, S.COMPLETED, 9999, result={"ok": True}).state is S.COMPLETED
+    assert store.get_card(w.ws.id, card.id, now=1200).state is S.RUNNING  # past its expiry at 1100
+    assert w.move(card, S.COMPLETED, 1200, result={"ok": True}).state is S.COMPLETED
 
 
 # -- latest card ------------------------------------------------------------------------------
@@ -324,3 +324,19 @@ def test_audit_entry_keeps_every_field(store):
     store.append_audit(entry)
     store.append_audit(entry_without_connection)
     assert store.audit_trail(w.ws.id, card.id)[1:] == [entry, entry_without_connection]
+
+
+def test_a_card_stuck_running_reads_as_failed_with_outcome_unknown(store):
+    from countersign.store.records import RUNNING_STALE_SECONDS, STALE_RUNNING_MESSAGE
+
+    w = World(store)
+    c = w.file(created_at=1000)
+    w.move(c, CardState.RUNNING, now=1100)
+    assert store.get_card(w.ws.id, c.id, 1100 + RUNNING_STALE_SECONDS - 1).state is CardState.RUNNING
+    stale = store.get_card(w.ws.id, c.id, 1100 + RUNNING_STALE_SECONDS)
+    assert stale.state is CardState.FAILED and stale.result == {"error": STALE_RUNNING_MESSAGE}
+    history, _ = store.list_card_history(w.ws.id, w.person.id, 1100 + RUNNING_STALE_SECONDS)
+    assert [(h.id, h.state) for h in history] == [(c.id, CardState.FAILED)]
+    # if the action does report back after all, its outcome is kept
+    done = w.move(c, CardState.COMPLETED, now=1100 + RUNNING_STALE_SECONDS + 5, result={"result": {"ok": True}})
+    assert store.get_card(w.ws.id, c.id, done.updated_at + 1).state is CardState.COMPLETED

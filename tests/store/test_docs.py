@@ -38,6 +38,7 @@ def test_creating_an_existing_doc_conflicts(store):
     with pytest.raises(Conflict) as conflict:
         store.write_docs(w.ws.id, [put("account", "acc_1", {"v": 2}, 0)])
     assert "acc_1" in conflict.value.message
+    assert (conflict.value.kind, conflict.value.id) == ("account", "acc_1")
     assert store.get_doc(w.ws.id, "account", "acc_1") == Doc("account", "acc_1", {"v": 1}, 1)
 
 
@@ -53,6 +54,7 @@ def test_stale_version_conflicts_and_writes_nothing_of_the_batch(store):
     with pytest.raises(Conflict) as conflict:
         store.write_docs(w.ws.id, batch)
     assert "b" in conflict.value.message
+    assert (conflict.value.kind, conflict.value.id) == ("account", "b")
     assert store.get_doc(w.ws.id, "account", "a") == Doc("account", "a", {"v": 1}, 1)
     assert store.get_doc(w.ws.id, "account", "b") == Doc("account", "b", {"v": 2}, 2)
     assert store.get_doc(w.ws.id, "category", "new") is None
@@ -60,8 +62,9 @@ def test_stale_version_conflicts_and_writes_nothing_of_the_batch(store):
 
 def test_update_of_a_missing_doc_conflicts(store):
     w = World(store)
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict) as conflict:
         store.write_docs(w.ws.id, [put("account", "ghost", {"v": 1}, 1)])
+    assert (conflict.value.kind, conflict.value.id) == ("account", "ghost")
     assert store.get_doc(w.ws.id, "account", "ghost") is None
 
 
@@ -79,8 +82,9 @@ def test_delete_with_a_stale_version_conflicts(store):
     w = World(store)
     store.write_docs(w.ws.id, [put("account", "a", {"v": 1}, 0)])
     store.write_docs(w.ws.id, [put("account", "a", {"v": 2}, 1)])
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict) as conflict:
         store.write_docs(w.ws.id, [put("account", "a", None, 1)])
+    assert (conflict.value.kind, conflict.value.id) == ("account", "a")
     assert store.get_doc(w.ws.id, "account", "a") == Doc("account", "a", {"v": 2}, 2)
 
 
@@ -125,3 +129,20 @@ def test_an_empty_batch_writes_nothing(store):
     w = World(store)
     store.write_docs(w.ws.id, [])
     assert store.list_docs(w.ws.id, "account") == []
+
+
+def test_conflict_names_the_doc_that_moved_not_the_first_of_the_batch(store):
+    w = World(store)
+    store.write_docs(w.ws.id, [put("account", "a", {"v": 1}, 0), put("category", "a", {"v": 1}, 0)])
+    store.write_docs(w.ws.id, [put("category", "a", {"v": 2}, 1)])  # same id, other kind: moved
+    with pytest.raises(Conflict) as conflict:
+        store.write_docs(w.ws.id, [put("account", "a", {"v": "lost"}, 1), put("category", "a", {"v": "lost"}, 1)])
+    assert (conflict.value.kind, conflict.value.id) == ("category", "a")
+    assert store.get_doc(w.ws.id, "account", "a") == Doc("account", "a", {"v": 1}, 1)
+
+
+def test_a_create_conflict_carries_no_doc(store):
+    w = World(store)
+    with pytest.raises(Conflict) as conflict:
+        store.create_workspace(w.ws)
+    assert (conflict.value.kind, conflict.value.id) == (None, None)

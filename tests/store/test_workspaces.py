@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from countersign.core.ids import new_id
-from countersign.store.errors import Conflict, NotFound
+from countersign.store.errors import BadInput, Conflict, NotFound
 from countersign.store.records import DEFAULT_WORKSPACE_SETTINGS, Session, SignInToken, secret_hash
 from tests.store._factories import World, connection, person, workspace
 
@@ -41,6 +41,54 @@ def test_update_workspace_settings_merges(store):
 def test_update_settings_of_unknown_workspace_is_not_found(store):
     with pytest.raises(NotFound):
         store.update_workspace_settings(new_id("ws_"), {"ask_before_drafting": False})
+
+
+def test_rename_workspace_reads_back_stripped_and_keeps_the_rest(store):
+    ws = workspace("Acme", created_at=5)
+    store.create_workspace(ws)
+    store.update_workspace_settings(ws.id, {"confirm_in_client": False})
+    renamed = store.rename_workspace(ws.id, "  Acme Mail \t")
+    expected = replace(ws, name="Acme Mail", settings=dict(DEFAULT_WORKSPACE_SETTINGS, confirm_in_client=False))
+    assert renamed == expected
+    assert store.get_workspace(ws.id) == expected
+
+
+def test_rename_workspace_to_exactly_100_characters(store):
+    ws = workspace()
+    store.create_workspace(ws)
+    assert store.rename_workspace(ws.id, "n" * 100).name == "n" * 100
+    assert store.get_workspace(ws.id).name == "n" * 100
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\t\n", "x" * 101, " " + "é" * 101 + " "])
+def test_rename_workspace_refuses_bad_names_and_keeps_the_old_one(store, bad):
+    ws = workspace("Acme")
+    store.create_workspace(ws)
+    with pytest.raises(BadInput) as refused:
+        store.rename_workspace(ws.id, bad)
+    assert refused.value.field == "name"
+    assert store.get_workspace(ws.id) == ws
+
+
+def test_rename_unknown_workspace_is_not_found_like_get(store):
+    unknown = new_id("ws_")
+    with pytest.raises(NotFound) as renamed:
+        store.rename_workspace(unknown, "Ghost")
+    with pytest.raises(NotFound) as got:
+        store.get_workspace(unknown)
+    assert renamed.value.message == got.value.message
+    assert (renamed.value.what, renamed.value.ident) == ("workspace", unknown)
+    with pytest.raises(NotFound):
+        store.get_workspace(unknown)  # the failed rename created nothing
+
+
+def test_rename_workspace_leaves_other_workspaces_untouched(store):
+    a, b = workspace("A"), workspace("B")
+    store.create_workspace(a)
+    store.create_workspace(b)
+    store.rename_workspace(a.id, "A renamed")
+    assert store.get_workspace(a.id).name == "A renamed"
+    assert store.get_workspace(b.id) == b
 
 
 # -- persons ----------------------------------------------------------------------------------

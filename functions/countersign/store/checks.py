@@ -10,6 +10,7 @@ from .interface import MAX_DOC_WRITES
 from .records import DEFAULT_WORKSPACE_SETTINGS, MAX_ARGUMENTS_BYTES, ROLES, DocWrite
 
 PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
+MAX_WORKSPACE_NAME = 100
 
 
 def email_key(email: str) -> str:
@@ -20,6 +21,18 @@ def email_key(email: str) -> str:
 def check_role(role: Any) -> None:
     if role not in ROLES:
         raise BadInput("role", f"unknown role {role!r}; expected one of {', '.join(ROLES)}.")
+
+
+def check_workspace_name(name: Any) -> str:
+    """The name as stored: stripped, 1 to :data:`MAX_WORKSPACE_NAME` characters."""
+    if not isinstance(name, str):
+        raise BadInput("name", "must be a string.")
+    name = name.strip()
+    if not name:
+        raise BadInput("name", "a workspace needs a name; it must not be empty.")
+    if len(name) > MAX_WORKSPACE_NAME:
+        raise BadInput("name", f"{len(name)} characters; a workspace name has at most {MAX_WORKSPACE_NAME}.")
+    return name
 
 
 def check_settings(changes: dict[str, Any]) -> None:

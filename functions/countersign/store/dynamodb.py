@@ -117,6 +117,22 @@ class DynamoDBStore(CardMethods, Store):
             raise NotFound("workspace", workspace_id)
         return codec.workspace_from_item(item)
 
+    def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
+        name = checks.check_workspace_name(name)
+        try:
+            out = self.client.update_item(
+                TableName=self.table,
+                Key=codec.workspace_key(workspace_id),
+                UpdateExpression="SET #name = :name",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeNames={"#name": "name"},  # NAME is a DynamoDB reserved word
+                ExpressionAttributeValues={":name": S(name)},
+                ReturnValues="ALL_NEW",
+            )
+        except self._errors.ConditionalCheckFailedException:
+            raise NotFound("workspace", workspace_id) from None
+        return codec.workspace_from_item(out["Attributes"])
+
     def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
         checks.check_settings(changes)
         if not changes:
@@ -376,7 +392,10 @@ class DynamoDBStore(CardMethods, Store):
             return
         for w, reason in zip(writes, reasons):
             if reason.get("Code") == "ConditionalCheckFailed":
-                raise Conflict(f"The {w.kind} {w.id!r} changed since it was read (expected version {w.expected_version}).")
+                raise Conflict(
+                    f"The {w.kind} {w.id!r} changed since it was read (expected version {w.expected_version}).",
+                    kind=w.kind, id=w.id,
+                )
         raise StoreError(f"The documents could not be written ({[r.get('Code') for r in reasons]}); nothing was written.")
 
     def close(self) -> None:

@@ -19,7 +19,16 @@ class NotFound(StoreError):
 
 
 class Conflict(StoreError):
-    """A create whose id exists, or a versioned write whose version moved."""
+    """A create whose id exists, or a versioned write whose version moved.
+
+    For a versioned write (:meth:`Store.write_docs`), ``kind`` and ``id`` name the doc whose
+    version moved; they are None for every other conflict.
+    """
+
+    def __init__(self, message: str, kind: str | None = None, id: str | None = None):  # noqa: A002
+        super().__init__(message)
+        self.kind = kind
+        self.id = id
 
 
 class BadInput(StoreError):

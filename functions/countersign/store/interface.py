@@ -48,6 +48,15 @@ class Store(abc.ABC):
         """:class:`NotFound` if unknown."""
 
     @abc.abstractmethod
+    def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
+        """Set the workspace's name and return the workspace as written.
+
+        The name is stripped; empty or over 100 characters raises :class:`BadInput` (field
+        ``name``) and writes nothing. :class:`NotFound` (as :meth:`get_workspace`) if unknown.
+        One conditional write; settings and every other field are left as they are.
+        """
+
+    @abc.abstractmethod
     def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
         """Merge ``changes`` into the settings (only known setting names, boolean values)."""
 
@@ -211,7 +220,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def write_docs(self, workspace_id: str, writes: Iterable[DocWrite]) -> None:
-        """Apply every write or none: :class:`Conflict` naming the first doc whose version moved.
+        """Apply every write or none: :class:`Conflict` naming the first doc whose version moved
+        (in its message, and as its ``kind`` and ``id`` attributes).
 
         At most :data:`MAX_DOC_WRITES` writes; each put stores ``expected_version + 1``.
         """

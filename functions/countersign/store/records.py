@@ -22,6 +22,12 @@ DEFAULT_WORKSPACE_SETTINGS = {
 
 MAX_ARGUMENTS_BYTES = 64 * 1024
 
+RUNNING_STALE_SECONDS = 300
+STALE_RUNNING_MESSAGE = (
+    "This action started but never reported its outcome; it may or may not have run. "
+    "Check the current state before asking again."
+)
+
 
 def secret_hash(secret: str) -> str:
     """The only form in which a token, session id or code is stored."""
@@ -115,8 +121,12 @@ class Card:
         return effective_state(self.state, self.expires_at, now)
 
     def at(self, now: int) -> "Card":
-        """This card as a reader sees it at ``now`` (expiry applied)."""
+        """This card as a reader sees it at ``now``: expiry applied, and a card that started
+        running long ago without reporting back (its process died mid-action) shown as failed
+        with an honest "outcome unknown", instead of waiting forever."""
         state = self.state_at(now)
+        if state is CardState.RUNNING and now - self.updated_at >= RUNNING_STALE_SECONDS:
+            return replace(self, state=CardState.FAILED, result={"error": STALE_RUNNING_MESSAGE})
         return self if state is self.state else replace(self, state=state)
 
 

@@ -102,6 +102,14 @@ class SQLiteStore(Store):
             raise NotFound("workspace", workspace_id)
         return rows.workspace(row)
 
+    def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
+        name = checks.check_workspace_name(name)
+        with self._write() as db:
+            found = db.execute("UPDATE workspaces SET name = ? WHERE id = ? RETURNING *", (name, workspace_id)).fetchall()
+        if not found:
+            raise NotFound("workspace", workspace_id)
+        return rows.workspace(found[0])
+
     def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
         checks.check_settings(changes)
         with self._write() as db:
@@ -399,7 +407,10 @@ class SQLiteStore(Store):
             for w in writes:
                 stored = self.get_doc(workspace_id, w.kind, w.id)
                 if (stored.version if stored else 0) != w.expected_version:
-                    raise Conflict(f"The {w.kind} {w.id!r} changed since it was read (expected version {w.expected_version}).")
+                    raise Conflict(
+                        f"The {w.kind} {w.id!r} changed since it was read (expected version {w.expected_version}).",
+                        kind=w.kind, id=w.id,
+                    )
             for w in writes:
                 if w.data is None:
                     db.execute("DELETE FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", (workspace_id, w.kind, w.id))

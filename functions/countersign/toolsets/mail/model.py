@@ -2,7 +2,8 @@
 
 Documents (kind / id):
 
-* ``mail_profile/workspace`` — workspace name, brand kit, preferences, return address, setup state.
+* ``mail_profile/workspace`` — brand kit, preferences, return address, setup state. (The workspace
+  name lives on the workspace record, see :meth:`Store.rename_workspace`; a ``name`` here is not read.)
 * ``mail_credits/ledger`` — the credit balance (milliunits) and counters (pieces created, printed).
 * ``mail_contact/<id>`` — name, company, email, address, suppressed.
 * ``mail_list/<id>`` — name and contact ids; which campaigns a list feeds is read from the campaigns.
@@ -185,8 +186,8 @@ class MailAction(Action):
                 continue
             try:
                 ctx.store.write_docs(ctx.workspace_id, phase.writes)
-            except Conflict:
-                moved = moved_label(ctx, phase.writes)
+            except Conflict as exc:
+                moved = moved_label(ctx, exc, phase.writes)
                 base = phase.failure or self.drift_message
                 raise ActionError(f"{base} (What moved: {moved}.)" if moved else base) from None
         if work.after is not None:
@@ -194,13 +195,16 @@ class MailAction(Action):
         return work.result
 
 
-def moved_label(ctx: ActionContext, writes: list[DocWrite]) -> str | None:
-    """Name the first document whose version no longer matches what the plan read."""
-    for w in writes:
-        doc = ctx.store.get_doc(ctx.workspace_id, w.kind, w.id)
-        if (doc.version if doc else 0) != w.expected_version:
-            return label(w.kind, doc.data if doc else (w.data or {}))
-    return None
+def moved_label(ctx: ActionContext, conflict: Conflict, writes: list[DocWrite]) -> str | None:
+    """Name the document whose version moved: the store's :class:`Conflict` says which; it is
+    read once for its current name (the planned data stands in if it is gone)."""
+    if conflict.kind is None or conflict.id is None:
+        return None
+    doc = ctx.store.get_doc(ctx.workspace_id, conflict.kind, conflict.id)
+    if doc is not None:
+        return label(conflict.kind, doc.data)
+    planned = next((w.data for w in writes if (w.kind, w.id) == (conflict.kind, conflict.id)), None)
+    return label(conflict.kind, planned or {})
 
 
 def label(kind: str, data: dict) -> str:
@@ -281,7 +285,9 @@ class Mail:
         return self._one(KIND_SUPPRESSION, SUPPRESSION_ID, DEFAULT_SUPPRESSION)
 
     def workspace_name(self) -> str:
-        return self.profile.data.get("name") or self.ctx.workspace.name
+        """The workspace record's name: the one confirm pages, emails and every toolset show
+        (``set_workspace_name`` renames the record; the profile's ``name`` is not read)."""
+        return self.ctx.workspace.name
 
     # collections
     @property

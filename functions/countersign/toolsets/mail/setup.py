@@ -10,34 +10,39 @@ from pydantic import Field
 
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, when
+from ...store.checks import MAX_WORKSPACE_NAME
 from .model import Mail, MailAction, Phase, Work, address_line, put, q, validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
 
 class SetWorkspaceNameArgs(Arguments):
-    name: str = Field(min_length=1, max_length=120, description="The workspace's new name")
+    name: str = Field(min_length=1, max_length=MAX_WORKSPACE_NAME, description="The workspace's new name")
 
 
 class SetWorkspaceName(MailAction):
     name = "set_workspace_name"
     title = "Rename the workspace"
-    description = "Set the workspace name printed in the app and on confirm pages."
+    description = "Set the workspace name printed in the app, on confirm pages and in emails."
     arguments = SetWorkspaceNameArgs
     gate = NEVER
     destructive = False
-    drift_message = "The workspace profile changed between the preview and the answer; nothing was renamed."
+    drift_message = "The workspace name changed between the preview and the answer; nothing was renamed."
 
     def prepare(self, args: SetWorkspaceNameArgs, ctx: ActionContext):
-        mail = Mail(ctx)
-        new = validate_name(args.name, "name")
-        old = mail.workspace_name()
+        # The name lives on the workspace record (what confirm pages, emails and every toolset
+        # read). The subject carries the current name, so a rename in between is drift.
+        new = validate_name(args.name, "name", MAX_WORKSPACE_NAME)
+        old = Mail(ctx).workspace_name()
         if new == old:
             raise ActionError(f"name: the workspace is already called {q(old)}.", field="name")
-        data = dict(mail.profile.data, name=new)
         subject = {"workspace_name": {"from": old, "to": new}}
         preview = Preview(f"Rename the workspace {q(old)} to {q(new)}")
-        return subject, preview, Work([Phase([put(mail.profile, data)])], {"name": new})
+
+        def rename(ctx: ActionContext) -> None:
+            ctx.store.rename_workspace(ctx.workspace_id, new)
+
+        return subject, preview, Work([], {"name": new}, after=rename)
 
     def next_steps(self, result, ctx):
         return [Step("update_brand_kit", "Set the brand colours, logo and font.")]
