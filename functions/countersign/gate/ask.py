@@ -31,7 +31,6 @@ from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from . import replies
 
 ACCEPT, UNTICKED, DECLINE, CANCEL = "accept", "unticked", "decline", "cancel"
-CONFIRM_FIELD = "confirm"
 
 
 @dataclass(frozen=True)

@@ -68,18 +68,3 @@ DEFINITION: dict[str, Any] = {
 def definition() -> dict[str, Any]:
     """A copy of the key/index/billing definition (the part both template and API share)."""
     return copy.deepcopy(DEFINITION)
-
-
-def create_table_kwargs(table_name: str) -> dict[str, Any]:
-    """Arguments for ``CreateTable`` (then call :func:`ttl_kwargs` with ``UpdateTimeToLive``)."""
-    kwargs = definition()
-    kwargs["TableName"] = table_name
-    kwargs["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE}
-    return kwargs
-
-
-def ttl_kwargs(table_name: str) -> dict[str, Any]:
-    return {
-        "TableName": table_name,
-        "TimeToLiveSpecification": {"AttributeName": TTL_ATTRIBUTE, "Enabled": True},
-    }

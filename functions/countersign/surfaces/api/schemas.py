@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-CARD_ID_MAX = 64
 
 
 class Strict(BaseModel):
