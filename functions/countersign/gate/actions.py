@@ -135,6 +135,9 @@ class Action:
     gate: ClassVar[GateClass] = ALWAYS
     destructive: ClassVar[bool] = True
     drift_message: ClassVar[str] = DEFAULT_DRIFT_MESSAGE
+    # When the class depends on the arguments or the state (``gate_class`` overridden), say in
+    # words when the call waits: the agent reads it in the tool's description.
+    hold_rule: ClassVar[str] = ""
 
     def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
         """The class for this call; override when it depends on the arguments."""

@@ -78,11 +78,15 @@ def _register(server: MCPServer, fn, name: str, title: str, description: str, an
 
 
 def _action_description(action: Action) -> str:
-    held = {
+    gate = action.gate
+    held = action.hold_rule or {
         "always": "Always waits for a person on the confirm page.",
         "client": "Waits for a person's yes: asked in your client when it can, else on the confirm page.",
         "never": "Runs at once.",
-    }.get(action.gate.kind, "May wait for a person, depending on workspace settings and state.")
+        "setting": f"Waits for a person on the confirm page while the workspace setting {gate.setting} is on "
+                   "(the default).",
+        "when": f"Waits for a person on the confirm page while {gate.label}; otherwise runs at once.",
+    }[gate.kind]
     return f"{action.description} {held}".strip()
 
 

@@ -39,9 +39,11 @@ def _design_prints(args: DesignArgs, ctx: ActionContext) -> bool:
 
 class ApproveDesign(MailAction):
     name = "approve_design"
+    hold_rule = (
+        'Waits for a person on the confirm page while the workspace asks before approvals and the design '
+        'would print; otherwise runs at once.')
     title = "Approve (publish) a design"
-    description = ("Publish a design's draft version. Waits for a person while a live campaign uses the design and "
-                   "the workspace asks before approvals; otherwise runs at once. Owners, admins and approvers only.")
+    description = "Publish a design's draft version. Owners, admins and approvers only."
     arguments = DesignArgs
     gate = APPROVALS
     drift_message = "The design changed between the preview and the answer; nothing was published."
@@ -96,9 +98,12 @@ def _piece_status(ctx: ActionContext, piece_id: str) -> tuple[dict | None, dict 
 
 class ReviewMessage(MailAction):
     name = "review_message"
+    hold_rule = (
+        'Waits for a person on the confirm page while the workspace asks before approvals and the message'
+        ' would print; otherwise runs at once.')
     title = "Review a draft message"
-    description = ("Approve or reject one draft waiting for review. Approving a draft of a live campaign prints it, "
-                   "and waits for a person while the workspace asks before approvals.")
+    description = ('Approve or reject one draft waiting for review; approving a draft of a live campaign prints '
+                   'it.')
     arguments = ReviewArgs
     gate = APPROVALS
     drift_message = "The draft or its campaign changed between the preview and the answer; nothing was approved."
@@ -179,9 +184,12 @@ def _campaign_live(args: BulkApproveArgs, ctx: ActionContext) -> bool:
 
 class BulkApproveMessages(MailAction):
     name = "bulk_approve_messages"
+    hold_rule = (
+        'Waits for a person on the confirm page while the workspace asks before approvals and any of the '
+        'messages would print; otherwise runs at once.')
     title = "Approve many drafts"
-    description = ("Approve every draft waiting for review on a campaign (or the ones named). On a live campaign they "
-                   "print, and the call waits for a person while the workspace asks before approvals.")
+    description = ('Approve every draft waiting for review on a campaign (or the ones named); on a live campaign'
+                   ' they print.')
     arguments = BulkApproveArgs
     gate = APPROVALS
     drift_message = ("The drafts waiting on this campaign changed between the preview and the answer; "

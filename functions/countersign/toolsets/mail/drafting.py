@@ -65,8 +65,7 @@ def contact_data(c: ContactIn) -> dict:
 class ImportContacts(MailAction):
     name = "import_contacts"
     title = "Import contacts"
-    description = (f"Add up to {MAX_IMPORT} contacts, optionally into a list. A drafting step: waits for a person "
-                   "while the workspace asks before drafting steps.")
+    description = 'Add up to 80 contacts, optionally into a list.'
     arguments = ImportContactsArgs
     gate = DRAFTING
     destructive = False
@@ -148,8 +147,8 @@ class GenerateImageArgs(Arguments):
 class GenerateDesignImage(MailAction):
     name = "generate_design_image"
     title = "Generate a design image"
-    description = ("Generate an image into a new draft version of a design (or a new design). A drafting step. "
-                   "The published version keeps printing until the draft is approved.")
+    description = ('Generate an image into a new draft version of a design (or a new design). The published '
+                   'version keeps printing until the draft is approved.')
     arguments = GenerateImageArgs
     gate = DRAFTING
     destructive = False
@@ -200,7 +199,7 @@ class CampaignArgs(Arguments):
 class PolishCopywriting(MailAction):
     name = "polish_copywriting"
     title = "Polish a campaign's copy"
-    description = "Tidy a campaign's copy template (spacing, capitals, punctuation). A drafting step."
+    description = "Tidy a campaign's copy template (spacing, capitals, punctuation)."
     arguments = CampaignArgs
     gate = DRAFTING
     destructive = False
@@ -233,7 +232,7 @@ class RewriteArgs(Arguments):
 class RewriteWaitingDrafts(MailAction):
     name = "rewrite_waiting_drafts"
     title = "Rewrite the drafts waiting for review"
-    description = "Have the model rewrite every draft waiting for review on a campaign; they keep waiting. A drafting step."
+    description = 'Have the model rewrite every draft waiting for review on a campaign; they keep waiting.'
     arguments = RewriteArgs
     gate = DRAFTING
     destructive = False
@@ -280,9 +279,12 @@ def _campaign_is_live(args: AddListArgs, ctx: ActionContext) -> bool:
 
 class AddListToCampaign(MailAction):
     name = "add_list_to_campaign"
+    hold_rule = (
+        'Waits for a person on the confirm page while the list feeds a live campaign (whatever the '
+        'settings), and otherwise while the workspace asks before drafting steps.')
     title = "Add a list to a campaign"
-    description = ("Add a list's audience to a campaign. Follows Ask before drafting steps, but always waits for a "
-                   "person while the campaign is live, because the people it adds are enrolled and mailed.")
+    description = ("Add a list's audience to a campaign; on a live campaign the people it adds are enrolled and "
+                   'mailed.')
     arguments = AddListArgs
     gate = DRAFTING
     drift_message = ("The campaign, the list's audience or the credits changed between the preview and the answer; "

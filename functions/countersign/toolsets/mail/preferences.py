@@ -50,10 +50,12 @@ def touches_sender_routing(args: PreferencesArgs) -> bool:
 
 class UpdateWorkspacePreferences(MailAction):
     name = "update_workspace_preferences"
+    hold_rule = (
+        "Runs at once, except a change to a sender's meeting link, email or default once any mail has "
+        'been sent: that waits for a person on the confirm page.')
     title = "Update workspace preferences"
-    description = ("Change time zone, signature, default format, or a sender (name, email, meeting link, default). "
-                   "Runs at once, except that a sender's meeting link, email or default waits for a person once "
-                   "any mail has been sent.")
+    description = ('Change time zone, signature, default format, or a sender (name, email, meeting link, '
+                   'default).')
     arguments = PreferencesArgs
     gate = SENDER_GATE
     destructive = False
@@ -157,9 +159,9 @@ DRAFTING_TOOLS = "import_contacts, generate_design_image, polish_copywriting and
 
 class SetAskBeforeDrafting(MailAction):
     name = "set_ask_before_drafting"
+    hold_rule = 'Turning the setting off always waits for a person on the confirm page; turning it on runs at once.'
     title = "Ask before drafting steps (on or off)"
-    description = ("Turn the workspace setting Ask before drafting steps on or off. Turning it off always waits for "
-                   "a person on the confirm page; turning it on runs at once.")
+    description = 'Turn the workspace setting Ask before drafting steps on or off.'
     arguments = DraftingSettingArgs
     gate = when("turning the setting off", lambda args, ctx: not args.enabled)
     destructive = False

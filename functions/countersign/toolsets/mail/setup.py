@@ -150,8 +150,7 @@ def _mail_exists(args, ctx: ActionContext) -> bool:
 class SetReturnAddress(MailAction):
     name = "set_return_address"
     title = "Set the return address"
-    description = ("Set the return address printed on every piece. Saves at once while the workspace has no "
-                   "campaign or piece; once one exists the change waits for a person.")
+    description = "Set the return address printed on every piece."
     arguments = ReturnAddressArgs
     gate = when("a campaign or piece exists", _mail_exists)
     drift_message = ("The return address, or the campaigns and pieces that print it, changed between the preview "
