@@ -18,7 +18,7 @@ from typing import Callable
 from .core.tickets import Keyring, new_secret
 from .gate.actions import Registry, Toolset
 from .gate.cards import CardDesk
-from .settings import Settings
+from .settings import ConfigError, Settings
 from .store import Store, open_store
 from .store.records import Card
 
@@ -33,6 +33,8 @@ class Runtime:
     state_keys: list[bytes]
     registry: Registry
     desk: CardDesk
+    # What CloudFront sends in X-Countersign-Origin (settings.origin_secret, an ARN resolved).
+    origin_secret: str | None = None
 
 
 def _local_secret(path: Path, make: Callable[[], str]) -> str:
@@ -46,6 +48,14 @@ def _local_secret(path: Path, make: Callable[[], str]) -> str:
     return value
 
 
+def _loader(secret_loader: Callable[[str], str] | None) -> Callable[[str], str]:
+    if secret_loader is None:
+        from .infra_secrets import load_secret
+
+        secret_loader = load_secret
+    return secret_loader
+
+
 def _resolve(value: str, secret_loader: Callable[[str], str] | None) -> list[str]:
     """A comma-separated list of secrets; ``arn:`` entries are read from Secrets Manager."""
     out = []
@@ -53,11 +63,7 @@ def _resolve(value: str, secret_loader: Callable[[str], str] | None) -> list[str
         if not item:
             continue
         if item.startswith("arn:"):
-            if secret_loader is None:
-                from .infra_secrets import load_secret
-
-                secret_loader = load_secret
-            out.extend(v.strip() for v in secret_loader(item).split(",") if v.strip())
+            out.extend(v.strip() for v in _loader(secret_loader)(item).split(",") if v.strip())
         else:
             out.append(item)
     return out
@@ -73,6 +79,20 @@ def load_keys(settings: Settings, secret_loader: Callable[[str], str] | None = N
     else:
         state = [_local_secret(settings.data_dir / "keys" / "state.key", lambda: secrets.token_urlsafe(48))]
     return Keyring.from_secrets(signing), [s.encode("utf-8") for s in state]
+
+
+def load_origin_secret(settings: Settings, secret_loader: Callable[[str], str] | None = None) -> str | None:
+    """The value CloudFront sends in ``X-Countersign-Origin``, read once (an ARN from Secrets
+    Manager, as the keys are). One value, compared whole: never split on commas, because
+    CloudFront sends exactly what the secret holds. None when not configured."""
+    value = settings.origin_secret
+    if not value:
+        return None
+    if value.startswith("arn:"):
+        value = _loader(secret_loader)(value).strip()
+        if len(value.encode("utf-8")) < 32:
+            raise ConfigError("COUNTERSIGN_ORIGIN_SECRET", "the secret's value is shorter than 32 bytes")
+    return value
 
 
 def load_toolsets(packs: tuple[str, ...]) -> list[Toolset]:
@@ -102,6 +122,7 @@ def build(
             settings.data_dir.mkdir(parents=True, exist_ok=True)
         store = open_store(settings.store)
     keyring, state_keys = load_keys(settings, secret_loader)
+    origin_secret = load_origin_secret(settings, secret_loader)
     registry = Registry(load_toolsets(settings.packs) if toolsets is None else toolsets)
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     if on_filed is None:
@@ -111,4 +132,4 @@ def build(
         desk.on_filed = notify.from_settings(
             settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings
         )
-    return Runtime(settings, store, keyring, state_keys, registry, desk)
+    return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret)

@@ -39,6 +39,10 @@ class Settings:
     card_ttl: int = 24 * 3600
     code_ttl: int = 600
     email_interval: int = 900
+    # Proof a request came through the deployment's CloudFront (its X-Countersign-Origin header):
+    # a secret or a Secrets Manager ARN, resolved at build (Runtime.origin_secret). None: the
+    # CloudFront-Viewer-Address header is never trusted.
+    origin_secret: str | None = None
 
     @property
     def store(self) -> str:
@@ -138,6 +142,23 @@ def _signing_key(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+def _origin_secret(env: Mapping[str, str]) -> str | None:
+    raw = env.get("COUNTERSIGN_ORIGIN_SECRET") or None
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw.startswith("arn:"):
+        return raw
+    # Compared with a header value: long enough not to be guessed, and only characters a header
+    # carries unchanged (visible ASCII; leading or trailing spaces would be trimmed in transit).
+    if len(raw.encode("utf-8")) < 32 or not all("!" <= c <= "~" for c in raw):
+        raise ConfigError(
+            "COUNTERSIGN_ORIGIN_SECRET",
+            "expected a secret of at least 32 visible ASCII characters or a Secrets Manager ARN",
+        )
+    return raw
+
+
 def _data_dir(env: Mapping[str, str]) -> Path:
     raw = env.get("COUNTERSIGN_DATA")
     if not raw:
@@ -174,6 +195,7 @@ def load(env: Mapping[str, str] | None = None, **overrides) -> Settings:
         card_ttl=_int(env, "COUNTERSIGN_CARD_TTL", 24 * 3600, minimum=60),
         code_ttl=_int(env, "COUNTERSIGN_CODE_TTL", 600, minimum=10),
         email_interval=_int(env, "COUNTERSIGN_EMAIL_INTERVAL", 900, minimum=0),
+        origin_secret=_origin_secret(env),
     )
     values.update(overrides)
     return Settings(**values)

@@ -26,6 +26,7 @@ pytestmark = pytest.mark.anyio
 
 PUBLIC = "https://confirm.example.com"
 COOKIE = "__Host-cs_session"
+ORIGIN_SECRET = "Zq8" * 21 + "x"  # what GenerateSecretString makes: 64 letters and digits
 
 
 class Mailbox:
@@ -39,10 +40,12 @@ class Mailbox:
 class Stack:
     """One API Lambda instance on a moto table, and a way to speak to it as the page does."""
 
-    def __init__(self, store, tmp_path, floor: float = 0.0):
+    def __init__(self, store, tmp_path, floor: float = 0.0, origin_secret: str | None = None, secret_loader=None):
         env = {"COUNTERSIGN_DATA": str(tmp_path), "COUNTERSIGN_PUBLIC_URL": PUBLIC,
                "COUNTERSIGN_SIGNING_KEY": secrets.token_urlsafe(32), "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48)}
-        self.runtime = build(settings_mod.load(env), toolsets=[NOTES], store=store)
+        if origin_secret is not None:
+            env["COUNTERSIGN_ORIGIN_SECRET"] = origin_secret
+        self.runtime = build(settings_mod.load(env), toolsets=[NOTES], store=store, secret_loader=secret_loader)
         self.mailbox = Mailbox()
         self.instance = LambdaInstance(Mangum(create_api(self.runtime, self.mailbox, signin_floor=floor), lifespan="off"))
         self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
@@ -84,6 +87,31 @@ def stack(tmp_path):
         s = Stack(store, tmp_path)
         yield s
         s.close()
+
+
+@pytest.fixture
+def fronted(tmp_path):
+    """The api function as deployed: COUNTERSIGN_ORIGIN_SECRET is the OriginVerifySecret's ARN,
+    read at start-up (here from a stand-in for Secrets Manager)."""
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:OriginVerifySecret-AbCdEf"
+    read = []
+
+    def loader(name: str) -> str:
+        read.append(name)
+        return {arn: ORIGIN_SECRET}.get(name) or secrets.token_urlsafe(48)
+
+    with moto_dynamodb_store() as store:
+        s = Stack(store, tmp_path, origin_secret=arn, secret_loader=loader)
+        assert s.runtime.origin_secret == ORIGIN_SECRET and read.count(arn) == 1
+        yield s
+        s.close()
+
+
+def ask_signin(stack, **kw) -> int:
+    return stack.call("POST", "/api/signin/request", {"email": f"{secrets.token_hex(4)}@example.com"}, **kw)["statusCode"]
+
+
+EDGE = "130.176.0.1"  # behind CloudFront every viewer arrives from an edge address
 
 
 def test_signin_session_confirm_and_decline_through_mangum(stack):
@@ -143,33 +171,64 @@ def test_signin_session_confirm_and_decline_through_mangum(stack):
     assert stack.call("GET", "/api/session")["statusCode"] == 401
 
 
-def test_rate_limit_follows_the_viewer_address(stack):
-    def ask(**kw):
-        return stack.call("POST", "/api/signin/request", {"email": f"{secrets.token_hex(4)}@example.com"}, **kw)
-
+def test_rate_limit_follows_the_connecting_address(stack):
     for _ in range(20):
-        assert ask(source_ip="203.0.113.9")["statusCode"] == 202
-    assert ask(source_ip="203.0.113.9")["statusCode"] == 429
-    assert ask(source_ip="203.0.113.10")["statusCode"] == 202
-    # Behind CloudFront every viewer arrives from an edge address; CloudFront names the viewer.
-    edge = "130.176.0.1"
+        assert ask_signin(stack, source_ip="203.0.113.9") == 202
+    assert ask_signin(stack, source_ip="203.0.113.9") == 429
+    assert ask_signin(stack, source_ip="203.0.113.10") == 202
+
+
+def test_through_cloudfront_the_limit_follows_the_viewer_address(fronted):
+    """CloudFront proves itself with the origin header: its viewer address is then the key, so
+    twenty people behind one edge all get through, and each of them is limited on their own."""
+    cloudfront = {"x-countersign-origin": ORIGIN_SECRET}
     for i in range(20):
-        viewer = {"cloudfront-viewer-address": f"192.0.2.{i}:5{i:04d}"}
-        assert ask(source_ip=edge, headers=viewer)["statusCode"] == 202
-    assert ask(source_ip=edge, headers={"cloudfront-viewer-address": "192.0.2.1:4000"})["statusCode"] == 202
+        viewer = {**cloudfront, "cloudfront-viewer-address": f"192.0.2.{i}:5{i:04d}"}
+        assert ask_signin(fronted, source_ip=EDGE, headers=viewer) == 202
+    assert ask_signin(fronted, source_ip=EDGE, headers={**cloudfront, "cloudfront-viewer-address": "192.0.2.1:4000"}) == 202
+    same = {**cloudfront, "cloudfront-viewer-address": "192.0.2.99:443"}
+    assert [ask_signin(fronted, source_ip=f"130.176.0.{2 + i}", headers=same) for i in range(21)] == [202] * 20 + [429]
+    # IPv6 viewers: the port is the part after the last colon.
+    v6 = {**cloudfront, "cloudfront-viewer-address": "2001:db8::7:443"}
+    assert ask_signin(fronted, source_ip=EDGE, headers=v6) == 202
 
 
-def test_a_forged_viewer_address_does_not_lift_the_limit(stack, monkeypatch):
-    """Anyone can call the execute-api URL directly and invent a viewer address each time; the
-    connecting address is then limited too (loosely, since an edge carries many viewers)."""
-    from countersign.surfaces.api import signin
-
-    monkeypatch.setattr(signin, "PER_EDGE", 30)
+@pytest.mark.parametrize("proof", [None, "", "wrong" * 13, ORIGIN_SECRET[:-1], ORIGIN_SECRET + "x", ORIGIN_SECRET.lower()],
+                         ids=["none", "empty", "wrong", "short", "long", "case"])
+def test_a_forged_viewer_address_is_limited_by_the_connecting_address(fronted, proof):
+    """Anyone can call the execute-api URL directly and invent a viewer address each time:
+    without the right origin header the connecting address is the key, at the normal limit."""
     forger = "203.0.113.66"
-    codes = [stack.call("POST", "/api/signin/request", {"email": f"{secrets.token_hex(4)}@example.com"},
-                        source_ip=forger, headers={"cloudfront-viewer-address": f"198.18.{i // 250}.{i % 250}:443"})["statusCode"]
-             for i in range(31)]
-    assert codes[:30] == [202] * 30 and codes[30] == 429
+    codes = []
+    for i in range(21):
+        headers = {"cloudfront-viewer-address": f"198.18.{i // 250}.{i % 250}:443"}
+        if proof is not None:
+            headers["x-countersign-origin"] = proof
+        codes.append(ask_signin(fronted, source_ip=forger, headers=headers))
+    assert codes == [202] * 20 + [429]
+    # CloudFront's own requests are unaffected.
+    trusted = {"x-countersign-origin": ORIGIN_SECRET, "cloudfront-viewer-address": "192.0.2.50:443"}
+    assert ask_signin(fronted, source_ip=forger, headers=trusted) == 202
+
+
+def test_without_an_origin_secret_the_viewer_header_is_never_trusted(stack):
+    """No COUNTERSIGN_ORIGIN_SECRET (the local server, a stack without one): whatever the headers
+    say, the connecting address is the key."""
+    assert stack.runtime.origin_secret is None
+    codes = [ask_signin(stack, source_ip=EDGE, headers={"x-countersign-origin": ORIGIN_SECRET,
+                                                        "cloudfront-viewer-address": f"192.0.2.{i}:443"})
+             for i in range(21)]
+    assert codes == [202] * 20 + [429]
+
+
+def test_the_origin_secret_behind_an_arn_must_be_long_enough(tmp_path):
+    from countersign.settings import ConfigError
+
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:OriginVerifySecret-AbCdEf"
+    with moto_dynamodb_store() as store:
+        with pytest.raises(ConfigError, match="COUNTERSIGN_ORIGIN_SECRET"):
+            Stack(store, tmp_path, origin_secret=arn,
+                  secret_loader=lambda name: "short" if name == arn else secrets.token_urlsafe(48))
 
 
 def test_signin_answers_are_padded_to_the_floor_known_or_not(tmp_path):

@@ -1,12 +1,14 @@
 """A deployed stack in miniature, for tests/deploy/test_rehearsal.py.
 
 * AWS is one moto server on 127.0.0.1 (DynamoDB with the table built from template.yaml, SES
-  with the sender's domain verified, Secrets Manager holding the two generated keys).
+  with the sender's domain verified, Secrets Manager holding the two generated keys and the
+  CloudFront origin secret).
 * Each function is a :class:`ProcessInstance`: its own Python process (tests/deploy/worker.py)
   with exactly the environment template.yaml resolves for it, ``AWS_ENDPOINT_URL`` pointing at
   the moto server. Its import (settings, keys from Secrets Manager, store client) is the cold
   start; events are API Gateway HTTP API v2 events, as CloudFront forwards them (the execute-api
-  Host, the viewer's address in ``CloudFront-Viewer-Address``).
+  Host, an edge as the connecting address, the viewer's address in ``CloudFront-Viewer-Address``,
+  and the ``X-Countersign-Origin`` header the template's dynamic reference resolves to).
 * The operator's first workspace and connection come from the real CLI, in a subprocess, with
   nothing but the table name, the public URL and (fake) AWS credentials.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import email
 import json
 import os
+import re
 import secrets
 import string
 import subprocess
@@ -34,6 +37,21 @@ TABLE = "countersign-Table-1REHEARSAL0"
 CLOUDFRONT = "d111111abcdef8.cloudfront.net"
 FROM_ADDRESS = "countersign@example.com"
 OWNER = "owner@example.com"
+EDGE = "130.176.0.1"  # where CloudFront's requests to the API come from
+_SECRET_REFERENCE = re.compile(
+    r"^\{\{resolve:secretsmanager:(?P<id>.+?):SecretString"
+    r"(?::(?P<key>[^:]*):(?P<stage>[^:]*):(?P<version>[^:}]*)|:(?P<key2>[^:]*)(?::(?P<stage2>[^:}]*))?)?\}\}$")
+
+
+def resolve_secret_reference(text: str, secretsmanager) -> str:
+    """What CloudFormation makes of ``{{resolve:secretsmanager:ID:SecretString[:key[:stage[:version]]]}}``
+    (AWS docs: dynamic-references-secretsmanager). No JSON keys here: the whole secret string."""
+    match = _SECRET_REFERENCE.match(text)
+    assert match, f"not a secretsmanager dynamic reference CloudFormation would resolve: {text!r}"
+    assert not (match["key"] or match["key2"]), "a JSON key: the secrets here are plain strings"
+    stage, version = match["stage"] or match["stage2"], match["version"]
+    options = {"VersionId": version} if version else {"VersionStage": stage} if stage else {}
+    return secretsmanager.get_secret_value(SecretId=match["id"], **options)["SecretString"]
 
 
 def requirement_closure(path: Path) -> set[str]:
@@ -98,20 +116,32 @@ class MotoStack:
         create_table_from_template(self.dynamodb, TABLE)
         self.client("sesv2").create_email_identity(EmailIdentity=FROM_ADDRESS.split("@")[1])
         sm = self.client("secretsmanager")
-        self.key_values = {"signing": generated_secret(), "state": generated_secret()}
+        self.key_values = {"signing": generated_secret(), "state": generated_secret(), "origin": generated_secret()}
         self.signing_arn = sm.create_secret(Name="SigningKeySecret-rehearsal", SecretString=self.key_values["signing"])["ARN"]
         self.state_arn = sm.create_secret(Name="StateKeysSecret-rehearsal", SecretString=self.key_values["state"])["ARN"]
+        self.origin_arn = sm.create_secret(Name="OriginVerifySecret-rehearsal", SecretString=self.key_values["origin"])["ARN"]
         self.stack = Stack(
             parameters={"FromAddress": FROM_ADDRESS, "SenderDomain": FROM_ADDRESS.split("@")[1]},
             refs={"Table": TABLE, "SigningKeySecret": self.signing_arn, "StateKeysSecret": self.state_arn,
-                  "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL"},
+                  "OriginVerifySecret": self.origin_arn, "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL"},
             attributes={"Table.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}",
-                        "Distribution.DomainName": CLOUDFRONT},
+                        "Distribution.DomainName": CLOUDFRONT,
+                        "SiteBucket.RegionalDomainName": "site.s3.eu-west-1.amazonaws.com",
+                        "SiteOriginAccessControl.Id": "OACREHEARSAL"},
         )
+        self.origin_headers = self.cloudfront_origin_headers()
         self.instances: list[ProcessInstance] = []
 
     def client(self, service: str):
         return self.session.client(service, endpoint_url=self.endpoint)
+
+    def cloudfront_origin_headers(self) -> dict[str, str]:
+        """The custom headers the distribution's API origin adds, as CloudFormation resolves them."""
+        config = self.stack.template["Resources"]["Distribution"]["Properties"]["DistributionConfig"]
+        [api] = [o for o in self.stack.resolve(config["Origins"]) if o["Id"] == "api"]
+        sm = self.client("secretsmanager")
+        return {h["HeaderName"].lower(): resolve_secret_reference(h["HeaderValue"], sm) if "{{resolve:" in h["HeaderValue"]
+                else h["HeaderValue"] for h in api.get("OriginCustomHeaders", [])}
 
     @property
     def public_url(self) -> str:
@@ -123,7 +153,7 @@ class MotoStack:
         # Only what the function's bundle holds is importable (tests/deploy/worker.py blocks the rest).
         kind = "mcp" if function == "McpFunction" else "api"
         env["WORKER_ALLOWED"] = json.dumps(sorted(requirement_closure(REPO_ROOT / "infra" / f"requirements-{kind}.txt")))
-        instance = ProcessInstance(function, handler, env, self.tmp / f"{function}.log")
+        instance = ProcessInstance(function, handler, env, self.tmp / f"{function}.log", self.origin_headers)
         self.instances.append(instance)
         return instance
 
@@ -162,8 +192,10 @@ def mail_text(message: email.message.EmailMessage) -> str:
 class ProcessInstance:
     """One warm Lambda instance in its own process (tests/deploy/worker.py)."""
 
-    def __init__(self, function: str, handler: str, env: dict[str, str], log_path: Path):
+    def __init__(self, function: str, handler: str, env: dict[str, str], log_path: Path,
+                 origin_headers: dict[str, str] | None = None):
         self.function, self.handler, self.log_path = function, handler, log_path
+        self.origin_headers = dict(origin_headers or {})
         self.stderr_path = log_path.with_suffix(".stderr")
         env = {**env, "WORKER_LOG": str(log_path)}
         self._stderr = open(self.stderr_path, "w")
@@ -194,12 +226,19 @@ class ProcessInstance:
             raise AssertionError(f"{self.function} died:\n{self.stderr_path.read_text()[-4000:]}")
         return json.loads(line)
 
-    def invoke(self, event: dict) -> dict:
-        """What CloudFront + the HTTP API hand the function: execute-api Host, viewer address."""
+    def invoke(self, event: dict, *, through_cloudfront: bool = True) -> dict:
+        """What CloudFront + the HTTP API hand the function: execute-api Host; the event's source
+        address becomes the viewer's (``CloudFront-Viewer-Address``) and an edge connects, adding
+        the distribution's origin headers. ``through_cloudfront=False``: a direct call to the
+        execute-api URL, headers as the caller sent them."""
         event = json.loads(json.dumps(event))
         headers = event["headers"]
         headers["host"] = HOST
-        headers.setdefault("cloudfront-viewer-address", f"{event['requestContext']['http']['sourceIp']}:50123")
+        if through_cloudfront:
+            source = event["requestContext"]["http"]
+            headers.setdefault("cloudfront-viewer-address", f"{source['sourceIp']}:50123")
+            source["sourceIp"] = EDGE
+            headers.update(self.origin_headers)  # CloudFront replaces a viewer's own copy
         event["requestContext"]["domainName"] = HOST
         self.invocations += 1
         self.request_ids.append(event["requestContext"]["requestId"])

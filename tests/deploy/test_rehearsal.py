@@ -79,6 +79,10 @@ def rehearsal(moto_stack):
     asked = api.invoke(http_event("POST", "/api/signin/request", headers=page, body=json.dumps({"email": OWNER}),
                                   base64_body=True))
     assert asked["statusCode"] == 202, asked
+    # Which address the sign-in rate limit counted (the table, read from outside the functions).
+    limits = stack.dynamodb.scan(TableName=stack.stack.refs["Table"], FilterExpression="begins_with(pk, :p)",
+                                 ExpressionAttributeValues={":p": {"S": "LIMIT#signin-address:"}})["Items"]
+    record["limit_keys"] = sorted(item["pk"]["S"] for item in limits)
     [signin_mail] = [m for m in stack.sent_mail() if "sign-in" in m["Subject"]]
     link = re.search(r"https://\S+/signin#token=(\S+)", mail_text(signin_mail))
     assert link, mail_text(signin_mail)
@@ -110,7 +114,7 @@ def rehearsal(moto_stack):
         "connection token": connection["token"], "sign-in token": signin_token, "session id": session_id,
         "csrf token": csrf, "ticket": ticket, "ticket payload": ticket.split(".")[0],
         "ticket signature": ticket.split(".")[1], "signing key": stack.key_values["signing"],
-        "state key": stack.key_values["state"],
+        "state key": stack.key_values["state"], "origin secret": stack.key_values["origin"],
     }
     for instance in (mcp, api):
         instance.log(f"ticket={ticket} Authorization: Bearer {connection['token']} key {stack.key_values['state']}")
@@ -130,6 +134,20 @@ def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, fu
     ready = instance.wait_ready()
     assert ready["ready"] and ready["callable"], ready
     assert instance.handler == rehearsal["stack"].stack.function_property(function, "Handler")
+
+
+def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
+    """The distribution's X-Countersign-Origin (the template's dynamic reference, resolved from
+    Secrets Manager) matches what the api function read through COUNTERSIGN_ORIGIN_SECRET, so the
+    sign-in was counted against the viewer's address, not the edge it came through."""
+    from tests.deploy.rehearsal import EDGE
+    from tests.support.apigw import http_event as event
+
+    stack = rehearsal["stack"]
+    assert stack.origin_headers == {"x-countersign-origin": stack.key_values["origin"]}
+    viewer = event("GET", "/")["requestContext"]["http"]["sourceIp"]
+    assert viewer != EDGE
+    assert rehearsal["limit_keys"] == [f"LIMIT#signin-address:{viewer}"]
 
 
 def test_the_api_function_never_imports_mcp(rehearsal):
@@ -160,9 +178,15 @@ def test_each_function_made_the_calls_a_confirmation_needs(rehearsal, function):
     operations = {(c["service"], c["operation"]) for c in calls}
     secrets = [c for c in calls if c["operation"] == "GetSecretValue"]
     refs = rehearsal["stack"].stack.refs
-    assert sorted(c["params"]["SecretId"] for c in secrets) == sorted([refs["SigningKeySecret"], refs["StateKeysSecret"]])
+    read = ["SigningKeySecret", "StateKeysSecret"] + (["OriginVerifySecret"] if function == "ApiFunction" else [])
+    assert sorted(c["params"]["SecretId"] for c in secrets) == sorted(refs[name] for name in read)
     assert ("sesv2", "SendEmail") in operations  # the card email (mcp), the sign-in link (api)
     assert {("dynamodb", "GetItem"), ("dynamodb", "TransactWriteItems")} <= operations
+
+
+# Read by modules both functions load (settings, runtime) but deliberately left unset where it has
+# no use: only ApiFunction checks CloudFront's origin header, so only it may read that secret.
+OPTIONAL_HERE = {"McpFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "ApiFunction": set()}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -176,7 +200,8 @@ def test_every_environment_variable_the_code_reads_is_set(rehearsal, function):
             for name in ENV_NAME.findall(fh.read()):
                 read.setdefault(name, path)
     assert "COUNTERSIGN_STORE" in read and "POWERTOOLS_SERVICE_NAME" in read
-    missing = {name: where for name, where in read.items() if name not in env}
+    missing = {name: where for name, where in read.items() if name not in env and name not in OPTIONAL_HERE[function]}
+    assert OPTIONAL_HERE[function] <= set(read) and not OPTIONAL_HERE[function] & set(env)
     assert not missing, f"{function} reads variables template.yaml does not set: {missing}"
 
 

@@ -28,13 +28,15 @@ ALL_VIEWER_EXCEPT_HOST = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 TABLE_ARN = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/countersign-Table-X"
 SIGNING_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SigningKeySecret-AbCdEf"
 STATE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:StateKeysSecret-GhIjKl"
+ORIGIN_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:OriginVerifySecret-MnOpQr"
+SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
 
 
 def stack(**parameters) -> Stack:
     return Stack(
         parameters={"FromAddress": "countersign@example.com", "SenderDomain": "example.com", **parameters},
         refs={"Table": "countersign-Table-X", "SigningKeySecret": SIGNING_ARN, "StateKeysSecret": STATE_ARN,
-              "HttpApi": "abc123", "Distribution": "E2EXAMPLE", "SiteBucket": "countersign-sitebucket-x",
+              "OriginVerifySecret": ORIGIN_ARN, "HttpApi": "abc123", "Distribution": "E2EXAMPLE", "SiteBucket": "countersign-sitebucket-x",
               "SecurityHeadersPolicy": "policy-id", "McpFunction": "countersign-McpFunction-X",
               "ApiFunction": "countersign-ApiFunction-X", "SigningKey": SIGNING_ARN},
         attributes={"Table.Arn": TABLE_ARN, "Distribution.DomainName": "d111111abcdef8.cloudfront.net",
@@ -158,10 +160,15 @@ def test_ses_only_as_the_configured_sender(function, template):
 def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     s = stack()
     [keys] = [st for st in s.statements(function) if st["Sid"] == "Keys"]
-    assert _actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted([SIGNING_ARN, STATE_ARN])
+    # The origin secret only where CloudFront's header is checked: the confirm API.
+    expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function == "ApiFunction" else [])
+    assert _actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted(expected)
+    secret_statements = [st for st in s.statements(function) if any(a.startswith("secretsmanager:") for a in _actions(st))]
+    assert secret_statements == [keys]
     env = s.environment(function)
     assert env["COUNTERSIGN_SIGNING_KEY"] == SIGNING_ARN and env["COUNTERSIGN_STATE_KEYS"] == STATE_ARN
-    for name in ("SigningKeySecret", "StateKeysSecret"):
+    assert env.get("COUNTERSIGN_ORIGIN_SECRET") == (ORIGIN_ARN if function == "ApiFunction" else None)
+    for name in SECRETS:
         secret = resources[name]
         assert secret["Type"] == "AWS::SecretsManager::Secret"
         assert secret["Properties"]["GenerateSecretString"] == {"PasswordLength": 64, "ExcludePunctuation": True}
@@ -203,6 +210,7 @@ def test_the_settings_accept_the_template_environment(tmp_path):
         assert loaded.store == env["COUNTERSIGN_STORE"] and loaded.mail == "ses:countersign@example.com"
         assert loaded.signing_key == SIGNING_ARN and loaded.state_keys == (STATE_ARN,)
         assert loaded.packs == ("budget", "mail") and loaded.public_url == "https://d111111abcdef8.cloudfront.net"
+        assert loaded.origin_secret == (ORIGIN_ARN if function == "ApiFunction" else None)
 
 
 # -- the HTTP API -----------------------------------------------------------------------------------
@@ -268,6 +276,42 @@ def test_one_origin_for_page_api_and_mcp(resources):
     assert "CustomErrorResponses" not in config  # they would turn the API's 404s into the page
 
 
+SECRET_REFERENCE = re.compile(r"^\{\{resolve:secretsmanager:(?P<id>arn:[^{}]+?):SecretString(?P<rest>(?::[^:{}]*){0,3})\}\}$")
+
+
+def test_cloudfront_proves_itself_to_the_api_with_the_origin_secret(resources):
+    """Only the API origin carries X-Countersign-Origin, and its value is a dynamic reference to
+    the secret ApiFunction reads (never a literal): the whole secret string, the current version
+    unless OriginSecretVersion pins one (which is what makes a deploy re-resolve it)."""
+    from countersign.surfaces.api.signin import ORIGIN_HEADER
+
+    def origins(s):
+        return {o["Id"]: o for o in s.resolve(resources["Distribution"]["Properties"]["DistributionConfig"]["Origins"])}
+
+    default = origins(stack())
+    assert "OriginCustomHeaders" not in default["site"]
+    [header] = default["api"]["OriginCustomHeaders"]
+    assert header["HeaderName"].lower() == ORIGIN_HEADER
+    match = SECRET_REFERENCE.match(header["HeaderValue"])
+    assert match and match["id"] == ORIGIN_ARN == stack().environment("ApiFunction")["COUNTERSIGN_ORIGIN_SECRET"]
+    assert match["rest"] == ""  # no JSON key, no version: AWSCURRENT at the last change
+
+    version = "a1b2c3d4-5678-90ab-cdef-EXAMPLE11111"
+    [pinned] = origins(stack(OriginSecretVersion=version))["api"]["OriginCustomHeaders"]
+    match = SECRET_REFERENCE.match(pinned["HeaderValue"])
+    # {{resolve:secretsmanager:secret-id:SecretString:json-key:version-stage:version-id}}, key and stage empty
+    assert match and match["id"] == ORIGIN_ARN and match["rest"] == f":::{version}"
+    assert "{{resolve:" not in json.dumps(resources["ApiFunction"])  # the function reads it itself, by ARN
+
+
+@pytest.mark.parametrize("value", ["", "a1b2c3d4-5678-90ab-cdef-EXAMPLE11111", "EXAMPLE1-90ab-cdef-fedc-ba987EXAMPLE"])
+def test_origin_secret_version_accepts_version_ids(template, value):
+    pattern = template["Parameters"]["OriginSecretVersion"]["AllowedPattern"]
+    assert re.fullmatch(pattern, value)
+    for wrong in ("AWSCURRENT:", "}}", "a b", "x" * 65):
+        assert not re.fullmatch(pattern, wrong), wrong
+
+
 def test_security_headers_match_the_local_server(resources):
     config = resources["SecurityHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]
     security = config["SecurityHeadersConfig"]
@@ -307,7 +351,7 @@ console.log(JSON.stringify(Object.fromEntries(uris.map(u => [u, handler({request
 
 
 def test_stateful_resources_are_retained(resources):
-    for name in ("Table", "SigningKeySecret", "StateKeysSecret", "SiteBucket"):
+    for name in ("Table", *SECRETS, "SiteBucket"):
         assert resources[name]["DeletionPolicy"] == "Retain", name
 
 
@@ -321,7 +365,7 @@ def test_the_api_handler_imports_without_the_mcp_sdk(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNTERSIGN_", "POWERTOOLS_", "AWS_"))}
     env.update(stack().environment("ApiFunction"))
     env.update(COUNTERSIGN_SIGNING_KEY=secrets.token_urlsafe(48), COUNTERSIGN_STATE_KEYS=secrets.token_urlsafe(48),
-               COUNTERSIGN_DATA=str(tmp_path), AWS_DEFAULT_REGION=REGION, AWS_ACCESS_KEY_ID="testing",
+               COUNTERSIGN_ORIGIN_SECRET=secrets.token_urlsafe(48), COUNTERSIGN_DATA=str(tmp_path), AWS_DEFAULT_REGION=REGION, AWS_ACCESS_KEY_ID="testing",
                AWS_SECRET_ACCESS_KEY="testing", AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_EC2_METADATA_DISABLED="true")
     check = ("import countersign.handlers.api, sys; "
              "assert not any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules), 'mcp imported'; "

@@ -23,6 +23,7 @@ VARIABLES = [
     "COUNTERSIGN_CODE_TTL",
     "COUNTERSIGN_EMAIL_INTERVAL",
     "COUNTERSIGN_DATA",
+    "COUNTERSIGN_ORIGIN_SECRET",
 ]
 KEY32 = "k" * 32
 
@@ -54,6 +55,7 @@ def test_defaults(tmp_path):
     assert s.card_ttl == 86400
     assert s.code_ttl == 600
     assert s.email_interval == 900
+    assert s.origin_secret is None
 
 
 def test_load_defaults_equal_the_dataclass_defaults():
@@ -142,6 +144,21 @@ def test_state_keys(value, keys):
     assert load({"COUNTERSIGN_STATE_KEYS": value}).state_keys == keys
 
 
+@pytest.mark.parametrize(
+    "value, secret",
+    [
+        ("Ab3" * 21 + "c", "Ab3" * 21 + "c"),  # what GenerateSecretString makes: 64 letters and digits
+        (KEY32, KEY32),
+        (f"  {KEY32}\n", KEY32),  # a header value carries no surrounding spaces
+        ("!#$%&'*+-.^_`|~" + "z" * 17, "!#$%&'*+-.^_`|~" + "z" * 17),
+        ("arn:aws:secretsmanager:eu-west-1:123456789012:secret:OriginVerifySecret-AbCdEf",
+         "arn:aws:secretsmanager:eu-west-1:123456789012:secret:OriginVerifySecret-AbCdEf"),
+    ],
+)
+def test_origin_secret(value, secret):
+    assert load({"COUNTERSIGN_ORIGIN_SECRET": value}).origin_secret == secret
+
+
 @pytest.mark.parametrize("value", ["card", "code"])
 def test_fallback(value):
     assert load({"COUNTERSIGN_FALLBACK": value}).fallback == value
@@ -221,6 +238,11 @@ WRONG = [
     ("COUNTERSIGN_EMAIL_INTERVAL", "15m"),
     ("COUNTERSIGN_DATA", "<a file>"),
     ("COUNTERSIGN_DATA", "bad\x00path"),
+    ("COUNTERSIGN_ORIGIN_SECRET", "   "),
+    ("COUNTERSIGN_ORIGIN_SECRET", "k" * 31),
+    ("COUNTERSIGN_ORIGIN_SECRET", "é" * 16),  # 32 bytes, but a header carries ASCII
+    ("COUNTERSIGN_ORIGIN_SECRET", "k" * 16 + " " + "k" * 16),
+    ("COUNTERSIGN_ORIGIN_SECRET", "k" * 32 + "\r\nX-Other: 1"),
 ]
 
 
