@@ -134,13 +134,15 @@ def function_env(bundle: Path, data: Path, precompiled: bool) -> dict[str, str]:
 
 
 def measure(module: str, env: dict[str, str], runs: int) -> list[float]:
+    """Import times (ms) of ``runs`` fresh interpreters, after one discarded warm-up (OS file cache)."""
     times = []
-    for _ in range(runs):
+    for attempt in range(runs + 1):
         done = subprocess.run([sys.executable, "-S", "-c", PROBE, module], env=env, capture_output=True, text=True,
                               timeout=300)
         if done.returncode != 0:
             raise SystemExit(f"importing {module} failed:\n{done.stderr[-3000:]}")
-        times.append(float(done.stdout.strip().splitlines()[-1]) * 1000)
+        if attempt:
+            times.append(float(done.stdout.strip().splitlines()[-1]) * 1000)
     return times
 
 

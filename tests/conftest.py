@@ -23,7 +23,7 @@ from countersign import settings as settings_mod  # noqa: E402
 from countersign.gate import ask as gate_ask  # noqa: E402
 from countersign.local_server import build_local  # noqa: E402
 from countersign.runtime import build  # noqa: E402
-from tests.support.harness import TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run  # noqa: E402
+from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run  # noqa: E402
 from tests.support.live import LiveServer  # noqa: E402
 
 
@@ -44,24 +44,35 @@ class _LogCapture(logging.Handler):
             pass
 
 
-@pytest.fixture(scope="session")
-def live(tmp_path_factory):
-    """(runtime, server): the one live local server of this test run.
+@pytest.fixture(scope="session", autouse=True)
+def secret_scan():
+    """At the end of the run, every MCP response the tests received (Python and TypeScript
+    clients, local server and Lambda handlers) and every log line the process wrote are scanned:
+    none may contain a ticket, a question's nonce, a signing key or a request-state key.
 
-    At the end of the run every MCP response the tests received and every log line the process
-    wrote are scanned: none may contain a ticket, a question's nonce, a signing key or a
-    request-state key.
+    Fixtures that make keys or cards add them to ``SECRETS``; the nonces are recorded here.
     """
     capture = _LogCapture()
     logging.getLogger().addHandler(capture)
-    nonces: set[str] = set()
     original_ask_form = gate_ask.AskForm
 
     class RecordingAskForm(original_ask_form):  # every nonce the gate seals into a question
         def __post_init__(self):
-            nonces.add(self.state["n"])
+            SECRETS.add(self.state["n"])
 
     gate_ask.AskForm = RecordingAskForm
+    yield
+    gate_ask.AskForm = original_ask_form
+    logging.getLogger().removeHandler(capture)
+    responses = b"".join(TRANSCRIPT).decode("utf-8", "replace")
+    logs = "\n".join(capture.lines)
+    leaked = [s[:12] + "…" for s in SECRETS if len(s) >= 16 and (s in responses or s in logs)]
+    assert not leaked, f"secrets reached an MCP response or a log line: {leaked}"
+
+
+@pytest.fixture(scope="session")
+def live(tmp_path_factory):
+    """(runtime, server): the one live local server of this test run."""
     data = tmp_path_factory.mktemp("live")
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
     runtime = build(settings, toolsets=all_toolsets())
@@ -70,14 +81,9 @@ def live(tmp_path_factory):
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
     yield runtime, server
     server.stop()
-    gate_ask.AskForm = original_ask_form
-    logging.getLogger().removeHandler(capture)
-    secrets_ = secrets_of_run(runtime) | nonces
-    assert len(secrets_) >= 2, "the scan found no keys to look for"
-    responses = b"".join(TRANSCRIPT).decode("utf-8", "replace")
-    logs = "\n".join(capture.lines)
-    leaked = [s[:12] + "…" for s in secrets_ if s in responses or s in logs]
-    assert not leaked, f"secrets reached an MCP response or a log line: {leaked}"
+    found = secrets_of_run(runtime)
+    assert len(found) >= 2, "the scan found no keys to look for"
+    SECRETS.update(found)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from countersign import accounts, settings as settings_mod
 from countersign.runtime import build
 from tests.support.aws import REGION, boto_session, create_table_from_template
-from tests.support.harness import all_toolsets, seed_notes
+from tests.support.harness import SECRETS, all_toolsets, seed_notes
 
 
 def pytest_collection_modifyitems(items):
@@ -36,7 +36,13 @@ def aws(tmp_path):
             "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48),
             "COUNTERSIGN_DATA": str(tmp_path),
         }
+        SECRETS.update({env["COUNTERSIGN_SIGNING_KEY"], env["COUNTERSIGN_STATE_KEYS"]})
         yield env
+        # every ticket the stack signed joins the end-of-run scan of responses and logs
+        for page in client.get_paginator("scan").paginate(TableName=table):
+            for item in page["Items"]:
+                if "ticket" in item:
+                    SECRETS.update({item["ticket"]["S"], *item["ticket"]["S"].split(".")})
 
 
 def instance_runtime(env):

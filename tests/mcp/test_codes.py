@@ -6,7 +6,7 @@ import pytest
 
 from countersign.core.codes import CODE_REFUSAL
 from countersign.store.records import DocWrite
-from tests.support.harness import CANCEL, accept
+from tests.support.harness import CANCEL, accept, assert_recorded
 
 pytestmark = pytest.mark.anyio
 
@@ -34,6 +34,8 @@ async def test_code_round_trip_applies_once(tenant, code_mode):
         done = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
         assert done.structured_content["status"] == "completed"
         assert tenant.note("n1")["text"] == "coded"
+        assert_recorded(tenant, done.structured_content["confirmationId"], "completed", "code",
+                        ["filed", "running", "completed"])
         again = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
     assert again.is_error and CODE_REFUSAL in again.content[0].text
 
@@ -76,11 +78,17 @@ async def test_expired_code_is_refused(tenant, code_mode, live):
     assert tenant.note("n1")["text"] == "text 1"
 
 
-async def test_code_mode_refuses_classes_that_need_the_page(tenant, code_mode):
+@pytest.mark.parametrize("tool", ["publish_note", "draft_note", "retitle_locked"])
+async def test_code_mode_refuses_classes_that_need_the_page(tenant, code_mode, tool):
+    lock = tenant.store.get_doc(tenant.workspace_id, "note", "n2")
+    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True), lock.version)])
     async with tenant.client() as client:
-        result = await client.call_tool("publish_note", EDIT)
-    assert result.is_error
-    assert "must be confirmed by a signed-in person on the confirm page" in result.content[0].text
+        result = await client.call_tool(tool, EDIT)
+        forged = await client.call_tool(tool, dict(EDIT, confirmation="AAAAAAAAAAA"))
+    assert result.is_error and forged.is_error
+    assert f"{tool} must be confirmed by a signed-in person on the confirm page" in result.content[0].text
+    assert f"{tool} must be confirmed by a signed-in person on the confirm page" in forged.content[0].text
+    assert tenant.note("n1")["text"] == "text 1"
 
 
 async def test_code_mode_still_prefers_asking_in_the_client(tenant, code_mode):

@@ -41,13 +41,20 @@ async def test_request_confirmation_refuses_reads_and_unknown_tools_by_name(tena
 
 
 async def test_identical_retry_returns_the_same_card(tenant):
-    async with tenant.client() as client:
-        first = (await client.call_tool("publish_note", EDIT)).structured_content
-        second = (await client.call_tool("publish_note", EDIT)).structured_content
-        third = (await client.call_tool("request_confirmation", {"tool": "publish_note", "arguments": EDIT})).structured_content
-        listed = (await client.call_tool("list_confirmations", {})).structured_content
+    desk = tenant.runtime.desk
+    notified, real_notifier = [], desk.on_filed
+    desk.on_filed = lambda card: (notified.append(card.id), real_notifier(card))
+    try:
+        async with tenant.client() as client:
+            first = (await client.call_tool("publish_note", EDIT)).structured_content
+            second = (await client.call_tool("publish_note", EDIT)).structured_content
+            third = (await client.call_tool("request_confirmation", {"tool": "publish_note", "arguments": EDIT})).structured_content
+            listed = (await client.call_tool("list_confirmations", {})).structured_content
+    finally:
+        desk.on_filed = real_notifier
     assert first["confirmationId"] == second["confirmationId"] == third["confirmationId"]
     assert [c["confirmationId"] for c in listed["confirmations"]] == [first["confirmationId"]]
+    assert notified == [first["confirmationId"]]  # one card, so one notification: a retry emails nobody
 
 
 async def test_identical_request_after_a_decline_returns_the_decline(tenant):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
-from tests.support.harness import CANCEL, DECLINE, accept
+from tests.support.harness import CANCEL, DECLINE, accept, assert_recorded
 
 pytestmark = pytest.mark.anyio
 
@@ -19,8 +18,8 @@ async def test_legacy_client_is_asked_during_the_call_and_accept_applies(tenant)
     assert result.structured_content["status"] == "completed"
     assert [q.message for q in asked] == ["Change note ‘Note 1’?\ntext 1 → legacy text"]
     assert tenant.note("n1")["text"] == "legacy text"
-    card = tenant.store.get_card(tenant.workspace_id, result.structured_content["confirmationId"], tenant.runtime.desk.now())
-    assert card.channel == "client" and card.state is CardState.COMPLETED
+    assert_recorded(tenant, result.structured_content["confirmationId"], "completed", "client",
+                    ["filed", "running", "completed"])
 
 
 async def test_legacy_decline_and_untick_decline(tenant):

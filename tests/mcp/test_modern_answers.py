@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 import mcp_types as types
 import pytest
 
 from countersign.core.cards import CardState
 from countersign.store.records import DocWrite
-from tests.support.harness import CANCEL, DECLINE, accept
+from tests.support.harness import CANCEL, DECLINE, accept, assert_recorded
 
 pytestmark = pytest.mark.anyio
 
@@ -43,6 +42,7 @@ async def test_accept_unticked_declines_and_writes_nothing(tenant):
     assert result.structured_content["status"] == "declined"
     assert result.structured_content["reason"] == "The box was not ticked."
     assert tenant.note("n1")["text"] == "text 1"
+    assert_recorded(tenant, result.structured_content["confirmationId"], "declined", "client", ["filed", "declined"])
 
 
 async def test_decline_declines_and_writes_nothing(tenant):
@@ -51,7 +51,7 @@ async def test_decline_declines_and_writes_nothing(tenant):
     body = result.structured_content
     assert body["status"] == "declined" and body["reason"] == "Declined in the client."
     assert tenant.note("n1")["text"] == "text 1"
-    assert _card(tenant, body["confirmationId"]).state is CardState.DECLINED
+    assert_recorded(tenant, body["confirmationId"], "declined", "client", ["filed", "declined"])
 
 
 async def test_cancel_falls_back_to_a_hosted_card(tenant):
@@ -136,12 +136,15 @@ async def test_state_for_other_arguments_is_refused(tenant):
 
 
 async def test_classes_other_than_client_never_ask_in_the_client(tenant):
+    """Assurance (SPEC §4): always, setting:* and when:* are confirmed on the page, never in the client."""
+    lock = tenant.store.get_doc(tenant.workspace_id, "note", "n2")
+    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True), lock.version)])
     asked = []
     async with tenant.client(answer=accept(), record=asked) as client:
-        for tool in ("publish_note", "draft_note"):
+        for tool in ("publish_note", "draft_note", "retitle_locked"):
             result = await client.call_tool(tool, EDIT)
             assert result.structured_content["status"] == "pending", tool
-    assert all(q.mode == "url" for q in asked), [q.mode for q in asked]
+    assert [q.mode for q in asked] == ["url", "url", "url"]
     assert tenant.note("n1")["text"] == "text 1"
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.harness import TRANSCRIPT
+
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 EDIT = {"note_id": "n1", "text": "from typescript"}
 
@@ -22,6 +24,7 @@ def _run(script: str, tenant, tool: str, args: dict, answer: str) -> dict:
     out = subprocess.run(["node", str(CLIENTS / script), tenant.url, tenant.token, tool, json.dumps(args), answer],
                          capture_output=True, text=True, timeout=60, cwd=CLIENTS)
     assert out.returncode == 0, out.stderr
+    TRANSCRIPT.append(out.stdout.encode("utf-8"))  # what the TypeScript client received joins the secret scan
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

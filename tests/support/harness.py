@@ -21,7 +21,10 @@ from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.runtime import Runtime, load_toolsets
 from countersign.settings import KNOWN_PACKS
-from countersign.store.records import Person
+from countersign.core.cards import Refusal, RefusalReason
+from countersign.store.errors import NotFound
+from countersign.store.records import Card, Person
+from tests.support.confirm_page import Page
 from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
 
 
@@ -41,6 +44,7 @@ class Tenant:
     token: str
     connection_id: str
     notes: list[str] = field(default_factory=list)
+    _pages: dict = field(default_factory=dict, repr=False)
 
     @property
     def url(self) -> str:
@@ -63,12 +67,34 @@ class Tenant:
         person = person or self.person
         return accounts.create_connection(self.store, self.workspace_id, person.id, name).token
 
-    def confirm_on_page(self, card_id: str, person: Person | None = None):
-        """Confirm a card as its person would on the confirm page (the API's click)."""
-        return self.runtime.desk.confirm_click(self.workspace_id, person or self.person, card_id)
+    def page(self, person: Person | None = None) -> Page:
+        """The confirm page signed in as ``person`` (the owner by default), over real HTTP."""
+        person = person or self.person
+        if person.id not in self._pages:
+            self._pages[person.id] = Page(self.origin).sign_in(self.runtime, person)
+        return self._pages[person.id]
 
-    def decline_on_page(self, card_id: str, reason: str | None = None, person: Person | None = None):
-        return self.runtime.desk.decline_click(self.workspace_id, person or self.person, card_id, reason)
+    def confirm_on_page(self, card_id: str, person: Person | None = None) -> Card:
+        """Click Confirm on the confirm page: POST /api/cards/{id}/confirm from a signed-in session.
+
+        Returns the card as stored after the run; a refusal (409/403) is raised as the
+        :class:`Refusal` the page shows, an unknown card (404) as :class:`NotFound`.
+        """
+        return self._click(card_id, "confirm", None, person)
+
+    def decline_on_page(self, card_id: str, reason: str | None = None, person: Person | None = None) -> Card:
+        return self._click(card_id, "decline", {"reason": reason} if reason else {}, person)
+
+    def _click(self, card_id: str, verb: str, body, person: Person | None) -> Card:
+        response = self.page(person).post(f"/api/cards/{card_id}/{verb}", body)
+        if response.status_code == 200:
+            return self.store.get_card(self.workspace_id, card_id, self.runtime.desk.now())
+        error = response.json()["error"]
+        if response.status_code in (403, 409) and error["code"] in {r.value for r in RefusalReason}:
+            raise Refusal(RefusalReason(error["code"]), error["message"])
+        if response.status_code == 404:
+            raise NotFound("card", card_id)
+        raise AssertionError(f"unexpected answer to {verb}: {response.status_code} {response.text}")
 
 
 TENANTS: list[Tenant] = []
@@ -87,18 +113,13 @@ def new_tenant(runtime: Runtime, origin: str, role: str = "owner") -> Tenant:
 
 
 def secrets_of_run(runtime: Runtime) -> set[str]:
-    """Every value that must never reach an agent or a log: keys and every card's ticket."""
+    """Every value of the live server that must never reach an agent or a log: keys and tickets."""
     found = {s.decode() for s in runtime.state_keys}
     keys = runtime.settings.data_dir / "keys"
     if keys.is_dir():
         found |= {p.read_text().strip() for p in keys.iterdir()}
     for tenant in TENANTS:
-        for person in runtime.store.list_persons(tenant.workspace_id):
-            pending, _ = runtime.store.list_pending_cards(tenant.workspace_id, person.id, runtime.desk.now(), limit=1000)
-            done, _ = runtime.store.list_card_history(tenant.workspace_id, person.id, runtime.desk.now(), limit=1000)
-            for card in pending + done:
-                found.add(card.ticket)
-                found |= set(card.ticket.split("."))
+        found |= card_secrets(runtime.store, tenant.workspace_id, runtime.desk.now())
     return {s for s in found if len(s) >= 16}
 
 
@@ -108,6 +129,20 @@ def swap_settings(runtime: Runtime, **changes):
 
 TRANSCRIPT: list[bytes] = []
 """Every byte of every MCP response this test run received (scanned for secrets at the end)."""
+
+SECRETS: set[str] = set()
+"""Every key, ticket and nonce of this run that must never appear in ``TRANSCRIPT`` or a log line."""
+
+
+def card_secrets(store, workspace_id: str, now: int) -> set[str]:
+    """The tickets (and their two halves) of every card of a workspace."""
+    found: set[str] = set()
+    for person in store.list_persons(workspace_id):
+        pending, _ = store.list_pending_cards(workspace_id, person.id, now, limit=1000)
+        done, _ = store.list_card_history(workspace_id, person.id, now, limit=1000)
+        for card in pending + done:
+            found |= {card.ticket, *card.ticket.split(".")}
+    return found
 
 
 class _Recorded(httpx2.AsyncByteStream):
@@ -163,3 +198,17 @@ def accept(ticked: bool = True) -> types.ElicitResult:
 
 DECLINE = types.ElicitResult(action="decline")
 CANCEL = types.ElicitResult(action="cancel")
+
+
+def assert_recorded(tenant: Tenant, card_id: str, state: str, channel: str, events: list[str]) -> Card:
+    """The history of an answered call is complete: a card in ``state``, its ticket signed by the
+    server for exactly this card, and the audit trail ``events`` through ``channel``."""
+    card = tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
+    assert card.state.value == state and card.channel == channel
+    claims = tenant.runtime.keyring.verify(card.ticket)
+    assert (claims.card_id, claims.workspace, claims.person, claims.fingerprint) == (
+        card.id, tenant.workspace_id, card.person_id, card.fingerprint)
+    trail = tenant.store.audit_trail(tenant.workspace_id, card_id)
+    assert [e.event for e in trail] == events
+    assert all(e.channel == channel for e in trail)
+    return card

@@ -11,7 +11,6 @@ every read and inside every transition, because DynamoDB deletes expired items l
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 
 class CardState(str, enum.Enum):

@@ -25,7 +25,7 @@ from ..core.canonical import canonical_json, digest
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
 from ..store.records import MAX_ARGUMENTS_BYTES
 from .actions import Action, ActionError, GateClass, Plan
-from .cards import CardDesk, arguments_digest, subject_fingerprint
+from .cards import CardDesk, subject_fingerprint
 from .context import ActionContext, Principal
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from . import replies
@@ -144,11 +144,11 @@ def _replan(action: Action, args, ctx: ActionContext, asked_fp: str) -> tuple[Pl
 
 def _page_only(action: Action, gate: GateClass) -> ConfirmationUnavailable:
     if gate.kind == "client":
-        why = f"this workspace confirms {action.name} on the confirm page only (confirm_in_client is off)"
+        why = f"This workspace confirms {action.name} on the confirm page only (confirm_in_client is off)"
     else:
         why = f"{action.name} must be confirmed by a signed-in person on the confirm page"
     return ConfirmationUnavailable(
-        f"{why[0].upper()}{why[1:]}, and this deployment has no confirm page (COUNTERSIGN_FALLBACK=code). Nothing changed."
+        f"{why}, and this deployment has no confirm page (COUNTERSIGN_FALLBACK=code). Nothing changed."
     )
 
 

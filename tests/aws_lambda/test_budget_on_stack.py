@@ -1,0 +1,180 @@
+"""The budget toolset's held write on the stack in miniature: the DynamoDB store (moto, table from
+template.yaml), the ``mcp`` handler driven by the real MCP client, and the ``api`` handler driven
+with API Gateway v2 events as the confirm page sends them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mangum import Mangum
+
+from countersign import accounts
+from countersign.gate.context import ActionContext
+from countersign.surfaces.api.app import create_api
+from countersign.surfaces.mcp_http import lambda_handler
+from countersign.surfaces.mcp_tools import build_server
+from countersign.toolsets.budget import TOOLSET as BUDGET
+from countersign.toolsets.budget.model import MONTH
+from tests.aws_lambda.conftest import instance_runtime
+from tests.support.apigw import LambdaInstance, LambdaTransport, http_event, response_body
+from tests.support.harness import accept, mcp_client
+
+pytestmark = pytest.mark.anyio
+
+COOKIE = "__Host-cs_session"
+DRIFT = "The budget changed between the preview and the answer"  # seed 000's sentence, pinned as written
+
+
+class Stack:
+    """A fresh tenant with the demo budget, two ``mcp`` instances and one ``api`` instance, each
+    built as its own Lambda instance builds at import."""
+
+    def __init__(self, env):
+        self.env = env
+        self.public = env["COUNTERSIGN_PUBLIC_URL"]
+        self.runtime = instance_runtime(env)  # the operator's view of the same table
+        store = self.runtime.store
+        self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
+        self.token = accounts.create_connection(store, self.workspace.id, self.person.id, "Lambda agent").token
+        BUDGET.demo(ActionContext(store, self.workspace, self.person, None, self.runtime.desk.now()))
+        self.mcp = [self._mcp_instance() for _ in range(2)]
+        api_runtime = instance_runtime(env)
+        self.api = LambdaInstance(Mangum(create_api(api_runtime, signin_floor=0.0), lifespan="off"))
+        self.session_id = self.csrf = None
+
+    def _mcp_instance(self) -> LambdaInstance:
+        runtime = instance_runtime(self.env)
+        return LambdaInstance(lambda_handler(build_server(runtime.desk, runtime.state_keys), runtime.store, "/"))
+
+    def client(self, instance: int, **kwargs):
+        return mcp_client(f"{self.public}/mcp", self.token, transport=LambdaTransport([self.mcp[instance]]), **kwargs)
+
+    def call(self, method: str, path: str, body=None) -> dict:
+        headers = {"origin": self.public, "content-type": "application/json"}
+        if self.csrf:
+            headers["x-csrf-token"] = self.csrf
+        if self.session_id:
+            headers["cookie"] = f"{COOKIE}={self.session_id}"
+        raw = None if body is None else json.dumps(body).encode()
+        return self.api.invoke(http_event(method, path, headers=headers, body=raw))
+
+    def sign_in(self) -> None:
+        token = accounts.mint_signin_token(self.runtime.store, self.person)
+        done = self.call("POST", "/api/signin/complete", {"token": token})
+        assert done["statusCode"] == 200, response_body(done)
+        [cookie] = done["cookies"]
+        assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "Secure" in cookie
+        self.session_id = cookie.split(";", 1)[0].split("=", 1)[1]
+        self.csrf = body_of(done)["csrfToken"]
+
+    def budgeted(self, month: str, category_id: str) -> int:
+        doc = self.runtime.store.get_doc(self.workspace.id, MONTH, month)
+        return int(((doc.data if doc else {}).get("budgeted") or {}).get(category_id, 0))
+
+    def trail(self, card_id: str) -> list:
+        return self.runtime.store.audit_trail(self.workspace.id, card_id)
+
+    def close(self) -> None:
+        for instance in [*self.mcp, self.api]:
+            instance.close()
+
+
+def body_of(result: dict):
+    raw = response_body(result)
+    return json.loads(raw) if raw else None
+
+
+@pytest.fixture
+def stack(aws):
+    s = Stack(aws)
+    yield s
+    s.close()
+
+
+async def _restaurants(client) -> tuple[str, dict]:
+    """The month and the Restaurants row, as an agent finds them through the reads."""
+    listed = (await client.call_tool("list_categories", {})).structured_content
+    month = listed["month"]
+    [cat_id] = [c["id"] for g in listed["groups"] for c in g["categories"] if c["name"] == "Restaurants"]
+    got = (await client.call_tool("get_month", {"month": month})).structured_content
+    [row] = [c for c in got["categories"] if c["id"] == cat_id]
+    return month, row
+
+
+async def test_held_budget_write_confirmed_on_the_page(stack):
+    assert stack.runtime.store.__class__.__name__ == "DynamoDBStore"
+    async with stack.client(0) as agent:  # declares no elicitation: the write is held as a card
+        month, row = await _restaurants(agent)
+        before = row["budgeted_milliunits"]
+        target = before + 25_000
+        held = (await agent.call_tool("set_category_budget", {"category_id": row["id"], "month": month,
+                                                              "amount": target / 1000})).structured_content
+    assert held["status"] == "pending", held
+    card_id = held["confirmationId"]
+    assert held["confirmationUrl"] == f"{stack.public}/confirm?card={card_id}"
+    assert held["title"] == f"Budget Restaurants for {month}: {before / 1000:.2f} → {target / 1000:.2f}?"
+    assert stack.budgeted(month, row["id"]) == before  # nothing written while it waits
+
+    stack.sign_in()
+    listed = stack.call("GET", "/api/cards")
+    assert listed["statusCode"] == 200 and card_id in [c["id"] for c in body_of(listed)["cards"]]
+    confirmed = stack.call("POST", f"/api/cards/{card_id}/confirm")
+    assert confirmed["statusCode"] == 200, response_body(confirmed)
+    assert body_of(confirmed)["state"] == "completed"
+    assert stack.budgeted(month, row["id"]) == target
+
+    async with stack.client(1) as agent:  # another instance answers the poll
+        status = (await agent.call_tool("get_confirmation_status", {"confirmation_id": card_id})).structured_content
+        after = (await agent.call_tool("get_month", {"month": month})).structured_content
+    assert status["status"] == "completed" and status["answeredVia"] == "page"
+    result = status["result"]
+    assert result["category_id"] == row["id"] and result["month"] == month
+    assert result["budgeted_milliunits"] == target and result["budgeted"] == f"{target / 1000:.2f}"
+    assert [s["tool"] for s in status["next"]] == ["undo_operation"]
+    assert result["operation_id"] in status["next"][0]["description"]
+    [now_row] = [c for c in after["categories"] if c["id"] == row["id"]]
+    assert now_row["budgeted_milliunits"] == target
+    assert all(i.invocations > 0 for i in stack.mcp)
+
+    trail = stack.trail(card_id)
+    assert [e.event for e in trail] == ["filed", "running", "completed"]
+    assert [e.channel for e in trail[1:]] == ["page", "page"]
+    assert trail[1].actor == f"person:{stack.person.id}"
+
+
+async def test_drift_at_the_click_is_refused_on_dynamodb(stack):
+    async with stack.client(0) as agent:
+        month, row = await _restaurants(agent)
+        before = row["budgeted_milliunits"]
+        held = (await agent.call_tool("set_category_budget", {"category_id": row["id"], "month": month,
+                                                              "amount": (before + 25_000) / 1000})).structured_content
+    assert held["status"] == "pending", held
+    card_id = held["confirmationId"]
+
+    # Meanwhile a 2026 client, whose person answers in the client, budgets the same category and month.
+    moved_to = before + 40_000
+    async with stack.client(1, answer=accept()) as other:
+        done = (await other.call_tool("set_category_budget", {"category_id": row["id"], "month": month,
+                                                              "amount": moved_to / 1000})).structured_content
+        ops_before = (await other.call_tool("list_operations", {})).structured_content["operations"]
+    assert done["status"] == "completed", done
+    assert stack.budgeted(month, row["id"]) == moved_to
+    month_doc = stack.runtime.store.get_doc(stack.workspace.id, MONTH, month)
+
+    stack.sign_in()
+    refused = stack.call("POST", f"/api/cards/{card_id}/confirm")
+    assert refused["statusCode"] == 409, response_body(refused)
+    error = body_of(refused)["error"]
+    assert error["code"] == "changed" and DRIFT in error["message"]
+
+    # The refused card wrote nothing: the month doc and the operation log are as the drift left them.
+    assert stack.budgeted(month, row["id"]) == moved_to
+    assert stack.runtime.store.get_doc(stack.workspace.id, MONTH, month) == month_doc
+    async with stack.client(0) as agent:
+        ops_after = (await agent.call_tool("list_operations", {})).structured_content["operations"]
+        status = (await agent.call_tool("get_confirmation_status", {"confirmation_id": card_id})).structured_content
+    assert ops_after == ops_before
+    assert status["status"] == "declined" and DRIFT in status["reason"]
+    events = [e.event for e in stack.trail(card_id)]
+    assert events[0] == "filed" and "running" not in events and "completed" not in events

@@ -1,0 +1,228 @@
+"""The command-line surface (``countersign ...``) and the demo of ``serve --demo`` (SPEC §2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import anyio
+import pytest
+
+from countersign import cli, settings as settings_mod
+from countersign.core.tickets import Keyring
+from countersign.gate.ask import request_card
+from countersign.gate.context import ActionContext, Principal
+from countersign.local_server import seed_demo
+from countersign.runtime import build
+from countersign.store.records import secret_hash
+
+DEMO_KEYS = {"mcp_url", "agent_token", "person_email", "confirm_url", "signin_url"}
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    """The CLI reads the process environment: start every test without any COUNTERSIGN_ variable."""
+    for name in list(os.environ):
+        if name.startswith("COUNTERSIGN_"):
+            monkeypatch.delenv(name, raising=False)
+
+
+def _out_json(capsys) -> dict:
+    out = capsys.readouterr().out
+    return json.loads(out)
+
+
+# -- help and keys ---------------------------------------------------------------------------------
+
+
+def test_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for command in ("serve", "keys", "workspace", "connection", "signin-link", "budget"):
+        assert command in out, f"--help does not mention {command}"
+
+
+def _keys(capsys) -> dict[str, str]:
+    assert cli.main(["keys"]) == 0
+    out = capsys.readouterr().out
+    values = {}
+    for line in out.splitlines():
+        if "=" in line and not line.startswith("#"):
+            name, _, value = line.partition("=")
+            values[name] = value
+    assert set(values) == {"COUNTERSIGN_SIGNING_KEY", "COUNTERSIGN_STATE_KEYS"}, out
+    return values
+
+
+def test_keys_prints_values_the_settings_accept(capsys):
+    env = _keys(capsys)
+    loaded = settings_mod.load(env)
+    assert loaded.signing_key == env["COUNTERSIGN_SIGNING_KEY"]
+    assert loaded.state_keys == (env["COUNTERSIGN_STATE_KEYS"],)
+    keyring = Keyring.from_secrets([env["COUNTERSIGN_SIGNING_KEY"]])
+    assert keyring.key_id
+
+
+def test_keys_are_fresh_each_run(capsys):
+    first, second = _keys(capsys), _keys(capsys)
+    assert first["COUNTERSIGN_SIGNING_KEY"] != second["COUNTERSIGN_SIGNING_KEY"]
+    assert first["COUNTERSIGN_STATE_KEYS"] != second["COUNTERSIGN_STATE_KEYS"]
+
+
+# -- a wrong environment value ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "variable, value",
+    [("COUNTERSIGN_CARD_TTL", "abc"), ("COUNTERSIGN_FALLBACK", "sms"), ("COUNTERSIGN_PUBLIC_URL", "localhost:8000")],
+)
+def test_a_wrong_environment_value_stops_with_exit_2_naming_it(monkeypatch, capsys, tmp_path, variable, value):
+    monkeypatch.setenv(variable, value)
+    data = tmp_path / "data"
+    code = cli.main(["workspace", "create", "--data", str(data), "--name", "X", "--owner-email", "a@example.com"])
+    assert code == 2
+    captured = capsys.readouterr()
+    assert variable in captured.err
+    assert captured.out == ""
+    assert not (data / "countersign.db").exists(), "nothing is created when the configuration is wrong"
+
+
+# -- workspace, connection, signin-link ------------------------------------------------------------
+
+
+def test_workspace_connection_and_signin_link(capsys, tmp_path):
+    data = str(tmp_path / "data")
+    assert cli.main(["workspace", "create", "--data", data, "--name", "X", "--owner-email", "a@example.com"]) == 0
+    ws = _out_json(capsys)
+    assert ws["workspace_id"] and ws["owner_id"] and ws["owner_email"] == "a@example.com"
+
+    assert cli.main(["connection", "create", "--data", data, "--email", "a@example.com", "--name", "Claude on laptop"]) == 0
+    conn = _out_json(capsys)
+    assert conn["connection_id"]
+    assert conn["token"].startswith("cs_")
+    assert conn["mcp_url"] == "http://localhost:8000/mcp"
+
+    # The token is stored only as a hash, bound to the member and workspace just created.
+    store = build(settings_mod.load({"COUNTERSIGN_DATA": data})).store
+    stored = store.get_connection_by_token_hash(secret_hash(conn["token"]))
+    assert stored is not None and stored.id == conn["connection_id"]
+    assert stored.workspace_id == ws["workspace_id"] and stored.person_id == ws["owner_id"]
+    assert stored.name == "Claude on laptop"
+
+    assert cli.main(["signin-link", "--data", data, "--email", "a@example.com"]) == 0
+    url = capsys.readouterr().out.strip()
+    assert url.startswith("http://localhost:8000/signin#token=")
+    token = url.split("#token=", 1)[1]
+    assert token
+    signin = store.consume_signin_token(secret_hash(token), int(time.time()))
+    assert signin is not None and signin.person_id == ws["owner_id"]
+
+
+def test_unknown_email_exits_2(capsys, tmp_path):
+    data = str(tmp_path / "data")
+    assert cli.main(["workspace", "create", "--data", data, "--name", "X", "--owner-email", "a@example.com"]) == 0
+    capsys.readouterr()
+    assert cli.main(["connection", "create", "--data", data, "--email", "nobody@example.com", "--name", "Agent"]) == 2
+    assert "nobody@example.com" in capsys.readouterr().err
+    assert cli.main(["signin-link", "--data", data, "--email", "nobody@example.com"]) == 2
+    assert "nobody@example.com" in capsys.readouterr().err
+
+
+# -- the demo --------------------------------------------------------------------------------------
+
+
+def _read(runtime, name: str, ctx: ActionContext, **args) -> dict:
+    read = runtime.registry.reads[name]
+    return read.run(read.parse(args), ctx)
+
+
+def _principal(runtime, token: str) -> Principal:
+    store = runtime.store
+    connection = store.get_connection_by_token_hash(secret_hash(token))
+    assert connection is not None, "the demo agent token does not authenticate"
+    workspace = store.get_workspace(connection.workspace_id)
+    person = store.get_person(connection.workspace_id, connection.person_id)
+    return Principal(workspace, person, connection)
+
+
+def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
+    data = tmp_path / "data"
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
+    assert settings.packs == ("budget", "mail")
+    runtime = build(settings)
+    assert {t.name for t in runtime.registry.toolsets} == {"budget", "mail"}
+
+    info = seed_demo(runtime)
+    path = data / "demo.json"
+    assert path.exists()
+    on_disk = json.loads(path.read_text())
+    assert set(on_disk) == DEMO_KEYS
+    assert on_disk == info
+    assert info["mcp_url"] == "http://localhost:8000/mcp"
+    assert info["confirm_url"] == settings.pending_url
+    assert info["signin_url"].startswith("http://localhost:8000/signin#token=")
+
+    principal = _principal(runtime, info["agent_token"])
+    assert principal.person.email == info["person_email"]
+    ctx = ActionContext(runtime.store, principal.workspace, principal.person, principal.connection, runtime.desk.now())
+
+    # Budget: a realistic ledger.
+    txns = _read(runtime, "list_transactions", ctx, limit=1)
+    assert txns["total"] >= 200
+    assert _read(runtime, "list_transactions", ctx, uncategorised=True, limit=1)["total"] > 0
+    assert _read(runtime, "list_transactions", ctx, unapproved=True, limit=1)["total"] > 0
+    groups = _read(runtime, "list_categories", ctx)["groups"]
+    categories = [c for g in groups if not g["internal"] for c in g["categories"]]
+    assert len(categories) >= 20
+
+    # Mail: a campaign, a list, a draft design and credits.
+    campaigns = _read(runtime, "list_campaigns", ctx)["campaigns"]
+    assert campaigns
+    lists = _read(runtime, "list_lists", ctx)["lists"]
+    assert lists and lists[0]["contacts"] > 0
+    designs = _read(runtime, "list_designs", ctx)["designs"]
+    assert any(d["state"] == "draft" for d in designs)
+    assert _read(runtime, "get_credits", ctx)["balance_milli"] > 0
+
+    # A card filed before the restart.
+    category = categories[0]
+    held = anyio.run(request_card, runtime.desk, principal, "set_category_budget",
+                     {"category_id": category["id"], "month": "current", "amount": "987.65"})
+    assert held["status"] == "pending"
+    card_id = held["confirmationId"]
+
+    # Restart: a second runtime on the same data folder, demo seeded again.
+    restarted = build(settings_mod.load({"COUNTERSIGN_DATA": str(data)}))
+    assert restarted.keyring.key_id == runtime.keyring.key_id, "the local keys are reused"
+    again = seed_demo(restarted)
+    assert set(json.loads(path.read_text())) == DEMO_KEYS
+    assert again["agent_token"] == info["agent_token"]
+    assert again["person_email"] == info["person_email"]
+    assert again["signin_url"] != info["signin_url"], "each start mints a fresh sign-in link"
+
+    principal2 = _principal(restarted, again["agent_token"])
+    assert principal2.connection.id == principal.connection.id
+    assert principal2.workspace.id == principal.workspace.id
+    assert [p.id for p in restarted.store.list_persons(principal.workspace.id)] == [principal.person.id]
+    assert restarted.store.get_person_by_email(again["person_email"]).workspace_id == principal.workspace.id
+    assert len(restarted.store.list_connections(principal.workspace.id)) == 1
+
+    # The demo data was not seeded twice.
+    ctx2 = ActionContext(restarted.store, principal2.workspace, principal2.person, principal2.connection,
+                         restarted.desk.now())
+    assert _read(restarted, "list_transactions", ctx2, limit=1)["total"] == txns["total"]
+    assert len(_read(restarted, "list_campaigns", ctx2)["campaigns"]) == len(campaigns)
+
+    card = restarted.store.get_card(principal.workspace.id, card_id, restarted.desk.now())
+    assert card.state.value == "pending"
+    assert card.tool == "set_category_budget"
+
+    # The new sign-in link works; its token is spent once.
+    token = again["signin_url"].split("#token=", 1)[1]
+    now = restarted.desk.now()
+    signin = restarted.store.consume_signin_token(secret_hash(token), now)
+    assert signin is not None and signin.person_id == principal.person.id
+    assert restarted.store.consume_signin_token(secret_hash(token), now) is None
