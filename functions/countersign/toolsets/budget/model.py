@@ -223,34 +223,16 @@ class Ledger:
     # -- lookups (ActionError naming the field for an unknown id) --------------------------------
 
     def account(self, account_id: Any, field: str = "account_id") -> Doc:
-        doc = self.accounts.get(account_id) if isinstance(account_id, str) else None
-        if doc is None:
-            raise ActionError(f"{field}: no account {account_id!r} in this budget; list_accounts gives the ids.", field=field)
-        return doc
+        return _need(self.accounts, account_id, field, "account", "list_accounts")
 
     def group(self, group_id: Any, field: str = "group_id") -> Doc:
-        doc = self.groups.get(group_id) if isinstance(group_id, str) else None
-        if doc is None:
-            raise ActionError(
-                f"{field}: no category group {group_id!r} in this budget; list_categories gives the ids.", field=field
-            )
-        return doc
+        return _need(self.groups, group_id, field, "category group", "list_categories")
 
     def category(self, category_id: Any, field: str = "category_id") -> Doc:
-        doc = self.categories.get(category_id) if isinstance(category_id, str) else None
-        if doc is None:
-            raise ActionError(
-                f"{field}: no category {category_id!r} in this budget; list_categories gives the ids.", field=field
-            )
-        return doc
+        return _need(self.categories, category_id, field, "category", "list_categories")
 
     def txn(self, txn_id: Any, field: str = "transaction_id") -> TxnRef:
-        ref = self._index.get(txn_id) if isinstance(txn_id, str) else None
-        if ref is None:
-            raise ActionError(
-                f"{field}: no transaction {txn_id!r} in this budget; list_transactions gives the ids.", field=field
-            )
-        return ref
+        return _need(self._index, txn_id, field, "transaction", "list_transactions")
 
     def find_txn(self, txn_id: str) -> TxnRef | None:
         return self._index.get(txn_id)
@@ -414,3 +396,11 @@ def new_txn(txn_id: str, day: str, payee: str, amount: int, category_id: str | N
 def txn_line(txn: dict) -> str:
     """``2026-09-12, Market, -86.40`` (seed 000's "date, payee, amount")."""
     return f"{txn['date']}, {txn['payee']}, {display(txn['amount'])}"
+
+
+def _need(table: dict, ident: Any, field: str, noun: str, read_tool: str):
+    """``table[ident]``, or the error naming the argument, what is missing and where ids come from."""
+    found = table.get(ident) if isinstance(ident, str) else None
+    if found is None:
+        raise ActionError(f"{field}: no {noun} {ident!r} in this budget; {read_tool} gives the ids.", field=field)
+    return found

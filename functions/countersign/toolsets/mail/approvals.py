@@ -18,7 +18,7 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, setting
 from .model import (
-    AUTO_APPROVE_AFTER, DIRECT, KIND_CAMPAIGN, KIND_DESIGN, NOUN, Mail, MailAction, Phase, Work, can_publish,
+    AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN, Mail, MailAction, Phase, Work, campaign_is_live, can_publish,
     check_write_count, count, credits, digest, is_draft, ledger_after, print_job, publish_writes, put, q,
     recipients_line,
 )
@@ -177,11 +177,6 @@ class BulkApproveArgs(Arguments):
                                            description="Only these drafts (default: every draft waiting)")
 
 
-def _campaign_live(args: BulkApproveArgs, ctx: ActionContext) -> bool:
-    doc = ctx.store.get_doc(ctx.workspace_id, KIND_CAMPAIGN, args.campaign_id)
-    return doc is not None and doc.data.get("status") == "live"
-
-
 class BulkApproveMessages(MailAction):
     name = "bulk_approve_messages"
     hold_rule = (
@@ -196,7 +191,7 @@ class BulkApproveMessages(MailAction):
                      "nothing was approved.")
 
     def gate_class(self, args: BulkApproveArgs, ctx: ActionContext):
-        return APPROVALS if _campaign_live(args, ctx) else NEVER
+        return APPROVALS if campaign_is_live(ctx, args.campaign_id) else NEVER
 
     def prepare(self, args: BulkApproveArgs, ctx: ActionContext):
         mail = Mail(ctx)

@@ -17,7 +17,7 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, setting
 from .model import (
-    KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LIST, REVIEW_EVERY, REVIEW_MODES, Mail, MailAction,
+    KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LIST, REVIEW_EVERY, REVIEW_MODES, Mail, MailAction, campaign_is_live,
     Phase, Work, check_write_count, count, create, credits, digest, enrol, format_counts, has_address,
     ledger_after, need_credits, polish, put, q, recipients_line, review_line, validate_name,
 )
@@ -272,11 +272,6 @@ class AddListArgs(Arguments):
     list_id: str = Field(max_length=64)
 
 
-def _campaign_is_live(args: AddListArgs, ctx: ActionContext) -> bool:
-    doc = ctx.store.get_doc(ctx.workspace_id, KIND_CAMPAIGN, args.campaign_id)
-    return doc is not None and doc.data.get("status") == "live"
-
-
 class AddListToCampaign(MailAction):
     name = "add_list_to_campaign"
     hold_rule = (
@@ -291,7 +286,7 @@ class AddListToCampaign(MailAction):
                      "the list was not added.")
 
     def gate_class(self, args: AddListArgs, ctx: ActionContext):
-        return ALWAYS if _campaign_is_live(args, ctx) else DRAFTING
+        return ALWAYS if campaign_is_live(ctx, args.campaign_id) else DRAFTING
 
     def prepare(self, args: AddListArgs, ctx: ActionContext):
         mail = Mail(ctx)

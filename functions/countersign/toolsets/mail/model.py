@@ -124,6 +124,12 @@ def address_line(address: dict | None) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def campaign_is_live(ctx: ActionContext, campaign_id: str) -> bool:
+    """Whether a campaign is live right now (a cheap single read, for ``gate_class``)."""
+    doc = ctx.store.get_doc(ctx.workspace_id, KIND_CAMPAIGN, campaign_id)
+    return doc is not None and doc.data.get("status") == "live"
+
+
 def has_address(contact: dict) -> bool:
     a = contact.get("address") or {}
     return bool(a.get("line1") and a.get("city") and a.get("postal_code") and a.get("country"))
