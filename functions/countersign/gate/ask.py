@@ -81,8 +81,8 @@ def _parse(action: Action, arguments: dict[str, Any]):
 
 
 def context_for(desk: CardDesk, principal: Principal) -> ActionContext:
-    workspace = desk.store.get_workspace(principal.workspace.id)
-    return ActionContext(desk.store, workspace, principal.person, principal.connection, desk.now())
+    """The caller's context; the principal's workspace (and settings) were read for this very request."""
+    return ActionContext(desk.store, principal.workspace, principal.person, principal.connection, desk.now())
 
 
 async def ask(desk: CardDesk, call: Call) -> Reply:
@@ -91,13 +91,8 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     args = _parse(action, call.arguments)
     ctx = context_for(desk, call.principal)
     gate = action.gate_class(args, ctx)
-    try:
-        plan = action.plan(args, ctx)
-    except ActionError as exc:
-        if call.state is None and call.confirmation is None:
-            raise
-        # An answer to a preview whose subject can no longer be planned: the state moved under it.
-        raise DriftError(f"{action.drift_message} ({exc.message})", field=exc.field) from None
+    answering = call.state is not None or call.confirmation is not None
+    plan = _plan(action, args, ctx) if answering else action.plan(args, ctx)
     fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
 
     if not gate.holds(args, ctx):
@@ -130,12 +125,17 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     return await _fallback(desk, call, action, gate, plan, fp, ctx, asked=False)
 
 
-def _replan(action: Action, args, ctx: ActionContext, asked_fp: str) -> tuple[Plan, str]:
-    """The plan at answer time; :class:`DriftError` unless it is the change the person was shown."""
+def _plan(action: Action, args, ctx: ActionContext) -> Plan:
+    """The plan at answer time: a subject that can no longer be planned means the state moved."""
     try:
-        plan = action.plan(args, ctx)
+        return action.plan(args, ctx)
     except ActionError as exc:
         raise DriftError(f"{action.drift_message} ({exc.message})", field=exc.field) from None
+
+
+def _replan(action: Action, args, ctx: ActionContext, asked_fp: str) -> tuple[Plan, str]:
+    """The plan at answer time; :class:`DriftError` unless it is the change the person was shown."""
+    plan = _plan(action, args, ctx)
     fp = subject_fingerprint(ctx.workspace.id, action.name, plan.subject)
     if fp != asked_fp:
         raise DriftError(action.drift_message)

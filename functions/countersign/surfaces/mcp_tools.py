@@ -26,7 +26,7 @@ from ..core.cards import Refusal
 from ..gate import ask as gate_ask
 from ..gate.actions import Action, ActionError, Read
 from ..gate.cards import CardDesk
-from ..gate.context import ActionContext, Principal
+from ..gate.context import Principal
 from ..gate import replies
 from ..store.errors import StoreError
 from .mcp_auth import principal_of
@@ -216,8 +216,7 @@ def _read_tool(desk: CardDesk, read: Read):
         principal = _caller(ctx)
         try:
             args = read.parse(_raw_arguments(kwargs))
-            context = ActionContext(desk.store, desk.store.get_workspace(principal.workspace.id),
-                                    principal.person, principal.connection, desk.now())
+            context = gate_ask.context_for(desk, principal)
             return read.run(args, context)
         except (ActionError, StoreError) as exc:
             raise _tool_error(exc) from None
