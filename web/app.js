@@ -148,6 +148,7 @@ const REFUSALS = {
   expired: 'Refused: this request expired',
   already_answered: 'Already answered',
   being_confirmed: 'This is being confirmed right now',
+  busy: 'Not this time: nothing ran — try again in a moment',
   tampered: 'Refused: this card was tampered with',
   not_yours: 'This request waits on someone else',
   not_found: 'This request no longer exists',

@@ -116,7 +116,7 @@ def cmd_budget_import(args) -> int:
         return 2
     ctx = ActionContext(store, store.get_workspace(person.workspace_id), person, None, int(time.time()))
     try:
-        result = import_register(ctx, text, source=path.name)
+        result = import_register(store, ctx, text, source=path.name)
     except RegisterError as exc:
         print(f"error: {path.name}: {exc}; nothing was imported", file=sys.stderr)
         return 2

@@ -47,10 +47,10 @@ def seed_demo(runtime: Runtime) -> dict:
     if person is None or not token:
         workspace, person = accounts.create_workspace(store, "Demo workspace", DEMO_EMAIL, "Dana Demo")
         token = accounts.create_connection(store, workspace.id, person.id, "Demo agent").token
-        ctx = ActionContext(store, workspace, person, None, runtime.desk.now())
+        ctx = ActionContext.of(store, workspace, person, None, runtime.desk.now())
         for toolset in runtime.registry.toolsets:
             if toolset.demo is not None:
-                toolset.demo(ctx)
+                toolset.demo(store, ctx)
     try:
         store.get_workspace(person.workspace_id)
     except NotFound:  # pragma: no cover - a demo.json from another store

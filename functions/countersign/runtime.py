@@ -11,11 +11,12 @@ import importlib
 import logging
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
-from .core.tickets import Keyring, new_secret
+from .core.tickets import Keyring, is_signing_secret, new_secret
 from .gate.actions import Registry, Toolset
 from .gate.cards import CardDesk
 from .settings import ConfigError, Settings
@@ -35,12 +36,55 @@ class Runtime:
     desk: CardDesk
     # What CloudFront sends in X-Countersign-Origin (settings.origin_secret, an ARN resolved).
     origin_secret: str | None = None
+    # Delivers the notifications filed cards owe (inline after filing, and by the sweep).
+    notifier: Any = None
+
+    def sweep(self, limit: int = 50) -> dict[str, int]:
+        """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
+        function): settle cards a dead process left running, deliver notifications still owed."""
+        from .gate.recovery import sweep as settle_running
+
+        settled = settle_running(self.desk, self.desk.now(), limit)
+        delivered = self.notifier.sweep(limit) if self.notifier is not None else 0
+        try:
+            check_keys_in_use(self.settings, self.keyring, self.store.signing_keys_in_use(self.desk.now()))
+        except ConfigError as problem:
+            log.error("%s", problem)
+            self.desk.event("signing_key_missing")
+        return {"settled": settled, "delivered": delivered}
 
 
-def _local_secret(path: Path, make: Callable[[], str]) -> str:
+SIGNING_FILE = "signing.key"
+STATE_FILE = "state.key"
+MIN_STATE_KEY_BYTES = 32
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def _read_key_file(path: Path, valid: Callable[[str], bool], what: str) -> str:
+    value = path.read_text().strip()
+    if not valid(value):
+        raise ConfigError(str(path), (
+            f"the {what} in this file is {'empty' if not value else 'not a valid key'}. Restore the file from your "
+            "backup; if it is lost for good, delete it and start again (a new key is made, and cards signed by "
+            "the old one can no longer be confirmed)."
+        ))
+    return value
+
+
+def _local_secret(path: Path, make: Callable[[], str], valid: Callable[[str], bool], what: str,
+                  may_create: bool = True) -> str:
     if path.exists():
-        return path.read_text().strip()
-    path.parent.mkdir(parents=True, exist_ok=True)
+        return _read_key_file(path, valid, what)
+    if not may_create:
+        raise ConfigError(str(path), (
+            f"the {what} is missing, but the store holds cards it signed that can still be answered. Restore "
+            f"{path.name} from your backup (see `countersign keys --help`); a new key would make every waiting "
+            "card fail as tampered."
+        ))
+    _private_dir(path.parent)
     value = make()
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as fh:
@@ -69,16 +113,43 @@ def _resolve(value: str, secret_loader: Callable[[str], str] | None) -> list[str
     return out
 
 
-def load_keys(settings: Settings, secret_loader: Callable[[str], str] | None = None) -> tuple[Keyring, list[bytes]]:
+def load_keys(settings: Settings, secret_loader: Callable[[str], str] | None = None,
+              in_use: dict[str, int] | None = None) -> tuple[Keyring, list[bytes]]:
+    """The signing keyring and the request-state keys: from the settings (or Secrets Manager), or
+    the data folder's key files, made on first run (mode 0600). ``in_use``: the keys that signed
+    cards still answerable (from the store): a missing key file is then an error, not a new key."""
     if settings.signing_key:
         signing = _resolve(settings.signing_key, secret_loader)
     else:
-        signing = [_local_secret(settings.data_dir / "keys" / "signing.key", new_secret)]
+        path = settings.data_dir / "keys" / SIGNING_FILE
+        signing = [_local_secret(path, new_secret, is_signing_secret, "signing key", may_create=not in_use)]
     if settings.state_keys:
         state = _resolve(",".join(settings.state_keys), secret_loader)
     else:
-        state = [_local_secret(settings.data_dir / "keys" / "state.key", lambda: secrets.token_urlsafe(48))]
+        path = settings.data_dir / "keys" / STATE_FILE
+        state = [_local_secret(path, lambda: secrets.token_urlsafe(48),
+                               lambda v: len(v.encode("utf-8")) >= MIN_STATE_KEY_BYTES, "request-state key")]
     return Keyring.from_secrets(signing), [s.encode("utf-8") for s in state]
+
+
+def keys_checked_at_start(settings: Settings) -> bool:
+    return not settings.signing_key or settings.store.startswith("sqlite:///")
+
+
+def check_keys_in_use(settings: Settings, keyring: Keyring, in_use: dict[str, int]) -> None:
+    """Refuse to start when the store holds answerable cards signed by a key this server lacks."""
+    missing = sorted(set(in_use) - set(keyring.accepted_key_ids))
+    if not missing:
+        return
+    from .gate.replies import iso
+
+    where = "COUNTERSIGN_SIGNING_KEY" if settings.signing_key else str(settings.data_dir / "keys" / SIGNING_FILE)
+    listed = ", ".join(f"{k} (cards answerable until {iso(in_use[k])})" for k in missing)
+    raise ConfigError(where, (
+        f"the store holds cards signed by {listed}, and this server does not have that key. Restore it (or list it "
+        "after the current key: NEW,OLD); if it is lost for good, run `countersign keys forget KEY_ID` and those "
+        "cards will be refused as tampered when clicked."
+    ))
 
 
 def load_origin_secret(settings: Settings, secret_loader: Callable[[str], str] | None = None) -> str | None:
@@ -116,20 +187,27 @@ def build(
     store: Store | None = None,
     on_filed: Callable[[Card], None] | None = None,
     secret_loader: Callable[[str], str] | None = None,
+    deliver_inline: bool = True,
 ) -> Runtime:
+    """Everything a process serves with. ``deliver_inline``: email right after filing (the local
+    server); off where a separate notifier delivers (AWS: the table's stream)."""
     if store is None:
         if settings.store.startswith("sqlite:///"):
-            settings.data_dir.mkdir(parents=True, exist_ok=True)
+            _private_dir(settings.data_dir)
         store = open_store(settings.store)
-    keyring, state_keys = load_keys(settings, secret_loader)
+    # Locally (key files, or the embedded store) a key that no longer matches the store stops
+    # start-up. Where keys come from Secrets Manager into DynamoDB (Lambda), start-up makes no
+    # call: the sweep checks instead (and says so in the logs and a metric).
+    in_use = store.signing_keys_in_use(int(time.time())) if keys_checked_at_start(settings) else {}
+    keyring, state_keys = load_keys(settings, secret_loader, in_use)
+    check_keys_in_use(settings, keyring, in_use)
     origin_secret = load_origin_secret(settings, secret_loader)
     registry = Registry(load_toolsets(settings.packs) if toolsets is None else toolsets)
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
-    if on_filed is None:
-        from . import notify
+    from . import notify
 
-        # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
-        desk.on_filed = notify.from_settings(
-            settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings
-        )
-    return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret)
+    # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
+    notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings)
+    if on_filed is None and deliver_inline:
+        desk.on_filed = notifier
+    return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier)

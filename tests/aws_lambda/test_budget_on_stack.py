@@ -37,7 +37,7 @@ class Stack:
         store = self.runtime.store
         self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
         self.token = accounts.create_connection(store, self.workspace.id, self.person.id, "Lambda agent").token
-        BUDGET.demo(ActionContext(store, self.workspace, self.person, None, self.runtime.desk.now()))
+        BUDGET.demo(store, ActionContext.of(store, self.workspace, self.person, None, self.runtime.desk.now()))
         self.mcp = [self._mcp_instance() for _ in range(2)]
         api_runtime = instance_runtime(env)
         self.api = LambdaInstance(Mangum(create_api(api_runtime, signin_floor=0.0), lifespan="off"))
@@ -138,8 +138,8 @@ async def test_held_budget_write_confirmed_on_the_page(stack):
     assert all(i.invocations > 0 for i in stack.mcp)
 
     trail = stack.trail(card_id)
-    assert [e.event for e in trail] == ["filed", "running", "completed"]
-    assert [e.channel for e in trail[1:]] == ["page", "page"]
+    assert [e.event for e in trail] == ["filed", "completed"]
+    assert [e.channel for e in trail[1:]] == ["page"]
     assert trail[1].actor == f"person:{stack.person.id}"
 
 

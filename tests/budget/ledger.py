@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.gate.actions import ActionContext, Plan
-from countersign.gate.cards import subject_fingerprint
+from countersign.gate.question import subject_fingerprint
 from countersign.store.records import DocWrite
 from countersign.toolsets.budget import TOOLSET
 from countersign.toolsets.budget.model import (
@@ -72,7 +72,11 @@ class Book:
         return action.plan(action.parse(args), self.ctx)
 
     def apply(self, tool: str, plan: Plan) -> dict:
-        return ACTIONS[tool].apply(plan, self.ctx)
+        """Apply and commit the effect (as the gate does for a call that runs at once); the result."""
+        effect = ACTIONS[tool].apply(plan, self.ctx)
+        for phase in effect.phases:
+            self.store.write_docs(self.workspace_id, list(phase.writes))
+        return effect.result
 
     def do(self, tool: str, **args) -> dict:
         return self.apply(tool, self.plan(tool, **args))
@@ -138,11 +142,11 @@ def new_book(store, now: int = NOW, seed: bool = True) -> Book:
     workspace, person = accounts.create_workspace(store, "Budget test", f"{new_id('u')}@example.com", now=now)
     if seed:
         seed_small(store, workspace.id)
-    return Book(store, ActionContext(store, workspace, person, None, now))
+    return Book(store, ActionContext.of(store, workspace, person, None, now))
 
 
 def book_for(store, workspace_id: str, person, now: int = NOW) -> Book:
-    return Book(store, ActionContext(store, store.get_workspace(workspace_id), person, None, now))
+    return Book(store, ActionContext.of(store, store.get_workspace(workspace_id), person, None, now))
 
 
 def set_group(book: Book, group_id: str, **fields) -> None:

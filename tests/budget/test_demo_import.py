@@ -39,7 +39,7 @@ GOOD = GOOD.replace('"","","","Split (2/2) "', '"Fun: Hobbies","Fun","Hobbies","
 
 def test_demo_is_a_realistic_budget(store):
     book = new_book(store, seed=False)
-    TOOLSET.demo(book.ctx)
+    TOOLSET.demo(book.store, book.ctx)
     ledger = Ledger.load(store, book.workspace_id)
     txns = [r.data for r in ledger.transactions()]
     assert len(ledger.accounts) == 3 and len(ledger.groups) >= 4
@@ -63,7 +63,7 @@ def test_demo_is_a_realistic_budget(store):
 
 def test_import_register(store):
     book = new_book(store)
-    result = import_register(book.ctx, GOOD, "register.csv")
+    result = import_register(book.store, book.ctx, GOOD, "register.csv")
     assert result.imported == 6 and result.skipped == 0
     assert result.accounts_created == ["Visa Card"]
     assert result.categories_created == ["Fun: Hobbies"]  # Groceries and Household exist already
@@ -84,7 +84,7 @@ def test_import_register(store):
     [op] = [o for o in book.ops() if o.data["kind"] == "import"]
     assert op.data["summary"] == "import 6 transaction(s) from register.csv" and op.data["undoable"] is False
 
-    again = import_register(book.ctx, GOOD, "register.csv")
+    again = import_register(book.store, book.ctx, GOOD, "register.csv")
     assert again.imported == 0 and again.skipped == 6
 
 
@@ -103,7 +103,7 @@ def test_a_malformed_row_names_its_line_and_imports_nothing(store, row, line, wo
     text = register('"Checking","","09/01/2026","Fine","","","","","$1.00","","Cleared"', row,
                     '"Checking","","09/02/2026","Also fine","","","","","$1.00","","Cleared"')
     with pytest.raises(RegisterError) as err:
-        import_register(book.ctx, text)
+        import_register(book.store, book.ctx, text)
     assert err.value.line == line and words in str(err.value), str(err.value)
     assert str(err.value).startswith(f"line {line}: ")
     assert book.snapshot() == before and book.ops() == []
@@ -137,7 +137,7 @@ def test_a_long_history_is_written_in_batches(store):
     book = new_book(store, seed=False)
     rows = [f'"Old","","{2010 + i // 12}-{i % 12 + 1:02d}-05","Shop {i}","","","","","$1.00","","Reconciled"'
             for i in range(100)]
-    result = import_register(book.ctx, register(*rows))
+    result = import_register(book.store, book.ctx, register(*rows))
     assert result.imported == 100
     ledger = Ledger.load(store, book.workspace_id)
     assert len(ledger.buckets) == 100 and ledger.balances(next(iter(ledger.accounts))) == (-100_000, 0)

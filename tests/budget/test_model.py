@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 import pytest
 
 from countersign.gate.actions import ActionError
+from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
 from countersign.toolsets.budget.model import (
     DRIFT, RTA_ID, TXNS, Ledger, display, month_start, parse_date, resolve_month, to_milliunits,
@@ -118,21 +119,25 @@ def test_commit_writes_changes_and_operation_atomically(book):
         txn_change("acc_checking.2026-09", "t_market", {"category_id": None}, {"category_id": "cat_groceries"}),
         budget_change("2026-09-01", "cat_groceries", 400_000, 450_000),
     ]
-    op_id = commit(book.ctx, ledger, changes, "test", "test two changes")
+    before = book.snapshot()
+    op_id, writes = commit(book.ctx, ledger, changes, "test", "test two changes")
+    assert book.snapshot() == before and book.ops() == []  # the writes are returned, not made
+    book.store.write_docs(book.workspace_id, writes)  # as the gate commits them: one transaction
     assert book.txn("t_market")["category_id"] == "cat_groceries"
     assert book.budgeted("2026-09-01", "cat_groceries") == 450_000
     [op] = book.ops()
     assert op.id == op_id and op.data["changes"] == changes and op.data["by"] == book.ctx.person.id
 
 
-def test_commit_refuses_a_race_and_writes_nothing(book):
+def test_writes_staged_before_a_race_conflict_and_write_nothing(book):
     ledger = Ledger.load(book.store, book.workspace_id)  # read before the other writer
+    change = txn_change("acc_checking.2026-09", "t_market", {"category_id": None}, {"category_id": "cat_groceries"})
+    _, writes = commit(book.ctx, ledger, [change], "test", "test")
     book.set_txn("t_shop", memo="written meanwhile")  # same bucket, other transaction
     before = book.snapshot()
-    change = txn_change("acc_checking.2026-09", "t_market", {"category_id": None}, {"category_id": "cat_groceries"})
-    with pytest.raises(ActionError) as err:
-        commit(book.ctx, ledger, [change], "test", "test")
-    assert err.value.message.startswith(DRIFT)
+    with pytest.raises(Conflict) as err:
+        book.store.write_docs(book.workspace_id, writes)
+    assert (err.value.kind, err.value.id) == (TXNS, "acc_checking.2026-09")
     assert book.snapshot() == before and book.ops() == []
 
 
@@ -153,9 +158,10 @@ def test_reverse_restores_exactly_and_empties_vanish(book):
 
     txn = new_txn("t_new", "2026-11-02", "Shop", -1_000, None)
     changes = [txn_change("acc_savings.2026-11", "t_new", None, txn)]
-    commit(book.ctx, ledger, changes, "test", "test")
+    book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "test")[1])
     assert book.store.get_doc(book.workspace_id, TXNS, "acc_savings.2026-11") is not None
-    commit(book.ctx, Ledger.load(book.store, book.workspace_id), reverse(changes), "test", "test")
+    ledger = Ledger.load(book.store, book.workspace_id)
+    book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, reverse(changes), "test", "test")[1])
     assert book.snapshot() == before
     assert book.store.get_doc(book.workspace_id, TXNS, "acc_savings.2026-11") is None
 
@@ -163,8 +169,6 @@ def test_reverse_restores_exactly_and_empties_vanish(book):
 def test_stale_bucket_write_is_a_conflict_not_a_loss(book):
     doc = book.store.get_doc(book.workspace_id, TXNS, "acc_checking.2026-09")
     book.set_txn("t_shop", memo="first")
-    from countersign.store.errors import Conflict
-
     with pytest.raises(Conflict):
         book.store.write_docs(book.workspace_id, [DocWrite(TXNS, doc.id, doc.data, doc.version)])
     assert book.txn("t_shop")["memo"] == "first"

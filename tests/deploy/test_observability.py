@@ -39,7 +39,7 @@ def _ticket() -> str:
     keyring = Keyring.from_secrets([new_secret()])
     return keyring.sign({"card_id": new_id("c_"), "workspace": new_id("w_"), "person": new_id("p_"),
                          "connection": new_id("k_"), "tool": "suppress_domain", "fingerprint": "f" * 64,
-                         "arguments_digest": "d" * 64, "issued_at": 1_800_000_000, "expires_at": 1_800_086_400})
+                         "arguments_digest": "d" * 64, "preview_digest": "p" * 64, "issued_at": 1_800_000_000, "expires_at": 1_800_086_400})
 
 
 def _secrets() -> dict[str, str]:

@@ -187,6 +187,8 @@ def test_each_function_made_the_calls_a_confirmation_needs(rehearsal, function):
 # Read by modules both functions load (settings, runtime) but deliberately left unset where it has
 # no use: only ApiFunction checks CloudFront's origin header, so only it may read that secret.
 OPTIONAL_HERE = {"McpFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "ApiFunction": set()}
+# Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
+TEST_ONLY = {"COUNTERSIGN_FAULT"}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -200,7 +202,9 @@ def test_every_environment_variable_the_code_reads_is_set(rehearsal, function):
             for name in ENV_NAME.findall(fh.read()):
                 read.setdefault(name, path)
     assert "COUNTERSIGN_STORE" in read and "POWERTOOLS_SERVICE_NAME" in read
-    missing = {name: where for name, where in read.items() if name not in env and name not in OPTIONAL_HERE[function]}
+    missing = {name: where for name, where in read.items()
+               if name not in env and name not in OPTIONAL_HERE[function] | TEST_ONLY}
+    assert not TEST_ONLY & set(env)
     assert OPTIONAL_HERE[function] <= set(read) and not OPTIONAL_HERE[function] & set(env)
     assert not missing, f"{function} reads variables template.yaml does not set: {missing}"
 

@@ -105,8 +105,9 @@ def _actions(statement) -> list[str]:
 
 def _store_operations() -> set[str]:
     """The DynamoDB IAM actions the store's code can need, read from its source."""
-    text = "".join(p.read_text() for p in sorted((PACKAGE / "store").glob("dynamodb*.py")))
-    calls = set(re.findall(r"\bclient\.([a-z_]+)\(", text)) - {"close"}
+    text = "".join(p.read_text() for p in sorted((PACKAGE / "store" / "dynamodb").glob("*.py")))
+    calls = set(re.findall(r"\bclient\.([a-z_]+)\(", text)) - {"close", "get_paginator"}
+    calls |= set(re.findall(r"\bget_paginator\(\"([a-z_]+)\"\)", text))  # a paginated read
     camel = {"".join(part.title() for part in c.split("_")) for c in calls}
     kinds = set(re.findall(r'\{"(Put|Update|Delete|ConditionCheck)":', text))
     actions = {f"dynamodb:{op}" for op in camel if op not in ("TransactWriteItems", "TransactGetItems")}

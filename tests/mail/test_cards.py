@@ -80,27 +80,43 @@ def test_losing_the_right_to_publish_before_the_click_refuses_it(world):
     assert world.design()["published_version"] is None
 
 
+def before_commit(world, n: int, meanwhile) -> None:
+    """Run ``meanwhile`` just before the desk's ``n``-th commit: another writer lands in between."""
+    real = world.desk.commit
+    count = {"n": 0}
+
+    def commit(c):
+        count["n"] += 1
+        if count["n"] == n:
+            meanwhile()
+        return real(c)
+
+    world.desk.commit = commit
+
+
 def test_designs_stay_published_when_the_launch_then_stops(world):
-    action = world.action("launch_campaign")
-    ctx = world.ctx()
-    plan = action.plan(action.parse(cid(world)), ctx)
-    world.run("buy_credits", {"credits": 10})  # the ledger moves between the plan and its apply
-    with pytest.raises(ActionError) as failed:
-        action.apply(plan, ctx)
-    assert "designs it published stay published" in failed.value.message
-    assert "What moved: the credit balance" in failed.value.message
+    reply = world.request("launch_campaign", cid(world))
+    before_commit(world, 2, lambda: world.run("buy_credits", {"credits": 10}))  # between publishing and launching
+    card = world.click(reply["confirmationId"])
+    assert card.state is CardState.FAILED
+    error = card.result["error"]
+    assert "designs it published stay published" in error and "What moved: the credit balance" in error
+    assert card.result["done"] == ["publish ‘Autumn postcard’ version 1"]
+    assert card.result["not_done"] == ["launch ‘Q4 outreach’"]
     assert world.design()["published_version"] == 1
     assert world.campaign()["status"] == "draft" and world.pieces() == [] and world.balance() == 110_000
+    events = [e.event for e in world.store.audit_trail(world.ws, card.id)]
+    assert events == ["filed", "running", "failed"]
 
 
 def test_a_design_race_publishes_nothing(world):
-    action = world.action("launch_campaign")
-    ctx = world.ctx()
-    plan = action.plan(action.parse(cid(world)), ctx)
-    world.patch(m.KIND_DESIGN, world.ids["design_id"], name="Renamed")
-    with pytest.raises(ActionError, match="nothing was published and the campaign was not launched"):
-        action.apply(plan, ctx)
+    reply = world.request("launch_campaign", cid(world))
+    before_commit(world, 1, lambda: world.patch(m.KIND_DESIGN, world.ids["design_id"], name="Renamed"))
+    with pytest.raises(Refusal) as refused:
+        world.click(reply["confirmationId"])
+    assert refused.value.reason is RefusalReason.CHANGED
     assert world.design()["published_version"] is None and world.balance() == 100_000
+    assert world.campaign()["status"] == "draft"
 
 
 # -- credits -------------------------------------------------------------------------------------
@@ -190,16 +206,16 @@ def test_a_suppressed_recipient_is_an_error_at_the_call_and_refuses_the_click(wo
     assert world.balance() == 100_000 and world.design()["published_version"] is None
 
 
-def test_a_race_inside_apply_names_what_moved(world):
+def test_a_write_racing_the_click_on_something_the_card_does_not_show_is_no_drift(world):
+    """The click's first commit finds the campaign moved (its copy edited): the request is planned
+    again on fresh state, still matches what the person saw, and commits — keeping the edit."""
     world.run("approve_design", {"design_id": world.ids["design_id"]})
-    action = world.action("end_campaign")
-    ctx = world.ctx()
-    plan = action.plan(action.parse(cid(world)), ctx)
-    world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy="changed")
-    with pytest.raises(ActionError) as failed:
-        action.apply(plan, ctx)
-    assert failed.value.message.startswith("The campaign changed between the preview and the answer")
-    assert "What moved: the campaign ‘Q4 outreach’" in failed.value.message
+    world.launch()
+    reply = world.request("end_campaign", cid(world))
+    before_commit(world, 1, lambda: world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy="changed"))
+    card = world.click(reply["confirmationId"])
+    assert card.state is CardState.COMPLETED
+    assert world.campaign()["status"] == "ended" and world.campaign()["copy"] == "changed"
 
 
 def test_never_class_actions_can_be_asked_for_a_card_and_run_at_the_click(world):
@@ -222,16 +238,22 @@ def test_a_rename_between_the_card_and_the_click_is_drift(world):
     assert world.store.get_workspace(world.ws).name == "Acme Elsewhere"
 
 
-def test_a_race_on_a_deleted_doc_names_it_from_the_plan(world):
+def test_a_campaign_deleted_before_the_commit_is_drift_and_nothing_runs(world):
     world.run("approve_design", {"design_id": world.ids["design_id"]})
-    action = world.action("end_campaign")
-    ctx = world.ctx()
-    plan = action.plan(action.parse(cid(world)), ctx)
-    campaign = world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"])
-    world.store.write_docs(world.ws, [m.DocWrite(campaign.kind, campaign.id, None, campaign.version)])
-    with pytest.raises(ActionError) as failed:
-        action.apply(plan, ctx)
-    assert "What moved: the campaign ‘Q4 outreach’" in failed.value.message
+    world.launch()
+    reply = world.request("end_campaign", cid(world))
+    balance = world.balance()
+
+    def delete():
+        campaign = world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"])
+        world.store.write_docs(world.ws, [m.DocWrite(campaign.kind, campaign.id, None, campaign.version)])
+
+    before_commit(world, 1, delete)
+    with pytest.raises(Refusal) as refused:
+        world.click(reply["confirmationId"])
+    assert refused.value.reason is RefusalReason.CHANGED
+    assert "campaign_id" in refused.value.message
+    assert world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"]) is None and world.balance() == balance
 
 
 def test_turning_drafting_off_through_a_card(world):

@@ -7,6 +7,8 @@ import pytest
 
 from countersign.core.cards import Refusal, RefusalReason
 from countersign.gate.context import ActionContext
+from countersign.gate.question import Question
+from countersign.gate.runner import run_unheld
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail import model as m
 from countersign.toolsets.mail.demo import seed
@@ -20,19 +22,19 @@ PENDING, COMPLETED = "pending", "completed"
 @pytest.fixture
 def mail(tenant):
     ctx = ActionContext(tenant.store, tenant.store.get_workspace(tenant.workspace_id), tenant.person, None, 0)
-    tenant.ids = seed(ctx)
+    tenant.ids = seed(tenant.store, ctx)
     return tenant
 
 
 def ctx_of(t, person=None):
-    return ActionContext(t.store, t.store.get_workspace(t.workspace_id), person or t.person, None, t.runtime.desk.now())
+    return ActionContext.of(t.store, t.store.get_workspace(t.workspace_id), person or t.person, None,
+                            t.runtime.desk.now())
 
 
 def run(t, name, args, person=None):
-    """Arrange state directly through the toolset (not through MCP)."""
-    action = t.runtime.registry.action(name)
-    ctx = ctx_of(t, person)
-    return action.apply(action.plan(action.parse(args), ctx), ctx)
+    """Arrange state directly through the toolset (not through MCP): plan, apply, commit at once."""
+    q = Question.of(t.runtime.registry.action(name), args, ctx_of(t, person))
+    return run_unheld(t.runtime.desk, q)["result"]
 
 
 def doc(t, kind, doc_id):

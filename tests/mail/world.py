@@ -12,6 +12,8 @@ from countersign.gate.actions import Registry
 from countersign.gate.ask import request_card
 from countersign.gate.cards import CardDesk
 from countersign.gate.context import ActionContext, Principal
+from countersign.gate.question import Question
+from countersign.gate.runner import run_unheld
 from countersign.settings import Settings
 from countersign.store.records import DocWrite, Person
 from countersign.toolsets.mail import TOOLSET
@@ -26,7 +28,7 @@ class World:
         self.registry = Registry([TOOLSET])
         self.desk = CardDesk(store, Keyring.from_secrets([new_secret()]), Settings(), self.registry)
         kwargs = {} if contacts is None else {"contacts": contacts}
-        self.ids = seed(self.ctx(), credits=credits, **kwargs)
+        self.ids = seed(store, self.ctx(), credits=credits, **kwargs)
         self._connections: dict[str, Any] = {}
 
     @property
@@ -34,7 +36,7 @@ class World:
         return self.workspace.id
 
     def ctx(self, person: Person | None = None) -> ActionContext:
-        return ActionContext(self.store, self.store.get_workspace(self.ws), person or self.owner, None, self.desk.now())
+        return ActionContext.of(self.store, self.store.get_workspace(self.ws), person or self.owner, None, self.desk.now())
 
     def add_person(self, role: str) -> Person:
         return accounts.add_person(self.store, self.ws, f"{new_id('u')}@example.com", role, name=f"A {role}")
@@ -47,9 +49,9 @@ class World:
         return action.plan(action.parse(args), self.ctx(person))
 
     def run(self, name: str, args: dict, person: Person | None = None) -> dict:
-        action = self.action(name)
-        ctx = self.ctx(person)
-        return action.apply(action.plan(action.parse(args), ctx), ctx)
+        """Plan, apply and commit at once (the gate's path for a call that is not held): the result."""
+        q = Question.of(self.action(name), args, self.ctx(person))
+        return run_unheld(self.desk, q)["result"]
 
     def gate(self, name: str, args: dict, person: Person | None = None) -> str:
         action = self.action(name)

@@ -35,7 +35,7 @@ async def test_code_round_trip_applies_once(tenant, code_mode):
         assert done.structured_content["status"] == "completed"
         assert tenant.note("n1")["text"] == "coded"
         assert_recorded(tenant, done.structured_content["confirmationId"], "completed", "code",
-                        ["filed", "running", "completed"])
+                        ["filed", "completed"])
         again = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
     assert again.is_error and CODE_REFUSAL in again.content[0].text
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.store.records import AuditEntry
+from countersign.store.records import AuditEntry, CardCommit
 
 pytestmark = pytest.mark.anyio
 
@@ -102,8 +102,9 @@ async def test_cancel_is_refused_while_confirming_or_after_running(tenant):
     async with tenant.client() as client:
         running = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]
         card = store.get_card(tenant.workspace_id, running, desk.now())
-        store.transition_card(tenant.workspace_id, running, CardState.RUNNING, desk.now(),
-                              AuditEntry(running, tenant.workspace_id, desk.now(), "running", "system", "page"))
+        store.commit_card(CardCommit(card, CardState.RUNNING, desk.now(), (
+            AuditEntry(running, tenant.workspace_id, desk.now(), "running", "system", "page"),),
+            run={"steps": ["publish", "launch"], "done": 1}, lease_until=desk.now() + 120))
         refused = await client.call_tool("cancel_confirmation", {"confirmation_id": running})
         ran = (await client.call_tool("publish_note", {"note_id": "n2", "text": "x"})).structured_content["confirmationId"]
         tenant.confirm_on_page(ran)

@@ -19,7 +19,7 @@ async def test_legacy_client_is_asked_during_the_call_and_accept_applies(tenant)
     assert [q.message for q in asked] == ["Change note ‘Note 1’?\ntext 1 → legacy text"]
     assert tenant.note("n1")["text"] == "legacy text"
     assert_recorded(tenant, result.structured_content["confirmationId"], "completed", "client",
-                    ["filed", "running", "completed"])
+                    ["filed", "completed"])
 
 
 async def test_legacy_decline_and_untick_decline(tenant):

@@ -32,7 +32,7 @@ async def test_accept_ticked_applies_and_records_the_card(tenant):
     card = _card(tenant, body["confirmationId"])
     assert card.state is CardState.COMPLETED and card.channel == "client"
     trail = tenant.store.audit_trail(tenant.workspace_id, card.id)
-    assert [(e.event, e.channel) for e in trail] == [("filed", "client"), ("running", "client"), ("completed", "client")]
+    assert [(e.event, e.channel) for e in trail] == [("filed", "client"), ("completed", "client")]
     assert tenant.runtime.keyring.verify(card.ticket).card_id == card.id
 
 

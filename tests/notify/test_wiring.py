@@ -61,9 +61,19 @@ def test_a_broken_hook_or_store_never_raises(tmp_path, sqlite, caplog):
     world = World(sqlite)
     card = file_card(world, 5000)
     assert notifier(card) == "email_sent"
-    ghost = dataclasses.replace(card, person_id="p_nobody")
+    assert notifier(card) is None  # delivered once: nothing left to deliver
+    ghost = file_card(world, 5000, person_id="p_nobody")  # a notification for a person who is gone
     with caplog.at_level(logging.ERROR, logger="countersign.notify"):
         assert notifier(ghost) == "email_failed"
+    assert sqlite.get_notification(ghost.id).outcome == "email_failed"
+
+    class Broken:
+        def __getattr__(self, name):
+            raise RuntimeError("store down")
+
+    broken = notify.from_settings(settings, Broken(), lambda: 5000)
+    with caplog.at_level(logging.ERROR, logger="countersign.notify"):
+        assert broken(card) is None  # never raised; the sweep will try again
 
 
 def test_build_wires_the_notifier_and_follows_the_desk(tmp_path, sqlite):

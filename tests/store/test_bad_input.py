@@ -48,7 +48,7 @@ def test_duplicate_card_id_conflicts_and_keeps_the_first(store):
     w = World(store)
     first = w.file(created_at=100)
     with pytest.raises(Conflict):
-        store.file_card(replace(first, title="Another"), filed(first))
+        store.file_card(replace(first, title="Another", fingerprint="another request"), filed(first))
     assert store.get_card(w.ws.id, first.id, now=101) == first
     assert store.audit_trail(w.ws.id, first.id) == [filed(first)]
 

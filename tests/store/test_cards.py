@@ -9,6 +9,7 @@ import pytest
 from countersign.core.cards import CardState, Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.store.errors import NotFound
+from countersign.store.records import CardCommit
 from tests.store._factories import DAY, World, audit, filed
 
 S = CardState
@@ -26,13 +27,13 @@ PATHS: dict[CardState, list[tuple[CardState, dict]]] = {
 }
 
 LEGAL = {
-    S.PENDING: {S.RUNNING, S.DECLINED, S.WITHDRAWN, S.EXPIRED},
+    S.PENDING: {S.RUNNING, S.COMPLETED, S.FAILED, S.DECLINED, S.WITHDRAWN, S.EXPIRED},
     S.RUNNING: {S.COMPLETED, S.FAILED},
 }
 
 # The reason a move out of each state is refused with (whatever the target).
 REFUSED_BECAUSE = {
-    S.PENDING: R.ALREADY_ANSWERED,  # pending → pending | completed | failed: not a move the lifecycle has
+    S.PENDING: R.ALREADY_ANSWERED,  # pending → pending: not a move the lifecycle has
     S.RUNNING: R.BEING_CONFIRMED,
     S.COMPLETED: R.ALREADY_ANSWERED,
     S.FAILED: R.ALREADY_ANSWERED,
@@ -126,16 +127,16 @@ def test_pending_list_pages_with_a_cursor(store, count, limit, sizes):
 # -- history ----------------------------------------------------------------------------------
 
 
-def test_history_is_newest_first_and_includes_every_non_pending_card(store):
+def test_history_is_newest_first_and_includes_every_decided_or_lapsed_card(store):
     w = World(store)
     w.file(created_at=100)  # still pending: not history
     declined, _ = walk(w, S.DECLINED, created_at=100)  # updated at 101
     completed, _ = walk(w, S.COMPLETED, created_at=200)  # updated at 202
-    running, _ = walk(w, S.RUNNING, created_at=300)  # updated at 301
+    walk(w, S.RUNNING, created_at=300)  # being confirmed: not history yet
     lapsed = w.file(created_at=50, ttl=200)  # reads as expired from 250
     cards, cursor = store.list_card_history(w.ws.id, w.person.id, now=400)
-    assert [c.id for c in cards] == [running.id, lapsed.id, completed.id, declined.id]
-    assert [c.state for c in cards] == [S.RUNNING, S.EXPIRED, S.COMPLETED, S.DECLINED]
+    assert [c.id for c in cards] == [lapsed.id, completed.id, declined.id]
+    assert [c.state for c in cards] == [S.EXPIRED, S.COMPLETED, S.DECLINED]
     assert cursor is None
 
 
@@ -326,17 +327,15 @@ def test_audit_entry_keeps_every_field(store):
     assert store.audit_trail(w.ws.id, card.id)[1:] == [entry, entry_without_connection]
 
 
-def test_a_card_stuck_running_reads_as_failed_with_outcome_unknown(store):
-    from countersign.store.records import RUNNING_STALE_SECONDS, STALE_RUNNING_MESSAGE
-
+def test_a_card_left_running_is_listed_for_recovery_once_its_lease_ends(store):
     w = World(store)
     c = w.file(created_at=1000)
-    w.move(c, CardState.RUNNING, now=1100)
-    assert store.get_card(w.ws.id, c.id, 1100 + RUNNING_STALE_SECONDS - 1).state is CardState.RUNNING
-    stale = store.get_card(w.ws.id, c.id, 1100 + RUNNING_STALE_SECONDS)
-    assert stale.state is CardState.FAILED and stale.result == {"error": STALE_RUNNING_MESSAGE}
-    history, _ = store.list_card_history(w.ws.id, w.person.id, 1100 + RUNNING_STALE_SECONDS)
-    assert [(h.id, h.state) for h in history] == [(c.id, CardState.FAILED)]
-    # if the action does report back after all, its outcome is kept
-    done = w.move(c, CardState.COMPLETED, now=1100 + RUNNING_STALE_SECONDS + 5, result={"result": {"ok": True}})
-    assert store.get_card(w.ws.id, c.id, done.updated_at + 1).state is CardState.COMPLETED
+    running = store.commit_card(CardCommit(c, S.RUNNING, 1100, (audit(c, "running", 1100),), lease_until=1160,
+                                           run={"steps": ["publish", "launch"], "done": 1}, channel="page"))
+    assert (running.state, running.lease_until, running.run) == (S.RUNNING, 1160, {"steps": ["publish", "launch"], "done": 1})
+    assert store.get_card(w.ws.id, c.id, 1500) == running  # a reader sees it running (reported as pending)
+    assert store.running_cards(now=1159) == []
+    assert [r.id for r in store.running_cards(now=1160)] == [c.id]
+    done = store.commit_card(CardCommit(running, S.FAILED, 1200, (audit(c, "failed", 1200),), result={"error": "x"}))
+    assert done.lease_until is None and store.running_cards(now=5000) == []
+    assert store.get_card(w.ws.id, c.id, 1201) == done

@@ -141,3 +141,51 @@ def test_sqlite_processes_confirming_one_card_one_wins(tmp_path):
     assert set(outcomes) - {"won"} <= {RefusalReason.BEING_CONFIRMED.value, RefusalReason.ALREADY_ANSWERED.value}
     assert [e.event for e in store.audit_trail(w.ws.id, card.id)] == ["filed", "running"]
     store.close()
+
+
+# -- identical requests at the same moment: one card ------------------------------------------------
+
+
+@pytest.mark.parametrize("round_", range(5))
+def test_sqlite_threads_filing_one_request_file_one_card(sqlite_store, round_):
+    from tests.store._factories import card as new_card, filed
+
+    w = World(sqlite_store)
+    fingerprint = new_id("fp_")
+    outcomes = race(lambda: (lambda c: sqlite_store.file_card(c, filed(c)))(
+        new_card(w.ws, w.person, w.conn, created_at=1000, fingerprint=fingerprint)))
+    assert not [o for o in outcomes if isinstance(o, Exception)]
+    assert len({o.id for o in outcomes}) == 1
+    pending, _ = sqlite_store.list_pending_cards(w.ws.id, w.person.id, now=1001)
+    assert [c.id for c in pending] == [outcomes[0].id]
+    assert len(sqlite_store.due_notifications(now=1001)) == 1
+
+
+def _file_in_process(path: str, ws, person, conn, fingerprint: str, start) -> str:
+    from tests.store._factories import card as new_card, filed
+
+    store = SQLiteStore(path)
+    start.wait()
+    try:
+        c = new_card(ws, person, conn, created_at=1000, fingerprint=fingerprint)
+        return store.file_card(c, filed(c)).id
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_sqlite_processes_filing_one_request_file_one_card_every_round(tmp_path):
+    """Two server processes on one file, twenty rounds of identical simultaneous filings."""
+    path = str(tmp_path / "shared.db")
+    store = SQLiteStore(path)
+    w = World(store)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager, ctx.Pool(2) as pool:
+        for _ in range(ROUNDS):
+            start = manager.Barrier(2)
+            fingerprint = new_id("fp_")
+            ids = pool.starmap(_file_in_process, [(path, w.ws, w.person, w.conn, fingerprint, start)] * 2)
+            assert ids[0] == ids[1]
+    pending, _ = store.list_pending_cards(w.ws.id, w.person.id, now=1001, limit=100)
+    assert len(pending) == ROUNDS
+    store.close()

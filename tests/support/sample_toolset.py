@@ -9,7 +9,8 @@ from pydantic import Field
 
 from countersign.core.preview import Preview
 from countersign.gate.actions import (
-    ALWAYS, CLIENT, NEVER, Action, ActionContext, ActionError, Arguments, Plan, Read, Step, Toolset, setting, when,
+    ALWAYS, CLIENT, NEVER, Action, ActionContext, ActionError, Arguments, Effect, Plan, Read, Step, Toolset, setting,
+    when,
 )
 from countersign.store.records import DocWrite
 
@@ -39,11 +40,11 @@ class _EditBase(Action):
         lines = (f"{doc.data['text']} → {args.text}",) if len(new_lines) <= 1 else tuple(f"+ {x}" for x in new_lines)
         return Plan(subject, Preview(f"Change note ‘{doc.data['title']}’?", lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         doc = _note(ctx, s["note"])
-        ctx.store.write_docs(ctx.workspace_id, [DocWrite(KIND, doc.id, dict(doc.data, text=s["after"]), s["version"])])
-        return {"note": doc.id, "text": s["after"]}
+        return Effect.writes({"note": doc.id, "text": s["after"]},
+                             [DocWrite(KIND, doc.id, dict(doc.data, text=s["after"]), s["version"])])
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         return [Step("list_notes", "Read the notes back to check the change.")]

@@ -15,6 +15,7 @@ from countersign.core.cards import (
     Refusal,
     RefusalReason,
     check_move,
+    check_step,
     effective_state,
     reported_state,
 )
@@ -26,6 +27,8 @@ LATER = NOW + 3600  # expiry well in the future: no move is blocked by time
 
 LEGAL = {
     (S.PENDING, S.RUNNING),
+    (S.PENDING, S.COMPLETED),  # an answer: the effect commits with the card, in one transaction
+    (S.PENDING, S.FAILED),
     (S.PENDING, S.DECLINED),
     (S.PENDING, S.WITHDRAWN),
     (S.PENDING, S.EXPIRED),
@@ -41,7 +44,7 @@ def expected_reason(current: CardState, target: CardState) -> RefusalReason:
         return R.EXPIRED
     if current is S.RUNNING:
         return R.BEING_CONFIRMED
-    return R.ALREADY_ANSWERED  # completed, failed, declined; and pending → pending/completed/failed
+    return R.ALREADY_ANSWERED  # completed, failed, declined; and pending → pending
 
 
 ALL_PAIRS = list(itertools.product(list(CardState), list(CardState)))
@@ -192,3 +195,12 @@ def test_refusal_carries_reason_and_message():
     assert refusal.reason is R.CHANGED and refusal.message == CHANGED_MESSAGE
     assert "changed since this card was drawn" in CHANGED_MESSAGE
     assert "Nothing ran" in CHANGED_MESSAGE
+
+
+def test_only_a_running_card_takes_a_further_step():
+    assert check_step(S.RUNNING) is S.RUNNING
+    for state in S:
+        if state is not S.RUNNING:
+            with pytest.raises(Refusal) as info:
+                check_step(state)
+            assert info.value.reason is expected_reason(state, S.RUNNING)

@@ -34,6 +34,7 @@ CLAIMS = dict(
     tool="send_campaign",
     fingerprint="f" * 64,
     arguments_digest="a" * 64,
+    preview_digest="p" * 64,
     issued_at=1_790_000_000,
     expires_at=1_790_086_400,
 )
@@ -84,7 +85,7 @@ def test_sign_verify_round_trip(ring):
     assert claims.to_dict() == dict(CLAIMS, v=TICKET_VERSION, key_id=ring.key_id)
     assert set(claims.to_dict()) == {
         "v", "card_id", "workspace", "person", "connection", "tool", "fingerprint",
-        "arguments_digest", "issued_at", "expires_at", "key_id",
+        "arguments_digest", "preview_digest", "issued_at", "expires_at", "key_id",
     }
 
 

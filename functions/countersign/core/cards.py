@@ -1,6 +1,8 @@
 """The card lifecycle as a small state machine (SPEC §8).
 
-    pending → running → completed | failed
+    pending → completed | failed                 (an answer: the effect commits with the card)
+    pending → running → completed | failed       (an action of several steps; each further step
+                                                  while running is recorded by its runner alone)
     pending → declined | withdrawn | expired
 
 Every other move is refused with a :class:`Refusal` naming the cause. A pending card whose
@@ -28,9 +30,10 @@ class CardState(str, enum.Enum):
 
 
 LEGAL_MOVES: dict[CardState, frozenset[CardState]] = {
-    CardState.PENDING: frozenset(
-        {CardState.RUNNING, CardState.DECLINED, CardState.WITHDRAWN, CardState.EXPIRED}
-    ),
+    CardState.PENDING: frozenset({
+        CardState.RUNNING, CardState.COMPLETED, CardState.FAILED,
+        CardState.DECLINED, CardState.WITHDRAWN, CardState.EXPIRED,
+    }),
     CardState.RUNNING: frozenset({CardState.COMPLETED, CardState.FAILED}),
 }
 
@@ -43,6 +46,7 @@ class RefusalReason(str, enum.Enum):
     BEING_CONFIRMED = "being_confirmed"
     NOT_YOURS = "not_yours"
     TAMPERED = "tampered"
+    BUSY = "busy"
 
 
 class Refusal(Exception):
@@ -53,6 +57,8 @@ class Refusal(Exception):
         self.reason = reason
         self.message = message
 
+
+SPENT_MESSAGE = "This card was already answered: its ticket is spent. Nothing ran."
 
 CHANGED_MESSAGE = "This card was refused: what it describes changed since this card was drawn. Nothing ran; a fresh request is needed."
 
@@ -97,6 +103,15 @@ def check_move(state: CardState | str, target: CardState | str, expires_at: int,
     if target in LEGAL_MOVES.get(current, frozenset()):
         return current
     raise refusal_for(current, target)
+
+
+def check_step(state: CardState | str) -> CardState:
+    """A further step of a running action (``running → running``): only the runner, who holds
+    the card's current version, records one; to anyone else the card is being confirmed."""
+    current = CardState(state)
+    if current is CardState.RUNNING:
+        return current
+    raise refusal_for(current, CardState.RUNNING)
 
 
 def reported_state(state: CardState | str) -> str:

@@ -40,6 +40,7 @@ class CodeRecord:
     fingerprint: str
     expires_at: int
     arguments_digest: str = ""  # tells drift (same request, moved state) from a code for other changes
+    issued_at: int = 0  # when the preview was shown: an answer never overrides a card decided since
 
 
 def code_matches(record: CodeRecord | None, workspace_id: str, fingerprint: str, now: int) -> bool:

@@ -20,7 +20,7 @@ from nacl.signing import SigningKey, VerifyKey
 
 from .canonical import canonical_bytes
 
-TICKET_VERSION = 1
+TICKET_VERSION = 2  # 2: the preview (title and lines) is bound too
 
 
 class TicketError(Exception):
@@ -55,6 +55,16 @@ def seed_from_secret(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8")).digest()
 
 
+def is_signing_secret(secret: str) -> bool:
+    """Whether ``secret`` is what ``countersign keys`` prints: base64url of exactly 32 bytes."""
+    secret = secret.strip()
+    try:
+        raw = _b64d(secret)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) == 32 and _b64e(raw) == secret.rstrip("=")
+
+
 def new_secret() -> str:
     return _b64e(bytes(SigningKey.generate()))
 
@@ -69,6 +79,7 @@ class TicketClaims:
     tool: str
     fingerprint: str
     arguments_digest: str
+    preview_digest: str
     issued_at: int
     expires_at: int
     key_id: str

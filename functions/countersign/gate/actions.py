@@ -5,10 +5,13 @@ arguments (a pydantic model), its class (when it is held) and two functions:
 
 * ``plan(args, ctx) -> Plan`` reads the workspace through ``ctx`` and writes nothing. The plan's
   ``subject`` is the exact change as data; its ``preview`` is what a person reads.
-* ``apply(plan, ctx) -> dict`` performs the change and returns the result the agent sees. It
-  always receives the very ``Plan`` object that ``plan`` just returned for the same ``ctx`` (the
-  gate re-plans at every answer, never applies a stored plan), so a subclass of ``Plan`` may carry
-  prepared work in fields declared with ``compare=False``.
+* ``apply(plan, ctx) -> Effect`` writes nothing either: it returns the :class:`Effect` — the
+  result the agent sees and the writes that make it true — and the gate commits those writes in
+  one transaction with the card (see :mod:`countersign.gate.effects`). It always receives the very
+  ``Plan`` object that ``plan`` just returned for the same ``ctx`` (the gate re-plans at every
+  answer, never applies a stored plan), so a subclass of ``Plan`` may carry prepared work in
+  fields declared with ``compare=False``. Every write names the version (or value) it read, so a
+  write that raced another is refused and re-planned, never lost.
 
 The gate (``countersign.gate.ask``) decides, from the class and the client, whether a call runs at
 once, asks in the client, or files a card; toolsets never decide that themselves.
@@ -22,11 +25,14 @@ from typing import Any, Callable, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..core.preview import Preview
+from ..store.errors import Conflict
+from ..store.interface import DocStore
 from .context import ActionContext
+from .effects import Effect, Outside, Phase
 
 __all__ = [
-    "ALWAYS", "CLIENT", "NEVER", "Action", "ActionContext", "ActionError", "Arguments", "GateClass", "Plan",
-    "Read", "Registry", "Step", "Toolset", "setting", "when",
+    "ALWAYS", "CLIENT", "NEVER", "Action", "ActionContext", "ActionError", "Arguments", "Effect", "GateClass",
+    "Outside", "Phase", "Plan", "Read", "Registry", "Step", "Toolset", "setting", "when",
 ]
 
 DEFAULT_DRIFT_MESSAGE = (
@@ -146,11 +152,16 @@ class Action:
     def plan(self, args: Any, ctx: ActionContext) -> Plan:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:  # pragma: no cover - abstract
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         return []
+
+    def moved(self, conflict: Conflict, ctx: ActionContext) -> str | None:
+        """Name, for a person, the record whose write was refused because it moved (a step of a
+        multi-step effect that could not commit); None to say nothing more than the failure."""
+        return None
 
     def parse(self, raw: dict) -> Any:
         """Validate raw arguments into the model; :class:`ActionError` naming the field."""
@@ -180,12 +191,13 @@ class Read:
 
 @dataclass
 class Toolset:
-    """A named group of actions and reads, plus optional demo data."""
+    """A named group of actions and reads, plus optional demo data (written straight to the
+    document store: seeding a new workspace is no held request)."""
 
     name: str
     actions: list[Action] = field(default_factory=list)
     reads: list[Read] = field(default_factory=list)
-    demo: Callable[[ActionContext], None] | None = None
+    demo: Callable[[DocStore, ActionContext], None] | None = None
 
 
 class Registry:

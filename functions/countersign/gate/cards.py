@@ -1,8 +1,9 @@
-"""Cards as the gate handles them: filing (with its ticket), running exactly once, answering.
+"""The card desk: filing cards (with their tickets), finding a request's card, the answers that
+close a card without running it, and the clicks on the confirm page.
 
-Every path that ends a held call — an in-client answer, a code, a click on the confirm page —
-goes through :meth:`CardDesk.run`, so the card, its ticket and its audit trail are complete
-whichever way the person said yes.
+Running a card — the one place an action's effect is committed — is :mod:`.runner`; an answer
+given in the client or with a code is :mod:`.answers`; a card left running by a dead process is
+settled by :mod:`.recovery`. Each of them goes through this desk for the card itself.
 """
 
 from __future__ import annotations
@@ -12,30 +13,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..core.canonical import digest, fingerprint
-from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason, refusal_for
+from ..core.cards import CardState, Refusal, RefusalReason, refusal_for
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
+from ..faults import crash_point
 from ..settings import Settings
-from ..store.errors import Conflict
 from ..store.interface import Store
-from ..store.records import AuditEntry, Card, Person
-from .actions import Action, ActionError, Plan, Registry
-from .context import ActionContext
+from ..store.records import AuditEntry, Card, CardCommit, Person
+from .actions import Registry
+from .context import ActionContext, Principal
+from .errors import DriftError
+from .question import Question, arguments_digest, preview_digest
 
 log = logging.getLogger("countersign.gate")
 
 DECLINE_MEMORY_SECONDS = 15 * 60
 REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
-
-
-def subject_fingerprint(workspace_id: str, tool: str, subject: Any) -> str:
-    """SPEC §5 fingerprint; the gated subject names its tool so two actions never share one."""
-    return fingerprint(workspace_id, {"tool": tool, "change": subject})
-
-
-def arguments_digest(tool: str, arguments: dict) -> str:
-    return digest({"tool": tool, "arguments": arguments})
+KEY_NOTE_SLACK = 3600  # the signing key in use is recorded an hour ahead, not at every filing
 
 
 @dataclass
@@ -49,221 +43,215 @@ class CardDesk:
     on_filed: Callable[[Card], None] | None = None
     clock: Callable[[], float] = field(default=time.time)
     # Told each card event by name, for metrics: card_filed, card_confirmed, card_declined,
-    # card_withdrawn, card_refused_drift, and card_expired (an answer that came after the deadline).
+    # card_withdrawn, card_refused_drift, card_expired (an answer that came after the deadline),
+    # card_recovered (a card a dead process left running, settled).
     on_event: Callable[[str], None] | None = None
+    _key_noted_until: int = field(default=0, repr=False)
 
     def now(self) -> int:
         return int(self.clock())
 
-    def _event(self, name: str) -> None:
+    def event(self, name: str) -> None:
         if self.on_event is not None:
             try:
                 self.on_event(name)
             except Exception:  # metrics never break a card operation
                 log.exception("on_event(%r) failed", name)
 
-    def _move(self, *args, **kwargs) -> Card:
-        """``store.transition_card``, telling ``on_event`` when the card turned out to be expired."""
-        try:
-            return self.store.transition_card(*args, **kwargs)
-        except Refusal as refusal:
-            if refusal.reason is RefusalReason.EXPIRED:
-                self._event("card_expired")
-            raise
-
     def card_url(self, card_id: str) -> str:
         return self.settings.card_url(card_id)
 
+    def commit(self, commit: CardCommit) -> Card:
+        """``store.commit_card``, telling ``on_event`` when the card turned out to be expired."""
+        try:
+            return self.store.commit_card(commit)
+        except Refusal as refusal:
+            if refusal.reason is RefusalReason.EXPIRED:
+                self.event("card_expired")
+            raise
+
+    # -- questions --------------------------------------------------------------------------------
+
+    def context(self, workspace_id: str, person: Person, connection_id: str | None, now: int,
+                principal: Principal | None = None) -> ActionContext:
+        if principal is not None:  # the workspace and connection were read for this very request
+            return ActionContext.of(self.store, principal.workspace, principal.person, principal.connection, now)
+        connection = self.store.get_connection(workspace_id, connection_id) if connection_id else None
+        return ActionContext.of(self.store, self.store.get_workspace(workspace_id), person, connection, now)
+
+    def question(self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False) -> Question:
+        """The caller's question: ``tool`` planned on ``arguments`` now."""
+        action = self.registry.action(tool)
+        ctx = self.context(principal.workspace.id, principal.person, None, self.now(), principal)
+        return Question.of(action, arguments, ctx, answering=answering)
+
+    def question_of(self, card: Card, person: Person, now: int) -> Question:
+        """A card's question planned again at ``now`` from its stored arguments: :class:`DriftError`
+        unless it is still exactly the change the card shows."""
+        action = self.registry.action(card.tool)
+        ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
+        question = Question.of(action, card.arguments, ctx, answering=True)
+        if question.fingerprint != card.fingerprint:
+            raise DriftError(action.drift_message)
+        return question
+
     # -- filing ---------------------------------------------------------------------------------
 
-    def file(self, ctx: ActionContext, action: Action, arguments: dict, plan: Plan, fp: str, channel: str) -> Card:
-        """Store a pending card with its signed ticket and its ``filed`` audit entry."""
-        now = ctx.now
+    def new_card(self, q: Question, channel: str, now: int) -> Card:
+        """A pending card for ``q`` with its signed ticket (not stored yet)."""
+        ctx = q.ctx
         card_id = new_id("c_")
         expires_at = now + self.settings.card_ttl
         connection_id = ctx.connection.id if ctx.connection else ""
-        ticket = self.keyring.sign(
-            {
-                "card_id": card_id,
-                "workspace": ctx.workspace.id,
-                "person": ctx.person.id,
-                "connection": connection_id,
-                "tool": action.name,
-                "fingerprint": fp,
-                "arguments_digest": arguments_digest(action.name, arguments),
-                "issued_at": now,
-                "expires_at": expires_at,
-            }
+        preview = q.plan.preview
+        ticket = self.keyring.sign({
+            "card_id": card_id,
+            "workspace": ctx.workspace.id,
+            "person": ctx.person.id,
+            "connection": connection_id,
+            "tool": q.tool,
+            "fingerprint": q.fingerprint,
+            "arguments_digest": arguments_digest(q.tool, q.arguments),
+            "preview_digest": preview_digest(preview.title, tuple(preview.lines)),
+            "issued_at": now,
+            "expires_at": expires_at,
+        })
+        return Card(
+            id=card_id, workspace_id=ctx.workspace.id, person_id=ctx.person.id, connection_id=connection_id,
+            tool=q.tool, arguments=q.arguments, subject=q.plan.subject, title=preview.title,
+            lines=tuple(preview.lines), fingerprint=q.fingerprint, ticket=ticket, state=CardState.PENDING,
+            created_at=now, expires_at=expires_at, updated_at=now, channel=channel,
         )
-        card = Card(
-            id=card_id,
-            workspace_id=ctx.workspace.id,
-            person_id=ctx.person.id,
-            connection_id=connection_id,
-            tool=action.name,
-            arguments=arguments,
-            subject=plan.subject,
-            title=plan.preview.title,
-            lines=tuple(plan.preview.lines),
-            fingerprint=fp,
-            ticket=ticket,
-            state=CardState.PENDING,
-            created_at=now,
-            expires_at=expires_at,
-            updated_at=now,
-            channel=channel,
-        )
-        self.store.file_card(card, self._audit(card, "filed", f"connection:{connection_id}", channel, now))
-        self._event("card_filed")
-        return card
+
+    def file(self, q: Question, channel: str = "page") -> tuple[Card, bool]:
+        """File a pending card for ``q`` with its ``filed`` entry and the notification it owes —
+        or, if a card of the same request is live, that card. Returns (card, filed by this call)."""
+        now = self.now()
+        card = self.new_card(q, channel, now)
+        self._note_signing_key(card.expires_at)
+        held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now))
+        if held.id != card.id:
+            return held, False
+        self.event("card_filed")
+        crash_point("filed")
+        return card, True
+
+    def _note_signing_key(self, until: int) -> None:
+        """Keep the store's record of the keys that signed live cards ahead of every deadline, so
+        a server started without this key refuses to start instead of refusing those cards."""
+        if until > self._key_noted_until:
+            self._key_noted_until = until + KEY_NOTE_SLACK
+            self.store.note_signing_key(self.keyring.key_id, self._key_noted_until)
 
     def notify(self, card: Card) -> None:
         if self.on_filed is None:
             return
         try:
             self.on_filed(card)
-        except Exception:  # a notification never breaks the call that filed the card
+        except Exception:  # a notification never breaks the call that filed the card; the sweeper retries
             log.exception("notifying about card %s failed", card.id)
 
-    def recent(self, ctx: ActionContext, tool: str, fp: str) -> Card | None:
+    def recent(self, q: Question) -> Card | None:
         """An identical request's card that still answers this one: pending, or declined lately."""
-        card = self.store.latest_card(ctx.workspace.id, ctx.person.id, tool, fp, ctx.now)
+        card = self.store.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now)
         if card is None:
             return None
-        if card.state is CardState.PENDING:
+        if card.state in (CardState.PENDING, CardState.RUNNING):
             return card
-        if card.state is CardState.DECLINED and card.refusal is None and ctx.now - card.updated_at < DECLINE_MEMORY_SECONDS:
+        if card.state is CardState.DECLINED and card.refusal is None and q.ctx.now - card.updated_at < DECLINE_MEMORY_SECONDS:
             return card
         return None
 
-    # -- running and answering ------------------------------------------------------------------
+    # -- closing a card without running it ------------------------------------------------------
 
-    def run(self, card: Card, action: Action, plan: Plan, ctx: ActionContext, channel: str, actor: str) -> Card:
-        """``pending → running`` (one winner), apply, then ``completed`` or ``failed``."""
-        card = self._move(
-            card.workspace_id, card.id, CardState.RUNNING, ctx.now,
-            self._audit(card, "running", actor, channel, ctx.now), channel=channel,
-        )
-        self._event("card_confirmed")
-        try:
-            result = action.apply(plan, ctx)
-            steps = [s.to_dict() for s in action.next_steps(result, ctx)]
-        except ActionError as exc:
-            return self._finish(card, CardState.FAILED, {"error": exc.message}, actor, channel, exc.message)
-        except Conflict:  # a write raced this one between the re-plan and apply: nothing was written
-            message = action.drift_message
-            return self._finish(card, CardState.FAILED, {"error": message}, actor, channel, message)
-        except Exception:
-            log.exception("action %s failed on card %s", action.name, card.id)
-            message = f"{action.name} failed while running; nothing further was done."
-            return self._finish(card, CardState.FAILED, {"error": message}, actor, channel, message)
-        return self._finish(card, CardState.COMPLETED, {"result": result, "next": steps}, actor, channel, None)
+    def close(self, card: Card, target: CardState, now: int, actor: str, channel: str, *,
+              detail: str | None = None, decline_reason: str | None = None, refusal: str | None = None,
+              event: str | None = None, new: bool = False) -> Card:
+        entries = [self.audit(card, "filed", actor, channel, now)] if new else []
+        entries.append(self.audit(card, event or target.value, actor, channel, now, detail))
+        closed = self.commit(CardCommit(card, target, now, tuple(entries), decline_reason=decline_reason,
+                                        refusal=refusal, channel=channel, new=new))
+        self.event("card_refused_drift" if refusal else f"card_{target.value}")
+        return closed
 
-    def _finish(self, card: Card, state: CardState, body: dict, actor: str, channel: str, detail: str | None) -> Card:
-        now = self.now()
-        return self._move(
-            card.workspace_id, card.id, state, now,
-            self._audit(card, state.value, actor, channel, now, detail), result=body, channel=channel,
-        )
-
-    def decline(self, card: Card, now: int, actor: str, channel: str, reason: str | None = None) -> Card:
-        declined = self._move(
-            card.workspace_id, card.id, CardState.DECLINED, now,
-            self._audit(card, "declined", actor, channel, now, reason), decline_reason=reason, channel=channel,
-        )
-        self._event("card_declined")
-        return declined
+    def decline(self, card: Card, now: int, actor: str, channel: str, reason: str | None = None, *,
+                new: bool = False) -> Card:
+        return self.close(card, CardState.DECLINED, now, actor, channel, detail=reason, decline_reason=reason, new=new)
 
     def refuse_changed(self, card: Card, now: int, actor: str, channel: str, message: str) -> Refusal:
         """Close a card whose subject moved; the agent's status then says why."""
-        self._move(
-            card.workspace_id, card.id, CardState.DECLINED, now,
-            self._audit(card, "refused", actor, channel, now, message), refusal=message, channel=channel,
-        )
-        self._event("card_refused_drift")
+        self.close(card, CardState.DECLINED, now, actor, channel, detail=message, refusal=message, event="refused")
         return Refusal(RefusalReason.CHANGED, message)
 
     def withdraw(self, card: Card, now: int, actor: str, channel: str = "mcp", reason: str | None = None) -> Card:
         """``pending → withdrawn``: by the agent (``cancel_confirmation``) or because the person
         revoked the connection that asked (``reason`` then says so)."""
-        withdrawn = self._move(
-            card.workspace_id, card.id, CardState.WITHDRAWN, now,
-            self._audit(card, "withdrawn", actor, channel, now, reason), channel=channel, decline_reason=reason,
-        )
-        self._event("card_withdrawn")
-        return withdrawn
+        return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
 
-    # -- the click on the confirm page ----------------------------------------------------------
+    # -- the confirm page -------------------------------------------------------------------------
+
+    def open_card(self, workspace_id: str, person: Person, card_id: str) -> Card:
+        """One card of ``person``, as it stands now: a card a dead process left running past its
+        lease is settled first (:mod:`.recovery`). :class:`Refusal` ``not_yours`` for another's card."""
+        from .recovery import settle_if_lapsed
+
+        now = self.now()
+        card = self.store.get_card(workspace_id, card_id, now)
+        if card.person_id != person.id:
+            raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
+        return settle_if_lapsed(self, card, now)
 
     def confirm_click(self, workspace_id: str, person: Person, card_id: str) -> Card:
         """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once."""
+        from .runner import run_card
+
+        card = self.open_card(workspace_id, person, card_id)
         now = self.now()
-        card = self.store.get_card(workspace_id, card_id, now)
-        self._check_owner(card, person)
         if card.state is not CardState.PENDING:
             if card.state is CardState.EXPIRED:
-                self._event("card_expired")
-            raise refusal_for(card.state, CardState.RUNNING)
-        self._check_ticket(card, now, f"person:{person.id}")
-        action = self.registry.action(card.tool)
-        ctx = self.context_for_card(card, person, now)
+                self.event("card_expired")
+            raise refusal_for(card.state, CardState.COMPLETED)
         actor = f"person:{person.id}"
-        if ctx.connection is not None and ctx.connection.revoked:
-            # Revoking withdraws pending cards, but one filed as the revoke ran may have been missed.
-            self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=ctx.connection.name))
-            raise Refusal(RefusalReason.WITHDRAWN, "This card was withdrawn: the connection that asked was revoked. Nothing ran.")
-        try:
-            plan = action.plan(action.parse(card.arguments), ctx)
-        except ActionError as exc:
-            raise self.refuse_changed(card, now, actor, "page", f"{CHANGED_MESSAGE} {action.drift_message} ({exc.message})") from None
-        if subject_fingerprint(workspace_id, action.name, plan.subject) != card.fingerprint:
-            raise self.refuse_changed(card, now, actor, "page", f"{CHANGED_MESSAGE} {action.drift_message}")
-        return self.run(card, action, plan, ctx, "page", actor)
+        self.check_ticket(card, now, actor, "page")
+        if card.connection_id:
+            connection = self.store.get_connection(workspace_id, card.connection_id)
+            if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
+                self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
+                raise Refusal(RefusalReason.WITHDRAWN, "This card was withdrawn: the connection that asked was revoked. Nothing ran.")
+        return run_card(self, card, person, "page", actor)
 
     def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:
-        now = self.now()
-        card = self.store.get_card(workspace_id, card_id, now)
-        self._check_owner(card, person)
+        card = self.open_card(workspace_id, person, card_id)
         reason = (reason or "").strip()[:500] or None
-        return self.decline(card, now, f"person:{person.id}", "page", reason)
+        return self.decline(card, self.now(), f"person:{person.id}", "page", reason)
 
-    def context_for_card(self, card: Card, person: Person, now: int) -> ActionContext:
-        connection = None
-        if card.connection_id:
-            connection = self.store.get_connection(card.workspace_id, card.connection_id)
-        return ActionContext(self.store, self.store.get_workspace(card.workspace_id), person, connection, now)
-
-    def _check_owner(self, card: Card, person: Person) -> None:
-        if card.person_id != person.id:
-            raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
-
-    def _check_ticket(self, card: Card, now: int, actor: str) -> None:
+    def check_ticket(self, card: Card, now: int, actor: str, channel: str) -> None:
+        """:class:`Refusal` ``tampered`` unless the card's ticket is ours and matches every stored
+        field it binds, the preview the person sees included."""
         try:
             claims = self.keyring.verify(card.ticket)
         except TicketError as exc:
             problem = str(exc)
         else:
-            moved = ticket_matches(
-                claims,
-                {
-                    "card_id": card.id,
-                    "workspace": card.workspace_id,
-                    "person": card.person_id,
-                    "connection": card.connection_id,
-                    "tool": card.tool,
-                    "fingerprint": card.fingerprint,
-                    "arguments_digest": arguments_digest(card.tool, card.arguments),
-                    "expires_at": card.expires_at,
-                },
-            )
+            moved = ticket_matches(claims, {
+                "card_id": card.id,
+                "workspace": card.workspace_id,
+                "person": card.person_id,
+                "connection": card.connection_id,
+                "tool": card.tool,
+                "fingerprint": card.fingerprint,
+                "arguments_digest": arguments_digest(card.tool, card.arguments),
+                "preview_digest": preview_digest(card.title, card.lines),
+                "expires_at": card.expires_at,
+            })
             if not moved:
                 return
             problem = "the card's " + ", ".join(moved) + " no longer match its ticket"
-        self.store.append_audit(self._audit(card, "refused", actor, "page", now, "tampered"))
+        self.store.append_audit(self.audit(card, "refused", actor, channel, now, "tampered"))
         raise Refusal(RefusalReason.TAMPERED, f"This card was refused as tampered: {problem}. Nothing ran.")
 
     @staticmethod
-    def _audit(card: Card, event: str, actor: str, channel: str, at: int, detail: str | None = None) -> AuditEntry:
+    def audit(card: Card, event: str, actor: str, channel: str, at: int, detail: str | None = None) -> AuditEntry:
         return AuditEntry(
             card_id=card.id, workspace_id=card.workspace_id, at=at, event=event, actor=actor,
             channel=channel, connection_id=card.connection_id or None, detail=detail,

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
-from ..store.interface import Store
+from ..store.interface import DocReader, Store
 from ..store.records import Connection, Person, Workspace
 
 
@@ -19,19 +20,37 @@ class Principal:
 
 @dataclass(frozen=True)
 class ActionContext:
-    """What a toolset may use: the store (through its interface), the workspace, the person the
-    card waits on (who confirms it), the connection that asked, and the time of the call."""
+    """What a toolset may use: its documents (read only: writes go back to the gate in an
+    :class:`~countersign.gate.effects.Effect`), the workspace, the person the card waits on (who
+    confirms it), the connection that asked, the time of the call, and the workspace's members."""
 
-    store: Store
+    store: DocReader
     workspace: Workspace
     person: Person
     connection: Connection | None
     now: int
+    # How members and the workspace record are read again (the gate passes its account store).
+    load_members: Callable[[str], list[Person]] | None = field(default=None, compare=False, repr=False)
+    load_workspace: Callable[[str], Workspace] | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, store: Store, workspace: Workspace, person: Person, connection: Connection | None,
+           now: int) -> "ActionContext":
+        """A context reading through ``store`` (documents, members, the workspace record)."""
+        return cls(store, workspace, person, connection, now, load_members=store.list_persons,
+                   load_workspace=store.get_workspace)
 
     @property
     def workspace_id(self) -> str:
         return self.workspace.id
 
+    def members(self) -> list[Person]:
+        """Every member of the workspace, ordered by when they joined."""
+        if self.load_members is None:
+            return [self.person]
+        return self.load_members(self.workspace.id)
+
     def refreshed(self, now: int) -> "ActionContext":
-        """The same caller at a later time, with the workspace settings read again."""
-        return replace(self, now=now, workspace=self.store.get_workspace(self.workspace.id))
+        """The same caller at a later time, with the workspace (settings, name) read again."""
+        workspace = self.load_workspace(self.workspace.id) if self.load_workspace else self.workspace
+        return replace(self, now=now, workspace=workspace)

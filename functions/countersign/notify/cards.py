@@ -1,14 +1,23 @@
-"""CardNotifier: when a card is filed, email the person it waits on — at most once per interval.
+"""CardNotifier: deliver the notification a filed card owes its person — at least once, and at
+most one email per person per interval.
 
-The decision is one conditional write (:meth:`Store.claim_email_slot`): of a burst of cards for
-one person within ``COUNTERSIGN_EMAIL_INTERVAL`` seconds exactly one claims the slot and sends.
-The claim comes before anything else that costs (listing cards, composing, sending), so a
-rate-limited card costs one read and one refused write. If the send fails, the claim is released
-so the next card can notify. A notifier never raises: the call that filed the card goes on.
+Filing a card records its notification in the same transaction (the transactional outbox,
+:class:`~countersign.store.interface.OutboxStore`), so a crash right after filing loses no email.
+Delivery leases the notification (one sender at a time), decides, sends, and marks it done:
+
+* the person turned *Agent requests email* off → done, nothing sent;
+* one conditional write (:meth:`Store.claim_email_slot`) decides the rate limit: of a burst of
+  cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL`` seconds exactly one sends — its
+  email lists every card that waits — and the others are done as rate limited;
+* nothing waits any more (answered before we looked) → the slot is released, done;
+* a send that fails releases the slot and puts the notification back, due again after a backoff
+  (:data:`MAX_ATTEMPTS` tries in all); a sender that dies mid-way leaves a lease that lapses, and
+  the sweep (:meth:`CardNotifier.sweep`) picks it up. An email can therefore go out twice only if
+  a process dies between handing it over and marking it done.
 
 Each outcome is counted in :attr:`CardNotifier.counts` and reported to ``on_event(name)`` (for
 metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_failed`` and
-``email_nothing_pending`` (the card was answered before we looked, and nothing else waits).
+``email_nothing_pending``. A notifier never raises: the call that filed the card goes on.
 """
 
 from __future__ import annotations
@@ -19,9 +28,11 @@ from collections import Counter
 from typing import Callable, Union
 
 from ..core.cards import CardState
+from ..faults import crash_point
 from ..settings import Settings
+from ..store.errors import NotFound
 from ..store.interface import Store
-from ..store.records import Card, Person
+from ..store.records import Card, Notification, Person
 from .interface import Email, SendError, Sender
 from .message import MAX_TITLES, compose_pending
 
@@ -36,12 +47,16 @@ EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING)
 
 PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
+LEASE_SECONDS = 120
+MAX_ATTEMPTS = 8
+BACKOFF_SECONDS = 60  # 1, 2, 4 … minutes between tries, at most an hour
 
 SettingsSource = Union[Settings, Callable[[], Settings]]
 
 
 class CardNotifier:
-    """``notifier(card)`` after a new card is filed; returns the outcome (one of :data:`EVENTS`).
+    """``notifier(card)`` delivers ``card``'s notification now (if it is due and nobody else holds
+    it) and returns the outcome, one of :data:`EVENTS` (None: nothing to deliver).
 
     ``settings`` may be a :class:`Settings` or a function returning the current one (the
     runtime passes the desk's, so a changed public URL shows in the next email).
@@ -66,40 +81,79 @@ class CardNotifier:
     def settings(self) -> Settings:
         return self._settings() if callable(self._settings) else self._settings
 
-    def __call__(self, card: Card) -> str:
+    def __call__(self, card: Card) -> str | None:
+        return self.deliver(card.id)
+
+    def deliver(self, card_id: str) -> str | None:
+        """Lease and deliver one card's notification; never raises."""
+        now = int(self.clock())
         try:
-            return self._notify(card)
-        except Exception:  # never break the call that filed the card
-            log.exception("email about card %s failed", card.id)
-            return self._event(FAILED)
+            notification = self.store.lease_notification(card_id, now, LEASE_SECONDS)
+        except Exception:
+            log.exception("leasing the notification of card %s failed; the sweep retries it", card_id)
+            return None
+        if notification is None:
+            return None
+        try:
+            outcome = self._notify(notification, now)
+        except Exception:
+            log.exception("email about card %s failed", card_id)
+            outcome = self._retry(notification, now)
+        if outcome is not None:
+            try:
+                self.store.finish_notification(card_id, int(self.clock()), outcome)
+            except Exception:  # the lease lapses and the sweep looks again; the rate limit holds
+                log.exception("marking the notification of card %s done failed", card_id)
+        return self._event(outcome or FAILED)
+
+    def sweep(self, limit: int = 50) -> int:
+        """Deliver every notification that is due (or whose sender died); how many were tried."""
+        due = self.store.due_notifications(int(self.clock()), limit)
+        for notification in due:
+            self.deliver(notification.card_id)
+        return len(due)
 
     # -- steps ----------------------------------------------------------------------------------
 
-    def _notify(self, card: Card) -> str:
+    def _notify(self, n: Notification, now: int) -> str | None:
+        """The outcome to record, or None when the send failed and the notification waits again."""
         settings = self.settings
-        person = self.store.get_person(card.workspace_id, card.person_id)
-        if not person.agent_requests_email:
-            return self._event(DISABLED)
-        now = int(self.clock())
-        if not self.store.claim_email_slot(person.id, now, settings.email_interval):
-            return self._event(RATE_LIMITED)
         try:
-            email = self.compose(person, card, now, settings)
+            person = self.store.get_person(n.workspace_id, n.person_id)
+        except NotFound:
+            return FAILED  # the person is gone: nobody to tell
+        if not person.agent_requests_email:
+            return DISABLED
+        if not self.store.claim_email_slot(person.id, now, settings.email_interval):
+            return RATE_LIMITED
+        try:
+            email = self.compose(person, n.card_id, now, settings)
             if email is None:
                 self._release(person, now)
-                return self._event(NOTHING_PENDING)
+                return NOTHING_PENDING
             self.sender.send(email)
         except SendError as exc:
             self._release(person, now)
             log.warning("email to %s failed: %s", person.email, exc)
-            return self._event(FAILED)
+            return self._retry(n, now)
         except Exception:
             self._release(person, now)
-            log.exception("email to %s about card %s failed", person.email, card.id)
-            return self._event(FAILED)
-        return self._event(SENT)
+            raise
+        crash_point("after_send")
+        return SENT
 
-    def compose(self, person: Person, card: Card, now: int, settings: Settings) -> Email | None:
+    def _retry(self, n: Notification, now: int) -> str | None:
+        """Put the notification back, due after a backoff; after :data:`MAX_ATTEMPTS`, give up (FAILED)."""
+        if n.attempts + 1 >= MAX_ATTEMPTS:
+            log.error("giving up on the email about card %s after %d attempts", n.card_id, n.attempts + 1)
+            return FAILED
+        try:
+            self.store.retry_notification(n.card_id, now, now + min(3600, BACKOFF_SECONDS * 2**n.attempts))
+        except Exception:
+            log.exception("putting back the notification of card %s failed; its lease lapses instead", n.card_id)
+        return None
+
+    def compose(self, person: Person, card_id: str, now: int, settings: Settings) -> Email | None:
         """The email for ``person`` listing what waits on them now, or None if nothing does."""
         cards, cursor = self.store.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE)
         count, titles, seen = len(cards), [c.title for c in cards], {c.id for c in cards}
@@ -111,10 +165,12 @@ class CardNotifier:
             if len(titles) < MAX_TITLES:
                 titles += [c.title for c in more]
             pages += 1
-        if card.id not in seen and cursor is None and self._still_pending(card, now):
+        if card_id not in seen and cursor is None:
             # A just-filed card can be missing from an eventually consistent index (DynamoDB GSI).
-            count += 1
-            titles.append(card.title)
+            card = self.store.get_card(person.workspace_id, card_id, now)
+            if card.state is CardState.PENDING:
+                count += 1
+                titles.append(card.title)
         if count == 0:
             return None
         return compose_pending(
@@ -126,10 +182,6 @@ class CardNotifier:
             at_least=cursor is not None,
             from_address=self.sender.from_address,
         )
-
-    def _still_pending(self, card: Card, now: int) -> bool:
-        current = self.store.get_card(card.workspace_id, card.id, now)
-        return current.state is CardState.PENDING
 
     def _release(self, person: Person, claimed_at: int) -> None:
         try:

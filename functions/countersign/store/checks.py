@@ -1,4 +1,4 @@
-"""Checks the SQLite store makes before writing anything: bad input raises :class:`BadInput`."""
+"""Checks both stores make before writing anything: bad input raises :class:`BadInput`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from ..core.canonical import canonical_bytes
 from .errors import BadInput
 from .interface import MAX_DOC_WRITES
-from .records import DEFAULT_WORKSPACE_SETTINGS, MAX_ARGUMENTS_BYTES, ROLES, DocWrite
+from .records import DEFAULT_WORKSPACE_SETTINGS, MAX_ARGUMENTS_BYTES, ROLES, DocWrite, RoleWrite, SettingWrite, Write
 
 PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
 MAX_WORKSPACE_NAME = 100
@@ -62,14 +62,41 @@ def check_arguments(arguments: Any) -> None:
         raise BadInput("arguments", f"{size} bytes as canonical JSON; the limit is {MAX_ARGUMENTS_BYTES} (64 KiB).")
 
 
-def check_doc_writes(writes: list[DocWrite]) -> None:
+def write_target(w: Write) -> tuple[str, str]:
+    """The record a write touches, as (kind, id): a batch touches each record at most once."""
+    if isinstance(w, DocWrite):
+        return (w.kind, w.id)
+    if isinstance(w, RoleWrite):
+        return ("person", w.person_id)
+    return ("workspace", "")
+
+
+def check_doc_writes(writes: list[Write]) -> None:
     if len(writes) > MAX_DOC_WRITES:
         raise BadInput("writes", f"{len(writes)} writes in one batch; the limit is {MAX_DOC_WRITES}.")
-    if len({(w.kind, w.id) for w in writes}) != len(writes):
-        raise BadInput("writes", "a batch names the same doc twice.")
+    if len({write_target(w) for w in writes}) != len(writes):
+        raise BadInput("writes", "a batch names the same record twice.")
     for w in writes:
-        if w.data is not None:
-            try:
-                canonical_bytes(w.data)
-            except (TypeError, ValueError) as exc:
-                raise BadInput("writes", f"the data of {w.kind} {w.id!r} is not plain JSON.") from exc
+        if isinstance(w, DocWrite):
+            if w.data is not None:
+                try:
+                    canonical_bytes(w.data)
+                except (TypeError, ValueError) as exc:
+                    raise BadInput("writes", f"the data of {w.kind} {w.id!r} is not plain JSON.") from exc
+        elif isinstance(w, SettingWrite):
+            check_settings({w.name: w.value})
+        elif isinstance(w, RoleWrite):
+            check_role(w.role)
+        else:
+            check_workspace_name(w.name)
+
+
+def moved(w: Write) -> str:
+    """The sentence of a :class:`Conflict` for a write whose expectation failed."""
+    if isinstance(w, DocWrite):
+        return f"The {w.kind} {w.id!r} changed since it was read (expected version {w.expected_version})."
+    if isinstance(w, SettingWrite):
+        return f"The workspace setting {w.name} changed since it was read (expected {w.expected})."
+    if isinstance(w, RoleWrite):
+        return f"The role of person {w.person_id!r} changed since it was read (expected {w.expected})."
+    return f"The workspace name changed since it was read (expected {w.expected!r})."

@@ -37,3 +37,11 @@ class BadInput(StoreError):
     def __init__(self, field: str, message: str):
         super().__init__(f"{field}: {message}")
         self.field = field
+
+
+class Taken(StoreError):
+    """A new card could not be filed decided: its request is held by a live card, ``card``."""
+
+    def __init__(self, card):
+        super().__init__(f"The request is held by the card {card.id!r}.")
+        self.card = card

@@ -1,4 +1,12 @@
-"""The one storage interface. SQLite (embedded default) and DynamoDB implement it.
+"""The storage interface, split by role. SQLite (embedded default) and DynamoDB implement all four.
+
+* :class:`DocStore` — a toolset's documents. A toolset sees only :class:`DocReader`: it reads,
+  and hands its writes to the gate, which commits them with the card (:meth:`CardStore.commit_card`).
+* :class:`CardStore` — cards, their audit trail, their requests, tickets spent, and the signing
+  keys in use.
+* :class:`OutboxStore` — the notifications filed cards owe (the transactional outbox).
+* :class:`AccountStore` — workspaces, persons, connections, sign-in tokens, sessions.
+* :class:`LimitStore` — email slots, rate limits, confirmation codes and nonces.
 
 Rules every implementation keeps (the conformance suite in ``tests/store`` checks them):
 
@@ -6,8 +14,8 @@ Rules every implementation keeps (the conformance suite in ``tests/store`` check
   so expiry is testable and identical on both stores.
 * Expiry is applied on every read (a pending card past ``expires_at`` reads as ``expired``; an
   expired token, session, code or nonce reads as absent) and inside every transition's condition.
-* Every transition is one conditional write (plus its audit entry in the same transaction). Of
-  any number of simultaneous callers exactly one wins; the others get a :class:`Refusal`.
+* Every transition is one conditional write transaction. Of any number of simultaneous callers
+  exactly one wins; the others get a :class:`~countersign.core.cards.Refusal`.
 * Ids of one workspace are not found from another: the error is the same as for an unknown id.
 * Bad input (oversized arguments, unknown role...) raises :class:`BadInput` and writes nothing.
 """
@@ -22,22 +30,44 @@ from ..core.codes import CodeRecord
 from .records import (
     AuditEntry,
     Card,
+    CardCommit,
     Connection,
     Doc,
-    DocWrite,
+    Notification,
     Person,
     Session,
     SignInToken,
     Workspace,
+    Write,
 )
 
-MAX_DOC_WRITES = 90  # one transaction; DynamoDB allows 100 items and the card + audit need room
+MAX_DOC_WRITES = 90  # one transaction; DynamoDB allows 100 items and the card's own items need room
 
 
-class Store(abc.ABC):
-    """Everything countersign persists."""
+class DocReader(abc.ABC):
+    """What a toolset's plans and reads see: its workspace's documents."""
 
-    # -- workspaces, persons, connections ------------------------------------------------------
+    @abc.abstractmethod
+    def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None: ...
+
+    @abc.abstractmethod
+    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
+        """Every doc of ``kind`` in the workspace, ordered by id."""
+
+
+class DocStore(DocReader):
+    @abc.abstractmethod
+    def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
+        """Apply every write or none: :class:`Conflict` naming the first write whose expectation
+        failed (in its message, and as its ``kind`` and ``id`` attributes).
+
+        At most :data:`MAX_DOC_WRITES` writes; each doc put stores ``expected_version + 1``. Used
+        for effects that need no card (a call that runs at once), demo data and imports.
+        """
+
+
+class AccountStore(abc.ABC):
+    # -- workspaces -------------------------------------------------------------------------------
 
     @abc.abstractmethod
     def create_workspace(self, workspace: Workspace) -> None:
@@ -60,6 +90,8 @@ class Store(abc.ABC):
     def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
         """Merge ``changes`` into the settings (only known setting names, boolean values)."""
 
+    # -- persons ----------------------------------------------------------------------------------
+
     @abc.abstractmethod
     def create_person(self, person: Person) -> None:
         """Create; emails are unique across the service (case-insensitive): :class:`Conflict`."""
@@ -79,6 +111,8 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
         """Change ``role``, ``name`` or ``agent_requests_email``."""
+
+    # -- connections ------------------------------------------------------------------------------
 
     @abc.abstractmethod
     def create_connection(self, connection: Connection) -> None:
@@ -100,7 +134,7 @@ class Store(abc.ABC):
     def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
         """Mark revoked (idempotent: a second revoke keeps the first time)."""
 
-    # -- sign-in tokens and sessions (hashes only) ---------------------------------------------
+    # -- sign-in tokens and sessions (hashes only) ------------------------------------------------
 
     @abc.abstractmethod
     def put_signin_token(self, token: SignInToken) -> None: ...
@@ -119,13 +153,18 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def delete_session(self, session_hash: str) -> None: ...
 
-    # -- cards -----------------------------------------------------------------------------------
+
+class CardStore(abc.ABC):
+    # -- filing and reading -------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def file_card(self, card: Card, audit: AuditEntry) -> None:
-        """Store a new pending card and its ``filed`` audit entry in one transaction.
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+        """File ``card`` (pending) as the live card of its request, in one transaction with its
+        ``filed`` audit entry and (``notify``) the :class:`Notification` it owes its person.
 
-        Also records the card as the latest for ``(workspace, person, tool, fingerprint)``.
+        If another card of the same request is live (pending before its deadline, or running),
+        nothing is written and that card is returned instead: of any number of identical
+        filings, across processes, exactly one files. The caller compares ids to tell.
         :class:`BadInput` if the arguments exceed 64 KiB; :class:`Conflict` if the id exists.
         """
 
@@ -135,7 +174,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def latest_card(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int) -> Card | None:
-        """The most recently filed card for this exact request (expiry applied), if any."""
+        """The most recently filed card of this request (expiry applied), if any."""
 
     @abc.abstractmethod
     def list_pending_cards(
@@ -147,9 +186,26 @@ class Store(abc.ABC):
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
-        """Cards of ``person_id`` that are no longer pending (expired ones included), newest first."""
+        """Cards of ``person_id`` that are decided or lapsed (not pending, not running), newest first."""
 
     @abc.abstractmethod
+    def running_cards(self, now: int, limit: int = 50) -> list[Card]:
+        """Cards left ``running`` whose lease ended before ``now`` (their runner died): recovery's work."""
+
+    # -- transitions ------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def commit_card(self, commit: CardCommit) -> Card:
+        """One transaction: the card's move (conditional on the version read, and out of
+        ``pending`` on its deadline), the effect's writes, the ticket spent, the audit entries, and
+        the request released or held. Returns the card as written.
+
+        Raises :class:`~countersign.core.cards.Refusal` when the card moved first (the refusal for
+        the state it lost to), or its ticket is already spent; :class:`Conflict` when a write's
+        expectation failed (nothing written: re-read and re-stage); for a ``new`` card whose
+        request is held by a live card, :class:`~countersign.store.errors.Taken` with that card.
+        """
+
     def transition_card(
         self,
         workspace_id: str,
@@ -163,23 +219,65 @@ class Store(abc.ABC):
         refusal: str | None = None,
         channel: str | None = None,
     ) -> Card:
-        """Move a card to ``target`` if :func:`countersign.core.cards.check_move` allows it.
-
-        One conditional write on the state that was read (and, out of ``pending``, on
-        ``expires_at > now`` except when the target is ``expired``), with ``audit`` in the same
-        transaction. The loser of a race, or any illegal move, gets the :class:`Refusal` for the
-        state it lost to. Returns the card as written.
-        """
+        """Read the card and move it to ``target`` with nothing else written (a decline, a
+        withdrawal): :meth:`commit_card` on the card as read now."""
+        card = self.get_card(workspace_id, card_id, now)
+        return self.commit_card(CardCommit(
+            card=card, target=CardState(target), now=now, audit=(audit,), result=result,
+            decline_reason=decline_reason, refusal=refusal, channel=channel,
+        ))
 
     @abc.abstractmethod
     def append_audit(self, entry: AuditEntry) -> None:
-        """An audit entry that is not a transition (for example a click refused as changed)."""
+        """An audit entry that is not a transition (for example a click refused as tampered)."""
 
     @abc.abstractmethod
     def audit_trail(self, workspace_id: str, card_id: str) -> list[AuditEntry]:
         """Every entry of a card, in order. :class:`NotFound` if the card is not in the workspace."""
 
-    # -- single-use values -----------------------------------------------------------------------
+    # -- signing keys in use ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def note_signing_key(self, key_id: str, until: int) -> None:
+        """Record that tickets signed by ``key_id`` may be spent until ``until`` (never lowers it)."""
+
+    @abc.abstractmethod
+    def signing_keys_in_use(self, now: int) -> dict[str, int]:
+        """Key id → until, for every key that signed a card that may still be answered."""
+
+    @abc.abstractmethod
+    def forget_signing_key(self, key_id: str) -> None:
+        """Drop a key from the record (its cards will be refused as tampered if clicked)."""
+
+
+class OutboxStore(abc.ABC):
+    """The notifications filed cards owe (the transactional outbox): written with the card by
+    :meth:`CardStore.file_card`, delivered at least once by whoever leases them."""
+
+    @abc.abstractmethod
+    def get_notification(self, card_id: str) -> Notification | None: ...
+
+    @abc.abstractmethod
+    def lease_notification(self, card_id: str, now: int, lease_seconds: int) -> Notification | None:
+        """Take the notification to deliver it: ``pending`` (due) or ``sending`` with a lapsed
+        lease becomes ``sending`` until ``now + lease_seconds``. None if it is done, not due, or
+        another sender holds it. One conditional write."""
+
+    @abc.abstractmethod
+    def finish_notification(self, card_id: str, now: int, outcome: str) -> None:
+        """``sending → done`` with its outcome (sent, rate limited, disabled, nothing pending...)."""
+
+    @abc.abstractmethod
+    def retry_notification(self, card_id: str, now: int, due_at: int) -> None:
+        """``sending → pending`` after a failed send, due again at ``due_at`` (one more attempt counted)."""
+
+    @abc.abstractmethod
+    def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
+        """Notifications not done that may be tried at ``now`` (due, or with a lapsed lease), oldest first."""
+
+
+class LimitStore(abc.ABC):
+    """Counters and single-use values: email slots, rate limits, confirmation codes, nonces."""
 
     @abc.abstractmethod
     def put_code(self, record: CodeRecord) -> None: ...
@@ -195,8 +293,6 @@ class Store(abc.ABC):
     def use_nonce(self, nonce: str, expires_at: int, now: int) -> bool:
         """True the first time ``nonce`` is used (until ``expires_at``), False ever after."""
 
-    # -- rate limits -----------------------------------------------------------------------------
-
     @abc.abstractmethod
     def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
         """One conditional write: True if no email went to this person in the last ``interval`` s."""
@@ -209,22 +305,9 @@ class Store(abc.ABC):
     def hit_rate_limit(self, key: str, now: int, window: int, limit: int) -> bool:
         """Count one hit on ``key`` in the fixed window containing ``now``; False once over ``limit``."""
 
-    # -- toolset documents -----------------------------------------------------------------------
 
-    @abc.abstractmethod
-    def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None: ...
-
-    @abc.abstractmethod
-    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
-        """Every doc of ``kind`` in the workspace, ordered by id."""
-
-    @abc.abstractmethod
-    def write_docs(self, workspace_id: str, writes: Iterable[DocWrite]) -> None:
-        """Apply every write or none: :class:`Conflict` naming the first doc whose version moved
-        (in its message, and as its ``kind`` and ``id`` attributes).
-
-        At most :data:`MAX_DOC_WRITES` writes; each put stores ``expected_version + 1``.
-        """
+class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore):
+    """Everything countersign persists: the roles in one object."""
 
     def close(self) -> None:  # pragma: no cover - optional
         """Release connections."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Union
 
 from ..core.cards import CardState, effective_state
 
@@ -22,16 +22,22 @@ DEFAULT_WORKSPACE_SETTINGS = {
 
 MAX_ARGUMENTS_BYTES = 64 * 1024
 
-RUNNING_STALE_SECONDS = 300
-STALE_RUNNING_MESSAGE = (
-    "This action started but never reported its outcome; it may or may not have run. "
-    "Check the current state before asking again."
-)
 
 
 def secret_hash(secret: str) -> str:
     """The only form in which a token, session id or code is stored."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def request_key(workspace_id: str, person_id: str, tool: str, fingerprint: str) -> str:
+    """One request: the same tool with the same fingerprint, waiting on the same person in one
+    workspace. At most one card per request is live (pending, or running) at any time."""
+    return hashlib.sha256("\x1f".join((workspace_id, person_id, tool, fingerprint)).encode("utf-8")).hexdigest()
+
+
+def ticket_digest(ticket: str) -> str:
+    """How a spent ticket is remembered (never the ticket itself)."""
+    return hashlib.sha256(("countersign-ticket:" + ticket).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -116,18 +122,28 @@ class Card:
     decline_reason: str | None = None
     refusal: str | None = None
     channel: str | None = None
+    # Every write of the card adds one: each transition is conditional on the version it read.
+    version: int = 1
+    # While an action with several steps runs: {"steps": [labels], "done": n, "outside": label|None}.
+    run: dict[str, Any] | None = None
+    # While running: until when the runner holds the card. Past it, recovery settles the card.
+    lease_until: int | None = None
+
+    @property
+    def request_key(self) -> str:
+        return request_key(self.workspace_id, self.person_id, self.tool, self.fingerprint)
 
     def state_at(self, now: int) -> CardState:
         return effective_state(self.state, self.expires_at, now)
 
     def at(self, now: int) -> "Card":
-        """This card as a reader sees it at ``now``: expiry applied, and a card that started
-        running long ago without reporting back (its process died mid-action) shown as failed
-        with an honest "outcome unknown", instead of waiting forever."""
+        """This card as a reader sees it at ``now``: a pending card past its deadline is expired."""
         state = self.state_at(now)
-        if state is CardState.RUNNING and now - self.updated_at >= RUNNING_STALE_SECONDS:
-            return replace(self, state=CardState.FAILED, result={"error": STALE_RUNNING_MESSAGE})
         return self if state is self.state else replace(self, state=state)
+
+    def live_at(self, now: int) -> bool:
+        """Whether this card still holds its request: pending before its deadline, or running."""
+        return self.state_at(now) in (CardState.PENDING, CardState.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -169,3 +185,100 @@ class DocWrite:
     id: str
     data: dict[str, Any] | None
     expected_version: int
+
+
+@dataclass(frozen=True)
+class SettingWrite:
+    """Set the workspace setting ``name`` to ``value`` if it still reads ``expected``."""
+
+    name: str
+    expected: bool
+    value: bool
+
+
+@dataclass(frozen=True)
+class WorkspaceNameWrite:
+    """Rename the workspace to ``name`` if it is still called ``expected``."""
+
+    expected: str
+    name: str
+
+
+@dataclass(frozen=True)
+class RoleWrite:
+    """Give ``person_id`` the role ``role`` if their role is still ``expected``."""
+
+    person_id: str
+    expected: str
+    role: str
+
+
+Write = Union[DocWrite, SettingWrite, WorkspaceNameWrite, RoleWrite]
+"""What an action's effect writes. Every write names what it expects to find, so a write that
+raced another is refused (:class:`~countersign.store.errors.Conflict`), never lost."""
+
+
+@dataclass(frozen=True)
+class CardCommit:
+    """One transaction on one card: its move to ``target`` and everything that goes with it.
+
+    * ``card`` is the card as the caller read it (its ``version`` is the condition), or, when
+      ``new`` is set, a card that does not exist yet and is filed already decided (an answer given
+      in the client with no card waiting): it must then win its request like any filing.
+    * ``writes`` — the action's effect: committed with the card or not at all.
+    * ``audit`` — the entries of this move (a new card's ``filed`` entry first).
+    * Leaving ``pending`` spends the card's ticket in the same transaction; a spent ticket never
+      moves a card again, even if the card's state was set back by hand.
+    * Leaving the live states releases the card's request, so an identical call files anew.
+    * ``step``: the runner of an action of several steps records one more (``running → running``).
+    """
+
+    card: Card
+    target: CardState
+    now: int
+    audit: tuple[AuditEntry, ...]
+    writes: tuple[Write, ...] = ()
+    result: Any = None
+    decline_reason: str | None = None
+    refusal: str | None = None
+    channel: str | None = None
+    run: dict[str, Any] | None = None
+    lease_until: int | None = None
+    new: bool = False
+    step: bool = False  # a further step of a running action: running → running, by its runner
+
+    def written(self) -> Card:
+        """The card as this commit writes it (fields left None keep what an earlier move wrote)."""
+        target = CardState(self.target)
+        changes: dict[str, Any] = {
+            "state": target, "updated_at": self.now, "version": 1 if self.new else self.card.version + 1,
+            "lease_until": self.lease_until if target is CardState.RUNNING else None,
+        }
+        for name in ("result", "decline_reason", "refusal", "channel", "run"):
+            value = getattr(self, name)
+            if value is not None:
+                changes[name] = value
+        return replace(self.card, **changes)
+
+
+NOTIFY_PENDING, NOTIFY_SENDING, NOTIFY_DONE = "pending", "sending", "done"
+
+
+@dataclass(frozen=True)
+class Notification:
+    """The email a filed card owes its person (the transactional outbox).
+
+    Recorded in the same transaction as the card, delivered at least once by a sender that leases
+    it (``pending → sending → done``); ``due_at`` is when it may next be tried.
+    """
+
+    card_id: str
+    workspace_id: str
+    person_id: str
+    created_at: int
+    state: str = NOTIFY_PENDING
+    due_at: int = 0
+    attempts: int = 0
+    lease_until: int = 0
+    outcome: str | None = None
+    done_at: int | None = None

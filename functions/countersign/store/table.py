@@ -5,7 +5,7 @@ the two are equal, so they cannot drift), and the moto fixture in ``tests/suppor
 its table from the template itself.
 
 Layout (single table, string ``pk``/``sk``, one sparse GSI ``gsi1`` on ``gsi1pk``/``gsi1sk``,
-TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb_codec.py``)::
+TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/codec.py``)::
 
     item                 pk                                        sk
     workspace            WS#<ws>                                   WS
@@ -15,7 +15,10 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb_
     token -> connection  TOKEN#<token hash>   (a full copy)        TOKEN
     card                 CARD#<id>                                 CARD
     audit entry          CARD#<id>                                 AUDIT#<at:012d>#<seq:020d>
-    latest card          LATEST#<ws>#<person>#<tool>#<fingerprint> LATEST
+    request              REQ#<request key>                         REQ
+    spent ticket         SPENT#<ticket digest>                     SPENT
+    notification         OUTBOX#<card id>                          OUTBOX
+    signing key in use   KEYS                                      <key id>
     sign-in token        SIGNIN#<hash>                             SIGNIN
     session              SESSION#<hash>                            SESSION
     confirmation code    CODE#<hash>                               CODE
@@ -24,8 +27,10 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb_
     rate-limit window    LIMIT#<key>                               <window start:012d>
     toolset doc          DOC#<ws>#<kind>                           <doc id>
 
-Only cards carry ``gsi1pk``/``gsi1sk``: while pending ``PENDING#<ws>#<person>`` /
-``<deadline:012d>#<id>``; once they leave pending ``DONE#<ws>#<person>`` / ``<updated_at:012d>#<id>``.
+Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:
+``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /
+``<lease end:012d>#<id>``; once decided: ``DONE#<ws>#<person>`` / ``<updated_at:012d>#<id>``. A
+notification until delivered: ``OUTBOX`` / ``<next try:012d>#<card id>``.
 A card's answer deadline is ``card_expires_at``; its ``expires_at`` (the TTL) is the purge time,
 deadline + retention, so decided cards and their audit trail outlive the deadline.
 """

@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gzip
 import hashlib
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+import anyio
 
 from ..runtime import Runtime
 from .mcp_http import MCP_PATH, stateful_app
 from .mcp_tools import build_server
 
+log = logging.getLogger("countersign")
+
 WEB_DIR = Path(__file__).resolve().parents[3] / "web"
 
 
-class LocalApp:
-    """Routes by path prefix; runs the MCP session manager for the life of the server."""
+UPKEEP_SECONDS = 60.0
 
-    def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR):
+
+class LocalApp:
+    """Routes by path prefix; runs the MCP session manager for the life of the server, and the
+    upkeep (:meth:`Runtime.sweep`: settle cards a dead process left running, deliver the emails
+    still owed) at start-up and then every ``upkeep_every`` seconds."""
+
+    def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR,
+                 upkeep_every: float = UPKEEP_SECONDS):
         self.runtime = runtime
+        self.upkeep_every = upkeep_every
         server = build_server(runtime.desk, runtime.state_keys)
         self.mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url)
         self.api = api
@@ -48,9 +61,21 @@ class LocalApp:
             except Exception as exc:  # pragma: no cover - start-up failure
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
+            upkeep = asyncio.create_task(self._upkeep())
             await send({"type": "lifespan.startup.complete"})
             message = await receive()
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await upkeep
         await send({"type": "lifespan.shutdown.complete"})
+
+    async def _upkeep(self) -> None:
+        while True:
+            try:
+                await anyio.to_thread.run_sync(self.runtime.sweep)
+            except Exception:  # the next round tries again
+                log.exception("upkeep failed")
+            await asyncio.sleep(self.upkeep_every)
 
 
 async def _not_found(send):

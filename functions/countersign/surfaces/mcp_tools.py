@@ -10,6 +10,8 @@ import inspect
 import json
 from typing import Annotated, Any
 
+import anyio
+
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
@@ -22,13 +24,13 @@ from mcp_types import (
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
 
-from ..core.cards import Refusal
+from ..core.cards import Refusal, RefusalReason
 from ..gate import ask as gate_ask
 from ..gate.actions import Action, ActionError, Read
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
 from ..gate import replies
-from ..store.errors import StoreError
+from ..store.errors import NotFound, StoreError
 from .mcp_auth import principal_of
 
 SERVER_NAME = "countersign"
@@ -230,13 +232,14 @@ def _read_tool(desk: CardDesk, read: Read):
 
 def _register_confirmation_tools(server: MCPServer, desk: CardDesk) -> None:
     def mine(ctx: Context, confirmation_id: str):
+        """The caller's person's card, as it stands now; another person's reads as unknown."""
         principal = _caller(ctx)
-        card = desk.store.get_card(principal.workspace.id, confirmation_id, desk.now())
-        if card.person_id != principal.person.id:
-            from ..store.errors import NotFound
-
-            raise NotFound("confirmation", confirmation_id)
-        return principal, card
+        try:
+            return principal, desk.open_card(principal.workspace.id, principal.person, confirmation_id)
+        except Refusal as refusal:
+            if refusal.reason is RefusalReason.NOT_YOURS:
+                raise NotFound("confirmation", confirmation_id) from None
+            raise
 
     @server.tool(annotations=ToolAnnotations(title="Ask a person to confirm an action", read_only_hint=False,
                                              destructive_hint=False, idempotent_hint=True, open_world_hint=False))
@@ -275,7 +278,7 @@ def _register_confirmation_tools(server: MCPServer, desk: CardDesk) -> None:
     async def get_confirmation_status(confirmation_id: str, ctx: Context) -> dict[str, Any]:
         """pending | completed (with the result and `next`) | declined (with the reason) | expired."""
         try:
-            _, card = mine(ctx, confirmation_id)
-        except StoreError as exc:
+            _, card = await anyio.to_thread.run_sync(mine, ctx, confirmation_id)
+        except (Refusal, StoreError) as exc:
             raise _tool_error(exc) from None
         return replies.status_reply(card, desk.card_url(card.id))

@@ -71,16 +71,16 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
 
 
 def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
-    """A card of the signed-in person: 404 if unknown or in another workspace, 403 if someone else's."""
+    """A card of the signed-in person, as it stands now: 404 if unknown or in another workspace,
+    403 if someone else's."""
     if not CARD_ID.match(card_id):
         raise not_found()
     try:
-        card = runtime.store.get_card(signed.workspace.id, card_id, runtime.desk.now())
+        return runtime.desk.open_card(signed.workspace.id, signed.person, card_id)
     except NotFound:
         raise not_found() from None
-    if card.person_id != signed.person.id:
-        raise _not_yours()
-    return card
+    except Refusal:
+        raise _not_yours() from None
 
 
 def _not_yours() -> ApiError:
@@ -134,9 +134,12 @@ CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: {"model": RefusalBody}}
 def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     """Run the card's action now (once), if nothing behind it changed. Answers with the outcome."""
     runtime = runtime_of(request)
-    _load(runtime, signed, card_id)
+    if not CARD_ID.match(card_id):
+        raise not_found()
     try:
         card = runtime.desk.confirm_click(signed.workspace.id, signed.person, card_id)
+    except NotFound:
+        raise not_found() from None
     except Refusal as refusal:
         raise _refused(runtime, signed, card_id, refusal) from None
     return _view(runtime, signed, card)
@@ -146,9 +149,12 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
 def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | None = None) -> dict:
     """Say no, optionally with a reason the agent is shown."""
     runtime = runtime_of(request)
-    _load(runtime, signed, card_id)
+    if not CARD_ID.match(card_id):
+        raise not_found()
     try:
         card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None)
+    except NotFound:
+        raise not_found() from None
     except Refusal as refusal:
         raise _refused(runtime, signed, card_id, refusal) from None
     return _view(runtime, signed, card)

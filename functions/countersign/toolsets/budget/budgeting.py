@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import Ledger, display, resolve_month, to_milliunits
 from .operations import budget_change, commit
@@ -41,10 +41,10 @@ class SetCategoryBudget(BudgetAction):
         subject = {"category": category.id, "category_name": name, "month": month, "before": before, "amount": amount}
         return Plan(subject, Preview(title))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
-        op_id = commit(ctx, ledger, [budget_change(s["month"], s["category"], s["before"], s["amount"])], "budget",
+        op_id, writes = commit(ctx, ledger, [budget_change(s["month"], s["category"], s["before"], s["amount"])], "budget",
                        title_to_summary(plan.preview.title))
-        return {"operation_id": op_id, "category_id": s["category"], "month": s["month"],
-                "budgeted": display(s["amount"]), "budgeted_milliunits": s["amount"]}
+        return Effect.writes({"operation_id": op_id, "category_id": s["category"], "month": s["month"],
+                "budgeted": display(s["amount"]), "budgeted_milliunits": s["amount"]}, writes)

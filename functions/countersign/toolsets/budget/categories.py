@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
 from .base import BudgetAction, title_to_summary
 from .model import Ledger
 from .operations import category_change, commit
@@ -71,7 +71,7 @@ class UpdateCategory(BudgetAction):
         title = f"Change category {ledger.category_label(category.id)} to ‘{name}’ ({group.data['name']})?"
         return Plan(subject, Preview(title))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         current = ledger.categories.get(s["category"])
@@ -81,10 +81,10 @@ class UpdateCategory(BudgetAction):
             siblings = [d.data.get("position", 0) for d in ledger.ordered_categories(s["after"]["group"])]
             before["position"] = current.data.get("position", 0)
             after["position"] = max(siblings, default=0) + 1
-        op_id = commit(ctx, ledger, [category_change(s["category"], before, after)], "update_category",
+        op_id, writes = commit(ctx, ledger, [category_change(s["category"], before, after)], "update_category",
                        title_to_summary(plan.preview.title))
-        return {"operation_id": op_id, "category_id": s["category"], "name": s["after"]["name"],
-                "group_id": s["after"]["group"], "group_name": s["after"]["group_name"]}
+        return Effect.writes({"operation_id": op_id, "category_id": s["category"], "name": s["after"]["name"],
+                "group_id": s["after"]["group"], "group_name": s["after"]["group_name"]}, writes)
 
 
 class CreateCategoryArgs(Arguments):
@@ -106,7 +106,7 @@ class CreateCategory(BudgetAction):
         subject = {"group": group.id, "group_name": group.data["name"], "name": name}
         return Plan(subject, Preview(f"Create category ‘{name}’ in {group.data['name']}?"))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         if s["group"] not in ledger.groups:
@@ -118,6 +118,6 @@ class CreateCategory(BudgetAction):
         positions = [d.data.get("position", 0) for d in ledger.ordered_categories(s["group"])]
         category_id = new_id("cat_")
         data = {"name": s["name"], "group_id": s["group"], "position": max(positions, default=0) + 1, "hidden": False, "note": ""}
-        op_id = commit(ctx, ledger, [category_change(category_id, None, data)], "create_category",
+        op_id, writes = commit(ctx, ledger, [category_change(category_id, None, data)], "create_category",
                        title_to_summary(plan.preview.title))
-        return {"operation_id": op_id, "category_id": category_id, "name": s["name"], "group_id": s["group"]}
+        return Effect.writes({"operation_id": op_id, "category_id": category_id, "name": s["name"], "group_id": s["group"]}, writes)

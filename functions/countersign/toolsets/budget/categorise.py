@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Plan, Step
+from ...gate.actions import Effect, NEVER, ActionContext, ActionError, Arguments, Plan, Step
 from .base import BudgetAction, title_to_summary
 from .model import Ledger, is_split, is_transfer, txn_line
 from .operations import commit, txn_change
@@ -66,18 +66,18 @@ class ApplyCategories(BudgetAction):
         title = f"Recategorise {len(items)} transaction(s)?"
         return Plan({"changes": items}, Preview(title, lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         items = plan.subject["changes"]
         changes = [txn_change(it["bucket"], it["transaction"], {"category_id": it["before"]}, {"category_id": it["after"]})
                    for it in items]
-        op_id = commit(ctx, ledger, changes, "recategorise", title_to_summary(plan.preview.title))
-        return {
+        op_id, writes = commit(ctx, ledger, changes, "recategorise", title_to_summary(plan.preview.title))
+        return Effect.writes({
             "operation_id": op_id,
             "recategorised": len(items),
             "transactions": [{"id": it["transaction"], "category_id": it["after"], "category_name": it["after_name"]}
                              for it in items],
-        }
+        }, writes)
 
 
 class ApproveArgs(Arguments):
@@ -112,16 +112,16 @@ class ApproveTransactions(BudgetAction):
         return Plan({"approve": items, "already_approved": already},
                     Preview(f"Approve {len(items)} transaction(s)?", lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         items = plan.subject["approve"]
         changes = [txn_change(it["bucket"], it["transaction"], {"approved": False}, {"approved": True}) for it in items]
-        op_id = commit(ctx, ledger, changes, "approve", title_to_summary(plan.preview.title))
-        return {
+        op_id, writes = commit(ctx, ledger, changes, "approve", title_to_summary(plan.preview.title))
+        return Effect.writes({
             "operation_id": op_id,
             "approved": [it["transaction"] for it in items],
             "already_approved": plan.subject["already_approved"],
-        }
+        }, writes)
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         return [Step("list_transactions", "List what still needs a category (uncategorised=true).")]

@@ -8,6 +8,7 @@ import random
 from datetime import date, timedelta
 
 from ...gate.actions import ActionContext
+from ...store.interface import DocStore
 from ...store.records import DocWrite
 from .model import (
     ACCOUNT, CATEGORY, GROUP, MONTH, RTA_ID, TXNS, add_months, bucket_id, month_key, new_txn, sort_transactions, today,
@@ -158,6 +159,6 @@ def build(now: int) -> list[DocWrite]:
     return writes
 
 
-def seed(ctx: ActionContext) -> None:
+def seed(store: DocStore, ctx: ActionContext) -> None:
     """``TOOLSET.demo``: fill an empty workspace with the demo budget (one atomic batch)."""
-    ctx.store.write_docs(ctx.workspace_id, build(ctx.now))
+    store.write_docs(ctx.workspace_id, build(ctx.now))

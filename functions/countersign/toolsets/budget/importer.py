@@ -21,7 +21,7 @@ from typing import Any
 
 from ...core.ids import new_id
 from ...gate.actions import ActionContext
-from ...store.interface import MAX_DOC_WRITES, Store
+from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
 from .model import (
     ACCOUNT, CATEGORY, GROUP, OP, RTA_ID, TRANSFER_PREFIX, TXNS, Ledger, bucket_id, new_txn,
@@ -212,14 +212,13 @@ def _account_type(name: str) -> str:
     return "checking"
 
 
-def import_register(ctx: ActionContext, text: str, source: str = "register.csv") -> Result:
+def import_register(store: DocStore, ctx: ActionContext, text: str, source: str = "register.csv") -> Result:
     """Check every row, then write the new accounts, categories and transactions.
 
     Up to 90 docs go in one atomic batch; a larger import is written in batches, every row
     having been checked first.
     """
     parsed = parse_register(text)
-    store: Store = ctx.store
     ledger = Ledger.load(store, ctx.workspace_id)
     writes: list[DocWrite] = []
     result = Result()

@@ -8,10 +8,10 @@ Every write of the budget is a list of *changes*, each with the value it expects
 * ``{"t": "budget", "month", "category", "before", "after"}`` — a budgeted amount in milliunits;
 * ``{"t": "category", "id", "before", "after"}`` — a category's fields (``None``: absent).
 
-:func:`commit` checks every ``before`` against the ledger as it is now, writes every touched doc
-with the version it was read at (so a race is refused, not lost), and appends an operation that
-keeps the changes. Undoing an operation is committing the same changes backwards, which first
-checks that every target still holds the ``after`` value — else the budget moved and the undo is
+:func:`commit` checks every ``before`` against the ledger as it is now and returns the writes of
+every touched doc with the version it was read at (so a race is refused, not lost), plus an
+operation that keeps the changes; the gate commits them with the card. Undoing an operation is
+committing the same changes backwards, which first checks that every target still holds the ``after`` value — else the budget moved and the undo is
 refused.
 """
 
@@ -21,7 +21,6 @@ from typing import Any
 
 from ...core.ids import new_id
 from ...gate.actions import ActionContext, ActionError
-from ...store.errors import Conflict
 from ...store.records import DocWrite
 from .model import (
     CATEGORY, MONTH, OP, TXNS, DRIFT, Ledger, Staged, display, sort_transactions,
@@ -184,11 +183,13 @@ def new_operation(ctx: ActionContext, kind: str, summary: str, changes: list[dic
 
 def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, summary: str, *,
            undoable: bool = True, note: str | None = None, extra: list[DocWrite] = (), undo_of: str | None = None,
-           moved_message: str = DRIFT, op_id: str | None = None) -> str:
-    """Write ``changes`` and their operation in one atomic batch; returns the operation id.
+           moved_message: str = DRIFT, op_id: str | None = None) -> tuple[str, list[DocWrite]]:
+    """The writes of ``changes`` and their operation, for the gate to commit as one transaction
+    (with the card, when there is one); returns (the operation id, the writes).
 
-    A target that moved since the ledger was read (or between that read and the write) raises
-    :class:`ActionError` with ``moved_message``: nothing is written.
+    A target that moved since the ledger was read raises :class:`ActionError` with
+    ``moved_message``; every write names the version it read, so one that moves between this read
+    and the commit is refused there (and the gate plans again).
     """
     try:
         staged = stage(ledger, changes)
@@ -199,11 +200,7 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     writes = [DocWrite(k, i, d, v) for k, i, d, v in staged.writes()]
     writes.extend(extra)
     writes.append(DocWrite(OP, op_id, op, 0))
-    try:
-        ctx.store.write_docs(ctx.workspace_id, writes)
-    except Conflict:
-        raise ActionError(f"{moved_message} (another change was written at the same moment); nothing was written.") from None
-    return op_id
+    return op_id, writes
 
 
 def get_operation(ctx: ActionContext, op_id: Any, field: str = "operation_id"):

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import RTA_ID, Ledger, bucket_id, display, new_txn, to_milliunits, today
 from .operations import commit, txn_change
@@ -64,7 +64,7 @@ class ReconcileAccount(BudgetAction):
         title = f"Reconcile {name}: mark {len(refs)} cleared transaction(s) reconciled?"
         return Plan(subject, Preview(title, lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
@@ -80,9 +80,9 @@ class ReconcileAccount(BudgetAction):
             txn = new_txn(adjustment, day, ADJUSTMENT_PAYEE, s["difference"], RTA_ID, cleared="reconciled",
                           approved=True, memo="Entered by reconcile_account")
             changes.append(txn_change(bucket_id(s["account"], day), adjustment, None, txn))
-        op_id = commit(ctx, ledger, changes, "reconcile", title_to_summary(plan.preview.title))
-        return {
+        op_id, writes = commit(ctx, ledger, changes, "reconcile", title_to_summary(plan.preview.title))
+        return Effect.writes({
             "operation_id": op_id, "account_id": s["account"], "reconciled": len(s["transactions"]),
             "balance": display(s["balance"]), "adjustment": display(s["difference"]) if adjustment else None,
             "adjustment_transaction_id": adjustment,
-        }
+        }, writes)

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import (
     Ledger, bucket_id, display, is_split, is_transfer, new_txn, parse_date, to_milliunits,
@@ -74,7 +74,7 @@ class CreateTransactions(BudgetAction):
                    "transactions": items}
         return Plan(subject, Preview(f"Create {len(items)} transaction(s) on {account.data['name']}?", lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
@@ -86,8 +86,8 @@ class CreateTransactions(BudgetAction):
             txn = new_txn(txn_id, item["date"], item["payee"], item["amount"], item["category"], memo=item["memo"],
                           cleared=item["cleared"], approved=s["approved"])
             changes.append(txn_change(bucket_id(s["account"], item["date"]), txn_id, None, txn))
-        op_id = commit(ctx, ledger, changes, "create_transactions", title_to_summary(plan.preview.title))
-        return {"operation_id": op_id, "account_id": s["account"], "transaction_ids": ids}
+        op_id, writes = commit(ctx, ledger, changes, "create_transactions", title_to_summary(plan.preview.title))
+        return Effect.writes({"operation_id": op_id, "account_id": s["account"], "transaction_ids": ids}, writes)
 
 
 class SplitLine(Arguments):
@@ -149,16 +149,16 @@ class SplitTransaction(BudgetAction):
         }
         return Plan(subject, Preview(title, lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         subs = [{"amount": it["amount"], "category_id": it["category"], "memo": it["memo"]} for it in s["lines"]]
         change = txn_change(s["bucket"], s["transaction"],
                             {"category_id": s["before"], "subtransactions": [], "amount": s["amount"]},
                             {"category_id": None, "subtransactions": subs, "amount": s["amount"]})
-        op_id = commit(ctx, ledger, [change], "split", title_to_summary(plan.preview.title), undoable=False,
+        op_id, writes = commit(ctx, ledger, [change], "split", title_to_summary(plan.preview.title), undoable=False,
                        note="A split cannot be undone.")
-        return {"operation_id": op_id, "transaction_id": s["transaction"], "lines": len(subs)}
+        return Effect.writes({"operation_id": op_id, "transaction_id": s["transaction"], "lines": len(subs)}, writes)
 
     def next_steps(self, result: dict, ctx: ActionContext):
         return []

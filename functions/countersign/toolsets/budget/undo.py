@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
 from ...store.records import DocWrite
 from ...core.ids import new_id
 from .base import BudgetAction
@@ -106,7 +106,7 @@ class UndoOperation(BudgetAction):
         subject = {"operation": doc.id, "summary": doc.data["summary"], "lines": lines}
         return Plan(subject, Preview(f"Undo: {doc.data['summary']}?", lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         doc = get_operation(ctx, s["operation"])
         if doc.data.get("undone_by"):
@@ -114,9 +114,9 @@ class UndoOperation(BudgetAction):
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         op_id = new_id("op_")
         mark = DocWrite(OP, doc.id, dict(doc.data, undone_by=op_id, undone_at=ctx.now), doc.version)
-        commit(ctx, ledger, reverse(doc.data["changes"]), "undo", f"undo: {doc.data['summary']}", undoable=False,
-               undo_of=doc.id, extra=[mark], op_id=op_id)
-        return {"operation_id": op_id, "undid": doc.id, "summary": doc.data["summary"]}
+        _, writes = commit(ctx, ledger, reverse(doc.data["changes"]), "undo", f"undo: {doc.data['summary']}",
+                           undoable=False, undo_of=doc.id, extra=[mark], op_id=op_id)
+        return Effect.writes({"operation_id": op_id, "undid": doc.id, "summary": doc.data["summary"]}, writes)
 
     def next_steps(self, result: dict, ctx: ActionContext):
         return []

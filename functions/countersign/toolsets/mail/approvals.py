@@ -18,7 +18,7 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, setting
 from .model import (
-    AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN, Mail, MailAction, Phase, Work, campaign_is_live, can_publish,
+    AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN, Mail, MailAction, Effect, campaign_is_live, can_publish,
     check_write_count, count, credits, digest, is_draft, ledger_after, print_job, publish_writes, put, q,
     recipients_line,
 )
@@ -71,8 +71,7 @@ class ApproveDesign(MailAction):
         subject = {"design": design.id, "name": d["name"], "version": d["draft_version"],
                    "live_campaigns": sorted(c.id for c in live)}
         title = f"Approve design {q(d['name'])} version {d['draft_version']}"
-        return subject, Preview(title, lines), Work([Phase(publish_writes([design], ctx))],
-                                                    {"design_id": design.id, "published_version": d["draft_version"]})
+        return subject, Preview(title, lines), Effect.writes({"design_id": design.id, "published_version": d["draft_version"]}, publish_writes([design], ctx))
 
     def next_steps(self, result, ctx):
         return [Step("list_designs", "Check which version each design prints."),
@@ -165,7 +164,7 @@ class ReviewMessage(MailAction):
             writes.append(ledger_after(mail, **ledger_kwargs))
         subject = {"piece": piece["id"], "campaign": camp.id, "campaign_status": c["status"], "from": piece["status"],
                    "decision": args.decision, "copy": new_piece["copy"], "credits": piece["credits"]}
-        return subject, Preview(title, lines), Work([Phase(writes)], {"piece_id": piece["id"], "status": result_status})
+        return subject, Preview(title, lines), Effect.writes({"piece_id": piece["id"], "status": result_status}, writes)
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "See what is still waiting for review.")]
@@ -245,8 +244,8 @@ class BulkApproveMessages(MailAction):
             lines.append(f"{count(written, 'draft')} written by a model")
         subject = {"campaign": camp.id, "status": c["status"], "pieces": {"count": n, "digest": digest(p["id"] for p in drafts)},
                    "copy": digest(p["copy"] for p in drafts)}
-        return subject, Preview(title, lines), Work([Phase(writes)], {
-            "campaign_id": camp.id, "approved": n, "printed": n if live else 0})
+        return subject, Preview(title, lines), Effect.writes({
+            "campaign_id": camp.id, "approved": n, "printed": n if live else 0}, writes)
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Check the campaign's print queue and what is left to review.")]

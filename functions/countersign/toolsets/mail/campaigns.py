@@ -12,9 +12,9 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step
 from .model import (
-    REVIEW_EVERY, Doc, Mail, MailAction, Phase, Work, address_line, cancel_pieces, check_write_count, count, credits,
+    REVIEW_EVERY, Doc, Mail, MailAction, Effect, Phase, address_line, cancel_pieces, check_write_count, count, credits,
     digest, drafts_to_publish, enrol, format_counts, is_draft, ledger_after, need_credits, print_job, printing_version,
-    publish_lines, publish_subject, publish_writes, put, q, review_line,
+    publish_lines, publish_subject, publish_phases, put, q, review_line,
 )
 
 
@@ -86,11 +86,8 @@ class LaunchCampaign(MailAction):
         check_write_count(len(launch_writes), "This launch")
         published = publish_subject(drafts)
         kept = " (the designs it published stay published)" if drafts else ""
-        phases = [
-            Phase(publish_writes(drafts, ctx),
-                  failure="A design changed between the preview and the answer; nothing was published and the "
-                          "campaign was not launched."),
-            Phase(launch_writes,
+        phases = publish_phases(drafts, ctx) + [
+            Phase(f"launch {q(name)}", tuple(launch_writes),
                   failure=f"The campaign or the credits changed between the preview and the answer; the launch "
                           f"stopped{kept}, nothing was printed and no credits were debited."),
         ]
@@ -114,7 +111,7 @@ class LaunchCampaign(MailAction):
                   f"Return address: {address_line(return_address)}"]
         result = {"campaign_id": camp.id, "status": "live", "enrolled": len(contacts), "pieces": len(e.pieces),
                   "printed": e.printed, "waiting": e.waiting, "spent": e.spend, "published": published}
-        return subject, Preview(title, lines), Work(phases, result)
+        return subject, Preview(title, lines), Effect(result, tuple(phases))
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Check the campaign's pieces and print queue."),
@@ -177,7 +174,7 @@ class ResumeCampaign(MailAction):
                          + (" (a newer draft is not approved)" if is_draft(d) else ""))
         result = {"campaign_id": camp.id, "status": "live", "enrolled": len(fresh), "printed": e.printed + len(approved),
                   "waiting": waiting + e.waiting, "spent": e.spend}
-        return subject, Preview(title, lines), Work([Phase(writes)], result)
+        return subject, Preview(title, lines), Effect.writes(result, writes)
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Check the campaign."), *_approval_step(ctx, result.get("waiting", 0))]
@@ -219,7 +216,7 @@ class EndCampaign(MailAction):
         lines = [f"Printed pieces that stay in the print queue: {printed}",
                  "An ended campaign cannot be launched or resumed again"]
         result = {"campaign_id": camp.id, "status": "ended", "cancelled": len(targets), "refunded": cancel.refund}
-        return subject, Preview(title, lines), Work([Phase(writes)], result)
+        return subject, Preview(title, lines), Effect.writes(result, writes)
 
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the balance after the refund."),
@@ -245,8 +242,7 @@ class PauseCampaign(MailAction):
         subject = {"campaign": camp.id, "from": "live", "to": "paused"}
         preview = Preview(f"Pause {q(c['name'])}: nothing new prints until it resumes",
                           ["Pieces already printed stay in the print queue"])
-        return subject, preview, Work([Phase([put(camp, dict(c, status="paused", paused_at=ctx.now))])],
-                                      {"campaign_id": camp.id, "status": "paused"})
+        return subject, preview, Effect.writes({"campaign_id": camp.id, "status": "paused"}, [put(camp, dict(c, status="paused", paused_at=ctx.now))])
 
     def next_steps(self, result, ctx):
         return [Step("resume_campaign", "Resume it when ready.", person_must_act=True)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...core.ids import new_id
 from ...gate.actions import ActionContext
-from ...store.interface import MAX_DOC_WRITES
+from ...store.interface import MAX_DOC_WRITES, DocStore
 from .model import (
     DEFAULT_LEDGER, DEFAULT_PROFILE, KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LEDGER, KIND_LIST, KIND_PROFILE,
     KIND_SENDER, LEDGER_ID, PROFILE_ID, REVIEW_EVERY, create,
@@ -24,7 +24,7 @@ DEMO_COPY = ("Hi {first_name}, thanks for a great conversation this quarter. We'
              "what is new before the holidays.")
 
 
-def seed(ctx: ActionContext, credits: int = 100, contacts=DEMO_CONTACTS) -> dict:
+def seed(store: DocStore, ctx: ActionContext, credits: int = 100, contacts=DEMO_CONTACTS) -> dict:
     """Write the demo workspace; returns the ids it created."""
     contact_ids, writes = [], []
     for name, company, email, line1, city, postal, country in contacts:
@@ -53,10 +53,10 @@ def seed(ctx: ActionContext, credits: int = 100, contacts=DEMO_CONTACTS) -> dict
             "created_at": ctx.now}),
     ]
     for start in range(0, len(writes), MAX_DOC_WRITES):  # demo data only: not one transaction
-        ctx.store.write_docs(ctx.workspace_id, writes[start:start + MAX_DOC_WRITES])
+        store.write_docs(ctx.workspace_id, writes[start:start + MAX_DOC_WRITES])
     return {"contact_ids": contact_ids, "list_id": list_id, "design_id": design_id, "campaign_id": campaign_id,
             "sender_id": sender_id}
 
 
-def demo(ctx: ActionContext) -> None:
-    seed(ctx)
+def demo(store: DocStore, ctx: ActionContext) -> None:
+    seed(store, ctx)

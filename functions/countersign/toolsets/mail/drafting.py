@@ -18,7 +18,7 @@ from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, setting
 from .model import (
     KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LIST, REVIEW_EVERY, REVIEW_MODES, Mail, MailAction, campaign_is_live,
-    Phase, Work, check_write_count, count, create, credits, digest, enrol, format_counts, has_address,
+    Effect, check_write_count, count, create, credits, digest, enrol, format_counts, has_address,
     ledger_after, need_credits, polish, put, q, recipients_line, review_line, validate_name,
 )
 from .preferences import EMAIL_RE
@@ -130,7 +130,7 @@ class ImportContacts(MailAction):
         subject = {"new_contacts": new, "existing": sorted(c.id for c in existing), "list": list_subject}
         result = {"imported": len(new), "contact_ids": new_ids, "already_present": [c.id for c in existing],
                   "list": list_name}
-        return subject, Preview(title, lines), Work([Phase(writes)], result)
+        return subject, Preview(title, lines), Effect.writes(result, writes)
 
     def next_steps(self, result, ctx):
         return [Step("list_contacts", "Check the imported contacts."),
@@ -175,8 +175,7 @@ class GenerateDesignImage(MailAction):
             subject = {"design": design.id, "name": d["name"], "from_version": d["draft_version"], "to_version": version,
                        "prompt": prompt}
             title = f"Generate a new image for design {q(d['name'])}: draft version {version}"
-            return subject, Preview(title, lines), Work([Phase([put(design, data)])],
-                                                        {"design_id": design.id, "draft_version": version, "image": image})
+            return subject, Preview(title, lines), Effect.writes({"design_id": design.id, "draft_version": version, "image": image}, [put(design, data)])
         name = validate_name(args.new_design_name, "new_design_name")
         fmt = args.format or (mail.profile.data.get("preferences") or {}).get("default_format") or "postcard"
         did = new_id("ds_")
@@ -185,8 +184,7 @@ class GenerateDesignImage(MailAction):
                 "created_at": ctx.now, "updated_at": ctx.now}
         subject = {"new_design": name, "format": fmt, "prompt": prompt}
         title = f"Create design {q(name)} ({fmt}) with a generated image: draft version 1"
-        return subject, Preview(title, [f"Prompt: {prompt}"]), Work([Phase([create(KIND_DESIGN, did, data)])],
-                                                                    {"design_id": did, "draft_version": 1, "image": image})
+        return subject, Preview(title, [f"Prompt: {prompt}"]), Effect.writes({"design_id": did, "draft_version": 1, "image": image}, [create(KIND_DESIGN, did, data)])
 
     def next_steps(self, result, ctx):
         return [Step("approve_design", "Approve the new draft so it can print.", person_must_act=True)]
@@ -220,8 +218,7 @@ class PolishCopywriting(MailAction):
             lines.append("Pieces already drafted keep their copy; people enrolled from now on get the polished copy")
         subject = {"campaign": camp.id, "status": c["status"], "before": before, "after": after}
         title = f"Polish the copy of campaign {q(c['name'])}"
-        return subject, Preview(title, lines), Work([Phase([put(camp, dict(c, copy=after))])],
-                                                    {"campaign_id": camp.id, "copy": after})
+        return subject, Preview(title, lines), Effect.writes({"campaign_id": camp.id, "copy": after}, [put(camp, dict(c, copy=after))])
 
 
 class RewriteArgs(Arguments):
@@ -260,7 +257,7 @@ class RewriteWaitingDrafts(MailAction):
         title = f"Rewrite {count(len(pieces), 'waiting draft')} on campaign {q(camp.data['name'])}"
         lines = [f"Instructions: {instructions}", f"Recipients: {recipients_line(pieces)}",
                  "They stay waiting for review; nothing prints"]
-        return subject, Preview(title, lines), Work([Phase(writes)], {"campaign_id": camp.id, "rewritten": len(pieces)})
+        return subject, Preview(title, lines), Effect.writes({"campaign_id": camp.id, "rewritten": len(pieces)}, writes)
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Read the rewritten drafts."),
@@ -305,8 +302,7 @@ class AddListToCampaign(MailAction):
             when_ = "when it launches" if c["status"] == "draft" else "when it resumes"
             title = f"Add list {q(lst.data['name'])} ({count(size, 'contact')}) to campaign {q(c['name'])} ({c['status']})"
             lines = [f"Its contacts are enrolled {when_}; nothing is printed or spent now"]
-            return subject, Preview(title, lines), Work([Phase([put(camp, new_campaign)])],
-                                                        {"campaign_id": camp.id, "list_ids": new_campaign["list_ids"]})
+            return subject, Preview(title, lines), Effect.writes({"campaign_id": camp.id, "list_ids": new_campaign["list_ids"]}, [put(camp, new_campaign)])
         enrolled = mail.enrolled(camp.id)
         everyone, skipped = mail.audience(camp, extra_list_ids=[lst.id])
         before, _ = mail.audience(camp)
@@ -337,7 +333,7 @@ class AddListToCampaign(MailAction):
                 lines.append(f"Skipped: {n} {reason}")
         result = {"campaign_id": camp.id, "enrolled": len(fresh), "printed": e.printed, "waiting": e.waiting,
                   "spent": e.spend, "piece_ids": [p["id"] for p in e.pieces][:200]}
-        return subject, Preview(title, lines), Work([Phase(writes)], result)
+        return subject, Preview(title, lines), Effect.writes(result, writes)
 
     def next_steps(self, result, ctx):
         steps = [Step("get_campaign", "Check the campaign's audience and pieces.")]
@@ -386,8 +382,7 @@ class CreateCampaign(MailAction):
         lines = [f"Lists: {', '.join(q(x.data['name']) for x in lists) or '(none yet)'}",
                  f"Designs: {', '.join(q(d.data['name']) for d in designs) or '(none yet)'}",
                  review_line(args.copy_review, 0)]
-        return subject, Preview(f"Create draft campaign {q(name)}", lines), Work(
-            [Phase([create(KIND_CAMPAIGN, cid, data)])], {"campaign_id": cid, "status": "draft"})
+        return subject, Preview(f"Create draft campaign {q(name)}", lines), Effect.writes({"campaign_id": cid, "status": "draft"}, [create(KIND_CAMPAIGN, cid, data)])
 
     def next_steps(self, result, ctx):
         return [Step("launch_campaign", "Launch it when the audience, designs and copy are ready.", person_must_act=True)]

@@ -17,10 +17,10 @@ Documents (kind / id):
 * ``mail_suppression/list`` — suppressed domains and contacts.
 * ``mail_sender/<id>`` — senders (name, email, meeting link, default).
 
-Plans read through :class:`Mail` (one snapshot per plan) and prepare their writes as
-:class:`Work`: versioned :class:`DocWrite` phases that apply performs in order. Every write names
-the version the plan read, so a change that raced the card is refused, never lost, and credits
-never go negative.
+Plans read through :class:`Mail` (one snapshot per plan) and prepare their effect: versioned
+writes the gate commits with the card (in phases when publishing must stand on its own). Every
+write names the version the plan read, so a change that raced the card is refused, never lost,
+and credits never go negative.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from ...core.ids import new_id
 from ...core.preview import Preview, money
-from ...gate.actions import Action, ActionContext, ActionError, Plan
+from ...gate.actions import Action, ActionContext, ActionError, Effect, Phase, Plan
 from ...store.errors import Conflict
 from ...store.interface import MAX_DOC_WRITES
 from ...store.records import Doc, DocWrite
@@ -143,74 +143,42 @@ def first_name(name: str) -> str:
     return (name or "").strip().split(" ")[0] if name else ""
 
 
-# -- plans that carry their prepared writes --------------------------------------------------------
-
-
-@dataclass
-class Phase:
-    """Writes applied in one transaction; ``failure`` is the error when a version moved."""
-
-    writes: list[DocWrite]
-    failure: str | None = None
-
-
-@dataclass
-class Work:
-    """What apply does: the phases in order, then ``after`` (non-document changes), then the result."""
-
-    phases: list[Phase] = field(default_factory=list)
-    result: dict = field(default_factory=dict)
-    after: Callable[[ActionContext], None] | None = None
+# -- plans that carry their prepared effect --------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class MailPlan(Plan):
-    """A plan whose apply is prepared from the same reads: the gate hands apply the plan it just made
-    (at the call, or the re-plan at the click), so every write carries the versions read a moment ago."""
+    """A plan whose effect is prepared from the same reads: the gate hands apply the plan it just
+    made (at the call, or the re-plan at the click), so every write carries the versions read a
+    moment ago."""
 
-    work: Work | None = field(default=None, compare=False, repr=False)
+    work: Effect | None = field(default=None, compare=False, repr=False)
 
 
 class MailAction(Action):
-    """Base of every mail action: ``prepare`` returns (subject, preview, work)."""
+    """Base of every mail action: ``prepare`` returns (subject, preview, effect)."""
 
     destructive = True
 
-    def prepare(self, args: Any, ctx: ActionContext) -> tuple[Any, Preview, Work]:  # pragma: no cover - abstract
+    def prepare(self, args: Any, ctx: ActionContext) -> tuple[Any, Preview, Effect]:  # pragma: no cover - abstract
         raise NotImplementedError
 
     def plan(self, args: Any, ctx: ActionContext) -> Plan:
         subject, preview, work = self.prepare(args, ctx)
         return MailPlan(subject, preview, work)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> dict:
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         work = getattr(plan, "work", None)
         if work is None:
             raise ActionError(f"{self.name}: this plan was not prepared by the mail toolset; call the tool again.")
-        for phase in work.phases:
-            if not phase.writes:
-                continue
-            try:
-                ctx.store.write_docs(ctx.workspace_id, phase.writes)
-            except Conflict as exc:
-                moved = moved_label(ctx, exc, phase.writes)
-                base = phase.failure or self.drift_message
-                raise ActionError(f"{base} (What moved: {moved}.)" if moved else base) from None
-        if work.after is not None:
-            work.after(ctx)
-        return work.result
+        return work
 
-
-def moved_label(ctx: ActionContext, conflict: Conflict, writes: list[DocWrite]) -> str | None:
-    """Name the document whose version moved: the store's :class:`Conflict` says which; it is
-    read once for its current name (the planned data stands in if it is gone)."""
-    if conflict.kind is None or conflict.id is None:
-        return None
-    doc = ctx.store.get_doc(ctx.workspace_id, conflict.kind, conflict.id)
-    if doc is not None:
-        return label(conflict.kind, doc.data)
-    planned = next((w.data for w in writes if (w.kind, w.id) == (conflict.kind, conflict.id)), None)
-    return label(conflict.kind, planned or {})
+    def moved(self, conflict: Conflict, ctx: ActionContext) -> str | None:
+        """Name the document whose version moved (read once for its current name)."""
+        if conflict.kind is None or conflict.id is None:
+            return None
+        doc = ctx.store.get_doc(ctx.workspace_id, conflict.kind, conflict.id)
+        return label(conflict.kind, doc.data if doc is not None else {"name": conflict.id})
 
 
 def label(kind: str, data: dict) -> str:
@@ -473,6 +441,15 @@ def publish_writes(drafts: list[Doc], ctx: ActionContext) -> list[DocWrite]:
         data["published_by"] = ctx.person.id
         out.append(put(d, data))
     return out
+
+
+def publish_phases(drafts: list[Doc], ctx: ActionContext) -> list[Phase]:
+    """Publishing the drafts a launch or send prints: a step of its own that commits first, so the
+    designs stay published if what follows then stops (seed 003). None when nothing is a draft."""
+    if not drafts:
+        return []
+    names = ", ".join(f"{q(d.data['name'])} version {d.data['draft_version']}" for d in drafts)
+    return [Phase(f"publish {names}", tuple(publish_writes(drafts, ctx)))]
 
 
 def publish_lines(drafts: list[Doc]) -> list[str]:

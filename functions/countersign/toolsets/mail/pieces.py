@@ -12,9 +12,9 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
 from .model import (
-    DIRECT, NOUN, PRICES, SINGULAR, Mail, MailAction, Phase, Work, address_line, cancel_pieces, create, credits,
+    DIRECT, NOUN, PRICES, SINGULAR, Mail, MailAction, Effect, Phase, address_line, cancel_pieces, create, credits,
     drafts_to_publish, email_domain, has_address, ledger_after, need_credits, piece_id, pieces_kind, print_job,
-    printing_version, publish_lines, publish_subject, publish_writes, q,
+    printing_version, publish_lines, publish_subject, publish_phases, q,
 )
 
 
@@ -64,10 +64,9 @@ class SendPiece(MailAction):
         writes = [create(pieces_kind(DIRECT), batch, {"campaign_id": DIRECT, "pieces": [piece]}), job,
                   ledger_after(mail, spend=price, created=1, printed=1)]
         kept = " (the design it published stays published)" if drafts else ""
-        phases = [
-            Phase(publish_writes(drafts, ctx),
-                  failure="The design changed between the preview and the answer; nothing was published or sent."),
-            Phase(writes, failure=f"The credits changed between the preview and the answer; nothing was sent{kept}."),
+        phases = publish_phases(drafts, ctx) + [
+            Phase(f"send to {cd['name']}", tuple(writes),
+                  failure=f"The credits changed between the preview and the answer; nothing was sent{kept}."),
         ]
         published = publish_subject(drafts)
         subject = {"contact": contact.id, "name": cd["name"], "address": cd.get("address"), "design": design.id,
@@ -80,7 +79,7 @@ class SendPiece(MailAction):
             lines.append(f"Design {q(design.data['name'])} version {design.data['published_version']}")
         lines += [f"Message: {message}", f"Return address: {address_line(return_address)}"]
         result = {"piece_id": piece["id"], "status": "sent", "spent": price, "published": published}
-        return subject, Preview(title, lines), Work(phases, result)
+        return subject, Preview(title, lines), Effect(result, tuple(phases))
 
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the remaining balance.")]
@@ -118,8 +117,8 @@ class CancelPiece(MailAction):
                  "printed": "It is in the print queue; it is pulled before the mail run"}[status]
         subject = {"piece": piece["id"], "status": status, "refund": cancel.refund}
         title = f"Cancel the {NOUN[piece['format']]} to {piece['name']}{on}: {credits(cancel.refund)} returned"
-        return subject, Preview(title, [where]), Work([Phase(writes)], {
-            "piece_id": piece["id"], "status": "cancelled", "refunded": cancel.refund})
+        return subject, Preview(title, [where]), Effect.writes({
+            "piece_id": piece["id"], "status": "cancelled", "refunded": cancel.refund}, writes)
 
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the balance after the refund.")]

@@ -18,7 +18,8 @@ from pydantic import Field
 from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, when
-from .model import KIND_SENDER, MANAGERS, Mail, MailAction, Phase, Work, create, put, q, validate_name
+from ...store.records import SettingWrite
+from .model import KIND_SENDER, MANAGERS, Mail, MailAction, Effect, create, put, q, validate_name
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -92,7 +93,7 @@ class UpdateWorkspacePreferences(MailAction):
             lines.append("Mail already sent finds its sender through these details: landing pages change too")
         subject = {"preferences": changes}
         preview = Preview(f"Update the preferences of {q(mail.workspace_name())}", lines)
-        return subject, preview, Work([Phase(writes)], {"changed": [c["field"] for c in changes]})
+        return subject, preview, Effect.writes({"changed": [c["field"] for c in changes]}, writes)
 
     def _senders(self, args: PreferencesArgs, mail: Mail):
         fields = ("sender_name", "sender_email", "sender_meeting_link", "sender_default")
@@ -190,15 +191,8 @@ class SetAskBeforeDrafting(MailAction):
                 "Launching, sending, spending, suppression, roles and approvals are not affected",
             ])
         subject = {"setting": "ask_before_drafting", "from": current, "to": args.enabled}
-        enabled = args.enabled
-
-        def after(ctx2: ActionContext) -> None:
-            now = ctx2.store.get_workspace(ctx2.workspace_id).setting("ask_before_drafting")
-            if bool(now) != current:
-                raise ActionError(self.drift_message)
-            ctx2.store.update_workspace_settings(ctx2.workspace_id, {"ask_before_drafting": enabled})
-
-        return subject, preview, Work([], {"ask_before_drafting": enabled}, after=after)
+        write = SettingWrite("ask_before_drafting", expected=current, value=args.enabled)
+        return subject, preview, Effect.writes({"ask_before_drafting": args.enabled}, [write])
 
     def next_steps(self, result, ctx):
         return [Step("list_campaigns", "Carry on with the drafting work.")]

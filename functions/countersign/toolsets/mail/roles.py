@@ -12,7 +12,8 @@ from pydantic import Field
 
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
-from .model import MANAGERS, MailAction, Work
+from ...store.records import RoleWrite
+from .model import MANAGERS, Effect, MailAction
 
 POWERS = {
     "owner": "everything, including roles of owners and workspace settings",
@@ -28,7 +29,7 @@ def _article(role: str) -> str:
 
 def _find(ctx: ActionContext, email: str):
     wanted = email.strip().lower()
-    for person in ctx.store.list_persons(ctx.workspace_id):
+    for person in ctx.members():
         if person.email.lower() == wanted:
             return person
     raise ActionError(f"email: nobody with the email {email!r} is a member of this workspace.", field="email")
@@ -43,19 +44,9 @@ def _check_authority(ctx: ActionContext, target, new_role: str) -> None:
     if me.role != "owner" and "owner" in (target.role, new_role):
         raise ActionError("Only an owner can make someone an owner or change an owner's role.", field="role")
     if target.role == "owner" and new_role != "owner":
-        owners = [p for p in ctx.store.list_persons(ctx.workspace_id) if p.role == "owner"]
+        owners = [p for p in ctx.members() if p.role == "owner"]
         if len(owners) <= 1:
             raise ActionError("The workspace's last owner stays an owner.", field="email")
-
-
-def _change(self_name: str, drift: str, target, old: str, new: str):
-    def after(ctx: ActionContext) -> None:
-        current = ctx.store.get_person(ctx.workspace_id, target.id)
-        if current.role != old:
-            raise ActionError(drift)
-        ctx.store.update_person(ctx.workspace_id, target.id, role=new)
-
-    return after
 
 
 class GrantRoleArgs(Arguments):
@@ -79,9 +70,9 @@ class GrantRole(MailAction):
         subject = {"person": target.id, "email": target.email, "from": target.role, "to": args.role}
         title = f"Make {target.email} {_article(args.role)} {args.role} (now {target.role})"
         lines = [f"{args.role.capitalize()}s can: {POWERS[args.role]}"]
-        return subject, Preview(title, lines), Work(
-            [], {"person_id": target.id, "email": target.email, "role": args.role},
-            after=_change(self.name, self.drift_message, target, target.role, args.role))
+        return subject, Preview(title, lines), Effect.writes(
+            {"person_id": target.id, "email": target.email, "role": args.role},
+            [RoleWrite(target.id, expected=target.role, role=args.role)])
 
     def next_steps(self, result, ctx):
         return [Step("grant_role", "Grant or revoke other roles if needed.")]
@@ -107,9 +98,9 @@ class RevokeRole(MailAction):
         subject = {"person": target.id, "email": target.email, "from": target.role, "to": "member"}
         title = f"Revoke the {target.role} role of {target.email}: back to member"
         lines = [f"They can no longer do: {POWERS[target.role]}", f"Members can: {POWERS['member']}"]
-        return subject, Preview(title, lines), Work(
-            [], {"person_id": target.id, "email": target.email, "role": "member"},
-            after=_change(self.name, self.drift_message, target, target.role, "member"))
+        return subject, Preview(title, lines), Effect.writes(
+            {"person_id": target.id, "email": target.email, "role": "member"},
+            [RoleWrite(target.id, expected=target.role, role="member")])
 
 
 ACTIONS = [GrantRole(), RevokeRole()]

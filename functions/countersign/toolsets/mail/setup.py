@@ -11,7 +11,8 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, when
 from ...store.checks import MAX_WORKSPACE_NAME
-from .model import Mail, MailAction, Phase, Work, address_line, put, q, validate_name
+from ...store.records import WorkspaceNameWrite
+from .model import Mail, MailAction, Effect, address_line, put, q, validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
@@ -38,11 +39,7 @@ class SetWorkspaceName(MailAction):
             raise ActionError(f"name: the workspace is already called {q(old)}.", field="name")
         subject = {"workspace_name": {"from": old, "to": new}}
         preview = Preview(f"Rename the workspace {q(old)} to {q(new)}")
-
-        def rename(ctx: ActionContext) -> None:
-            ctx.store.rename_workspace(ctx.workspace_id, new)
-
-        return subject, preview, Work([], {"name": new}, after=rename)
+        return subject, preview, Effect.writes({"name": new}, [WorkspaceNameWrite(expected=old, name=new)])
 
     def next_steps(self, result, ctx):
         return [Step("update_brand_kit", "Set the brand colours, logo and font.")]
@@ -93,7 +90,7 @@ class UpdateBrandKit(MailAction):
         subject = {"brand_kit": changes}
         preview = Preview(f"Update the brand kit of {q(mail.workspace_name())}", lines)
         data = dict(mail.profile.data, brand_kit=kit)
-        return subject, preview, Work([Phase([put(mail.profile, data)])], {"brand_kit": kit})
+        return subject, preview, Effect.writes({"brand_kit": kit}, [put(mail.profile, data)])
 
 
 class NoArgs(Arguments):
@@ -126,7 +123,7 @@ class FinishSetup(MailAction):
                           [f"Return address: {address_line(profile['return_address'])}",
                            f"Senders: {', '.join(sorted(s.data['name'] for s in mail.senders.values()))}"])
         data = dict(profile, setup_finished=True)
-        return subject, preview, Work([Phase([put(mail.profile, data)])], {"setup_finished": True})
+        return subject, preview, Effect.writes({"setup_finished": True}, [put(mail.profile, data)])
 
     def next_steps(self, result, ctx):
         return [Step("import_contacts", "Import the people to mail."),
@@ -175,7 +172,7 @@ class SetReturnAddress(MailAction):
         subject = {"return_address": {"from": old, "to": new}, "in_use": in_use}
         preview = Preview(f"Set the return address to {address_line(new)}", lines)
         data = dict(mail.profile.data, return_address=new)
-        return subject, preview, Work([Phase([put(mail.profile, data)])], {"return_address": new})
+        return subject, preview, Effect.writes({"return_address": new}, [put(mail.profile, data)])
 
     def next_steps(self, result, ctx):
         if not Mail(ctx).profile.data.get("setup_finished"):

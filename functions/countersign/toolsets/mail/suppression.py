@@ -8,7 +8,7 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
 from .model import (
-    CANCELLABLE, DOMAIN_RE, Mail, MailAction, Phase, Work, cancel_pieces, check_write_count, count, credits, digest,
+    CANCELLABLE, DOMAIN_RE, Mail, MailAction, Effect, cancel_pieces, check_write_count, count, credits, digest,
     email_domain, ledger_after, put, q, recipients_line,
 )
 
@@ -62,8 +62,8 @@ class SuppressDomain(MailAction):
         subject = {"domain": domain, "contacts": {"count": len(contacts), "digest": digest(ids)},
                    "cancel": {"count": len(targets), "digest": digest(p["id"] for _, _, p in targets)},
                    "refund": cancel.refund}
-        return subject, Preview(title, lines), Work([Phase(writes)], {
-            "domain": domain, "contacts": len(contacts), "cancelled": len(targets), "refunded": cancel.refund})
+        return subject, Preview(title, lines), Effect.writes({
+            "domain": domain, "contacts": len(contacts), "cancelled": len(targets), "refunded": cancel.refund}, writes)
 
     def next_steps(self, result, ctx):
         return [Step("list_contacts", "Check which contacts are suppressed.")]

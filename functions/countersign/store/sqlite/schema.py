@@ -12,13 +12,18 @@ import json
 import sqlite3
 from typing import Any
 
-from ..core.canonical import canonical_json
-from ..core.cards import CardState
-from ..core.codes import CodeRecord
-from .errors import BadInput
-from .records import AuditEntry, Card, Connection, Doc, Person, Session, SignInToken, Workspace
+from ...core.canonical import canonical_json
+from ...core.cards import CardState
+from ...core.codes import CodeRecord
+from ..errors import BadInput
+from ..records import (
+    AuditEntry, Card, Connection, Doc, Notification, Person, Session, SignInToken, Workspace, request_key,
+)
 
 BUSY_TIMEOUT_MS = 30_000
+LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
+
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -42,18 +47,26 @@ CREATE TABLE IF NOT EXISTS cards (
     tool TEXT NOT NULL, arguments TEXT NOT NULL, subject TEXT NOT NULL, title TEXT NOT NULL, lines TEXT NOT NULL,
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
-    channel TEXT);
+    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER);
 CREATE INDEX IF NOT EXISTS cards_pending ON cards (workspace_id, person_id, state, created_at, id);
-CREATE TABLE IF NOT EXISTS latest_cards (
-    workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, tool TEXT NOT NULL, fingerprint TEXT NOT NULL,
-    card_id TEXT NOT NULL, PRIMARY KEY (workspace_id, person_id, tool, fingerprint));
+CREATE INDEX IF NOT EXISTS cards_running ON cards (state, lease_until) WHERE state = 'running';
+CREATE TABLE IF NOT EXISTS requests (
+    key TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, card_id TEXT NOT NULL, live_until INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS spent_tickets (
+    ticket_digest TEXT PRIMARY KEY, card_id TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS outbox (
+    card_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, created_at INTEGER NOT NULL,
+    state TEXT NOT NULL, due_at INTEGER NOT NULL, attempts INTEGER NOT NULL, lease_until INTEGER NOT NULL,
+    outcome TEXT, done_at INTEGER);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (state, due_at) WHERE state != 'done';
+CREATE TABLE IF NOT EXISTS signing_keys (key_id TEXT PRIMARY KEY, until INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, card_id TEXT NOT NULL, workspace_id TEXT NOT NULL, at INTEGER NOT NULL,
     event TEXT NOT NULL, actor TEXT NOT NULL, channel TEXT NOT NULL, connection_id TEXT, detail TEXT);
 CREATE INDEX IF NOT EXISTS audit_by_card ON audit (workspace_id, card_id, at, seq);
 CREATE TABLE IF NOT EXISTS codes (
     code_hash TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, fingerprint TEXT NOT NULL, expires_at INTEGER NOT NULL,
-    arguments_digest TEXT NOT NULL DEFAULT '');
+    arguments_digest TEXT NOT NULL DEFAULT '', issued_at INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS email_slots (person_id TEXT PRIMARY KEY, claimed_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS rate_hits (
@@ -63,25 +76,70 @@ CREATE TABLE IF NOT EXISTS docs (
     PRIMARY KEY (workspace_id, kind, id));
 """
 
+# Columns added since version 1 (a database made by an earlier release gains them on open).
+ADDED_COLUMNS = {
+    "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER")),
+    "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
+}
+
 
 class _Connection(sqlite3.Connection):
     """A plain connection that can be weakly referenced (the store tracks them without keeping them alive)."""
 
 
 def connect(path: str) -> sqlite3.Connection:
-    """A connection in autocommit mode: every write opens its own ``BEGIN IMMEDIATE``."""
+    """A connection in autocommit mode: every write opens its own ``BEGIN IMMEDIATE``.
+
+    ``synchronous = FULL`` (per connection): a commit is on disk before anyone is told it ran,
+    so not even a power cut takes back a card that completed.
+    """
     db = sqlite3.connect(
         path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False, factory=_Connection
     )
     db.row_factory = sqlite3.Row
     db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    db.execute("PRAGMA synchronous = NORMAL")
+    db.execute("PRAGMA synchronous = FULL")
     return db
 
 
 def create_schema(db: sqlite3.Connection) -> None:
+    """Create the tables, or bring a database of an earlier release up to :data:`SCHEMA_VERSION`."""
     db.execute("PRAGMA journal_mode = WAL")
-    db.executescript(SCHEMA)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = db.execute("PRAGMA user_version").fetchone()
+        if version < SCHEMA_VERSION:
+            for table, columns in ADDED_COLUMNS.items():
+                present = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+                for name, declaration in columns:
+                    if present and name not in present:
+                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                db.execute(statement)
+        if version < SCHEMA_VERSION:
+            _adopt_latest_cards(db)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _adopt_latest_cards(db: sqlite3.Connection) -> None:
+    """Release 1 kept a ``latest_cards`` pointer per request; it becomes the ``requests`` table."""
+    if not db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'latest_cards'").fetchone():
+        return
+    for row in db.execute(
+        "SELECT l.workspace_id, l.person_id, l.tool, l.fingerprint, c.id, c.state, c.expires_at"
+        " FROM latest_cards l JOIN cards c ON c.id = l.card_id"
+    ).fetchall():
+        live_until = {"pending": row[6], "running": LIVE_FOREVER}.get(row[5], 0)
+        db.execute(
+            "INSERT OR REPLACE INTO requests (key, workspace_id, card_id, live_until) VALUES (?, ?, ?, ?)",
+            (request_key(row[0], row[1], row[2], row[3]), row[0], row[4], live_until),
+        )
+    db.execute("DROP TABLE latest_cards")
 
 
 def to_json(value: Any) -> str:
@@ -142,12 +200,15 @@ def session(row: sqlite3.Row) -> Session:
 
 
 def code(row: sqlite3.Row) -> CodeRecord:
-    return CodeRecord(**{k: row[k] for k in ("code_hash", "workspace_id", "fingerprint", "expires_at", "arguments_digest")})
+    return CodeRecord(**{k: row[k] for k in CODE_FIELDS})
+
+
+CODE_FIELDS = ("code_hash", "workspace_id", "fingerprint", "expires_at", "arguments_digest", "issued_at")
 
 
 CARD_PLAIN = (
     "id", "workspace_id", "person_id", "connection_id", "tool", "title", "fingerprint", "ticket",
-    "created_at", "expires_at", "updated_at", "decline_reason", "refusal", "channel",
+    "created_at", "expires_at", "updated_at", "decline_reason", "refusal", "channel", "version", "lease_until",
 )
 
 
@@ -160,6 +221,7 @@ def card_row(card: Card) -> dict[str, Any]:
         lines=to_json(list(card.lines)),
         state=CardState(card.state).value,
         result=None if card.result is None else to_json(card.result),
+        run=None if card.run is None else to_json(card.run),
     )
     return row
 
@@ -172,6 +234,7 @@ def card(row: sqlite3.Row) -> Card:
         lines=tuple(from_json(row["lines"])),
         state=CardState(row["state"]),
         result=from_json(row["result"]),
+        run=from_json(row["run"]),
     )
 
 
@@ -184,3 +247,13 @@ def audit_entry(row: sqlite3.Row) -> AuditEntry:
 
 def doc(row: sqlite3.Row) -> Doc:
     return Doc(kind=row["kind"], id=row["id"], data=from_json(row["data"]), version=row["version"])
+
+
+NOTIFICATION_FIELDS = (
+    "card_id", "workspace_id", "person_id", "created_at", "state", "due_at", "attempts", "lease_until", "outcome",
+    "done_at",
+)
+
+
+def notification(row: sqlite3.Row) -> Notification:
+    return Notification(**{k: row[k] for k in NOTIFICATION_FIELDS})

@@ -1,0 +1,201 @@
+"""Running a confirmed request: the one place an action's effect is committed.
+
+Every yes ends here — a click on the confirm page, an answer in the client, a code — for a card
+that waits (:func:`run_card`) or for a request that had none yet (:func:`run_new`, which files the
+card already decided). The effect commits in the same transaction as the card's move out of
+``pending``, with its audit entry and its ticket spent; so the request runs exactly once, or not
+at all and the card still waits.
+
+A write whose expectation failed (another change landed between this plan's reads and its
+commit) is no drift: the request is planned again on fresh state and, while the fingerprint still
+matches what the person saw, staged and committed again (up to :data:`ATTEMPTS` times).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Callable
+
+from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
+from ..faults import crash_point
+from ..store.errors import Conflict
+from ..store.records import Card, CardCommit, Person
+from .actions import ActionError
+from .cards import CardDesk
+from .effects import Effect, Phase
+from .errors import DriftError
+from .question import Question
+
+log = logging.getLogger("countersign.gate")
+
+ATTEMPTS = 5
+RUN_LEASE = 120  # a step's runner holds a running card this long; past it, recovery settles it
+OUTSIDE_LEASE = 300  # ... and this long while it waits for an outside call
+BUSY_MESSAGE = (
+    "Other changes to the same records kept landing at the same moment; nothing ran and the request "
+    "still waits. Try again."
+)
+
+
+def idempotency_key(card: Card) -> str:
+    """The key an outside call of this card's effect is made with, the same on every retry."""
+    return f"countersign-{card.id}"
+
+
+def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: str) -> Card:
+    """Confirm the pending ``card`` for ``person``: plan again from its stored arguments, refuse
+    drift (the card is closed as changed), commit the effect with the card."""
+    return _run(desk, card, lambda now, attempt: desk.question_of(card, person, now), channel, actor, new=False)
+
+
+def run_new(desk: CardDesk, q: Question, channel: str, actor: str) -> Card:
+    """A yes given in the client (or with a code) to a request with no live card: the card is
+    filed already decided, in the same transaction as the effect. Drift raises :class:`DriftError`
+    (there is no card to close); a live twin filed meanwhile raises :class:`~countersign.store.errors.Taken`."""
+    card = desk.new_card(q, channel, desk.now())
+    return _run(desk, card, lambda now, attempt: q if attempt == 0 else q.replan(now), channel, actor, new=True)
+
+
+def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], channel: str, actor: str,
+         new: bool) -> Card:
+    for attempt in range(ATTEMPTS):
+        now = desk.now()
+        try:
+            q = question_at(now, attempt)
+        except DriftError as drift:
+            if new:
+                raise
+            raise desk.refuse_changed(card, now, actor, channel, f"{CHANGED_MESSAGE} {drift.message}") from None
+        try:
+            effect = q.action.apply(q.plan, q.ctx)
+        except ActionError as exc:
+            return fail(desk, card, now, actor, channel, exc.message, new=new)
+        except Exception:
+            log.exception("action %s failed on card %s", q.tool, card.id)
+            return fail(desk, card, now, actor, channel, f"{q.tool} failed while running; nothing was done.", new=new)
+        try:
+            return _commit(desk, card, q, effect, now, channel, actor, new)
+        except Conflict:
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))
+    raise Refusal(RefusalReason.BUSY, BUSY_MESSAGE)
+
+
+def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, channel: str, actor: str,
+            new: bool) -> Card:
+    entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
+    if effect.single:
+        body = {"result": effect.result, "next": [s.to_dict() for s in q.action.next_steps(effect.result, q.ctx)]}
+        entries.append(desk.audit(card, "completed", actor, channel, now))
+        crash_point("before_commit")
+        done = desk.commit(CardCommit(card, CardState.COMPLETED, now, tuple(entries), effect.all_writes(),
+                                      result=body, channel=channel, new=new))
+        desk.event("card_confirmed")
+        crash_point("after_commit")
+        return done
+    # Several steps: the first commits with the card's move to running; each further one on its own.
+    phases = list(effect.phases)
+    run = {"steps": effect.steps, "done": 0, "outside": effect.outside.label if effect.outside else None}
+    first = Phase("") if effect.outside else phases.pop(0)
+    if not effect.outside:
+        run["done"] = 1
+    lease = now + (OUTSIDE_LEASE if effect.outside else RUN_LEASE)
+    entries.append(desk.audit(card, "running", actor, channel, now, first.label or None))
+    crash_point("before_commit")
+    running = desk.commit(CardCommit(card, CardState.RUNNING, now, tuple(entries), first.writes, run=run,
+                                     lease_until=lease, channel=channel, new=new))
+    desk.event("card_confirmed")
+    crash_point("after_step")
+    return continue_run(desk, running, q, effect, phases, actor, channel)
+
+
+def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases: list[Phase], actor: str,
+                 channel: str) -> Card:
+    """The rest of a running card's steps: the outside call (if not made yet), then each phase."""
+    run = dict(card.run or {})
+    result = dict(effect.result)
+    if effect.outside is not None and run.get("done", 0) == 0:
+        try:
+            result.update(effect.outside.call(idempotency_key(card)))
+        except ActionError as exc:
+            return fail(desk, card, desk.now(), actor, channel, exc.message, run=run)
+        crash_point("after_outside")
+        run["done"] = 1
+    remaining = phases or [Phase("")]
+    for index, phase in enumerate(remaining):
+        now = desk.now()
+        run = dict(run, done=run["done"] + (1 if phase.label or phase.writes else 0))
+        last = index == len(remaining) - 1
+        try:
+            if last:
+                body = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
+                return desk.commit(CardCommit(card, CardState.COMPLETED, now,
+                                              (desk.audit(card, "completed", actor, channel, now),),
+                                              phase.writes, result=body, channel=channel, run=run))
+            card = desk.commit(CardCommit(card, CardState.RUNNING, now, (), phase.writes, run=run,
+                                          lease_until=now + RUN_LEASE, step=True))
+            crash_point("after_step")
+        except Conflict as conflict:
+            reason = phase.failure or q.action.drift_message
+            what = q.action.moved(conflict, q.ctx)
+            if what:
+                reason = f"{reason} (What moved: {what}.)"
+            return fail(desk, card, now, actor, channel, reason, run=dict(run, done=run["done"] - 1))
+    raise AssertionError("unreachable: the last phase returns")  # pragma: no cover
+
+
+def progress(run: dict | None) -> tuple[list[str], list[str]]:
+    """(steps that ran, steps that did not) of a card's run record."""
+    steps = [s for s in (run or {}).get("steps", []) if s]
+    done = (run or {}).get("done", 0)
+    return steps[:done], steps[done:]
+
+
+def report(message: str, run: dict | None) -> str:
+    """``message``, and precisely which steps of the action ran and which did not."""
+    ran, left = progress(run)
+    if not ran:
+        return message
+    parts = [message.rstrip(". ") + "."]
+    parts.append("Done: " + "; ".join(ran) + ".")
+    if left:
+        parts.append("Not done: " + "; ".join(left) + ".")
+    return " ".join(parts)
+
+
+def fail(desk: CardDesk, card: Card, now: int, actor: str, channel: str, message: str, *, new: bool = False,
+         run: dict | None = None) -> Card:
+    """Close the card as failed (nothing further ran), saying why and what had run before."""
+    text = report(message, run if run is not None else card.run)
+    ran, left = progress(run if run is not None else card.run)
+    body: dict = {"error": text}
+    if ran:
+        body.update(done=ran, not_done=left)
+    entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
+    entries.append(desk.audit(card, "failed", actor, channel, now, text))
+    return desk.commit(CardCommit(card, CardState.FAILED, now, tuple(entries), result=body, channel=channel,
+                                  run=run, new=new))
+
+
+def run_unheld(desk: CardDesk, q: Question) -> dict:
+    """A call that runs at once (its class does not hold it here): the effect is committed with no
+    card, re-planned on fresh state if a write raced another. Returns the result and next steps."""
+    from ..core.ids import new_id
+
+    for attempt in range(ATTEMPTS):
+        effect = q.action.apply(q.plan, q.ctx)
+        result = dict(effect.result)
+        try:
+            if effect.outside is not None:
+                result.update(effect.outside.call(f"countersign-{new_id('run_')}"))
+            for phase in effect.phases:
+                desk.store.write_docs(q.ctx.workspace.id, list(phase.writes))
+        except Conflict:
+            if attempt == ATTEMPTS - 1:
+                raise ActionError(BUSY_MESSAGE) from None
+            time.sleep(random.uniform(0, 0.01 * 2**attempt))
+            q = Question.of(q.action, q.arguments, q.ctx.refreshed(desk.now()))
+            continue
+        return {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
+    raise ActionError(BUSY_MESSAGE)  # pragma: no cover

@@ -1,0 +1,187 @@
+"""A :class:`Store` assembled by composition: one object per role, each method forwarded.
+
+Both adapters build one (:class:`~countersign.store.sqlite.SQLiteStore`,
+:class:`~countersign.store.dynamodb.DynamoDBStore`) from role objects that share only the
+plumbing they are handed (a database, a table client); no role reaches into another.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from ..core.codes import CodeRecord
+from .interface import AccountStore, CardStore, DocStore, LimitStore, OutboxStore, Store
+from .records import (
+    AuditEntry,
+    Card,
+    CardCommit,
+    Connection,
+    Doc,
+    Notification,
+    Person,
+    Session,
+    SignInToken,
+    Workspace,
+    Write,
+)
+
+
+class ComposedStore(Store):
+    def __init__(self, *, docs: DocStore, cards: CardStore, outbox: OutboxStore, accounts: AccountStore,
+                 limits: LimitStore):
+        self._docs = docs
+        self._cards = cards
+        self._outbox = outbox
+        self._accounts = accounts
+        self._limits = limits
+
+    # -- DocReader (docs) -------------------------------------------------------
+
+    def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
+        return self._docs.get_doc(workspace_id, kind, doc_id)
+
+    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
+        return self._docs.list_docs(workspace_id, kind)
+
+    # -- DocStore (docs) --------------------------------------------------------
+
+    def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
+        return self._docs.write_docs(workspace_id, writes)
+
+    # -- AccountStore (accounts) ------------------------------------------------
+
+    def create_workspace(self, workspace: Workspace) -> None:
+        return self._accounts.create_workspace(workspace)
+
+    def get_workspace(self, workspace_id: str) -> Workspace:
+        return self._accounts.get_workspace(workspace_id)
+
+    def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
+        return self._accounts.rename_workspace(workspace_id, name)
+
+    def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
+        return self._accounts.update_workspace_settings(workspace_id, changes)
+
+    def create_person(self, person: Person) -> None:
+        return self._accounts.create_person(person)
+
+    def get_person(self, workspace_id: str, person_id: str) -> Person:
+        return self._accounts.get_person(workspace_id, person_id)
+
+    def get_person_by_email(self, email: str) -> Person | None:
+        return self._accounts.get_person_by_email(email)
+
+    def list_persons(self, workspace_id: str) -> list[Person]:
+        return self._accounts.list_persons(workspace_id)
+
+    def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
+        return self._accounts.update_person(workspace_id, person_id, **changes)
+
+    def create_connection(self, connection: Connection) -> None:
+        return self._accounts.create_connection(connection)
+
+    def get_connection(self, workspace_id: str, connection_id: str) -> Connection:
+        return self._accounts.get_connection(workspace_id, connection_id)
+
+    def get_connection_by_token_hash(self, token_hash: str) -> Connection | None:
+        return self._accounts.get_connection_by_token_hash(token_hash)
+
+    def list_connections(self, workspace_id: str, person_id: str | None = None) -> list[Connection]:
+        return self._accounts.list_connections(workspace_id, person_id)
+
+    def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
+        return self._accounts.revoke_connection(workspace_id, connection_id, now)
+
+    def put_signin_token(self, token: SignInToken) -> None:
+        return self._accounts.put_signin_token(token)
+
+    def consume_signin_token(self, token_hash: str, now: int) -> SignInToken | None:
+        return self._accounts.consume_signin_token(token_hash, now)
+
+    def create_session(self, session: Session) -> None:
+        return self._accounts.create_session(session)
+
+    def get_session(self, session_hash: str, now: int) -> Session | None:
+        return self._accounts.get_session(session_hash, now)
+
+    def delete_session(self, session_hash: str) -> None:
+        return self._accounts.delete_session(session_hash)
+
+    # -- CardStore (cards) ------------------------------------------------------
+
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+        return self._cards.file_card(card, audit, notify=notify)
+
+    def get_card(self, workspace_id: str, card_id: str, now: int) -> Card:
+        return self._cards.get_card(workspace_id, card_id, now)
+
+    def latest_card(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int) -> Card | None:
+        return self._cards.latest_card(workspace_id, person_id, tool, fingerprint, now)
+
+    def list_pending_cards(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        return self._cards.list_pending_cards(workspace_id, person_id, now, limit, cursor)
+
+    def list_card_history(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        return self._cards.list_card_history(workspace_id, person_id, now, limit, cursor)
+
+    def running_cards(self, now: int, limit: int = 50) -> list[Card]:
+        return self._cards.running_cards(now, limit)
+
+    def commit_card(self, commit: CardCommit) -> Card:
+        return self._cards.commit_card(commit)
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        return self._cards.append_audit(entry)
+
+    def audit_trail(self, workspace_id: str, card_id: str) -> list[AuditEntry]:
+        return self._cards.audit_trail(workspace_id, card_id)
+
+    def note_signing_key(self, key_id: str, until: int) -> None:
+        return self._cards.note_signing_key(key_id, until)
+
+    def signing_keys_in_use(self, now: int) -> dict[str, int]:
+        return self._cards.signing_keys_in_use(now)
+
+    def forget_signing_key(self, key_id: str) -> None:
+        return self._cards.forget_signing_key(key_id)
+
+    # -- OutboxStore (outbox) ---------------------------------------------------
+
+    def get_notification(self, card_id: str) -> Notification | None:
+        return self._outbox.get_notification(card_id)
+
+    def lease_notification(self, card_id: str, now: int, lease_seconds: int) -> Notification | None:
+        return self._outbox.lease_notification(card_id, now, lease_seconds)
+
+    def finish_notification(self, card_id: str, now: int, outcome: str) -> None:
+        return self._outbox.finish_notification(card_id, now, outcome)
+
+    def retry_notification(self, card_id: str, now: int, due_at: int) -> None:
+        return self._outbox.retry_notification(card_id, now, due_at)
+
+    def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
+        return self._outbox.due_notifications(now, limit)
+
+    # -- LimitStore (limits) ----------------------------------------------------
+
+    def put_code(self, record: CodeRecord) -> None:
+        return self._limits.put_code(record)
+
+    def take_code(self, code_hash: str, now: int) -> CodeRecord | None:
+        return self._limits.take_code(code_hash, now)
+
+    def use_nonce(self, nonce: str, expires_at: int, now: int) -> bool:
+        return self._limits.use_nonce(nonce, expires_at, now)
+
+    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
+        return self._limits.claim_email_slot(person_id, now, interval)
+
+    def release_email_slot(self, person_id: str, claimed_at: int) -> None:
+        return self._limits.release_email_slot(person_id, claimed_at)
+
+    def hit_rate_limit(self, key: str, now: int, window: int, limit: int) -> bool:
+        return self._limits.hit_rate_limit(key, now, window, limit)

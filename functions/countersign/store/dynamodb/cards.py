@@ -1,0 +1,315 @@
+"""Cards on DynamoDB: filing (one live card per request), reading, listings, the commit, audit.
+
+Items (see :mod:`countersign.store.table`): the card ``CARD#<id>``/``CARD`` and its audit entries
+under the same ``pk``; the request ``REQ#<key>``/``REQ`` naming its latest card and until when
+that card holds it (``live_until``: the deadline while pending, forever while running, 0 once
+decided); ``SPENT#<digest>`` once a card's ticket has left ``pending``.
+
+Filing is one ``TransactWriteItems``: the request Put (only if absent or no longer live: the
+loser reads the winner from ``ALL_OLD``), the card, its ``filed`` entry, its notification. A
+commit is one more: the card's conditional move, the request, the spent ticket, the audit
+entries, and the effect's writes (:mod:`.docs`).
+
+Pending cards sit in the sparse GSI partition ``PENDING#<ws>#<person>`` keyed by
+``<expires_at:012d>#<id>``, so "unexpired" is a key condition; running cards in ``RUNNING`` by
+lease; decided cards in ``DONE#<ws>#<person>`` by ``updated_at``. History is the merge, newest
+first, of that partition and the lapsed part of the pending one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import uuid
+from typing import Any, Iterator
+
+from ...core.cards import (
+    SPENT_MESSAGE, CardState, Refusal, RefusalReason, check_move, check_step, effective_state, refusal_for,
+)
+from .. import checks
+from ..errors import BadInput, Conflict, NotFound, StoreError, Taken
+from ..interface import CardStore
+from ..records import AuditEntry, Card, CardCommit, Notification, request_key, ticket_digest
+from ..table import GSI1
+from . import codec
+from .client import Cancelled, Table
+from .docs import conflict_of, write_ops
+
+LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
+AUDIT_SLACK = 30 * 24 * 3600  # an appended entry outlives its card's purge by at most this
+NOTIFICATION_RETENTION = 7 * 24 * 3600
+
+
+class DynamoCards(CardStore):
+    def __init__(self, table: Table):
+        self.table = table
+
+    # -- filing and reading -----------------------------------------------------------------------
+
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+        checks.check_arguments(card.arguments)  # plain JSON, at most 64 KiB as canonical JSON
+        purge = self.table.purge_at(card.expires_at)
+        ops = [
+            self._claim(card, card.expires_at, card.created_at, purge),
+            {"Put": {"Item": codec.card_item(card, purge), "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Put": {"Item": codec.audit_item(audit, self.table.seq.next(), purge),
+                     "ConditionExpression": "attribute_not_exists(pk)"}},
+        ]
+        if notify:
+            n = Notification(card.id, card.workspace_id, card.person_id, card.created_at, due_at=card.created_at)
+            ops.append({"Put": {"Item": codec.notification_item(n, card.created_at + NOTIFICATION_RETENTION),
+                                "ConditionExpression": "attribute_not_exists(pk)"}})
+        try:
+            self.table.transact(ops)
+        except Cancelled as cancelled:
+            holder = cancelled.old(0)
+            if cancelled.code(0) == "ConditionalCheckFailed" and holder is not None:
+                if holder["card_id"] == card.id:  # our own filing, its response lost and retried
+                    return card
+                return self.get_card(card.workspace_id, holder["card_id"], card.created_at)
+            if cancelled.code(1) == "ConditionalCheckFailed":
+                raise Conflict(f"A card with id {card.id!r} already exists.") from None
+            raise StoreError(f"The card could not be filed ({cancelled}); nothing was written.") from None
+        return card
+
+    def _claim(self, card: Card, live_until: int, now: int, purge: int | None) -> dict[str, Any]:
+        """The request Put that makes ``card`` its latest card, unless a live card holds it."""
+        fields = {"workspace_id": card.workspace_id, "card_id": card.id, "live_until": live_until, "expires_at": purge}
+        return {"Put": {
+            "Item": {**codec.request_key_item(card.request_key), **codec.item(fields)},
+            "ConditionExpression": "attribute_not_exists(pk) OR live_until <= :now",
+            "ExpressionAttributeValues": codec.values({":now": now}),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }}
+
+    def _stored_card(self, workspace_id: str, card_id: str) -> Card:
+        """The stored card (no expiry applied), read consistently; NotFound across workspaces."""
+        found = self.table.get(codec.card_key(card_id))
+        if found is None or found["workspace_id"] != workspace_id:
+            raise NotFound("card", card_id)
+        return codec.card_from(found)
+
+    def get_card(self, workspace_id: str, card_id: str, now: int) -> Card:
+        return self._stored_card(workspace_id, card_id).at(now)
+
+    def latest_card(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int) -> Card | None:
+        pointer = self.table.get(codec.request_key_item(request_key(workspace_id, person_id, tool, fingerprint)))
+        if pointer is None or pointer.get("workspace_id") != workspace_id:
+            return None
+        try:
+            return self.get_card(workspace_id, pointer["card_id"], now)
+        except NotFound:
+            return None
+
+    # -- listings ---------------------------------------------------------------------------------
+
+    def _index(self, partition: str, op: str, bound: str, forward: bool, page: int) -> Iterator[dict[str, Any]]:
+        """Items of one gsi1 partition with ``gsi1sk <op> bound``, in key order, ``page`` at a time."""
+        return self.table.query(
+            IndexName=GSI1,
+            KeyConditionExpression=f"gsi1pk = :p AND gsi1sk {op} :b",
+            ExpressionAttributeValues=codec.values({":p": partition, ":b": bound}),
+            ScanIndexForward=forward,
+            PaginationConfig={"PageSize": page},
+        )
+
+    @staticmethod
+    def _page(found: Iterator[dict[str, Any]], limit: int, now: int) -> tuple[list[Card], str | None]:
+        """The first ``limit`` items as cards, and a cursor if one more exists."""
+        taken: list[dict[str, Any]] = []
+        for v in found:
+            taken.append(v)
+            if len(taken) > limit:
+                break
+        cursor = codec.encode_cursor(taken[limit - 1]["gsi1sk"]) if len(taken) > limit else None
+        return [codec.card_from(v).at(now) for v in taken[:limit]], cursor
+
+    def list_pending_cards(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        _check_limit(limit)
+        lower = codec.after_second(now)  # expires_at > now, in the key condition
+        if cursor is not None:
+            lower = max(lower, codec.decode_cursor(cursor))
+        found = self._index(codec.pending_partition(workspace_id, person_id), ">", lower, True, limit + 1)
+        return self._page(found, limit, now)
+
+    def list_card_history(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        _check_limit(limit)
+        lapsed_upper = codec.after_second(now)  # pending cards with expires_at <= now
+        done_upper = "~"  # above every time key
+        if cursor is not None:
+            done_upper = codec.decode_cursor(cursor)
+            lapsed_upper = min(lapsed_upper, done_upper)
+        done = self._index(codec.history_partition(workspace_id, person_id), "<", done_upper, False, limit + 1)
+        lapsed = self._index(codec.pending_partition(workspace_id, person_id), "<", lapsed_upper, False, limit + 1)
+        merged = heapq.merge(done, lapsed, key=lambda v: v["gsi1sk"], reverse=True)
+        return self._page(merged, limit, now)
+
+    def running_cards(self, now: int, limit: int = 50) -> list[Card]:
+        found = self._index(codec.RUNNING_PARTITION, "<", codec.after_second(now), True, limit)
+        cards = []
+        for v in found:
+            cards.append(codec.card_from(v))
+            if len(cards) >= limit:
+                break
+        return cards
+
+    # -- the commit -------------------------------------------------------------------------------
+
+    def commit_card(self, commit: CardCommit) -> Card:
+        card, target, now = commit.card, CardState(commit.target), commit.now
+        writes = list(commit.writes)
+        checks.check_doc_writes(writes)
+        if commit.new:
+            checks.check_arguments(card.arguments)
+        if commit.step:
+            source = check_step(card.state)
+        elif commit.new or (card.state is CardState.EXPIRED and target is CardState.EXPIRED):
+            # A reader sees a lapsed pending card as expired; marking it so starts from pending
+            # (and the condition below checks that it still is).
+            source = check_move(CardState.PENDING, target, card.expires_at, now)
+        else:
+            source = check_move(card.state, target, card.expires_at, now)
+        written = commit.written()
+        txn_id = str(uuid.uuid4())
+        purge = self.table.purge_at(card.expires_at)
+        live_until = LIVE_FOREVER if target is CardState.RUNNING else 0
+        ops: dict[str, dict[str, Any]] = {}  # by role, in transaction order
+        if commit.new:
+            ops["card"] = {"Put": {"Item": codec.card_item(written, purge, txn_id),
+                                   "ConditionExpression": "attribute_not_exists(pk)",
+                                   "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
+            ops["request"] = self._claim(card, live_until, now, purge)
+        else:
+            ops["card"] = self._move(card, written, source, txn_id)
+            if target is not CardState.EXPIRED:
+                ops["request"] = self._release(card, live_until, purge)
+        if source is CardState.PENDING:
+            fields = {"card_id": card.id, "at": now, "expires_at": purge}
+            ops["spent"] = {"Put": {"Item": {**codec.spent_key(ticket_digest(card.ticket)), **codec.item(fields)},
+                                    "ConditionExpression": "attribute_not_exists(pk)"}}
+        items = list(ops.values())
+        roles = list(ops)
+        for entry in commit.audit:
+            items.append({"Put": {"Item": codec.audit_item(entry, self.table.seq.next(), purge),
+                                  "ConditionExpression": "attribute_not_exists(pk)"}})
+        first_write = len(items)
+        items.extend(write_ops(card.workspace_id, writes))
+        try:
+            self.table.transact(items, token=txn_id)
+        except Cancelled as cancelled:
+            failed = {role: cancelled.code(i) == "ConditionalCheckFailed" for i, role in enumerate(roles)}
+            mine = cancelled.old(0)
+            if failed["card"] and mine is not None and mine.get("txn_id") == txn_id:
+                return written  # our own commit: its response was lost and the call retried
+            raise self._why(card, commit, cancelled, failed, first_write, writes) from None
+        return written
+
+    def _move(self, card: Card, written: Card, source: CardState, txn_id: str) -> dict[str, Any]:
+        """The card's conditional Update: on the version read (and, out of pending, its deadline)."""
+        gsi1pk, gsi1sk = codec.card_index(written)
+        sets = {"status": written.state.value, "version": written.version, "updated_at": written.updated_at,
+                "txn_id": txn_id, "gsi1pk": gsi1pk, "gsi1sk": gsi1sk}
+        for name in ("decline_reason", "refusal", "channel", "lease_until"):
+            if getattr(written, name) is not None:
+                sets[name] = getattr(written, name)
+        for name in ("result", "run"):
+            if getattr(written, name) is not None:
+                sets[name] = codec.J(getattr(written, name))
+        removes = ["lease_until"] if written.lease_until is None else []
+        names = {f"#a{i}": k for i, k in enumerate(sets)}
+        vals = {f":a{i}": v for i, v in enumerate(sets.values())}
+        names["#s"] = "status"
+        vals.update({":v": card.version, ":ws": card.workspace_id, ":from": source.value})
+        condition = "version = :v AND workspace_id = :ws AND #s = :from"
+        if source is CardState.PENDING and written.state is not CardState.EXPIRED:
+            condition += " AND card_expires_at > :now"
+            vals[":now"] = written.updated_at
+        expression = "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(sets)))
+        if removes:
+            expression += " REMOVE " + ", ".join(removes)
+        return {"Update": {
+            "Key": codec.card_key(card.id), "UpdateExpression": expression, "ConditionExpression": condition,
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": codec.values(vals),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }}
+
+    def _release(self, card: Card, live_until: int, purge: int | None) -> dict[str, Any]:
+        """The request follows its card: held while running, released once decided."""
+        fields = {":card": card.id, ":ws": card.workspace_id, ":live": live_until}
+        expression = "SET card_id = :card, workspace_id = :ws, live_until = :live"
+        if purge is not None:
+            fields[":purge"] = purge
+            expression += ", expires_at = :purge"
+        return {"Update": {
+            "Key": codec.request_key_item(card.request_key),
+            "UpdateExpression": expression,
+            "ConditionExpression": "attribute_not_exists(pk) OR card_id = :card",
+            "ExpressionAttributeValues": codec.values(fields),
+        }}
+
+    def _why(self, card: Card, commit: CardCommit, cancelled: Cancelled, failed: dict[str, bool],
+             first_write: int, writes: list) -> Exception:
+        """The error a cancelled commit stands for."""
+        now = commit.now
+        if failed.get("request") and commit.new:  # a live card holds the request: it is the answer
+            holder = cancelled.old(1)
+            if holder is not None:
+                return Taken(self.get_card(card.workspace_id, holder["card_id"], now))
+        if failed.get("card") and not commit.new:
+            old = cancelled.old(0)
+            if old is None or old.get("workspace_id") != card.workspace_id:
+                return NotFound("card", card.id)
+            lost_to = codec.card_from(old)
+            return refusal_for(effective_state(lost_to.state, lost_to.expires_at, now), commit.target)
+        if failed.get("request"):  # the request belongs to a newer card: this one lapsed
+            return refusal_for(CardState.EXPIRED, commit.target)
+        if failed.get("spent"):
+            return Refusal(RefusalReason.ALREADY_ANSWERED, SPENT_MESSAGE)
+        if any(cancelled.code(first_write + i) == "ConditionalCheckFailed" for i in range(len(writes))):
+            return conflict_of(card.workspace_id, writes, cancelled, first_write)
+        return StoreError(f"The card could not be committed ({cancelled}); nothing was written.")
+
+    # -- audit ------------------------------------------------------------------------------------
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        purge = self.table.purge_at(entry.at + AUDIT_SLACK)
+        self.table.client.put_item(TableName=self.table.name, Item=codec.audit_item(entry, self.table.seq.next(), purge))
+
+    def audit_trail(self, workspace_id: str, card_id: str) -> list[AuditEntry]:
+        found = list(self.table.query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=codec.values({":pk": f"CARD#{card_id}"}),
+            ConsistentRead=True,
+        ))
+        card = next((v for v in found if v["sk"] == "CARD"), None)
+        if card is None or card["workspace_id"] != workspace_id:
+            raise NotFound("card", card_id)
+        return [codec.audit_from(v) for v in found if v["sk"].startswith("AUDIT#")]
+
+    # -- signing keys in use ----------------------------------------------------------------------
+
+    def note_signing_key(self, key_id: str, until: int) -> None:
+        self.table.update(
+            codec.signing_key_key(key_id),
+            UpdateExpression="SET #until = :until",
+            ConditionExpression="attribute_not_exists(#until) OR #until < :until",
+            ExpressionAttributeNames={"#until": "until"},
+            ExpressionAttributeValues=codec.values({":until": until}),
+        )
+
+    def signing_keys_in_use(self, now: int) -> dict[str, int]:
+        found = self.table.query(
+            KeyConditionExpression="pk = :pk", ExpressionAttributeValues=codec.values({":pk": "KEYS"}), ConsistentRead=True
+        )
+        return {v["sk"]: v["until"] for v in found if v.get("until", 0) > now}
+
+    def forget_signing_key(self, key_id: str) -> None:
+        self.table.client.delete_item(TableName=self.table.name, Key=codec.signing_key_key(key_id))
+
+
+def _check_limit(limit: int) -> None:
+    if type(limit) is not int or limit < 1:
+        raise BadInput("limit", "must be a positive whole number.")

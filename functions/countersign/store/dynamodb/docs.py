@@ -1,0 +1,91 @@
+"""Toolset documents on DynamoDB, and the writes of an effect as transaction items."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from .. import checks
+from ..errors import Conflict, StoreError
+from ..interface import DocStore
+from ..records import DEFAULT_WORKSPACE_SETTINGS, Doc, DocWrite, RoleWrite, SettingWrite, Write
+from . import codec
+from .client import Cancelled, Table
+
+
+class DynamoDocs(DocStore):
+    def __init__(self, table: Table):
+        self.table = table
+
+    def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
+        found = self.table.get(codec.doc_key(workspace_id, kind, doc_id))
+        return None if found is None else codec.doc_from(found)
+
+    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
+        found = self.table.query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=codec.values({":pk": codec.doc_partition(workspace_id, kind)}),
+            ConsistentRead=True,
+        )
+        return [codec.doc_from(v) for v in found]
+
+    def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
+        writes = list(writes)
+        checks.check_doc_writes(writes)  # at most MAX_DOC_WRITES, no record twice, plain JSON
+        if not writes:
+            return
+        try:
+            self.table.transact(write_ops(workspace_id, writes))
+        except Cancelled as cancelled:
+            raise conflict_of(workspace_id, writes, cancelled, 0) from None
+
+
+def write_ops(workspace_id: str, writes: list[Write]) -> list[dict[str, Any]]:
+    """One transaction item per write, each conditional on what the write expects."""
+    return [_op(workspace_id, w) for w in writes]
+
+
+def conflict_of(workspace_id: str, writes: list[Write], cancelled: Cancelled, offset: int) -> StoreError:
+    """The :class:`Conflict` naming the first write (items ``offset`` on) whose condition failed."""
+    for i, w in enumerate(writes):
+        if cancelled.code(offset + i) == "ConditionalCheckFailed":
+            kind, ident = checks.write_target(w)
+            return Conflict(checks.moved(w), kind=kind, id=ident or workspace_id)
+    return StoreError(f"The writes could not be committed ({cancelled}); nothing was written.")
+
+
+def _op(workspace_id: str, w: Write) -> dict[str, Any]:
+    if isinstance(w, DocWrite):
+        if w.expected_version == 0:
+            cond: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+        else:
+            cond = {"ConditionExpression": "version = :v", "ExpressionAttributeValues": codec.values({":v": w.expected_version})}
+        if w.data is None:
+            return {"Delete": {"Key": codec.doc_key(workspace_id, w.kind, w.id), **cond}}
+        return {"Put": {"Item": codec.doc_item(workspace_id, w.kind, w.id, w.data, w.expected_version + 1), **cond}}
+    if isinstance(w, RoleWrite):
+        return {"Update": {
+            "Key": codec.person_key(workspace_id, w.person_id),
+            "UpdateExpression": "SET #role = :role",
+            "ConditionExpression": "attribute_exists(pk) AND #role = :expected",
+            "ExpressionAttributeNames": {"#role": "role"},
+            "ExpressionAttributeValues": codec.values({":role": w.role, ":expected": w.expected}),
+        }}
+    if isinstance(w, SettingWrite):
+        # A setting never written reads as its default, so "still the default" also holds when absent.
+        holds = "settings.#k = :expected"
+        if DEFAULT_WORKSPACE_SETTINGS.get(w.name) == w.expected:
+            holds = f"(attribute_not_exists(settings.#k) OR {holds})"
+        return {"Update": {
+            "Key": codec.workspace_key(workspace_id),
+            "UpdateExpression": "SET settings.#k = :value",
+            "ConditionExpression": f"attribute_exists(pk) AND {holds}",
+            "ExpressionAttributeNames": {"#k": w.name},
+            "ExpressionAttributeValues": codec.values({":value": w.value, ":expected": w.expected}),
+        }}
+    return {"Update": {
+        "Key": codec.workspace_key(workspace_id),
+        "UpdateExpression": "SET #name = :name",
+        "ConditionExpression": "attribute_exists(pk) AND #name = :expected",
+        "ExpressionAttributeNames": {"#name": "name"},
+        "ExpressionAttributeValues": codec.values({":name": w.name, ":expected": w.expected}),
+    }}

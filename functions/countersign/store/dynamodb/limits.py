@@ -1,0 +1,67 @@
+"""Email slots, rate limits, confirmation codes and nonces on DynamoDB: one conditional write each."""
+
+from __future__ import annotations
+
+from ...core.codes import CodeRecord
+from ..interface import LimitStore
+from . import codec
+from .client import Table
+
+
+class DynamoLimits(LimitStore):
+    def __init__(self, table: Table):
+        self.table = table
+
+    # -- single-use values: confirmation codes and answer nonces -------------------------------------
+
+    def put_code(self, record: CodeRecord) -> None:
+        self.table.client.put_item(TableName=self.table.name, Item=codec.code_item(record))
+
+    def take_code(self, code_hash: str, now: int) -> CodeRecord | None:
+        out = self.table.client.delete_item(
+            TableName=self.table.name, Key=codec.single_key("CODE", code_hash), ReturnValues="ALL_OLD"
+        )
+        raw = out.get("Attributes")
+        return codec.code_from(codec.plain(raw)) if raw else None
+
+    def use_nonce(self, nonce: str, expires_at: int, now: int) -> bool:
+        try:
+            self.table.client.put_item(
+                TableName=self.table.name,
+                Item={**codec.single_key("NONCE", nonce), **codec.item({"expires_at": expires_at})},
+                ConditionExpression="attribute_not_exists(pk) OR expires_at <= :now",
+                ExpressionAttributeValues=codec.values({":now": now}),
+            )
+            return True
+        except self.table.errors.ConditionalCheckFailedException:
+            return False
+
+    # -- rate limits ------------------------------------------------------------------------------
+
+    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
+        return self.table.update(
+            codec.email_slot_key(person_id),
+            UpdateExpression="SET last_sent = :now, expires_at = :exp",
+            ConditionExpression="attribute_not_exists(last_sent) OR last_sent <= :cutoff",
+            ExpressionAttributeValues=codec.values({":now": now, ":cutoff": now - interval, ":exp": now + 2 * interval}),
+        ) is not None
+
+    def release_email_slot(self, person_id: str, claimed_at: int) -> None:
+        try:
+            self.table.client.delete_item(
+                TableName=self.table.name,
+                Key=codec.email_slot_key(person_id),
+                ConditionExpression="last_sent = :mine",
+                ExpressionAttributeValues=codec.values({":mine": claimed_at}),
+            )
+        except self.table.errors.ConditionalCheckFailedException:
+            pass  # a later claim replaced ours (or nothing was claimed): leave it
+
+    def hit_rate_limit(self, key: str, now: int, window: int, limit: int) -> bool:
+        start = now - now % window
+        return self.table.update(
+            codec.limit_key(key, start),
+            UpdateExpression="ADD hits :one SET expires_at = :exp",
+            ConditionExpression="attribute_not_exists(hits) OR hits < :limit",
+            ExpressionAttributeValues=codec.values({":one": 1, ":limit": limit, ":exp": start + 2 * window}),
+        ) is not None

@@ -1,0 +1,79 @@
+"""The transactional outbox on DynamoDB: ``OUTBOX#<card>`` items, written with their card.
+
+Until done, an item sits in the sparse gsi1 partition ``OUTBOX`` keyed by when it may next be
+tried (its due time while pending, its lease's end while sending), so a sweeper finds what a
+crashed or failed sender left with one query. The table's stream also carries each new item to
+the notifier function, which delivers it at once.
+"""
+
+from __future__ import annotations
+
+from ..interface import OutboxStore
+from ..records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification
+from ..table import GSI1
+from . import codec
+from .client import Table
+
+STATE = {"#st": "state"}
+
+
+class DynamoOutbox(OutboxStore):
+    def __init__(self, table: Table):
+        self.table = table
+
+    def get_notification(self, card_id: str) -> Notification | None:
+        found = self.table.get(codec.outbox_key(card_id))
+        return None if found is None else codec.notification_from(found)
+
+    def lease_notification(self, card_id: str, now: int, lease_seconds: int) -> Notification | None:
+        until = now + lease_seconds
+        out = self.table.update(
+            codec.outbox_key(card_id),
+            UpdateExpression="SET #st = :sending, lease_until = :until, gsi1sk = :gsk",
+            ConditionExpression="(#st = :pending AND due_at <= :now) OR (#st = :sending AND lease_until <= :now)",
+            ExpressionAttributeNames=STATE,
+            ExpressionAttributeValues=codec.values({
+                ":sending": NOTIFY_SENDING, ":pending": NOTIFY_PENDING, ":until": until, ":now": now,
+                ":gsk": codec.time_key(until, card_id),
+            }),
+            ReturnValues="ALL_NEW",
+        )
+        return None if not out else codec.notification_from(out)
+
+    def finish_notification(self, card_id: str, now: int, outcome: str) -> None:
+        self.table.update(
+            codec.outbox_key(card_id),
+            UpdateExpression="SET #st = :done, outcome = :outcome, done_at = :now, lease_until = :zero"
+                             " REMOVE gsi1pk, gsi1sk",
+            ConditionExpression="#st = :sending",
+            ExpressionAttributeNames=STATE,
+            ExpressionAttributeValues=codec.values({
+                ":done": NOTIFY_DONE, ":sending": NOTIFY_SENDING, ":outcome": outcome, ":now": now, ":zero": 0,
+            }),
+        )
+
+    def retry_notification(self, card_id: str, now: int, due_at: int) -> None:
+        self.table.update(
+            codec.outbox_key(card_id),
+            UpdateExpression="SET #st = :pending, due_at = :due, lease_until = :zero, gsi1sk = :gsk ADD attempts :one",
+            ConditionExpression="#st = :sending",
+            ExpressionAttributeNames=STATE,
+            ExpressionAttributeValues=codec.values({
+                ":pending": NOTIFY_PENDING, ":sending": NOTIFY_SENDING, ":due": due_at, ":zero": 0, ":one": 1,
+                ":gsk": codec.time_key(due_at, card_id),
+            }),
+        )
+
+    def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
+        found = self.table.query(
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :p AND gsi1sk < :b",
+            ExpressionAttributeValues=codec.values({":p": codec.OUTBOX_PARTITION, ":b": codec.after_second(now)}),
+            PaginationConfig={"PageSize": limit},
+        )
+        due = []
+        for v in found:
+            due.append(codec.notification_from(v))
+            if len(due) >= limit:
+                break
+        return due

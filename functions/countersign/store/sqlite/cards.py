@@ -1,0 +1,228 @@
+"""Cards on SQLite: filing (one live card per request), reading, listings, and the commit.
+
+A card's request (``requests`` row, keyed by :func:`~countersign.store.records.request_key`)
+names the latest card filed for it and until when that card holds it (``live_until``: its
+deadline while pending, forever while running, 0 once decided). Filing claims the row in the same
+``BEGIN IMMEDIATE`` transaction as the card, so two identical filings — threads or processes —
+can never both file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ...core.cards import (
+    SPENT_MESSAGE, CardState, Refusal, RefusalReason, check_move, check_step, effective_state, refusal_for,
+)
+from ...faults import crash_point
+from .. import checks
+from ..errors import BadInput, NotFound, Taken
+from ..interface import CardStore
+from ..records import AuditEntry, Card, CardCommit, Notification, request_key, ticket_digest
+from . import schema
+from .database import Database, unique
+from .docs import apply_writes
+from .outbox import insert_notification
+
+# History is ordered by when a card stopped being pending: a card that lapsed without a
+# transition has no updated_at for that moment, so its expiry stands in.
+HISTORY_KEY = "CASE WHEN state = 'pending' THEN expires_at ELSE updated_at END"
+
+
+class SQLiteCards(CardStore):
+    def __init__(self, db: Database):
+        self.db = db
+
+    # -- filing and reading -----------------------------------------------------------------------
+
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+        checks.check_arguments(card.arguments)
+        with self.db.write() as db:
+            holder = _claim_request(db, card, card.expires_at, card.created_at)
+            if holder is not None:
+                return holder.at(card.created_at)
+            _insert_card(db, card)
+            _insert_audit(db, audit)
+            if notify:
+                insert_notification(db, Notification(card.id, card.workspace_id, card.person_id, card.created_at,
+                                                     due_at=card.created_at))
+        return card
+
+    def _stored_card(self, workspace_id: str, card_id: str, db: sqlite3.Connection | None = None) -> Card:
+        """The card as stored (no expiry applied)."""
+        sql, args = "SELECT * FROM cards WHERE id = ? AND workspace_id = ?", (card_id, workspace_id)
+        row = (db.execute(sql, args).fetchone() if db is not None else self.db.one(sql, *args))
+        if row is None:
+            raise NotFound("card", card_id)
+        return schema.card(row)
+
+    def get_card(self, workspace_id: str, card_id: str, now: int) -> Card:
+        return self._stored_card(workspace_id, card_id).at(now)
+
+    def latest_card(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int) -> Card | None:
+        row = self.db.one(
+            "SELECT cards.* FROM requests JOIN cards ON cards.id = requests.card_id WHERE requests.key = ?"
+            " AND cards.workspace_id = ?",
+            request_key(workspace_id, person_id, tool, fingerprint), workspace_id,
+        )
+        return schema.card(row).at(now) if row else None
+
+    def list_pending_cards(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        return self._page(
+            "state = 'pending' AND expires_at > ?", (now,), "created_at", "ASC",
+            workspace_id, person_id, now, limit, cursor,
+        )
+
+    def list_card_history(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        return self._page(
+            "(state NOT IN ('pending', 'running') OR (state = 'pending' AND expires_at <= ?))", (now,),
+            HISTORY_KEY, "DESC", workspace_id, person_id, now, limit, cursor,
+        )
+
+    def _page(
+        self, where: str, args: tuple, key: str, direction: str,
+        workspace_id: str, person_id: str, now: int, limit: int, cursor: str | None,
+    ) -> tuple[list[Card], str | None]:
+        """One keyset page of a person's cards ordered by ``(key, id)``; a cursor only if more follow."""
+        if type(limit) is not int or limit < 1:
+            raise BadInput("limit", "must be a positive whole number.")
+        after, after_args = "", ()
+        if cursor is not None:
+            position = schema.decode_cursor(cursor)
+            beyond = ">" if direction == "ASC" else "<"
+            after, after_args = f" AND ({key}, id) {beyond} (?, ?)", position
+        found = self.db.all(
+            f"SELECT *, {key} AS sort_key FROM cards WHERE workspace_id = ? AND person_id = ? AND {where}{after}"
+            f" ORDER BY sort_key {direction}, id {direction} LIMIT ?",
+            workspace_id, person_id, *args, *after_args, limit + 1,
+        )
+        more = len(found) > limit
+        found = found[:limit]
+        next_cursor = schema.encode_cursor(found[-1]["sort_key"], found[-1]["id"]) if more else None
+        return [schema.card(r).at(now) for r in found], next_cursor
+
+    def running_cards(self, now: int, limit: int = 50) -> list[Card]:
+        found = self.db.all(
+            "SELECT * FROM cards WHERE state = 'running' AND lease_until <= ? ORDER BY lease_until, id LIMIT ?", now, limit
+        )
+        return [schema.card(r) for r in found]
+
+    # -- the commit -------------------------------------------------------------------------------
+
+    def commit_card(self, commit: CardCommit) -> Card:
+        card, target, now = commit.card, CardState(commit.target), commit.now
+        writes = list(commit.writes)
+        checks.check_doc_writes(writes)
+        with self.db.write() as db:
+            if commit.new:
+                checks.check_arguments(card.arguments)
+                source = check_move(CardState.PENDING, target, card.expires_at, now)
+                holder = _claim_request(db, card, schema.LIVE_FOREVER if target is CardState.RUNNING else 0, now)
+                if holder is not None:
+                    raise Taken(holder.at(now))
+            else:
+                stored = self._stored_card(card.workspace_id, card.id, db)
+                if stored.version != card.version:  # it moved since the caller read it: report where to
+                    raise refusal_for(effective_state(stored.state, stored.expires_at, now), target)
+                source = check_step(stored.state) if commit.step else check_move(stored.state, target, stored.expires_at, now)
+            if source is CardState.PENDING:
+                _spend(db, card, now)
+            apply_writes(db, card.workspace_id, writes)
+            written = commit.written()
+            if commit.new:
+                _insert_card(db, written)
+            else:
+                _update_card(db, written)
+            for entry in commit.audit:
+                _insert_audit(db, entry)
+            live_until = schema.LIVE_FOREVER if target is CardState.RUNNING else 0
+            if target is not CardState.EXPIRED:
+                db.execute(
+                    "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?", (live_until, card.request_key, card.id)
+                )
+            crash_point("mid_commit")
+        return written
+
+    # -- audit ------------------------------------------------------------------------------------
+
+    def append_audit(self, entry: AuditEntry) -> None:
+        with self.db.write() as db:
+            _insert_audit(db, entry)
+
+    def audit_trail(self, workspace_id: str, card_id: str) -> list[AuditEntry]:
+        self._stored_card(workspace_id, card_id)
+        found = self.db.all(
+            "SELECT * FROM audit WHERE workspace_id = ? AND card_id = ? ORDER BY at, seq", workspace_id, card_id
+        )
+        return [schema.audit_entry(r) for r in found]
+
+    # -- signing keys in use ----------------------------------------------------------------------
+
+    def note_signing_key(self, key_id: str, until: int) -> None:
+        with self.db.write() as db:
+            db.execute(
+                "INSERT INTO signing_keys (key_id, until) VALUES (?, ?)"
+                " ON CONFLICT (key_id) DO UPDATE SET until = max(until, excluded.until)",
+                (key_id, until),
+            )
+
+    def signing_keys_in_use(self, now: int) -> dict[str, int]:
+        return {r["key_id"]: r["until"] for r in self.db.all("SELECT * FROM signing_keys WHERE until > ?", now)}
+
+    def forget_signing_key(self, key_id: str) -> None:
+        with self.db.write() as db:
+            db.execute("DELETE FROM signing_keys WHERE key_id = ?", (key_id,))
+
+
+def _claim_request(db: sqlite3.Connection, card: Card, live_until: int, now: int) -> Card | None:
+    """Make ``card`` its request's latest card; or, if a live card holds the request, that card."""
+    claimed = db.execute(
+        "INSERT INTO requests (key, workspace_id, card_id, live_until) VALUES (?, ?, ?, ?)"
+        " ON CONFLICT (key) DO UPDATE SET card_id = excluded.card_id, live_until = excluded.live_until"
+        " WHERE requests.live_until <= ? RETURNING card_id",
+        (card.request_key, card.workspace_id, card.id, live_until, now),
+    ).fetchall()
+    if claimed:
+        return None
+    row = db.execute(
+        "SELECT cards.* FROM requests JOIN cards ON cards.id = requests.card_id WHERE requests.key = ?",
+        (card.request_key,),
+    ).fetchone()
+    return schema.card(row)
+
+
+def _spend(db: sqlite3.Connection, card: Card, now: int) -> None:
+    try:
+        db.execute(
+            "INSERT INTO spent_tickets (ticket_digest, card_id, at) VALUES (?, ?, ?)",
+            (ticket_digest(card.ticket), card.id, now),
+        )
+    except sqlite3.IntegrityError:
+        raise Refusal(RefusalReason.ALREADY_ANSWERED, SPENT_MESSAGE) from None
+
+
+def _insert_card(db: sqlite3.Connection, card: Card) -> None:
+    row = schema.card_row(card)
+    with unique(f"A card with id {card.id!r} already exists."):
+        db.execute(f"INSERT INTO cards ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+
+
+def _update_card(db: sqlite3.Connection, card: Card) -> None:
+    row = schema.card_row(card)
+    changed = {k: row[k] for k in ("state", "updated_at", "version", "result", "decline_reason", "refusal",
+                                   "channel", "run", "lease_until")}
+    db.execute(
+        f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
+        (*changed.values(), card.id, card.version - 1),
+    )
+
+
+def _insert_audit(db: sqlite3.Connection, entry: AuditEntry) -> None:
+    db.execute(
+        f"INSERT INTO audit ({', '.join(schema.AUDIT_FIELDS)}) VALUES ({', '.join('?' * len(schema.AUDIT_FIELDS))})",
+        tuple(getattr(entry, k) for k in schema.AUDIT_FIELDS),
+    )

@@ -1,0 +1,78 @@
+"""Toolset documents on SQLite, and the writes of an effect (docs, settings, names, roles)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Iterable
+
+from .. import checks
+from ..errors import Conflict
+from ..interface import DocStore
+from ..records import Doc, DocWrite, RoleWrite, SettingWrite, WorkspaceNameWrite, Write
+from . import schema
+from .database import Database
+
+
+class SQLiteDocs(DocStore):
+    def __init__(self, db: Database):
+        self.db = db
+
+    def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
+        row = self.db.one("SELECT * FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", workspace_id, kind, doc_id)
+        return schema.doc(row) if row else None
+
+    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
+        found = self.db.all("SELECT * FROM docs WHERE workspace_id = ? AND kind = ? ORDER BY id", workspace_id, kind)
+        return [schema.doc(r) for r in found]
+
+    def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
+        writes = list(writes)
+        checks.check_doc_writes(writes)
+        with self.db.write() as db:
+            apply_writes(db, workspace_id, writes)
+
+
+def apply_writes(db: sqlite3.Connection, workspace_id: str, writes: list[Write]) -> None:
+    """Inside an open transaction: check every write's expectation, then write them all.
+
+    :class:`Conflict` (naming the record) before anything is written if one expectation failed.
+    """
+    for w in writes:
+        if not _holds(db, workspace_id, w):
+            kind, ident = checks.write_target(w)
+            raise Conflict(checks.moved(w), kind=kind, id=ident or workspace_id)
+    for w in writes:
+        if isinstance(w, DocWrite):
+            if w.data is None:
+                db.execute("DELETE FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", (workspace_id, w.kind, w.id))
+            else:
+                db.execute(
+                    "INSERT OR REPLACE INTO docs (workspace_id, kind, id, data, version) VALUES (?, ?, ?, ?, ?)",
+                    (workspace_id, w.kind, w.id, schema.to_json(w.data), w.expected_version + 1),
+                )
+        elif isinstance(w, SettingWrite):
+            row = db.execute("SELECT settings FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
+            settings = {**schema.from_json(row["settings"]), w.name: w.value}
+            db.execute("UPDATE workspaces SET settings = ? WHERE id = ?", (schema.to_json(settings), workspace_id))
+        elif isinstance(w, WorkspaceNameWrite):
+            db.execute("UPDATE workspaces SET name = ? WHERE id = ?", (w.name, workspace_id))
+        else:
+            db.execute("UPDATE persons SET role = ? WHERE id = ? AND workspace_id = ?", (w.role, w.person_id, workspace_id))
+
+
+def _holds(db: sqlite3.Connection, workspace_id: str, w: Write) -> bool:
+    """Whether the stored record is still what ``w`` expects."""
+    if isinstance(w, DocWrite):
+        row = db.execute(
+            "SELECT version FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", (workspace_id, w.kind, w.id)
+        ).fetchone()
+        return (row["version"] if row else 0) == w.expected_version
+    if isinstance(w, RoleWrite):
+        row = db.execute("SELECT role FROM persons WHERE id = ? AND workspace_id = ?", (w.person_id, workspace_id)).fetchone()
+        return row is not None and row["role"] == w.expected
+    row = db.execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
+    if row is None:
+        return False
+    if isinstance(w, SettingWrite):
+        return bool(schema.workspace(row).setting(w.name)) == w.expected
+    return row["name"] == w.expected

@@ -1,0 +1,61 @@
+"""Email slots, rate limits, confirmation codes and nonces on SQLite."""
+
+from __future__ import annotations
+
+from ...core.codes import CodeRecord
+from ..interface import LimitStore
+from . import schema
+from .database import Database
+
+
+class SQLiteLimits(LimitStore):
+    def __init__(self, db: Database):
+        self.db = db
+
+    # -- single-use values: confirmation codes and answer nonces ---------------------------------
+
+    def put_code(self, record: CodeRecord) -> None:
+        with self.db.write() as db:
+            db.execute(
+                f"INSERT OR REPLACE INTO codes ({', '.join(schema.CODE_FIELDS)}) VALUES ({', '.join('?' * len(schema.CODE_FIELDS))})",
+                tuple(getattr(record, k) for k in schema.CODE_FIELDS),
+            )
+
+    def take_code(self, code_hash: str, now: int) -> CodeRecord | None:
+        with self.db.write() as db:
+            found = db.execute("DELETE FROM codes WHERE code_hash = ? RETURNING *", (code_hash,)).fetchall()
+        return schema.code(found[0]) if found else None
+
+    def use_nonce(self, nonce: str, expires_at: int, now: int) -> bool:
+        """Insert, or take over a record that has expired (which reads as absent)."""
+        with self.db.write() as db:
+            return db.execute(
+                "INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO UPDATE"
+                " SET expires_at = excluded.expires_at WHERE nonces.expires_at <= ?",
+                (nonce, expires_at, now),
+            ).rowcount == 1
+
+    # -- rate limits ----------------------------------------------------------------------------
+
+    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
+        with self.db.write() as db:
+            return db.execute(
+                "INSERT INTO email_slots (person_id, claimed_at) VALUES (?, ?) ON CONFLICT (person_id) DO UPDATE"
+                " SET claimed_at = excluded.claimed_at WHERE email_slots.claimed_at + ? <= excluded.claimed_at",
+                (person_id, now, interval),
+            ).rowcount == 1
+
+    def release_email_slot(self, person_id: str, claimed_at: int) -> None:
+        with self.db.write() as db:
+            db.execute("DELETE FROM email_slots WHERE person_id = ? AND claimed_at = ?", (person_id, claimed_at))
+
+    def hit_rate_limit(self, key: str, now: int, window: int, limit: int) -> bool:
+        start = now - now % window
+        with self.db.write() as db:
+            db.execute("DELETE FROM rate_hits WHERE bucket = ? AND window_start < ?", (key, start))
+            (hits,) = db.execute(
+                "INSERT INTO rate_hits (bucket, window_start, hits) VALUES (?, ?, 1)"
+                " ON CONFLICT (bucket, window_start) DO UPDATE SET hits = hits + 1 RETURNING hits",
+                (key, start),
+            ).fetchall()[0]
+        return hits <= limit
