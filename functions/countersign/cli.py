@@ -7,6 +7,7 @@ import json
 import os
 import secrets
 import sys
+import time
 from pathlib import Path
 
 from . import accounts, settings as settings_mod
@@ -26,7 +27,26 @@ def _settings(args) -> Settings:
 
 
 def cmd_keys(args) -> int:
-    """Print a fresh signing key and request-state key, in the form the environment takes."""
+    """Print a fresh signing key and request-state key, in the form the environment takes; or
+    (``keys in-use``) list the keys that signed cards still answerable; or (``keys forget ID``)
+    drop a lost key from that record, so a server without it may start."""
+    if args.action == "in-use":
+        _, store = _store(args)
+        for key_id, until in sorted(store.signing_keys_in_use(int(time.time())).items()):
+            print(f"{key_id}  cards answerable until {_iso(until)}")
+        return 0
+    if args.action == "forget":
+        if not args.key_id:
+            print("error: name the key: countersign keys forget KEY_ID", file=sys.stderr)
+            return 2
+        _, store = _store(args)
+        if args.key_id not in store.signing_keys_in_use(int(time.time())):
+            print(f"error: no card that can still be answered was signed by key {args.key_id!r}", file=sys.stderr)
+            return 2
+        store.forget_signing_key(args.key_id)
+        print(f"# forgot key {args.key_id}: the cards it signed will be refused as tampered if clicked",
+              file=sys.stderr)
+        return 0
     secret = new_secret()
     key_id = Keyring.from_secrets([secret]).key_id
     print(f"COUNTERSIGN_SIGNING_KEY={secret}")
@@ -35,12 +55,18 @@ def cmd_keys(args) -> int:
     return 0
 
 
+def _iso(ts: int) -> str:
+    from .gate.replies import iso
+
+    return iso(ts)
+
+
 def _store(args):
     from .store import open_store
 
     s = _settings(args)
     if s.store.startswith("sqlite:///"):
-        s.data_dir.mkdir(parents=True, exist_ok=True)
+        s.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return s, open_store(s.store)
 
 
@@ -135,7 +161,12 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--demo", action="store_true", help="create a demo workspace, person, data, agent token and sign-in link")
     serve.set_defaults(func=cmd_serve)
 
-    keys = sub.add_parser("keys", help="print a new signing key and request-state key")
+    keys = sub.add_parser("keys", help="print a new signing key and request-state key (or: in-use, forget KEY_ID)")
+    keys.add_argument("action", nargs="?", choices=("new", "in-use", "forget"), default="new",
+                      help="new (default): print new keys; in-use: the keys live cards need; forget: drop a lost key")
+    keys.add_argument("key_id", nargs="?", help="with forget: the key id the start-up error named")
+    keys.add_argument("--data")
+    keys.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
     keys.set_defaults(func=cmd_keys)
 
     for name, helptext in (("workspace", "manage workspaces"), ("connection", "manage agent connections")):

@@ -39,6 +39,10 @@ class Settings:
     card_ttl: int = 24 * 3600
     code_ttl: int = 600
     email_interval: int = 900
+    # How long a step of a running action (or an email being sent) may take before its process is
+    # presumed dead and recovery takes over; and how often the local server runs that upkeep.
+    run_lease: int = 120
+    sweep_interval: int = 60
     # Proof a request came through the deployment's CloudFront (its X-Countersign-Origin header):
     # a secret or a Secrets Manager ARN, resolved at build (Runtime.origin_secret). None: the
     # CloudFront-Viewer-Address header is never trusted.
@@ -195,6 +199,8 @@ def load(env: Mapping[str, str] | None = None, **overrides) -> Settings:
         card_ttl=_int(env, "COUNTERSIGN_CARD_TTL", 24 * 3600, minimum=60),
         code_ttl=_int(env, "COUNTERSIGN_CODE_TTL", 600, minimum=10),
         email_interval=_int(env, "COUNTERSIGN_EMAIL_INTERVAL", 900, minimum=0),
+        run_lease=_int(env, "COUNTERSIGN_RUN_LEASE", 120, minimum=1),
+        sweep_interval=_int(env, "COUNTERSIGN_SWEEP_INTERVAL", 60, minimum=1),
         origin_secret=_origin_secret(env),
     )
     values.update(overrides)

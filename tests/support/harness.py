@@ -8,6 +8,7 @@ each other's cards.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -182,7 +183,8 @@ async def mcp_client(url: str, token: str, *, mode: str = "auto", answer=None, r
     async def on_elicit(context, params):
         if record is not None:
             record.append(params)
-        return answer(params) if callable(answer) else answer
+        given = answer(params) if callable(answer) else answer
+        return await given if inspect.isawaitable(given) else given
 
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30,
                               transport=RecordingTransport(transport))

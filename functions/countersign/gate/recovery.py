@@ -24,7 +24,7 @@ from ..store.records import Card, CardCommit
 from .actions import ActionError
 from .cards import CardDesk
 from .errors import DriftError
-from .runner import OUTSIDE_LEASE, continue_run, fail
+from .runner import continue_run, fail
 
 log = logging.getLogger("countersign.gate")
 
@@ -57,7 +57,7 @@ def _resume_outside(desk: CardDesk, card: Card, now: int) -> Card:
     """Take the card over (a new lease, one winner), plan it again, and finish it with the same key."""
     taken = desk.commit(CardCommit(card, CardState.RUNNING, now,
                                    (desk.audit(card, "recovered", SYSTEM, SYSTEM, now, "resumed"),),
-                                   run=card.run, lease_until=now + OUTSIDE_LEASE, step=True))
+                                   run=card.run, lease_until=now + desk.settings.run_lease, step=True))
     try:
         person = desk.store.get_person(card.workspace_id, card.person_id)
         q = desk.question_of(card, person, now)

@@ -31,8 +31,6 @@ from .question import Question
 log = logging.getLogger("countersign.gate")
 
 ATTEMPTS = 5
-RUN_LEASE = 120  # a step's runner holds a running card this long; past it, recovery settles it
-OUTSIDE_LEASE = 300  # ... and this long while it waits for an outside call
 BUSY_MESSAGE = (
     "Other changes to the same records kept landing at the same moment; nothing ran and the request "
     "still waits. Try again."
@@ -100,7 +98,7 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, c
     first = Phase("") if effect.outside else phases.pop(0)
     if not effect.outside:
         run["done"] = 1
-    lease = now + (OUTSIDE_LEASE if effect.outside else RUN_LEASE)
+    lease = now + desk.settings.run_lease  # past it, the runner is presumed dead and recovery settles it
     entries.append(desk.audit(card, "running", actor, channel, now, first.label or None))
     crash_point("before_commit")
     running = desk.commit(CardCommit(card, CardState.RUNNING, now, tuple(entries), first.writes, run=run,
@@ -134,7 +132,7 @@ def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases
                                               (desk.audit(card, "completed", actor, channel, now),),
                                               phase.writes, result=body, channel=channel, run=run))
             card = desk.commit(CardCommit(card, CardState.RUNNING, now, (), phase.writes, run=run,
-                                          lease_until=now + RUN_LEASE, step=True))
+                                          lease_until=now + desk.settings.run_lease, step=True))
             crash_point("after_step")
         except Conflict as conflict:
             reason = phase.failure or q.action.drift_message

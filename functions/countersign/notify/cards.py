@@ -47,7 +47,6 @@ EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING)
 
 PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
-LEASE_SECONDS = 120
 MAX_ATTEMPTS = 8
 BACKOFF_SECONDS = 60  # 1, 2, 4 … minutes between tries, at most an hour
 
@@ -88,7 +87,7 @@ class CardNotifier:
         """Lease and deliver one card's notification; never raises."""
         now = int(self.clock())
         try:
-            notification = self.store.lease_notification(card_id, now, LEASE_SECONDS)
+            notification = self.store.lease_notification(card_id, now, self.settings.run_lease)
         except Exception:
             log.exception("leasing the notification of card %s failed; the sweep retries it", card_id)
             return None

@@ -39,6 +39,11 @@ class BadInput(StoreError):
         self.field = field
 
 
+class StoreUnavailable(StoreError):
+    """The store could not record a write (disk full, read-only, I/O error): nothing was written,
+    and the same request may be tried again once the cause is gone."""
+
+
 class Taken(StoreError):
     """A new card could not be filed decided: its request is held by a live card, ``card``."""
 

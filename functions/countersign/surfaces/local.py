@@ -22,18 +22,13 @@ log = logging.getLogger("countersign")
 WEB_DIR = Path(__file__).resolve().parents[3] / "web"
 
 
-UPKEEP_SECONDS = 60.0
-
-
 class LocalApp:
     """Routes by path prefix; runs the MCP session manager for the life of the server, and the
     upkeep (:meth:`Runtime.sweep`: settle cards a dead process left running, deliver the emails
-    still owed) at start-up and then every ``upkeep_every`` seconds."""
+    still owed) at start-up and then every ``COUNTERSIGN_SWEEP_INTERVAL`` seconds."""
 
-    def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR,
-                 upkeep_every: float = UPKEEP_SECONDS):
+    def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR):
         self.runtime = runtime
-        self.upkeep_every = upkeep_every
         server = build_server(runtime.desk, runtime.state_keys)
         self.mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url)
         self.api = api
@@ -75,7 +70,7 @@ class LocalApp:
                 await anyio.to_thread.run_sync(self.runtime.sweep)
             except Exception:  # the next round tries again
                 log.exception("upkeep failed")
-            await asyncio.sleep(self.upkeep_every)
+            await asyncio.sleep(self.runtime.settings.sweep_interval)
 
 
 async def _not_found(send):

@@ -19,8 +19,12 @@ import weakref
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ..errors import Conflict
+from ..errors import Conflict, StoreUnavailable
 from . import schema
+
+
+# The errors of a file that cannot take a write right now; any other error is a bug and is raised.
+UNAVAILABLE = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN")
 
 
 class Database:
@@ -55,15 +59,28 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction: everything inside commits together or not at all."""
+        """One ``BEGIN IMMEDIATE`` transaction: everything inside commits together or not at all.
+
+        A write the file cannot take (disk full, read-only file, I/O error) raises
+        :class:`StoreUnavailable`, with everything rolled back.
+        """
         db = self.connection()
-        db.execute("BEGIN IMMEDIATE")
         try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            if not str(getattr(exc, "sqlite_errorname", "")).startswith(UNAVAILABLE):
+                raise
+            raise StoreUnavailable(
+                f"The database {os.path.basename(self.path)} could not record this ({exc}); nothing was written. "
+                "Try again once the cause is fixed."
+            ) from exc
 
     def one(self, sql: str, *args: Any) -> sqlite3.Row | None:
         return self.connection().execute(sql, args).fetchone()

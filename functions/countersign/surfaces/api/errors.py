@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ...gate.actions import ActionError
-from ...store.errors import BadInput, Conflict, NotFound
+from ...store.errors import BadInput, Conflict, NotFound, StoreUnavailable
 
 log = logging.getLogger("countersign.api")
 
@@ -105,6 +105,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Conflict)
     async def conflict(request: Request, exc: Conflict) -> JSONResponse:
         return error_response(409, "conflict", exc.message)
+
+    @app.exception_handler(StoreUnavailable)
+    async def unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:
+        return error_response(503, "store_unavailable", exc.message, {"Retry-After": "5"})
 
     @app.exception_handler(ActionError)
     async def action_error(request: Request, exc: ActionError) -> JSONResponse:
