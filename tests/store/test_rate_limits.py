@@ -77,3 +77,14 @@ def test_hit_rate_limit_keys_are_independent(store):
     assert store.hit_rate_limit(a, 0, 60, 1) is True
     assert store.hit_rate_limit(a, 1, 60, 1) is False
     assert store.hit_rate_limit(b, 1, 60, 1) is True
+
+
+def test_a_claim_is_taken_again_by_its_own_claimer_only(store):
+    assert store.claim_email_slot("p1", now=1000, interval=900, claimer="card-a")
+    assert not store.claim_email_slot("p1", now=1010, interval=900, claimer="card-b")
+    assert not store.claim_email_slot("p1", now=1010, interval=900)
+    assert store.claim_email_slot("p1", now=1020, interval=900, claimer="card-a")  # its sender died: retry
+    store.release_email_slot("p1", claimed_at=1000)  # the stale claim time releases nothing
+    assert not store.claim_email_slot("p1", now=1030, interval=900, claimer="card-b")
+    store.release_email_slot("p1", claimed_at=1020)
+    assert store.claim_email_slot("p1", now=1040, interval=900, claimer="card-b")

@@ -27,7 +27,7 @@ from .question import Question, arguments_digest, preview_digest
 
 log = logging.getLogger("countersign.gate")
 
-DECLINE_MEMORY_SECONDS = 15 * 60
+ANSWER_MEMORY_SECONDS = 15 * 60
 REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
 KEY_NOTE_SLACK = 3600  # the signing key in use is recorded an hour ahead, not at every filing
 
@@ -152,13 +152,19 @@ class CardDesk:
             log.exception("notifying about card %s failed", card.id)
 
     def recent(self, q: Question) -> Card | None:
-        """An identical request's card that still answers this one: pending, or declined lately."""
+        """An identical request's card that still answers this one: waiting, or answered lately.
+
+        Answered lately (declined, or completed, within :data:`ANSWER_MEMORY_SECONDS`): a call
+        retried after its reply was lost gets that answer instead of a second card, so it never
+        runs twice, and an agent cannot wear a person down by asking again right after a no.
+        """
         card = self.store.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now)
         if card is None:
             return None
         if card.state in (CardState.PENDING, CardState.RUNNING):
             return card
-        if card.state is CardState.DECLINED and card.refusal is None and q.ctx.now - card.updated_at < DECLINE_MEMORY_SECONDS:
+        answered = card.state in (CardState.DECLINED, CardState.COMPLETED) and card.refusal is None
+        if answered and q.ctx.now - card.updated_at < ANSWER_MEMORY_SECONDS:
             return card
         return None
 

@@ -8,7 +8,8 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
 * the person turned *Agent requests email* off → done, nothing sent;
 * one conditional write (:meth:`Store.claim_email_slot`) decides the rate limit: of a burst of
   cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL`` seconds exactly one sends — its
-  email lists every card that waits — and the others are done as rate limited;
+  email lists every card that waits — and the others are done as rate limited. The claim names
+  its notification, so if its sender dies before sending, the retry may claim again;
 * nothing waits any more (answered before we looked) → the slot is released, done;
 * a send that fails releases the slot and puts the notification back, due again after a backoff
   (:data:`MAX_ATTEMPTS` tries in all); a sender that dies mid-way leaves a lease that lapses, and
@@ -123,7 +124,7 @@ class CardNotifier:
             return FAILED  # the person is gone: nobody to tell
         if not person.agent_requests_email:
             return DISABLED
-        if not self.store.claim_email_slot(person.id, now, settings.email_interval):
+        if not self.store.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
         try:
             email = self.compose(person, n.card_id, now, settings)

@@ -177,8 +177,8 @@ class ComposedStore(Store):
     def use_nonce(self, nonce: str, expires_at: int, now: int) -> bool:
         return self._limits.use_nonce(nonce, expires_at, now)
 
-    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
-        return self._limits.claim_email_slot(person_id, now, interval)
+    def claim_email_slot(self, person_id: str, now: int, interval: int, claimer: str | None = None) -> bool:
+        return self._limits.claim_email_slot(person_id, now, interval, claimer)
 
     def release_email_slot(self, person_id: str, claimed_at: int) -> None:
         return self._limits.release_email_slot(person_id, claimed_at)

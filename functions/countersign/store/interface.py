@@ -294,8 +294,10 @@ class LimitStore(abc.ABC):
         """True the first time ``nonce`` is used (until ``expires_at``), False ever after."""
 
     @abc.abstractmethod
-    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
-        """One conditional write: True if no email went to this person in the last ``interval`` s."""
+    def claim_email_slot(self, person_id: str, now: int, interval: int, claimer: str | None = None) -> bool:
+        """One conditional write: True if no email went to this person in the last ``interval`` s —
+        or if the last claim was ``claimer``'s own (its sender died before finishing: it may try
+        again, and the others stay limited)."""
 
     @abc.abstractmethod
     def release_email_slot(self, person_id: str, claimed_at: int) -> None:

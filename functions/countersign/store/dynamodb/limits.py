@@ -38,12 +38,17 @@ class DynamoLimits(LimitStore):
 
     # -- rate limits ------------------------------------------------------------------------------
 
-    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
+    def claim_email_slot(self, person_id: str, now: int, interval: int, claimer: str | None = None) -> bool:
+        values = {":now": now, ":cutoff": now - interval, ":exp": now + 2 * interval}
+        update, condition = "SET last_sent = :now, expires_at = :exp", "attribute_not_exists(last_sent) OR last_sent <= :cutoff"
+        if claimer is not None:
+            values[":me"] = claimer
+            update, condition = update + ", claimer = :me", condition + " OR claimer = :me"
+        else:
+            update += " REMOVE claimer"
         return self.table.update(
-            codec.email_slot_key(person_id),
-            UpdateExpression="SET last_sent = :now, expires_at = :exp",
-            ConditionExpression="attribute_not_exists(last_sent) OR last_sent <= :cutoff",
-            ExpressionAttributeValues=codec.values({":now": now, ":cutoff": now - interval, ":exp": now + 2 * interval}),
+            codec.email_slot_key(person_id), UpdateExpression=update, ConditionExpression=condition,
+            ExpressionAttributeValues=codec.values(values),
         ) is not None
 
     def release_email_slot(self, person_id: str, claimed_at: int) -> None:

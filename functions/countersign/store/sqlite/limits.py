@@ -37,12 +37,13 @@ class SQLiteLimits(LimitStore):
 
     # -- rate limits ----------------------------------------------------------------------------
 
-    def claim_email_slot(self, person_id: str, now: int, interval: int) -> bool:
+    def claim_email_slot(self, person_id: str, now: int, interval: int, claimer: str | None = None) -> bool:
         with self.db.write() as db:
             return db.execute(
-                "INSERT INTO email_slots (person_id, claimed_at) VALUES (?, ?) ON CONFLICT (person_id) DO UPDATE"
-                " SET claimed_at = excluded.claimed_at WHERE email_slots.claimed_at + ? <= excluded.claimed_at",
-                (person_id, now, interval),
+                "INSERT INTO email_slots (person_id, claimed_at, claimer) VALUES (?, ?, ?) ON CONFLICT (person_id)"
+                " DO UPDATE SET claimed_at = excluded.claimed_at, claimer = excluded.claimer"
+                " WHERE email_slots.claimed_at + ? <= excluded.claimed_at OR email_slots.claimer = excluded.claimer",
+                (person_id, now, claimer, interval),
             ).rowcount == 1
 
     def release_email_slot(self, person_id: str, claimed_at: int) -> None:

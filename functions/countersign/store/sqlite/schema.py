@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS codes (
     code_hash TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, fingerprint TEXT NOT NULL, expires_at INTEGER NOT NULL,
     arguments_digest TEXT NOT NULL DEFAULT '', issued_at INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS nonces (nonce TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS email_slots (person_id TEXT PRIMARY KEY, claimed_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS email_slots (person_id TEXT PRIMARY KEY, claimed_at INTEGER NOT NULL, claimer TEXT);
 CREATE TABLE IF NOT EXISTS rate_hits (
     bucket TEXT NOT NULL, window_start INTEGER NOT NULL, hits INTEGER NOT NULL, PRIMARY KEY (bucket, window_start));
 CREATE TABLE IF NOT EXISTS docs (
@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS docs (
 ADDED_COLUMNS = {
     "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
+    "email_slots": (("claimer", "TEXT"),),
 }
 
 
