@@ -1,4 +1,4 @@
-"""Store bench: file N cards and confirm them (pending -> running -> completed) on each store.
+"""Store bench: file N cards and confirm them (one commit: the card completed with its effect) on each store.
 
     .venv/bin/python bench/store.py [N_SQLITE] [N_DYNAMODB]     (defaults: 1000 and 40)
 
@@ -11,6 +11,7 @@ not the service. moto 5.2.5 deep-copies the whole table for every item of every
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import sys
 import tempfile
@@ -31,7 +32,9 @@ os.environ.pop("AWS_PROFILE", None)
 from countersign.core.cards import CardState  # noqa: E402
 from countersign.core.codes import CodeRecord, code_hash, new_code  # noqa: E402
 from countersign.core.ids import new_id  # noqa: E402
-from countersign.store.records import AuditEntry, Card, Connection, Person, Workspace, secret_hash  # noqa: E402
+from countersign.store.records import (  # noqa: E402
+    AuditEntry, Card, CardCommit, Connection, DocWrite, Person, Workspace, secret_hash,
+)
 
 DAY = 24 * 3600
 T0 = 1_700_000_000
@@ -85,11 +88,12 @@ def entry(card: Card, event: str, at: int) -> AuditEntry:
 
 
 def click(store, card: Card, at: int) -> None:
-    """What the confirm API does for one click: read the card, take it to running, run, complete."""
-    store.get_card(card.workspace_id, card.id, at)
-    store.transition_card(card.workspace_id, card.id, CardState.RUNNING, at, entry(card, "running", at), channel="page")
-    store.transition_card(card.workspace_id, card.id, CardState.COMPLETED, at, entry(card, "completed", at),
-                          result={"ok": True})
+    """What a confirm does in the store: read the card, then one commit — the card completed with
+    its audit entry, its spent ticket, its request released and the action's effect (one doc)."""
+    seen = store.get_card(card.workspace_id, card.id, at)
+    effect = (DocWrite("bench_txn", card.id, {"amount": card.arguments["amount"]}, 0),)
+    store.commit_card(CardCommit(seen, CardState.COMPLETED, at, (entry(card, "completed", at),), effect,
+                                 result={"ok": True}, channel="page"))
 
 
 def run(store, n: int) -> dict:
@@ -136,20 +140,17 @@ def bench_dynamodb(n: int) -> tuple[dict, list[tuple[str, dict]]]:
 
         card, filed = make_card(ws, who, conn, n + 1)
         steps.append(("file a card", counter.during(lambda: store.file_card(card, filed))))
-        steps.append(("confirm click: get_card + pending->running + running->completed",
+        steps.append(("confirm: get_card + one commit (card, effect, audit, ticket, request)",
                       counter.during(lambda: click(store, card, now))))
-
-        # Another instance (another Lambda) answering a card it never read: no cached card.
         card, filed = make_card(ws, who, conn, n + 2)
         store.file_card(card, filed)
+        twin, twin_filed = make_card(ws, who, conn, n + 3)
+        twin = dataclasses.replace(twin, fingerprint=card.fingerprint)
+        steps.append(("file an identical request while one waits (the waiting card is returned)",
+                      counter.during(lambda: store.file_card(twin, twin_filed))))
         cold = DynamoDBStore("bench", client=client)
-        steps.append(("pending->running + running->completed, cold instance, no get_card",
-                      counter.during(lambda: (
-                          cold.transition_card(ws.id, card.id, CardState.RUNNING, now, entry(card, "running", now)),
-                          cold.transition_card(ws.id, card.id, CardState.COMPLETED, now, entry(card, "completed", now)),
-                      ))))
 
-        card, filed = make_card(ws, who, conn, n + 3)
+        card, filed = make_card(ws, who, conn, n + 4)
         store.file_card(card, filed)
         store.transition_card(ws.id, card.id, CardState.DECLINED, now, entry(card, "declined", now))
         steps.append(("a refused click (card already declined), cold instance",
@@ -177,7 +178,7 @@ def _refused(store, card: Card, now: int) -> None:
     from countersign.core.cards import Refusal
 
     try:
-        store.transition_card(card.workspace_id, card.id, CardState.RUNNING, now, entry(card, "running", now))
+        store.transition_card(card.workspace_id, card.id, CardState.COMPLETED, now, entry(card, "completed", now))
     except Refusal:
         pass
 
@@ -185,7 +186,7 @@ def _refused(store, card: Card, now: int) -> None:
 def main() -> None:
     n_sqlite = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
     n_ddb = int(sys.argv[2]) if len(sys.argv) > 2 else 40
-    print("countersign store bench: N cards filed, then each confirmed (get_card, ->running, ->completed)\n")
+    print("countersign store bench: N cards filed, then each confirmed (get_card, one commit with its effect)\n")
     results = {}
     try:
         results["sqlite (tmp file)"] = (n_sqlite, bench_sqlite(n_sqlite))

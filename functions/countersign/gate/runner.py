@@ -19,6 +19,7 @@ import time
 from typing import Callable
 
 from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
+from ..core.ids import new_id
 from ..faults import crash_point
 from ..store.errors import Conflict
 from ..store.records import Card, CardCommit, Person
@@ -178,22 +179,22 @@ def fail(desk: CardDesk, card: Card, now: int, actor: str, channel: str, message
 
 def run_unheld(desk: CardDesk, q: Question) -> dict:
     """A call that runs at once (its class does not hold it here): the effect is committed with no
-    card, re-planned on fresh state if a write raced another. Returns the result and next steps."""
-    from ..core.ids import new_id
-
+    card, re-planned on fresh state if a write raced another. Returns the result and next steps.
+    An outside call is made with one key for the whole call, however many times it is re-planned."""
+    key = f"countersign-{new_id('run_')}"
     for attempt in range(ATTEMPTS):
         effect = q.action.apply(q.plan, q.ctx)
         result = dict(effect.result)
         try:
             if effect.outside is not None:
-                result.update(effect.outside.call(f"countersign-{new_id('run_')}"))
+                result.update(effect.outside.call(key))
             for phase in effect.phases:
                 desk.store.write_docs(q.ctx.workspace.id, list(phase.writes))
         except Conflict:
             if attempt == ATTEMPTS - 1:
-                raise ActionError(BUSY_MESSAGE) from None
+                break
             time.sleep(random.uniform(0, 0.01 * 2**attempt))
             q = Question.of(q.action, q.arguments, q.ctx.refreshed(desk.now()))
             continue
         return {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
-    raise ActionError(BUSY_MESSAGE)  # pragma: no cover
+    raise ActionError(BUSY_MESSAGE)
