@@ -6,7 +6,7 @@ precompiled bytecode.
 
 It lays out two bundles in a temporary folder, the way infra/build_function.sh does for Lambda
 but from this virtualenv's installed files (this machine's wheels, not arm64 ones): the
-countersign package plus every distribution infra/requirements-{mcp,api}.txt brings in, plus
+countersign package plus every distribution infra/requirements-*.txt brings in, plus
 ``hello.py``.
 
 * **precompiled**: ``compileall --invalidation-mode unchecked-hash`` over the bundle (what the
@@ -55,6 +55,8 @@ MODULES = [
     ("hello (FastAPI + Mangum)", "hello"),
     ("api  countersign.handlers.api", "countersign.handlers.api"),
     ("mcp  countersign.handlers.mcp", "countersign.handlers.mcp"),
+    ("notifier  countersign.handlers.notifier", "countersign.handlers.notifier"),
+    ("sweeper  countersign.handlers.sweeper", "countersign.handlers.sweeper"),
 ]
 
 PROBE = """
@@ -93,7 +95,7 @@ def closure(requirement_files: list[Path]) -> set[str]:
 def lay_out(target: Path) -> None:
     """countersign + the functions' dependencies + hello.py, without any .pyc."""
     target.mkdir(parents=True)
-    for name in sorted(closure([ROOT / "infra" / "requirements-mcp.txt", ROOT / "infra" / "requirements-api.txt"])):
+    for name in sorted(closure(sorted((ROOT / "infra").glob("requirements-*.txt")))):
         dist = md.distribution(name)
         for file in dist.files or []:
             if "__pycache__" in file.parts or file.suffix == ".pyc" or ".." in file.parts:
@@ -166,7 +168,7 @@ def main() -> None:
         if any(source.rglob("*.pyc")):
             print("warning: the source-only bundle gained .pyc files; its numbers are not source-only\n")
 
-        header = f"{'entry module':32} {'bytecode':12} {'median ms':>10} {'x hello':>8} {'x precompiled':>14}"
+        header = f"{'entry module':40} {'bytecode':12} {'median ms':>10} {'x hello':>8} {'x precompiled':>14}"
         print(header)
         print("-" * len(header))
         for mode in ("precompiled", "source only"):
@@ -174,7 +176,7 @@ def main() -> None:
             for label, module in MODULES:
                 ms = results[(mode, module)]
                 own = ms / results[("precompiled", module)]
-                print(f"{label:32} {mode:12} {ms:10.0f} {ms / hello:8.2f} {own:14.2f}")
+                print(f"{label:40} {mode:12} {ms:10.0f} {ms / hello:8.2f} {own:14.2f}")
         print("\nx hello: against the bare FastAPI + Mangum handler with the same bytecode; x precompiled: "
               "against the same module precompiled.")
         print(json.dumps({f"{mode}:{module}": round(ms, 1) for (mode, module), ms in results.items()}))

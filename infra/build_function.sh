@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build one Lambda function's bundle: infra/build_function.sh KIND OUT_DIR (KIND: mcp | api).
+# Build one Lambda function's bundle: infra/build_function.sh KIND OUT_DIR (KIND: mcp | api | notifier | sweeper).
 # `sam build` calls it through infra/Makefile from a scratch copy of functions/; run by hand it
 # works from any folder that holds the countersign package (it looks in ./ then in functions/).
 #
@@ -13,8 +13,8 @@
 # Set PYTHON=/path/to/python3.12 if it is not on PATH.
 set -euo pipefail
 
-kind=${1:?usage: build_function.sh mcp|api OUT_DIR}
-out=${2:?usage: build_function.sh mcp|api OUT_DIR}
+kind=${1:?usage: build_function.sh mcp|api|notifier|sweeper OUT_DIR}
+out=${2:?usage: build_function.sh mcp|api|notifier|sweeper OUT_DIR}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 requirements="$here/requirements-$kind.txt"
 [ -f "$requirements" ] || { echo "build_function.sh: no $requirements" >&2; exit 2; }

@@ -22,6 +22,10 @@ import, so the local server and the tests keep plain ``logging``.
   ``email_sent``         a card email went out
   ``email_rate_limited`` a card email was suppressed: one per person per interval
   ``email_disabled`` / ``email_failed`` / ``email_nothing_pending``  the other outcomes
+  ``card_recovered``     the sweep (or a reader) settled a card a dead process left running
+  ``signing_key_missing`` the sweep found answerable cards signed by a key this instance lacks
+  ``sweep_settled`` / ``sweep_delivered``  per sweep: cards settled, notifications tried
+  ``notification_not_delivered``  a stream record whose notification is still owed (retried)
   ====================== =============================================================
 
 * **Tracer** (X-Ray, patches botocore): on only inside Lambda (``AWS_LAMBDA_FUNCTION_NAME`` is
@@ -211,38 +215,52 @@ def metric(name: str, value: float = 1) -> None:
 
 
 def wire(runtime: Any) -> None:
-    """Count the desk's card events and the card notifier's email outcomes."""
+    """Count the desk's card events and the card notifier's email outcomes (the runtime's
+    notifier: it emails after filing where it delivers inline, and in every sweep)."""
     runtime.desk.on_event = metric
-    notifier = runtime.desk.on_filed
-    if notifier is not None and hasattr(notifier, "on_event"):
-        notifier.on_event = metric
+    for notifier in (getattr(runtime, "notifier", None), runtime.desk.on_filed):
+        if notifier is not None and hasattr(notifier, "on_event"):
+            notifier.on_event = metric
 
 
-def instrument(handler: Callable[[dict, Any], dict]) -> Callable[[dict, Any], dict]:
+HTTP_REQUEST_ID = "requestContext.requestId"  # Powertools' correlation_paths.API_GATEWAY_HTTP
+
+
+def http_summary(event: dict, result: Any) -> dict:
+    """The ``handled`` line of an HTTP request, like the HTTP API's access log but with the
+    function's view. Never the query string, headers or body."""
+    http = (event.get("requestContext") or {}).get("http") or {}
+    return {"method": http.get("method"), "path": event.get("rawPath"),
+            "status": result.get("statusCode") if isinstance(result, dict) else None}
+
+
+def instrument(
+    handler: Callable[[dict, Any], dict],
+    *,
+    correlation_id_path: str = HTTP_REQUEST_ID,
+    summary: Callable[[dict, Any], dict] = http_summary,
+) -> Callable[[dict, Any], dict]:
     """The Lambda entry: correlation id and context keys on every log line of the invocation,
-    metrics flushed at its end (plus ``ColdStart``), an X-Ray segment inside Lambda."""
-    from aws_lambda_powertools.logging import correlation_paths
+    one ``handled`` line per invocation (``summary(event, result)``'s fields and the duration),
+    metrics flushed at its end (plus ``ColdStart``), an X-Ray segment inside Lambda.
 
+    ``correlation_id_path`` (JMESPath into the event): API Gateway's request id for the HTTP
+    functions; the first record's ``eventID`` for a stream batch; the EventBridge event's ``id``
+    for a schedule."""
     setup()
 
     @functools.wraps(handler)
     def entry(event: dict, context: Any) -> dict:
         started = time.perf_counter()
         result = handler(event, context)
-        # One line per request, like the HTTP API's access log but with the function's view.
-        # Never the query string, headers or body.
-        http = (event.get("requestContext") or {}).get("http") or {}
-        _logger.info("handled", extra={
-            "method": http.get("method"), "path": event.get("rawPath"),
-            "status": result.get("statusCode") if isinstance(result, dict) else None,
-            "ms": round((time.perf_counter() - started) * 1000, 1),
-        })
+        _logger.info("handled", extra={**summary(event, result),
+                                       "ms": round((time.perf_counter() - started) * 1000, 1)})
         return result
 
     # "No application metrics to publish" on an invocation that counted nothing is expected.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     wrapped = _metrics.log_metrics(entry, capture_cold_start_metric=True)
-    wrapped = _logger.inject_lambda_context(wrapped, correlation_id_path=correlation_paths.API_GATEWAY_HTTP,
+    wrapped = _logger.inject_lambda_context(wrapped, correlation_id_path=correlation_id_path,
                                             log_event=False, clear_state=True)
     if _tracer is not None:
         wrapped = _tracer.capture_lambda_handler(wrapped, capture_response=False, capture_error=False)

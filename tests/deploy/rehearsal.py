@@ -6,9 +6,11 @@
 * Each function is a :class:`ProcessInstance`: its own Python process (tests/deploy/worker.py)
   with exactly the environment template.yaml resolves for it, ``AWS_ENDPOINT_URL`` pointing at
   the moto server. Its import (settings, keys from Secrets Manager, store client) is the cold
-  start; events are API Gateway HTTP API v2 events, as CloudFront forwards them (the execute-api
-  Host, an edge as the connecting address, the viewer's address in ``CloudFront-Viewer-Address``,
-  and the ``X-Countersign-Origin`` header the template's dynamic reference resolves to).
+  start; events to the HTTP functions are API Gateway HTTP API v2 events, as CloudFront forwards
+  them (the execute-api Host, an edge as the connecting address, the viewer's address in
+  ``CloudFront-Viewer-Address``, and the ``X-Countersign-Origin`` header the template's dynamic
+  reference resolves to). The notifier gets the table's stream records (read from the moto
+  server, the template's filter applied, tests/support/streams.py), the sweeper schedule events.
 * The operator's first workspace and connection come from the real CLI, in a subprocess, with
   nothing but the table name, the public URL and (fake) AWS credentials.
 """
@@ -33,6 +35,8 @@ from tests.support.apigw import HOST
 from tests.support.aws import REPO_ROOT, create_table_from_template
 
 WORKER = Path(__file__).with_name("worker.py")
+# Each function's bundle: infra/requirements-KIND.txt (infra/Makefile).
+KIND = {"McpFunction": "mcp", "ApiFunction": "api", "NotifierFunction": "notifier", "SweeperFunction": "sweeper"}
 TABLE = "countersign-Table-1REHEARSAL0"
 CLOUDFRONT = "d111111abcdef8.cloudfront.net"
 FROM_ADDRESS = "countersign@example.com"
@@ -151,11 +155,17 @@ class MotoStack:
         handler = self.stack.function_property(function, "Handler")
         env = {**base_env(), **self.stack.environment(function), **aws_env(self.endpoint)}
         # Only what the function's bundle holds is importable (tests/deploy/worker.py blocks the rest).
-        kind = "mcp" if function == "McpFunction" else "api"
+        kind = KIND[function]
         env["WORKER_ALLOWED"] = json.dumps(sorted(requirement_closure(REPO_ROOT / "infra" / f"requirements-{kind}.txt")))
         instance = ProcessInstance(function, handler, env, self.tmp / f"{function}.log", self.origin_headers)
         self.instances.append(instance)
         return instance
+
+    def stream(self):
+        """The table's stream on the moto server, as the notifier's event source mapping reads it."""
+        from tests.support.streams import TableStream
+
+        return TableStream(self.session, TABLE, endpoint_url=self.endpoint)
 
     def cli(self, *args: str) -> dict:
         """``countersign ARGS`` as an operator runs it: their credentials, the table, the public URL."""
@@ -240,8 +250,12 @@ class ProcessInstance:
             source["sourceIp"] = EDGE
             headers.update(self.origin_headers)  # CloudFront replaces a viewer's own copy
         event["requestContext"]["domainName"] = HOST
+        return self.invoke_event(event, event["requestContext"]["requestId"])
+
+    def invoke_event(self, event: dict, correlation_id: str) -> dict:
+        """Hand the function ``event`` as Lambda would; its log lines should carry ``correlation_id``."""
         self.invocations += 1
-        self.request_ids.append(event["requestContext"]["requestId"])
+        self.request_ids.append(correlation_id)
         answer = self._ask({"op": "invoke", "event": event})
         if "error" in answer:
             raise AssertionError(f"{self.function} raised:\n{answer['error']}")

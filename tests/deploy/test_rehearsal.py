@@ -1,11 +1,14 @@
-"""The deployed-stack rehearsal: both Lambda entry points, each in its own process with the
+"""The deployed-stack rehearsal: the four Lambda entry points, each in its own process with the
 environment template.yaml gives it, against moto (DynamoDB, SES, Secrets Manager), through a
 whole confirmation:
 
     operator: countersign workspace create / connection create  (CLI, AWS credentials, the table)
-    agent:    suppress_domain over /mcp  -> held: a card, an email to the owner      (McpFunction)
+    agent:    suppress_domain over /mcp  -> held: a card and its notification     (McpFunction)
+    stream:   the notification's INSERT (the template's filter) -> the owner's email (NotifierFunction)
     person:   sign-in link by email, sign in, list, confirm over /api                (ApiFunction)
     agent:    get_confirmation_status over /mcp -> completed                          (McpFunction)
+    upkeep:   a withdrawn card, a lost stream record, a dead runner (tests/deploy/upkeep.py)
+                                                                (NotifierFunction, SweeperFunction)
 
 Then: every AWS call each function made is allowed by that function's IAM statements in the
 template (and every statement is used); every environment variable its code reads is set; the
@@ -23,12 +26,14 @@ import anyio
 import pytest
 
 from countersign.store.dynamodb import DynamoDBStore
+from tests.deploy import upkeep
 from tests.deploy.cfn import iam_requests, allowed, Unsupported
-from tests.deploy.rehearsal import FROM_ADDRESS, OWNER, MotoStack, mail_text, requirement_closure
+from tests.deploy.rehearsal import FROM_ADDRESS, KIND, OWNER, MotoStack, mail_text, requirement_closure
 from tests.support.apigw import LambdaTransport, http_event, response_body
 from tests.support.harness import mcp_client
+from tests.support.streams import filtered_event
 
-FUNCTIONS = ("McpFunction", "ApiFunction")
+FUNCTIONS = ("McpFunction", "ApiFunction", "NotifierFunction", "SweeperFunction")
 ENV_NAME = re.compile(r"\b((?:COUNTERSIGN|POWERTOOLS)_[A-Z0-9_]+)\b")
 
 
@@ -46,8 +51,11 @@ def moto_stack(tmp_path_factory):
 def rehearsal(moto_stack):
     """Run the whole confirmation once; the tests below look at what it left."""
     stack = moto_stack
-    mcp, api = stack.start("McpFunction"), stack.start("ApiFunction")  # both import in parallel
-    record: dict = {"mcp": mcp, "api": api, "stack": stack}
+    instances = {function: stack.start(function) for function in FUNCTIONS}  # all import in parallel
+    mcp, api, notifier = instances["McpFunction"], instances["ApiFunction"], instances["NotifierFunction"]
+    record: dict = {"instances": instances, "stack": stack}
+    stream = stack.stream()
+    stream.skip()  # the event source mapping starts at LATEST
 
     workspace = stack.cli("workspace", "create", "--store", f"dynamodb://{stack.stack.refs['Table']}",
                           "--name", "Acme", "--owner-email", OWNER, "--owner-name", "Olive")
@@ -55,22 +63,31 @@ def rehearsal(moto_stack):
                            "--email", OWNER, "--name", "Claude on laptop")
     assert connection["mcp_url"] == f"{stack.public_url}/mcp"
     record.update(workspace=workspace, connection=connection, token=connection["token"])
-    for instance in (mcp, api):
+    for instance in instances.values():
         ready = instance.wait_ready()
         assert ready["ready"], ready.get("error")
 
-    async def agent(tool: str, arguments: dict) -> dict:
-        async with mcp_client(connection["mcp_url"], connection["token"], transport=LambdaTransport([mcp])) as client:
+    async def call(token: str, tool: str, arguments: dict) -> dict:
+        async with mcp_client(connection["mcp_url"], token, transport=LambdaTransport([mcp])) as client:
             result = await client.call_tool(tool, arguments)
         assert not result.is_error, result.content
         return result.structured_content
 
-    # The agent asks; the write is held as a card and the owner is emailed.
-    held = anyio.run(agent, "suppress_domain", {"domain": "globex.com"})
+    def agent(tool: str, arguments: dict, token: str = connection["token"]) -> dict:
+        return anyio.run(call, token, tool, arguments)
+
+    # The agent asks; the write is held as a card, its notification written with it. The MCP
+    # function answers at once and emails nobody: the table's stream carries the notification's
+    # INSERT (the only record the template's filter passes) to the notifier, which emails the owner.
+    held = agent("suppress_domain", {"domain": "globex.com"})
     assert held["status"] == "pending", held
     card_id = held["confirmationId"]
     assert held["confirmationUrl"] == f"{stack.public_url}/confirm?card={card_id}"
     record.update(held=held, card_id=card_id)
+    assert [m for m in stack.sent_mail() if m["To"] == OWNER] == []
+    event = filtered_event(stream, stream.read())
+    assert [upkeep.card_of(r) for r in event["Records"]] == [card_id]
+    record["notified"] = notifier.invoke_event(event, event["Records"][0]["eventID"])
     [card_mail] = [m for m in stack.sent_mail() if m["To"] == OWNER]
     assert FROM_ADDRESS in card_mail["From"] and f"{stack.public_url}/confirm" in mail_text(card_mail)
 
@@ -103,9 +120,11 @@ def rehearsal(moto_stack):
     assert json.loads(response_body(confirmed))["state"] == "completed"
 
     # The agent polls and sees the action ran.
-    status = anyio.run(agent, "get_confirmation_status", {"confirmation_id": card_id})
+    status = agent("get_confirmation_status", {"confirmation_id": card_id})
     assert status["status"] == "completed", status
     record["status"] = status
+
+    record["upkeep"] = upkeep.rehearse(stack, instances, stream, agent)
 
     # What must never reach a log line, then the proof that it would be redacted if it did.
     store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
@@ -115,22 +134,42 @@ def rehearsal(moto_stack):
         "csrf token": csrf, "ticket": ticket, "ticket payload": ticket.split(".")[0],
         "ticket signature": ticket.split(".")[1], "signing key": stack.key_values["signing"],
         "state key": stack.key_values["state"], "origin secret": stack.key_values["origin"],
+        "second connection token": record["upkeep"]["token"],
     }
-    for instance in (mcp, api):
+    for instance in instances.values():
         instance.log(f"ticket={ticket} Authorization: Bearer {connection['token']} key {stack.key_values['state']}")
         instance.log(f"confirmation code {signin_token[:11]} for the sign-in link #token={signin_token}")
-    record["calls"] = {"McpFunction": mcp.calls(), "ApiFunction": api.calls()}
+    record["calls"] = {function: instance.calls() for function, instance in instances.items()}
     return record
 
 
-def test_a_whole_confirmation_across_both_functions(rehearsal):
+def test_a_whole_confirmation_across_the_functions(rehearsal):
+    instances = rehearsal["instances"]
     assert rehearsal["status"]["status"] == "completed"
-    assert rehearsal["mcp"].invocations >= 4 and rehearsal["api"].invocations == 4
+    assert rehearsal["notified"] == {"batchItemFailures": []}
+    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 4
+    assert instances["NotifierFunction"].invocations == 2 and instances["SweeperFunction"].invocations == 1
+
+
+def test_the_notifier_and_the_sweeper_deliver_what_is_owed_and_settle_what_stopped(rehearsal):
+    act = rehearsal["upkeep"]
+    # Withdrawn before the notifier ran: done, nothing sent, the email slot released (DeleteItem).
+    assert act["withdrawn_result"] == {"batchItemFailures": []}
+    assert act["withdrawn_outcome"] == "email_nothing_pending"
+    # The sweep settled the dead runner's card and delivered both notifications still owed: one
+    # email (the lost record's card; the other card had just failed), the other rate limited.
+    assert act["sweep"] == {"settled": 1, "delivered": 2}
+    assert act["lost"].outcome == "email_sent"
+    [mail] = act["second_mail"]
+    assert FROM_ADDRESS in mail["From"] and "hooli.com" in mail_text(mail)
+    stopped = act["stopped"]
+    assert stopped.state.value == "failed"
+    assert stopped.result["done"] == ["suppress"] and stopped.result["not_done"] == ["notify_list"]
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, function):
-    instance = rehearsal["mcp" if function == "McpFunction" else "api"]
+    instance = rehearsal["instances"][function]
     ready = instance.wait_ready()
     assert ready["ready"] and ready["callable"], ready
     assert instance.handler == rehearsal["stack"].stack.function_property(function, "Handler")
@@ -150,9 +189,12 @@ def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
     assert rehearsal["limit_keys"] == [f"LIMIT#signin-address:{viewer}"]
 
 
-def test_the_api_function_never_imports_mcp(rehearsal):
-    assert rehearsal["mcp"].wait_ready()["mcp_imported"] is True
-    assert rehearsal["api"].wait_ready()["mcp_imported"] is False
+def test_only_the_mcp_function_imports_mcp(rehearsal):
+    for function, instance in rehearsal["instances"].items():
+        assert instance.wait_ready()["mcp_imported"] is (function == "McpFunction"), function
+    for function in ("NotifierFunction", "SweeperFunction"):  # no web framework either
+        top = set(rehearsal["instances"][function].wait_ready()["top_level"])
+        assert not top & {"fastapi", "starlette", "mangum", "uvicorn", "mcp_types"}, function
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -171,22 +213,34 @@ def test_every_aws_call_is_allowed_by_the_function_policy(rehearsal, function):
     assert not denied, f"{function} made calls its template policy does not allow: {denied}"
 
 
+# The store calls each function's part needs (beyond these, whatever its policy allows).
+NEEDED = {
+    "McpFunction": {"GetItem", "TransactWriteItems"},  # read the connection, file the cards
+    "ApiFunction": {"GetItem", "TransactWriteItems"},  # sessions, the confirm click
+    "NotifierFunction": {"GetItem", "Query", "UpdateItem", "DeleteItem"},  # lease, slot, compose, release
+    "SweeperFunction": {"Query", "UpdateItem", "TransactWriteItems"},  # find, deliver, settle
+}
+
+
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_each_function_made_the_calls_a_confirmation_needs(rehearsal, function):
-    """Keys from Secrets Manager at import (one read per secret: cached), the store, and SES."""
+    """Keys from Secrets Manager at import (one read per secret: cached), the store, and SES:
+    the card emails from the notifier and the sweeper, the sign-in link from the api function,
+    none from the MCP function (the stream carries its cards' notifications)."""
     calls = rehearsal["calls"][function]
     operations = {(c["service"], c["operation"]) for c in calls}
     secrets = [c for c in calls if c["operation"] == "GetSecretValue"]
     refs = rehearsal["stack"].stack.refs
     read = ["SigningKeySecret", "StateKeysSecret"] + (["OriginVerifySecret"] if function == "ApiFunction" else [])
     assert sorted(c["params"]["SecretId"] for c in secrets) == sorted(refs[name] for name in read)
-    assert ("sesv2", "SendEmail") in operations  # the card email (mcp), the sign-in link (api)
-    assert {("dynamodb", "GetItem"), ("dynamodb", "TransactWriteItems")} <= operations
+    assert (("sesv2", "SendEmail") in operations) is (function != "McpFunction")
+    assert {("dynamodb", op) for op in NEEDED[function]} <= operations
 
 
 # Read by modules both functions load (settings, runtime) but deliberately left unset where it has
 # no use: only ApiFunction checks CloudFront's origin header, so only it may read that secret.
-OPTIONAL_HERE = {"McpFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "ApiFunction": set()}
+OPTIONAL_HERE = {"McpFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "ApiFunction": set(),
+                 "NotifierFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "SweeperFunction": {"COUNTERSIGN_ORIGIN_SECRET"}}
 # Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
 TEST_ONLY = {"COUNTERSIGN_FAULT"}
 
@@ -194,7 +248,7 @@ TEST_ONLY = {"COUNTERSIGN_FAULT"}
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_every_environment_variable_the_code_reads_is_set(rehearsal, function):
     """Grep every countersign module the function actually loaded for the variables it names."""
-    instance = rehearsal["mcp" if function == "McpFunction" else "api"]
+    instance = rehearsal["instances"][function]
     env = rehearsal["stack"].stack.environment(function)
     read: dict[str, str] = {}
     for path in instance.wait_ready()["countersign_files"]:
@@ -211,7 +265,9 @@ def test_every_environment_variable_the_code_reads_is_set(rehearsal, function):
 
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_logs_are_json_with_the_request_correlation_id(rehearsal, function):
-    instance = rehearsal["mcp" if function == "McpFunction" else "api"]
+    """One ``handled`` line per invocation, correlated: API Gateway's request id (HTTP), the
+    first stream record's eventID (notifier), the schedule event's id (sweeper)."""
+    instance = rehearsal["instances"][function]
     lines = [json.loads(line) for line in instance.log_text().splitlines() if line.strip()]
     logs = [line for line in lines if "level" in line]
     handled = [line for line in logs if line.get("message") == "handled"]
@@ -219,12 +275,14 @@ def test_logs_are_json_with_the_request_correlation_id(rehearsal, function):
     assert [line["correlation_id"] for line in handled] == instance.request_ids
     assert all(line["service"] == "countersign" and line["function_name"] == f"countersign-{function}"
                for line in handled)
-    assert all(set(line) >= {"method", "path", "status", "ms"} for line in handled)
+    fields = {"McpFunction": {"method", "path", "status"}, "ApiFunction": {"method", "path", "status"},
+              "NotifierFunction": {"records", "failed"}, "SweeperFunction": {"settled", "delivered"}}[function]
+    assert all(set(line) >= fields | {"ms"} for line in handled)
 
 
 def test_no_ticket_token_code_or_key_reaches_a_log_line(rehearsal):
     secrets = rehearsal["secrets"]
-    for instance in (rehearsal["mcp"], rehearsal["api"]):
+    for instance in rehearsal["instances"].values():
         text = instance.log_text() + instance.stderr_path.read_text()
         assert "rehearsal: ticket=[redacted]" in text and "Bearer [redacted]" in text  # the planted lines
         assert "confirmation code [redacted]" in text and "#token=[redacted]" in text
@@ -246,14 +304,22 @@ def test_metrics_are_emitted_as_emf(rehearsal):
                 out[metric["Name"]] = out.get(metric["Name"], 0) + (sum(value) if isinstance(value, list) else value)
         return out
 
-    mcp, api = metrics(rehearsal["mcp"]), metrics(rehearsal["api"])
-    assert mcp.get("card_filed") == 1 and mcp.get("email_sent") == 1 and mcp.get("ColdStart") == 1, mcp
-    assert api.get("card_confirmed") == 1 and api.get("ColdStart") == 1, api
+    got = {function: metrics(instance) for function, instance in rehearsal["instances"].items()}
+    mcp, api, notifier, sweeper = (got[f] for f in FUNCTIONS)
+    assert all(m.get("ColdStart") == 1 for m in got.values()), got
+    assert mcp.get("card_filed") == 4 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
+    assert api.get("card_confirmed") == 1, api
+    assert notifier.get("email_sent") == 1 and notifier.get("email_nothing_pending") == 1, notifier
+    assert (sweeper.get("card_recovered"), sweeper.get("sweep_settled"), sweeper.get("sweep_delivered")) == (1, 1, 2)
+    assert sweeper.get("email_sent") == 1 and sweeper.get("email_rate_limited") == 1, sweeper
 
 
-# Granted but not reached by one card confirmed on the page (the static test in test_template.py
-# ties the DynamoDB actions to the store's code): McpFunction spends confirmation codes by deleting them.
-UNUSED_HERE = {"McpFunction": {"dynamodb:deleteitem"}, "ApiFunction": set()}
+# Granted but not reached by this rehearsal (the static test in test_template.py ties the DynamoDB
+# actions to the store's code): McpFunction spends confirmation codes by deleting them; the sweeper
+# releases a person's email slot when a send fails or nothing waits any more (the notifier does it
+# here; tests/aws_lambda/test_sweeper.py shows the sweeper doing it) and a resumed action may delete.
+UNUSED_HERE = {"McpFunction": {"dynamodb:deleteitem"}, "ApiFunction": set(), "NotifierFunction": set(),
+               "SweeperFunction": {"dynamodb:deleteitem"}}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -267,7 +333,7 @@ def test_every_granted_action_is_used(rehearsal, function):
     assert granted - used == UNUSED_HERE[function]
 
 
-@pytest.mark.parametrize("function,kind", [("McpFunction", "mcp"), ("ApiFunction", "api")])
+@pytest.mark.parametrize("function,kind", sorted(KIND.items()))
 def test_the_function_requirements_cover_everything_it_imports(rehearsal, function, kind):
     """infra/requirements-KIND.txt is all the bundle gets. The workers run with every other
     installed distribution made unimportable (as in the bundle: optional imports such as certifi,
@@ -279,7 +345,7 @@ def test_the_function_requirements_cover_everything_it_imports(rehearsal, functi
 
     from tests.support.aws import REPO_ROOT
 
-    instance = rehearsal["mcp" if function == "McpFunction" else "api"]
+    instance = rehearsal["instances"][function]
     assert instance.blocked, "the worker ran with every installed distribution available"
     by_module = md.packages_distributions()
     imported = {canonicalize_name(d) for m in instance.wait_ready()["top_level"] if m != "_distutils_hack"
@@ -287,8 +353,10 @@ def test_the_function_requirements_cover_everything_it_imports(rehearsal, functi
     closure = requirement_closure(REPO_ROOT / "infra" / f"requirements-{kind}.txt")
     assert imported, "no third-party import recorded?"
     assert imported <= closure, f"{function} imports {sorted(imported - closure)} that its requirements do not bring"
-    if kind == "api":
+    if kind != "mcp":
         assert "mcp" not in closure and "uvicorn" not in closure
+    if kind in ("notifier", "sweeper"):
+        assert not {"fastapi", "starlette", "mangum"} & closure
 
 
 def test_the_rehearsal_table_is_the_template_table(rehearsal):

@@ -20,7 +20,13 @@ from tests.deploy.cfn import ACCOUNT, REGION, Stack
 from tests.deploy.conftest import SAM_VENV
 from tests.support.aws import REPO_ROOT
 
-FUNCTIONS = {"McpFunction": "countersign.handlers.mcp.handler", "ApiFunction": "countersign.handlers.api.handler"}
+HTTP_FUNCTIONS = {"McpFunction": "countersign.handlers.mcp.handler", "ApiFunction": "countersign.handlers.api.handler"}
+# Not behind the HTTP API: the table's stream (OUTBOX inserts) and a schedule (every minute).
+BACKGROUND_FUNCTIONS = {"NotifierFunction": "countersign.handlers.notifier.handler",
+                        "SweeperFunction": "countersign.handlers.sweeper.handler"}
+FUNCTIONS = {**HTTP_FUNCTIONS, **BACKGROUND_FUNCTIONS}
+KIND = {"McpFunction": "mcp", "ApiFunction": "api", "NotifierFunction": "notifier", "SweeperFunction": "sweeper"}
+WEB = {"mcp", "mcp-types", "uvicorn", "fastapi", "starlette", "mangum", "sse-starlette"}
 PACKAGE = REPO_ROOT / "functions" / "countersign"
 CACHING_OPTIMIZED = "658327ea-f89d-4fab-a63d-7e88639e58f6"
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
@@ -38,12 +44,16 @@ def stack(**parameters) -> Stack:
         refs={"Table": "countersign-Table-X", "SigningKeySecret": SIGNING_ARN, "StateKeysSecret": STATE_ARN,
               "OriginVerifySecret": ORIGIN_ARN, "HttpApi": "abc123", "Distribution": "E2EXAMPLE", "SiteBucket": "countersign-sitebucket-x",
               "SecurityHeadersPolicy": "policy-id", "McpFunction": "countersign-McpFunction-X",
-              "ApiFunction": "countersign-ApiFunction-X", "SigningKey": SIGNING_ARN},
+              "ApiFunction": "countersign-ApiFunction-X", "NotifierFunction": "countersign-NotifierFunction-X",
+              "SweeperFunction": "countersign-SweeperFunction-X", "SigningKey": SIGNING_ARN,
+              "NotifierDLQ": "https://sqs.eu-west-1.amazonaws.com/123456789012/countersign-NotifierDLQ-X"},
         attributes={"Table.Arn": TABLE_ARN, "Distribution.DomainName": "d111111abcdef8.cloudfront.net",
                     "SiteBucket.Arn": "arn:aws:s3:::countersign-sitebucket-x",
                     "SiteBucket.RegionalDomainName": "countersign-sitebucket-x.s3.eu-west-1.amazonaws.com",
                     "SiteOriginAccessControl.Id": "OAC123", "SpaRoutesFunction.FunctionARN": "arn:cf-function",
                     "McpFunction.Arn": "arn:mcp", "ApiFunction.Arn": "arn:api",
+                    "Table.StreamArn": f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000",
+                    "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
                     "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access"},
     )
 
@@ -53,7 +63,7 @@ def resources(template):
     return template["Resources"]
 
 
-def test_the_two_functions_and_their_handlers(template):
+def test_the_functions_and_their_handlers(template):
     s = stack()
     assert set(s.functions()) == set(FUNCTIONS)
     for name, handler in FUNCTIONS.items():
@@ -63,27 +73,18 @@ def test_the_two_functions_and_their_handlers(template):
         assert s.function_property(name, "CodeUri") == "functions"
         assert s.functions()[name]["Metadata"] == {"BuildMethod": "makefile", "ContextPath": "infra"}
         assert 128 <= s.function_property(name, "MemorySize") <= 3008
-        assert s.function_property(name, "Timeout") < 30  # below the HTTP API's integration timeout
         assert s.function_property(name, "Tracing") == "Active"
+        # Each function writes to its own log group, kept LogRetentionDays.
+        group = s.function_property(name, "LoggingConfig")["LogGroup"]["Ref"]
+        assert s.template["Resources"][group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    for name in HTTP_FUNCTIONS:
+        assert s.function_property(name, "Timeout") < 30  # below the HTTP API's integration timeout
+    # A sweep ends before the next one starts (rate(1 minute)).
+    assert s.function_property("SweeperFunction", "Timeout") < 60
     makefile = (REPO_ROOT / "infra" / "Makefile").read_text()
-    for name in FUNCTIONS:
-        assert re.search(rf"^build-{name}:", makefile, re.M), f"infra/Makefile has no build-{name} target"
-
-
-def test_each_function_has_its_own_requirements_and_only_mcp_gets_the_sdk():
-    def names(kind):
-        lines = (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines()
-        return {re.split(r"[\[=<>]", line.strip())[0].lower() for line in lines if line.strip() and not line.startswith("#")}
-
-    mcp, api = names("mcp"), names("api")
-    assert {"mcp", "mcp-types"} <= mcp and not {"mcp", "mcp-types", "uvicorn"} & api
-    assert {"boto3", "botocore"} <= mcp & api  # pinned: never mixed with the runtime's boto3
-    pins = {}
-    for kind in ("mcp", "api"):
-        for line in (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines():
-            if "==" in line:
-                name, version = line.split("==")
-                assert pins.setdefault(name, version) == version, f"{name} pinned differently per function"
+    for name, kind in KIND.items():
+        assert re.search(rf'^build-{name}:\n\tbash "\$\(INFRA\)build_function.sh" {kind} ', makefile, re.M), \
+            f"infra/Makefile has no build-{name} target building {kind}"
 
 
 # -- least privilege -------------------------------------------------------------------------------
@@ -133,14 +134,29 @@ def test_policies_are_inline_exact_and_name_real_actions(template, function):
         assert "*" not in resources, f"{function}: {statement['Sid']} on every resource"
 
 
+# The notifier only delivers: it reads (GetItem, Query), leases, finishes and retries the
+# notification and claims the email slot (UpdateItem), releases the slot (DeleteItem). It never
+# puts an item. tests/deploy/test_rehearsal.py records its calls and checks each is allowed.
+NOT_CALLED = {"NotifierFunction": {"dynamodb:PutItem"}}
+
+
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))
 def test_dynamodb_exactly_what_the_store_calls_on_the_table_only(function):
     [table] = [s for s in stack().statements(function) if s["Sid"] == "Table"]
-    assert set(_actions(table)) == _store_operations()
+    assert set(_actions(table)) == _store_operations() - NOT_CALLED.get(function, set())
     assert table["Resource"] == [TABLE_ARN, f"{TABLE_ARN}/index/*"]
 
 
-@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+# Who emails: the notifier and the sweeper (cards), the api function (sign-in links). The MCP
+# function files cards with their notifications and sends nothing itself.
+SENDERS = ("ApiFunction", "NotifierFunction", "SweeperFunction")
+
+
+def test_the_mcp_function_may_not_send_email():
+    assert not [s for s in stack().statements("McpFunction") if any(a.startswith("ses:") for a in _actions(s))]
+
+
+@pytest.mark.parametrize("function", SENDERS)
 def test_ses_only_as_the_configured_sender(function, template):
     statements = stack().statements(function)
     ses = [s for s in statements if any(a.startswith("ses:") for a in _actions(s))]
@@ -180,7 +196,8 @@ def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
 def test_the_secret_loader_is_cached_for_the_cold_start():
     source = (PACKAGE / "infra_secrets.py").read_text()
     assert "parameters.get_secret(arn, max_age=3600)" in source
-    assert stack().environment("McpFunction")["POWERTOOLS_PARAMETERS_MAX_AGE"] == "3600"
+    for function in FUNCTIONS:
+        assert stack().environment(function)["POWERTOOLS_PARAMETERS_MAX_AGE"] == "3600"
 
 
 # -- environment, parameters, outputs ---------------------------------------------------------------
@@ -198,6 +215,9 @@ def test_environment_and_outputs_follow_the_parameters():
             assert env["COUNTERSIGN_BASE_PATH"] == "/"
         outputs = {k: s.resolve(v["Value"]) for k, v in s.template["Outputs"].items()}
         assert outputs["McpUrl"] == f"{origin}/mcp" and outputs["ConfirmPageUrl"] == f"{origin}/confirm"
+        for function in FUNCTIONS:  # named, for the key reload after a rotation (README)
+            assert outputs[f"{function}Name"] == f"countersign-{function}-X"
+        assert outputs["NotifierDLQUrl"].startswith("https://sqs.")
     assert stack(Packs="mail").environment("ApiFunction")["COUNTERSIGN_PACKS"] == "mail"
 
 
@@ -354,26 +374,6 @@ console.log(JSON.stringify(Object.fromEntries(uris.map(u => [u, handler({request
 def test_stateful_resources_are_retained(resources):
     for name in ("Table", *SECRETS, "SiteBucket"):
         assert resources[name]["DeletionPolicy"] == "Retain", name
-
-
-def test_the_api_handler_imports_without_the_mcp_sdk(tmp_path):
-    """The check as a one-liner in a fresh interpreter, with the api function's template environment
-    (literal keys instead of ARNs; a DynamoDB endpoint on a closed local port: import makes no call)."""
-    import os
-    import secrets
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNTERSIGN_", "POWERTOOLS_", "AWS_"))}
-    env.update(stack().environment("ApiFunction"))
-    env.update(COUNTERSIGN_SIGNING_KEY=secrets.token_urlsafe(48), COUNTERSIGN_STATE_KEYS=secrets.token_urlsafe(48),
-               COUNTERSIGN_ORIGIN_SECRET=secrets.token_urlsafe(48), COUNTERSIGN_DATA=str(tmp_path), AWS_DEFAULT_REGION=REGION, AWS_ACCESS_KEY_ID="testing",
-               AWS_SECRET_ACCESS_KEY="testing", AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_EC2_METADATA_DISABLED="true")
-    check = ("import countersign.handlers.api, sys; "
-             "assert not any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules), 'mcp imported'; "
-             "assert callable(countersign.handlers.api.handler)")
-    done = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
 
 
 def test_custom_domain_serves_from_its_certificate(resources):

@@ -68,7 +68,8 @@ def _elf_machine(path: Path) -> int | None:
 
 def test_sam_build(tmp_path):
     """``sam build`` through infra/Makefile: each function's own dependencies for arm64, no MCP SDK
-    in the api function, precompiled unchecked-hash bytecode for python3.12."""
+    in the api function, neither the SDK nor a web framework in the notifier and the sweeper,
+    precompiled unchecked-hash bytecode for python3.12."""
     found = python312()
     if found is None:
         pytest.skip("sam build needs a working python3.12 (the runtime's version, used to precompile the "
@@ -86,6 +87,9 @@ def test_sam_build(tmp_path):
         ("McpFunction", "countersign/handlers/mcp.py", ["mcp", "mangum", "nacl", "boto3", "aws_lambda_powertools"], []),
         ("ApiFunction", "countersign/handlers/api.py", ["fastapi", "mangum", "nacl", "boto3", "aws_lambda_powertools"],
          ["mcp", "mcp_types", "uvicorn", "sse_starlette"]),
+        *((function, f"countersign/handlers/{kind}.py", ["pydantic", "nacl", "boto3", "aws_lambda_powertools"],
+           ["mcp", "mcp_types", "uvicorn", "sse_starlette", "fastapi", "starlette", "mangum"])
+          for function, kind in (("NotifierFunction", "notifier"), ("SweeperFunction", "sweeper"))),
     ):
         root = build_dir / function
         assert (root / handler).is_file(), f"{function}: {handler} missing from the bundle"

@@ -2,9 +2,9 @@
 
 Settings, store client, keys and the app are built once per instance, at import (cold start).
 This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp_*``: the MCP SDK
-costs about a second and a half of cold start (shared/notes/aws.md §11) and this function never
-speaks MCP. ``tests/api/test_lambda.py`` and ``tests/deploy`` check it. Logs, metrics and
-traces: :mod:`countersign.observability`.
+costs about a second and a half of cold start and this function never speaks MCP.
+``tests/api/test_lambda.py`` and ``tests/deploy`` check it. Logs, metrics and traces:
+:mod:`countersign.observability`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..settings import load
 from ..surfaces.api.app import create_api
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load())
+runtime = build(load(), deliver_inline=False)  # files no card; the notifier function emails
 observability.wire(runtime)
 app = create_api(runtime)
 handler = observability.instrument(

@@ -3,7 +3,9 @@
 Everything is built once per instance, at import (cold start): settings, store client, keys,
 the tool registry and the ``MCPServer``. Requests carry no state between them; request-state
 keys are shared by every instance (``COUNTERSIGN_STATE_KEYS``), so a 2026-07-28 retry may land
-anywhere. Logs, metrics and traces: :mod:`countersign.observability`.
+anywhere. A filed card's email is not sent from here: the card's notification is written with
+it (the outbox) and the table's stream hands it to the ``notifier`` function. Logs, metrics and
+traces: :mod:`countersign.observability`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from ..surfaces.mcp_http import lambda_handler
 from ..surfaces.mcp_tools import build_server
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load())
+runtime = build(load(), deliver_inline=False)  # the notifier function emails
 observability.wire(runtime)
 handler = observability.instrument(lambda_handler(
     build_server(runtime.desk, runtime.state_keys), runtime.store, os.environ.get("COUNTERSIGN_BASE_PATH", "/")

@@ -1,0 +1,24 @@
+"""The ``notifier`` Lambda function: the table's stream delivers each filed card's notification.
+
+The event source mapping (``template.yaml``) passes only ``INSERT`` records of ``OUTBOX`` items,
+in batches, with partial batch responses: a record whose notification is still owed after this
+function handled it is reported in ``batchItemFailures`` and retried; after the retries its
+batch's metadata lands in the ``NotifierDLQ`` queue, and the sweeper delivers it anyway
+(``infra/OPERATIONS.md``). What a record means: :mod:`countersign.surfaces.notifier`.
+
+Built once per instance, at import (cold start), like the HTTP functions; no MCP SDK, no web
+framework. Logs, metrics and traces: :mod:`countersign.observability`.
+"""
+
+from __future__ import annotations
+
+from .. import observability
+from ..runtime import build
+from ..settings import load
+from ..surfaces.notifier import stream_handler, summary
+
+observability.setup()  # first, so what building logs is JSON and redacted
+runtime = build(load(), deliver_inline=False)
+observability.wire(runtime)
+handler = observability.instrument(stream_handler(runtime, observability.metric),
+                                   correlation_id_path="Records[0].eventID", summary=summary)

@@ -1,0 +1,97 @@
+"""The table's stream as a surface: each new ``OUTBOX`` item (a filed card's notification) is
+delivered by the card notifier at once.
+
+On AWS, filing a card writes its notification in the same transaction (the transactional
+outbox); the table's stream carries the new item to the ``notifier`` function
+(:mod:`countersign.handlers.notifier`), whose event source mapping lets only those ``INSERT``
+records through (``template.yaml``: ``FilterCriteria``). :func:`stream_handler` is that
+function without its observability wrapper, so tests drive it in process.
+
+Per record (Powertools ``BatchProcessor``, partial batch responses):
+
+* not an ``INSERT`` of an ``OUTBOX`` item → ignored (a success);
+* else :meth:`CardNotifier.deliver`, then the notification is read back. Done (sent, rate
+  limited, nothing pending, disabled, given up) or still held by another sender whose lease
+  runs → a success. Anything else (the send failed and it waits for its next try, or marking it
+  done failed) → the record fails: it is reported in ``batchItemFailures`` and Lambda retries it;
+  after the retries the on-failure destination (``NotifierDLQ``) gets the batch's metadata.
+
+The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
+(:mod:`countersign.surfaces.sweeper`) delivers once it is due. A duplicate stream record finds
+the notification done and sends nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from ..store.records import NOTIFY_DONE, NOTIFY_SENDING
+
+log = logging.getLogger("countersign.notify.stream")
+
+NOT_DELIVERED = "notification_not_delivered"  # the metric counted per failed record
+
+
+class NotDelivered(Exception):
+    """A notification still owed after its record was handled: the record is reported failed."""
+
+
+def outbox_card_id(record: Any) -> str | None:
+    """The card whose notification ``record`` (a Powertools ``DynamoDBRecord``) inserted, or None
+    when it is anything else. The ``NewImage`` is decoded with the store's own codec."""
+    from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecordEventName
+
+    from ..store.dynamodb import codec
+
+    # Compare members: DynamoDBRecordEventName.INSERT.value is 0, which is falsy.
+    if record.event_name != DynamoDBRecordEventName.INSERT or record.dynamodb is None:
+        return None
+    raw = record.dynamodb.raw_event.get("NewImage") or {}
+    if "pk" not in raw or "sk" not in raw:
+        return None
+    notification = codec.notification_from(codec.plain(raw))
+    if not notification.card_id or codec.outbox_key(notification.card_id) != {"pk": raw["pk"], "sk": raw["sk"]}:
+        return None
+    return notification.card_id
+
+
+def stream_handler(runtime: Any, metric: Callable[[str], None] | None = None) -> Callable[[dict, Any], dict]:
+    """A Lambda handler for the table's stream events, delivering through ``runtime.notifier``.
+    Returns ``{"batchItemFailures": [...]}``; raises only when every record failed (Powertools'
+    ``BatchProcessingError``: Lambda then retries the batch, bisecting it)."""
+    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+    processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+    notifier, store = runtime.notifier, runtime.store
+
+    def record_handler(record: Any) -> str:
+        card_id = outbox_card_id(record)
+        if card_id is None:
+            return "ignored"
+        outcome = notifier.deliver(card_id)
+        after = store.get_notification(card_id)
+        if after is None:  # removed (by TTL, long after its card): nothing is owed
+            log.warning("the notification of card %s is gone; nothing to deliver", card_id)
+            return "gone"
+        if after.state == NOTIFY_DONE:
+            return after.outcome or "done"
+        if outcome is None and after.state == NOTIFY_SENDING and (after.lease_until or 0) > int(notifier.clock()):
+            return "held"  # another sender has it; if that one dies, the sweeper takes over
+        if metric is not None:
+            metric(NOT_DELIVERED)
+        log.warning("the notification of card %s is still %s (attempts %s, due at %s); its record is reported failed",
+                    card_id, after.state, after.attempts, after.due_at)
+        raise NotDelivered(f"the notification of card {card_id} is still {after.state}")
+
+    def handle(event: dict, context: Any) -> dict:
+        return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                        context=context)
+
+    return handle
+
+
+def summary(event: dict, result: Any) -> dict:
+    """The ``handled`` log line's fields for one stream batch."""
+    failures = result.get("batchItemFailures", []) if isinstance(result, dict) else []
+    return {"records": len(event.get("Records") or []), "failed": len(failures)}

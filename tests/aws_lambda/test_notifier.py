@@ -1,0 +1,192 @@
+"""The notifier function on the stack in miniature: cards filed through the real gate into the
+DynamoDB store (moto, table from template.yaml), the table's stream read from moto and turned into
+the event Lambda would deliver (the template's FilterCriteria applied), SES on moto.
+
+The handler is :func:`countersign.surfaces.notifier.stream_handler` on a runtime built as the
+function builds it at import (``deliver_inline=False``); ``countersign.handlers.notifier`` itself
+is imported in tests/deploy (the rehearsal, and a cold import with the template's environment).
+"""
+
+from __future__ import annotations
+
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+from countersign.notify.message import one_line
+from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from countersign.surfaces.mcp_http import lambda_handler
+from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.notifier import stream_handler
+from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
+from tests.support.apigw import LambdaContext, LambdaInstance, LambdaTransport
+from tests.support.harness import mcp_client
+from tests.support.streams import filtered_event, passes_filter
+
+OUTBOX_PK = "OUTBOX#"
+
+
+def is_outbox_insert(record: dict) -> bool:
+    return record["eventName"] == "INSERT" and record["dynamodb"]["Keys"]["pk"]["S"].startswith(OUTBOX_PK)
+
+
+def card_of(record: dict) -> str:
+    return record["dynamodb"]["Keys"]["pk"]["S"][len(OUTBOX_PK):]
+
+
+def to(address: str) -> list:
+    return [m for m in sent_mail() if m["To"] == address]
+
+
+def text_of(message) -> str:
+    return message.get_body(preferencelist=("plain",)).get_content()
+
+
+@pytest.fixture
+def runtime(aws):
+    return instance_runtime(aws)
+
+
+def test_one_email_per_person_per_interval_and_every_notification_done(runtime, stream):
+    olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
+    olives = [olive.file("one"), olive.file("two", note="n2"), olive.file("three", tool="edit_note")]
+    brunos = [bruno.file("hello")]
+    records = stream.read()
+    event = filtered_event(stream, records)
+    # The filter passes exactly the four new notifications, nothing else filing wrote.
+    assert sorted(card_of(r) for r in event["Records"]) == sorted(olives + brunos)
+    assert len(records) > len(event["Records"])
+    handler = stream_handler(runtime)
+
+    assert handler(event, LambdaContext()) == {"batchItemFailures": []}
+    assert sorted(m["To"] for m in sent_mail()) == ["bruno@example.com", "olive@example.com"]
+    [olive_mail] = to("olive@example.com")
+    for card_id in olives:  # one email lists every card that waits on her
+        assert one_line(olive.card(card_id).title) in text_of(olive_mail)
+    assert "https://confirm.example.com" in text_of(olive_mail)
+    after = {c: notification(runtime, c) for c in olives + brunos}
+    assert {n.state for n in after.values()} == {NOTIFY_DONE}
+    assert sorted(after[c].outcome for c in olives) == ["email_rate_limited", "email_rate_limited", "email_sent"]
+    assert after[brunos[0]].outcome == "email_sent"
+
+    # Lambda delivers a batch again (at least once): nothing more is sent, nothing fails.
+    assert handler(event, LambdaContext()) == {"batchItemFailures": []}
+    assert len(sent_mail()) == 2
+
+    # A card filed within the interval is done as rate limited; one after it, emailed.
+    soon = olive.file("four", note="n2", tool="edit_note")
+    assert handler(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+    assert notification(runtime, soon).outcome == "email_rate_limited" and len(to("olive@example.com")) == 1
+    move_clock(runtime, runtime.settings.email_interval)
+    later = olive.file("five", note="n1", tool="draft_note")
+    assert handler(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+    assert notification(runtime, later).outcome == "email_sent" and len(to("olive@example.com")) == 2
+
+
+def test_a_failing_send_fails_only_its_record_and_the_notification_is_due_again(runtime, stream):
+    olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
+    first, second = olive.file("one"), bruno.file("two")
+    event = filtered_event(stream, stream.read())
+    [bruno_record] = [r for r in event["Records"] if card_of(r) == second]
+    handler = stream_handler(runtime)
+    now = runtime.desk.now()
+
+    with ses_refuses(runtime, "bruno@example.com"):
+        result = handler(event, LambdaContext())
+    assert result == {"batchItemFailures": [{"itemIdentifier": bruno_record["dynamodb"]["SequenceNumber"]}]}
+    assert [m["To"] for m in sent_mail()] == ["olive@example.com"]
+    assert notification(runtime, first).state == NOTIFY_DONE
+    owed = notification(runtime, second)
+    assert (owed.state, owed.attempts) == (NOTIFY_PENDING, 1)
+    assert now < owed.due_at <= now + 60 + 1  # the first backoff: a minute
+    assert runtime.store.due_notifications(now) == []
+    assert [n.card_id for n in runtime.store.due_notifications(owed.due_at)] == [second]
+
+    # Lambda retries the failed record at once: not due yet, so it fails again without a send.
+    retry = {"Records": [bruno_record]}
+    with pytest.raises(BatchProcessingError):  # a batch whose every record failed: Lambda retries it whole
+        handler(retry, LambdaContext())
+    assert notification(runtime, second).attempts == 1 and len(sent_mail()) == 1
+
+    # After the backoff a retry (or the sweeper) sends it; the email slot the failure released is free.
+    move_clock(runtime, owed.due_at - now)
+    assert handler(retry, LambdaContext()) == {"batchItemFailures": []}
+    assert [m["To"] for m in sent_mail()] == ["olive@example.com", "bruno@example.com"]
+    assert (notification(runtime, second).state, notification(runtime, second).outcome) == (NOTIFY_DONE, "email_sent")
+
+
+def test_records_that_are_not_outbox_inserts_are_ignored(runtime, stream):
+    olive = Person(runtime, "olive@example.com")
+    card_id = olive.file("one")
+    filed = stream.read()
+    handler = stream_handler(runtime)
+    lambda_records = stream.event(filed)["Records"]
+    others = [r for r in lambda_records if not is_outbox_insert(r)]
+    assert {r["dynamodb"]["Keys"]["pk"]["S"].split("#")[0] for r in others} >= {"CARD", "REQ"}
+    assert not any(passes_filter(r) for r in others)
+    assert [card_of(r) for r in lambda_records if passes_filter(r)] == [card_id]
+
+    # Even unfiltered, the function leaves them alone.
+    assert handler({"Records": others}, LambdaContext()) == {"batchItemFailures": []}
+    assert notification(runtime, card_id).state == NOTIFY_PENDING and sent_mail() == []
+
+    # Delivering changes the OUTBOX item (MODIFY: leased, done) and claims the email slot (a RATE
+    # item): the filter drops those records, the function ignores them.
+    assert handler(filtered_event(stream, filed), LambdaContext()) == {"batchItemFailures": []}
+    changes = stream.event(stream.read())["Records"]
+    outbox = [r for r in changes if r["dynamodb"]["Keys"]["pk"]["S"].startswith(OUTBOX_PK)]
+    assert outbox and {r["eventName"] for r in outbox} == {"MODIFY"}
+    assert not any(passes_filter(r) for r in changes)
+    assert handler({"Records": changes}, LambdaContext()) == {"batchItemFailures": []}
+    assert len(sent_mail()) == 1
+
+
+def test_a_notification_held_by_another_sender_is_left_to_it(runtime, stream):
+    olive = Person(runtime, "olive@example.com")
+    card_id = olive.file("one")
+    event = filtered_event(stream, stream.read())
+    taken = runtime.store.lease_notification(card_id, runtime.desk.now(), 120)  # the sweeper, say
+    assert taken is not None and taken.state == NOTIFY_SENDING
+
+    assert stream_handler(runtime)(event, LambdaContext()) == {"batchItemFailures": []}
+    assert sent_mail() == [] and notification(runtime, card_id).state == NOTIFY_SENDING
+
+
+def test_every_outcome_is_counted_for_metrics(runtime, stream):
+    from countersign import observability
+
+    events: list[str] = []
+    runtime.notifier.on_event = events.append
+    olive = Person(runtime, "olive@example.com")
+    olive.file("one")
+    olive.file("two", note="n2")
+    failed: list[str] = []
+    assert stream_handler(runtime, failed.append)(filtered_event(stream, stream.read()), LambdaContext()) == {
+        "batchItemFailures": []}
+    assert sorted(events) == ["email_rate_limited", "email_sent"] and failed == []
+    observability.wire(runtime)  # what the function does at import: the notifier's outcomes are metrics
+    assert runtime.notifier.on_event is observability.metric
+
+
+@pytest.mark.anyio
+async def test_a_held_call_through_the_mcp_function_is_emailed_by_the_notifier(aws, stack_tenant, stream):
+    """The real flow on AWS: the mcp function files the card (and its notification) and answers at
+    once without emailing; the table's stream hands the notification to the notifier function."""
+    operator, workspace, person, token = stack_tenant
+    mcp_runtime = instance_runtime(aws)  # as countersign.handlers.mcp builds it
+    instance = LambdaInstance(lambda_handler(build_server(mcp_runtime.desk, mcp_runtime.state_keys), mcp_runtime.store, "/"))
+    try:
+        async with mcp_client("https://confirm.example.com/mcp", token, mode="legacy",
+                              transport=LambdaTransport([instance])) as client:
+            held = (await client.call_tool("publish_note", {"note_id": "n1", "text": "via lambda"})).structured_content
+    finally:
+        instance.close()
+    assert held["status"] == "pending", held
+    assert sent_mail() == []  # nothing emailed inline
+
+    notifier_runtime = instance_runtime(aws)  # a separate instance of the notifier function
+    event = filtered_event(stream, stream.read())
+    assert [card_of(r) for r in event["Records"]] == [held["confirmationId"]]
+    assert stream_handler(notifier_runtime)(event, LambdaContext()) == {"batchItemFailures": []}
+    [mail] = sent_mail()
+    assert mail["To"] == "owner@example.com"
+    assert "https://confirm.example.com/" in text_of(mail)

@@ -1,0 +1,129 @@
+"""The sweeper function on the stack in miniature: schedule events, the DynamoDB store and SES on
+moto, cards filed through the real gate. It delivers what the stream path left owed (a failed
+first send, a sender that died) and settles cards a dead instance left running.
+
+The handler is :func:`countersign.surfaces.sweeper.schedule_handler` on a runtime built as the
+function builds it at import; ``countersign.handlers.sweeper`` itself is imported in tests/deploy.
+"""
+
+from __future__ import annotations
+
+import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
+
+from countersign.core.cards import CardState
+from countersign.gate.recovery import STOPPED
+from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, AuditEntry, CardCommit
+from countersign.surfaces.notifier import stream_handler
+from countersign.surfaces.sweeper import schedule_handler
+from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
+from tests.support.apigw import LambdaContext
+from tests.support.streams import filtered_event, schedule_event
+
+
+@pytest.fixture
+def runtime(aws):
+    return instance_runtime(aws)
+
+
+def sweep(runtime, metrics: list | None = None) -> dict:
+    handler = schedule_handler(runtime, None if metrics is None else (lambda name, value: metrics.append((name, value))))
+    return handler(schedule_event(), LambdaContext())
+
+
+def leave_running(runtime, person: Person, card_id: str, lease: int = 120):
+    """What a process that died mid-way through a two-step action leaves: the card running, its
+    first step committed, a lease that lapses."""
+    card = person.card(card_id)
+    now = runtime.desk.now()
+    return runtime.store.commit_card(CardCommit(
+        card, CardState.RUNNING, now, (AuditEntry(card_id, person.workspace.id, now, "running", f"person:{person.person.id}", "page"),),
+        run={"steps": ["publish", "announce"], "done": 1}, lease_until=now + lease, channel="page"))
+
+
+def test_a_notification_whose_first_send_failed_is_delivered_by_the_sweep(runtime, stream):
+    olive = Person(runtime, "olive@example.com")
+    card_id = olive.file("one")
+    event = filtered_event(stream, stream.read())
+    with ses_refuses(runtime, "olive@example.com"), pytest.raises(BatchProcessingError):
+        stream_handler(runtime)(event, LambdaContext())  # its only record failed: the batch fails
+    owed = notification(runtime, card_id)
+    assert owed.state == NOTIFY_PENDING and sent_mail() == []
+
+    assert sweep(runtime) == {"settled": 0, "delivered": 0}  # not due yet: the backoff runs
+    move_clock(runtime, owed.due_at - runtime.desk.now())
+    metrics: list = []
+    assert sweep(runtime, metrics) == {"settled": 0, "delivered": 1}
+    [mail] = sent_mail()
+    assert mail["To"] == "olive@example.com"
+    done = notification(runtime, card_id)
+    assert (done.state, done.outcome, done.attempts) == (NOTIFY_DONE, "email_sent", 1)
+    assert metrics == [("sweep_settled", 0), ("sweep_delivered", 1)]
+    assert sweep(runtime) == {"settled": 0, "delivered": 0}  # nothing owed any more
+    assert len(sent_mail()) == 1
+
+
+def test_a_notification_whose_sender_died_is_delivered_once_its_lease_lapses(runtime):
+    olive = Person(runtime, "olive@example.com")
+    card_id = olive.file("one")
+    # A notifier instance leased it and died before sending (no stream retry comes: it succeeded
+    # from Lambda's point of view, or its retries ran out).
+    assert runtime.store.lease_notification(card_id, runtime.desk.now(), 120) is not None
+
+    move_clock(runtime, 60)
+    assert sweep(runtime) == {"settled": 0, "delivered": 0}  # still held
+    assert notification(runtime, card_id).state == NOTIFY_SENDING and sent_mail() == []
+    move_clock(runtime, 60)
+    assert sweep(runtime) == {"settled": 0, "delivered": 1}
+    assert [m["To"] for m in sent_mail()] == ["olive@example.com"]
+    assert notification(runtime, card_id).outcome == "email_sent"
+
+
+def test_a_card_left_running_is_settled_as_failed_saying_which_steps_ran(runtime):
+    olive = Person(runtime, "olive@example.com")
+    card_id = olive.file("one")
+    leave_running(runtime, olive, card_id)
+    assert olive.card(card_id).state is CardState.RUNNING
+
+    move_clock(runtime, 60)
+    assert sweep(runtime)["settled"] == 0  # the runner may still be alive
+    move_clock(runtime, 60)
+    metrics: list = []
+    assert sweep(runtime, metrics)["settled"] == 1
+    card = olive.card(card_id)
+    assert card.state is CardState.FAILED
+    assert card.result["done"] == ["publish"] and card.result["not_done"] == ["announce"]
+    assert card.result["error"].startswith(STOPPED)
+    trail = runtime.store.audit_trail(olive.workspace.id, card_id)
+    assert [e.event for e in trail] == ["filed", "running", "failed"]
+    assert (trail[-1].actor, trail[-1].channel) == ("system", "system")
+    assert ("sweep_settled", 1) in metrics
+    assert runtime.store.running_cards(runtime.desk.now()) == []
+    assert sweep(runtime)["settled"] == 0
+
+
+def test_one_bad_card_never_stops_the_sweep(runtime):
+    olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
+    bad, good = olive.file("one"), bruno.file("two")
+    leave_running(runtime, olive, bad)
+    leave_running(runtime, bruno, good)
+    move_clock(runtime, 121)
+    commit = runtime.store.commit_card
+
+    def broken(c):
+        if c.card.id == bad:
+            raise RuntimeError("this card's item is broken")
+        return commit(c)
+
+    runtime.store.commit_card = broken
+    try:
+        counts = sweep(runtime)
+    finally:
+        runtime.store.commit_card = commit
+    assert counts["settled"] == 1  # the good one; the sweep went on past the bad one
+    assert bruno.card(good).state is CardState.FAILED and olive.card(bad).state is CardState.RUNNING
+    # Both notifications were still delivered: nothing waits on either person (the cards ran).
+    assert counts["delivered"] == 2 and sent_mail() == []
+    assert {notification(runtime, c).outcome for c in (bad, good)} == {"email_nothing_pending"}
+    assert sweep(runtime)["settled"] == 1  # repaired: the next minute settles it
+    assert olive.card(bad).state is CardState.FAILED

@@ -1,0 +1,147 @@
+"""template.yaml's background functions: the notifier on the table's stream (OUTBOX inserts, a
+dead-letter queue for batches it gave up on) and the sweeper on a schedule; and, for every
+function, its own requirements, what its cold start must not import and that none emails right
+after filing.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+
+from tests.deploy.test_template import ACCOUNT, FUNCTIONS, KIND, PACKAGE, REGION, TABLE_ARN, WEB, _actions, stack
+from tests.support.aws import REPO_ROOT
+
+
+@pytest.fixture(scope="module")
+def resources(template):
+    return template["Resources"]
+
+
+def _requirement_names(kind):
+    lines = (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines()
+    return {re.split(r"[\[=<>]", line.strip())[0].lower() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def test_each_function_has_its_own_requirements_and_only_mcp_gets_the_sdk():
+    names = {kind: _requirement_names(kind) for kind in KIND.values()}
+    mcp, api = names["mcp"], names["api"]
+    assert {"mcp", "mcp-types"} <= mcp and not {"mcp", "mcp-types", "uvicorn"} & api
+    for kind in ("notifier", "sweeper"):  # no MCP SDK, no web framework: a plain handler
+        assert not WEB & names[kind], f"requirements-{kind}.txt brings {WEB & names[kind]}"
+        assert {"pydantic", "pynacl", "aws-lambda-powertools"} <= names[kind]
+    for kind, found in names.items():
+        assert {"boto3", "botocore"} <= found, kind  # pinned: never mixed with the runtime's boto3
+    pins = {}
+    for kind in KIND.values():
+        for line in (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines():
+            if "==" in line:
+                name, version = line.split("==")
+                assert pins.setdefault(name, version) == version, f"{name} pinned differently per function"
+
+
+# What each entry module must not import at its cold start: the MCP SDK costs ~1.5 s of import,
+# and the background functions need no web framework either.
+NEVER_IMPORTED = {
+    "ApiFunction": ("mcp", "mcp_types"),
+    "NotifierFunction": ("mcp", "mcp_types", "fastapi", "starlette", "mangum", "uvicorn"),
+    "SweeperFunction": ("mcp", "mcp_types", "fastapi", "starlette", "mangum", "uvicorn"),
+}
+
+
+@pytest.mark.parametrize("function", sorted(NEVER_IMPORTED))
+def test_the_handler_imports_without_what_it_does_not_need(tmp_path, function):
+    """The check as a one-liner in a fresh interpreter, with the function's template environment
+    (literal keys instead of ARNs; a DynamoDB endpoint on a closed local port: import makes no call)."""
+    import os
+    import secrets
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("COUNTERSIGN_", "POWERTOOLS_", "AWS_"))}
+    env.update(stack().environment(function))
+    env.update(COUNTERSIGN_SIGNING_KEY=secrets.token_urlsafe(48), COUNTERSIGN_STATE_KEYS=secrets.token_urlsafe(48),
+               COUNTERSIGN_DATA=str(tmp_path), AWS_DEFAULT_REGION=REGION, AWS_ACCESS_KEY_ID="testing",
+               AWS_SECRET_ACCESS_KEY="testing", AWS_ENDPOINT_URL="http://127.0.0.1:9", AWS_EC2_METADATA_DISABLED="true")
+    if function == "ApiFunction":
+        env.update(COUNTERSIGN_ORIGIN_SECRET=secrets.token_urlsafe(48))
+    module = FUNCTIONS[function].rsplit(".", 1)[0]
+    check = (f"import {module} as m, sys; "
+             f"bad = [n for n in sys.modules if n.split('.')[0] in {NEVER_IMPORTED[function]!r}]; "
+             "assert not bad, bad; assert callable(m.handler); "
+             "assert m.runtime.desk.on_filed is None, 'emails inline'")
+    done = subprocess.run([sys.executable, "-c", check], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_no_function_emails_right_after_filing(function):
+    """On AWS the table's stream drives the notifier: every entry module builds its runtime with
+    deliver_inline=False (an inline email from the MCP function would be a second one)."""
+    source = (PACKAGE / "handlers" / f"{KIND[function]}.py").read_text()
+    assert "runtime = build(load(), deliver_inline=False)" in source
+
+
+# -- the stream, the dead-letter queue and the schedule -------------------------------------------
+
+
+def test_the_notifier_reads_only_new_notifications_from_the_stream(resources):
+    from tests.support.streams import filter_patterns, passes_filter, stream_event_source
+
+    s = stack()
+    assert resources["Table"]["Properties"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+    source = s.resolve(stream_event_source())
+    assert source["Stream"] == f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000"
+    assert source["StartingPosition"] == "LATEST"
+    assert 1 <= source["BatchSize"] <= 25
+    assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert source["BisectBatchOnFunctionError"] is True
+    assert (source["MaximumRetryAttempts"], source["MaximumRecordAgeInSeconds"]) == (5, 3600)
+    assert source["DestinationConfig"] == {"OnFailure": {"Type": "SQS", "Destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"}}
+    assert filter_patterns() == [{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": ["OUTBOX"]}}}}]
+
+    def record(event, pk, sk):
+        return {"eventName": event, "dynamodb": {"Keys": {"pk": {"S": pk}, "sk": {"S": sk}},
+                                                 "NewImage": {"pk": {"S": pk}, "sk": {"S": sk}}}}
+
+    assert passes_filter(record("INSERT", "OUTBOX#c_1", "OUTBOX"))
+    for other in (record("MODIFY", "OUTBOX#c_1", "OUTBOX"), record("INSERT", "CARD#c_1", "CARD"),
+                  record("INSERT", "RATE#p_1", "EMAIL"), record("REMOVE", "OUTBOX#c_1", "OUTBOX")):
+        assert not passes_filter(other), other
+    # The key the filter names is the key the store writes.
+    from countersign.store.dynamodb import codec
+
+    assert codec.outbox_key("c_1") == {"pk": {"S": "OUTBOX#c_1"}, "sk": {"S": "OUTBOX"}}
+
+
+def test_the_dead_letter_queue_is_encrypted_and_kept_long(resources):
+    queue = resources["NotifierDLQ"]
+    assert queue["Type"] == "AWS::SQS::Queue"
+    assert queue["Properties"] == {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}
+    # SAM grants sqs:SendMessage on it for the destination; no function statement names SQS.
+    for function in FUNCTIONS:
+        assert not any(a.startswith("sqs:") for st in stack().statements(function) for a in _actions(st))
+
+
+def test_the_sweeper_runs_every_minute_without_retries(resources):
+    props = resources["SweeperFunction"]["Properties"]
+    [event] = props["Events"].values()
+    assert event == {"Type": "Schedule", "Properties": {
+        "Schedule": "rate(1 minute)", "Description": event["Properties"]["Description"], "Enabled": True}}
+    assert props["EventInvokeConfig"] == {"MaximumEventAgeInSeconds": 60, "MaximumRetryAttempts": 0}
+    events = {name: list(resources[name]["Properties"].get("Events", {}).values()) for name in FUNCTIONS}
+    assert events["McpFunction"] == events["ApiFunction"] == []  # reached through the HTTP API resources
+    assert [e["Type"] for e in events["NotifierFunction"]] == ["DynamoDB"]
+
+
+def test_leases_outlast_every_function_and_the_sweep_interval_is_the_schedule(resources):
+    s = stack()
+    for function in FUNCTIONS:
+        env = s.environment(function)
+        assert int(env["COUNTERSIGN_RUN_LEASE"]) > s.function_property(function, "Timeout"), function
+        assert env["COUNTERSIGN_SWEEP_INTERVAL"] == "60"
+    [event] = resources["SweeperFunction"]["Properties"]["Events"].values()
+    assert event["Properties"]["Schedule"] == "rate(1 minute)"
+
