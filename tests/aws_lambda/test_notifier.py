@@ -10,7 +10,6 @@ is imported in tests/deploy (the rehearsal, and a cold import with the template'
 from __future__ import annotations
 
 import pytest
-from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from countersign.notify.message import one_line
 from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
@@ -82,7 +81,7 @@ def test_one_email_per_person_per_interval_and_every_notification_done(runtime, 
     assert notification(runtime, later).outcome == "email_sent" and len(to("olive@example.com")) == 2
 
 
-def test_a_failing_send_fails_only_its_record_and_the_notification_is_due_again(runtime, stream):
+def test_a_failing_send_is_put_back_for_the_sweeper_not_retried_at_once(runtime, stream):
     olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
     first, second = olive.file("one"), bruno.file("two")
     event = filtered_event(stream, stream.read())
@@ -92,7 +91,7 @@ def test_a_failing_send_fails_only_its_record_and_the_notification_is_due_again(
 
     with ses_refuses(runtime, "bruno@example.com"):
         result = handler(event, LambdaContext())
-    assert result == {"batchItemFailures": [{"itemIdentifier": bruno_record["dynamodb"]["SequenceNumber"]}]}
+    assert result == {"batchItemFailures": []}  # the outbox's backoff owns the retry, not the stream
     assert [m["To"] for m in sent_mail()] == ["olive@example.com"]
     assert notification(runtime, first).state == NOTIFY_DONE
     owed = notification(runtime, second)
@@ -101,15 +100,14 @@ def test_a_failing_send_fails_only_its_record_and_the_notification_is_due_again(
     assert runtime.store.due_notifications(now) == []
     assert [n.card_id for n in runtime.store.due_notifications(owed.due_at)] == [second]
 
-    # Lambda retries the failed record at once: not due yet, so it fails again without a send.
+    # The same record delivered again (Lambda redelivers at least once): not due, nothing sent.
     retry = {"Records": [bruno_record]}
-    with pytest.raises(BatchProcessingError):  # a batch whose every record failed: Lambda retries it whole
-        handler(retry, LambdaContext())
+    assert handler(retry, LambdaContext()) == {"batchItemFailures": []}
     assert notification(runtime, second).attempts == 1 and len(sent_mail()) == 1
 
-    # After the backoff a retry (or the sweeper) sends it; the email slot the failure released is free.
+    # After the backoff the sweep sends it; the email slot the failure released is free.
     move_clock(runtime, owed.due_at - now)
-    assert handler(retry, LambdaContext()) == {"batchItemFailures": []}
+    assert runtime.sweep() == {"settled": 0, "delivered": 1}
     assert [m["To"] for m in sent_mail()] == ["olive@example.com", "bruno@example.com"]
     assert (notification(runtime, second).state, notification(runtime, second).outcome) == (NOTIFY_DONE, "email_sent")
 

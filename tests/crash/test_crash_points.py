@@ -34,8 +34,8 @@ def test_killed_after_filing_the_email_is_still_sent_and_a_retry_files_nothing_n
     [card] = crash.store.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]
     assert crash.emails() == []  # it died before sending
     crash.start()  # the start-up sweep delivers what is owed
-    crash.wait_for(lambda: len(crash.emails()) == 1, what="the card's email")
-    assert crash.store.get_notification(card.id).state == NOTIFY_DONE
+    crash.wait_for(lambda: crash.store.get_notification(card.id).state == NOTIFY_DONE, what="the card's email")
+    assert len(crash.emails()) == 1
     again = crash.call("create_transactions", BAKERY)  # the agent retries the call that died
     assert again["confirmationId"] == card.id
     assert len(crash.store.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]) == 1

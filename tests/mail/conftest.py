@@ -13,7 +13,7 @@ _HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture
-def world(store) -> World:
+def world(store) -> World:  # noqa: F811  (the fixture above)
     return World(store)
 
 

@@ -11,10 +11,13 @@ Per record (Powertools ``BatchProcessor``, partial batch responses):
 
 * not an ``INSERT`` of an ``OUTBOX`` item → ignored (a success);
 * else :meth:`CardNotifier.deliver`, then the notification is read back. Done (sent, rate
-  limited, nothing pending, disabled, given up) or still held by another sender whose lease
-  runs → a success. Anything else (the send failed and it waits for its next try, or marking it
-  done failed) → the record fails: it is reported in ``batchItemFailures`` and Lambda retries it;
-  after the retries the on-failure destination (``NotifierDLQ``) gets the batch's metadata.
+  limited, nothing pending, disabled, given up), still held by another sender whose lease runs,
+  or put back after a failed send to be tried again after its backoff (the sweeper tries it then:
+  retrying the record within seconds would only find it not yet due) → a success. Anything else
+  (the store could not be reached, marking it done failed) → the record fails: it is reported in
+  ``batchItemFailures`` and Lambda retries it; after the retries the on-failure destination
+  (``NotifierDLQ``) gets the batch's metadata — a message there means deliveries could not even
+  be recorded, not merely that a send failed.
 
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
 (:mod:`countersign.surfaces.sweeper`) delivers once it is due. A duplicate stream record finds
@@ -26,7 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from ..store.records import NOTIFY_DONE, NOTIFY_SENDING
+from ..store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 
 log = logging.getLogger("countersign.notify.stream")
 
@@ -76,8 +79,11 @@ def stream_handler(runtime: Any, metric: Callable[[str], None] | None = None) ->
             return "gone"
         if after.state == NOTIFY_DONE:
             return after.outcome or "done"
-        if outcome is None and after.state == NOTIFY_SENDING and (after.lease_until or 0) > int(notifier.clock()):
+        now = int(notifier.clock())
+        if outcome is None and after.state == NOTIFY_SENDING and (after.lease_until or 0) > now:
             return "held"  # another sender has it; if that one dies, the sweeper takes over
+        if after.state == NOTIFY_PENDING and after.due_at > now:
+            return "retry_scheduled"  # the send failed: the outbox's backoff and the sweeper own it now
         if metric is not None:
             metric(NOT_DELIVERED)
         log.warning("the notification of card %s is still %s (attempts %s, due at %s); its record is reported failed",
