@@ -164,7 +164,9 @@ def main() -> None:
         for mode, bundle, precompiled in (("precompiled", compiled, True), ("source only", source, False)):
             data = work / f"data-{mode.split()[0]}"
             for _, module in MODULES:
-                results[(mode, module)] = statistics.median(measure(module, function_env(bundle, data, precompiled), runs))
+                results[(mode, module)] = statistics.median(
+                    measure(module, function_env(bundle, data, precompiled), runs)
+                )
         if any(source.rglob("*.pyc")):
             print("warning: the source-only bundle gained .pyc files; its numbers are not source-only\n")
 

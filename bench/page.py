@@ -56,10 +56,18 @@ def start(data: Path, cards: int):
     store = runtime.store
     workspace, person = accounts.create_workspace(store, "Bench workspace", "bench@example.com", "Bea Bench")
     token = accounts.create_connection(store, workspace.id, person.id, "Claude on laptop").token
-    store.write_docs(workspace.id, [
-        DocWrite("note", f"n{i}", {"title": f"Supplier payment #{i:03d}", "text": f"Pay Acme Wholesale invoice {i:03d}"}, 0)
-        for i in range(1, cards + 1)
-    ])
+    store.write_docs(
+        workspace.id,
+        [
+            DocWrite(
+                "note",
+                f"n{i}",
+                {"title": f"Supplier payment #{i:03d}", "text": f"Pay Acme Wholesale invoice {i:03d}"},
+                0,
+            )
+            for i in range(1, cards + 1)
+        ],
+    )
 
     async def file() -> list[str]:
         ids = []
@@ -92,11 +100,14 @@ def measure(browser, url: str, state: dict) -> dict:
         expect(page.locator("body")).to_have_attribute("data-ready", "1")
         page.wait_for_load_state("networkidle")
         wall = (time.perf_counter() - started) * 1000
-        ready = page.evaluate("() => { const m = performance.getEntriesByName('app-ready')[0]; return m ? m.startTime : null; }")
+        ready = page.evaluate(
+            "() => { const m = performance.getEntriesByName('app-ready')[0]; return m ? m.startTime : null; }"
+        )
         cards = page.locator("article.card").count()
         timing = page.evaluate("""() => {
             const nav = performance.getEntriesByType('navigation')[0];
-            const res = performance.getEntriesByType('resource').map(e => [new URL(e.name).pathname, e.startTime, e.responseEnd]);
+            const res = performance.getEntriesByType('resource')
+                .map(e => [new URL(e.name).pathname, e.startTime, e.responseEnd]);
             return {dcl: nav.domContentLoadedEventEnd, html: nav.responseEnd, res};
         }""")
         return {
@@ -109,7 +120,9 @@ def measure(browser, url: str, state: dict) -> dict:
             "html": timing["html"],
             "res": timing["res"],
             "cards": cards,
-            "by_url": sorted(((urls[r].split("/", 3)[-1], n) for r, n in wire.items() if r in urls), key=lambda x: -x[1]),
+            "by_url": sorted(
+                ((urls[r].split("/", 3)[-1], n) for r, n in wire.items() if r in urls), key=lambda x: -x[1]
+            ),
         }
     finally:
         ctx.close()

@@ -4,8 +4,9 @@
 
 SQLite runs on a temporary file; DynamoDB runs on moto, so its rates measure moto and botocore,
 not the service. moto 5.2.5 deep-copies the whole table for every item of every
-``TransactWriteItems`` (to roll back), so its rates fall as the table grows: keep N_DYNAMODB small. For DynamoDB it also counts the requests each step makes, through botocore's
-``before-call`` event. It prints; it asserts nothing.
+``TransactWriteItems`` (to roll back), so its rates fall as the table grows: keep N_DYNAMODB small.
+For DynamoDB it also counts the requests each step makes, through botocore's ``before-call``
+event. It prints; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -32,9 +33,7 @@ os.environ.pop("AWS_PROFILE", None)
 from countersign.core.cards import CardState  # noqa: E402
 from countersign.core.codes import CodeRecord, code_hash, new_code  # noqa: E402
 from countersign.core.ids import new_id  # noqa: E402
-from countersign.store.records import (  # noqa: E402
-    AuditEntry, Card, CardCommit, Connection, DocWrite, Person, Workspace, secret_hash,
-)
+from countersign.store.records import AuditEntry, Card, CardCommit, Connection, DocWrite, Person, Workspace, secret_hash  # noqa: E402
 
 DAY = 24 * 3600
 T0 = 1_700_000_000

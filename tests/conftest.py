@@ -14,17 +14,17 @@ os.environ.pop("AWS_PROFILE", None)
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "1")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "countersign-tests")
 
-import dataclasses  # noqa: E402
-import logging  # noqa: E402
+import dataclasses
+import logging
 
-import pytest  # noqa: E402
+import pytest
 
-from countersign import settings as settings_mod  # noqa: E402
-from countersign.gate import ask as gate_ask  # noqa: E402
-from countersign.local_server import build_local  # noqa: E402
-from countersign.runtime import build  # noqa: E402
-from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run  # noqa: E402
-from tests.support.live import LiveServer  # noqa: E402
+from countersign import settings as settings_mod
+from countersign.gate import ask as gate_ask
+from countersign.local_server import build_local
+from countersign.runtime import build
+from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run
+from tests.support.live import LiveServer
 
 
 @pytest.fixture
@@ -40,7 +40,7 @@ class _LogCapture(logging.Handler):
     def emit(self, record):
         try:
             self.lines.append(self.format(record))
-        except Exception:  # pragma: no cover
+        except Exception:  # noqa: BLE001, S110  # pragma: no cover - a log handler never breaks the test it watches
             pass
 
 

@@ -28,7 +28,9 @@ def _email(value: str) -> str:
     return email
 
 
-def create_workspace(store: Store, name: str, owner_email: str, owner_name: str = "", now: int | None = None) -> tuple[Workspace, Person]:
+def create_workspace(
+    store: Store, name: str, owner_email: str, owner_name: str = "", now: int | None = None
+) -> tuple[Workspace, Person]:
     """A new workspace and its owner."""
     now = _now() if now is None else now
     name = (name or "").strip()
@@ -40,7 +42,9 @@ def create_workspace(store: Store, name: str, owner_email: str, owner_name: str 
     return workspace, owner
 
 
-def add_person(store: Store, workspace_id: str, email: str, role: str = "member", name: str = "", now: int | None = None) -> Person:
+def add_person(
+    store: Store, workspace_id: str, email: str, role: str = "member", name: str = "", now: int | None = None
+) -> Person:
     if role not in ROLES:
         raise BadInput("role", f"{role!r} is not a role; roles are {', '.join(ROLES)}")
     person = Person(id=new_id("p_"), workspace_id=workspace_id, email=_email(email), role=role, name=name,
@@ -55,7 +59,9 @@ class NewConnection:
     token: str  # shown once; only its hash is stored
 
 
-def create_connection(store: Store, workspace_id: str, person_id: str, name: str, now: int | None = None) -> NewConnection:
+def create_connection(
+    store: Store, workspace_id: str, person_id: str, name: str, now: int | None = None
+) -> NewConnection:
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise BadInput("name", "a connection needs a name of 1 to 100 characters")

@@ -84,7 +84,9 @@ def cmd_connection_create(args) -> int:
         print(f"error: no member with email {args.email!r}", file=sys.stderr)
         return 2
     new = accounts.create_connection(store, person.workspace_id, person.id, args.name)
-    print(json.dumps({"connection_id": new.connection.id, "mcp_url": f"{s.public_url}/mcp", "token": new.token}, indent=2))
+    print(
+        json.dumps({"connection_id": new.connection.id, "mcp_url": f"{s.public_url}/mcp", "token": new.token}, indent=2)
+    )
     print("# the token is shown once: put it in your MCP client as 'Authorization: Bearer <token>'", file=sys.stderr)
     return 0
 
@@ -158,7 +160,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--data", help="folder for the SQLite file, keys and outbox (default: per-user data folder)")
-    serve.add_argument("--demo", action="store_true", help="create a demo workspace, person, data, agent token and sign-in link")
+    serve.add_argument(
+        "--demo", action="store_true", help="create a demo workspace, person, data, agent token and sign-in link"
+    )
     serve.set_defaults(func=cmd_serve)
 
     keys = sub.add_parser("keys", help="print a new signing key and request-state key (or: in-use, forget KEY_ID)")

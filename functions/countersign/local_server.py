@@ -54,7 +54,7 @@ def seed_demo(runtime: Runtime) -> dict:
     try:
         store.get_workspace(person.workspace_id)
     except NotFound:  # pragma: no cover - a demo.json from another store
-        raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again")
+        raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again") from None
     info = {
         "mcp_url": f"{settings.public_url}/mcp",
         "agent_token": token,

@@ -41,7 +41,8 @@ import os
 import re
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 SERVICE_ENV = "POWERTOOLS_SERVICE_NAME"
 NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
@@ -77,7 +78,10 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(rf"{_B64}{{16,}}\.{_B64}{{40,}}"), REDACTED),
     # name=value / "name": "value" / name: value where the name says it is secret
     # (token=..., #token=..., ticket: ..., "csrfToken": "...", __Host-cs_session=...).
-    (re.compile(rf"(?i)(?<![:/\w-])([\w-]*(?:{_SECRET_NAMES})[\w-]*)(\"?'?\s*[:=]\s*\"?'?){_VALUE}"), r"\1\2" + REDACTED),
+    (
+        re.compile(rf"(?i)(?<![:/\w-])([\w-]*(?:{_SECRET_NAMES})[\w-]*)(\"?'?\s*[:=]\s*\"?'?){_VALUE}"),
+        r"\1\2" + REDACTED,
+    ),
     # A confirmation code (11 URL-safe characters) as a value (code=..., "code": "...") or in
     # prose ("code Ab3_xY9-kLm"); other "code" values (status codes, error codes) stay.
     (re.compile(rf"(?i)(\b\w*codes?\b\"?'?\s*[:=]?\s*\"?'?){_B64}{{11}}(?![A-Za-z0-9_\-])"), r"\1" + REDACTED),
@@ -132,7 +136,7 @@ class RedactFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # a bad format string: keep what can be kept
+        except Exception:  # noqa: BLE001 - a bad format string or a broken __str__: keep what can be kept
             message = f"{record.msg!r} {record.args!r}"
         record.msg, record.args = redact(message), None
         if record.exc_info and not record.exc_text:

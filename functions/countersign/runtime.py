@@ -12,9 +12,10 @@ import logging
 import os
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .gate.actions import Registry, Toolset

@@ -6,9 +6,9 @@ A wrong value stops start-up with a :class:`ConfigError` naming the variable.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 from urllib.parse import urlsplit
 
 KNOWN_PACKS = ("budget", "mail")

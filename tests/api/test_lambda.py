@@ -41,15 +41,23 @@ class Stack:
     """One API Lambda instance on a moto table, and a way to speak to it as the page does."""
 
     def __init__(self, store, tmp_path, floor: float = 0.0, origin_secret: str | None = None, secret_loader=None):
-        env = {"COUNTERSIGN_DATA": str(tmp_path), "COUNTERSIGN_PUBLIC_URL": PUBLIC,
-               "COUNTERSIGN_SIGNING_KEY": secrets.token_urlsafe(32), "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48)}
+        env = {
+            "COUNTERSIGN_DATA": str(tmp_path),
+            "COUNTERSIGN_PUBLIC_URL": PUBLIC,
+            "COUNTERSIGN_SIGNING_KEY": secrets.token_urlsafe(32),
+            "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48),
+        }
         if origin_secret is not None:
             env["COUNTERSIGN_ORIGIN_SECRET"] = origin_secret
         self.runtime = build(settings_mod.load(env), toolsets=[NOTES], store=store, secret_loader=secret_loader)
         self.mailbox = Mailbox()
-        self.instance = LambdaInstance(Mangum(create_api(self.runtime, self.mailbox, signin_floor=floor), lifespan="off"))
+        self.instance = LambdaInstance(
+            Mangum(create_api(self.runtime, self.mailbox, signin_floor=floor), lifespan="off")
+        )
         self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
-        self.connection = accounts.create_connection(store, self.workspace.id, self.person.id, "Lambda agent").connection
+        self.connection = accounts.create_connection(
+            store, self.workspace.id, self.person.id, "Lambda agent"
+        ).connection
         seed_notes(store, self.workspace.id)
         self.session_id = self.csrf = None
 
@@ -108,7 +116,8 @@ def fronted(tmp_path):
 
 
 def ask_signin(stack, **kw) -> int:
-    return stack.call("POST", "/api/signin/request", {"email": f"{secrets.token_hex(4)}@example.com"}, **kw)["statusCode"]
+    email = f"{secrets.token_hex(4)}@example.com"
+    return stack.call("POST", "/api/signin/request", {"email": email}, **kw)["statusCode"]
 
 
 EDGE = "130.176.0.1"  # behind CloudFront every viewer arrives from an edge address
@@ -185,7 +194,10 @@ def test_through_cloudfront_the_limit_follows_the_viewer_address(fronted):
     for i in range(20):
         viewer = {**cloudfront, "cloudfront-viewer-address": f"192.0.2.{i}:5{i:04d}"}
         assert ask_signin(fronted, source_ip=EDGE, headers=viewer) == 202
-    assert ask_signin(fronted, source_ip=EDGE, headers={**cloudfront, "cloudfront-viewer-address": "192.0.2.1:4000"}) == 202
+    assert (
+        ask_signin(fronted, source_ip=EDGE, headers={**cloudfront, "cloudfront-viewer-address": "192.0.2.1:4000"})
+        == 202
+    )
     same = {**cloudfront, "cloudfront-viewer-address": "192.0.2.99:443"}
     assert [ask_signin(fronted, source_ip=f"130.176.0.{2 + i}", headers=same) for i in range(21)] == [202] * 20 + [429]
     # IPv6 viewers: the port is the part after the last colon.
@@ -193,8 +205,11 @@ def test_through_cloudfront_the_limit_follows_the_viewer_address(fronted):
     assert ask_signin(fronted, source_ip=EDGE, headers=v6) == 202
 
 
-@pytest.mark.parametrize("proof", [None, "", "wrong" * 13, ORIGIN_SECRET[:-1], ORIGIN_SECRET + "x", ORIGIN_SECRET.lower()],
-                         ids=["none", "empty", "wrong", "short", "long", "case"])
+@pytest.mark.parametrize(
+    "proof",
+    [None, "", "wrong" * 13, ORIGIN_SECRET[:-1], ORIGIN_SECRET + "x", ORIGIN_SECRET.lower()],
+    ids=["none", "empty", "wrong", "short", "long", "case"],
+)
 def test_a_forged_viewer_address_is_limited_by_the_connecting_address(fronted, proof):
     """Anyone can call the execute-api URL directly and invent a viewer address each time:
     without the right origin header the connecting address is the key, at the normal limit."""
@@ -288,7 +303,11 @@ def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):
     stack.session_id = "anything"
     result = stack.call("GET", "/api/session")
     assert result["statusCode"] == 500
-    assert body_of(result) == {"error": {"code": "internal",
-                                         "message": "Something went wrong on our side; nothing further was done. Try again."}}
+    assert body_of(result) == {
+        "error": {
+            "code": "internal",
+            "message": "Something went wrong on our side; nothing further was done. Try again.",
+        }
+    }
     assert result["headers"]["cache-control"] == "no-store" and result["headers"]["x-frame-options"] == "DENY"
     assert "secret detail" not in response_body(result).decode()

@@ -7,7 +7,6 @@ import time
 from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.store.records import secret_hash
-
 from tests.api.pages import COOKIE, Page, link_token, session_cookie, signin_emails, wait_for_signin_email
 
 SIGNIN_MESSAGE = "If that address belongs to a member, a sign-in link is on its way."
@@ -79,8 +78,12 @@ def test_the_link_signs_in_once(page, tenant, clock):
     assert len(body["csrfToken"]) >= 32
     again = Page(page.origin).complete(token)
     assert again.status_code == 400
-    assert again.json() == {"error": {"code": "signin_invalid",
-                                      "message": "This sign-in link is invalid, expired or already used. Ask for a new one."}}
+    assert again.json() == {
+        "error": {
+            "code": "signin_invalid",
+            "message": "This sign-in link is invalid, expired or already used. Ask for a new one.",
+        }
+    }
     assert "set-cookie" not in again.headers
 
 

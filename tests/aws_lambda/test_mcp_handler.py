@@ -22,7 +22,9 @@ def _instances(env, count=2, base_path="/"):
     out = []
     for _ in range(count):
         runtime = instance_runtime(env)  # each instance: its own store client, keys, MCPServer
-        out.append(LambdaInstance(lambda_handler(build_server(runtime.desk, runtime.state_keys), runtime.store, base_path)))
+        out.append(
+            LambdaInstance(lambda_handler(build_server(runtime.desk, runtime.state_keys), runtime.store, base_path))
+        )
     return out
 
 
@@ -34,8 +36,12 @@ async def test_get_is_405_and_no_token_is_401(aws, stack_tenant):
     [instance] = _instances(aws, 1)
     got = instance.invoke(http_event("GET", "/mcp", headers={"accept": "text/event-stream"}))
     assert got["statusCode"] == 405 and got["headers"]["allow"] == "POST"
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     denied = instance.invoke(http_event("POST", "/mcp", headers={"content-type": "application/json",
                                                                   "accept": "application/json, text/event-stream"},
                                         body=json.dumps(init)))
@@ -65,7 +71,9 @@ async def test_replayed_answer_on_another_instance_is_refused(aws, stack_tenant)
                           transport=LambdaTransport(instances)) as client:
         first = await client.session.call_tool("edit_note", EDIT, allow_input_required=True)
         assert isinstance(first, types.InputRequiredResult)
-        kwargs = dict(input_responses={"confirm": accept()}, request_state=first.request_state, allow_input_required=True)
+        kwargs = dict(
+            input_responses={"confirm": accept()}, request_state=first.request_state, allow_input_required=True
+        )
         once = await client.session.call_tool("edit_note", EDIT, **kwargs)
         twice = await client.session.call_tool("edit_note", EDIT, **kwargs)
         forged = first.request_state[:-3] + ("abc" if not first.request_state.endswith("abc") else "xyz")
@@ -90,7 +98,9 @@ async def test_legacy_client_on_lambda_gets_a_card_and_polls_it_to_completed(aws
         assert held["status"] == "pending"
         assert held["confirmationUrl"] == f"https://confirm.example.com/confirm?card={held['confirmationId']}"
         runtime.desk.confirm_click(workspace.id, person, held["confirmationId"])
-        status = (await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})).structured_content
+        status = (
+            await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})
+        ).structured_content
     assert status["status"] == "completed" and status["result"] == {"note": "n1", "text": "via lambda"}
     for i in instances:
         i.close()

@@ -171,7 +171,9 @@ async def test_a_held_call_through_the_mcp_function_is_emailed_by_the_notifier(a
     once without emailing; the table's stream hands the notification to the notifier function."""
     operator, workspace, person, token = stack_tenant
     mcp_runtime = instance_runtime(aws)  # as countersign.handlers.mcp builds it
-    instance = LambdaInstance(lambda_handler(build_server(mcp_runtime.desk, mcp_runtime.state_keys), mcp_runtime.store, "/"))
+    instance = LambdaInstance(
+        lambda_handler(build_server(mcp_runtime.desk, mcp_runtime.state_keys), mcp_runtime.store, "/")
+    )
     try:
         async with mcp_client("https://confirm.example.com/mcp", token, mode="legacy",
                               transport=LambdaTransport([instance])) as client:

@@ -26,7 +26,9 @@ def runtime(aws):
 
 
 def sweep(runtime, metrics: list | None = None) -> dict:
-    handler = schedule_handler(runtime, None if metrics is None else (lambda name, value: metrics.append((name, value))))
+    handler = schedule_handler(
+        runtime, None if metrics is None else (lambda name, value: metrics.append((name, value)))
+    )
     return handler(schedule_event(), LambdaContext())
 
 
@@ -35,9 +37,17 @@ def leave_running(runtime, person: Person, card_id: str, lease: int = 120):
     first step committed, a lease that lapses."""
     card = person.card(card_id)
     now = runtime.desk.now()
-    return runtime.store.commit_card(CardCommit(
-        card, CardState.RUNNING, now, (AuditEntry(card_id, person.workspace.id, now, "running", f"person:{person.person.id}", "page"),),
-        run={"steps": ["publish", "announce"], "done": 1}, lease_until=now + lease, channel="page"))
+    return runtime.store.commit_card(
+        CardCommit(
+            card,
+            CardState.RUNNING,
+            now,
+            (AuditEntry(card_id, person.workspace.id, now, "running", f"person:{person.person.id}", "page"),),
+            run={"steps": ["publish", "announce"], "done": 1},
+            lease_until=now + lease,
+            channel="page",
+        )
+    )
 
 
 def test_a_notification_whose_first_send_failed_is_delivered_by_the_sweep(runtime, stream):

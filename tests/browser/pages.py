@@ -100,7 +100,7 @@ def run_async(fn, *args):
     def target():
         try:
             box["value"] = asyncio.run(fn(*args))
-        except BaseException as exc:  # re-raised in the test's thread
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
             box["error"] = exc
 
     thread = threading.Thread(target=target)
@@ -133,7 +133,9 @@ def call_tool(tenant, name: str, arguments: dict, token: str | None = None) -> d
     return call_tools(tenant, [(name, arguments)], token)[0]
 
 
-def file_cards(tenant, edits: list[tuple[str, str]], tool: str = "publish_note", token: str | None = None) -> list[dict]:
+def file_cards(
+    tenant, edits: list[tuple[str, str]], tool: str = "publish_note", token: str | None = None
+) -> list[dict]:
     """File one held card per (note_id, text); each held reply must be pending."""
     replies = call_tools(tenant, [(tool, {"note_id": nid, "text": text}) for nid, text in edits], token)
     for reply in replies:

@@ -8,7 +8,15 @@ import time
 from playwright.sync_api import expect
 
 from tests.browser.pages import (
-    call_tool, card, file_cards, outbox_dir, ready, shot, sign_in, signin_link_from_outbox, status_of,
+    call_tool,
+    card,
+    file_cards,
+    outbox_dir,
+    ready,
+    shot,
+    sign_in,
+    signin_link_from_outbox,
+    status_of,
 )
 
 

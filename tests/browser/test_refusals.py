@@ -41,7 +41,9 @@ def test_changed_while_open(live, tenant, page):
 
     # The data behind the first card moves while the page is open.
     doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="edited elsewhere"), doc.version)])
+    tenant.store.write_docs(
+        tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="edited elsewhere"), doc.version)]
+    )
 
     one = card(page, first["confirmationId"])
     with page.expect_response(f"**/api/cards/{first['confirmationId']}/confirm") as clicked:
@@ -104,7 +106,8 @@ def test_no_session_sees_nothing_and_cannot_confirm(live, tenant, page, browser)
                 const get = (p) => fetch(p).then(r => r.status);
                 const post = (p) => fetch(p, {method: 'POST', headers: {'X-CSRF-Token': 'guess'}}).then(r => r.status);
                 return {
-                    list: await get('/api/cards'), one: await get('/api/cards/' + id), history: await get('/api/history'),
+                    list: await get('/api/cards'), one: await get('/api/cards/' + id),
+                    history: await get('/api/history'),
                     session: await get('/api/session'), confirm: await post('/api/cards/' + id + '/confirm'),
                     decline: await post('/api/cards/' + id + '/decline'),
                 };
@@ -125,7 +128,8 @@ def test_post_without_csrf_token_is_refused(live, tenant, page):
     sign_in(page, tenant)
     answers = page.evaluate(
         """async (id) => {
-            const post = (p, headers) => fetch(p, {method: 'POST', headers}).then(async r => [r.status, await r.json()]);
+            const post = (p, headers) => fetch(p, {method: 'POST', headers})
+                .then(async r => [r.status, await r.json()]);
             const session = await fetch('/api/session').then(r => r.json());
             return {
                 none: await post('/api/cards/' + id + '/confirm', {}),

@@ -39,7 +39,9 @@ def test_markup_in_data_shows_as_text(live, tenant, page, watch):
     # No element the data tried to inject exists, no handler ran, nothing was fetched for it.
     page.goto(f"{server.origin}/history")
     ready(page, "history")
-    assert page.locator("main img, main script, main svg, main [onerror], main [onload], main [onmouseover]").count() == 0
+    assert (
+        page.locator("main img, main script, main svg, main [onerror], main [onload], main [onmouseover]").count() == 0
+    )
     page.wait_for_timeout(100)
     assert watch.dialogs == [], watch.dialogs
     assert not any(u.endswith("/x") for u in watch.urls), watch.urls

@@ -55,7 +55,11 @@ def test_assets_by_exact_name(http, path, kind):
     assert again.status_code == 304 and again.content == b""
     _security(again.headers)
     head = http.head(path, headers={"accept-encoding": "identity"})
-    assert head.status_code == 200 and head.content == b"" and head.headers["content-length"] == r.headers["content-length"]
+    assert (
+        head.status_code == 200
+        and head.content == b""
+        and head.headers["content-length"] == r.headers["content-length"]
+    )
 
 
 @pytest.mark.parametrize("path", [
@@ -71,7 +75,13 @@ def test_everything_else_is_404(http, path):
 def test_raw_traversal_is_404(live):
     """A client that does not normalise the path (unlike httpx) still gets nothing outside web/."""
     _, server = live
-    for target in ("/../pyproject.toml", "/..%2fpyproject.toml", "/%2e%2e%2fREADME.md", "/..\\README.md", "//etc/passwd"):
+    for target in (
+        "/../pyproject.toml",
+        "/..%2fpyproject.toml",
+        "/%2e%2e%2fREADME.md",
+        "/..\\README.md",
+        "//etc/passwd",
+    ):
         with socket.create_connection(("127.0.0.1", server.port), timeout=5) as s:
             s.sendall(f"GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
             data = b""

@@ -13,9 +13,13 @@ BUDGET = 30 * 1024
 
 def test_pending_list_with_ten_cards_is_under_30_kb(live, tenant, browser):
     _, server = live
-    tenant.store.write_docs(tenant.workspace_id, [
-        DocWrite("note", f"w{i}", {"title": f"Supplier payment #{i:03d}", "text": f"invoice {i:03d}"}, 0) for i in range(10)
-    ])
+    tenant.store.write_docs(
+        tenant.workspace_id,
+        [
+            DocWrite("note", f"w{i}", {"title": f"Supplier payment #{i:03d}", "text": f"invoice {i:03d}"}, 0)
+            for i in range(10)
+        ],
+    )
     file_cards(tenant, [(f"w{i}", f"Pay Acme Wholesale Ltd. INV-{i:04d}\n1,250.00 from Checking\nMemo: stock")
                         for i in range(10)])
     login = new_context(browser)

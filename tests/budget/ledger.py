@@ -4,7 +4,7 @@ helper that plans, applies and reads through the toolset's own actions, in proce
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from countersign import accounts
 from countersign.core.ids import new_id
@@ -12,11 +12,9 @@ from countersign.gate.actions import ActionContext, Plan
 from countersign.gate.question import subject_fingerprint
 from countersign.store.records import DocWrite
 from countersign.toolsets.budget import TOOLSET
-from countersign.toolsets.budget.model import (
-    ACCOUNT, CATEGORY, GROUP, MONTH, OP, RTA_ID, TXNS, new_txn,
-)
+from countersign.toolsets.budget.model import ACCOUNT, CATEGORY, GROUP, MONTH, OP, RTA_ID, TXNS, new_txn
 
-NOW = int(datetime(2026, 9, 20, 12, tzinfo=timezone.utc).timestamp())  # "current" is 2026-09-01
+NOW = int(datetime(2026, 9, 20, 12, tzinfo=UTC).timestamp())  # "current" is 2026-09-01
 
 ACTIONS = {a.name: a for a in TOOLSET.actions}
 READS = {r.name: r for r in TOOLSET.reads}
@@ -44,12 +42,21 @@ def seed_small(store, workspace_id: str) -> None:
         DocWrite(GROUP, "grp_everyday", {"name": "Everyday", "position": 0, "hidden": False}, 0),
         DocWrite(GROUP, "grp_fun", {"name": "Fun", "position": 1, "hidden": False}, 0),
     ]
-    for pos, (cid, name, group) in enumerate([
-        ("cat_groceries", "Groceries", "grp_everyday"), ("cat_restaurants", "Restaurants", "grp_everyday"),
-        ("cat_household", "Household", "grp_everyday"), ("cat_tennis", "Tennis", "grp_fun"), ("cat_books", "Books", "grp_fun"),
-    ]):
-        writes.append(DocWrite(CATEGORY, cid, {"name": name, "group_id": group, "position": pos, "hidden": False, "note": ""}, 0))
-    writes.append(DocWrite(MONTH, "2026-09-01", {"budgeted": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}, 0))
+    for pos, (cid, name, group) in enumerate(
+        [
+            ("cat_groceries", "Groceries", "grp_everyday"),
+            ("cat_restaurants", "Restaurants", "grp_everyday"),
+            ("cat_household", "Household", "grp_everyday"),
+            ("cat_tennis", "Tennis", "grp_fun"),
+            ("cat_books", "Books", "grp_fun"),
+        ]
+    ):
+        writes.append(
+            DocWrite(CATEGORY, cid, {"name": name, "group_id": group, "position": pos, "hidden": False, "note": ""}, 0)
+        )
+    writes.append(
+        DocWrite(MONTH, "2026-09-01", {"budgeted": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}, 0)
+    )
     for bid, txns in _txns().items():
         account, month = bid.rsplit(".", 1)
         writes.append(DocWrite(TXNS, bid, {"account_id": account, "month": month, "transactions": txns}, 0))
@@ -123,7 +130,9 @@ class Book:
             ts = doc.data["transactions"]
             if any(t["id"] == txn_id for t in ts):
                 new = [dict(t, **fields) if t["id"] == txn_id else t for t in ts]
-                self.store.write_docs(self.workspace_id, [DocWrite(TXNS, doc.id, dict(doc.data, transactions=new), doc.version)])
+                self.store.write_docs(
+                    self.workspace_id, [DocWrite(TXNS, doc.id, dict(doc.data, transactions=new), doc.version)]
+                )
                 return
         raise KeyError(txn_id)
 
@@ -135,7 +144,9 @@ class Book:
 
     def set_category(self, category_id: str, **fields) -> None:
         doc = self.store.get_doc(self.workspace_id, CATEGORY, category_id)
-        self.store.write_docs(self.workspace_id, [DocWrite(CATEGORY, category_id, dict(doc.data, **fields), doc.version)])
+        self.store.write_docs(
+            self.workspace_id, [DocWrite(CATEGORY, category_id, dict(doc.data, **fields), doc.version)]
+        )
 
 
 def new_book(store, now: int = NOW, seed: bool = True) -> Book:

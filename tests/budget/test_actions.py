@@ -134,8 +134,10 @@ def test_set_category_budget_next_month_from_nothing(book):
 def test_set_category_budget_drift(book):
     plan = book.plan("set_category_budget", category_id="cat_restaurants", month="2026-09", amount=150)
     book.set_budget("2026-09-01", "cat_restaurants", 130_000)
-    assert book.plan("set_category_budget", category_id="cat_restaurants", month="2026-09", amount=150).preview.title == \
-        "Budget Restaurants for 2026-09-01: 130.00 → 150.00?"
+    assert (
+        book.plan("set_category_budget", category_id="cat_restaurants", month="2026-09", amount=150).preview.title
+        == "Budget Restaurants for 2026-09-01: 130.00 → 150.00?"
+    )
     with pytest.raises(ActionError) as err:
         book.apply("set_category_budget", plan)
     assert err.value.message.startswith(DRIFT)
@@ -299,8 +301,13 @@ def test_create_transactions_bad_input(book, patch, field):
 # -- split_transaction ---------------------------------------------------------------------------------
 
 
-SPLIT = {"transaction_id": "t_market", "lines": [
-    {"amount": -60, "category_id": "cat_groceries"}, {"amount": "-26.40", "category_id": "cat_household", "memo": "soap"}]}
+SPLIT = {
+    "transaction_id": "t_market",
+    "lines": [
+        {"amount": -60, "category_id": "cat_groceries"},
+        {"amount": "-26.40", "category_id": "cat_household", "memo": "soap"},
+    ],
+}
 
 
 def test_split_question_apply_and_no_undo(book):
@@ -342,16 +349,36 @@ def test_split_drift(book):
     assert book.txn("t_market")["subtransactions"] == []
 
 
-@pytest.mark.parametrize("patch, field", [
-    ({"transaction_id": "t_nope"}, "transaction_id"),
-    ({"lines": [{"amount": -60, "category_id": "cat_groceries"}, {"amount": -20, "category_id": "cat_household"}]}, "lines"),
-    ({"lines": [{"amount": -60, "category_id": "cat_groceries"}, {"amount": "x", "category_id": "cat_household"}]},
-     "lines[1].amount"),
-    ({"lines": [{"amount": -60, "category_id": "cat_groceries"}, {"amount": -26.4, "category_id": "cat_nope"}]},
-     "lines[1].category_id"),
-    ({"lines": [{"amount": -86.4, "category_id": "cat_groceries"}]}, "lines"),
-    ({"lines": [{"amount": -4.32, "category_id": "cat_groceries"}] * 20}, "lines"),  # the warning must stay visible
-])
+@pytest.mark.parametrize(
+    "patch, field",
+    [
+        ({"transaction_id": "t_nope"}, "transaction_id"),
+        (
+            {
+                "lines": [
+                    {"amount": -60, "category_id": "cat_groceries"},
+                    {"amount": -20, "category_id": "cat_household"},
+                ]
+            },
+            "lines",
+        ),
+        (
+            {
+                "lines": [
+                    {"amount": -60, "category_id": "cat_groceries"},
+                    {"amount": "x", "category_id": "cat_household"},
+                ]
+            },
+            "lines[1].amount",
+        ),
+        (
+            {"lines": [{"amount": -60, "category_id": "cat_groceries"}, {"amount": -26.4, "category_id": "cat_nope"}]},
+            "lines[1].category_id",
+        ),
+        ({"lines": [{"amount": -86.4, "category_id": "cat_groceries"}]}, "lines"),
+        ({"lines": [{"amount": -4.32, "category_id": "cat_groceries"}] * 20}, "lines"),  # the warning must stay visible
+    ],
+)
 def test_split_bad_input(book, patch, field):
     before = book.snapshot()
     with pytest.raises(ActionError) as err:
@@ -376,7 +403,8 @@ def test_reconcile_question_apply_and_undo(book):
     assert [txns[t]["cleared"] for t in ("t_pay", "t_market", "t_bistro", "t_shop", "t_court")] == \
         ["reconciled", "reconciled", "reconciled", "uncleared", "reconciled"]
     adj = txns[result["adjustment_transaction_id"]]
-    assert (adj["amount"], adj["category_id"], adj["cleared"], adj["date"]) == (-3_100, RTA_ID, "reconciled", "2026-09-20")
+    assert (adj["amount"], adj["category_id"], adj["cleared"], adj["date"]) == (
+        -3_100, RTA_ID, "reconciled", "2026-09-20")
     assert book.read("list_accounts")["accounts"][0]["cleared_balance"] == "2250.00"
     undo = book.plan("undo_operation", operation_id=result["operation_id"])
     assert undo.preview.title == "Undo: reconcile Checking: mark 3 cleared transaction(s) reconciled?"

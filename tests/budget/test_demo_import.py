@@ -14,7 +14,10 @@ from countersign.toolsets.budget.importer import RegisterError, import_register,
 from countersign.toolsets.budget.model import RTA_ID, Ledger, add_months, is_uncategorised, today
 from tests.budget.ledger import NOW, new_book
 
-HEADER = '"Account","Flag","Date","Payee","Category Group/Category","Category Group","Category","Memo","Outflow","Inflow","Cleared"'
+HEADER = (
+    '"Account","Flag","Date","Payee","Category Group/Category","Category Group","Category",'
+    '"Memo","Outflow","Inflow","Cleared"'
+)
 
 
 def register(*rows: str) -> str:
@@ -22,8 +25,10 @@ def register(*rows: str) -> str:
 
 
 GOOD = register(
-    '"Checking","","09/01/2026","Acme Corp","Inflow: Ready to Assign","Inflow","Ready to Assign","","$0.00","$2,400.00","Reconciled"',
-    '"Checking","Red","09/12/2026","Market","Everyday: Groceries","Everyday","Groceries","weekly","$86.40","$0.00","Cleared"',
+    '"Checking","","09/01/2026","Acme Corp","Inflow: Ready to Assign","Inflow","Ready to Assign",'
+    '"","$0.00","$2,400.00","Reconciled"',
+    '"Checking","Red","09/12/2026","Market","Everyday: Groceries","Everyday","Groceries",'
+    '"weekly","$86.40","$0.00","Cleared"',
     '"Checking","","09/13/2026","Hardware","","","","Split (1/2) nails","$10.00","$0.00","Uncleared"',
     '"Checking","","09/13/2026","Hardware","","","","Split (2/2) ","$5.50","$0.00","Uncleared"',
     '"Checking","","09/14/2026","Transfer : Visa Card","","","","","$100.00","$0.00","Cleared"',
@@ -55,7 +60,8 @@ def test_demo_is_a_realistic_budget(store):
     figures = ledger.month_figures(current)
     assert figures["ready_to_assign"] > 0 and figures["activity"]
     names = {c.data["name"] for c in ledger.categories.values()}
-    assert {"Restaurants", "Groceries", "Tennis"} <= names and "Everyday" in {g.data["name"] for g in ledger.groups.values()}
+    assert {"Restaurants", "Groceries", "Tennis"} <= names
+    assert "Everyday" in {g.data["name"] for g in ledger.groups.values()}
 
 
 # -- import -----------------------------------------------------------------------------------------
@@ -73,14 +79,18 @@ def test_import_register(store):
     payroll = by_payee[("Checking", "Acme Corp")]
     assert (payroll["amount"], payroll["category_id"], payroll["cleared"]) == (2_400_000, RTA_ID, "reconciled")
     market = by_payee[("Checking", "Market")]
-    assert (market["amount"], market["category_id"], market["memo"], market["flag"]) == (-86_400, "cat_groceries", "weekly", "red")
+    assert (market["amount"], market["category_id"], market["memo"], market["flag"]) == (
+        -86_400, "cat_groceries", "weekly", "red")
     hardware = by_payee[("Checking", "Hardware")]
     assert hardware["amount"] == -15_500 and hardware["category_id"] is None
     assert [(s["amount"], ledger.category_name(s["category_id"]), s["memo"]) for s in hardware["subtransactions"]] == [
         (-10_000, "Household", "nails"), (-5_500, "Hobbies", "")]
     assert by_payee[("Checking", "Transfer : Visa Card")]["transfer"] == "Visa Card"
     assert is_uncategorised(by_payee[("Visa Card", "Corner Store")])
-    assert ledger.accounts[next(a for a in ledger.accounts if ledger.accounts[a].data["name"] == "Visa Card")].data["type"] == "creditCard"
+    assert (
+        ledger.accounts[next(a for a in ledger.accounts if ledger.accounts[a].data["name"] == "Visa Card")].data["type"]
+        == "creditCard"
+    )
     [op] = [o for o in book.ops() if o.data["kind"] == "import"]
     assert op.data["summary"] == "import 6 transaction(s) from register.csv" and op.data["undoable"] is False
 
@@ -88,15 +98,26 @@ def test_import_register(store):
     assert again.imported == 0 and again.skipped == 6
 
 
-@pytest.mark.parametrize("row, line, words", [
-    ('"Checking","","02/30/2026","Market","","","","","$1.00","","Cleared"', 3, "Date '02/30/2026' is not a date that exists"),
-    ('"Checking","","09/12/2026","Market","","","","","lots","","Cleared"', 3, "Outflow 'lots' is not an amount"),
-    ('"Checking","","09/12/2026","Market","","","","","","1.00","Pending"', 3, "Cleared 'Pending'"),
-    ('"","","09/12/2026","Market","","","","","","1.00","Cleared"', 3, "Account is empty"),
-    ('"Checking","","09/12/2026","Market","","","","","1.00"', 3, "9 fields, the header has 11"),
-    ('"Checking","","09/12/2026","Market","","","Groceries","","1.00","","Cleared"', 3, "has no Category Group"),
-    ('"Checking","","09/12/2026","Shop","","","","Split (1/2) a","1.00","","Cleared"', 4, "split part 2 of 2 expected"),
-])
+@pytest.mark.parametrize(
+    "row, line, words",
+    [
+        (
+            '"Checking","","02/30/2026","Market","","","","","$1.00","","Cleared"',
+            3,
+            "Date '02/30/2026' is not a date that exists",
+        ),
+        ('"Checking","","09/12/2026","Market","","","","","lots","","Cleared"', 3, "Outflow 'lots' is not an amount"),
+        ('"Checking","","09/12/2026","Market","","","","","","1.00","Pending"', 3, "Cleared 'Pending'"),
+        ('"","","09/12/2026","Market","","","","","","1.00","Cleared"', 3, "Account is empty"),
+        ('"Checking","","09/12/2026","Market","","","","","1.00"', 3, "9 fields, the header has 11"),
+        ('"Checking","","09/12/2026","Market","","","Groceries","","1.00","","Cleared"', 3, "has no Category Group"),
+        (
+            '"Checking","","09/12/2026","Shop","","","","Split (1/2) a","1.00","","Cleared"',
+            4,
+            "split part 2 of 2 expected",
+        ),
+    ],
+)
 def test_a_malformed_row_names_its_line_and_imports_nothing(store, row, line, words):
     book = new_book(store)
     before = book.snapshot()
@@ -129,7 +150,11 @@ def test_header_and_formats():
         '"Konto","","2026-09-14","Markt","","","","","1.234,50","","Cleared"',
         '"Konto","","15.09.2026","Lohn","Inflow: Ready to Assign","","","","","(0.00)","Uncleared"',
     )).rows
-    assert [(r.date, r.amount) for r in rows] == [("2026-09-13", -86_400), ("2026-09-14", -1_234_500), ("2026-09-15", 0)]
+    assert [(r.date, r.amount) for r in rows] == [
+        ("2026-09-13", -86_400),
+        ("2026-09-14", -1_234_500),
+        ("2026-09-15", 0),
+    ]
     assert (rows[2].group, rows[2].category) == ("Inflow", "Ready to Assign")
 
 

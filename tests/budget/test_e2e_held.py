@@ -4,8 +4,8 @@ confirmed by the person; and drift on each path. Questions are asserted word for
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import mcp_types as types
 import pytest
@@ -61,7 +61,8 @@ def _created_category(book: Book, result: dict) -> None:
 def _created_txn(book: Book, result: dict) -> None:
     [txn_id] = result["transaction_ids"]
     txn = book.txn(txn_id)
-    assert (txn["date"], txn["payee"], txn["amount"], txn["category_id"]) == ("2026-09-12", "Market", -86_400, "cat_groceries")
+    assert (txn["date"], txn["payee"], txn["amount"], txn["category_id"]) == (
+        "2026-09-12", "Market", -86_400, "cat_groceries")
 
 
 def _reconciled(book: Book, result: dict) -> None:
@@ -86,38 +87,88 @@ def _recategorise_first(book: Book) -> dict:
 
 
 CASES = [
-    Case("apply_categories", lambda b: RECAT, RECAT_QUESTION, _recategorised,
-         lambda b: b.set_txn("t_market", category_id="cat_books"), "recategorise"),
-    Case("set_category_budget", lambda b: {"category_id": "cat_restaurants", "month": "2026-09", "amount": 150},
-         "Budget Restaurants for 2026-09-01: 120.00 → 150.00?", _budgeted,
-         lambda b: b.set_budget("2026-09-01", "cat_restaurants", 130_000), "budget"),
-    Case("update_category", lambda b: {"category_id": "cat_tennis", "name": "Sport"},
-         "Change category ‘Tennis’ (Fun) to ‘Sport’ (Fun)?", _renamed,
-         lambda b: b.set_category("cat_tennis", name="Padel"), "update_category"),
-    Case("create_category", lambda b: {"group_id": "grp_everyday", "name": "Pets"},
-         "Create category ‘Pets’ in Everyday?", _created_category,
-         lambda b: set_group(b, "grp_everyday", name="Daily"), "create_category"),
-    Case("create_transactions",
-         lambda b: {"account_id": "acc_checking", "transactions": [
-             {"date": "2026-09-12", "payee": "Market", "amount": -86.40, "category_id": "cat_groceries"}]},
-         "Create 1 transaction(s) on Checking?\n2026-09-12, Market, -86.40, Groceries", _created_txn,
-         lambda b: b.set_category("cat_groceries", name="Food"), "create_transactions"),
-    Case("reconcile_account", lambda b: {"account_id": "acc_checking", "balance": "2250.00"},
-         "Reconcile Checking: mark 3 cleared transaction(s) reconciled?\n"
-         "Bank balance: 2250.00\nCleared balance: 2253.10\nDifference to adjust: -3.10\n"
-         "An adjustment of -3.10 is entered as ‘Reconciliation Balance Adjustment’ (Ready to Assign).",
-         _reconciled, lambda b: b.set_txn("t_shop", cleared="cleared"), "reconcile"),
-    Case("split_transaction",
-         lambda b: {"transaction_id": "t_market", "lines": [{"amount": -60, "category_id": "cat_groceries"},
-                                                            {"amount": -26.40, "category_id": "cat_household"}]},
-         "Split 2026-09-12 Market 86.40 into 2 lines?\nGroceries 60.00\nHousehold 26.40\nWarning: a split cannot be undone.",
-         _split, lambda b: b.set_txn("t_market", category_id="cat_books"), "split"),
-    Case("undo_operation", _recategorise_first,
-         "Undo: recategorise 2 transaction(s)?\n"
-         "2026-09-12, Market, -86.40, Groceries → Uncategorised\n"
-         "2026-09-15, Corner Store, -12.00, Household → Uncategorised",
-         _undone, lambda b: b.set_txn("t_market", category_id="cat_books"), "undo",
-         drift_text="The budget changed", setup_ops=1),
+    Case(
+        "apply_categories",
+        lambda b: RECAT,
+        RECAT_QUESTION,
+        _recategorised,
+        lambda b: b.set_txn("t_market", category_id="cat_books"),
+        "recategorise",
+    ),
+    Case(
+        "set_category_budget",
+        lambda b: {"category_id": "cat_restaurants", "month": "2026-09", "amount": 150},
+        "Budget Restaurants for 2026-09-01: 120.00 → 150.00?",
+        _budgeted,
+        lambda b: b.set_budget("2026-09-01", "cat_restaurants", 130_000),
+        "budget",
+    ),
+    Case(
+        "update_category",
+        lambda b: {"category_id": "cat_tennis", "name": "Sport"},
+        "Change category ‘Tennis’ (Fun) to ‘Sport’ (Fun)?",
+        _renamed,
+        lambda b: b.set_category("cat_tennis", name="Padel"),
+        "update_category",
+    ),
+    Case(
+        "create_category",
+        lambda b: {"group_id": "grp_everyday", "name": "Pets"},
+        "Create category ‘Pets’ in Everyday?",
+        _created_category,
+        lambda b: set_group(b, "grp_everyday", name="Daily"),
+        "create_category",
+    ),
+    Case(
+        "create_transactions",
+        lambda b: {
+            "account_id": "acc_checking",
+            "transactions": [
+                {"date": "2026-09-12", "payee": "Market", "amount": -86.40, "category_id": "cat_groceries"}
+            ],
+        },
+        "Create 1 transaction(s) on Checking?\n2026-09-12, Market, -86.40, Groceries",
+        _created_txn,
+        lambda b: b.set_category("cat_groceries", name="Food"),
+        "create_transactions",
+    ),
+    Case(
+        "reconcile_account",
+        lambda b: {"account_id": "acc_checking", "balance": "2250.00"},
+        "Reconcile Checking: mark 3 cleared transaction(s) reconciled?\n"
+        "Bank balance: 2250.00\nCleared balance: 2253.10\nDifference to adjust: -3.10\n"
+        "An adjustment of -3.10 is entered as ‘Reconciliation Balance Adjustment’ (Ready to Assign).",
+        _reconciled,
+        lambda b: b.set_txn("t_shop", cleared="cleared"),
+        "reconcile",
+    ),
+    Case(
+        "split_transaction",
+        lambda b: {
+            "transaction_id": "t_market",
+            "lines": [
+                {"amount": -60, "category_id": "cat_groceries"},
+                {"amount": -26.40, "category_id": "cat_household"},
+            ],
+        },
+        "Split 2026-09-12 Market 86.40 into 2 lines?\nGroceries 60.00\nHousehold 26.40\n"
+        "Warning: a split cannot be undone.",
+        _split,
+        lambda b: b.set_txn("t_market", category_id="cat_books"),
+        "split",
+    ),
+    Case(
+        "undo_operation",
+        _recategorise_first,
+        "Undo: recategorise 2 transaction(s)?\n"
+        "2026-09-12, Market, -86.40, Groceries → Uncategorised\n"
+        "2026-09-15, Corner Store, -12.00, Household → Uncategorised",
+        _undone,
+        lambda b: b.set_txn("t_market", category_id="cat_books"),
+        "undo",
+        drift_text="The budget changed",
+        setup_ops=1,
+    ),
 ]
 IDS = [c.tool for c in CASES]
 
@@ -256,7 +307,9 @@ async def test_card_confirmed_on_the_page(tenant, case):
         assert "\n".join([held["title"], *held["lines"]]) == case.question
         card = tenant.confirm_on_page(held["confirmationId"])
         assert card.state is CardState.COMPLETED, card.result
-        status = (await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})).structured_content
+        status = (
+            await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})
+        ).structured_content
     assert status["status"] == "completed" and status["answeredVia"] == "page"
     _assert_applied(case, book, status["result"])
     if case.tool != "split_transaction" and case.tool != "undo_operation":
@@ -273,8 +326,12 @@ async def test_card_after_drift_is_refused_as_changed(tenant, case):
         moved = book.snapshot()
         with pytest.raises(Refusal) as refused:
             tenant.confirm_on_page(held["confirmationId"])
-        status = (await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})).structured_content
+        status = (
+            await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})
+        ).structured_content
     assert refused.value.reason is RefusalReason.CHANGED
     assert "The budget changed between the preview and the answer" in refused.value.message
-    assert status["status"] == "declined" and "The budget changed between the preview and the answer" in status["reason"]
+    assert (
+        status["status"] == "declined" and "The budget changed between the preview and the answer" in status["reason"]
+    )
     assert book.snapshot() == moved and len(book.ops()) == case.setup_ops

@@ -80,9 +80,21 @@ async def test_reads(tenant):
     assert page1["total"] == 6 and len(page1["transactions"]) == 4 and page1["next_cursor"] == "4"
     assert [t["id"] for t in page2["transactions"]] == ["t_pay", "t_interest"] and page2["next_cursor"] is None
     assert savings["transactions"][0] == {
-        "id": "t_interest", "date": "2026-08-31", "payee": "Interest", "amount": "2.10", "amount_milliunits": 2100,
-        "account_id": "acc_savings", "account_name": "Savings", "category_id": RTA_ID, "category_name": "Ready to Assign",
-        "memo": "", "cleared": "cleared", "approved": True, "flag": None, "transfer": None, "subtransactions": [],
+        "id": "t_interest",
+        "date": "2026-08-31",
+        "payee": "Interest",
+        "amount": "2.10",
+        "amount_milliunits": 2100,
+        "account_id": "acc_savings",
+        "account_name": "Savings",
+        "category_id": RTA_ID,
+        "category_name": "Ready to Assign",
+        "memo": "",
+        "cleared": "cleared",
+        "approved": True,
+        "flag": None,
+        "transfer": None,
+        "subtransactions": [],
     }
 
 
@@ -113,22 +125,51 @@ async def test_approve_runs_on_the_call_and_can_be_undone(tenant):
     assert not book.txn("t_market")["approved"] and not book.txn("t_shop")["approved"]
 
 
-@pytest.mark.parametrize("tool, args, field", [
-    ("create_transactions", {"account_id": "acc_nope", "transactions": [{"date": "2026-09-01", "payee": "X", "amount": 1}]},
-     "account_id"),
-    ("apply_categories", {"changes": [{"transaction_id": "t_market", "category_id": "cat_nope"}]}, "changes[0].category_id"),
-    ("apply_categories", {"changes": [{"transaction_id": "t_nope", "category_id": "cat_books"}]}, "changes[0].transaction_id"),
-    ("split_transaction", {"transaction_id": "t_nope", "lines": [{"amount": 1, "category_id": "cat_books"},
-                                                               {"amount": 1, "category_id": "cat_books"}]}, "transaction_id"),
-    ("split_transaction", {"transaction_id": "t_market", "lines": [{"amount": -60, "category_id": "cat_groceries"},
-                                                                 {"amount": -6, "category_id": "cat_books"}]}, "lines"),
-    ("set_category_budget", {"category_id": "cat_books", "month": "2026-09", "amount": "abc"}, "amount"),
-    ("set_category_budget", {"category_id": "cat_books", "month": "2026-02-30", "amount": 1}, "month"),
-    ("create_transactions", {"account_id": "acc_checking",
-                             "transactions": [{"date": "2026-02-30", "payee": "X", "amount": 1}]}, "transactions[0].date"),
-    ("reconcile_account", {"account_id": "acc_checking", "balance": "12,50"}, "balance"),
-    ("undo_operation", {"operation_id": "op_nope"}, "operation_id"),
-])
+@pytest.mark.parametrize(
+    "tool, args, field",
+    [
+        (
+            "create_transactions",
+            {"account_id": "acc_nope", "transactions": [{"date": "2026-09-01", "payee": "X", "amount": 1}]},
+            "account_id",
+        ),
+        (
+            "apply_categories",
+            {"changes": [{"transaction_id": "t_market", "category_id": "cat_nope"}]},
+            "changes[0].category_id",
+        ),
+        (
+            "apply_categories",
+            {"changes": [{"transaction_id": "t_nope", "category_id": "cat_books"}]},
+            "changes[0].transaction_id",
+        ),
+        (
+            "split_transaction",
+            {
+                "transaction_id": "t_nope",
+                "lines": [{"amount": 1, "category_id": "cat_books"}, {"amount": 1, "category_id": "cat_books"}],
+            },
+            "transaction_id",
+        ),
+        (
+            "split_transaction",
+            {
+                "transaction_id": "t_market",
+                "lines": [{"amount": -60, "category_id": "cat_groceries"}, {"amount": -6, "category_id": "cat_books"}],
+            },
+            "lines",
+        ),
+        ("set_category_budget", {"category_id": "cat_books", "month": "2026-09", "amount": "abc"}, "amount"),
+        ("set_category_budget", {"category_id": "cat_books", "month": "2026-02-30", "amount": 1}, "month"),
+        (
+            "create_transactions",
+            {"account_id": "acc_checking", "transactions": [{"date": "2026-02-30", "payee": "X", "amount": 1}]},
+            "transactions[0].date",
+        ),
+        ("reconcile_account", {"account_id": "acc_checking", "balance": "12,50"}, "balance"),
+        ("undo_operation", {"operation_id": "op_nope"}, "operation_id"),
+    ],
+)
 async def test_bad_input_names_the_field_and_writes_nothing(tenant, tool, args, field):
     book = _book(tenant)
     before = book.snapshot()
@@ -144,7 +185,9 @@ async def test_undo_round_trip_and_twice_refused(tenant):
     book = _book(tenant)
     before = book.snapshot()
     async with tenant.client(answer=accept()) as client:
-        done = await _call(client, "set_category_budget", {"category_id": "cat_restaurants", "month": "2026-09", "amount": 150})
+        done = await _call(
+            client, "set_category_budget", {"category_id": "cat_restaurants", "month": "2026-09", "amount": 150}
+        )
         op_id = done["result"]["operation_id"]
         assert done["next"][0]["tool"] == "undo_operation" and op_id in done["next"][0]["description"]
         listed = (await _call(client, "list_operations"))["operations"]

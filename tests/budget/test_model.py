@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -10,14 +10,22 @@ from countersign.gate.actions import ActionError
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
 from countersign.toolsets.budget.model import (
-    DRIFT, RTA_ID, TXNS, Ledger, display, month_start, parse_date, resolve_month, to_milliunits,
+    DRIFT,
+    RTA_ID,
+    TXNS,
+    Ledger,
+    display,
+    month_start,
+    parse_date,
+    resolve_month,
+    to_milliunits,
 )
 from countersign.toolsets.budget.operations import budget_change, commit, reverse, txn_change
 from tests.budget.ledger import NOW
 
 
 def ts(y, m, d):
-    return int(datetime(y, m, d, 12, tzinfo=timezone.utc).timestamp())
+    return int(datetime(y, m, d, 12, tzinfo=UTC).timestamp())
 
 
 # -- amounts ---------------------------------------------------------------------------------------
@@ -39,8 +47,18 @@ def test_amounts_that_are_not_numbers_name_the_field(value):
     assert err.value.message.startswith("lines[1].amount: ")
 
 
-@pytest.mark.parametrize("milli, text", [(150_000, "150.00"), (-86_400, "-86.40"), (0, "0.00"), (1, "0.00"), (-4, "0.00"),
-                                         (1_234_567, "1234.57"), (120_000, "120.00")])
+@pytest.mark.parametrize(
+    "milli, text",
+    [
+        (150_000, "150.00"),
+        (-86_400, "-86.40"),
+        (0, "0.00"),
+        (1, "0.00"),
+        (-4, "0.00"),
+        (1_234_567, "1234.57"),
+        (120_000, "120.00"),
+    ],
+)
 def test_amounts_show_with_two_decimals(milli, text):
     assert display(milli) == text
 
@@ -62,7 +80,9 @@ def test_next_month_crosses_the_year():
     assert resolve_month("previous", ts(2027, 1, 15)) == "2026-12-01"
 
 
-@pytest.mark.parametrize("value", ["2026-13", "2026-00", "2026-02-30", "September", "", "2026/09", 202609, None, "later"])
+@pytest.mark.parametrize(
+    "value", ["2026-13", "2026-00", "2026-02-30", "September", "", "2026/09", 202609, None, "later"]
+)
 def test_bad_months_name_the_field(value):
     with pytest.raises(ActionError) as err:
         resolve_month(value, NOW)

@@ -174,7 +174,7 @@ class Payments:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
+            def do_POST(self):  # http.server's name
                 key = self.headers["Idempotency-Key"]
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 outer.calls.append(key)

@@ -114,7 +114,7 @@ class Run:
                         with self.lock:
                             self.seen[payee].add(held["confirmationId"])
                     break
-                except Exception:  # the server died under this call: call again, as an agent would
+                except Exception:  # noqa: BLE001 - the server died under this call: call again, as an agent would
                     await asyncio.sleep(0.3)
 
     async def agents(self) -> None:
@@ -206,7 +206,7 @@ class Run:
             c.double_effects += max(0, txns[payee] - done)
             c.missing_effects += max(0, done - txns[payee])
             ordered = sorted(mine, key=lambda x: x.created_at)
-            for a, b in zip(ordered, ordered[1:]):  # a later card of a request while the earlier was live
+            for a, b in zip(ordered, ordered[1:], strict=False):  # a later card of a request while the earlier was live
                 if a.state in (CardState.PENDING, CardState.RUNNING) or a.updated_at > b.created_at:
                     c.twin_live_cards += 1
         c.completed = sum(1 for x in cards if x.state is CardState.COMPLETED)

@@ -121,9 +121,12 @@ class MotoStack:
         self.client("sesv2").create_email_identity(EmailIdentity=FROM_ADDRESS.split("@")[1])
         sm = self.client("secretsmanager")
         self.key_values = {"signing": generated_secret(), "state": generated_secret(), "origin": generated_secret()}
-        self.signing_arn = sm.create_secret(Name="SigningKeySecret-rehearsal", SecretString=self.key_values["signing"])["ARN"]
-        self.state_arn = sm.create_secret(Name="StateKeysSecret-rehearsal", SecretString=self.key_values["state"])["ARN"]
-        self.origin_arn = sm.create_secret(Name="OriginVerifySecret-rehearsal", SecretString=self.key_values["origin"])["ARN"]
+        self.signing_arn = sm.create_secret(
+            Name="SigningKeySecret-rehearsal", SecretString=self.key_values["signing"])["ARN"]
+        self.state_arn = sm.create_secret(
+            Name="StateKeysSecret-rehearsal", SecretString=self.key_values["state"])["ARN"]
+        self.origin_arn = sm.create_secret(
+            Name="OriginVerifySecret-rehearsal", SecretString=self.key_values["origin"])["ARN"]
         self.stack = Stack(
             parameters={"FromAddress": FROM_ADDRESS, "SenderDomain": FROM_ADDRESS.split("@")[1]},
             refs={"Table": TABLE, "SigningKeySecret": self.signing_arn, "StateKeysSecret": self.state_arn,
@@ -144,19 +147,25 @@ class MotoStack:
         config = self.stack.template["Resources"]["Distribution"]["Properties"]["DistributionConfig"]
         [api] = [o for o in self.stack.resolve(config["Origins"]) if o["Id"] == "api"]
         sm = self.client("secretsmanager")
-        return {h["HeaderName"].lower(): resolve_secret_reference(h["HeaderValue"], sm) if "{{resolve:" in h["HeaderValue"]
-                else h["HeaderValue"] for h in api.get("OriginCustomHeaders", [])}
+        return {
+            h["HeaderName"].lower(): resolve_secret_reference(h["HeaderValue"], sm)
+            if "{{resolve:" in h["HeaderValue"]
+            else h["HeaderValue"]
+            for h in api.get("OriginCustomHeaders", [])
+        }
 
     @property
     def public_url(self) -> str:
         return f"https://{CLOUDFRONT}"
 
-    def start(self, function: str) -> "ProcessInstance":
+    def start(self, function: str) -> ProcessInstance:
         handler = self.stack.function_property(function, "Handler")
         env = {**base_env(), **self.stack.environment(function), **aws_env(self.endpoint)}
         # Only what the function's bundle holds is importable (tests/deploy/worker.py blocks the rest).
         kind = KIND[function]
-        env["WORKER_ALLOWED"] = json.dumps(sorted(requirement_closure(REPO_ROOT / "infra" / f"requirements-{kind}.txt")))
+        env["WORKER_ALLOWED"] = json.dumps(
+            sorted(requirement_closure(REPO_ROOT / "infra" / f"requirements-{kind}.txt"))
+        )
         instance = ProcessInstance(function, handler, env, self.tmp / f"{function}.log", self.origin_headers)
         self.instances.append(instance)
         return instance
@@ -209,9 +218,16 @@ class ProcessInstance:
         self.stderr_path = log_path.with_suffix(".stderr")
         env = {**env, "WORKER_LOG": str(log_path)}
         self._stderr = open(self.stderr_path, "w")
-        self.process = subprocess.Popen([sys.executable, str(WORKER), handler, f"countersign-{function}"], cwd=REPO_ROOT,
-                                        env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-                                        text=True, bufsize=1)
+        self.process = subprocess.Popen(
+            [sys.executable, str(WORKER), handler, f"countersign-{function}"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            bufsize=1,
+        )
         self.lock = threading.Lock()
         self.ready: dict | None = None
         self.blocked = "WORKER_ALLOWED" in env

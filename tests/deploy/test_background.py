@@ -22,7 +22,9 @@ def resources(template):
 
 def _requirement_names(kind):
     lines = (REPO_ROOT / "infra" / f"requirements-{kind}.txt").read_text().splitlines()
-    return {re.split(r"[\[=<>]", line.strip())[0].lower() for line in lines if line.strip() and not line.startswith("#")}
+    return {
+        re.split(r"[\[=<>]", line.strip())[0].lower() for line in lines if line.strip() and not line.startswith("#")
+    }
 
 
 def test_each_function_has_its_own_requirements_and_only_mcp_gets_the_sdk():
@@ -99,7 +101,9 @@ def test_the_notifier_reads_only_new_notifications_from_the_stream(resources):
     assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert source["BisectBatchOnFunctionError"] is True
     assert (source["MaximumRetryAttempts"], source["MaximumRecordAgeInSeconds"]) == (5, 3600)
-    assert source["DestinationConfig"] == {"OnFailure": {"Type": "SQS", "Destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"}}
+    assert source["DestinationConfig"] == {
+        "OnFailure": {"Type": "SQS", "Destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"}
+    }
     assert filter_patterns() == [{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": ["OUTBOX"]}}}}]
 
     def record(event, pk, sk):

@@ -37,9 +37,20 @@ R = observability.REDACTED
 
 def _ticket() -> str:
     keyring = Keyring.from_secrets([new_secret()])
-    return keyring.sign({"card_id": new_id("c_"), "workspace": new_id("w_"), "person": new_id("p_"),
-                         "connection": new_id("k_"), "tool": "suppress_domain", "fingerprint": "f" * 64,
-                         "arguments_digest": "d" * 64, "preview_digest": "p" * 64, "issued_at": 1_800_000_000, "expires_at": 1_800_086_400})
+    return keyring.sign(
+        {
+            "card_id": new_id("c_"),
+            "workspace": new_id("w_"),
+            "person": new_id("p_"),
+            "connection": new_id("k_"),
+            "tool": "suppress_domain",
+            "fingerprint": "f" * 64,
+            "arguments_digest": "d" * 64,
+            "preview_digest": "p" * 64,
+            "issued_at": 1_800_000_000,
+            "expires_at": 1_800_086_400,
+        }
+    )
 
 
 def _secrets() -> dict[str, str]:
@@ -111,7 +122,11 @@ def test_a_logger_line_never_carries_a_secret_in_message_args_extra_or_exception
         record = json.loads(line)  # still JSON after redaction
         assert record["service"] == log.service
     text = "\n".join(lines)
-    leaked = [name for name, value in found.items() if value in text or any(p in text for p in value.split(".") if len(p) > 16)]
+    leaked = [
+        name
+        for name, value in found.items()
+        if value in text or any(p in text for p in value.split(".") if len(p) > 16)
+    ]
     assert not leaked and code not in text, leaked
     assert text.count(R) >= 3 * len(found) + 2
 
@@ -136,7 +151,9 @@ def test_redact_filter_covers_plain_handlers_too():
 
 @pytest.fixture
 def desk_world(tmp_path):
-    runtime = build(settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path)}), toolsets=[NOTES], on_filed=lambda card: None)
+    runtime = build(
+        settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path)}), toolsets=[NOTES], on_filed=lambda card: None
+    )
     events: list[str] = []
     runtime.desk.on_event = events.append
     workspace, person = accounts.create_workspace(runtime.store, "Acme", "owner@example.com")
@@ -145,7 +162,8 @@ def desk_world(tmp_path):
     principal = Principal(runtime.store.get_workspace(workspace.id), person, connection)
 
     def file(text: str, note: str = "n1") -> str:
-        return anyio.run(request_card, runtime.desk, principal, "publish_note", {"note_id": note, "text": text})["confirmationId"]
+        held = anyio.run(request_card, runtime.desk, principal, "publish_note", {"note_id": note, "text": text})
+        return held["confirmationId"]
 
     return runtime, workspace, person, events, file
 

@@ -27,7 +27,7 @@ import pytest
 
 from countersign.store.dynamodb import DynamoDBStore
 from tests.deploy import upkeep
-from tests.deploy.cfn import iam_requests, allowed, Unsupported
+from tests.deploy.cfn import Unsupported, allowed, iam_requests
 from tests.deploy.rehearsal import FROM_ADDRESS, KIND, OWNER, MotoStack, mail_text, requirement_closure
 from tests.support.apigw import LambdaTransport, http_event, response_body
 from tests.support.harness import mcp_client

@@ -41,20 +41,35 @@ SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
 def stack(**parameters) -> Stack:
     return Stack(
         parameters={"FromAddress": "countersign@example.com", "SenderDomain": "example.com", **parameters},
-        refs={"Table": "countersign-Table-X", "SigningKeySecret": SIGNING_ARN, "StateKeysSecret": STATE_ARN,
-              "OriginVerifySecret": ORIGIN_ARN, "HttpApi": "abc123", "Distribution": "E2EXAMPLE", "SiteBucket": "countersign-sitebucket-x",
-              "SecurityHeadersPolicy": "policy-id", "McpFunction": "countersign-McpFunction-X",
-              "ApiFunction": "countersign-ApiFunction-X", "NotifierFunction": "countersign-NotifierFunction-X",
-              "SweeperFunction": "countersign-SweeperFunction-X", "SigningKey": SIGNING_ARN,
-              "NotifierDLQ": "https://sqs.eu-west-1.amazonaws.com/123456789012/countersign-NotifierDLQ-X"},
-        attributes={"Table.Arn": TABLE_ARN, "Distribution.DomainName": "d111111abcdef8.cloudfront.net",
-                    "SiteBucket.Arn": "arn:aws:s3:::countersign-sitebucket-x",
-                    "SiteBucket.RegionalDomainName": "countersign-sitebucket-x.s3.eu-west-1.amazonaws.com",
-                    "SiteOriginAccessControl.Id": "OAC123", "SpaRoutesFunction.FunctionARN": "arn:cf-function",
-                    "McpFunction.Arn": "arn:mcp", "ApiFunction.Arn": "arn:api",
-                    "Table.StreamArn": f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000",
-                    "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
-                    "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access"},
+        refs={
+            "Table": "countersign-Table-X",
+            "SigningKeySecret": SIGNING_ARN,
+            "StateKeysSecret": STATE_ARN,
+            "OriginVerifySecret": ORIGIN_ARN,
+            "HttpApi": "abc123",
+            "Distribution": "E2EXAMPLE",
+            "SiteBucket": "countersign-sitebucket-x",
+            "SecurityHeadersPolicy": "policy-id",
+            "McpFunction": "countersign-McpFunction-X",
+            "ApiFunction": "countersign-ApiFunction-X",
+            "NotifierFunction": "countersign-NotifierFunction-X",
+            "SweeperFunction": "countersign-SweeperFunction-X",
+            "SigningKey": SIGNING_ARN,
+            "NotifierDLQ": "https://sqs.eu-west-1.amazonaws.com/123456789012/countersign-NotifierDLQ-X",
+        },
+        attributes={
+            "Table.Arn": TABLE_ARN,
+            "Distribution.DomainName": "d111111abcdef8.cloudfront.net",
+            "SiteBucket.Arn": "arn:aws:s3:::countersign-sitebucket-x",
+            "SiteBucket.RegionalDomainName": "countersign-sitebucket-x.s3.eu-west-1.amazonaws.com",
+            "SiteOriginAccessControl.Id": "OAC123",
+            "SpaRoutesFunction.FunctionARN": "arn:cf-function",
+            "McpFunction.Arn": "arn:mcp",
+            "ApiFunction.Arn": "arn:api",
+            "Table.StreamArn": f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000",
+            "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
+            "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access",
+        },
     )
 
 
@@ -92,11 +107,15 @@ def test_the_functions_and_their_handlers(template):
 
 def _iam_actions() -> dict[str, set[str]]:
     """Every IAM action AWS defines, per service prefix (cfn-lint's copy of the policy reference)."""
-    found = glob.glob(str(SAM_VENV / "lib" / "python3*" / "site-packages" / "cfnlint" / "data" / "AdditionalSpecs" / "Policies.json"))
+    found = glob.glob(
+        str(SAM_VENV / "lib" / "python3*" / "site-packages" / "cfnlint" / "data" / "AdditionalSpecs" / "Policies.json")
+    )
     if not found:
         pytest.fail("cfn-lint's IAM action list is missing: run scripts/bootstrap --sam", pytrace=False)
     data = json.loads(Path(found[0]).read_text())
-    return {prefix: set(spec["Actions"]) for prefix, spec in data.items() if isinstance(spec, dict) and "Actions" in spec}
+    return {
+        prefix: set(spec["Actions"]) for prefix, spec in data.items() if isinstance(spec, dict) and "Actions" in spec
+    }
 
 
 def _actions(statement) -> list[str]:
@@ -112,8 +131,10 @@ def _store_operations() -> set[str]:
     camel = {"".join(part.title() for part in c.split("_")) for c in calls}
     kinds = set(re.findall(r'\{"(Put|Update|Delete|ConditionCheck)":', text))
     actions = {f"dynamodb:{op}" for op in camel if op not in ("TransactWriteItems", "TransactGetItems")}
-    actions |= {f"dynamodb:{ {'Put': 'PutItem', 'Update': 'UpdateItem', 'Delete': 'DeleteItem', 'ConditionCheck': 'ConditionCheckItem'}[k]}"
-                for k in kinds}
+    item_action = {
+        "Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem",
+    }
+    actions |= {f"dynamodb:{item_action[k]}" for k in kinds}
     return actions
 
 
@@ -180,7 +201,9 @@ def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     # The origin secret only where CloudFront's header is checked: the confirm API.
     expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function == "ApiFunction" else [])
     assert _actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted(expected)
-    secret_statements = [st for st in s.statements(function) if any(a.startswith("secretsmanager:") for a in _actions(st))]
+    secret_statements = [
+        st for st in s.statements(function) if any(a.startswith("secretsmanager:") for a in _actions(st))
+    ]
     assert secret_statements == [keys]
     env = s.environment(function)
     assert env["COUNTERSIGN_SIGNING_KEY"] == SIGNING_ARN and env["COUNTERSIGN_STATE_KEYS"] == STATE_ARN
@@ -244,7 +267,7 @@ def test_http_api_routes_and_throttling(resources):
     assert stage["DefaultRouteSettings"] == {"ThrottlingRateLimit": "50", "ThrottlingBurstLimit": "100"}
     assert "authorization" not in stage["AccessLogSettings"]["Format"].lower()
     routes = {}
-    for name, res in resources.items():
+    for res in resources.values():
         if res["Type"] == "AWS::ApiGatewayV2::Route":
             integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
             uri = resources[integration]["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
@@ -270,7 +293,9 @@ def test_private_bucket_read_only_by_this_distribution(resources):
     assert bucket["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
     [statement] = s.resolve(resources["SiteBucketPolicy"]["Properties"]["PolicyDocument"])["Statement"]
     assert statement["Principal"] == {"Service": "cloudfront.amazonaws.com"} and statement["Action"] == "s3:GetObject"
-    assert statement["Condition"] == {"StringEquals": {"AWS:SourceArn": f"arn:aws:cloudfront::{ACCOUNT}:distribution/E2EXAMPLE"}}
+    assert statement["Condition"] == {
+        "StringEquals": {"AWS:SourceArn": f"arn:aws:cloudfront::{ACCOUNT}:distribution/E2EXAMPLE"}
+    }
 
 
 def test_one_origin_for_page_api_and_mcp(resources):
@@ -297,7 +322,9 @@ def test_one_origin_for_page_api_and_mcp(resources):
     assert "CustomErrorResponses" not in config  # they would turn the API's 404s into the page
 
 
-SECRET_REFERENCE = re.compile(r"^\{\{resolve:secretsmanager:(?P<id>arn:[^{}]+?):SecretString(?P<rest>(?::[^:{}]*){0,3})\}\}$")
+SECRET_REFERENCE = re.compile(
+    r"^\{\{resolve:secretsmanager:(?P<id>arn:[^{}]+?):SecretString(?P<rest>(?::[^:{}]*){0,3})\}\}$"
+)
 
 
 def test_cloudfront_proves_itself_to_the_api_with_the_origin_secret(resources):
@@ -377,7 +404,9 @@ def test_stateful_resources_are_retained(resources):
 
 
 def test_custom_domain_serves_from_its_certificate(resources):
-    custom = stack(DomainName="confirm.example.com", CertificateArn="arn:aws:acm:us-east-1:123456789012:certificate/abc")
+    custom = stack(
+        DomainName="confirm.example.com", CertificateArn="arn:aws:acm:us-east-1:123456789012:certificate/abc"
+    )
     config = custom.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
     assert config["Aliases"] == ["confirm.example.com"]
     assert config["ViewerCertificate"]["AcmCertificateArn"].startswith("arn:aws:acm:us-east-1:")

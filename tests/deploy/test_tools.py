@@ -81,8 +81,11 @@ def test_sam_build(tmp_path):
                  "--cache-dir", tmp_path / "cache", "--parallel"], timeout=600, env=env)
     assert done.returncode == 0, f"sam build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
 
-    magic312 = subprocess.run([found, "-c", "import importlib.util, sys; sys.stdout.buffer.write(importlib.util.MAGIC_NUMBER)"],
-                              capture_output=True, check=True).stdout
+    magic312 = subprocess.run(
+        [found, "-c", "import importlib.util, sys; sys.stdout.buffer.write(importlib.util.MAGIC_NUMBER)"],
+        capture_output=True,
+        check=True,
+    ).stdout
     for function, handler, must_have, must_not_have in (
         ("McpFunction", "countersign/handlers/mcp.py", ["mcp", "mangum", "nacl", "boto3", "aws_lambda_powertools"], []),
         ("ApiFunction", "countersign/handlers/api.py", ["fastapi", "mangum", "nacl", "boto3", "aws_lambda_powertools"],

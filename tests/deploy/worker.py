@@ -44,7 +44,9 @@ def _summary(service: str, operation: str, params: dict) -> dict:
             for kind, body in item.items()
         ]
     if operation == "TransactGetItems":
-        out["TransactItems"] = [{"Get": {"TableName": i["Get"].get("TableName")}} for i in params.get("TransactItems", [])]
+        out["TransactItems"] = [
+            {"Get": {"TableName": i["Get"].get("TableName")}} for i in params.get("TransactItems", [])
+        ]
     if operation in ("BatchGetItem", "BatchWriteItem"):
         out["Tables"] = sorted(params.get("RequestItems", {}))
     if service == "sesv2" and operation == "SendEmail":
@@ -121,7 +123,7 @@ def main() -> None:
     try:
         module = importlib.import_module(module_name)
         handler = getattr(module, attr)
-    except BaseException:
+    except BaseException:  # noqa: BLE001 - any import failure is reported to the test over the protocol
         PROTOCOL.write(json.dumps({"ready": False, "error": traceback.format_exc()}) + "\n")
         return
     loaded = sorted(m.__file__ for m in list(sys.modules.values())
@@ -154,7 +156,7 @@ def main() -> None:
             context.aws_request_id = f"{function_name}-{invocation:04d}"
             try:
                 answer = {"result": handler(request["event"], context)}
-            except BaseException:
+            except BaseException:  # noqa: BLE001 - the handler's failure goes back to the test as an answer
                 answer = {"error": traceback.format_exc()}
         else:
             answer = {"error": f"unknown op {op!r}"}

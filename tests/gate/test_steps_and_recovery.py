@@ -9,7 +9,7 @@ import pytest
 from countersign.core.cards import CardState
 from countersign.gate import recovery
 from countersign.gate.runner import idempotency_key
-from tests.support.stepped_toolset import PAYMENTS, PARCEL, RECEIPT, SHIPMENT
+from tests.support.stepped_toolset import PARCEL, PAYMENTS, RECEIPT, SHIPMENT
 
 S = CardState
 RUN_LEASE = OUTSIDE_LEASE = 120  # the default COUNTERSIGN_RUN_LEASE

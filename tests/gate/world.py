@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from countersign import accounts
 from countersign.core.cards import CardState

@@ -37,7 +37,10 @@ def test_setup_actions(world):
     assert any(line.startswith("Printed on every piece from now on") for line in plan.preview.lines)
     world.run("set_return_address", addr)
     assert world.run("finish_setup", {}) == {"setup_finished": True}
-    assert [s.tool for s in world.action("finish_setup").next_steps({}, world.ctx())] == ["import_contacts", "list_designs"]
+    assert [s.tool for s in world.action("finish_setup").next_steps({}, world.ctx())] == [
+        "import_contacts",
+        "list_designs",
+    ]
 
 
 def test_set_workspace_name_renames_the_workspace_record(world):
@@ -56,7 +59,9 @@ def test_set_workspace_name_renames_the_workspace_record(world):
 def test_the_workspace_name_is_the_record_not_a_stale_profile_name(world):
     world.patch(m.KIND_PROFILE, m.PROFILE_ID, name="Old profile name")
     world.store.rename_workspace(world.ws, "Renamed elsewhere")
-    assert world.plan("update_brand_kit", {"font": "Lora"}).preview.title == "Update the brand kit of ‘Renamed elsewhere’"
+    assert (
+        world.plan("update_brand_kit", {"font": "Lora"}).preview.title == "Update the brand kit of ‘Renamed elsewhere’"
+    )
     assert world.plan("set_workspace_name", {"name": "Acme"}).preview.title == (
         "Rename the workspace ‘Renamed elsewhere’ to ‘Acme’")
 
@@ -177,8 +182,22 @@ def test_review_pause_resume_end(world):
     world.run("pause_campaign", cid(world))
     assert world.run("review_message", {"piece_id": c})["status"] == "approved"
     # a contact joins the list while paused: resume enrols them
-    new = world.run("import_contacts", {"list_id": world.ids["list_id"], "contacts": [
-        {"name": "Eve", "email": "eve@new.example", "line1": "1 Rd", "city": "X", "postal_code": "1", "country": "US"}]})
+    new = world.run(
+        "import_contacts",
+        {
+            "list_id": world.ids["list_id"],
+            "contacts": [
+                {
+                    "name": "Eve",
+                    "email": "eve@new.example",
+                    "line1": "1 Rd",
+                    "city": "X",
+                    "postal_code": "1",
+                    "country": "US",
+                }
+            ],
+        },
+    )
     plan = world.plan("resume_campaign", cid(world))
     assert plan.preview.title == "Resume ‘Q4 outreach’: 1 new contact, 1 postcard, 2.00 credits"
     assert "Approved pieces that print now: 1" in plan.preview.lines
@@ -200,7 +219,9 @@ def test_send_and_cancel_pieces(world):
                                      "message": "Thank you!"})
     assert plan.preview.title == "Send a postcard to Ada Lovelace (Analytical Engines): 2.00 credits"
     assert "Publishes design ‘Autumn postcard’ version 1" in plan.preview.lines
-    sent = world.run("send_piece", {"contact_id": contact, "design_id": world.ids["design_id"], "message": "Thank you!"})
+    sent = world.run(
+        "send_piece", {"contact_id": contact, "design_id": world.ids["design_id"], "message": "Thank you!"}
+    )
     assert sent["status"] == "sent" and world.balance() == 98_000
     assert world.design()["published_version"] == 1
     with pytest.raises(ActionError, match="already sent"):

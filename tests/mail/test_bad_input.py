@@ -69,11 +69,15 @@ def test_bad_input_is_refused_with_a_sentence_naming_it(world):
 
 def test_ids_of_another_workspace_are_unknown_here(world):
     other = World(world.store)
-    for name, args in (("launch_campaign", {"campaign_id": other.ids["campaign_id"]}),
-                       ("approve_design", {"design_id": other.ids["design_id"]}),
-                       ("add_list_to_campaign", {"campaign_id": world.ids["campaign_id"], "list_id": other.ids["list_id"]}),
-                       ("send_piece", {"contact_id": other.ids["contact_ids"][0], "design_id": world.ids["design_id"],
-                                       "message": "hi"})):
+    for name, args in (
+        ("launch_campaign", {"campaign_id": other.ids["campaign_id"]}),
+        ("approve_design", {"design_id": other.ids["design_id"]}),
+        ("add_list_to_campaign", {"campaign_id": world.ids["campaign_id"], "list_id": other.ids["list_id"]}),
+        (
+            "send_piece",
+            {"contact_id": other.ids["contact_ids"][0], "design_id": world.ids["design_id"], "message": "hi"},
+        ),
+    ):
         with pytest.raises(ActionError, match="no (campaign|design|list|contact) with id"):
             world.plan(name, args)
     other.launch()

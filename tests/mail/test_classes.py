@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.toolsets.mail import TOOLSET
-from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail import TOOLSET, model as m
 
 HELD = "held"
 RUNS = "runs"
@@ -139,4 +138,6 @@ def test_always_class_is_held_with_every_setting_off(world):
     }
     for name, args in calls.items():
         assert world.gate(name, args) == "always:held", name
-        assert not world.action(name).gate_class(world.action(name).parse(args), world.ctx()).allows_in_client(world.ctx())
+        assert (
+            not world.action(name).gate_class(world.action(name).parse(args), world.ctx()).allows_in_client(world.ctx())
+        )

@@ -9,8 +9,7 @@ from countersign.core.cards import Refusal, RefusalReason
 from countersign.gate.context import ActionContext
 from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
-from countersign.toolsets.mail import TOOLSET
-from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail import TOOLSET, model as m
 from countersign.toolsets.mail.demo import seed
 from tests.support.harness import mcp_client
 
@@ -182,7 +181,10 @@ async def test_approvals_are_held_only_while_the_item_prints_and_the_setting_is_
         done = await status(c, held["confirmationId"])
     assert design_now["status"] == COMPLETED and design_now["result"]["published_version"] == 1
     assert held["status"] == PENDING and held["title"].endswith("on ‘Q4 outreach’: it prints now")
-    assert bulk_held["status"] == PENDING and bulk_held["title"] == "Approve 2 waiting messages on ‘Q4 outreach’: they print now"
+    assert (
+        bulk_held["status"] == PENDING
+        and bulk_held["title"] == "Approve 2 waiting messages on ‘Q4 outreach’: they print now"
+    )
     assert ran["status"] == COMPLETED and ran["result"]["status"] == "printed"
     assert rejected["status"] == COMPLETED and rejected["result"]["status"] == "cancelled"
     assert done["status"] == COMPLETED and done["next"] == [
@@ -196,7 +198,9 @@ async def test_request_confirmation_works_for_every_action_and_refuses_reads(mai
     run(mail, "launch_campaign", cid(mail))
     run(mail, "generate_design_image", {"design_id": mail.ids["design_id"], "prompt": "winter"})
     run(mail, "pause_campaign", cid(mail))
-    webinar = run(mail, "import_contacts", {"new_list_name": "Webinar", "contacts": [{"name": "Cy", "email": "cy@n.example"}]})
+    webinar = run(
+        mail, "import_contacts", {"new_list_name": "Webinar", "contacts": [{"name": "Cy", "email": "cy@n.example"}]}
+    )
     list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, m.KIND_LIST) if d.data["name"] == "Webinar")
     piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, m.pieces_kind(mail.ids["campaign_id"]))
                  for p in b.data["pieces"])
@@ -329,8 +333,11 @@ async def test_an_ended_campaign_and_a_suppressed_recipient_are_errors_at_the_ca
     async with mail.client() as c:
         ended = await call(c, "launch_campaign", cid(mail))
         run(mail, "approve_design", {"design_id": mail.ids["design_id"]})
-        held = await call(c, "send_piece", {"contact_id": mail.ids["contact_ids"][1], "design_id": mail.ids["design_id"],
-                                            "message": "Hi"})
+        held = await call(
+            c,
+            "send_piece",
+            {"contact_id": mail.ids["contact_ids"][1], "design_id": mail.ids["design_id"], "message": "Hi"},
+        )
         run(mail, "suppress_domain", {"domain": "cobol.example"})
         suppressed = await call(c, "send_piece", {"contact_id": mail.ids["contact_ids"][1],
                                                   "design_id": mail.ids["design_id"], "message": "Hi again"})

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.gate.actions import ActionError
-from countersign.toolsets.mail import TOOLSET
-from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail import TOOLSET, model as m
 
 
 def test_render_copy_marks_unresolved_placeholders_unclean():

@@ -16,15 +16,16 @@ from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
 from countersign.settings import Settings
 from countersign.store.records import DocWrite, Person
-from countersign.toolsets.mail import TOOLSET
-from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail import TOOLSET, model as m
 from countersign.toolsets.mail.demo import seed
 
 
 class World:
     def __init__(self, store, credits: int = 100, contacts=None):
         self.store = store
-        self.workspace, self.owner = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com", "Olive Owner")
+        self.workspace, self.owner = accounts.create_workspace(
+            store, "Acme", f"{new_id('u')}@example.com", "Olive Owner"
+        )
         self.registry = Registry([TOOLSET])
         self.desk = CardDesk(store, Keyring.from_secrets([new_secret()]), Settings(), self.registry)
         kwargs = {} if contacts is None else {"contacts": contacts}
@@ -36,7 +37,9 @@ class World:
         return self.workspace.id
 
     def ctx(self, person: Person | None = None) -> ActionContext:
-        return ActionContext.of(self.store, self.store.get_workspace(self.ws), person or self.owner, None, self.desk.now())
+        return ActionContext.of(
+            self.store, self.store.get_workspace(self.ws), person or self.owner, None, self.desk.now()
+        )
 
     def add_person(self, role: str) -> Person:
         return accounts.add_person(self.store, self.ws, f"{new_id('u')}@example.com", role, name=f"A {role}")

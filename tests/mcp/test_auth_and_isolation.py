@@ -49,7 +49,9 @@ async def test_a_token_of_workspace_a_cannot_see_workspace_b(tenant, live):
     runtime, server = live
     other = new_tenant(runtime, server.origin)
     async with other.client() as client:
-        card = (await client.call_tool("publish_note", {"note_id": "n1", "text": "b"})).structured_content["confirmationId"]
+        card = (await client.call_tool("publish_note", {"note_id": "n1", "text": "b"})).structured_content[
+            "confirmationId"
+        ]
     async with tenant.client() as client:
         status = await client.call_tool("get_confirmation_status", {"confirmation_id": card})
         cancel = await client.call_tool("cancel_confirmation", {"confirmation_id": card})
@@ -69,7 +71,9 @@ async def test_another_person_in_the_workspace_cannot_poll_or_cancel(tenant):
     colleague = tenant.add_person("member")
     token = tenant.connect(colleague, "Colleague's agent")
     async with tenant.client() as client:
-        card = (await client.call_tool("publish_note", {"note_id": "n1", "text": "mine"})).structured_content["confirmationId"]
+        card = (await client.call_tool("publish_note", {"note_id": "n1", "text": "mine"})).structured_content[
+            "confirmationId"
+        ]
     from tests.support.harness import mcp_client
 
     async with mcp_client(tenant.url, token) as client:
@@ -81,7 +85,9 @@ async def test_another_person_in_the_workspace_cannot_poll_or_cancel(tenant):
 
 async def test_oversized_arguments_are_refused_and_nothing_is_written(tenant):
     async with tenant.client() as client:
-        result = await client.call_tool("request_confirmation", {"tool": "tidy_note", "arguments": {"note_id": "n1", "text": "x" * 70_000}})
+        result = await client.call_tool(
+            "request_confirmation", {"tool": "tidy_note", "arguments": {"note_id": "n1", "text": "x" * 70_000}}
+        )
         listed = (await client.call_tool("list_confirmations", {})).structured_content
     assert result.is_error and "arguments: over 64 KiB" in result.content[0].text
     assert listed["confirmations"] == []
@@ -90,7 +96,9 @@ async def test_oversized_arguments_are_refused_and_nothing_is_written(tenant):
 
 async def test_malformed_json_rpc_is_a_parse_error(tenant):
     async with httpx2.AsyncClient(timeout=10) as http:
-        response = await http.post(tenant.url, content=b"{not json", headers={**HEADERS, "Authorization": f"Bearer {tenant.token}"})
+        response = await http.post(
+            tenant.url, content=b"{not json", headers={**HEADERS, "Authorization": f"Bearer {tenant.token}"}
+        )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700
 

@@ -48,7 +48,9 @@ async def test_unknown_and_foreign_codes_are_refused_and_spent(tenant, code_mode
         wrong = await client.call_tool("edit_note", dict(EDIT, confirmation=other["confirmation"]))
         assert wrong.is_error and CODE_REFUSAL in wrong.content[0].text
         # spent on first use even though it did not match
-        right = await client.call_tool("edit_note", {"note_id": "n2", "text": "other", "confirmation": other["confirmation"]})
+        right = await client.call_tool(
+            "edit_note", {"note_id": "n2", "text": "other", "confirmation": other["confirmation"]}
+        )
     assert right.is_error and CODE_REFUSAL in right.content[0].text
     assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "text 2"
 
@@ -57,7 +59,9 @@ async def test_code_after_drift_names_the_drift(tenant, code_mode):
     async with tenant.client() as client:
         body = await _code(client)
         doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)])
+        tenant.store.write_docs(
+            tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
+        )
         result = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
     assert result.is_error
     assert "The notes changed between the preview and the answer" in result.content[0].text

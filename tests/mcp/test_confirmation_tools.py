@@ -26,7 +26,9 @@ async def test_request_confirmation_holds_even_an_action_that_runs_at_once(tenan
         status = await _status(client, body["confirmationId"])
     assert status["status"] == "completed"
     assert status["result"] == {"note": "n1", "text": "held"}
-    assert status["next"] == [{"tool": "list_notes", "description": "Read the notes back to check the change.", "personMustAct": False}]
+    assert status["next"] == [
+        {"tool": "list_notes", "description": "Read the notes back to check the change.", "personMustAct": False}
+    ]
     assert tenant.note("n1")["text"] == "held"
 
 
@@ -48,7 +50,9 @@ async def test_identical_retry_returns_the_same_card(tenant):
         async with tenant.client() as client:
             first = (await client.call_tool("publish_note", EDIT)).structured_content
             second = (await client.call_tool("publish_note", EDIT)).structured_content
-            third = (await client.call_tool("request_confirmation", {"tool": "publish_note", "arguments": EDIT})).structured_content
+            third = (
+                await client.call_tool("request_confirmation", {"tool": "publish_note", "arguments": EDIT})
+            ).structured_content
             listed = (await client.call_tool("list_confirmations", {})).structured_content
     finally:
         desk.on_filed = real_notifier
@@ -64,7 +68,12 @@ async def test_identical_request_after_a_decline_returns_the_decline(tenant):
         again = (await client.call_tool("publish_note", EDIT)).structured_content
         status = await _status(client, first["confirmationId"])
         different = (await client.call_tool("publish_note", {"note_id": "n1", "text": "other"})).structured_content
-    assert again == {**again, "status": "declined", "confirmationId": first["confirmationId"], "reason": "Not this week"}
+    assert again == {
+        **again,
+        "status": "declined",
+        "confirmationId": first["confirmationId"],
+        "reason": "Not this week",
+    }
     assert status["status"] == "declined" and status["reason"] == "Not this week"
     assert different["status"] == "pending" and different["confirmationId"] != first["confirmationId"]
 
@@ -73,7 +82,11 @@ async def test_list_confirmations_oldest_first_with_expiry(tenant):
     async with tenant.client() as client:
         ids = []
         for note, text in (("n1", "a"), ("n2", "b"), ("n1", "c")):
-            ids.append((await client.call_tool("publish_note", {"note_id": note, "text": text})).structured_content["confirmationId"])
+            ids.append(
+                (await client.call_tool("publish_note", {"note_id": note, "text": text})).structured_content[
+                    "confirmationId"
+                ]
+            )
         listed = (await client.call_tool("list_confirmations", {})).structured_content
     assert [c["confirmationId"] for c in listed["confirmations"]] == ids
     assert listed["pendingUrl"] == f"{tenant.origin}/confirm"
@@ -83,7 +96,9 @@ async def test_list_confirmations_oldest_first_with_expiry(tenant):
 async def test_cancel_withdraws_and_reads_as_declined(tenant):
     async with tenant.client() as client:
         card = (await client.call_tool("publish_note", EDIT)).structured_content
-        cancelled = (await client.call_tool("cancel_confirmation", {"confirmation_id": card["confirmationId"]})).structured_content
+        cancelled = (
+            await client.call_tool("cancel_confirmation", {"confirmation_id": card["confirmationId"]})
+        ).structured_content
         status = await _status(client, card["confirmationId"])
         listed = (await client.call_tool("list_confirmations", {})).structured_content
     assert cancelled["status"] == "withdrawn"
@@ -106,7 +121,9 @@ async def test_cancel_is_refused_while_confirming_or_after_running(tenant):
             AuditEntry(running, tenant.workspace_id, desk.now(), "running", "system", "page"),),
             run={"steps": ["publish", "launch"], "done": 1}, lease_until=desk.now() + 120))
         refused = await client.call_tool("cancel_confirmation", {"confirmation_id": running})
-        ran = (await client.call_tool("publish_note", {"note_id": "n2", "text": "x"})).structured_content["confirmationId"]
+        ran = (await client.call_tool("publish_note", {"note_id": "n2", "text": "x"})).structured_content[
+            "confirmationId"
+        ]
         tenant.confirm_on_page(ran)
         refused_after = await client.call_tool("cancel_confirmation", {"confirmation_id": ran})
     assert card.state is CardState.PENDING
@@ -138,7 +155,9 @@ async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
     async with tenant.client() as client:
         card = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]
         doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)])
+        tenant.store.write_docs(
+            tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
+        )
         with pytest.raises(Refusal) as refused:
             tenant.confirm_on_page(card)
         status = await _status(client, card)

@@ -115,7 +115,9 @@ async def test_legacy_answer_after_the_state_moved_is_drift(tenant):
 
     def answer_after_a_change(params):
         doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved meanwhile"), doc.version)])
+        tenant.store.write_docs(
+            tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved meanwhile"), doc.version)]
+        )
         return accept()
 
     async with tenant.client(mode="legacy", answer=answer_after_a_change) as client:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import mcp_types as types
 import pytest
 
@@ -26,7 +25,9 @@ async def test_accept_ticked_applies_and_records_the_card(tenant):
     body = result.structured_content
     assert body["status"] == "completed"
     assert body["result"] == {"note": "n1", "text": "new text"}
-    assert body["next"] == [{"tool": "list_notes", "description": "Read the notes back to check the change.", "personMustAct": False}]
+    assert body["next"] == [
+        {"tool": "list_notes", "description": "Read the notes back to check the change.", "personMustAct": False}
+    ]
     assert tenant.note("n1")["text"] == "new text"
     assert [q.message for q in asked] == ["Change note ‘Note 1’?\ntext 1 → new text"]
     card = _card(tenant, body["confirmationId"])
@@ -103,7 +104,9 @@ async def test_drift_between_question_and_answer_fails_and_writes_nothing(tenant
     async with tenant.client(answer=accept()) as client:
         first = await _first_round(client, EDIT)
         doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)])
+        tenant.store.write_docs(
+            tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
+        )
         retry = await client.session.call_tool("edit_note", EDIT, input_responses={"confirm": accept()},
                                                request_state=first.request_state, allow_input_required=True)
     assert retry.is_error

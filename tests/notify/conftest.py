@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email import message_from_bytes, policy
 from email.message import EmailMessage
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 

@@ -8,8 +8,8 @@ from countersign.core.cards import CardState
 from countersign.notify import CardNotifier, render
 from tests.store._factories import DAY, World
 
-from .conftest import PUBLIC_URL, parse
 from ._helpers import Recorder, file_card, parts
+from .conftest import PUBLIC_URL, parse
 
 SECRETS = ("TICKET-MARKER-7f3a", "ARGUMENT-MARKER-91bc", "SUBJECT-MARKER-55d0", "ACCOUNT-SECRET-e2e2")
 
@@ -27,7 +27,9 @@ def test_lists_what_waits_oldest_first_and_links_to_the_pending_page(store, sett
     (email,) = sender.emails
     assert email.to == world.person.email
     assert email.subject == "3 requests wait for your confirmation"
-    assert email.text.index("Pay rent") < email.text.index("Launch campaign Spring") < email.text.index("Buy 500 credits")
+    assert (
+        email.text.index("Pay rent") < email.text.index("Launch campaign Spring") < email.text.index("Buy 500 credits")
+    )
     assert f"{PUBLIC_URL}/confirm" == settings.pending_url
     assert f'href="{settings.pending_url}"' in email.html
     assert settings.pending_url in email.text

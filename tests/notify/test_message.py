@@ -9,8 +9,8 @@ import pytest
 from countersign.notify import Email, SendError, compose_pending, render
 from countersign.notify.message import MAX_TITLES, subject_for
 
-from .conftest import parse
 from ._helpers import parts
+from .conftest import parse
 
 URL = "https://confirm.example.test/confirm"
 

@@ -10,8 +10,8 @@ import pytest
 
 from countersign.notify import Email, OutboxSender, SendError, SesSender, SmtpSender
 
-from .conftest import SES_FROM, free_port, parse, ses_sent
 from ._helpers import parts
+from .conftest import SES_FROM, free_port, parse, ses_sent
 
 BODY_MARKER = "BODY-MARKER-3c1d"
 

@@ -13,8 +13,8 @@ from countersign.runtime import build
 from countersign.store.sqlite import SQLiteStore
 from tests.store._factories import World
 
-from .conftest import parse
 from ._helpers import file_card, parts
+from .conftest import parse
 
 
 @pytest.fixture

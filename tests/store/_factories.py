@@ -64,7 +64,9 @@ def card(
     )
 
 
-def audit(c: Card, event: str, at: int, actor: str | None = None, channel: str = "page", detail: str | None = None) -> AuditEntry:
+def audit(
+    c: Card, event: str, at: int, actor: str | None = None, channel: str = "page", detail: str | None = None
+) -> AuditEntry:
     return AuditEntry(
         card_id=c.id,
         workspace_id=c.workspace_id,

@@ -25,7 +25,14 @@ def arguments_of_size(size: int) -> dict:
 
 def test_arguments_over_64_kib_are_refused_and_nothing_is_written(store):
     w = World(store)
-    c = card(w.ws, w.person, w.conn, created_at=100, fingerprint="fp-big", arguments=arguments_of_size(MAX_ARGUMENTS_BYTES + 1))
+    c = card(
+        w.ws,
+        w.person,
+        w.conn,
+        created_at=100,
+        fingerprint="fp-big",
+        arguments=arguments_of_size(MAX_ARGUMENTS_BYTES + 1),
+    )
     with pytest.raises(BadInput) as bad:
         store.file_card(c, filed(c))
     assert bad.value.field == "arguments"

@@ -321,7 +321,9 @@ def test_audit_entry_keeps_every_field(store):
     w = World(store)
     card = w.file(created_at=1000, ttl=DAY)
     entry = audit(card, "refused", 1001, actor="system", channel="system", detail="tampered: ticket")
-    entry_without_connection = replace(audit(card, "refused", 1002, actor="system", channel="system"), connection_id=None)
+    entry_without_connection = replace(
+        audit(card, "refused", 1002, actor="system", channel="system"), connection_id=None
+    )
     store.append_audit(entry)
     store.append_audit(entry_without_connection)
     assert store.audit_trail(w.ws.id, card.id)[1:] == [entry, entry_without_connection]
@@ -332,7 +334,8 @@ def test_a_card_left_running_is_listed_for_recovery_once_its_lease_ends(store):
     c = w.file(created_at=1000)
     running = store.commit_card(CardCommit(c, S.RUNNING, 1100, (audit(c, "running", 1100),), lease_until=1160,
                                            run={"steps": ["publish", "launch"], "done": 1}, channel="page"))
-    assert (running.state, running.lease_until, running.run) == (S.RUNNING, 1160, {"steps": ["publish", "launch"], "done": 1})
+    assert (running.state, running.lease_until, running.run) == (
+        S.RUNNING, 1160, {"steps": ["publish", "launch"], "done": 1})
     assert store.get_card(w.ws.id, c.id, 1500) == running  # a reader sees it running (reported as pending)
     assert store.running_cards(now=1159) == []
     assert [r.id for r in store.running_cards(now=1160)] == [c.id]

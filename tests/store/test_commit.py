@@ -136,7 +136,9 @@ def test_an_action_of_several_steps_records_each_and_only_its_runner_can(store):
 def test_a_step_is_recorded_with_its_writes_by_the_version_holder(store):
     w = World(store)
     c = w.file(created_at=1000)
-    first = store.commit_card(CardCommit(c, S.RUNNING, 1001, (), run={"steps": ["a", "b", "c"], "done": 1}, lease_until=1061))
+    first = store.commit_card(
+        CardCommit(c, S.RUNNING, 1001, (), run={"steps": ["a", "b", "c"], "done": 1}, lease_until=1061)
+    )
     second = store.commit_card(CardCommit(first, S.RUNNING, 1002, (), writes=(note({"text": "b"}),),
                                           run={"steps": ["a", "b", "c"], "done": 2}, lease_until=1062, step=True))
     assert (second.version, second.run["done"], second.lease_until) == (3, 2, 1062)

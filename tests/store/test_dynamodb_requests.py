@@ -150,11 +150,14 @@ def test_cards_keep_their_deadline_apart_from_the_ttl_and_move_between_index_par
     item = stored()
     assert (item["card_expires_at"], item["expires_at"]) == (1100, 1100 + CARD_RETENTION)
     assert item["gsi1pk"] == codec.pending_partition(w.ws.id, w.person.id)
-    running = ddb.commit_card(CardCommit(c, S.RUNNING, 1050, (), run={"steps": ["a", "b"], "done": 1}, lease_until=1110))
+    running = ddb.commit_card(
+        CardCommit(c, S.RUNNING, 1050, (), run={"steps": ["a", "b"], "done": 1}, lease_until=1110)
+    )
     assert (stored()["gsi1pk"], stored()["gsi1sk"]) == (codec.RUNNING_PARTITION, codec.time_key(1110, c.id))
     done = ddb.commit_card(CardCommit(running, S.COMPLETED, 1060, (), result={"ok": True}))
     item = stored()
-    assert (item["gsi1pk"], item["gsi1sk"]) == (codec.history_partition(w.ws.id, w.person.id), codec.time_key(1060, c.id))
+    assert (item["gsi1pk"], item["gsi1sk"]) == (
+        codec.history_partition(w.ws.id, w.person.id), codec.time_key(1060, c.id))
     assert "lease_until" not in item
     assert codec.card_from(item) == done  # also how a stream NewImage is decoded
 

@@ -52,7 +52,9 @@ def test_a_failed_send_is_retried_later(store):
     store.retry_notification(c.id, now=1002, due_at=1300)
     n = store.get_notification(c.id)
     assert (n.state, n.attempts, n.due_at) == (NOTIFY_PENDING, 1, 1300)
-    assert store.due_notifications(now=1299) == [] and store.lease_notification(c.id, now=1299, lease_seconds=60) is None
+    assert (
+        store.due_notifications(now=1299) == [] and store.lease_notification(c.id, now=1299, lease_seconds=60) is None
+    )
     assert [x.card_id for x in store.due_notifications(now=1300)] == [c.id]
 
 

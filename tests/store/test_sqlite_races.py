@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import multiprocessing
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -61,7 +62,9 @@ def test_sqlite_threads_confirming_one_card_one_wins(sqlite_store, round_):
     w = World(sqlite_store)
     card = w.file(created_at=1000)
     outcomes = race(
-        lambda: sqlite_store.transition_card(w.ws.id, card.id, CardState.RUNNING, 1001, audit(card, "running", 1001), channel="page")
+        lambda: sqlite_store.transition_card(
+            w.ws.id, card.id, CardState.RUNNING, 1001, audit(card, "running", 1001), channel="page"
+        )
     )
     assert_one_confirmed(sqlite_store, w, card.id, outcomes)
 

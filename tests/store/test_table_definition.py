@@ -92,7 +92,9 @@ def test_moto_table_is_built_from_the_template():
         create_table_from_template(client, "t")
         desc = client.describe_table(TableName="t")["Table"]
         assert desc["KeySchema"] == table.DEFINITION["KeySchema"]
-        assert sorted(desc["AttributeDefinitions"], key=str) == sorted(table.DEFINITION["AttributeDefinitions"], key=str)
+        assert sorted(desc["AttributeDefinitions"], key=str) == sorted(
+            table.DEFINITION["AttributeDefinitions"], key=str
+        )
         assert [g["IndexName"] for g in desc["GlobalSecondaryIndexes"]] == [table.GSI1]
         assert desc["StreamSpecification"] == {"StreamEnabled": True, "StreamViewType": table.STREAM_VIEW_TYPE}
         ttl = client.describe_time_to_live(TableName="t")["TimeToLiveDescription"]

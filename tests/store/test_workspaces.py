@@ -11,7 +11,6 @@ from countersign.store.errors import BadInput, Conflict, NotFound
 from countersign.store.records import DEFAULT_WORKSPACE_SETTINGS, Session, SignInToken, secret_hash
 from tests.store._factories import World, connection, person, workspace
 
-
 # -- workspaces -------------------------------------------------------------------------------
 
 
@@ -180,7 +179,9 @@ def test_revoke_unknown_connection_is_not_found(store):
 
 
 def _token(w: World, expires_at: int) -> SignInToken:
-    return SignInToken(token_hash=secret_hash(new_id("t_")), person_id=w.person.id, workspace_id=w.ws.id, expires_at=expires_at)
+    return SignInToken(
+        token_hash=secret_hash(new_id("t_")), person_id=w.person.id, workspace_id=w.ws.id, expires_at=expires_at
+    )
 
 
 def test_signin_token_is_single_use(store):

@@ -11,8 +11,9 @@ import asyncio
 import base64
 import itertools
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -23,8 +24,17 @@ REGION = "eu-west-1"
 HOST = f"{API_ID}.execute-api.{REGION}.amazonaws.com"
 
 
-def http_event(method: str, path: str, *, headers: dict[str, str] | None = None, body: bytes | str | None = None,
-               query: str = "", source_ip: str = "198.51.100.7", base64_body: bool = False, stage: str = "$default") -> dict:
+def http_event(
+    method: str,
+    path: str,
+    *,
+    headers: dict[str, str] | None = None,
+    body: bytes | str | None = None,
+    query: str = "",
+    source_ip: str = "198.51.100.7",
+    base64_body: bool = False,
+    stage: str = "$default",
+) -> dict:
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     headers.setdefault("host", HOST)
     cookies = [c.strip() for c in headers.pop("cookie", "").split(";") if c.strip()]
@@ -40,7 +50,13 @@ def http_event(method: str, path: str, *, headers: dict[str, str] | None = None,
             "apiId": API_ID,
             "domainName": headers["host"],
             "domainPrefix": API_ID,
-            "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": source_ip, "userAgent": "tests"},
+            "http": {
+                "method": method,
+                "path": path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": source_ip,
+                "userAgent": "tests",
+            },
             "requestId": f"req-{time.monotonic_ns()}",
             "routeKey": "$default",
             "stage": stage,
@@ -75,7 +91,9 @@ class LambdaInstance:
 
     def __init__(self, handler: Callable[[dict, Any], dict]):
         self.handler = handler
-        self.pool = ThreadPoolExecutor(max_workers=1, initializer=lambda: asyncio.set_event_loop(asyncio.new_event_loop()))
+        self.pool = ThreadPoolExecutor(
+            max_workers=1, initializer=lambda: asyncio.set_event_loop(asyncio.new_event_loop())
+        )
         self.invocations = 0
 
     def invoke(self, event: dict) -> dict:
@@ -109,4 +127,6 @@ class LambdaTransport(httpx2.AsyncBaseTransport):
         result = await anyio.to_thread.run_sync(instance.invoke, event)
         out_headers = list((result.get("headers") or {}).items())
         out_headers += [("set-cookie", c) for c in result.get("cookies") or []]
-        return httpx2.Response(result["statusCode"], headers=out_headers, content=response_body(result), request=request)
+        return httpx2.Response(
+            result["statusCode"], headers=out_headers, content=response_body(result), request=request
+        )

@@ -52,7 +52,7 @@ class Page:
             self.csrf = response.json()["csrfToken"]
         return response
 
-    def sign_in(self, runtime, person: Person) -> "Page":
+    def sign_in(self, runtime, person: Person) -> Page:
         response = self.complete(accounts.mint_signin_token(runtime.store, person, now=runtime.desk.now()))
         assert response.status_code == 200, response.text
         return self

@@ -19,10 +19,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from countersign import accounts
+from countersign.core.cards import Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.runtime import Runtime, load_toolsets
 from countersign.settings import KNOWN_PACKS
-from countersign.core.cards import Refusal, RefusalReason
 from countersign.store.errors import NotFound
 from countersign.store.records import Card, Person
 from tests.support.confirm_page import Page

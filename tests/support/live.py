@@ -17,14 +17,16 @@ class LiveServer:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.server = uvicorn.Server(uvicorn.Config(app, lifespan=lifespan, log_level="warning", timeout_graceful_shutdown=2))
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, lifespan=lifespan, log_level="warning", timeout_graceful_shutdown=2)
+        )
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     @property
     def origin(self) -> str:
         return f"http://localhost:{self.port}"
 
-    def start(self) -> "LiveServer":
+    def start(self) -> LiveServer:
         self.thread.start()
         deadline = time.monotonic() + 20
         while not self.server.started:

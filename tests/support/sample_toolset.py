@@ -9,7 +9,19 @@ from pydantic import Field
 
 from countersign.core.preview import Preview
 from countersign.gate.actions import (
-    ALWAYS, CLIENT, NEVER, Action, ActionContext, ActionError, Arguments, Effect, Plan, Read, Step, Toolset, setting,
+    ALWAYS,
+    CLIENT,
+    NEVER,
+    Action,
+    ActionContext,
+    ActionError,
+    Arguments,
+    Effect,
+    Plan,
+    Read,
+    Step,
+    Toolset,
+    setting,
     when,
 )
 from countersign.store.records import DocWrite
@@ -73,7 +85,10 @@ class DraftNote(_EditBase):
 class RetitleNote(_EditBase):
     name = "retitle_locked"
     description = "Held while any note is locked (class when:locked)."
-    gate = when("a note is locked", lambda args, ctx: any(d.data.get("locked") for d in ctx.store.list_docs(ctx.workspace_id, KIND)))
+    gate = when(
+        "a note is locked",
+        lambda args, ctx: any(d.data.get("locked") for d in ctx.store.list_docs(ctx.workspace_id, KIND)),
+    )
 
 
 class TidyNote(_EditBase):
@@ -94,7 +109,9 @@ class ListNotes(Read):
     arguments = ListArgs
 
     def run(self, args, ctx: ActionContext) -> dict:
-        return {"notes": [dict(d.data, id=d.id, version=d.version) for d in ctx.store.list_docs(ctx.workspace_id, KIND)]}
+        return {
+            "notes": [dict(d.data, id=d.id, version=d.version) for d in ctx.store.list_docs(ctx.workspace_id, KIND)]
+        }
 
 
 TOOLSET = Toolset(

@@ -19,7 +19,16 @@ from pydantic import Field
 
 from countersign.core.preview import Preview
 from countersign.gate.actions import (
-    ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Outside, Phase, Plan, Toolset,
+    ALWAYS,
+    Action,
+    ActionContext,
+    ActionError,
+    Arguments,
+    Effect,
+    Outside,
+    Phase,
+    Plan,
+    Toolset,
 )
 from countersign.store.records import DocWrite
 
@@ -51,7 +60,7 @@ def _charge(key: str, amount: int) -> dict:
         return PAYMENTS.charge(key, amount)
     request = urllib.request.Request(url, data=json.dumps({"amount": amount}).encode(), method="POST",
                                      headers={"Idempotency-Key": key, "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310 - a loopback test service
+    with urllib.request.urlopen(request, timeout=10) as response:  # a loopback test service
         return json.loads(response.read())
 
 

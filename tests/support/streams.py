@@ -133,7 +133,7 @@ def filtered_event(stream: TableStream, records: list[dict]) -> dict:
 
 def schedule_event(time: datetime.datetime | None = None) -> dict:
     """What an EventBridge schedule rule (``rate(1 minute)``) hands the sweeper."""
-    at = (time or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    at = (time or datetime.datetime.now(datetime.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {"version": "0", "id": str(uuid.uuid4()), "detail-type": "Scheduled Event", "source": "aws.events",
             "account": "123456789012", "time": at, "region": REGION,
             "resources": [f"arn:aws:events:{REGION}:123456789012:rule/countersign-SweeperFunctionEveryMinute-X"],

@@ -7,8 +7,7 @@ import json
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from countersign.core.canonical import canonical_bytes, canonical_json, digest, fingerprint
 
@@ -46,7 +45,7 @@ def test_canonical_json_keeps_list_order():
 def test_non_ascii_kept_as_utf8():
     assert canonical_json({"name": "Café"}) == '{"name":"Café"}'
     assert canonical_bytes({"name": "Café"}) == b'{"name":"Caf\xc3\xa9"}'
-    assert canonical_bytes("→ 🐈") == '"→ 🐈"'.encode("utf-8")
+    assert canonical_bytes("→ 🐈") == '"→ 🐈"'.encode()
     assert b"\\u" not in canonical_bytes("Café → 🐈")
 
 
@@ -87,7 +86,7 @@ def test_fingerprint_is_sha256_hex():
 
 
 def test_digest_known_answer_keeps_order():
-    assert digest({"b": [2, 1], "a": "é"}) == hashlib.sha256('{"a":"é","b":[2,1]}'.encode("utf-8")).hexdigest()
+    assert digest({"b": [2, 1], "a": "é"}) == hashlib.sha256('{"a":"é","b":[2,1]}'.encode()).hexdigest()
     assert digest([1, 2]) != digest([2, 1])
 
 

@@ -99,7 +99,10 @@ def test_workspace_connection_and_signin_link(capsys, tmp_path):
     ws = _out_json(capsys)
     assert ws["workspace_id"] and ws["owner_id"] and ws["owner_email"] == "a@example.com"
 
-    assert cli.main(["connection", "create", "--data", data, "--email", "a@example.com", "--name", "Claude on laptop"]) == 0
+    assert (
+        cli.main(["connection", "create", "--data", data, "--email", "a@example.com", "--name", "Claude on laptop"])
+        == 0
+    )
     conn = _out_json(capsys)
     assert conn["connection_id"]
     assert conn["token"].startswith("cs_")

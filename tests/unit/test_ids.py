@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from countersign.core.ids import new_id, new_secret_token
 

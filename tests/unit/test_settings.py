@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_overrides_win():
 
 
 def test_settings_are_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         load({}).card_ttl = 1  # type: ignore[misc]
 
 
@@ -115,18 +116,28 @@ def test_public_url(value, url):
 
 @pytest.mark.parametrize(
     "value, packs",
-    [("budget", ("budget",)), ("mail", ("mail",)), (" mail , budget ", ("mail", "budget")), ("budget,mail,", ("budget", "mail")), ("  ", KNOWN_PACKS)],
+    [
+        ("budget", ("budget",)),
+        ("mail", ("mail",)),
+        (" mail , budget ", ("mail", "budget")),
+        ("budget,mail,", ("budget", "mail")),
+        ("  ", KNOWN_PACKS),
+    ],
 )
 def test_packs(value, packs):
     assert load({"COUNTERSIGN_PACKS": value}).packs == packs
 
 
-@pytest.mark.parametrize("value", ["outbox", "smtp://localhost:1025", "smtps://mail.example.com:465", "ses:noreply@example.com"])
+@pytest.mark.parametrize(
+    "value", ["outbox", "smtp://localhost:1025", "smtps://mail.example.com:465", "ses:noreply@example.com"]
+)
 def test_mail(value):
     assert load({"COUNTERSIGN_MAIL": value}).mail == value
 
 
-@pytest.mark.parametrize("value", [new_secret(), "arn:aws:secretsmanager:eu-west-1:123456789012:secret:countersign-key", "x" * 40])
+@pytest.mark.parametrize(
+    "value", [new_secret(), "arn:aws:secretsmanager:eu-west-1:123456789012:secret:countersign-key", "x" * 40]
+)
 def test_signing_key(value):
     assert load({"COUNTERSIGN_SIGNING_KEY": value}).signing_key == value
 
@@ -166,7 +177,17 @@ def test_fallback(value):
 
 @pytest.mark.parametrize(
     "value, on",
-    [("1", True), ("true", True), ("TRUE", True), ("yes", True), (" on ", True), ("0", False), ("false", False), ("no", False), ("off", False)],
+    [
+        ("1", True),
+        ("true", True),
+        ("TRUE", True),
+        ("yes", True),
+        (" on ", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("off", False),
+    ],
 )
 def test_require_elicitation(value, on):
     assert load({"COUNTERSIGN_REQUIRE_ELICITATION": value}).require_elicitation is on

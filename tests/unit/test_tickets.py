@@ -8,8 +8,7 @@ import hashlib
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from nacl.signing import SigningKey
 
 from countersign.core.canonical import canonical_bytes
@@ -123,7 +122,9 @@ def test_sign_refuses_extra_claim(ring):
         ring.sign(dict(CLAIMS, role="owner"))
 
 
-@pytest.mark.parametrize("field, bad", [("issued_at", "1790000000"), ("expires_at", 1.5), ("card_id", 7), ("issued_at", True)])
+@pytest.mark.parametrize(
+    "field, bad", [("issued_at", "1790000000"), ("expires_at", 1.5), ("card_id", 7), ("issued_at", True)]
+)
 def test_sign_refuses_wrong_claim_types(ring, field, bad):
     with pytest.raises(TypeError):
         ring.sign(dict(CLAIMS, **{field: bad}))
@@ -260,7 +261,14 @@ def test_seed_from_new_secret_is_used_as_is():
 
 @pytest.mark.parametrize(
     "secret",
-    ["hello", "", "correct horse battery staple", b64e(b"x" * 31), b64e(b"x" * 33), "arn:aws:secretsmanager:eu-west-1:1:secret:k"],
+    [
+        "hello",
+        "",
+        "correct horse battery staple",
+        b64e(b"x" * 31),
+        b64e(b"x" * 33),
+        "arn:aws:secretsmanager:eu-west-1:1:secret:k",
+    ],
 )
 def test_seed_from_other_strings_is_hashed(secret):
     assert seed_from_secret(secret) == hashlib.sha256(secret.strip().encode("utf-8")).digest()
@@ -279,7 +287,7 @@ def test_seed_from_any_string_is_32_bytes_and_deterministic(secret):
 def b64d_or_none(text):
     try:
         return b64d(text)
-    except Exception:
+    except ValueError:  # binascii.Error, or a non-ASCII string
         return None
 
 

@@ -60,7 +60,10 @@ class Refusal(Exception):
 
 SPENT_MESSAGE = "This card was already answered: its ticket is spent. Nothing ran."
 
-CHANGED_MESSAGE = "This card was refused: what it describes changed since this card was drawn. Nothing ran; a fresh request is needed."
+CHANGED_MESSAGE = (
+    "This card was refused: what it describes changed since this card was drawn. "
+    "Nothing ran; a fresh request is needed."
+)
 
 
 def effective_state(state: CardState | str, expires_at: int, now: int) -> CardState:
@@ -79,11 +82,16 @@ def refusal_for(current: CardState, target: CardState) -> Refusal:
         return Refusal(RefusalReason.EXPIRED, "This card expired before it was answered; nothing ran.")
     if current is CardState.RUNNING:
         if target is CardState.WITHDRAWN:
-            return Refusal(RefusalReason.BEING_CONFIRMED, "This card is being confirmed right now and can no longer be withdrawn.")
+            return Refusal(
+                RefusalReason.BEING_CONFIRMED, "This card is being confirmed right now and can no longer be withdrawn."
+            )
         return Refusal(RefusalReason.BEING_CONFIRMED, "This card is already being confirmed.")
     if current in (CardState.COMPLETED, CardState.FAILED):
         if target is CardState.WITHDRAWN:
-            return Refusal(RefusalReason.ALREADY_ANSWERED, "This card was already confirmed and its action ran; it can no longer be withdrawn.")
+            return Refusal(
+                RefusalReason.ALREADY_ANSWERED,
+                "This card was already confirmed and its action ran; it can no longer be withdrawn.",
+            )
         return Refusal(RefusalReason.ALREADY_ANSWERED, "This card was already confirmed.")
     if current is CardState.DECLINED:
         return Refusal(RefusalReason.ALREADY_ANSWERED, "This card was already declined.")

@@ -44,7 +44,7 @@ class Preview:
         return {"title": self.title, "lines": list(self.lines)}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Preview":
+    def from_dict(cls, data: dict) -> Preview:
         return cls(title=data["title"], lines=tuple(data.get("lines") or ()))
 
 

@@ -110,7 +110,7 @@ class Keyring:
             self._verify[key_id_of(vk)] = vk
 
     @classmethod
-    def from_secrets(cls, secrets_: list[str]) -> "Keyring":
+    def from_secrets(cls, secrets_: list[str]) -> Keyring:
         return cls([seed_from_secret(s) for s in secrets_])
 
     @property

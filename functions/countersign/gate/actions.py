@@ -19,8 +19,9 @@ once, asks in the client, or files a card; toolsets never decide that themselves
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -224,5 +225,7 @@ class Registry:
             return self.actions[name]
         except KeyError:
             if name in self.reads:
-                raise ActionError(f"{name} is a read: it runs at once and has nothing to confirm.", field="tool") from None
+                raise ActionError(
+                    f"{name} is a read: it runs at once and has nothing to confirm.", field="tool"
+                ) from None
             raise ActionError(f"Unknown tool {name!r}.", field="tool") from None

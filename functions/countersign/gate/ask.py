@@ -17,8 +17,9 @@ resolves the request's one card (:mod:`.answers`), and every yes commits through
 from __future__ import annotations
 
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 import anyio
 
@@ -229,10 +230,13 @@ def _mint_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
 async def _spend_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
     if desk.settings.require_elicitation:
         raise ConfirmationUnavailable(
-            "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.", field="confirmation"
+            "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.",
+            field="confirmation",
         )
     if desk.settings.fallback != "code":
-        raise ActionError(f"{q.tool} is not confirmed with codes here; call it without confirmation.", field="confirmation")
+        raise ActionError(
+            f"{q.tool} is not confirmed with codes here; call it without confirmation.", field="confirmation"
+        )
     if not q.allows_in_client():
         raise _page_only(q)
     code = call.confirmation

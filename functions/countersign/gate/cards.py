@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..core.cards import CardState, Refusal, RefusalReason, refusal_for
 from ..core.ids import new_id
@@ -79,7 +80,9 @@ class CardDesk:
         connection = self.store.get_connection(workspace_id, connection_id) if connection_id else None
         return ActionContext.of(self.store, self.store.get_workspace(workspace_id), person, connection, now)
 
-    def question(self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False) -> Question:
+    def question(
+        self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False
+    ) -> Question:
         """The caller's question: ``tool`` planned on ``arguments`` now."""
         action = self.registry.action(tool)
         ctx = self.context(principal.workspace.id, principal.person, None, self.now(), principal)
@@ -223,7 +226,10 @@ class CardDesk:
             connection = self.store.get_connection(workspace_id, card.connection_id)
             if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
                 self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
-                raise Refusal(RefusalReason.WITHDRAWN, "This card was withdrawn: the connection that asked was revoked. Nothing ran.")
+                raise Refusal(
+                    RefusalReason.WITHDRAWN,
+                    "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
+                )
         return run_card(self, card, person, "page", actor)
 
     def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from ..store.interface import DocReader, Store
 from ..store.records import Connection, Person, Workspace
@@ -35,7 +35,7 @@ class ActionContext:
 
     @classmethod
     def of(cls, store: Store, workspace: Workspace, person: Person, connection: Connection | None,
-           now: int) -> "ActionContext":
+           now: int) -> ActionContext:
         """A context reading through ``store`` (documents, members, the workspace record)."""
         return cls(store, workspace, person, connection, now, load_members=store.list_persons,
                    load_workspace=store.get_workspace)
@@ -50,7 +50,7 @@ class ActionContext:
             return [self.person]
         return self.load_members(self.workspace.id)
 
-    def refreshed(self, now: int) -> "ActionContext":
+    def refreshed(self, now: int) -> ActionContext:
         """The same caller at a later time, with the workspace (settings, name) read again."""
         workspace = self.load_workspace(self.workspace.id) if self.load_workspace else self.workspace
         return replace(self, now=now, workspace=workspace)

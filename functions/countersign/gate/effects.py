@@ -20,8 +20,9 @@ what the person saw is unchanged, stages and commits again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..store.records import Write
 
@@ -52,7 +53,7 @@ class Effect:
     outside: Outside | None = None
 
     @classmethod
-    def writes(cls, result: dict[str, Any], writes: list[Write] | tuple[Write, ...] = (), label: str = "") -> "Effect":
+    def writes(cls, result: dict[str, Any], writes: list[Write] | tuple[Write, ...] = (), label: str = "") -> Effect:
         """The common effect: ``writes`` committed with the card, ``result`` for the agent."""
         return cls(result, (Phase(label, tuple(writes)),))
 

@@ -56,7 +56,7 @@ class Question:
     fingerprint: str
 
     @classmethod
-    def of(cls, action: Action, arguments: dict[str, Any], ctx: ActionContext, *, answering: bool = False) -> "Question":
+    def of(cls, action: Action, arguments: dict[str, Any], ctx: ActionContext, *, answering: bool = False) -> Question:
         """Parse and plan. ``answering``: a plan that fails is drift (the state moved since the preview)."""
         args = parse(action, arguments)
         plan = plan_at_answer(action, args, ctx) if answering else action.plan(args, ctx)
@@ -73,7 +73,7 @@ class Question:
     def allows_in_client(self) -> bool:
         return self.gate.allows_in_client(self.ctx)
 
-    def replan(self, now: int, shown: str | None = None) -> "Question":
+    def replan(self, now: int, shown: str | None = None) -> Question:
         """This question on the state as it is at ``now`` (the workspace read again).
 
         :class:`DriftError` unless it is still the change the person was shown (``shown``, by

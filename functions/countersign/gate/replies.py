@@ -5,7 +5,7 @@ Nothing here ever includes a ticket or a nonce: replies are built field by field
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..core.cards import CardState, reported_state
@@ -27,7 +27,7 @@ CODE_INSTRUCTIONS = (
 
 
 def iso(ts: int) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _lines(card: Card) -> list[str]:
@@ -80,7 +80,9 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
     elif status == "declined":
         reply["reason"] = decline_reason(card)
         if card.refusal:
-            reply["instructions"] = "Nothing ran. If the person still wants this, call the tool again for a fresh preview."
+            reply["instructions"] = (
+                "Nothing ran. If the person still wants this, call the tool again for a fresh preview."
+            )
     elif card.state is CardState.FAILED:
         reply["error"] = (card.result or {}).get("error")
     elif card.state is CardState.EXPIRED:

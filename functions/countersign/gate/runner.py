@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
 from ..core.ids import new_id

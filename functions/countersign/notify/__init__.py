@@ -8,13 +8,13 @@ sender ``COUNTERSIGN_MAIL`` names: ``outbox`` (files in ``DATA/outbox/``), ``smt
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ..settings import Settings
 from ..store.interface import Store
 from .cards import EVENTS, CardNotifier, SettingsSource
-from .interface import DEFAULT_FROM_ADDRESS, Email, SendError, Sender
+from .interface import DEFAULT_FROM_ADDRESS, Email, Sender, SendError
 from .message import compose_pending, render
 from .outbox import OutboxSender
 from .ses import SesSender

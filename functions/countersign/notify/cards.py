@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import Callable, Union
+from collections.abc import Callable
 
 from ..core.cards import CardState
 from ..faults import crash_point
@@ -34,7 +34,7 @@ from ..settings import Settings
 from ..store.errors import NotFound
 from ..store.interface import Store
 from ..store.records import Card, Notification, Person
-from .interface import Email, SendError, Sender
+from .interface import Email, Sender, SendError
 from .message import MAX_TITLES, compose_pending
 
 log = logging.getLogger("countersign.notify")
@@ -51,7 +51,7 @@ MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "10
 MAX_ATTEMPTS = 8
 BACKOFF_SECONDS = 60  # 1, 2, 4 … minutes between tries, at most an hour
 
-SettingsSource = Union[Settings, Callable[[], Settings]]
+SettingsSource = Settings | Callable[[], Settings]
 
 
 class CardNotifier:

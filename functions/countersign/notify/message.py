@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import html
 import unicodedata
+from collections.abc import Sequence
 from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
-from typing import Sequence
 
 from .interface import DEFAULT_FROM_ADDRESS, Email, SendError
 
@@ -109,7 +109,7 @@ def compose_pending(
 <hr style="border:none;border-top:1px solid #ddd">
 <p style="font-size:13px;color:#555">{e(because)}</p>
 </body></html>
-"""
+"""  # noqa: E501 - the email's markup keeps each element and its inline style on one line
     return Email(
         to=to,
         subject=subject_for(count, at_least),

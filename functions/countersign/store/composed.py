@@ -7,7 +7,8 @@ plumbing they are handed (a database, a table client); no role reaches into anot
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..core.codes import CodeRecord
 from .interface import AccountStore, CardStore, DocStore, LimitStore, OutboxStore, Store

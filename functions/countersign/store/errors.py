@@ -25,7 +25,7 @@ class Conflict(StoreError):
     version moved; they are None for every other conflict.
     """
 
-    def __init__(self, message: str, kind: str | None = None, id: str | None = None):  # noqa: A002
+    def __init__(self, message: str, kind: str | None = None, id: str | None = None):
         super().__init__(message)
         self.kind = kind
         self.id = id

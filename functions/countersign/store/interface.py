@@ -23,7 +23,8 @@ Rules every implementation keeps (the conformance suite in ``tests/store`` check
 from __future__ import annotations
 
 import abc
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..core.cards import CardState
 from ..core.codes import CodeRecord

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
-from typing import Any, Union
+from typing import Any
 
 from ..core.cards import CardState, effective_state
 
@@ -136,7 +136,7 @@ class Card:
     def state_at(self, now: int) -> CardState:
         return effective_state(self.state, self.expires_at, now)
 
-    def at(self, now: int) -> "Card":
+    def at(self, now: int) -> Card:
         """This card as a reader sees it at ``now``: a pending card past its deadline is expired."""
         state = self.state_at(now)
         return self if state is self.state else replace(self, state=state)
@@ -213,7 +213,7 @@ class RoleWrite:
     role: str
 
 
-Write = Union[DocWrite, SettingWrite, WorkspaceNameWrite, RoleWrite]
+Write = DocWrite | SettingWrite | WorkspaceNameWrite | RoleWrite
 """What an action's effect writes. Every write names what it expects to find, so a write that
 raced another is refused (:class:`~countersign.store.errors.Conflict`), never lost."""
 

@@ -49,7 +49,11 @@ def content_length(scope) -> int | None:
 
 
 async def too_large(send, limit: int) -> None:
-    await send_json(send, 413, {"error": {"code": "too_large", "message": f"The request body is over the {limit // 1024} KiB limit."}})
+    await send_json(
+        send,
+        413,
+        {"error": {"code": "too_large", "message": f"The request body is over the {limit // 1024} KiB limit."}},
+    )
 
 
 async def send_json(send, status: int, payload: dict) -> None:

@@ -53,7 +53,7 @@ class LocalApp:
         async with contextlib.AsyncExitStack() as stack:
             try:
                 await stack.enter_async_context(inner.router.lifespan_context(inner))
-            except Exception as exc:  # pragma: no cover - start-up failure
+            except Exception as exc:  # noqa: BLE001  # pragma: no cover - any start-up failure is reported to the server
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
             upkeep = asyncio.create_task(self._upkeep())

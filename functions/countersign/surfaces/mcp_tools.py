@@ -11,7 +11,6 @@ import json
 from typing import Annotated, Any
 
 import anyio
-
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import (
@@ -25,11 +24,10 @@ from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
 
 from ..core.cards import Refusal, RefusalReason
-from ..gate import ask as gate_ask
+from ..gate import ask as gate_ask, replies
 from ..gate.actions import Action, ActionError, Read
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
-from ..gate import replies
 from ..store.errors import NotFound, StoreError
 from .mcp_auth import principal_of
 

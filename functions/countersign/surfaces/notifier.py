@@ -27,7 +27,8 @@ the notification done and sends nothing.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 

@@ -18,7 +18,8 @@ wrapper, so tests drive it in process.
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("countersign.sweep")
 

@@ -20,10 +20,18 @@ from __future__ import annotations
 
 import heapq
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ...core.cards import (
-    SPENT_MESSAGE, CardState, Refusal, RefusalReason, check_move, check_step, effective_state, refusal_for,
+    SPENT_MESSAGE,
+    CardState,
+    Refusal,
+    RefusalReason,
+    check_move,
+    check_step,
+    effective_state,
+    refusal_for,
 )
 from .. import checks
 from ..errors import BadInput, Conflict, NotFound, StoreError, Taken
@@ -276,7 +284,9 @@ class DynamoCards(CardStore):
 
     def append_audit(self, entry: AuditEntry) -> None:
         purge = self.table.purge_at(entry.at + AUDIT_SLACK)
-        self.table.client.put_item(TableName=self.table.name, Item=codec.audit_item(entry, self.table.seq.next(), purge))
+        self.table.client.put_item(
+            TableName=self.table.name, Item=codec.audit_item(entry, self.table.seq.next(), purge)
+        )
 
     def audit_trail(self, workspace_id: str, card_id: str) -> list[AuditEntry]:
         found = list(self.table.query(
@@ -302,7 +312,9 @@ class DynamoCards(CardStore):
 
     def signing_keys_in_use(self, now: int) -> dict[str, int]:
         found = self.table.query(
-            KeyConditionExpression="pk = :pk", ExpressionAttributeValues=codec.values({":pk": "KEYS"}), ConsistentRead=True
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=codec.values({":pk": "KEYS"}),
+            ConsistentRead=True,
         )
         return {v["sk"]: v["until"] for v in found if v.get("until", 0) > now}
 

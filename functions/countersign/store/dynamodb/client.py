@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from . import codec
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .. import checks
 from ..errors import Conflict, StoreError
@@ -58,7 +59,10 @@ def _op(workspace_id: str, w: Write) -> dict[str, Any]:
         if w.expected_version == 0:
             cond: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
         else:
-            cond = {"ConditionExpression": "version = :v", "ExpressionAttributeValues": codec.values({":v": w.expected_version})}
+            cond = {
+                "ConditionExpression": "version = :v",
+                "ExpressionAttributeValues": codec.values({":v": w.expected_version}),
+            }
         if w.data is None:
             return {"Delete": {"Key": codec.doc_key(workspace_id, w.kind, w.id), **cond}}
         return {"Put": {"Item": codec.doc_item(workspace_id, w.kind, w.id, w.data, w.expected_version + 1), **cond}}

@@ -40,7 +40,10 @@ class DynamoLimits(LimitStore):
 
     def claim_email_slot(self, person_id: str, now: int, interval: int, claimer: str | None = None) -> bool:
         values = {":now": now, ":cutoff": now - interval, ":exp": now + 2 * interval}
-        update, condition = "SET last_sent = :now, expires_at = :exp", "attribute_not_exists(last_sent) OR last_sent <= :cutoff"
+        update, condition = (
+            "SET last_sent = :now, expires_at = :exp",
+            "attribute_not_exists(last_sent) OR last_sent <= :cutoff",
+        )
         if claimer is not None:
             values[":me"] = claimer
             update, condition = update + ", claimer = :me", condition + " OR claimer = :me"

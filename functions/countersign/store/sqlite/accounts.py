@@ -34,7 +34,9 @@ class SQLiteAccounts(AccountStore):
     def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
         name = checks.check_workspace_name(name)
         with self.db.write() as db:
-            found = db.execute("UPDATE workspaces SET name = ? WHERE id = ? RETURNING *", (name, workspace_id)).fetchall()
+            found = db.execute(
+                "UPDATE workspaces SET name = ? WHERE id = ? RETURNING *", (name, workspace_id)
+            ).fetchall()
         if not found:
             raise NotFound("workspace", workspace_id)
         return schema.workspace(found[0])
@@ -104,7 +106,9 @@ class SQLiteAccounts(AccountStore):
         return schema.connection(row) if row else None
 
     def list_connections(self, workspace_id: str, person_id: str | None = None) -> list[Connection]:
-        sql = "SELECT * FROM connections WHERE workspace_id = ? AND (? IS NULL OR person_id = ?) ORDER BY created_at, id"
+        sql = (
+            "SELECT * FROM connections WHERE workspace_id = ? AND (? IS NULL OR person_id = ?) ORDER BY created_at, id"
+        )
         return [schema.connection(r) for r in self.db.all(sql, workspace_id, person_id, person_id)]
 
     def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
@@ -120,7 +124,8 @@ class SQLiteAccounts(AccountStore):
     def put_signin_token(self, token: SignInToken) -> None:
         with self.db.write() as db:
             db.execute(
-                "INSERT OR REPLACE INTO signin_tokens (token_hash, person_id, workspace_id, expires_at) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO signin_tokens (token_hash, person_id, workspace_id, expires_at) "
+                "VALUES (?, ?, ?, ?)",
                 (token.token_hash, token.person_id, token.workspace_id, token.expires_at),
             )
 

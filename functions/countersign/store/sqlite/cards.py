@@ -12,7 +12,14 @@ from __future__ import annotations
 import sqlite3
 
 from ...core.cards import (
-    SPENT_MESSAGE, CardState, Refusal, RefusalReason, check_move, check_step, effective_state, refusal_for,
+    SPENT_MESSAGE,
+    CardState,
+    Refusal,
+    RefusalReason,
+    check_move,
+    check_step,
+    effective_state,
+    refusal_for,
 )
 from ...faults import crash_point
 from .. import checks
@@ -107,7 +114,9 @@ class SQLiteCards(CardStore):
 
     def running_cards(self, now: int, limit: int = 50) -> list[Card]:
         found = self.db.all(
-            "SELECT * FROM cards WHERE state = 'running' AND lease_until <= ? ORDER BY lease_until, id LIMIT ?", now, limit
+            "SELECT * FROM cards WHERE state = 'running' AND lease_until <= ? ORDER BY lease_until, id LIMIT ?",
+            now,
+            limit,
         )
         return [schema.card(r) for r in found]
 
@@ -128,7 +137,11 @@ class SQLiteCards(CardStore):
                 stored = self._stored_card(card.workspace_id, card.id, db)
                 if stored.version != card.version:  # it moved since the caller read it: report where to
                     raise refusal_for(effective_state(stored.state, stored.expires_at, now), target)
-                source = check_step(stored.state) if commit.step else check_move(stored.state, target, stored.expires_at, now)
+                source = (
+                    check_step(stored.state)
+                    if commit.step
+                    else check_move(stored.state, target, stored.expires_at, now)
+                )
             if source is CardState.PENDING:
                 _spend(db, card, now)
             apply_writes(db, card.workspace_id, writes)
@@ -142,7 +155,8 @@ class SQLiteCards(CardStore):
             live_until = schema.LIVE_FOREVER if target is CardState.RUNNING else 0
             if target is not CardState.EXPIRED:
                 db.execute(
-                    "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?", (live_until, card.request_key, card.id)
+                    "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?",
+                    (live_until, card.request_key, card.id),
                 )
             crash_point("mid_commit")
         return written

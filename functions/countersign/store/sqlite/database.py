@@ -16,12 +16,12 @@ import sqlite3
 import tempfile
 import threading
 import weakref
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 from ..errors import Conflict, StoreUnavailable
 from . import schema
-
 
 # The errors of a file that cannot take a write right now; any other error is a bug and is raised.
 UNAVAILABLE = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import checks
 from ..errors import Conflict
@@ -18,7 +18,9 @@ class SQLiteDocs(DocStore):
         self.db = db
 
     def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
-        row = self.db.one("SELECT * FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", workspace_id, kind, doc_id)
+        row = self.db.one(
+            "SELECT * FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", workspace_id, kind, doc_id
+        )
         return schema.doc(row) if row else None
 
     def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
@@ -44,7 +46,9 @@ def apply_writes(db: sqlite3.Connection, workspace_id: str, writes: list[Write])
     for w in writes:
         if isinstance(w, DocWrite):
             if w.data is None:
-                db.execute("DELETE FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", (workspace_id, w.kind, w.id))
+                db.execute(
+                    "DELETE FROM docs WHERE workspace_id = ? AND kind = ? AND id = ?", (workspace_id, w.kind, w.id)
+                )
             else:
                 db.execute(
                     "INSERT OR REPLACE INTO docs (workspace_id, kind, id, data, version) VALUES (?, ?, ?, ?, ?)",
@@ -57,7 +61,9 @@ def apply_writes(db: sqlite3.Connection, workspace_id: str, writes: list[Write])
         elif isinstance(w, WorkspaceNameWrite):
             db.execute("UPDATE workspaces SET name = ? WHERE id = ?", (w.name, workspace_id))
         else:
-            db.execute("UPDATE persons SET role = ? WHERE id = ? AND workspace_id = ?", (w.role, w.person_id, workspace_id))
+            db.execute(
+                "UPDATE persons SET role = ? WHERE id = ? AND workspace_id = ?", (w.role, w.person_id, workspace_id)
+            )
 
 
 def _holds(db: sqlite3.Connection, workspace_id: str, w: Write) -> bool:
@@ -68,7 +74,9 @@ def _holds(db: sqlite3.Connection, workspace_id: str, w: Write) -> bool:
         ).fetchone()
         return (row["version"] if row else 0) == w.expected_version
     if isinstance(w, RoleWrite):
-        row = db.execute("SELECT role FROM persons WHERE id = ? AND workspace_id = ?", (w.person_id, workspace_id)).fetchone()
+        row = db.execute(
+            "SELECT role FROM persons WHERE id = ? AND workspace_id = ?", (w.person_id, workspace_id)
+        ).fetchone()
         return row is not None and row["role"] == w.expected
     row = db.execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
     if row is None:

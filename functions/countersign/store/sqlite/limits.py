@@ -17,7 +17,8 @@ class SQLiteLimits(LimitStore):
     def put_code(self, record: CodeRecord) -> None:
         with self.db.write() as db:
             db.execute(
-                f"INSERT OR REPLACE INTO codes ({', '.join(schema.CODE_FIELDS)}) VALUES ({', '.join('?' * len(schema.CODE_FIELDS))})",
+                f"INSERT OR REPLACE INTO codes ({', '.join(schema.CODE_FIELDS)}) "
+                f"VALUES ({', '.join('?' * len(schema.CODE_FIELDS))})",
                 tuple(getattr(record, k) for k in schema.CODE_FIELDS),
             )
 

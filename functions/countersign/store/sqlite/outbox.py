@@ -30,7 +30,8 @@ class SQLiteOutbox(OutboxStore):
     def finish_notification(self, card_id: str, now: int, outcome: str) -> None:
         with self.db.write() as db:
             db.execute(
-                "UPDATE outbox SET state = ?, outcome = ?, done_at = ?, lease_until = 0 WHERE card_id = ? AND state = ?",
+                "UPDATE outbox SET state = ?, outcome = ?, done_at = ?, lease_until = 0 "
+                "WHERE card_id = ? AND state = ?",
                 (NOTIFY_DONE, outcome, now, card_id, NOTIFY_SENDING),
             )
 

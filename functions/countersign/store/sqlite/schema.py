@@ -17,7 +17,16 @@ from ...core.cards import CardState
 from ...core.codes import CodeRecord
 from ..errors import BadInput
 from ..records import (
-    AuditEntry, Card, Connection, Doc, Notification, Person, Session, SignInToken, Workspace, request_key,
+    AuditEntry,
+    Card,
+    Connection,
+    Doc,
+    Notification,
+    Person,
+    Session,
+    SignInToken,
+    Workspace,
+    request_key,
 )
 
 BUSY_TIMEOUT_MS = 30_000
@@ -189,7 +198,9 @@ def person(row: sqlite3.Row) -> Person:
 
 
 def connection(row: sqlite3.Row) -> Connection:
-    return Connection(**{k: row[k] for k in ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at")})
+    return Connection(
+        **{k: row[k] for k in ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at")}
+    )
 
 
 def signin_token(row: sqlite3.Row) -> SignInToken:
@@ -197,7 +208,9 @@ def signin_token(row: sqlite3.Row) -> SignInToken:
 
 
 def session(row: sqlite3.Row) -> Session:
-    return Session(**{k: row[k] for k in ("session_hash", "person_id", "workspace_id", "csrf_token", "created_at", "expires_at")})
+    return Session(
+        **{k: row[k] for k in ("session_hash", "person_id", "workspace_id", "csrf_token", "created_at", "expires_at")}
+    )
 
 
 def code(row: sqlite3.Row) -> CodeRecord:

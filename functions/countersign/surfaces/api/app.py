@@ -36,7 +36,11 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
         swagger_ui_oauth2_redirect_url=None,
     )
     public = urlsplit(runtime.desk.settings.public_url)
-    if public.scheme == "http" and public.hostname not in LOOPBACK and not (public.hostname or "").endswith(".localhost"):
+    if (
+        public.scheme == "http"
+        and public.hostname not in LOOPBACK
+        and not (public.hostname or "").endswith(".localhost")
+    ):
         # Browsers keep a Secure (__Host-) cookie only from https or from localhost itself.
         log.warning("COUNTERSIGN_PUBLIC_URL %s is plain http on a non-loopback host: browsers will not keep "
                     "the session cookie, so nobody can sign in to the confirm page. Serve it over https.",

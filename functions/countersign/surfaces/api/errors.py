@@ -33,7 +33,9 @@ def error_body(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}, **extra}
 
 
-def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
     return JSONResponse(error_body(code, message, **extra), status_code=status, headers=headers)
 
 
@@ -42,7 +44,9 @@ def not_found(what: str = "card") -> ApiError:
 
 
 SIGNED_OUT = "You are signed out. Ask for a sign-in link to continue."
-FORBIDDEN_CSRF = "This request was refused: it did not come from the confirm page (missing or wrong CSRF token or Origin)."
+FORBIDDEN_CSRF = (
+    "This request was refused: it did not come from the confirm page (missing or wrong CSRF token or Origin)."
+)
 
 _STATUS_CODES = {
     400: "bad_request", 401: "signed_out", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",

@@ -49,5 +49,13 @@ class Guard:
         except Exception:
             log.exception("unhandled error on %s %s", scope.get("method"), scope.get("path"))
             if not started:
-                await send_json(guarded_send, 500, {"error": {
-                    "code": "internal", "message": "Something went wrong on our side; nothing further was done. Try again."}})
+                await send_json(
+                    guarded_send,
+                    500,
+                    {
+                        "error": {
+                            "code": "internal",
+                            "message": "Something went wrong on our side; nothing further was done. Try again.",
+                        }
+                    },
+                )

@@ -11,7 +11,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 
-
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -48,7 +47,9 @@ class WorkspaceChanges(Strict):
 
 
 class NewConnectionBody(Strict):
-    name: str = Field(max_length=100, pattern=r"\S", description="What the person calls this agent, e.g. 'Claude on laptop'")
+    name: str = Field(
+        max_length=100, pattern=r"\S", description="What the person calls this agent, e.g. 'Claude on laptop'"
+    )
 
 
 # -- responses ----------------------------------------------------------------------------------

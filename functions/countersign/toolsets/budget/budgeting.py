@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import Ledger, display, resolve_month, to_milliunits
 from .operations import budget_change, commit
@@ -30,7 +30,9 @@ class SetCategoryBudget(BudgetAction):
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         category = ledger.category(args.category_id)
         if category.data.get("internal"):
-            raise ActionError(f"category_id: {category.data['name']} holds income; it is not budgeted.", field="category_id")
+            raise ActionError(
+                f"category_id: {category.data['name']} holds income; it is not budgeted.", field="category_id"
+            )
         month = resolve_month(args.month, ctx.now)
         amount = to_milliunits(args.amount, "amount")
         before = ledger.budgeted(month, category.id)
@@ -44,7 +46,12 @@ class SetCategoryBudget(BudgetAction):
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
-        op_id, writes = commit(ctx, ledger, [budget_change(s["month"], s["category"], s["before"], s["amount"])], "budget",
-                       title_to_summary(plan.preview.title))
+        op_id, writes = commit(
+            ctx,
+            ledger,
+            [budget_change(s["month"], s["category"], s["before"], s["amount"])],
+            "budget",
+            title_to_summary(plan.preview.title),
+        )
         return Effect.writes({"operation_id": op_id, "category_id": s["category"], "month": s["month"],
                 "budgeted": display(s["amount"]), "budgeted_milliunits": s["amount"]}, writes)

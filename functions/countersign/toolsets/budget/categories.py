@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import BudgetAction, title_to_summary
 from .model import Ledger
 from .operations import category_change, commit
@@ -27,7 +27,8 @@ def _check_free(ledger: Ledger, group_id: str, name: str, field: str, except_id:
     for doc in ledger.ordered_categories(group_id):
         if doc.id != except_id and doc.data["name"].casefold() == name.casefold():
             raise ActionError(
-                f"{field}: {ledger.group_name(group_id)} already has a category ‘{doc.data['name']}’ ({doc.id}).", field=field
+                f"{field}: {ledger.group_name(group_id)} already has a category ‘{doc.data['name']}’ ({doc.id}).",
+                field=field,
             )
 
 
@@ -47,25 +48,38 @@ class UpdateCategoryArgs(Arguments):
 class UpdateCategory(BudgetAction):
     name = "update_category"
     title = "Rename or move a category"
-    description = "Rename a category or move it to another group. The person sees \"Change category ‘Tennis’ (Fun) to ‘Sport’ (Fun)?\"."
+    description = (
+        "Rename a category or move it to another group. "
+        'The person sees "Change category ‘Tennis’ (Fun) to ‘Sport’ (Fun)?".'
+    )
     arguments = UpdateCategoryArgs
 
     def plan(self, args: UpdateCategoryArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         category = ledger.category(args.category_id)
         if category.data.get("internal"):
-            raise ActionError(f"category_id: {category.data['name']} is built in; it cannot be changed.", field="category_id")
+            raise ActionError(
+                f"category_id: {category.data['name']} is built in; it cannot be changed.", field="category_id"
+            )
         if args.name is None and args.group_id is None:
             raise ActionError("name: give a new name, a new group_id, or both.", field="name")
         name = _name(args.name, "name") if args.name is not None else category.data["name"]
-        group = _writable_group(ledger, args.group_id) if args.group_id is not None else ledger.group(category.data["group_id"])
+        group = (
+            _writable_group(ledger, args.group_id)
+            if args.group_id is not None
+            else ledger.group(category.data["group_id"])
+        )
         if name == category.data["name"] and group.id == category.data["group_id"]:
             raise ActionError(f"name: the category is already {ledger.category_label(category.id)}.", field="name")
         _check_free(ledger, group.id, name, "name", except_id=category.id)
         before_group = category.data["group_id"]
         subject = {
             "category": category.id,
-            "before": {"name": category.data["name"], "group": before_group, "group_name": ledger.group_name(before_group)},
+            "before": {
+                "name": category.data["name"],
+                "group": before_group,
+                "group_name": ledger.group_name(before_group),
+            },
             "after": {"name": name, "group": group.id, "group_name": group.data["name"]},
         }
         title = f"Change category {ledger.category_label(category.id)} to ‘{name}’ ({group.data['name']})?"
@@ -110,14 +124,26 @@ class CreateCategory(BudgetAction):
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         if s["group"] not in ledger.groups:
-            raise ActionError(f"{self.drift_message} (the group {s['group_name']} no longer exists); nothing was written.")
+            raise ActionError(
+                f"{self.drift_message} (the group {s['group_name']} no longer exists); nothing was written."
+            )
         try:
             _check_free(ledger, s["group"], s["name"], "name")
         except ActionError:
-            raise ActionError(f"{self.drift_message} (‘{s['name']}’ now exists in {s['group_name']}); nothing was written.") from None
+            raise ActionError(
+                f"{self.drift_message} (‘{s['name']}’ now exists in {s['group_name']}); nothing was written."
+            ) from None
         positions = [d.data.get("position", 0) for d in ledger.ordered_categories(s["group"])]
         category_id = new_id("cat_")
-        data = {"name": s["name"], "group_id": s["group"], "position": max(positions, default=0) + 1, "hidden": False, "note": ""}
+        data = {
+            "name": s["name"],
+            "group_id": s["group"],
+            "position": max(positions, default=0) + 1,
+            "hidden": False,
+            "note": "",
+        }
         op_id, writes = commit(ctx, ledger, [category_change(category_id, None, data)], "create_category",
                        title_to_summary(plan.preview.title))
-        return Effect.writes({"operation_id": op_id, "category_id": category_id, "name": s["name"], "group_id": s["group"]}, writes)
+        return Effect.writes(
+            {"operation_id": op_id, "category_id": category_id, "name": s["name"], "group_id": s["group"]}, writes
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import Effect, NEVER, ActionContext, ActionError, Arguments, Plan, Step
+from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Plan, Step
 from .base import BudgetAction, title_to_summary
 from .model import Ledger, is_split, is_transfer, txn_line
 from .operations import commit, txn_change
@@ -69,8 +69,10 @@ class ApplyCategories(BudgetAction):
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         items = plan.subject["changes"]
-        changes = [txn_change(it["bucket"], it["transaction"], {"category_id": it["before"]}, {"category_id": it["after"]})
-                   for it in items]
+        changes = [
+            txn_change(it["bucket"], it["transaction"], {"category_id": it["before"]}, {"category_id": it["after"]})
+            for it in items
+        ]
         op_id, writes = commit(ctx, ledger, changes, "recategorise", title_to_summary(plan.preview.title))
         return Effect.writes({
             "operation_id": op_id,
@@ -108,7 +110,9 @@ class ApproveTransactions(BudgetAction):
                           "payee": ref.data["payee"], "amount": ref.data["amount"]})
             lines.append(txn_line(ref.data))
         if not items:
-            raise ActionError("transaction_ids: every one of these transactions is already approved.", field="transaction_ids")
+            raise ActionError(
+                "transaction_ids: every one of these transactions is already approved.", field="transaction_ids"
+            )
         return Plan({"approve": items, "already_approved": already},
                     Preview(f"Approve {len(items)} transaction(s)?", lines))
 

@@ -11,10 +11,25 @@ from ...gate.actions import ActionContext
 from ...store.interface import DocStore
 from ...store.records import DocWrite
 from .model import (
-    ACCOUNT, CATEGORY, GROUP, MONTH, RTA_ID, TXNS, add_months, bucket_id, month_key, new_txn, sort_transactions, today,
+    ACCOUNT,
+    CATEGORY,
+    GROUP,
+    MONTH,
+    RTA_ID,
+    TXNS,
+    add_months,
+    bucket_id,
+    month_key,
+    new_txn,
+    sort_transactions,
+    today,
 )
 
-ACCOUNTS = [("acc_checking", "Checking", "checking"), ("acc_savings", "Savings", "savings"), ("acc_cash", "Cash", "cash")]
+ACCOUNTS = [
+    ("acc_checking", "Checking", "checking"),
+    ("acc_savings", "Savings", "savings"),
+    ("acc_cash", "Cash", "cash"),
+]
 
 GROUPS = [
     ("grp_bills", "Bills", [("rent", "Rent", 1250), ("electricity", "Electricity", 90), ("water", "Water", 35),
@@ -125,7 +140,7 @@ def build(now: int) -> list[DocWrite]:
     txns.sort(key=lambda at: (at[1]["date"], at[1]["id"]))
     reconciled_before = add_months(end.isoformat()[:7] + "-01", -1)
     cleared_before = (end - timedelta(days=4)).isoformat()
-    for account, txn in txns:
+    for _account, txn in txns:
         if txn["date"] < reconciled_before:
             txn["cleared"] = "reconciled"
         elif txn["date"] >= cleared_before:

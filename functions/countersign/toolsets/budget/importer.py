@@ -24,7 +24,16 @@ from ...gate.actions import ActionContext
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
 from .model import (
-    ACCOUNT, CATEGORY, GROUP, OP, RTA_ID, TRANSFER_PREFIX, TXNS, Ledger, bucket_id, new_txn,
+    ACCOUNT,
+    CATEGORY,
+    GROUP,
+    OP,
+    RTA_ID,
+    TRANSFER_PREFIX,
+    TXNS,
+    Ledger,
+    bucket_id,
+    new_txn,
     sort_transactions,
 )
 from .operations import new_operation
@@ -151,7 +160,7 @@ def parse_register(text: str) -> Parsed:
     style = _date_style([(ln, r[col["Date"]]) for ln, r in raw_rows])
     parsed = Parsed()
     for ln, r in raw_rows:
-        def get(name: str) -> str:
+        def get(name: str, r: list[str] = r) -> str:  # this row's field (bound now, not at call time)
             return _clean(r[col[name]]) if name in col else ""
 
         account = get("Account")
@@ -249,7 +258,9 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         gkey = group.casefold()
         if gkey not in groups:
             groups[gkey] = new_id("grp_")
-            writes.append(DocWrite(GROUP, groups[gkey], {"name": group, "position": next_pos["grp"], "hidden": False}, 0))
+            writes.append(
+                DocWrite(GROUP, groups[gkey], {"name": group, "position": next_pos["grp"], "hidden": False}, 0)
+            )
             next_pos["grp"] += 1
         gid = groups[gkey]
         if (gid, name.casefold()) not in categories:
@@ -275,7 +286,12 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         parts = rows[i:i + count]
         for k, part in enumerate(parts, start=1):
             pm = SPLIT_MEMO.match(part.memo)
-            if not pm or int(pm[1]) != k or int(pm[2]) != count or (part.account, part.date, part.payee) != (row.account, row.date, row.payee):
+            if (
+                not pm
+                or int(pm[1]) != k
+                or int(pm[2]) != count
+                or (part.account, part.date, part.payee) != (row.account, row.date, row.payee)
+            ):
                 raise RegisterError(part.line, f"split part {k} of {count} expected (memo 'Split ({k}/{count}) …')")
         if len(parts) != count or count < 2:
             raise RegisterError(row.line, f"a split of {count} parts has only {len(parts)}")
@@ -294,7 +310,9 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         if f"{acc}|{import_id}" in existing_ids:
             result.skipped += 1
             continue
-        transfer = row.payee[len(TRANSFER_PREFIX):] if row.payee.startswith(TRANSFER_PREFIX) and not row.category else None
+        transfer = (
+            row.payee[len(TRANSFER_PREFIX):] if row.payee.startswith(TRANSFER_PREFIX) and not row.category else None
+        )
         subs = [{"amount": p.amount, "category_id": category_id(p.group, p.category),
                  "memo": SPLIT_MEMO.match(p.memo)[3].strip()} for p in parts]
         txn = new_txn(new_id("t_"), row.date, row.payee or "(no payee)", amount,

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from ...core.preview import money
 from ...gate.actions import ActionError
@@ -97,7 +98,7 @@ _ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
 
 
 def today(now: int) -> date:
-    return datetime.fromtimestamp(now, tz=timezone.utc).date()
+    return datetime.fromtimestamp(now, tz=UTC).date()
 
 
 def parse_date(value: Any, field: str) -> str:
@@ -204,7 +205,7 @@ class Ledger:
     _index: dict[str, TxnRef] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: Store, workspace_id: str) -> "Ledger":
+    def load(cls, store: Store, workspace_id: str) -> Ledger:
         def by_id(kind: str) -> dict[str, Doc]:
             return {d.id: d for d in store.list_docs(workspace_id, kind)}
 
@@ -275,7 +276,9 @@ class Ledger:
     def ordered_categories(self, group_id: str | None = None) -> list[Doc]:
         docs = [d for d in self.categories.values() if group_id is None or d.data["group_id"] == group_id]
         groups = {g.id: i for i, g in enumerate(self.ordered_groups())}
-        return sorted(docs, key=lambda d: (groups.get(d.data["group_id"], 99), d.data.get("position", 0), d.data["name"], d.id))
+        return sorted(
+            docs, key=lambda d: (groups.get(d.data["group_id"], 99), d.data.get("position", 0), d.data["name"], d.id)
+        )
 
     def ordered_accounts(self) -> list[Doc]:
         return sorted(self.accounts.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
@@ -319,7 +322,9 @@ class Ledger:
         rta = 0
         budgeted_now: dict[str, int] = {}
         for m in months:
-            budgeted = {k: int(v) for k, v in ((self.months[m].data.get("budgeted") or {}) if m in self.months else {}).items()}
+            budgeted = {
+                k: int(v) for k, v in ((self.months[m].data.get("budgeted") or {}) if m in self.months else {}).items()
+            }
             overspent = sum(v for v in available.values() if v < 0)
             carried = {k: max(v, 0) for k, v in available.items()}
             rta += income[m] - sum(budgeted.values()) + overspent

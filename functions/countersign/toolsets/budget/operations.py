@@ -11,8 +11,8 @@ Every write of the budget is a list of *changes*, each with the value it expects
 :func:`commit` checks every ``before`` against the ledger as it is now and returns the writes of
 every touched doc with the version it was read at (so a race is refused, not lost), plus an
 operation that keeps the changes; the gate commits them with the card. Undoing an operation is
-committing the same changes backwards, which first checks that every target still holds the ``after`` value — else the budget moved and the undo is
-refused.
+committing the same changes backwards, which first checks that every target still holds the
+``after`` value — else the budget moved and the undo is refused.
 """
 
 from __future__ import annotations
@@ -22,9 +22,7 @@ from typing import Any
 from ...core.ids import new_id
 from ...gate.actions import ActionContext, ActionError
 from ...store.records import DocWrite
-from .model import (
-    CATEGORY, MONTH, OP, TXNS, DRIFT, Ledger, Staged, display, sort_transactions,
-)
+from .model import CATEGORY, DRIFT, MONTH, OP, TXNS, Ledger, Staged, display, sort_transactions
 
 
 class Moved(Exception):
@@ -152,7 +150,9 @@ def _stage_category(ledger: Ledger, staged: Staged, change: dict) -> None:
 def _category_in_use(ledger: Ledger, category_id: str) -> str | None:
     for ref in ledger.transactions():
         txn = ref.data
-        if txn.get("category_id") == category_id or any(s.get("category_id") == category_id for s in txn.get("subtransactions") or []):
+        if txn.get("category_id") == category_id or any(
+            s.get("category_id") == category_id for s in txn.get("subtransactions") or []
+        ):
             return _describe_txn(ledger, txn)
     for month, doc in ledger.months.items():
         if (doc.data.get("budgeted") or {}).get(category_id):
@@ -206,7 +206,9 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
 def get_operation(ctx: ActionContext, op_id: Any, field: str = "operation_id"):
     doc = ctx.store.get_doc(ctx.workspace_id, OP, op_id) if isinstance(op_id, str) and op_id else None
     if doc is None:
-        raise ActionError(f"{field}: no operation {op_id!r} in this budget; list_operations gives the ids.", field=field)
+        raise ActionError(
+            f"{field}: no operation {op_id!r} in this budget; list_operations gives the ids.", field=field
+        )
     return doc
 
 

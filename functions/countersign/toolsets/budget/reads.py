@@ -7,9 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from ...gate.actions import ActionContext, ActionError, Arguments, Read
-from .model import (
-    OP, Ledger, amounts, is_uncategorised, parse_date, resolve_month,
-)
+from .model import OP, Ledger, amounts, is_uncategorised, parse_date, resolve_month
 from .operations import operation_view
 
 

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import RTA_ID, Ledger, bucket_id, display, new_txn, to_milliunits, today
 from .operations import commit, txn_change
@@ -56,7 +56,9 @@ class ReconcileAccount(BudgetAction):
             f"Difference to adjust: {display(difference)}",
         ]
         if difference:
-            lines.append(f"An adjustment of {display(difference)} is entered as ‘{ADJUSTMENT_PAYEE}’ (Ready to Assign).")
+            lines.append(
+                f"An adjustment of {display(difference)} is entered as ‘{ADJUSTMENT_PAYEE}’ (Ready to Assign)."
+            )
         subject = {
             "account": account.id, "account_name": name, "balance": balance, "cleared_balance": cleared_balance,
             "difference": difference, "transactions": [{"id": r.id, "bucket": r.bucket} for r in refs],
@@ -68,11 +70,20 @@ class ReconcileAccount(BudgetAction):
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
-            raise ActionError(f"{self.drift_message} (the account {s['account_name']} no longer exists); nothing was written.")
+            raise ActionError(
+                f"{self.drift_message} (the account {s['account_name']} no longer exists); nothing was written."
+            )
         refs, cleared_balance = _state(ledger, s["account"])
-        if cleared_balance != s["cleared_balance"] or sorted(r.id for r in refs) != sorted(t["id"] for t in s["transactions"]):
-            raise ActionError(f"{self.drift_message} (the cleared transactions of {s['account_name']} moved); nothing was written.")
-        changes = [txn_change(t["bucket"], t["id"], {"cleared": "cleared"}, {"cleared": "reconciled"}) for t in s["transactions"]]
+        if cleared_balance != s["cleared_balance"] or sorted(r.id for r in refs) != sorted(
+            t["id"] for t in s["transactions"]
+        ):
+            raise ActionError(
+                f"{self.drift_message} (the cleared transactions of {s['account_name']} moved); nothing was written."
+            )
+        changes = [
+            txn_change(t["bucket"], t["id"], {"cleared": "cleared"}, {"cleared": "reconciled"})
+            for t in s["transactions"]
+        ]
         adjustment = None
         if s["difference"]:
             day = today(ctx.now).isoformat()

@@ -8,11 +8,9 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
+from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
-from .model import (
-    Ledger, bucket_id, display, is_split, is_transfer, new_txn, parse_date, to_milliunits,
-)
+from .model import Ledger, bucket_id, display, is_split, is_transfer, new_txn, parse_date, to_milliunits
 from .operations import commit, txn_change
 
 MAX_TEXT = 500
@@ -78,7 +76,9 @@ class CreateTransactions(BudgetAction):
         s = plan.subject
         ledger = Ledger.load(ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
-            raise ActionError(f"{self.drift_message} (the account {s['account_name']} no longer exists); nothing was written.")
+            raise ActionError(
+                f"{self.drift_message} (the account {s['account_name']} no longer exists); nothing was written."
+            )
         changes, ids = [], []
         for item in s["transactions"]:
             txn_id = new_id("t_")

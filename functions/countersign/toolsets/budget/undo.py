@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...core.preview import Preview
-from ...gate.actions import Effect, ActionContext, ActionError, Arguments, Plan
-from ...store.records import DocWrite
 from ...core.ids import new_id
+from ...core.preview import Preview
+from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
+from ...store.records import DocWrite
 from .base import BudgetAction
 from .model import OP, Ledger, display, txn_line
 from .operations import Moved, commit, get_operation, reverse, stage
@@ -84,7 +84,8 @@ class UndoOperation(BudgetAction):
             )
         if op.get("undone_by"):
             raise ActionError(
-                f"operation_id: {doc.id} ({op['summary']}) was already undone by {op['undone_by']}.", field="operation_id"
+                f"operation_id: {doc.id} ({op['summary']}) was already undone by {op['undone_by']}.",
+                field="operation_id",
             )
         if not op.get("undoable"):
             note = f" {op['note']}" if op.get("note") else ""

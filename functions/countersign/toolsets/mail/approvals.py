@@ -11,15 +11,32 @@ No tool changes *Ask before approvals*: an owner or admin sets it on the setting
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import Field
 
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, setting
 from .model import (
-    AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN, Mail, MailAction, Effect, campaign_is_live, can_publish,
-    check_write_count, count, credits, digest, is_draft, ledger_after, print_job, publish_writes, put, q,
+    AUTO_APPROVE_AFTER,
+    DIRECT,
+    KIND_DESIGN,
+    NOUN,
+    Effect,
+    Mail,
+    MailAction,
+    campaign_is_live,
+    can_publish,
+    check_write_count,
+    count,
+    credits,
+    digest,
+    is_draft,
+    ledger_after,
+    print_job,
+    publish_writes,
+    put,
+    q,
     recipients_line,
 )
 
@@ -64,14 +81,22 @@ class ApproveDesign(MailAction):
         live = mail.live_campaigns_using(design.id)
         lines = []
         for camp in live:
-            lines.append(f"Live campaign {q(camp.data['name'])} uses it: pieces drafted from now on print version "
-                         f"{d['draft_version']}" + (f" (was {d['published_version']})" if d.get("published_version") else ""))
+            lines.append(
+                f"Live campaign {q(camp.data['name'])} uses it: pieces drafted from now on print version "
+                f"{d['draft_version']}" + (f" (was {d['published_version']})" if d.get("published_version") else "")
+            )
         if not live:
             lines.append("No live campaign uses it; nothing prints now")
         subject = {"design": design.id, "name": d["name"], "version": d["draft_version"],
                    "live_campaigns": sorted(c.id for c in live)}
         title = f"Approve design {q(d['name'])} version {d['draft_version']}"
-        return subject, Preview(title, lines), Effect.writes({"design_id": design.id, "published_version": d["draft_version"]}, publish_writes([design], ctx))
+        return (
+            subject,
+            Preview(title, lines),
+            Effect.writes(
+                {"design_id": design.id, "published_version": d["draft_version"]}, publish_writes([design], ctx)
+            ),
+        )
 
     def next_steps(self, result, ctx):
         return [Step("list_designs", "Check which version each design prints."),
@@ -81,7 +106,7 @@ class ApproveDesign(MailAction):
 class ReviewArgs(Arguments):
     piece_id: str = Field(max_length=120)
     decision: Literal["approve", "reject"] = Field(default="approve")
-    copy_text: Optional[str] = Field(default=None, max_length=2000, description="Edited copy to approve instead")
+    copy_text: str | None = Field(default=None, max_length=2000, description="Edited copy to approve instead")
 
 
 def _piece_status(ctx: ActionContext, piece_id: str) -> tuple[dict | None, dict | None]:
@@ -119,7 +144,9 @@ class ReviewMessage(MailAction):
         owner = args.piece_id.rsplit(".", 2)[0]
         camp = mail.campaigns.get(owner) if owner != DIRECT else None
         if camp is None:
-            raise ActionError(f"piece_id: {args.piece_id!r} is not a campaign draft; nothing to review.", field="piece_id")
+            raise ActionError(
+                f"piece_id: {args.piece_id!r} is not a campaign draft; nothing to review.", field="piece_id"
+            )
         c = camp.data
         allowed = ("waiting",) if args.decision == "approve" else ("waiting", "approved")
         if piece["status"] not in allowed:
@@ -172,7 +199,7 @@ class ReviewMessage(MailAction):
 
 class BulkApproveArgs(Arguments):
     campaign_id: str = Field(max_length=64)
-    piece_ids: Optional[list[str]] = Field(default=None, max_length=500,
+    piece_ids: list[str] | None = Field(default=None, max_length=500,
                                            description="Only these drafts (default: every draft waiting)")
 
 
@@ -217,7 +244,7 @@ class BulkApproveMessages(MailAction):
             raise ActionError(f"No drafts are waiting for review on {q(c['name'])}.", field="campaign_id")
         live = c["status"] == "live"
         by_batch: dict[str, tuple] = {}
-        for b, i, p in chosen:
+        for b, i, _p in chosen:
             by_batch.setdefault(b.id, (b, [dict(x) for x in b.data["pieces"]], []))[2].append(i)
         writes = []
         for b, pieces, indexes in by_batch.values():
@@ -235,15 +262,22 @@ class BulkApproveMessages(MailAction):
             writes.append(ledger_after(mail, printed=n))
         check_write_count(len(writes), "This approval")
         drafts = [p for _, _, p in chosen]
-        title = (f"Approve {count(n, 'waiting message')} on {q(c['name'])}: "
-                 + ("they print now" if live else f"they print when the campaign {'resumes' if c['status'] == 'paused' else 'runs'}"))
+        title = f"Approve {count(n, 'waiting message')} on {q(c['name'])}: " + (
+            "they print now"
+            if live
+            else f"they print when the campaign {'resumes' if c['status'] == 'paused' else 'runs'}"
+        )
         lines = [f"Recipients: {recipients_line(drafts)}",
                  f"Approved on this campaign: {c.get('approved_count', 0)} → {new_campaign['approved_count']}"]
         written = sum(1 for p in drafts if p.get("written_by") == "model")
         if written:
             lines.append(f"{count(written, 'draft')} written by a model")
-        subject = {"campaign": camp.id, "status": c["status"], "pieces": {"count": n, "digest": digest(p["id"] for p in drafts)},
-                   "copy": digest(p["copy"] for p in drafts)}
+        subject = {
+            "campaign": camp.id,
+            "status": c["status"],
+            "pieces": {"count": n, "digest": digest(p["id"] for p in drafts)},
+            "copy": digest(p["copy"] for p in drafts),
+        }
         return subject, Preview(title, lines), Effect.writes({
             "campaign_id": camp.id, "approved": n, "printed": n if live else 0}, writes)
 

@@ -12,9 +12,32 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step
 from .model import (
-    REVIEW_EVERY, Doc, Mail, MailAction, Effect, Phase, address_line, cancel_pieces, check_write_count, count, credits,
-    digest, drafts_to_publish, enrol, format_counts, is_draft, ledger_after, need_credits, print_job, printing_version,
-    publish_lines, publish_subject, publish_phases, put, q, review_line,
+    REVIEW_EVERY,
+    Doc,
+    Effect,
+    Mail,
+    MailAction,
+    Phase,
+    address_line,
+    cancel_pieces,
+    check_write_count,
+    count,
+    credits,
+    digest,
+    drafts_to_publish,
+    enrol,
+    format_counts,
+    is_draft,
+    ledger_after,
+    need_credits,
+    print_job,
+    printing_version,
+    publish_lines,
+    publish_phases,
+    publish_subject,
+    put,
+    q,
+    review_line,
 )
 
 
@@ -39,8 +62,13 @@ def _excerpt(text: str, limit: int = 120) -> str:
 def _approval_step(ctx: ActionContext, waiting: int) -> list[Step]:
     if not waiting:
         return []
-    return [Step("bulk_approve_messages", f"{count(waiting, 'draft')} wait for review; approve the ones that are ready.",
-                 person_must_act=bool(ctx.workspace.setting("ask_before_approvals")))]
+    return [
+        Step(
+            "bulk_approve_messages",
+            f"{count(waiting, 'draft')} wait for review; approve the ones that are ready.",
+            person_must_act=bool(ctx.workspace.setting("ask_before_approvals")),
+        )
+    ]
 
 
 class LaunchCampaign(MailAction):
@@ -74,8 +102,10 @@ class LaunchCampaign(MailAction):
         drafts = drafts_to_publish(ctx, designs, "campaign_id")
         contacts, skipped = mail.audience(camp)
         if not contacts:
-            raise ActionError(f"campaign_id: {q(name)} has no one to mail: its lists hold no contact that can be mailed.",
-                              field="campaign_id")
+            raise ActionError(
+                f"campaign_id: {q(name)} has no one to mail: its lists hold no contact that can be mailed.",
+                field="campaign_id",
+            )
         e = enrol(mail, camp, contacts, designs, ctx, publishing=True)
         need_credits(mail, e.spend, f"launching {q(name)}")
         new_campaign = dict(c, status="live", launched_at=ctx.now, launched_by=ctx.person.id,
@@ -101,14 +131,19 @@ class LaunchCampaign(MailAction):
             "copy": c.get("copy", ""), "personalize": bool(c.get("personalize")), "copy_review": mode,
             "approved": int(c.get("approved_count", 0)), "return_address": return_address,
         }
-        title = f"Launch {q(name)} to {count(len(contacts), 'contact')}: {format_counts(e.by_format)}, {credits(e.spend)}"
+        title = (
+            f"Launch {q(name)} to {count(len(contacts), 'contact')}: {format_counts(e.by_format)}, {credits(e.spend)}"
+        )
         lines = [_lists_line(mail, camp), *_skipped_lines(skipped), *publish_lines(drafts)]
         lines += [f"Prints design {q(d.data['name'])} version {d.data['published_version']}" for d in designs
                   if not is_draft(d)]
-        lines += [review_line(mode, int(c.get("approved_count", 0))),
-                  f"Prints now: {e.printed}; waits for review: {e.waiting}",
-                  f"Copy: {_excerpt(c.get('copy', ''))}" + (" (a model adds a personal line)" if c.get("personalize") else ""),
-                  f"Return address: {address_line(return_address)}"]
+        lines += [
+            review_line(mode, int(c.get("approved_count", 0))),
+            f"Prints now: {e.printed}; waits for review: {e.waiting}",
+            f"Copy: {_excerpt(c.get('copy', ''))}"
+            + (" (a model adds a personal line)" if c.get("personalize") else ""),
+            f"Return address: {address_line(return_address)}",
+        ]
         result = {"campaign_id": camp.id, "status": "live", "enrolled": len(contacts), "pieces": len(e.pieces),
                   "printed": e.printed, "waiting": e.waiting, "spent": e.spend, "published": published}
         return subject, Preview(title, lines), Effect(result, tuple(phases))
@@ -147,10 +182,12 @@ class ResumeCampaign(MailAction):
         approved = [(b, i, p) for b, i, p in mail.pieces(camp.id) if p["status"] == "approved"]
         waiting = sum(1 for _, _, p in mail.pieces(camp.id) if p["status"] == "waiting")
         release_writes, by_batch = [], {}
-        for b, i, p in approved:
+        for b, i, _p in approved:
             by_batch.setdefault(b.id, (b, [dict(x) for x in b.data["pieces"]], []))[2].append(i)
         for b, pieces, indexes in by_batch.values():
-            release_writes.append(print_job(mail, [pieces[i] for i in indexes], ctx, campaign_id=camp.id, source="resume"))
+            release_writes.append(
+                print_job(mail, [pieces[i] for i in indexes], ctx, campaign_id=camp.id, source="resume")
+            )
             release_writes.append(put(b, dict(b.data, pieces=pieces)))
         new_campaign = dict(c, status="live", resumed_at=ctx.now, batches=int(c.get("batches", 0)) + len(e.batches))
         writes = [put(camp, new_campaign),
@@ -163,7 +200,10 @@ class ResumeCampaign(MailAction):
                    "release": {"count": len(approved), "digest": digest(p["id"] for _, _, p in approved)},
                    "waiting": waiting, "copy": c.get("copy", "")}
         if fresh:
-            title = f"Resume {q(name)}: {count(len(fresh), 'new contact')}, {format_counts(e.by_format)}, {credits(e.spend)}"
+            title = (
+                f"Resume {q(name)}: {count(len(fresh), 'new contact')}, "
+                f"{format_counts(e.by_format)}, {credits(e.spend)}"
+            )
         else:
             title = f"Resume {q(name)}: no new contacts, no credits spent"
         lines = [f"Approved pieces that print now: {len(approved)}",
@@ -172,8 +212,14 @@ class ResumeCampaign(MailAction):
         for d in designs:
             lines.append(f"Prints design {q(d.data['name'])} version {d.data.get('published_version')}"
                          + (" (a newer draft is not approved)" if is_draft(d) else ""))
-        result = {"campaign_id": camp.id, "status": "live", "enrolled": len(fresh), "printed": e.printed + len(approved),
-                  "waiting": waiting + e.waiting, "spent": e.spend}
+        result = {
+            "campaign_id": camp.id,
+            "status": "live",
+            "enrolled": len(fresh),
+            "printed": e.printed + len(approved),
+            "waiting": waiting + e.waiting,
+            "spent": e.spend,
+        }
         return subject, Preview(title, lines), Effect.writes(result, writes)
 
     def next_steps(self, result, ctx):
@@ -242,7 +288,13 @@ class PauseCampaign(MailAction):
         subject = {"campaign": camp.id, "from": "live", "to": "paused"}
         preview = Preview(f"Pause {q(c['name'])}: nothing new prints until it resumes",
                           ["Pieces already printed stay in the print queue"])
-        return subject, preview, Effect.writes({"campaign_id": camp.id, "status": "paused"}, [put(camp, dict(c, status="paused", paused_at=ctx.now))])
+        return (
+            subject,
+            preview,
+            Effect.writes(
+                {"campaign_id": camp.id, "status": "paused"}, [put(camp, dict(c, status="paused", paused_at=ctx.now))]
+            ),
+        )
 
     def next_steps(self, result, ctx):
         return [Step("resume_campaign", "Resume it when ready.", person_must_act=True)]

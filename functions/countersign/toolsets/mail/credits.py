@@ -6,14 +6,16 @@ from pydantic import Field
 
 from ...core.preview import Preview, money
 from ...gate.actions import ALWAYS, ActionContext, Arguments, Step
-from .model import Mail, MailAction, Effect, credits, ledger_after, q
+from .model import Effect, Mail, MailAction, credits, ledger_after, q
 
 MIN_CREDITS, MAX_CREDITS = 10, 100_000
 PRICE_PER_CREDIT = 1000  # milliunits of USD per credit
 
 
 class BuyCreditsArgs(Arguments):
-    credits: int = Field(ge=MIN_CREDITS, le=MAX_CREDITS, description=f"Whole credits to buy ({MIN_CREDITS} to {MAX_CREDITS})")
+    credits: int = Field(
+        ge=MIN_CREDITS, le=MAX_CREDITS, description=f"Whole credits to buy ({MIN_CREDITS} to {MAX_CREDITS})"
+    )
 
 
 class BuyCredits(MailAction):
@@ -30,8 +32,15 @@ class BuyCredits(MailAction):
         price = args.credits * PRICE_PER_CREDIT
         subject = {"buy": amount, "charge_usd": price}
         title = f"Buy {credits(amount)} for {money(price)} USD"
-        lines = [f"Charged to the payment method of {q(mail.workspace_name())}", "Credits are added at once and never expire"]
-        return subject, Preview(title, lines), Effect.writes({"bought": amount, "charged_usd": money(price)}, [ledger_after(mail, bought=amount)])
+        lines = [
+            f"Charged to the payment method of {q(mail.workspace_name())}",
+            "Credits are added at once and never expire",
+        ]
+        return (
+            subject,
+            Preview(title, lines),
+            Effect.writes({"bought": amount, "charged_usd": money(price)}, [ledger_after(mail, bought=amount)]),
+        )
 
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the new balance."),

@@ -7,12 +7,31 @@ from ...core.ids import new_id
 from ...gate.actions import ActionContext
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from .model import (
-    DEFAULT_LEDGER, DEFAULT_PROFILE, KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LEDGER, KIND_LIST, KIND_PROFILE,
-    KIND_SENDER, LEDGER_ID, PROFILE_ID, REVIEW_EVERY, create,
+    DEFAULT_LEDGER,
+    DEFAULT_PROFILE,
+    KIND_CAMPAIGN,
+    KIND_CONTACT,
+    KIND_DESIGN,
+    KIND_LEDGER,
+    KIND_LIST,
+    KIND_PROFILE,
+    KIND_SENDER,
+    LEDGER_ID,
+    PROFILE_ID,
+    REVIEW_EVERY,
+    create,
 )
 
 DEMO_CONTACTS = [
-    ("Ada Lovelace", "Analytical Engines", "ada@analytical.example", "12 St James's Square", "London", "SW1Y 4JH", "GB"),
+    (
+        "Ada Lovelace",
+        "Analytical Engines",
+        "ada@analytical.example",
+        "12 St James's Square",
+        "London",
+        "SW1Y 4JH",
+        "GB",
+    ),
     ("Grace Hopper", "Cobol Works", "grace@cobol.example", "1 Navy Way", "Arlington", "22202", "US"),
     ("Alan Turing", "Bletchley Labs", "alan@bletchley.example", "Sherwood Drive", "Milton Keynes", "MK3 6EB", "GB"),
     ("Katherine Johnson", "Orbital Math", "katherine@orbital.example", "21 NASA Road", "Hampton", "23666", "US"),

@@ -9,7 +9,7 @@ the people it adds are enrolled (and their pieces paid for) at once, so that cal
 from __future__ import annotations
 
 import hashlib
-from typing import Literal, Optional
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,9 +17,32 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, setting
 from .model import (
-    KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LIST, REVIEW_EVERY, REVIEW_MODES, Mail, MailAction, campaign_is_live,
-    Effect, check_write_count, count, create, credits, digest, enrol, format_counts, has_address,
-    ledger_after, need_credits, polish, put, q, recipients_line, review_line, validate_name,
+    KIND_CAMPAIGN,
+    KIND_CONTACT,
+    KIND_DESIGN,
+    KIND_LIST,
+    REVIEW_EVERY,
+    REVIEW_MODES,
+    Effect,
+    Mail,
+    MailAction,
+    campaign_is_live,
+    check_write_count,
+    count,
+    create,
+    credits,
+    digest,
+    enrol,
+    format_counts,
+    has_address,
+    ledger_after,
+    need_credits,
+    polish,
+    put,
+    q,
+    recipients_line,
+    review_line,
+    validate_name,
 )
 from .preferences import EMAIL_RE
 
@@ -32,20 +55,20 @@ class ContactIn(BaseModel):
 
     name: str = Field(min_length=1, max_length=120)
     email: str = Field(min_length=3, max_length=254)
-    company: Optional[str] = Field(default=None, max_length=120)
-    line1: Optional[str] = Field(default=None, max_length=120)
-    line2: Optional[str] = Field(default=None, max_length=120)
-    city: Optional[str] = Field(default=None, max_length=80)
-    region: Optional[str] = Field(default=None, max_length=80)
-    postal_code: Optional[str] = Field(default=None, max_length=20)
-    country: Optional[str] = Field(default=None, min_length=2, max_length=2)
+    company: str | None = Field(default=None, max_length=120)
+    line1: str | None = Field(default=None, max_length=120)
+    line2: str | None = Field(default=None, max_length=120)
+    city: str | None = Field(default=None, max_length=80)
+    region: str | None = Field(default=None, max_length=80)
+    postal_code: str | None = Field(default=None, max_length=20)
+    country: str | None = Field(default=None, min_length=2, max_length=2)
 
 
 class ImportContactsArgs(Arguments):
     contacts: list[ContactIn] = Field(min_length=1, max_length=MAX_IMPORT,
                                       description=f"Up to {MAX_IMPORT} contacts per call")
-    list_id: Optional[str] = Field(default=None, max_length=64, description="Add them to this list")
-    new_list_name: Optional[str] = Field(default=None, max_length=120, description="Or create a list with this name")
+    list_id: str | None = Field(default=None, max_length=64, description="Add them to this list")
+    new_list_name: str | None = Field(default=None, max_length=120, description="Or create a list with this name")
 
 
 def contact_data(c: ContactIn) -> dict:
@@ -80,7 +103,9 @@ class ImportContacts(MailAction):
         for i, c in enumerate(args.contacts):
             data = contact_data(c)
             if not EMAIL_RE.match(data["email"]):
-                raise ActionError(f"contacts.{i}.email: {c.email!r} is not an email address.", field=f"contacts.{i}.email")
+                raise ActionError(
+                    f"contacts.{i}.email: {c.email!r} is not an email address.", field=f"contacts.{i}.email"
+                )
             if data["email"] in seen:
                 raise ActionError(f"contacts.{i}.email: {data['email']} appears twice in this import.",
                                   field=f"contacts.{i}.email")
@@ -116,7 +141,10 @@ class ImportContacts(MailAction):
         elif not new:
             raise ActionError("Every contact in this import is already in the workspace, and no list was given.")
         where = f" into list {q(list_name)}" if list_name else ""
-        title = f"Import {count(len(args.contacts), 'contact')}{where}: {len(new)} new, {len(existing)} already in the workspace"
+        title = (
+            f"Import {count(len(args.contacts), 'contact')}{where}: "
+            f"{len(new)} new, {len(existing)} already in the workspace"
+        )
         lines = []
         for data in new:
             line = f"{data['name']}" + (f", {data['company']}" if data["company"] else "") + f" <{data['email']}>"
@@ -139,9 +167,11 @@ class ImportContacts(MailAction):
 
 class GenerateImageArgs(Arguments):
     prompt: str = Field(min_length=3, max_length=500, description="What the image should show")
-    design_id: Optional[str] = Field(default=None, max_length=64, description="The design to give a new draft version")
-    new_design_name: Optional[str] = Field(default=None, max_length=120, description="Or create a design with this name")
-    format: Optional[Literal["postcard", "letter", "handwritten"]] = Field(default=None, description="Format of a new design")
+    design_id: str | None = Field(default=None, max_length=64, description="The design to give a new draft version")
+    new_design_name: str | None = Field(default=None, max_length=120, description="Or create a design with this name")
+    format: Literal["postcard", "letter", "handwritten"] | None = Field(
+        default=None, description="Format of a new design"
+    )
 
 
 class GenerateDesignImage(MailAction):
@@ -172,10 +202,19 @@ class GenerateDesignImage(MailAction):
                 lines.append(f"Published version {d['published_version']} keeps printing until this draft is approved")
             for camp in mail.live_campaigns_using(design.id):
                 lines.append(f"Used by live campaign {q(camp.data['name'])}")
-            subject = {"design": design.id, "name": d["name"], "from_version": d["draft_version"], "to_version": version,
-                       "prompt": prompt}
+            subject = {
+                "design": design.id,
+                "name": d["name"],
+                "from_version": d["draft_version"],
+                "to_version": version,
+                "prompt": prompt,
+            }
             title = f"Generate a new image for design {q(d['name'])}: draft version {version}"
-            return subject, Preview(title, lines), Effect.writes({"design_id": design.id, "draft_version": version, "image": image}, [put(design, data)])
+            return (
+                subject,
+                Preview(title, lines),
+                Effect.writes({"design_id": design.id, "draft_version": version, "image": image}, [put(design, data)]),
+            )
         name = validate_name(args.new_design_name, "new_design_name")
         fmt = args.format or (mail.profile.data.get("preferences") or {}).get("default_format") or "postcard"
         did = new_id("ds_")
@@ -184,7 +223,11 @@ class GenerateDesignImage(MailAction):
                 "created_at": ctx.now, "updated_at": ctx.now}
         subject = {"new_design": name, "format": fmt, "prompt": prompt}
         title = f"Create design {q(name)} ({fmt}) with a generated image: draft version 1"
-        return subject, Preview(title, [f"Prompt: {prompt}"]), Effect.writes({"design_id": did, "draft_version": 1, "image": image}, [create(KIND_DESIGN, did, data)])
+        return (
+            subject,
+            Preview(title, [f"Prompt: {prompt}"]),
+            Effect.writes({"design_id": did, "draft_version": 1, "image": image}, [create(KIND_DESIGN, did, data)]),
+        )
 
     def next_steps(self, result, ctx):
         return [Step("approve_design", "Approve the new draft so it can print.", person_must_act=True)]
@@ -208,7 +251,9 @@ class PolishCopywriting(MailAction):
         camp = mail.campaign(args.campaign_id)
         c = camp.data
         if c["status"] == "ended":
-            raise ActionError(f"campaign_id: {q(c['name'])} has ended; its copy can no longer change.", field="campaign_id")
+            raise ActionError(
+                f"campaign_id: {q(c['name'])} has ended; its copy can no longer change.", field="campaign_id"
+            )
         before = c.get("copy", "")
         after = polish(before)
         if after == before:
@@ -218,7 +263,11 @@ class PolishCopywriting(MailAction):
             lines.append("Pieces already drafted keep their copy; people enrolled from now on get the polished copy")
         subject = {"campaign": camp.id, "status": c["status"], "before": before, "after": after}
         title = f"Polish the copy of campaign {q(c['name'])}"
-        return subject, Preview(title, lines), Effect.writes({"campaign_id": camp.id, "copy": after}, [put(camp, dict(c, copy=after))])
+        return (
+            subject,
+            Preview(title, lines),
+            Effect.writes({"campaign_id": camp.id, "copy": after}, [put(camp, dict(c, copy=after))]),
+        )
 
 
 class RewriteArgs(Arguments):
@@ -233,7 +282,9 @@ class RewriteWaitingDrafts(MailAction):
     arguments = RewriteArgs
     gate = DRAFTING
     destructive = False
-    drift_message = "The drafts waiting on this campaign changed between the preview and the answer; nothing was rewritten."
+    drift_message = (
+        "The drafts waiting on this campaign changed between the preview and the answer; nothing was rewritten."
+    )
 
     def prepare(self, args: RewriteArgs, ctx: ActionContext):
         mail = Mail(ctx)
@@ -300,9 +351,17 @@ class AddListToCampaign(MailAction):
                    "list_contacts": digest(lst.data.get("contact_ids", []))}
         if c["status"] != "live":
             when_ = "when it launches" if c["status"] == "draft" else "when it resumes"
-            title = f"Add list {q(lst.data['name'])} ({count(size, 'contact')}) to campaign {q(c['name'])} ({c['status']})"
+            title = (
+                f"Add list {q(lst.data['name'])} ({count(size, 'contact')}) to campaign {q(c['name'])} ({c['status']})"
+            )
             lines = [f"Its contacts are enrolled {when_}; nothing is printed or spent now"]
-            return subject, Preview(title, lines), Effect.writes({"campaign_id": camp.id, "list_ids": new_campaign["list_ids"]}, [put(camp, new_campaign)])
+            return (
+                subject,
+                Preview(title, lines),
+                Effect.writes(
+                    {"campaign_id": camp.id, "list_ids": new_campaign["list_ids"]}, [put(camp, new_campaign)]
+                ),
+            )
         enrolled = mail.enrolled(camp.id)
         everyone, skipped = mail.audience(camp, extra_list_ids=[lst.id])
         before, _ = mail.audience(camp)
@@ -338,16 +397,21 @@ class AddListToCampaign(MailAction):
     def next_steps(self, result, ctx):
         steps = [Step("get_campaign", "Check the campaign's audience and pieces.")]
         if result.get("waiting"):
-            steps.append(Step("bulk_approve_messages", "Review the new drafts waiting for approval.", person_must_act=True))
+            steps.append(
+                Step("bulk_approve_messages", "Review the new drafts waiting for approval.", person_must_act=True)
+            )
         return steps
 
 
 class CreateCampaignArgs(Arguments):
     name: str = Field(min_length=1, max_length=120)
-    list_ids: Optional[list[str]] = Field(default=None, max_length=20)
-    design_ids: Optional[list[str]] = Field(default=None, max_length=5, description="One piece per design per contact")
-    copy_template: str = Field(default="", max_length=2000,
-                               description="Copy template; {first_name}, {name} and {company} are filled in per contact")
+    list_ids: list[str] | None = Field(default=None, max_length=20)
+    design_ids: list[str] | None = Field(default=None, max_length=5, description="One piece per design per contact")
+    copy_template: str = Field(
+        default="",
+        max_length=2000,
+        description="Copy template; {first_name}, {name} and {company} are filled in per contact",
+    )
     copy_review: Literal["every_draft", "clean_auto"] = Field(
         default=REVIEW_EVERY,
         description="every_draft: every draft waits for a person; clean_auto: clean drafts print without review, "
@@ -373,19 +437,34 @@ class CreateCampaign(MailAction):
         designs = [mail.design(did, "design_ids") for did in dict.fromkeys(args.design_ids or [])]
         if args.copy_review not in REVIEW_MODES:  # pragma: no cover - the Literal refuses it first
             raise ActionError("copy_review: unknown mode.", field="copy_review")
-        data = {"name": name, "status": "draft", "list_ids": [x.id for x in lists], "design_ids": [d.id for d in designs],
-                "copy": args.copy_template, "copy_review": args.copy_review, "personalize": args.personalize,
-                "approved_count": 0, "batches": 0, "created_at": ctx.now}
+        data = {
+            "name": name,
+            "status": "draft",
+            "list_ids": [x.id for x in lists],
+            "design_ids": [d.id for d in designs],
+            "copy": args.copy_template,
+            "copy_review": args.copy_review,
+            "personalize": args.personalize,
+            "approved_count": 0,
+            "batches": 0,
+            "created_at": ctx.now,
+        }
         cid = new_id("cp_")
         subject = {"new_campaign": {k: data[k] for k in ("name", "list_ids", "design_ids", "copy", "copy_review",
                                                            "personalize")}}
         lines = [f"Lists: {', '.join(q(x.data['name']) for x in lists) or '(none yet)'}",
                  f"Designs: {', '.join(q(d.data['name']) for d in designs) or '(none yet)'}",
                  review_line(args.copy_review, 0)]
-        return subject, Preview(f"Create draft campaign {q(name)}", lines), Effect.writes({"campaign_id": cid, "status": "draft"}, [create(KIND_CAMPAIGN, cid, data)])
+        return (
+            subject,
+            Preview(f"Create draft campaign {q(name)}", lines),
+            Effect.writes({"campaign_id": cid, "status": "draft"}, [create(KIND_CAMPAIGN, cid, data)]),
+        )
 
     def next_steps(self, result, ctx):
-        return [Step("launch_campaign", "Launch it when the audience, designs and copy are ready.", person_must_act=True)]
+        return [
+            Step("launch_campaign", "Launch it when the audience, designs and copy are ready.", person_must_act=True)
+        ]
 
 
 ACTIONS = [ImportContacts(), GenerateDesignImage(), PolishCopywriting(), RewriteWaitingDrafts(), AddListToCampaign(),

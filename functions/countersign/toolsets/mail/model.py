@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ...core.ids import new_id
 from ...core.preview import Preview, money
@@ -544,13 +545,22 @@ def enrol(mail: Mail, campaign: Doc, contacts: list[Doc], designs: list[Doc], ct
             else:
                 status = "waiting"
             by_format[fmt] = by_format.get(fmt, 0) + 1
-            pieces.append({
-                "contact_id": contact.id, "name": contact.data.get("name", ""), "company": contact.data.get("company", ""),
-                "format": fmt, "design_id": design.id,
-                "design_version": printing_version(design) if publishing else design.data.get("published_version"),
-                "copy": text, "written_by": written_by, "clean": clean, "status": status,
-                "credits": PRICES[fmt], "created_at": ctx.now,
-            })
+            pieces.append(
+                {
+                    "contact_id": contact.id,
+                    "name": contact.data.get("name", ""),
+                    "company": contact.data.get("company", ""),
+                    "format": fmt,
+                    "design_id": design.id,
+                    "design_version": printing_version(design) if publishing else design.data.get("published_version"),
+                    "copy": text,
+                    "written_by": written_by,
+                    "clean": clean,
+                    "status": status,
+                    "credits": PRICES[fmt],
+                    "created_at": ctx.now,
+                }
+            )
     if len(pieces) > MAX_RUN_PIECES:
         raise ActionError(
             f"This would create {len(pieces)} pieces at once; at most {MAX_RUN_PIECES} fit in one step. "
@@ -639,7 +649,7 @@ def cancel_pieces(mail: Mail, targets: list[tuple[Doc, int, dict]], ctx: ActionC
     by_batch: dict[tuple[str, str], tuple[Doc, dict]] = {}
     jobs_touched: dict[str, set[str]] = {}
     refund, unprinted, cancelled = 0, 0, []
-    for batch, index, piece in targets:
+    for batch, index, _piece in targets:
         key = (batch.kind, batch.id)
         if key not in by_batch:
             by_batch[key] = (batch, {"campaign_id": batch.data.get("campaign_id"),

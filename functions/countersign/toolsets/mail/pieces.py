@@ -12,9 +12,31 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
 from .model import (
-    DIRECT, NOUN, PRICES, SINGULAR, Mail, MailAction, Effect, Phase, address_line, cancel_pieces, create, credits,
-    drafts_to_publish, email_domain, has_address, ledger_after, need_credits, piece_id, pieces_kind, print_job,
-    printing_version, publish_lines, publish_subject, publish_phases, q,
+    DIRECT,
+    NOUN,
+    PRICES,
+    SINGULAR,
+    Effect,
+    Mail,
+    MailAction,
+    Phase,
+    address_line,
+    cancel_pieces,
+    create,
+    credits,
+    drafts_to_publish,
+    email_domain,
+    has_address,
+    ledger_after,
+    need_credits,
+    piece_id,
+    pieces_kind,
+    print_job,
+    printing_version,
+    publish_lines,
+    publish_phases,
+    publish_subject,
+    q,
 )
 
 
@@ -42,7 +64,9 @@ class SendPiece(MailAction):
             domain = email_domain(cd.get("email"))
             why = f"the domain {domain} is suppressed" if domain in mail.suppression.data.get("domains", []) else \
                 "the contact is suppressed"
-            raise ActionError(f"contact_id: {cd['name']} cannot be mailed: {why}. Nothing was sent.", field="contact_id")
+            raise ActionError(
+                f"contact_id: {cd['name']} cannot be mailed: {why}. Nothing was sent.", field="contact_id"
+            )
         if not has_address(cd):
             raise ActionError(f"contact_id: {cd['name']} has no complete mailing address.", field="contact_id")
         return_address = mail.profile.data.get("return_address")
@@ -92,7 +116,10 @@ class PieceArgs(Arguments):
 class CancelPiece(MailAction):
     name = "cancel_piece"
     title = "Cancel one piece"
-    description = "Cancel a piece that has not gone to the mail (waiting, approved, or in the print queue); its credits come back."
+    description = (
+        "Cancel a piece that has not gone to the mail (waiting, approved, or in the print queue); "
+        "its credits come back."
+    )
     arguments = PieceArgs
     gate = ALWAYS
     drift_message = "The piece changed between the preview and the answer; nothing was cancelled."

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field
@@ -19,7 +19,7 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, when
 from ...store.records import SettingWrite
-from .model import KIND_SENDER, MANAGERS, Mail, MailAction, Effect, create, put, q, validate_name
+from .model import KIND_SENDER, MANAGERS, Effect, Mail, MailAction, create, put, q, validate_name
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -32,14 +32,14 @@ SENDER_GATE = when("mail has been sent", _mail_sent)
 
 
 class PreferencesArgs(Arguments):
-    timezone: Optional[str] = Field(default=None, max_length=64, description="IANA time zone, e.g. Europe/London")
-    signature: Optional[str] = Field(default=None, max_length=500, description="Sign-off printed under the copy")
-    default_format: Optional[Literal["postcard", "letter", "handwritten"]] = Field(default=None)
-    sender_id: Optional[str] = Field(default=None, max_length=64, description="The sender to change (omit to add one)")
-    sender_name: Optional[str] = Field(default=None, max_length=120, description="Sender name")
-    sender_email: Optional[str] = Field(default=None, max_length=254, description="Sender email")
-    sender_meeting_link: Optional[str] = Field(default=None, max_length=500, description="https:// booking link")
-    sender_default: Optional[bool] = Field(default=None, description="Make this sender the default")
+    timezone: str | None = Field(default=None, max_length=64, description="IANA time zone, e.g. Europe/London")
+    signature: str | None = Field(default=None, max_length=500, description="Sign-off printed under the copy")
+    default_format: Literal["postcard", "letter", "handwritten"] | None = Field(default=None)
+    sender_id: str | None = Field(default=None, max_length=64, description="The sender to change (omit to add one)")
+    sender_name: str | None = Field(default=None, max_length=120, description="Sender name")
+    sender_email: str | None = Field(default=None, max_length=254, description="Sender email")
+    sender_meeting_link: str | None = Field(default=None, max_length=500, description="https:// booking link")
+    sender_default: bool | None = Field(default=None, description="Make this sender the default")
 
 
 def touches_sender_routing(args: PreferencesArgs) -> bool:
@@ -60,7 +60,9 @@ class UpdateWorkspacePreferences(MailAction):
     arguments = PreferencesArgs
     gate = SENDER_GATE
     destructive = False
-    drift_message = "The workspace preferences or senders changed between the preview and the answer; nothing was written."
+    drift_message = (
+        "The workspace preferences or senders changed between the preview and the answer; nothing was written."
+    )
 
     def gate_class(self, args: PreferencesArgs, ctx: ActionContext):
         return SENDER_GATE if touches_sender_routing(args) else NEVER
@@ -74,7 +76,11 @@ class UpdateWorkspacePreferences(MailAction):
                 ZoneInfo(args.timezone)
             except (ZoneInfoNotFoundError, ValueError):
                 raise ActionError(f"timezone: {args.timezone!r} is not an IANA time zone.", field="timezone") from None
-        for key, label_ in (("timezone", "Time zone"), ("signature", "Signature"), ("default_format", "Default format")):
+        for key, label_ in (
+            ("timezone", "Time zone"),
+            ("signature", "Signature"),
+            ("default_format", "Default format"),
+        ):
             value = getattr(args, key)
             if value is not None and prefs.get(key) != value:
                 changes.append({"field": key, "from": prefs.get(key), "to": value})
@@ -106,13 +112,17 @@ class UpdateWorkspacePreferences(MailAction):
         changes, writes, lines = [], [], []
         if args.sender_id is None:
             if not args.sender_name or not args.sender_email:
-                raise ActionError("sender_name and sender_email: a new sender needs both (or give sender_id to change one).",
-                                  field="sender_id")
+                raise ActionError(
+                    "sender_name and sender_email: a new sender needs both (or give sender_id to change one).",
+                    field="sender_id",
+                )
             make_default = bool(args.sender_default) or not mail.senders
             data = {"name": validate_name(args.sender_name, "sender_name"), "email": args.sender_email,
                     "meeting_link": args.sender_meeting_link or "", "default": make_default}
             changes.append({"field": "new_sender", "from": None, "to": data})
-            lines.append(f"Add sender {q(data['name'])} <{data['email']}>" + (" as the default" if make_default else ""))
+            lines.append(
+                f"Add sender {q(data['name'])} <{data['email']}>" + (" as the default" if make_default else "")
+            )
             target_id = new_id("sd_")
             writes.append(create(KIND_SENDER, target_id, data))
             if make_default:
@@ -126,7 +136,9 @@ class UpdateWorkspacePreferences(MailAction):
                 if key == "name":
                     value = validate_name(value, f)
                 changes.append({"field": f, "sender": sender.id, "from": data.get(key), "to": value})
-                lines.append(f"Sender {q(sender.data['name'])} {key.replace('_', ' ')}: {data.get(key) or '(none)'} → {value}")
+                lines.append(
+                    f"Sender {q(sender.data['name'])} {key.replace('_', ' ')}: {data.get(key) or '(none)'} → {value}"
+                )
                 data[key] = value
         if args.sender_default is not None and bool(data.get("default")) != args.sender_default:
             if not args.sender_default:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from pydantic import Field
 
 from ...core.preview import money
@@ -25,12 +23,21 @@ def _counts(pieces) -> dict[str, int]:
 def _campaign_summary(mail: Mail, camp) -> dict:
     c = camp.data
     return {
-        "id": camp.id, "name": c["name"], "status": c["status"],
-        "lists": [{"id": lid, "name": mail.lists[lid].data["name"]} for lid in c.get("list_ids", []) if lid in mail.lists],
-        "designs": [{"id": did, "name": mail.designs[did].data["name"]} for did in c.get("design_ids", [])
-                    if did in mail.designs],
-        "copy_review": c.get("copy_review"), "personalize": bool(c.get("personalize")),
-        "approved_count": c.get("approved_count", 0), "pieces": _counts(mail.pieces(camp.id)),
+        "id": camp.id,
+        "name": c["name"],
+        "status": c["status"],
+        "lists": [
+            {"id": lid, "name": mail.lists[lid].data["name"]} for lid in c.get("list_ids", []) if lid in mail.lists
+        ],
+        "designs": [
+            {"id": did, "name": mail.designs[did].data["name"]}
+            for did in c.get("design_ids", [])
+            if did in mail.designs
+        ],
+        "copy_review": c.get("copy_review"),
+        "personalize": bool(c.get("personalize")),
+        "approved_count": c.get("approved_count", 0),
+        "pieces": _counts(mail.pieces(camp.id)),
     }
 
 
@@ -47,7 +54,7 @@ class ListCampaigns(Read):
 
 class GetCampaignArgs(Arguments):
     campaign_id: str = Field(max_length=64)
-    status: Optional[str] = Field(default=None, description="Only pieces in this state (waiting, printed, ...)")
+    status: str | None = Field(default=None, description="Only pieces in this state (waiting, printed, ...)")
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0)
 
@@ -75,7 +82,7 @@ class GetCampaign(Read):
 
 
 class ListContactsArgs(Arguments):
-    list_id: Optional[str] = Field(default=None, max_length=64)
+    list_id: str | None = Field(default=None, max_length=64)
     limit: int = Field(default=100, ge=1, le=500)
     offset: int = Field(default=0, ge=0)
 
@@ -107,10 +114,20 @@ class ListLists(Read):
 
     def run(self, args, ctx: ActionContext) -> dict:
         mail = Mail(ctx)
-        return {"lists": [
-            {"id": lst.id, "name": lst.data["name"], "contacts": len(lst.data.get("contact_ids", [])),
-             "feeds": [{"id": c.id, "name": c.data["name"], "status": c.data["status"]} for c in mail.campaigns_fed_by(lst.id)]}
-            for lst in mail.lists.values()]}
+        return {
+            "lists": [
+                {
+                    "id": lst.id,
+                    "name": lst.data["name"],
+                    "contacts": len(lst.data.get("contact_ids", [])),
+                    "feeds": [
+                        {"id": c.id, "name": c.data["name"], "status": c.data["status"]}
+                        for c in mail.campaigns_fed_by(lst.id)
+                    ],
+                }
+                for lst in mail.lists.values()
+            ]
+        }
 
 
 class ListDesigns(Read):
@@ -121,11 +138,21 @@ class ListDesigns(Read):
 
     def run(self, args, ctx: ActionContext) -> dict:
         mail = Mail(ctx)
-        return {"designs": [
-            {"id": d.id, "name": d.data["name"], "format": d.data["format"], "state": "draft" if is_draft(d) else "published",
-             "draft_version": d.data.get("draft_version"), "published_version": d.data.get("published_version"),
-             "draft": d.data.get("draft"), "live_campaigns": [c.id for c in mail.live_campaigns_using(d.id)]}
-            for d in mail.designs.values()]}
+        return {
+            "designs": [
+                {
+                    "id": d.id,
+                    "name": d.data["name"],
+                    "format": d.data["format"],
+                    "state": "draft" if is_draft(d) else "published",
+                    "draft_version": d.data.get("draft_version"),
+                    "published_version": d.data.get("published_version"),
+                    "draft": d.data.get("draft"),
+                    "live_campaigns": [c.id for c in mail.live_campaigns_using(d.id)],
+                }
+                for d in mail.designs.values()
+            ]
+        }
 
 
 class GetCredits(Read):

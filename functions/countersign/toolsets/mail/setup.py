@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-from typing import Optional
 
 from pydantic import Field
 
@@ -12,7 +11,7 @@ from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, when
 from ...store.checks import MAX_WORKSPACE_NAME
 from ...store.records import WorkspaceNameWrite
-from .model import Mail, MailAction, Effect, address_line, put, q, validate_name
+from .model import Effect, Mail, MailAction, address_line, put, q, validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
@@ -46,11 +45,11 @@ class SetWorkspaceName(MailAction):
 
 
 class BrandKitArgs(Arguments):
-    primary_color: Optional[str] = Field(default=None, description="Hex colour, e.g. #1a2b3c")
-    accent_color: Optional[str] = Field(default=None, description="Hex colour, e.g. #ff8800")
-    logo_url: Optional[str] = Field(default=None, max_length=500, description="https:// URL of the logo")
-    font: Optional[str] = Field(default=None, max_length=60, description="Font family name")
-    tagline: Optional[str] = Field(default=None, max_length=140, description="Short tagline")
+    primary_color: str | None = Field(default=None, description="Hex colour, e.g. #1a2b3c")
+    accent_color: str | None = Field(default=None, description="Hex colour, e.g. #ff8800")
+    logo_url: str | None = Field(default=None, max_length=500, description="https:// URL of the logo")
+    font: str | None = Field(default=None, max_length=60, description="Font family name")
+    tagline: str | None = Field(default=None, max_length=140, description="Short tagline")
 
 
 BRAND_LABELS = {"primary_color": "primary colour", "accent_color": "accent colour", "logo_url": "logo",
@@ -133,9 +132,9 @@ class FinishSetup(MailAction):
 class ReturnAddressArgs(Arguments):
     name: str = Field(min_length=1, max_length=120, description="Company or person on the return address")
     line1: str = Field(min_length=1, max_length=120)
-    line2: Optional[str] = Field(default=None, max_length=120)
+    line2: str | None = Field(default=None, max_length=120)
     city: str = Field(min_length=1, max_length=80)
-    region: Optional[str] = Field(default=None, max_length=80)
+    region: str | None = Field(default=None, max_length=80)
     postal_code: str = Field(min_length=1, max_length=20)
     country: str = Field(min_length=2, max_length=2, description="ISO 3166 two-letter country code, e.g. US")
 

@@ -8,8 +8,21 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
 from .model import (
-    CANCELLABLE, DOMAIN_RE, Mail, MailAction, Effect, cancel_pieces, check_write_count, count, credits, digest,
-    email_domain, ledger_after, put, q, recipients_line,
+    CANCELLABLE,
+    DOMAIN_RE,
+    Effect,
+    Mail,
+    MailAction,
+    cancel_pieces,
+    check_write_count,
+    count,
+    credits,
+    digest,
+    email_domain,
+    ledger_after,
+    put,
+    q,
+    recipients_line,
 )
 
 
