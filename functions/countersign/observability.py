@@ -42,7 +42,10 @@ import re
 import time
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.logging.types import LogRecord
 
 SERVICE_ENV = "POWERTOOLS_SERVICE_NAME"
 NAMESPACE_ENV = "POWERTOOLS_METRICS_NAMESPACE"
@@ -153,7 +156,7 @@ def _formatter_class():
         """Powertools' JSON formatter, every string value (message, extra keys, the formatted
         exception and its stack trace) redacted just before the line is serialised."""
 
-        def serialize(self, log: dict) -> str:
+        def serialize(self, log: LogRecord) -> str:
             return super().serialize(log=_redact_value(log))
 
     return RedactingFormatter
@@ -238,12 +241,15 @@ def http_summary(event: dict, result: Any) -> dict:
             "status": result.get("statusCode") if isinstance(result, dict) else None}
 
 
+Answer = TypeVar("Answer")  # what a Lambda handler returns
+
+
 def instrument(
-    handler: Callable[[dict, Any], dict],
+    handler: Callable[[dict, Any], Answer],
     *,
     correlation_id_path: str = HTTP_REQUEST_ID,
     summary: Callable[[dict, Any], dict] = http_summary,
-) -> Callable[[dict, Any], dict]:
+) -> Callable[[dict, Any], Answer]:
     """The Lambda entry: correlation id and context keys on every log line of the invocation,
     one ``handled`` line per invocation (``summary(event, result)``'s fields and the duration),
     metrics flushed at its end (plus ``ColdStart``), an X-Ray segment inside Lambda.
@@ -254,7 +260,7 @@ def instrument(
     setup()
 
     @functools.wraps(handler)
-    def entry(event: dict, context: Any) -> dict:
+    def entry(event: dict, context: Any) -> Answer:
         started = time.perf_counter()
         result = handler(event, context)
         _logger.info("handled", extra={**summary(event, result),

@@ -103,7 +103,7 @@ def _loader(secret_loader: Callable[[str], str] | None) -> Callable[[str], str]:
 
 def _resolve(value: str, secret_loader: Callable[[str], str] | None) -> list[str]:
     """A comma-separated list of secrets; ``arn:`` entries are read from Secrets Manager."""
-    out = []
+    out: list[str] = []
     for item in (v.strip() for v in value.split(",")):
         if not item:
             continue

@@ -9,6 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 KNOWN_PACKS = ("budget", "mail")
@@ -182,11 +183,11 @@ def _fallback(env: Mapping[str, str]) -> str:
     return raw
 
 
-def load(env: Mapping[str, str] | None = None, **overrides) -> Settings:
+def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Parse ``env`` (default: the process environment) into :class:`Settings`."""
     env = os.environ if env is None else env
     data_dir = _data_dir(env)
-    values = dict(
+    values: dict[str, Any] = dict(
         data_dir=data_dir,
         store_url=_store(env),
         public_url=_public_url(env, "http://localhost:8000"),

@@ -10,6 +10,7 @@ import hashlib
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeGuard
 
 CODE_TTL_SECONDS = 600
 CODE_PATTERN = re.compile(r"^[A-Za-z0-9_-]{11}$")
@@ -27,7 +28,7 @@ def code_hash(code: str) -> str:
     return hashlib.sha256(("countersign-code:" + code).encode("utf-8")).hexdigest()
 
 
-def well_formed(code: object) -> bool:
+def well_formed(code: object) -> TypeGuard[str]:
     return isinstance(code, str) and bool(CODE_PATTERN.fullmatch(code))  # `$` would accept a trailing newline
 
 

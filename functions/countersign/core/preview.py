@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 QUESTION_LINES = 20
@@ -19,14 +20,15 @@ def plain_line(text: str) -> str:
     return "".join(" " if unicodedata.category(c) == "Cc" or c in "\u2028\u2029" else c for c in text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Preview:
     title: str
     lines: tuple[str, ...] = field(default_factory=tuple)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "title", plain_line(self.title))
-        object.__setattr__(self, "lines", tuple(plain_line(line) for line in self.lines))
+    def __init__(self, title: str, lines: Iterable[str] = ()) -> None:
+        # Any iterable of lines is kept as a tuple, each line (and the title) made plain.
+        object.__setattr__(self, "title", plain_line(title))
+        object.__setattr__(self, "lines", tuple(plain_line(line) for line in lines))
 
     def visible_lines(self, limit: int = QUESTION_LINES) -> list[str]:
         """Up to ``limit`` lines, then ``… and N more`` when some were left out."""

@@ -107,6 +107,7 @@ class GateClass:
         if self.kind == "never":
             return False
         if self.kind == "setting":
+            assert self.setting is not None
             return bool(ctx.workspace.setting(self.setting))
         assert self.predicate is not None
         return bool(self.predicate(args, ctx))
@@ -166,14 +167,7 @@ class Action:
 
     def parse(self, raw: dict) -> Any:
         """Validate raw arguments into the model; :class:`ActionError` naming the field."""
-        from pydantic import ValidationError
-
-        try:
-            return self.arguments.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
-            raise ActionError(f"{where}: {first.get('msg', 'invalid value')}", field=where) from None
+        return _parse_arguments(self.arguments, raw)
 
 
 class Read:
@@ -187,7 +181,21 @@ class Read:
     def run(self, args: Any, ctx: ActionContext) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    parse = Action.parse
+    def parse(self, raw: dict) -> Any:
+        """Validate raw arguments into the model; :class:`ActionError` naming the field."""
+        return _parse_arguments(self.arguments, raw)
+
+
+def _parse_arguments(model: type[Arguments], raw: dict) -> Any:
+    """``raw`` validated into ``model``; :class:`ActionError` naming the first bad field."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
+        raise ActionError(f"{where}: {first.get('msg', 'invalid value')}", field=where) from None
 
 
 @dataclass

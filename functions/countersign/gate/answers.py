@@ -72,7 +72,9 @@ def say_no(desk: CardDesk, q: Question, channel: str, actor: str, asked_at: int,
         try:
             card = _card_of(desk, q, asked_at)
         except Refusal:  # decided already: a no changes nothing; the reply shows how it ended
-            return desk.store.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, desk.now())
+            decided = desk.store.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, desk.now())
+            assert decided is not None  # the refusal was about this request's card
+            return decided
         try:
             if card is not None:
                 return desk.decline(card, desk.now(), actor, channel, reason)

@@ -41,7 +41,7 @@ class CardDesk:
     keyring: Keyring
     settings: Settings
     registry: Registry
-    on_filed: Callable[[Card], None] | None = None
+    on_filed: Callable[[Card], object] | None = None  # what it returns is not used
     clock: Callable[[], float] = field(default=time.time)
     # Told each card event by name, for metrics: card_filed, card_confirmed, card_declined,
     # card_withdrawn, card_refused_drift, card_expired (an answer that came after the deadline),

@@ -20,7 +20,7 @@ what the person saw is unchanged, stages and commits again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +53,7 @@ class Effect:
     outside: Outside | None = None
 
     @classmethod
-    def writes(cls, result: dict[str, Any], writes: list[Write] | tuple[Write, ...] = (), label: str = "") -> Effect:
+    def writes(cls, result: dict[str, Any], writes: Sequence[Write] = (), label: str = "") -> Effect:
         """The common effect: ``writes`` committed with the card, ``result`` for the agent."""
         return cls(result, (Phase(label, tuple(writes)),))
 

@@ -180,7 +180,8 @@ class StaticSite:
             return await _respond(send, 405, [(b"content-type", b"text/plain; charset=utf-8"),
                                               (b"allow", b"GET, HEAD")], b"Method not allowed")
         request = {k.lower(): v for k, v in scope.get("headers", [])}
-        use_gzip = found.gzipped is not None and _accepts_gzip(request.get(b"accept-encoding", b""))
+        gzipped = found.gzipped if _accepts_gzip(request.get(b"accept-encoding", b"")) else None
+        use_gzip = gzipped is not None
         etag = found.etag[:-1] + '-gz"' if use_gzip else found.etag
         headers = [
             (b"content-type", found.content_type),
@@ -191,7 +192,7 @@ class StaticSite:
             headers.append((b"vary", b"Accept-Encoding"))
         if etag in _etags(request.get(b"if-none-match", b"")):
             return await _respond(send, 304, headers, b"", head=True, length_set=True)
-        body = found.gzipped if use_gzip else found.body
+        body = found.body if gzipped is None else gzipped
         if use_gzip:
             headers.append((b"content-encoding", b"gzip"))
         headers.append((b"content-length", str(len(body)).encode()))

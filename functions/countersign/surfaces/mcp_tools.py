@@ -165,6 +165,7 @@ def _legacy_back_channel(ctx: Context, modern: bool):
 def _as_result(reply: gate_ask.Reply) -> Result:
     if isinstance(reply, gate_ask.Done):
         return reply.payload
+    params: ElicitRequestFormParams | ElicitRequestURLParams
     if isinstance(reply, gate_ask.AskForm):
         params = ElicitRequestFormParams(message=reply.message, requested_schema=CONFIRM_SCHEMA)
     else:
@@ -205,9 +206,7 @@ def _action_tool(desk: CardDesk, action: Action):
         except (ActionError, Refusal, StoreError) as exc:
             raise _tool_error(exc) from None
 
-    tool.__signature__ = _signature_of(action.arguments, [confirmation])
-    tool.__annotations__ = {"ctx": Context, "return": Result}
-    tool.__name__ = action.name
+    _present_as(tool, action.name, _signature_of(action.arguments, [confirmation]), {"ctx": Context, "return": Result})
     return tool
 
 
@@ -221,11 +220,17 @@ def _read_tool(desk: CardDesk, read: Read):
         except (ActionError, StoreError) as exc:
             raise _tool_error(exc) from None
 
-    sig = _signature_of(read.arguments, [])
-    tool.__signature__ = sig.replace(return_annotation=dict[str, Any])
-    tool.__annotations__ = {"ctx": Context, "return": dict[str, Any]}
-    tool.__name__ = read.name
+    sig = _signature_of(read.arguments, []).replace(return_annotation=dict[str, Any])
+    _present_as(tool, read.name, sig, {"ctx": Context, "return": dict[str, Any]})
     return tool
+
+
+def _present_as(fn: Any, name: str, signature: inspect.Signature, annotations: dict[str, Any]) -> None:
+    """Give ``fn`` the name and signature the SDK builds the tool from (it reads them through
+    :func:`inspect.signature`, which honours ``__signature__``)."""
+    fn.__signature__ = signature
+    fn.__annotations__ = annotations
+    fn.__name__ = name
 
 
 def _register_confirmation_tools(server: MCPServer, desk: CardDesk) -> None:

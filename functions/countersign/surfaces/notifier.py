@@ -28,9 +28,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 
 log = logging.getLogger("countersign.notify.stream")
 
@@ -60,7 +63,9 @@ def outbox_card_id(record: Any) -> str | None:
     return notification.card_id
 
 
-def stream_handler(runtime: Any, metric: Callable[[str], None] | None = None) -> Callable[[dict, Any], dict]:
+def stream_handler(
+    runtime: Any, metric: Callable[[str], None] | None = None
+) -> Callable[[dict, Any], PartialItemFailureResponse]:
     """A Lambda handler for the table's stream events, delivering through ``runtime.notifier``.
     Returns ``{"batchItemFailures": [...]}``; raises only when every record failed (Powertools'
     ``BatchProcessingError``: Lambda then retries the batch, bisecting it)."""
@@ -91,7 +96,7 @@ def stream_handler(runtime: Any, metric: Callable[[str], None] | None = None) ->
                     card_id, after.state, after.attempts, after.due_at)
         raise NotDelivered(f"the notification of card {card_id} is still {after.state}")
 
-    def handle(event: dict, context: Any) -> dict:
+    def handle(event: dict, context: Any) -> PartialItemFailureResponse:
         return process_partial_response(event=event, record_handler=record_handler, processor=processor,
                                         context=context)
 

@@ -15,6 +15,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -59,6 +60,11 @@ def item(values: dict[str, Any]) -> Item:
 def plain(raw: Item) -> dict[str, Any]:
     """An item (low-level attribute values) as plain values, numbers as ``int``."""
     return {k: _unwrap(_DESERIALIZER.deserialize(v)) for k, v in raw.items()}
+
+
+def pick(v: dict[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """``v``'s values for ``names``, ``None`` where an attribute is absent."""
+    return {k: v.get(k) for k in names}
 
 
 def values(mapping: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -228,7 +234,7 @@ def connection_item(c: Connection) -> Item:
 
 
 def connection_from(v: dict[str, Any]) -> Connection:
-    return Connection(**{k: v.get(k) for k in CONNECTION_FIELDS})
+    return Connection(**pick(v, CONNECTION_FIELDS))
 
 
 def signin_item(t: SignInToken) -> Item:
@@ -296,7 +302,7 @@ def card_from(v: dict[str, Any]) -> Card:
     """The stored card (no expiry applied), from plain values (:func:`plain` of a GetItem, a
     Query, a cancellation's ``ALL_OLD`` or a stream ``NewImage``)."""
     return Card(
-        **{k: v.get(k) for k in CARD_PLAIN if k not in ("version",)},
+        **pick(v, (k for k in CARD_PLAIN if k != "version")),
         version=v.get("version", 1),
         arguments=unJ(v["arguments"]),
         subject=unJ(v["subject"]),
@@ -322,7 +328,7 @@ def audit_item(e: AuditEntry, seq: int, purge_at: int | None) -> Item:
 
 
 def audit_from(v: dict[str, Any]) -> AuditEntry:
-    return AuditEntry(card_id=v["card_id"], **{k: v.get(k) for k in AUDIT_FIELDS})
+    return AuditEntry(card_id=v["card_id"], **pick(v, AUDIT_FIELDS))
 
 
 NOTIFICATION_FIELDS = ("card_id", "workspace_id", "person_id", "created_at", "state", "due_at", "attempts",
@@ -336,7 +342,7 @@ def notification_item(n: Notification, purge_at: int | None) -> Item:
 
 
 def notification_from(v: dict[str, Any]) -> Notification:
-    return Notification(**{k: v.get(k) for k in NOTIFICATION_FIELDS})
+    return Notification(**pick(v, NOTIFICATION_FIELDS))
 
 
 def doc_item(ws: str, kind: str, doc_id: str, data: dict[str, Any], version: int) -> Item:

@@ -39,7 +39,7 @@ class DynamoLimits(LimitStore):
     # -- rate limits ------------------------------------------------------------------------------
 
     def claim_email_slot(self, person_id: str, now: int, interval: int, claimer: str | None = None) -> bool:
-        values = {":now": now, ":cutoff": now - interval, ":exp": now + 2 * interval}
+        values: dict[str, int | str] = {":now": now, ":cutoff": now - interval, ":exp": now + 2 * interval}
         update, condition = (
             "SET last_sent = :now, expires_at = :exp",
             "attribute_not_exists(last_sent) OR last_sent <= :cutoff",

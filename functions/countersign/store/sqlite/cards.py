@@ -97,7 +97,8 @@ class SQLiteCards(CardStore):
         """One keyset page of a person's cards ordered by ``(key, id)``; a cursor only if more follow."""
         if type(limit) is not int or limit < 1:
             raise BadInput("limit", "must be a positive whole number.")
-        after, after_args = "", ()
+        after = ""
+        after_args: tuple[int, str] | tuple[()] = ()
         if cursor is not None:
             position = schema.decode_cursor(cursor)
             beyond = ">" if direction == "ASC" else "<"

@@ -31,7 +31,8 @@ class ConnectionNames:
     """Connection names for card views, read once per request."""
 
     def __init__(self, runtime: Runtime, workspace_id: str):
-        self.runtime, self.workspace_id, self.names = runtime, workspace_id, {}
+        self.runtime, self.workspace_id = runtime, workspace_id
+        self.names: dict[str, str | None] = {}
 
     def __call__(self, connection_id: str) -> str | None:
         if not connection_id:

@@ -221,6 +221,13 @@ def _account_type(name: str) -> str:
     return "checking"
 
 
+def _split_part_memo(memo: str) -> str:
+    """A split part's own memo: what follows its ``Split (k/n)`` prefix."""
+    m = SPLIT_MEMO.match(memo)
+    assert m is not None  # every part was checked when the split was joined
+    return m[3].strip()
+
+
 def import_register(store: DocStore, ctx: ActionContext, text: str, source: str = "register.csv") -> Result:
     """Check every row, then write the new accounts, categories and transactions.
 
@@ -255,6 +262,7 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
             return None
         if name.casefold() in INCOME_NAMES:
             return RTA_ID
+        assert group is not None  # the parser refuses a category without its group
         gkey = group.casefold()
         if gkey not in groups:
             groups[gkey] = new_id("grp_")
@@ -314,7 +322,7 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
             row.payee[len(TRANSFER_PREFIX):] if row.payee.startswith(TRANSFER_PREFIX) and not row.category else None
         )
         subs = [{"amount": p.amount, "category_id": category_id(p.group, p.category),
-                 "memo": SPLIT_MEMO.match(p.memo)[3].strip()} for p in parts]
+                 "memo": _split_part_memo(p.memo)} for p in parts]
         txn = new_txn(new_id("t_"), row.date, row.payee or "(no payee)", amount,
                       None if parts else category_id(row.group, row.category),
                       memo="" if parts else row.memo, cleared=row.cleared, approved=True, flag=row.flag,

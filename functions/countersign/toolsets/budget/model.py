@@ -31,7 +31,7 @@ from typing import Any
 
 from ...core.preview import money
 from ...gate.actions import ActionError
-from ...store.interface import Store
+from ...store.interface import DocReader
 from ...store.records import Doc
 
 ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP = (
@@ -205,7 +205,7 @@ class Ledger:
     _index: dict[str, TxnRef] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, store: Store, workspace_id: str) -> Ledger:
+    def load(cls, store: DocReader, workspace_id: str) -> Ledger:
         def by_id(kind: str) -> dict[str, Doc]:
             return {d.id: d for d in store.list_docs(workspace_id, kind)}
 

@@ -17,6 +17,7 @@ committing the same changes backwards, which first checks that every target stil
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ...core.ids import new_id
@@ -94,6 +95,7 @@ def _stage_txn(ledger: Ledger, staged: Staged, change: dict) -> None:
         return
     if found is None:
         raise Moved(f"the transaction {change['id']} no longer exists")
+    assert bucket is not None  # found was read from it
     for key, value in before.items():
         if found.get(key) != value:
             raise Moved(f"{_describe_txn(ledger, found)} changed ({key})")
@@ -182,7 +184,7 @@ def new_operation(ctx: ActionContext, kind: str, summary: str, changes: list[dic
 
 
 def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, summary: str, *,
-           undoable: bool = True, note: str | None = None, extra: list[DocWrite] = (), undo_of: str | None = None,
+           undoable: bool = True, note: str | None = None, extra: Iterable[DocWrite] = (), undo_of: str | None = None,
            moved_message: str = DRIFT, op_id: str | None = None) -> tuple[str, list[DocWrite]]:
     """The writes of ``changes`` and their operation, for the gate to commit as one transaction
     (with the card, when there is one); returns (the operation id, the writes).

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ...gate.actions import Toolset
+from ...gate.actions import Action, Toolset
 from . import approvals, campaigns, credits, drafting, pieces, preferences, roles, setup, suppression
 from .demo import demo
 from .reads import READS
 
-ACTIONS = [
+ACTIONS: list[Action] = [
     *setup.ACTIONS, *preferences.ACTIONS, *drafting.ACTIONS, *approvals.ACTIONS, *campaigns.ACTIONS,
     *pieces.ACTIONS, *credits.ACTIONS, *suppression.ACTIONS, *roles.ACTIONS,
 ]

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step
+from ...store.records import DocWrite
 from .model import (
     REVIEW_EVERY,
     Doc,
@@ -181,7 +182,8 @@ class ResumeCampaign(MailAction):
         need_credits(mail, e.spend, f"resuming {q(name)}")
         approved = [(b, i, p) for b, i, p in mail.pieces(camp.id) if p["status"] == "approved"]
         waiting = sum(1 for _, _, p in mail.pieces(camp.id) if p["status"] == "waiting")
-        release_writes, by_batch = [], {}
+        release_writes: list[DocWrite] = []
+        by_batch: dict[str, tuple[Doc, list[dict], list[int]]] = {}
         for b, i, _p in approved:
             by_batch.setdefault(b.id, (b, [dict(x) for x in b.data["pieces"]], []))[2].append(i)
         for b, pieces, indexes in by_batch.values():

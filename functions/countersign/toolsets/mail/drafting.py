@@ -151,8 +151,8 @@ class ImportContacts(MailAction):
             if not has_address(data):
                 line += " (no mailing address)"
             lines.append(line)
-        for c in existing:
-            lines.append(f"Already here: {c.data.get('name')} <{c.data.get('email')}>")
+        for doc in existing:
+            lines.append(f"Already here: {doc.data.get('name')} <{doc.data.get('email')}>")
         for camp in feeds:
             lines.append(f"List {q(list_name)} feeds campaign {q(camp.data['name'])} ({camp.data['status']})")
         subject = {"new_contacts": new, "existing": sorted(c.id for c in existing), "list": list_subject}

@@ -25,11 +25,12 @@ and credits never go negative.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ...core.ids import new_id
 from ...core.preview import Preview, money
@@ -65,8 +66,8 @@ PIECE_STATES = ("waiting", "approved", "printed", "sent", "cancelled")
 CANCELLABLE = ("waiting", "approved", "printed")  # not yet handed to the mail
 GONE_OUT = ("printed", "sent")
 
-REVIEW_EVERY = "every_draft"
-REVIEW_CLEAN = "clean_auto"
+REVIEW_EVERY: Final = "every_draft"
+REVIEW_CLEAN: Final = "clean_auto"
 REVIEW_MODES = (REVIEW_EVERY, REVIEW_CLEAN)
 AUTO_APPROVE_AFTER = 10  # clean_auto: model-written drafts wait until this many pieces are approved
 
@@ -81,7 +82,7 @@ DEFAULT_PROFILE = {
     "setup_finished": False,
 }
 DEFAULT_LEDGER = {"balance": 0, "bought": 0, "spent": 0, "refunded": 0, "pieces_created": 0, "pieces_printed": 0}
-DEFAULT_SUPPRESSION = {"domains": [], "contacts": []}
+DEFAULT_SUPPRESSION: dict[str, list[str]] = {"domains": [], "contacts": []}
 
 DOMAIN_RE = re.compile(r"^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 PLACEHOLDER_RE = re.compile(r"\{([a-z_]+)\}")
@@ -304,7 +305,7 @@ class Mail:
     def batches(self, owner: str) -> dict[str, Doc]:
         return self.docs(pieces_kind(owner))
 
-    def pieces(self, owner: str) -> list[tuple[Doc, int, dict]]:
+    def pieces(self, owner: str) -> builtins.list[tuple[Doc, int, dict]]:
         out = []
         for batch in self.batches(owner).values():
             for i, piece in enumerate(batch.data.get("pieces", [])):
@@ -337,14 +338,16 @@ class Mail:
             or email_domain(contact.data.get("email")) in s.get("domains", [])
         )
 
-    def campaigns_fed_by(self, list_id: str) -> list[Doc]:
+    def campaigns_fed_by(self, list_id: str) -> builtins.list[Doc]:
         return [c for c in self.campaigns.values() if list_id in c.data.get("list_ids", [])]
 
-    def live_campaigns_using(self, design_id: str) -> list[Doc]:
+    def live_campaigns_using(self, design_id: str) -> builtins.list[Doc]:
         return [c for c in self.campaigns.values()
                 if c.data.get("status") == "live" and design_id in c.data.get("design_ids", [])]
 
-    def audience(self, campaign: Doc, extra_list_ids: Iterable[str] = ()) -> tuple[list[Doc], dict[str, int]]:
+    def audience(
+        self, campaign: Doc, extra_list_ids: Iterable[str] = ()
+    ) -> tuple[builtins.list[Doc], dict[str, int]]:
         """Contacts of the campaign's lists (deduplicated, ordered by id) that can be mailed, and
         how many were skipped and why."""
         ids: set[str] = set()
@@ -675,7 +678,7 @@ def cancel_pieces(mail: Mail, targets: list[tuple[Doc, int, dict]], ctx: ActionC
     return Cancellation(batch_writes, job_writes, refund, cancelled, unprinted)
 
 
-def validate_name(value: str, field_name: str, limit: int = 120) -> str:
+def validate_name(value: str | None, field_name: str, limit: int = 120) -> str:
     value = (value or "").strip()
     if not value:
         raise ActionError(f"{field_name}: must not be empty.", field=field_name)

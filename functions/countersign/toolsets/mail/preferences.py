@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field
@@ -18,7 +18,7 @@ from pydantic import Field
 from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, when
-from ...store.records import SettingWrite
+from ...store.records import DocWrite, SettingWrite
 from .model import KIND_SENDER, MANAGERS, Effect, Mail, MailAction, create, put, q, validate_name
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
@@ -101,7 +101,7 @@ class UpdateWorkspacePreferences(MailAction):
         preview = Preview(f"Update the preferences of {q(mail.workspace_name())}", lines)
         return subject, preview, Effect.writes({"changed": [c["field"] for c in changes]}, writes)
 
-    def _senders(self, args: PreferencesArgs, mail: Mail):
+    def _senders(self, args: PreferencesArgs, mail: Mail) -> tuple[list[dict[str, Any]], list[DocWrite], list[str]]:
         fields = ("sender_name", "sender_email", "sender_meeting_link", "sender_default")
         if args.sender_id is None and all(getattr(args, f) is None for f in fields):
             return [], [], []
@@ -109,7 +109,9 @@ class UpdateWorkspacePreferences(MailAction):
             raise ActionError(f"sender_email: {args.sender_email!r} is not an email address.", field="sender_email")
         if args.sender_meeting_link and not args.sender_meeting_link.startswith("https://"):
             raise ActionError("sender_meeting_link: must be an https:// URL.", field="sender_meeting_link")
-        changes, writes, lines = [], [], []
+        changes: list[dict[str, Any]] = []
+        writes: list[DocWrite] = []
+        lines: list[str] = []
         if args.sender_id is None:
             if not args.sender_name or not args.sender_email:
                 raise ActionError(
