@@ -18,8 +18,8 @@ import os
 import signal
 import threading
 
-_SPEC = os.environ.get("COUNTERSIGN_FAULT") or ""
-_POINT, _, _NTH = _SPEC.partition("@")
+_FAULT = os.environ.get("COUNTERSIGN_FAULT") or ""
+_POINT, _, _NTH = _FAULT.partition("@")
 _WANTED = int(_NTH) if _NTH.isdigit() else 1
 _hits = 0
 _lock = threading.Lock()

@@ -23,7 +23,7 @@ from tests.support.harness import accept, mcp_client
 pytestmark = pytest.mark.anyio
 
 COOKIE = "__Host-cs_session"
-DRIFT = "The budget changed between the preview and the answer"  # seed 000's sentence, pinned as written
+DRIFT = "The budget changed between the preview and the answer"  # the budget's drift sentence, pinned as written
 
 
 class Stack:

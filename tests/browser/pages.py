@@ -1,7 +1,7 @@
 """Helpers for the browser tests and bench/page.py: launching Debian's chromium the one allowed
 way, driving the agent's side over MCP from sync code, and the person's side on the page.
 
-Rules (shared/notes/browser-tests.md): launch Debian's chromium by path (never `playwright
+Rules: launch Debian's chromium by path (never `playwright
 install`), always with the host-resolver rule so the browser makes no DNS lookup and opens only
 loopback connections, and never pass our own --disable-features (it would replace Playwright's).
 """

@@ -1,4 +1,4 @@
-"""Text from data is text (SPEC §12), the page keeps to its own origin, and its CSP holds."""
+"""Text from data is text (never markup), the page keeps to its own origin, and its CSP holds."""
 
 from __future__ import annotations
 

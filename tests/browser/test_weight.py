@@ -1,4 +1,4 @@
-"""The pending list's budget (SPEC §10, issue 4): with 10 cards, under 30 KB on the wire, one
+"""The pending list's weight budget: with 10 cards, under 30 KB on the wire, one
 origin, a handful of requests. Byte counts are exact and stable (times are not: bench/page.py)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A small, fixed budget for the tests (dates in September 2026, as in seed 000's examples) and a
+"""A small, fixed budget for the tests (dates in September 2026) and a
 helper that plans, applies and reads through the toolset's own actions, in process."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Each held budget tool end to end through the live MCP endpoint with the real Python client, on
 every path: 2026-07-28 accept / untick / decline / cancel → card, confirmation code, hosted card
-confirmed by the person; and drift on each path. Questions are asserted word for word (seed 000)."""
+confirmed by the person; and drift on each path. Questions are asserted word for word."""
 
 from __future__ import annotations
 

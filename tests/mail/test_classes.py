@@ -1,4 +1,5 @@
-"""Every action's class under each setting and state (SPEC §4), read through ``gate_class``."""
+"""Every action's class under each setting and state, read through ``gate_class``
+(docs/how-a-held-write-travels.md, "Classes and assurance")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bearer auth on /mcp (SPEC §3) and workspace isolation."""
+"""Bearer auth on /mcp and workspace isolation (docs/security.md)."""
 
 from __future__ import annotations
 

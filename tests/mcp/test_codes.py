@@ -1,4 +1,5 @@
-"""Confirmation codes (SPEC §6 path 4, §7) and COUNTERSIGN_REQUIRE_ELICITATION (seed 000's table)."""
+"""Confirmation codes and COUNTERSIGN_REQUIRE_ELICITATION (docs/how-a-held-write-travels.md,
+5.4 and "The answer table")."""
 
 from __future__ import annotations
 

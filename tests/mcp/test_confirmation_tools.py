@@ -1,4 +1,7 @@
-"""request_confirmation, list_confirmations, cancel_confirmation, get_confirmation_status (SPEC §8)."""
+"""request_confirmation, list_confirmations, cancel_confirmation, get_confirmation_status.
+
+See docs/how-a-held-write-travels.md, "Polling and the confirmation tools".
+"""
 
 from __future__ import annotations
 

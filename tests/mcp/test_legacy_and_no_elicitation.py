@@ -1,4 +1,5 @@
-"""2025-11-25 clients on the local stateful server (SPEC §6 path 2) and clients that cannot ask (path 3)."""
+"""2025-11-25 clients on the local stateful server and clients that cannot ask
+(docs/how-a-held-write-travels.md, 5.2 and 5.3)."""
 
 from __future__ import annotations
 

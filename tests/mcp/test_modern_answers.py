@@ -1,4 +1,4 @@
-"""The 2026-07-28 input-required round trip (SPEC §6 path 1) with the real Python client."""
+"""The 2026-07-28 input-required round trip (docs/how-a-held-write-travels.md, 5.1) with the real Python client."""
 
 from __future__ import annotations
 
@@ -139,7 +139,7 @@ async def test_state_for_other_arguments_is_refused(tenant):
 
 
 async def test_classes_other_than_client_never_ask_in_the_client(tenant):
-    """Assurance (SPEC §4): always, setting:* and when:* are confirmed on the page, never in the client."""
+    """Assurance: always, setting:* and when:* are confirmed on the page, never in the client."""
     lock = tenant.store.get_doc(tenant.workspace_id, "note", "n2")
     tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True), lock.version)])
     asked = []

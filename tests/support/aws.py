@@ -1,7 +1,7 @@
 """AWS helpers for tests: the template loader and a moto-backed DynamoDB store.
 
 The moto table is built from ``template.yaml``'s own table definition, so tests cannot drift
-from the infrastructure (shared/notes/aws.md §6).
+from the infrastructure.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Canonical JSON and the fingerprint of a subject (SPEC §5)."""
+"""Canonical JSON and the fingerprint of a subject (docs/guarantees.md, "The fingerprint")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The card lifecycle (SPEC §8): the whole (state, target) matrix, expiry, reported state."""
+"""The card lifecycle: the whole (state, target) matrix, expiry, reported state."""
 
 from __future__ import annotations
 

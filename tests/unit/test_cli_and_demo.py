@@ -1,4 +1,4 @@
-"""The command-line surface (``countersign ...``) and the demo of ``serve --demo`` (SPEC §2)."""
+"""The command-line surface (``countersign ...``) and the demo of ``serve --demo`` (docs/operating.md)."""
 
 from __future__ import annotations
 

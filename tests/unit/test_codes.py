@@ -1,4 +1,8 @@
-"""Confirmation codes (SPEC §7, seed 000)."""
+"""Confirmation codes (docs/how-a-held-write-travels.md, "Confirmation codes"; docs/security.md).
+
+The rules the codes keep are written down in ``fixtures/confirmation_codes.txt``; the tests below
+check the code against them.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +23,8 @@ from countersign.core.codes import (
     well_formed,
 )
 
-SEED_000 = Path("/work/shared/seeds/000_32c8fe3d942f7c0c.txt")
-SEED_SENTENCE = (
+RULES = Path(__file__).parent / "fixtures" / "confirmation_codes.txt"
+REFUSAL_SENTENCE = (
     "This confirmation code is unknown, expired, already used, or was issued for different changes. "
     "Call again without confirmation to get a new preview."
 )
@@ -107,16 +111,24 @@ def test_record_never_holds_the_code():
     assert code not in repr(record)
 
 
-def test_refusal_is_seed_000_sentence_exactly():
-    assert CODE_REFUSAL == SEED_SENTENCE
+def test_refusal_is_the_sentence_exactly():
+    assert CODE_REFUSAL == REFUSAL_SENTENCE
 
 
-@pytest.mark.skipif(not SEED_000.exists(), reason="shared seeds not mounted")
-def test_refusal_sentence_is_in_seed_000():
-    text = SEED_000.read_text(encoding="utf-8")
+def test_refusal_sentence_is_the_one_the_rules_quote():
+    text = RULES.read_text(encoding="utf-8")
     quoted = re.search(r"is refused with: “(.+?)”", text)
-    assert quoted, "seed 000 no longer quotes the refusal"
+    assert quoted, "the rules no longer quote the refusal"
     assert quoted.group(1) == CODE_REFUSAL
+
+
+def test_format_and_lifetime_are_the_ones_the_rules_give():
+    text = RULES.read_text(encoding="utf-8")
+    length = re.search(r"^Format\s+(\d+) URL-safe characters$", text, re.M)
+    lifetime = re.search(r"^Lifetime\s+(\d+) seconds$", text, re.M)
+    assert length and lifetime, "the rules no longer give the format and lifetime"
+    assert all(len(new_code()) == int(length.group(1)) for _ in range(20))
+    assert CODE_TTL_SECONDS == int(lifetime.group(1))
 
 
 def test_code_pattern_is_anchored():

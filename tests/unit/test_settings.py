@@ -1,4 +1,4 @@
-"""Settings from the environment (SPEC §13): defaults, every variable, every wrong value."""
+"""Settings from the environment (docs/operating.md, "Configuration"): defaults, every variable, every wrong value."""
 
 from __future__ import annotations
 

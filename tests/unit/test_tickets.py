@@ -1,4 +1,4 @@
-"""Ed25519 tickets (SPEC §5): sign, verify, rotation, tampering, malformed input."""
+"""Ed25519 tickets (docs/guarantees.md, "Tickets"): sign, verify, rotation, tampering, malformed input."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Canonical JSON and the fingerprint of a subject (SPEC §5).
+"""Canonical JSON and the fingerprint of a subject (docs/guarantees.md, "The fingerprint").
 
 The fingerprint must not depend on the order in which an agent listed its changes, so every
 list inside the subject is sorted by the canonical JSON of its elements before hashing.

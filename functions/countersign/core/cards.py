@@ -1,4 +1,4 @@
-"""The card lifecycle as a small state machine (SPEC §8).
+"""The card lifecycle as a small state machine (docs/how-a-held-write-travels.md, "The card lifecycle").
 
     pending → completed | failed                 (an answer: the effect commits with the card)
     pending → running → completed | failed       (an action of several steps; each further step
@@ -123,7 +123,7 @@ def check_step(state: CardState | str) -> CardState:
 
 
 def reported_state(state: CardState | str) -> str:
-    """What ``get_confirmation_status`` reports: a withdrawn card reads as declined (SPEC §8)."""
+    """What ``get_confirmation_status`` reports: a withdrawn card reads as declined."""
     state = CardState(state)
     if state is CardState.WITHDRAWN:
         return "declined"

@@ -1,4 +1,4 @@
-"""Confirmation codes (SPEC §7, seed 000).
+"""Confirmation codes (docs/how-a-held-write-travels.md, "Confirmation codes"; docs/security.md).
 
 A code is 11 URL-safe characters, valid for 600 s, spent on its first use even when it does not
 match, and scoped to one fingerprint in one workspace. The store keeps only its hash.

@@ -1,4 +1,4 @@
-"""Ed25519 tickets (SPEC §5).
+"""Ed25519 tickets (docs/guarantees.md, "Tickets").
 
 A ticket is signed when a card is filed and stored with the card. Only the confirm API spends it,
 after checking the signature with one of the accepted public keys (several key ids: rotation) and

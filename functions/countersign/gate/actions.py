@@ -78,7 +78,7 @@ class Step:
         return {"tool": self.tool, "description": self.description, "personMustAct": self.person_must_act}
 
 
-# -- gate classes (SPEC §4) ----------------------------------------------------------------------
+# -- gate classes (docs/how-a-held-write-travels.md, "Classes and assurance") ---------------------
 
 
 @dataclass(frozen=True)

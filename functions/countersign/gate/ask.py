@@ -1,4 +1,4 @@
-"""``ask``: the one function every held write goes through (SPEC §6; seed 000's ``confirm.ask``).
+"""``ask``: the one function every held write goes through (docs/how-a-held-write-travels.md).
 
 It plans the call, decides from the action's class whether the call is held, and if so how the
 person is asked:
@@ -147,7 +147,8 @@ async def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply:
 
 
 async def _settle(desk: CardDesk, call: Call, q: Question, answer: str, channel: str, asked_at: int) -> Reply:
-    """Apply seed 000's answer table to an answer given in the client."""
+    """Apply the answer table to an answer given in the client (docs/how-a-held-write-travels.md,
+    "The answer table")."""
     if answer == CANCEL and not desk.settings.require_elicitation:
         return await _fallback(desk, call, q, asked=True)
     if answer == ACCEPT:

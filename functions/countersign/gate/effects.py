@@ -9,9 +9,9 @@ document moved between the read and the commit), the gate plans again from fresh
 what the person saw is unchanged, stages and commits again.
 
 * :meth:`Effect.writes` — the common case: one set of writes, committed with the card.
-* :class:`Phase` — an effect in steps that must stand on their own (seed 003: publishing runs
-  first, so designs stay published if the launch then stops). Each phase commits atomically
-  with a progress mark on the card; after a crash the card says exactly which steps ran.
+* :class:`Phase` — an effect in steps that must stand on their own (the mail toolset's launch:
+  publishing runs first, so designs stay published if the launch then stops). Each phase commits
+  atomically with a progress mark on the card; after a crash the card says exactly which steps ran.
 * :class:`Outside` — an effect outside the store (a payment API, a mail house). It is called with
   an idempotency key derived from the card (:attr:`Outside.call` receives it), before the store's
   writes; a retry after a crash calls it again with the same key, so the outside service sees one

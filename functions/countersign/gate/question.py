@@ -18,7 +18,7 @@ from .errors import DriftError
 
 
 def subject_fingerprint(workspace_id: str, tool: str, subject: Any) -> str:
-    """SPEC §5 fingerprint; the gated subject names its tool so two actions never share one."""
+    """The request's fingerprint (docs/guarantees.md); the subject names its tool so two actions never share one."""
     return fingerprint(workspace_id, {"tool": tool, "change": subject})
 
 

@@ -35,7 +35,7 @@ def _lines(card: Card) -> list[str]:
 
 
 def held_reply(card: Card, card_url: str, pending_url: str) -> dict[str, Any]:
-    """The tool result of a held call (SPEC §8)."""
+    """The tool result of a held call (docs/how-a-held-write-travels.md, "What the agent gets")."""
     return {
         "status": "pending",
         "confirmationId": card.id,

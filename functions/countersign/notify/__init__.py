@@ -1,4 +1,4 @@
-"""Email notifications for filed cards (SPEC §9).
+"""Email notifications for filed cards (docs/guarantees.md, "Notifications").
 
 ``from_settings(settings, store)`` builds the :class:`CardNotifier` a deployment uses, with the
 sender ``COUNTERSIGN_MAIL`` names: ``outbox`` (files in ``DATA/outbox/``), ``smtp://...`` /

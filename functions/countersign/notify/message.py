@@ -5,7 +5,7 @@ Pure functions: no store, no clock (except the ``Date`` header's default), no ne
 The email names how many requests wait and their titles, and links to the page that lists
 them. It never carries a ticket, a code, a sign-in token or a card's arguments: nothing in it
 can confirm anything, and its one link is a plain GET that changes nothing when a mail scanner
-prefetches it (SPEC §9). Titles are data: they are escaped in the HTML part and flattened to one
+prefetches it. Titles are data: they are escaped in the HTML part and flattened to one
 line in the text part, so a title can neither inject markup nor fake a paragraph.
 """
 

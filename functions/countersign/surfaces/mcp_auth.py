@@ -1,5 +1,6 @@
 """Bearer-token auth for ``/mcp``: the token names a connection; the connection names the
-workspace and the person every card filed through it waits on (SPEC §3).
+workspace and the person every card filed through it waits on (docs/security.md, "Connections and
+bearer tokens").
 
 No or bad token, or a revoked connection → HTTP 401 with ``WWW-Authenticate``. Only the token's
 hash is looked up; the token itself is never logged.

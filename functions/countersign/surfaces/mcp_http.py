@@ -4,7 +4,8 @@
   lifespan), stateful SSE sessions so 2025-era clients can be asked during the call; 2026-07-28
   requests are stateless on any server.
 * :class:`StatelessMCP` — Lambda: stateless, JSON responses, a fresh session manager per request
-  inside the SDK's lifespan (Mangum runs a lifespan per invocation; shared/notes/mcp-sdk.md §7),
+  inside the SDK's lifespan (Mangum runs the ASGI lifespan around every invocation, and the SDK's
+  session manager can be run only once per instance),
   ``GET /mcp`` → 405 so a standalone SSE stream never holds a Lambda open.
 """
 

@@ -1,4 +1,4 @@
-"""Sign-in by email link (SPEC §10).
+"""Sign-in by email link (docs/security.md, "Sign-in by email link").
 
 ``POST /api/signin/request`` answers the same way, in about the same time, whether or not the
 address belongs to a member: the lookup, the token and the email happen after the answer (and

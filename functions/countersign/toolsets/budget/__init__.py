@@ -1,7 +1,8 @@
-"""The ``budget`` toolset (seed 000): a budget ledger whose writes wait for a person's yes.
+"""The ``budget`` toolset: a budget ledger whose writes wait for a person's yes.
 
 Reads run at once; ``approve_transactions`` runs on the call; every other write is class
-``client`` with seed 000's subjects and questions. See :mod:`.model` for how the ledger is stored.
+``client``: its subject is the exact change and its question is asked in the client when the client
+can ask. See :mod:`.model` for how the ledger is stored.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What every budget write shares: class ``client``, seed 000's drift sentence, the ``undo`` step."""
+"""What every budget write shares: class ``client``, the budget's drift sentence, the ``undo`` step."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ Amount = Annotated[Any, WithJsonSchema({
 
 
 class BudgetAction(Action):
-    """A held budget write (seed 000): asked in the client when it can, else a card or a code."""
+    """A held budget write: asked in the client when it can, else a card or a code."""
 
     gate = CLIENT
     drift_message = DRIFT

@@ -1,4 +1,4 @@
-"""The budget ledger of one workspace, stored as versioned docs (seed 000's plan).
+"""The budget ledger of one workspace, stored as versioned docs.
 
 Docs (kind → id → data):
 
@@ -119,7 +119,7 @@ def month_key(day: str) -> str:
 
 
 def month_start(day: str) -> str:
-    """``2026-09-12`` → ``2026-09-01`` (a month as seed 000 resolves it)."""
+    """``2026-09-12`` → ``2026-09-01`` (a month as the budget tools resolve it: its first day)."""
     return day[:7] + "-01"
 
 
@@ -399,7 +399,7 @@ def new_txn(txn_id: str, day: str, payee: str, amount: int, category_id: str | N
 
 
 def txn_line(txn: dict) -> str:
-    """``2026-09-12, Market, -86.40`` (seed 000's "date, payee, amount")."""
+    """``2026-09-12, Market, -86.40``: how a budget preview names a transaction (date, payee, amount)."""
     return f"{txn['date']}, {txn['payee']}, {display(txn['amount'])}"
 
 

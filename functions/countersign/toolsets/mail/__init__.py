@@ -1,4 +1,7 @@
-"""The ``mail`` toolset (seed 003): a direct-mail workspace whose writes carry Sincerely's gate classes."""
+"""The ``mail`` toolset: a direct-mail workspace. Writes that print, send or cancel mail, launch,
+resume or end a campaign, buy credits, suppress or grant and revoke roles always wait for a person
+on a hosted card; drafting steps and approvals wait while the workspace's settings ask for it;
+setup and configuration run on the call (a few, like the return address, wait once mail exists)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The mail workspace (seed 003) as versioned store documents, and the rules every action shares.
+"""The mail workspace as versioned store documents, and the rules every action shares.
 
 Documents (kind / id):
 
@@ -449,7 +449,7 @@ def publish_writes(drafts: list[Doc], ctx: ActionContext) -> list[DocWrite]:
 
 def publish_phases(drafts: list[Doc], ctx: ActionContext) -> list[Phase]:
     """Publishing the drafts a launch or send prints: a step of its own that commits first, so the
-    designs stay published if what follows then stops (seed 003). None when nothing is a draft."""
+    designs stay published if what follows then stops. None when nothing is a draft."""
     if not drafts:
         return []
     names = ", ".join(f"{q(d.data['name'])} version {d.data['draft_version']}" for d in drafts)
