@@ -14,7 +14,9 @@ import, so the local server and the tests keep plain ``logging``.
 
   ====================== =============================================================
   ``card_filed``         a held call became a card
-  ``card_confirmed``     a card won ``pending → running`` (any channel: client, code, page)
+  ``card_confirmed``     a yes was committed (any channel: client, code, page): the card moved to
+                         ``completed`` in one commit, or, for an action of several steps, to
+                         ``running`` in its first commit
   ``card_declined``      a person declined (in the client or on the page)
   ``card_withdrawn``     the agent (or a revoked connection) withdrew it
   ``card_expired``       an answer came after the card's deadline (expiry itself is lazy)
