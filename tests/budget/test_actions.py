@@ -94,8 +94,8 @@ def test_unrelated_change_is_not_drift(book):
       {"transaction_id": "t_market", "category_id": "cat_books"}], "changes[1].transaction_id"),
     ([{"transaction_id": "t_bistro", "category_id": "cat_restaurants"}], "changes[0].category_id"),
     ([], "changes"),
-    ([{"transaction_id": "t_market"}], "changes.0.category_id"),
-    ([{"transaction_id": "t_market", "category_id": "cat_groceries", "extra": 1}], "changes.0.extra"),
+    ([{"transaction_id": "t_market"}], "changes[0].category_id"),
+    ([{"transaction_id": "t_market", "category_id": "cat_groceries", "extra": 1}], "changes[0].extra"),
 ])
 def test_apply_categories_bad_input(book, changes, field):
     before = book.snapshot()
@@ -287,7 +287,7 @@ def test_create_transactions_across_months_with_memo_and_income(book):
      "transactions[0].category_id"),
     ({"transactions": [{"date": "2026-09-01", "payee": " ", "amount": 1}]}, "transactions[0].payee"),
     ({"transactions": [{"date": "2026-09-01", "payee": "X", "amount": 1, "cleared": "reconciled"}]},
-     "transactions.0.cleared"),
+     "transactions[0].cleared"),
     ({"transactions": []}, "transactions"),
 ])
 def test_create_transactions_bad_input(book, patch, field):

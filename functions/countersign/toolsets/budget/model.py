@@ -22,17 +22,29 @@ The category ``Ready to Assign`` (group ``Inflow``) is built in: income goes the
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ...core.preview import money
 from ...gate.actions import ActionError
 from ...store.interface import DocReader
 from ...store.records import Doc
+from .values import (  # noqa: F401  (the budget's values, imported from here by the other modules)
+    AMOUNT_IS,
+    EARLIEST_MONTH,
+    MAX_UNITS,
+    YEARS_AHEAD,
+    add_months,
+    amounts,
+    display,
+    month_key,
+    month_start,
+    month_window,
+    parse_date,
+    resolve_month,
+    to_milliunits,
+    today,
+)
 
 ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP = (
     "budget_account", "budget_group", "budget_category", "budget_month", "budget_txns", "budget_op",
@@ -51,105 +63,6 @@ ACCOUNT_TYPES = ("checking", "savings", "cash", "creditCard", "lineOfCredit", "o
 UNCATEGORISED = "Uncategorised"
 SPLIT = "Split"
 TRANSFER_PREFIX = "Transfer : "
-
-MAX_UNITS = Decimal(1_000_000_000)  # a billion in any currency is not a household budget amount
-
-
-# -- amounts ---------------------------------------------------------------------------------------
-
-
-def to_milliunits(value: Any, field: str) -> int:
-    """A currency amount (``150``, ``150.5``, ``"-86.40"``) to milliunits; :class:`ActionError` naming ``field``."""
-    if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
-        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field)
-    text = value.strip() if isinstance(value, str) else repr(value)
-    if isinstance(value, str) and not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", text):
-        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field)
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field) from None
-    if not amount.is_finite():
-        raise ActionError(f"{field}: {value!r} is not an amount; give a number such as 150.00.", field=field)
-    if abs(amount) >= MAX_UNITS:
-        raise ActionError(f"{field}: {value!r} is too large for a budget amount.", field=field)
-    milli = amount * 1000
-    if isinstance(value, float) and abs(milli - milli.to_integral_value()) < Decimal("0.000001"):
-        milli = milli.to_integral_value()  # binary float noise such as 0.1 + 0.2
-    if milli != milli.to_integral_value():
-        raise ActionError(f"{field}: {value!r} has more decimals than a budget keeps (at most 3).", field=field)
-    return int(milli)
-
-
-def display(milliunits: int) -> str:
-    """``150000`` → ``"150.00"`` (the format of every preview)."""
-    return money(milliunits)
-
-
-def amounts(prefix: str, milliunits: int) -> dict[str, Any]:
-    """``{prefix: "150.00", prefix_milliunits: 150000}`` for read results."""
-    return {prefix: display(milliunits), f"{prefix}_milliunits": milliunits}
-
-
-# -- dates and months ------------------------------------------------------------------------------
-
-_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
-
-
-def today(now: int) -> date:
-    return datetime.fromtimestamp(now, tz=UTC).date()
-
-
-def parse_date(value: Any, field: str) -> str:
-    """``YYYY-MM-DD`` of a day that exists, else :class:`ActionError` naming ``field``."""
-    text = value.strip() if isinstance(value, str) else None
-    m = _ISO_DATE.fullmatch(text or "")
-    if not m:
-        raise ActionError(f"{field}: {value!r} is not a date; use YYYY-MM-DD.", field=field)
-    try:
-        return date(int(m[1]), int(m[2]), int(m[3])).isoformat()
-    except ValueError:
-        raise ActionError(f"{field}: {text} is not a date that exists.", field=field) from None
-
-
-def month_key(day: str) -> str:
-    """``2026-09-12`` → ``2026-09`` (a bucket's month)."""
-    return day[:7]
-
-
-def month_start(day: str) -> str:
-    """``2026-09-12`` → ``2026-09-01`` (a month as the budget tools resolve it: its first day)."""
-    return day[:7] + "-01"
-
-
-def add_months(month: str, delta: int) -> str:
-    year, mon = int(month[:4]), int(month[5:7])
-    index = year * 12 + (mon - 1) + delta
-    return f"{index // 12:04d}-{index % 12 + 1:02d}-01"
-
-
-def resolve_month(value: Any, now: int, field: str = "month") -> str:
-    """``2026-09``, ``2026-09-01`` (any existing day), ``current``, ``next``, ``previous`` → ``2026-09-01``."""
-    if not isinstance(value, str) or not value.strip():
-        raise ActionError(f"{field}: give a month as 2026-09, 2026-09-01, current or next.", field=field)
-    text = value.strip().lower()
-    current = today(now).isoformat()[:7] + "-01"
-    if text in ("current", "this", "now"):
-        return current
-    if text == "next":
-        return add_months(current, 1)
-    if text in ("previous", "last"):
-        return add_months(current, -1)
-    m = _ISO_MONTH.fullmatch(text)
-    if m:
-        if not 1 <= int(m[2]) <= 12:
-            raise ActionError(f"{field}: {value!r} is not a month that exists.", field=field)
-        return f"{m[1]}-{m[2]}-01"
-    if _ISO_DATE.fullmatch(text):
-        return month_start(parse_date(text, field))
-    raise ActionError(f"{field}: {value!r} is not a month; use 2026-09, 2026-09-01, current or next.", field=field)
-
 
 def bucket_id(account_id: str, day: str) -> str:
     return f"{account_id}.{month_key(day)}"

@@ -57,7 +57,7 @@ class CreateTransactions(BudgetAction):
         items, lines = [], []
         for i, t in enumerate(args.transactions):
             at = f"transactions[{i}]"
-            day = parse_date(t.date, f"{at}.date")
+            day = parse_date(t.date, f"{at}.date", ctx.now)
             payee = _text(t.payee, f"{at}.payee", required=True, limit=200)
             amount = to_milliunits(t.amount, f"{at}.amount")
             category_id = ledger.category(t.category_id, f"{at}.category_id").id if t.category_id is not None else None

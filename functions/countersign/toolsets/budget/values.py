@@ -1,0 +1,145 @@
+"""Values of the budget: amounts (milliunits) and their text, dates, and the months a budget holds."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from ...core.preview import money
+from ...gate.actions import ActionError
+
+MAX_UNITS = Decimal(1_000_000_000)  # a billion in any currency is not a household budget amount
+
+
+# -- amounts ---------------------------------------------------------------------------------------
+
+
+AMOUNT_IS = (
+    "an amount is a number of currency units, such as 150.00 or \"-86.40\" (outflows negative), with at most "
+    "3 decimals and less than 1,000,000,000"
+)
+
+
+def _not_an_amount(value: Any, field: str) -> ActionError:
+    shown = "NaN" if isinstance(value, float) and value != value else repr(value)
+    return ActionError(f"{field}: {shown} is not an amount; {AMOUNT_IS}.", field=field)
+
+
+def to_milliunits(value: Any, field: str) -> int:
+    """A currency amount (``150``, ``150.5``, ``"-86.40"``) to milliunits; :class:`ActionError` naming
+    ``field`` and saying what an amount is."""
+    if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
+        raise _not_an_amount(value, field)
+    text = value.strip() if isinstance(value, str) else repr(value)
+    if isinstance(value, str) and not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", text):
+        raise _not_an_amount(value, field)
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise _not_an_amount(value, field) from None
+    if not amount.is_finite():
+        raise _not_an_amount(value, field)
+    if abs(amount) >= MAX_UNITS:
+        raise ActionError(f"{field}: {value!r} is too large for a budget amount; {AMOUNT_IS}.", field=field)
+    milli = amount * 1000
+    if isinstance(value, float) and abs(milli - milli.to_integral_value()) < Decimal("0.000001"):
+        milli = milli.to_integral_value()  # binary float noise such as 0.1 + 0.2
+    if milli != milli.to_integral_value():
+        raise ActionError(f"{field}: {value!r} has more decimals than a budget keeps (at most 3).", field=field)
+    return int(milli)
+
+
+def display(milliunits: int) -> str:
+    """``150000`` → ``"150.00"`` (the format of every preview)."""
+    return money(milliunits)
+
+
+def amounts(prefix: str, milliunits: int) -> dict[str, Any]:
+    """``{prefix: "150.00", prefix_milliunits: 150000}`` for read results."""
+    return {prefix: display(milliunits), f"{prefix}_milliunits": milliunits}
+
+
+# -- dates and months ------------------------------------------------------------------------------
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+
+
+def today(now: int) -> date:
+    return datetime.fromtimestamp(now, tz=UTC).date()
+
+
+# The months a budget holds: from January 2000 to ten years after the current month. A month or a
+# day outside them (1900-01, 9999-12) is a slip, refused before anything is planned.
+EARLIEST_MONTH = "2000-01-01"
+YEARS_AHEAD = 10
+
+
+def month_window(now: int) -> tuple[str, str]:
+    """(first, last) month a budget holds at ``now``, as ``YYYY-MM-01``."""
+    return EARLIEST_MONTH, add_months(today(now).isoformat()[:7] + "-01", 12 * YEARS_AHEAD)
+
+
+def _within(day: str, now: int, field: str, shown: str) -> str:
+    first, last = month_window(now)
+    if not first <= month_start(day) <= last:
+        raise ActionError(
+            f"{field}: {shown} is outside the months a budget holds: from {first[:7]} to {last[:7]} "
+            f"(ten years after the current month).",
+            field=field,
+        )
+    return day
+
+
+def parse_date(value: Any, field: str, now: int | None = None) -> str:
+    """``YYYY-MM-DD`` of a day that exists (and, given ``now``, in :func:`month_window`), else
+    :class:`ActionError` naming ``field``."""
+    text = value.strip() if isinstance(value, str) else None
+    m = _ISO_DATE.fullmatch(text or "")
+    if not m:
+        raise ActionError(f"{field}: {value!r} is not a date; use YYYY-MM-DD.", field=field)
+    try:
+        day = date(int(m[1]), int(m[2]), int(m[3])).isoformat()
+    except ValueError:
+        raise ActionError(f"{field}: {text} is not a date that exists.", field=field) from None
+    return day if now is None else _within(day, now, field, day)
+
+
+def month_key(day: str) -> str:
+    """``2026-09-12`` → ``2026-09`` (a bucket's month)."""
+    return day[:7]
+
+
+def month_start(day: str) -> str:
+    """``2026-09-12`` → ``2026-09-01`` (a month as the budget tools resolve it: its first day)."""
+    return day[:7] + "-01"
+
+
+def add_months(month: str, delta: int) -> str:
+    year, mon = int(month[:4]), int(month[5:7])
+    index = year * 12 + (mon - 1) + delta
+    return f"{index // 12:04d}-{index % 12 + 1:02d}-01"
+
+
+def resolve_month(value: Any, now: int, field: str = "month") -> str:
+    """``2026-09``, ``2026-09-01`` (any existing day), ``current``, ``next``, ``previous`` → ``2026-09-01``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ActionError(f"{field}: give a month as 2026-09, 2026-09-01, current or next.", field=field)
+    text = value.strip().lower()
+    current = today(now).isoformat()[:7] + "-01"
+    if text in ("current", "this", "now"):
+        return current
+    if text == "next":
+        return add_months(current, 1)
+    if text in ("previous", "last"):
+        return add_months(current, -1)
+    m = _ISO_MONTH.fullmatch(text)
+    if m:
+        if not 1 <= int(m[2]) <= 12:
+            raise ActionError(f"{field}: {value!r} is not a month that exists.", field=field)
+        return _within(f"{m[1]}-{m[2]}-01", now, field, text)
+    if _ISO_DATE.fullmatch(text):
+        return _within(month_start(parse_date(text, field)), now, field, text)
+    raise ActionError(f"{field}: {value!r} is not a month; use 2026-09, 2026-09-01, current or next.", field=field)
