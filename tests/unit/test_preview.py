@@ -104,8 +104,28 @@ def test_data_cannot_rearrange_or_add_lines():
     from countersign.core.preview import Preview
 
     p = Preview("Pay ‘Coffee \u202e’?\nApproved", ("2026-09-01, Coffee \u202e\u2066, -15.00", "a\nb\r\nc\u2028d"))
-    assert p.title == "Pay ‘Coffee ’? Approved"
-    assert p.lines == ("2026-09-01, Coffee , -15.00", "a b  c d")
+    assert p.title == "Pay ‘Coffee [U+202E]’? Approved"
+    assert p.lines == ("2026-09-01, Coffee [U+202E][U+2066], -15.00", "a b  c d")
     assert p.question().count("\n") == 2
     assert Preview("Café ‘Ünïcode’ 東京", ("tab\tkept? no",)).lines == ("tab kept? no",)
     assert Preview("Café ‘Ünïcode’ 東京").title == "Café ‘Ünïcode’ 東京"
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u200d", "\u200c", "\u2060", "\ufeff", "\u00ad", "\u180e", "\U000e0041",
+                                    "\u3164", "\u200e", "\u061c"])
+def test_characters_nobody_can_see_are_shown(hidden):
+    from countersign.core.preview import Preview
+
+    p = Preview(f"Pay Pay{hidden}Pal?", (f"Pay{hidden}Pal",))
+    mark = f"[U+{ord(hidden):04X}]"
+    assert p.title == f"Pay Pay{mark}Pal?" and p.lines == (f"Pay{mark}Pal",)
+    assert p.question() == f"Pay Pay{mark}Pal?\nPay{mark}Pal"
+
+
+def test_joiners_that_shape_a_script_or_an_emoji_stay():
+    from countersign.core.preview import Preview
+
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one emoji, joined
+    persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # ZWNJ inside a Persian word
+    assert Preview(family).title == family and Preview(persian).title == persian
+    assert Preview("a\u200db").title == "a[U+200D]b"  # inside Latin it hides nothing useful

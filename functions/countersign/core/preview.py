@@ -9,15 +9,44 @@ from dataclasses import dataclass, field
 QUESTION_LINES = 20
 
 
-# Characters that would let data rearrange what a person reads: bidi overrides and isolates
-# (a payee "Coffee \u202e" reverses the amount after it) and line breaks (a fake extra line).
-_BIDI_CONTROLS = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"))
+# Characters a person cannot see, shown as a visible mark instead (``Pay\u200bPal`` reads
+# ``Pay[U+200B]Pal``, not "PayPal"): every format character (Unicode category Cf: zero-width
+# spaces and joiners, the byte-order mark, word joiners, bidi overrides and isolates, which would
+# also let data rearrange what a person reads, tag characters), and the few invisible letters.
+_INVISIBLE_LETTERS = frozenset("\u034f\u115f\u1160\u3164\uffa0")
+_JOINERS = frozenset("\u200c\u200d")  # ZWNJ, ZWJ: needed inside some scripts and emoji sequences
+_LATIN_END = 0x024F  # the end of Latin Extended-B
+
+
+def _shown(c: str) -> str:
+    return f"[U+{ord(c):04X}]"
+
+
+def _joins_script(before: str, after: str) -> bool:
+    """Whether a joiner between ``before`` and ``after`` does visible work: between two letters,
+    marks or symbols outside Latin (Persian, Devanagari, emoji sequences), not inside Latin text."""
+    def ok(c: str) -> bool:
+        return ord(c) > _LATIN_END and unicodedata.category(c)[0] in "LMS"
+
+    return bool(before) and bool(after) and ok(before) and ok(after)
 
 
 def plain_line(text: str) -> str:
-    """One line of preview text as a person should see it: no bidi controls, no control characters."""
-    text = str(text).translate(_BIDI_CONTROLS)
-    return "".join(" " if unicodedata.category(c) == "Cc" or c in "\u2028\u2029" else c for c in text)
+    """One line of preview text as a person should see it: control characters and line breaks
+    become spaces, and characters nobody can see are shown as ``[U+XXXX]``."""
+    text = str(text)
+    out = []
+    for i, c in enumerate(text):
+        category = unicodedata.category(c)
+        if category == "Cc" or c in "\u2028\u2029":
+            out.append(" ")
+        elif c in _JOINERS and _joins_script(text[i - 1] if i else "", text[i + 1] if i + 1 < len(text) else ""):
+            out.append(c)
+        elif category == "Cf" or c in _INVISIBLE_LETTERS:
+            out.append(_shown(c))
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 @dataclass(frozen=True, init=False)
