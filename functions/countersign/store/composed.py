@@ -124,6 +124,9 @@ class ComposedStore(Store):
     ) -> tuple[list[Card], str | None]:
         return self._cards.list_pending_cards(workspace_id, person_id, now, limit, cursor)
 
+    def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
+        return self._cards.count_pending_cards(workspace_id, person_id, now)
+
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:

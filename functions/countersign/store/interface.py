@@ -183,6 +183,15 @@ class CardStore(abc.ABC):
     ) -> tuple[list[Card], str | None]:
         """Pending, unexpired cards waiting on ``person_id``, oldest first; returns a next cursor."""
 
+    def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
+        """How many cards :meth:`list_pending_cards` would list in all (stores count without reading them)."""
+        total, cursor = 0, None
+        while True:
+            cards, cursor = self.list_pending_cards(workspace_id, person_id, now, limit=1000, cursor=cursor)
+            total += len(cards)
+            if cursor is None:
+                return total
+
     @abc.abstractmethod
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None

@@ -141,6 +141,14 @@ class DynamoCards(CardStore):
         found = self._index(codec.pending_partition(workspace_id, person_id), ">", lower, True, limit + 1)
         return self._page(found, limit, now)
 
+    def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
+        return self.table.count(
+            IndexName=GSI1,
+            KeyConditionExpression="gsi1pk = :p AND gsi1sk > :b",
+            ExpressionAttributeValues=codec.values(
+                {":p": codec.pending_partition(workspace_id, person_id), ":b": codec.after_second(now)}),
+        )
+
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:

@@ -59,6 +59,12 @@ class Table:
             for item in page.get("Items", []):
                 yield codec.plain(item)
 
+    def count(self, **kwargs: Any) -> int:
+        """How many items a query matches (``Select=COUNT``, page after page): none are read out."""
+        kwargs.setdefault("TableName", self.name)
+        pages = self.client.get_paginator("query").paginate(Select="COUNT", **kwargs)
+        return sum(int(page.get("Count", 0)) for page in pages)
+
     # -- writes -----------------------------------------------------------------------------------
 
     def put_new(self, raw: codec.Item) -> bool:

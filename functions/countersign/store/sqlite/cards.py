@@ -82,6 +82,13 @@ class SQLiteCards(CardStore):
             workspace_id, person_id, now, limit, cursor,
         )
 
+    def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
+        row = self.db.all(
+            "SELECT COUNT(*) AS n FROM cards WHERE workspace_id = ? AND person_id = ? AND state = 'pending'"
+            " AND expires_at > ?", workspace_id, person_id, now,
+        )
+        return int(row[0]["n"])
+
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
