@@ -56,7 +56,7 @@ async def test_unknown_and_foreign_codes_are_refused_and_spent(tenant, code_mode
     assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "text 2"
 
 
-async def test_code_after_drift_names_the_drift(tenant, code_mode):
+async def test_code_after_the_state_moved_gets_the_code_sentence(tenant, code_mode):
     async with tenant.client() as client:
         body = await _code(client)
         doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
@@ -64,8 +64,7 @@ async def test_code_after_drift_names_the_drift(tenant, code_mode):
             tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
         )
         result = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
-    assert result.is_error
-    assert "The notes changed between the preview and the answer" in result.content[0].text
+    assert result.is_error and CODE_REFUSAL in result.content[0].text
     assert tenant.note("n1")["text"] == "moved"
 
 

@@ -63,7 +63,7 @@ async def test_cancel_falls_back_to_a_hosted_card(tenant):
     assert body["confirmationUrl"] == f"{tenant.origin}/confirm?card={body['confirmationId']}"
     assert body["pendingUrl"] == f"{tenant.origin}/confirm"
     assert body["title"] == "Change note ‘Note 1’?" and body["lines"] == ["text 1 → new text"]
-    assert "Do not call the held tool again" in body["instructions"]
+    assert "Calling the held tool again with the same arguments returns this same request" in body["instructions"]
     assert tenant.note("n1")["text"] == "text 1"
     assert _card(tenant, body["confirmationId"]).state is CardState.PENDING
 
@@ -96,7 +96,7 @@ async def test_replayed_answer_is_refused_and_writes_nothing(tenant):
         again = await client.session.call_tool("edit_note", EDIT, input_responses=answers,
                                                request_state=first.request_state, allow_input_required=True)
     assert again.is_error
-    assert "This answer was already used; nothing was written." in again.content[0].text
+    assert "This answer was already used; nothing more was written." in again.content[0].text
     assert tenant.note("n1")["text"] == "reset"
 
 
@@ -147,7 +147,7 @@ async def test_classes_other_than_client_never_ask_in_the_client(tenant):
         for tool in ("publish_note", "draft_note", "retitle_locked"):
             result = await client.call_tool(tool, EDIT)
             assert result.structured_content["status"] == "pending", tool
-    assert [q.mode for q in asked] == ["url", "url", "url"]
+    assert asked == []  # the held reply, never a question (see the URL test below)
     assert tenant.note("n1")["text"] == "text 1"
 
 
@@ -157,15 +157,18 @@ async def test_workspace_can_raise_client_class_to_page_only(tenant):
     async with tenant.client(answer=accept(), record=asked) as client:
         result = await client.call_tool("edit_note", EDIT)
     assert result.structured_content["status"] == "pending"
-    assert [q.mode for q in asked] == ["url"]
+    assert asked == []
     assert tenant.note("n1")["text"] == "text 1"
 
 
-async def test_url_elicitation_offers_the_card_and_reports_it_after(tenant):
+async def test_a_client_with_url_elicitation_gets_the_held_reply_not_a_url_question(tenant):
+    """A 2026-07-28 client is never sent the card as a URL question: one that cannot show it (a
+    proxy in front of a 2025-era host) would fail the call, and the agent would not learn the card's
+    id. The held reply carries the links."""
     asked = []
     async with tenant.client(answer=types.ElicitResult(action="accept"), record=asked) as client:
         result = await client.call_tool("publish_note", EDIT)
     body = result.structured_content
-    assert [q.mode for q in asked] == ["url"]
-    assert asked[0].url == body["confirmationUrl"]
-    assert body["status"] == "pending"
+    assert asked == []
+    assert body["status"] == "pending" and body["confirmationUrl"].endswith(body["confirmationId"])
+    assert "poll get_confirmation_status" in body["instructions"]

@@ -49,10 +49,11 @@ async def test_schema_reflects_the_argument_model(live):
 async def test_descriptions_say_when_each_call_waits(tenant):
     async with tenant.client() as client:
         tools = {t.name: t.description for t in (await client.list_tools()).tools}
-    assert tools["publish_note"].endswith("Always waits for a person on the confirm page.")
-    assert tools["edit_note"].endswith("asked in your client when it can, else on the confirm page.")
+    guide = " How confirmation works: countersign://guide."
+    assert tools["publish_note"].endswith("Always waits for a person on the confirm page." + guide)
+    assert tools["edit_note"].endswith("asked in your client when it can, else on the confirm page." + guide)
     assert tools["tidy_note"].endswith("Runs at once.")
-    assert tools["draft_note"].endswith("while the workspace setting ask_before_drafting is on (the default).")
-    assert tools["retitle_locked"].endswith("while a note is locked; otherwise runs at once.")
+    assert tools["draft_note"].endswith("while the workspace setting ask_before_drafting is on (the default)." + guide)
+    assert tools["retitle_locked"].endswith("while a note is locked; otherwise runs at once." + guide)
     if "add_list_to_campaign" in tools:  # the mail toolset states its argument-dependent rule itself
         assert "while the list feeds a live campaign" in tools["add_list_to_campaign"]

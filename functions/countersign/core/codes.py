@@ -1,7 +1,8 @@
 """Confirmation codes (docs/how-a-held-write-travels.md, "Confirmation codes"; docs/security.md).
 
 A code is 11 URL-safe characters, valid for 600 s, spent on its first use even when it does not
-match, and scoped to one fingerprint in one workspace. The store keeps only its hash.
+match, and scoped to one fingerprint in one workspace (and to the tool and connection it was issued
+to). The store keeps only its hash.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ class CodeRecord:
     workspace_id: str
     fingerprint: str
     expires_at: int
-    arguments_digest: str = ""  # tells drift (same request, moved state) from a code for other changes
+    arguments_digest: str = ""  # the call it was issued to: a digest of the tool and the connection
     issued_at: int = 0  # when the preview was shown: an answer never overrides a card decided since
 
 

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 from ..core.preview import Preview
 from ..store.errors import Conflict
 from ..store.interface import DocStore
+from .arguments import ArgumentError, parse_arguments
 from .context import ActionContext
 from .effects import Effect, Outside, Phase
 
@@ -55,7 +56,8 @@ class ActionError(Exception):
 
 
 class Arguments(BaseModel):
-    """Base for action arguments: unknown fields are refused, not ignored."""
+    """Base for action arguments: unknown fields are refused, not ignored, and values are checked
+    strictly (``"true"`` is not a boolean; see :mod:`.arguments`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -167,7 +169,7 @@ class Action:
 
     def parse(self, raw: dict) -> Any:
         """Validate raw arguments into the model; :class:`ActionError` naming the field."""
-        return _parse_arguments(self.arguments, raw)
+        return _parse_arguments(self.arguments, raw, self.name, " Nothing was written.")
 
 
 class Read:
@@ -183,19 +185,16 @@ class Read:
 
     def parse(self, raw: dict) -> Any:
         """Validate raw arguments into the model; :class:`ActionError` naming the field."""
-        return _parse_arguments(self.arguments, raw)
+        return _parse_arguments(self.arguments, raw, self.name)
 
 
-def _parse_arguments(model: type[Arguments], raw: dict) -> Any:
-    """``raw`` validated into ``model``; :class:`ActionError` naming the first bad field."""
-    from pydantic import ValidationError
-
+def _parse_arguments(model: type[Arguments], raw: dict, tool: str, after: str = "") -> Any:
+    """``raw`` validated strictly into ``model``; :class:`ActionError` naming every bad field
+    (:mod:`.arguments`)."""
     try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "arguments"
-        raise ActionError(f"{where}: {first.get('msg', 'invalid value')}", field=where) from None
+        return parse_arguments(model, raw, tool)
+    except ArgumentError as exc:
+        raise ActionError(exc.message + after, field=exc.field) from None
 
 
 @dataclass

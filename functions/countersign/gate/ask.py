@@ -6,7 +6,8 @@ person is asked:
 1. 2026-07-28 client with form elicitation, class allows in-client → a form (:class:`AskForm`);
    the retry brings the answer and the sealed state back here.
 2. 2025 client on a stateful session with form elicitation → asked during the call.
-3. Otherwise a hosted card (offered as URL elicitation when the client declared it).
+3. Otherwise a hosted card, and the held reply (a 2025 client on a stateful session that declared
+   URL elicitation is first shown the card's URL during the call).
 4. ``COUNTERSIGN_FALLBACK=code`` → a confirmation code instead of a card (class ``client`` only).
 
 Answers: accepted and ticked → run; accepted unticked or declined → declined; cancelled →
@@ -74,29 +75,19 @@ class AskForm:
     state: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class AskUrl:
-    message: str
-    url: str
-    state: dict[str, Any]
-
-
-Reply = Done | AskForm | AskUrl
+Reply = Done | AskForm
 
 
 async def ask(desk: CardDesk, call: Call) -> Reply:
     """Run, ask, or hold ``call``; see the module docstring."""
-    answering = call.state is not None or call.confirmation is not None
-    q = desk.question(call.principal, call.tool, call.arguments, answering=answering)
+    if call.confirmation is not None:
+        return Done(await _spend_code(desk, call))
+    q = desk.question(call.principal, call.tool, call.arguments, answering=call.state is not None)
 
     if not q.gate.holds(q.args, q.ctx):
-        if call.confirmation is not None:
-            raise ActionError(f"{q.tool} runs at once here; it takes no confirmation.", field="confirmation")
         ran = await anyio.to_thread.run_sync(run_unheld, desk, q)
         return Done(replies.applied_reply(ran["result"], ran["next"]))
 
-    if call.confirmation is not None:
-        return Done(await _spend_code(desk, call, q))
     if call.state is not None:
         return await _second_round(desk, call, q)
 
@@ -131,7 +122,7 @@ def _page_only(q: Question) -> ConfirmationUnavailable:
 
 async def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply:
     state = call.state or {}
-    if state.get("k") == "url":
+    if state.get("k") == "url":  # a URL question put by an earlier version of this server: its card's reply
         card = desk.store.get_card(q.ctx.workspace.id, str(state.get("card")), q.ctx.now)
         return Done(card_reply(desk, card))
     if state.get("k") != "form" or not isinstance(state.get("n"), str):
@@ -191,16 +182,19 @@ async def file_or_find(desk: CardDesk, q: Question) -> Card:
 
 
 async def hold(desk: CardDesk, call: Call, q: Question) -> Reply:
-    """File (or find) the hosted card; offer its URL to a client that declared URL elicitation."""
+    """File (or find) the hosted card and return its held reply.
+
+    The agent always gets the held reply (the card's id, links and instructions) as the tool
+    result. A 2026-07-28 client is not sent a URL question instead: a client that cannot show one
+    (``mcp-remote --protocol auto`` in front of a 2025-era host) would fail the whole call, and the
+    agent would never learn the card's id. A 2025 client on a stateful session that declared URL
+    elicitation is shown the URL during the call first; if it cannot show it, the reply is the same.
+    """
     card = await file_or_find(desk, q)
     if card.state is not CardState.PENDING:
         return Done(card_reply(desk, card))
-    url = desk.card_url(card.id)
-    message = f"Confirm on the confirm page: {card.title}"
-    if call.url_elicitation and call.modern:
-        return AskUrl(message, url, {"k": "url", "card": card.id})
     if call.url_elicitation and call.elicit_url is not None:
-        await call.elicit_url(message, url, card.id)
+        await call.elicit_url(f"Confirm on the confirm page: {card.title}", desk.card_url(card.id), card.id)
         card = desk.store.get_card(card.workspace_id, card.id, desk.now())
     return Done(card_reply(desk, card))
 
@@ -214,9 +208,13 @@ def card_reply(desk: CardDesk, card: Card) -> dict[str, Any]:
     return replies.status_reply(card)
 
 
-def _code_binding(q: Question, call: Call) -> str:
-    """What a code is bound to beside its fingerprint: this tool, these arguments, this connection."""
-    return digest({"tool": q.tool, "arguments": call.arguments, "connection": call.principal.connection.id})
+def _code_binding(tool: str, call: Call) -> str:
+    """What a code is bound to beside its workspace and fingerprint: this tool and this connection.
+
+    Not the raw arguments: the fingerprint already names the change, so the same change spelled
+    differently (``"2026-10"`` and ``"2026-10-01"``, ``33`` and ``"33.00"``) is the same subject.
+    """
+    return digest({"tool": tool, "connection": call.principal.connection.id})
 
 
 def _mint_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
@@ -224,11 +222,15 @@ def _mint_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
     now = q.ctx.now
     expires_at = now + desk.settings.code_ttl
     desk.store.put_code(CodeRecord(code_hash(code), q.ctx.workspace.id, q.fingerprint, expires_at,
-                                   _code_binding(q, call), issued_at=now))
+                                   _code_binding(q.tool, call), issued_at=now))
     return replies.code_reply(q.plan.preview, code, expires_at, desk.settings.code_ttl)
 
 
-async def _spend_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
+async def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
+    """A call that passes a code back. The code is spent first, whatever follows. Every way it can
+    fail to confirm this call is refused with the one code sentence (:data:`CODE_REFUSAL`): unknown,
+    expired, already used (after a success too), for other changes, or for changes whose state
+    moved since the preview (the plan now fails, or gives another fingerprint)."""
     if desk.settings.require_elicitation:
         raise ConfirmationUnavailable(
             "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.",
@@ -236,22 +238,25 @@ async def _spend_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]
         )
     if desk.settings.fallback != "code":
         raise ActionError(
-            f"{q.tool} is not confirmed with codes here; call it without confirmation.", field="confirmation"
+            f"{call.tool} is not confirmed with codes here; call it without confirmation.", field="confirmation"
         )
+    code = call.confirmation
+    now = desk.now()
+    record = desk.store.take_code(code_hash(code), now) if well_formed(code) else None
+    try:
+        q = desk.question(call.principal, call.tool, call.arguments, answering=True)
+    except DriftError:
+        raise ActionError(CODE_REFUSAL, field="confirmation") from None
+    if not q.gate.holds(q.args, q.ctx):
+        raise ActionError(f"{q.tool} runs at once here; it takes no confirmation.", field="confirmation")
     if not q.allows_in_client():
         raise _page_only(q)
-    code = call.confirmation
-    now = q.ctx.now
-    record = desk.store.take_code(code_hash(code), now) if well_formed(code) else None
-    same_request = (
+    matches = (
         record is not None
-        and record.workspace_id == q.ctx.workspace.id
-        and now < record.expires_at
-        and record.arguments_digest == _code_binding(q, call)
+        and record.arguments_digest == _code_binding(q.tool, call)
+        and code_matches(record, q.ctx.workspace.id, q.fingerprint, q.ctx.now)
     )
-    if record is None or not (same_request and code_matches(record, q.ctx.workspace.id, q.fingerprint, now)):
-        if same_request:  # the same call as the preview, but the state behind it moved
-            raise DriftError(q.action.drift_message)
+    if record is None or not matches:
         raise ActionError(CODE_REFUSAL, field="confirmation")
     card = await anyio.to_thread.run_sync(say_yes, desk, q, "code", call.actor, record.issued_at or now)
     return card_reply(desk, card)

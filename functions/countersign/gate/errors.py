@@ -12,7 +12,9 @@ class DriftError(ActionError):
 class AnswerReplayed(ActionError):
     def __init__(self) -> None:
         super().__init__(
-            "This answer was already used; nothing was written. Call the tool again to be asked again.",
+            "This answer was already used; nothing more was written. Call the tool again without it: you get how "
+            "that answer ended (its result, its no, or the card it left waiting), or a new question if it left "
+            "nothing behind.",
             field="requestState",
         )
 

@@ -32,8 +32,13 @@ def preview_digest(title: str, lines: tuple[str, ...] | list[str]) -> str:
 
 
 def parse(action: Action, arguments: dict[str, Any]) -> Any:
-    """Arguments are untrusted: bounded in size, then validated against the action's model."""
-    if len(canonical_json(arguments).encode("utf-8")) > MAX_ARGUMENTS_BYTES:
+    """Arguments are untrusted: bounded in size, then validated strictly against the action's model
+    (which also refuses what canonical JSON cannot hold, such as NaN)."""
+    try:
+        size = len(canonical_json(arguments).encode("utf-8"))
+    except ValueError:  # a number that is not finite: refused by name below
+        size = 0
+    if size > MAX_ARGUMENTS_BYTES:
         raise ActionError("arguments: over 64 KiB; nothing was written.", field="arguments")
     return action.parse(arguments)
 

@@ -11,13 +11,24 @@ from typing import Any
 from ..core.cards import CardState, reported_state
 from ..core.preview import Preview
 from ..store.records import Card
+from .cards import ANSWER_MEMORY_SECONDS
 
 HELD_INSTRUCTIONS = (
     "This action is waiting for a person; it has not run. Give the person the confirmationUrl "
     "(or the pendingUrl when several requests are open), then poll get_confirmation_status with the "
-    "confirmationId. Keep working on what does not need the answer. Do not call the held tool "
-    "again: a retry does not hurry the answer."
+    "confirmationId. Keep working on what does not need the answer. Calling the held tool again with "
+    "the same arguments returns this same request: it does not hurry the answer or ask twice."
 )
+ASK_AGAIN = "Calling the tool again makes a fresh preview and asks the person again."
+REFUSED_INSTRUCTIONS = (
+    "Nothing ran. If the person still wants this, call the tool again: it makes a fresh preview and asks them again."
+)
+WITHDRAWN_INSTRUCTIONS = f"Nothing ran. {ASK_AGAIN}"
+EXPIRED_INSTRUCTIONS = (
+    "The person did not answer in time; nothing ran. Tell them. Calling the tool again files a new request: "
+    "do it only if they still want it."
+)
+FAILED_INSTRUCTIONS = f"The error says what was done and what was not. {ASK_AGAIN}"
 
 CODE_INSTRUCTIONS = (
     "Nothing has changed yet. Show the person the preview; only if they agree, call the same tool "
@@ -80,15 +91,42 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
     elif status == "declined":
         reply["reason"] = decline_reason(card)
         if card.refusal:
-            reply["instructions"] = (
-                "Nothing ran. If the person still wants this, call the tool again for a fresh preview."
-            )
+            reply["instructions"] = REFUSED_INSTRUCTIONS
+        elif card.state is CardState.WITHDRAWN:
+            reply["instructions"] = WITHDRAWN_INSTRUCTIONS
+        else:
+            reply.update(_said_no(card))
     elif card.state is CardState.FAILED:
         reply["error"] = (card.result or {}).get("error")
+        reply["instructions"] = FAILED_INSTRUCTIONS
     elif card.state is CardState.EXPIRED:
-        reply["instructions"] = (
-            "The person did not answer in time; nothing ran. Tell them, and ask again only if they still want it."
-        )
+        reply["instructions"] = EXPIRED_INSTRUCTIONS
+    return reply
+
+
+def _said_no(card: Card) -> dict[str, Any]:
+    """What calling again does after a person's no (docs/how-a-held-write-travels.md, section 4)."""
+    until = iso(card.updated_at + ANSWER_MEMORY_SECONDS)
+    return {
+        "askAgainAfter": until,
+        "instructions": (
+            f"The person said no; nothing was written. Calling {card.tool} again with the same changes before "
+            f"{until} returns this same answer without asking them; after that it asks them afresh. If they "
+            "change their mind sooner, they can reopen this request from History on the confirm page."
+        ),
+    }
+
+
+def later_request(reply: dict[str, Any], card: Card, later: Card | None) -> dict[str, Any]:
+    """``reply`` (about ``card``) pointing to a newer card of the same request, if there is one: the
+    person reopened it, or the request was asked again."""
+    if later is None or later.id == card.id or later.created_at < card.created_at:
+        return reply
+    reply["laterRequest"] = {"confirmationId": later.id, "status": reported_state(later.state)}
+    reply["instructions"] = (
+        f"This request was asked again as confirmationId {later.id} (now {reported_state(later.state)}); "
+        "poll that one."
+    )
     return reply
 
 
@@ -116,7 +154,7 @@ def declined_reply(card: Card) -> dict[str, Any]:
         "confirmationId": card.id,
         "title": card.title,
         "reason": decline_reason(card),
-        "instructions": "The person said no; nothing was written. Do not retry unless they ask.",
+        **_said_no(card),
     }
 
 

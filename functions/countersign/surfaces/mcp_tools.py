@@ -1,71 +1,72 @@
-"""The MCP surface: one ``MCPServer`` whose tools are the enabled toolsets plus the confirmation tools.
+"""The MCP surface: one ``MCPServer`` whose tools are the enabled toolsets plus the confirmation tools,
+and one resource, the guide (``countersign://guide``).
 
 Thin by design: each tool function reads who is calling and what the client can do, hands the
 call to the gate, and shapes the answer. No business rule lives here.
+
+Arguments reach the gate exactly as the client sent them. The SDK would otherwise validate them
+against a model built from the function's signature first, in its lax mode, which turns ``"true"``
+into ``True`` and drops names it does not know (``aproved: false`` would be ignored). Each tool
+publishes its argument model's input schema, but receives the raw arguments; the gate checks them
+strictly and refuses with sentences of its own (:mod:`countersign.gate.arguments`).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import (
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    InputRequiredResult,
-    ToolAnnotations,
-)
+from mcp.server.mcpserver.resources.types import TextResource
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.shared.exceptions import MCPError
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ToolAnnotations
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
 
-from ..core.cards import Refusal, RefusalReason
-from ..gate import ask as gate_ask, replies
+from .. import __version__
+from ..core.cards import Refusal
+from ..gate import ask as gate_ask
 from ..gate.actions import Action, ActionError, Read
+from ..gate.arguments import without_nulls
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
-from ..store.errors import NotFound, StoreError
+from ..store.errors import StoreError
 from .mcp_auth import principal_of
+from .mcp_guide import GUIDE_TITLE, GUIDE_URI, INSTRUCTIONS, SEE_GUIDE, guide
 
 SERVER_NAME = "countersign"
 MODERN = "2026-07-28"
+QUESTION_TITLE = "Confirm these changes"
+# The one question every era is asked: one boolean, unticked until the person ticks it.
 CONFIRM_SCHEMA = {
     "type": "object",
+    "title": QUESTION_TITLE,
     "properties": {"confirm": {"type": "boolean", "title": "Apply these changes", "default": False}},
     "required": ["confirm"],
 }
-INSTRUCTIONS = (
-    "Reads run at once. Writes that spend, send, grant authority or cannot be undone wait for a person: "
-    "the call returns a preview and either asks in your client or returns a held reply with a link. "
-    "Never pass a confirmation code back unless the person agreed to the preview."
-)
-
-
-class _Confirm(BaseModel):
-    confirm: bool = Field(default=False, title="Apply these changes")
-
 
 Result = dict[str, Any] | InputRequiredResult
+Run = Callable[..., Awaitable[Any]]
 
 
 def build_server(desk: CardDesk, state_keys: list[bytes]) -> MCPServer:
     """An ``MCPServer`` with every tool registered once (cheap enough to build per Lambda instance)."""
+    from .mcp_confirmations import confirmation_tools
+
     security = RequestStateSecurity(keys=state_keys, ttl=900, bind_principal=_principal_binding)
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, request_state_security=security, subscriptions=False)
-    for action in desk.registry.actions.values():
-        _register(server, _action_tool(desk, action), action.name, action.title, _action_description(action),
-                  ToolAnnotations(title=action.title or None, read_only_hint=False, destructive_hint=action.destructive,
-                                  idempotent_hint=False, open_world_hint=False))
-    for read in desk.registry.reads.values():
-        _register(server, _read_tool(desk, read), read.name, read.title, read.description,
-                  ToolAnnotations(title=read.title or None, read_only_hint=True, destructive_hint=False,
-                                  idempotent_hint=True, open_world_hint=False))
-    _register_confirmation_tools(server, desk)
-    return server
+    tools = [_action_tool(desk, action) for action in desk.registry.actions.values()]
+    tools += [_read_tool(desk, read) for read in desk.registry.reads.values()]
+    tools += confirmation_tools(desk)
+    resource = TextResource(uri=GUIDE_URI, name="guide", title=GUIDE_TITLE, mime_type="text/markdown",
+                            description="When a person is asked, what each status means, and what calling again does.",
+                            text=guide(desk.settings))
+    return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools, resources=[resource],
+                     request_state_security=security, subscriptions=False)
 
 
 def _principal_binding(ctx) -> str | None:
@@ -73,8 +74,63 @@ def _principal_binding(ctx) -> str | None:
     return None if principal is None else f"{principal.workspace.id}/{principal.connection.id}"
 
 
-def _register(server: MCPServer, fn, name: str, title: str, description: str, annotations: ToolAnnotations) -> None:
-    server.add_tool(fn, name=name, title=title or None, description=description, annotations=annotations)
+# -- tools that receive their arguments as sent ----------------------------------------------------
+
+
+class _AsSent(FuncMetadata):
+    """Hands a tool its arguments untouched, as ``arguments`` (see the module docstring)."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        return {"arguments": arguments_to_validate}
+
+
+def _signature_of(model: type[BaseModel], extra: list[inspect.Parameter], returns: Any) -> inspect.Signature:
+    params = []
+    for name, info in model.model_fields.items():
+        # A default factory stays inside the FieldInfo (pydantic refuses both); a plain default is
+        # mirrored on the parameter so the schema marks the field optional.
+        default = inspect.Parameter.empty if info.is_required() or info.default_factory else info.default
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                                        annotation=Annotated[info.annotation, info], default=default))
+    params.extend(extra)
+    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+    return inspect.Signature(params, return_annotation=returns)
+
+
+def make_tool(run: Run, *, name: str, title: str, description: str, annotations: ToolAnnotations,
+              model: type[BaseModel], extra: list[inspect.Parameter] | None = None, returns: Any = Result) -> Tool:
+    """A tool that publishes ``model``'s input schema (unknown names refused) and calls
+    ``run(arguments=<as sent>, ctx=<Context>)``."""
+
+    async def shape(**kwargs: Any) -> Any:  # pragma: no cover - only its signature is read
+        raise NotImplementedError
+
+    shape.__signature__ = _signature_of(model, extra or [], returns)  # type: ignore[attr-defined]
+    shape.__annotations__ = {"ctx": Context, "return": returns}
+    shape.__name__ = name
+    built = Tool.from_function(shape, name=name, title=title or None, description=description,
+                               annotations=annotations)
+    meta = built.fn_metadata
+    as_sent = _AsSent(arg_model=meta.arg_model, output_schema=meta.output_schema, output_model=meta.output_model,
+                      wrap_output=meta.wrap_output)
+    parameters = dict(built.parameters, additionalProperties=False)
+    return built.model_copy(update={"fn": run, "fn_metadata": as_sent, "parameters": parameters})
+
+
+def caller(ctx: Context) -> Principal:
+    principal = principal_of(ctx.request_context.request)
+    if principal is None:  # the auth middleware runs first; this is defence in depth
+        raise ToolError("This call carries no valid connection token.")
+    return principal
+
+
+def tool_error(exc: Exception) -> ToolError:
+    if isinstance(exc, (ActionError, Refusal, StoreError)):
+        return ToolError(exc.message)
+    return ToolError(str(exc))
+
+
+# -- actions ---------------------------------------------------------------------------------------
 
 
 def _action_description(action: Action) -> str:
@@ -87,40 +143,8 @@ def _action_description(action: Action) -> str:
                    "(the default).",
         "when": f"Waits for a person on the confirm page while {gate.label}; otherwise runs at once.",
     }[gate.kind]
-    return f"{action.description} {held}".strip()
-
-
-def _signature_of(model: type[BaseModel], extra: list[inspect.Parameter]) -> inspect.Signature:
-    params = []
-    for name, info in model.model_fields.items():
-        # A default factory stays inside the FieldInfo (pydantic refuses both); a plain default is
-        # mirrored on the parameter so the SDK's argument model marks the field optional.
-        default = inspect.Parameter.empty if info.is_required() or info.default_factory else info.default
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                                        annotation=Annotated[info.annotation, info], default=default))
-    params.extend(extra)
-    params.append(inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
-    return inspect.Signature(params, return_annotation=Result)
-
-
-def _raw_arguments(kwargs: dict[str, Any]) -> dict[str, Any]:
-    def plain(v: Any) -> Any:
-        if isinstance(v, BaseModel):
-            return v.model_dump(mode="json", exclude_none=True)
-        if isinstance(v, list):
-            return [plain(x) for x in v]
-        if isinstance(v, dict):
-            return {k: plain(x) for k, x in v.items()}
-        return v
-
-    return {k: plain(v) for k, v in kwargs.items() if v is not None}
-
-
-def _caller(ctx: Context) -> Principal:
-    principal = principal_of(ctx.request_context.request)
-    if principal is None:  # the auth middleware runs first; this is defence in depth
-        raise ToolError("This call carries no valid connection token.")
-    return principal
+    guide_pointer = "" if gate.kind == "never" and not action.hold_rule else f" {SEE_GUIDE}"
+    return f"{action.description} {held}{guide_pointer}".strip()
 
 
 def _client_can(ctx: Context) -> tuple[bool, bool, bool]:
@@ -134,29 +158,38 @@ def _client_can(ctx: Context) -> tuple[bool, bool, bool]:
     return modern, form, elicitation.url is not None
 
 
-def _answer_of(ctx: Context) -> str:
-    response = (ctx.input_responses or {}).get("confirm")
-    action = getattr(response, "action", None)
+def _answer(action: str | None, content: dict[str, Any] | None) -> str:
     if action == "accept":
-        content = getattr(response, "content", None) or {}
-        return gate_ask.ACCEPT if content.get("confirm") is True else gate_ask.UNTICKED
+        return gate_ask.ACCEPT if (content or {}).get("confirm") is True else gate_ask.UNTICKED
     if action == "decline":
         return gate_ask.DECLINE
     return gate_ask.CANCEL
 
 
+def _answer_of(ctx: Context) -> str:
+    response = (ctx.input_responses or {}).get("confirm")
+    return _answer(getattr(response, "action", None), getattr(response, "content", None))
+
+
 def _legacy_back_channel(ctx: Context, modern: bool):
+    """Questions put during the call, on a 2025-era stateful session. A client that fails to show
+    one counts as having dismissed it: the call falls back, and the agent still gets its reply."""
     if modern or not ctx.request_context.session.can_send_request:
         return None, None
+    session = ctx.request_context.session
 
     async def elicit_form(message: str) -> str:
-        answer = await ctx.elicit(message, _Confirm)
-        if answer.action == "accept":
-            return gate_ask.ACCEPT if answer.data.confirm else gate_ask.UNTICKED
-        return gate_ask.DECLINE if answer.action == "decline" else gate_ask.CANCEL
+        try:
+            answer = await session.elicit_form(message, CONFIRM_SCHEMA, related_request_id=ctx.request_id)
+        except MCPError:
+            return gate_ask.CANCEL
+        return _answer(answer.action, answer.content)
 
     async def elicit_url(message: str, url: str, elicitation_id: str) -> str:
-        answer = await ctx.elicit_url(message, url, elicitation_id)
+        try:
+            answer = await session.elicit_url(message, url, elicitation_id, related_request_id=ctx.request_id)
+        except MCPError:
+            return gate_ask.CANCEL
         return answer.action
 
     return elicit_form, elicit_url
@@ -165,29 +198,24 @@ def _legacy_back_channel(ctx: Context, modern: bool):
 def _as_result(reply: gate_ask.Reply) -> Result:
     if isinstance(reply, gate_ask.Done):
         return reply.payload
-    params: ElicitRequestFormParams | ElicitRequestURLParams
-    if isinstance(reply, gate_ask.AskForm):
-        params = ElicitRequestFormParams(message=reply.message, requested_schema=CONFIRM_SCHEMA)
-    else:
-        params = ElicitRequestURLParams(message=reply.message, url=reply.url)
+    params = ElicitRequestFormParams(message=reply.message, requested_schema=CONFIRM_SCHEMA)
     return InputRequiredResult(input_requests={"confirm": ElicitRequest(params=params)},
                                request_state=json.dumps(reply.state, separators=(",", ":")))
 
 
-def _tool_error(exc: Exception) -> ToolError:
-    if isinstance(exc, (ActionError, Refusal, StoreError)):
-        return ToolError(exc.message)
-    return ToolError(str(exc))
-
-
-def _action_tool(desk: CardDesk, action: Action):
+def _action_tool(desk: CardDesk, action: Action) -> Tool:
     confirmation = inspect.Parameter(
         "confirmation", inspect.Parameter.KEYWORD_ONLY, default=None,
         annotation=Annotated[str | None, Field(description=(
             "Only with confirmation codes: the code from the preview, passed back after the person agreed."))],
     )
 
-    async def tool(ctx: Context, confirmation: str | None = None, **kwargs: Any) -> Result:
+    async def run(arguments: dict[str, Any], ctx: Context) -> Result:
+        raw = without_nulls(arguments)
+        code = raw.pop("confirmation", None)
+        if code is not None and not isinstance(code, str):
+            raise ToolError("confirmation: must be text: the code from the preview, passed back after the person "
+                            "agreed. Nothing was written.")
         modern, form, url = _client_can(ctx)
         elicit_form, elicit_url = _legacy_back_channel(ctx, modern)
         state = None
@@ -197,91 +225,31 @@ def _action_tool(desk: CardDesk, action: Action):
             except ValueError:
                 raise ToolError("The request state is not one this server issued.") from None
         call = gate_ask.Call(
-            principal=_caller(ctx), tool=action.name, arguments=_raw_arguments(kwargs), modern=modern,
+            principal=caller(ctx), tool=action.name, arguments=raw, modern=modern,
             form_elicitation=form, url_elicitation=url, elicit_form=elicit_form, elicit_url=elicit_url,
-            answer=_answer_of(ctx) if state is not None else None, state=state, confirmation=confirmation,
+            answer=_answer_of(ctx) if state is not None else None, state=state, confirmation=code,
         )
         try:
             return _as_result(await gate_ask.ask(desk, call))
         except (ActionError, Refusal, StoreError) as exc:
-            raise _tool_error(exc) from None
+            raise tool_error(exc) from None
 
-    _present_as(tool, action.name, _signature_of(action.arguments, [confirmation]), {"ctx": Context, "return": Result})
-    return tool
+    annotations = ToolAnnotations(title=action.title or None, read_only_hint=False,
+                                  destructive_hint=action.destructive, idempotent_hint=False, open_world_hint=False)
+    return make_tool(run, name=action.name, title=action.title, description=_action_description(action),
+                     annotations=annotations, model=action.arguments, extra=[confirmation])
 
 
-def _read_tool(desk: CardDesk, read: Read):
-    async def tool(ctx: Context, **kwargs: Any) -> dict[str, Any]:
-        principal = _caller(ctx)
+def _read_tool(desk: CardDesk, read: Read) -> Tool:
+    async def run(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        principal = caller(ctx)
         try:
-            args = read.parse(_raw_arguments(kwargs))
-            context = gate_ask.context_for(desk, principal)
-            return read.run(args, context)
+            args = read.parse(without_nulls(arguments))
+            return read.run(args, gate_ask.context_for(desk, principal))
         except (ActionError, StoreError) as exc:
-            raise _tool_error(exc) from None
+            raise tool_error(exc) from None
 
-    sig = _signature_of(read.arguments, []).replace(return_annotation=dict[str, Any])
-    _present_as(tool, read.name, sig, {"ctx": Context, "return": dict[str, Any]})
-    return tool
-
-
-def _present_as(fn: Any, name: str, signature: inspect.Signature, annotations: dict[str, Any]) -> None:
-    """Give ``fn`` the name and signature the SDK builds the tool from (it reads them through
-    :func:`inspect.signature`, which honours ``__signature__``)."""
-    fn.__signature__ = signature
-    fn.__annotations__ = annotations
-    fn.__name__ = name
-
-
-def _register_confirmation_tools(server: MCPServer, desk: CardDesk) -> None:
-    def mine(ctx: Context, confirmation_id: str):
-        """The caller's person's card, as it stands now; another person's reads as unknown."""
-        principal = _caller(ctx)
-        try:
-            return principal, desk.open_card(principal.workspace.id, principal.person, confirmation_id)
-        except Refusal as refusal:
-            if refusal.reason is RefusalReason.NOT_YOURS:
-                raise NotFound("confirmation", confirmation_id) from None
-            raise
-
-    @server.tool(annotations=ToolAnnotations(title="Ask a person to confirm an action", read_only_hint=False,
-                                             destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    async def request_confirmation(tool: str, arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        """File a card for `tool` with `arguments` and return its held reply, even for an action that
-        would run on the call. The action runs only when the person confirms it on the confirm page."""
-        try:
-            return await gate_ask.request_card(desk, _caller(ctx), tool, arguments)
-        except (ActionError, Refusal, StoreError) as exc:
-            raise _tool_error(exc) from None
-
-    @server.tool(annotations=ToolAnnotations(title="List waiting confirmations", read_only_hint=True,
-                                             destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    async def list_confirmations(ctx: Context) -> dict[str, Any]:
-        """The cards waiting on the person behind this connection, oldest first."""
-        principal = _caller(ctx)
-        cards, _ = desk.store.list_pending_cards(principal.workspace.id, principal.person.id, desk.now(), limit=100)
-        return {
-            "pendingUrl": desk.settings.pending_url,
-            "confirmations": [replies.pending_entry(c, desk.card_url(c.id)) for c in cards],
-        }
-
-    @server.tool(annotations=ToolAnnotations(title="Withdraw a waiting confirmation", read_only_hint=False,
-                                             destructive_hint=False, idempotent_hint=False, open_world_hint=False))
-    async def cancel_confirmation(confirmation_id: str, ctx: Context) -> dict[str, Any]:
-        """Withdraw a pending card: it spends and runs nothing and reads as declined from then on."""
-        try:
-            principal, card = mine(ctx, confirmation_id)
-            card = desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}")
-        except (Refusal, StoreError) as exc:
-            raise _tool_error(exc) from None
-        return {"status": "withdrawn", "confirmationId": card.id, "title": card.title}
-
-    @server.tool(annotations=ToolAnnotations(title="Poll a confirmation", read_only_hint=True,
-                                             destructive_hint=False, idempotent_hint=True, open_world_hint=False))
-    async def get_confirmation_status(confirmation_id: str, ctx: Context) -> dict[str, Any]:
-        """pending | completed (with the result and `next`) | declined (with the reason) | expired."""
-        try:
-            _, card = await anyio.to_thread.run_sync(mine, ctx, confirmation_id)
-        except (Refusal, StoreError) as exc:
-            raise _tool_error(exc) from None
-        return replies.status_reply(card, desk.card_url(card.id))
+    annotations = ToolAnnotations(title=read.title or None, read_only_hint=True, destructive_hint=False,
+                                  idempotent_hint=True, open_world_hint=False)
+    return make_tool(run, name=read.name, title=read.title, description=read.description, annotations=annotations,
+                     model=read.arguments, returns=dict[str, Any])

@@ -104,11 +104,11 @@ class ImportContacts(MailAction):
             data = contact_data(c)
             if not EMAIL_RE.match(data["email"]):
                 raise ActionError(
-                    f"contacts.{i}.email: {c.email!r} is not an email address.", field=f"contacts.{i}.email"
+                    f"contacts[{i}].email: {c.email!r} is not an email address.", field=f"contacts[{i}].email"
                 )
             if data["email"] in seen:
-                raise ActionError(f"contacts.{i}.email: {data['email']} appears twice in this import.",
-                                  field=f"contacts.{i}.email")
+                raise ActionError(f"contacts[{i}].email: {data['email']} appears twice in this import.",
+                                  field=f"contacts[{i}].email")
             seen.add(data["email"])
             if data["email"] in by_email:
                 existing.append(by_email[data["email"]])
