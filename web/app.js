@@ -240,7 +240,24 @@ function cardEl(card, opts) {
   article.append(outcome);
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
+  // A request the person declined can be reopened from History: a new card, waiting for them.
+  if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
+}
+
+function reopenEl(card, outcome) {
+  const btn = el('button', { type: 'button', class: 'secondary', 'data-action': 'reopen' }, 'Ask me again');
+  btn.addEventListener('click', async () => {
+    btn.disabled = true;
+    try {
+      const fresh = await api('POST', `/cards/${encodeURIComponent(card.id)}/reopen`);
+      navigate('/confirm?card=' + encodeURIComponent(fresh.id));
+    } catch (e) {
+      btn.remove();
+      outcome.append(el('p', { class: 'error', role: 'alert' }, e.message));
+    }
+  });
+  return el('div', { class: 'actions' }, btn);
 }
 
 function actionsEl(card, article, outcome, opts) {
@@ -410,7 +427,7 @@ async function viewHistory() {
   let cursor = null;
   const load = async (c) => {
     const page = await api('GET', '/history' + (c ? '?cursor=' + encodeURIComponent(c) : ''));
-    for (const card of page.cards) list.append(cardEl(card, { answerable: false }));
+    for (const card of page.cards) list.append(cardEl(card, { answerable: false, reopenable: true }));
     cursor = page.nextCursor || null;
     more.hidden = !cursor;
     return page.cards.length;

@@ -102,12 +102,43 @@ def test_malformed_json_and_wrong_types(signed):
     assert [c["name"] for c in signed.get("/api/connections").json()["connections"]] == ["Test agent"]
 
 
+@pytest.mark.parametrize("raw", [b'{"name": "\xff\xfe"}', b"\xff\xfe\x00", b'{"reason": "caf\xe9"}'])
+def test_a_body_that_is_not_utf8_gets_the_error_shape(signed, raw):
+    for path in ("/api/connections", "/api/cards/c_unknown/decline", "/api/settings/me"):
+        sent = signed.patch if path.endswith("/me") else signed.post
+        response = sent(path, content=raw, headers={"Content-Type": "application/json"})
+        assert_secure(response)
+        assert response.status_code == 422, (path, response.text)
+        assert response.json() == {"error": {"code": "invalid", "message": "body: the request body is not JSON in UTF-8."},
+                                   "field": "body"}
+    assert [c["name"] for c in signed.get("/api/connections").json()["connections"]] == ["Test agent"]
+
+
+def test_options_and_405_name_every_method_of_the_path(signed):
+    expected = {"/api/connections": "GET, POST, OPTIONS", "/api/cards": "GET, OPTIONS",
+                "/api/cards/c_x/reopen": "POST, OPTIONS", "/api/settings/me": "PATCH, OPTIONS",
+                "/api/session": "GET, OPTIONS", "/api/signin/request": "POST, OPTIONS"}
+    schema = signed.get("/api/openapi.json").json()["paths"]
+    for path, allow in expected.items():
+        options = signed.request("OPTIONS", path)
+        assert options.status_code == 204 and options.headers["allow"] == allow, (path, options.text)
+        assert_secure(options)
+        wrong = signed.request("PUT", path)
+        assert wrong.status_code == 405 and wrong.headers["allow"] == allow
+        assert wrong.json()["error"]["code"] == "method_not_allowed"
+        documented = next(v for k, v in schema.items() if k.split("/")[2:3] == path.split("/")[2:3]
+                          and len(k.split("/")) == len(path.split("/")))
+        assert {m.upper() for m in documented} | {"OPTIONS"} == set(allow.split(", ")), path
+    assert signed.request("OPTIONS", "/api/nope").status_code == 404
+
+
 def test_openapi_is_served_and_the_docs_ui_is_off(page):
     schema = page.get("/api/openapi.json")
     assert schema.status_code == 200
     paths = schema.json()["paths"]
     assert {"/api/signin/request", "/api/signin/complete", "/api/session", "/api/signout", "/api/cards",
             "/api/cards/{card_id}", "/api/history", "/api/cards/{card_id}/confirm", "/api/cards/{card_id}/decline",
+            "/api/cards/{card_id}/reopen",
             "/api/settings", "/api/settings/me", "/api/settings/workspace", "/api/connections",
             "/api/connections/{connection_id}/revoke"} == set(paths)
     for path in ("/api/docs", "/api/redoc", "/docs", "/redoc"):

@@ -21,7 +21,7 @@ from ..faults import crash_point
 from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Person
-from .actions import Registry
+from .actions import ActionError, Registry
 from .context import ActionContext, Principal
 from .errors import DriftError
 from .question import Question, arguments_digest, preview_digest
@@ -236,6 +236,44 @@ class CardDesk:
         card = self.open_card(workspace_id, person, card_id)
         reason = (reason or "").strip()[:500] or None
         return self.decline(card, self.now(), f"person:{person.id}", "page", reason)
+
+    def reopen(self, workspace_id: str, person: Person, card_id: str) -> Card:
+        """A person's own click on a request they declined (from History): a new pending card for
+        the same request, filed by them with a fresh ticket and deadline, and no email. The person
+        can change their mind; an agent still cannot ask again within :data:`ANSWER_MEMORY_SECONDS`.
+
+        Only the request's latest card, declined by a person, can be reopened, and only while the
+        request is still exactly what it showed (planned again now: :class:`Refusal` ``changed``
+        otherwise). One live card per request still holds: if a card of the request is live, that
+        card is returned (``store.file_card``).
+        """
+        card = self.open_card(workspace_id, person, card_id)
+        if card.state is not CardState.DECLINED or card.refusal:
+            raise Refusal(RefusalReason.ALREADY_ANSWERED,
+                          "Only a request you declined can be reopened; this one was not.")
+        now = self.now()
+        latest = self.store.latest_card(workspace_id, person.id, card.tool, card.fingerprint, now)
+        if latest is not None and latest.id != card.id:
+            if latest.state in (CardState.PENDING, CardState.RUNNING):
+                return latest
+            raise Refusal(RefusalReason.ALREADY_ANSWERED,
+                          "This request was asked again after this answer; reopen or answer the newest one.")
+        if card.connection_id and self.store.get_connection(workspace_id, card.connection_id).revoked:
+            raise Refusal(RefusalReason.WITHDRAWN,
+                          "The connection that asked was revoked, so this request cannot be reopened.")
+        try:
+            q = self.question_of(card, person, now)
+        except ActionError:
+            raise Refusal(RefusalReason.CHANGED, "What this request describes changed since you declined it, "
+                          "so it cannot be reopened as it was. Nothing was filed; ask the agent for a fresh "
+                          "request.") from None
+        new = self.new_card(q, "page", now)
+        self._note_signing_key(new.expires_at)
+        filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {card.id}")
+        held = self.store.file_card(new, filed, notify=False)
+        if held.id == new.id:
+            self.event("card_filed")
+        return held
 
     def check_ticket(self, card: Card, now: int, actor: str, channel: str) -> None:
         """:class:`Refusal` ``tampered`` unless the card's ticket is ours and matches every stored

@@ -49,7 +49,9 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     app.state.mailer = mailer if mailer is not None else default_mailer(runtime)
     app.state.signin_floor = signin_floor
     errors.install(app)
-    for module in (signin, session, cards, settings, connections):
-        app.include_router(module.router, prefix="/api")
+    routers = [m.router for m in (signin, session, cards, settings, connections)]
+    for router in routers:
+        app.include_router(router, prefix="/api")
+    app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer
     app.add_middleware(Guard)
     return app

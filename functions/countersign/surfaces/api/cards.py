@@ -1,4 +1,5 @@
-"""Cards on the confirm page: the pending list, one card, history, and the two clicks.
+"""Cards on the confirm page: the pending list, one card, history, the two clicks, and reopening
+a request the person declined.
 
 The clicks call :class:`~countersign.gate.cards.CardDesk` (``confirm_click``/``decline_click``),
 which owns every rule (ticket, drift, one winner); this module only shapes requests and answers.
@@ -154,6 +155,22 @@ def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | 
         raise not_found()
     try:
         card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None)
+    except NotFound:
+        raise not_found() from None
+    except Refusal as refusal:
+        raise _refused(runtime, signed, card_id, refusal) from None
+    return _view(runtime, signed, card)
+
+
+@router.post("/cards/{card_id}/reopen", response_model=CardView, responses=CLICK_ERRORS)
+def reopen(card_id: str, request: Request, signed: Acting) -> dict:
+    """Ask again about a request you declined: a new card for the same request, waiting for your
+    answer (or the request's card that already waits). Refused if it changed since."""
+    runtime = runtime_of(request)
+    if not CARD_ID.match(card_id):
+        raise not_found()
+    try:
+        card = runtime.desk.reopen(signed.workspace.id, signed.person, card_id)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

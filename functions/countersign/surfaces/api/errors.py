@@ -4,12 +4,15 @@ refused click, the card as it now stands). Messages are for the person on the pa
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from ...gate.actions import ActionError
 from ...store.errors import BadInput, Conflict, NotFound, StoreUnavailable
@@ -88,6 +91,30 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
     return where, f"{where}: {first.get('msg', 'invalid value')}."
 
 
+UNREADABLE_BODY = "body: the request body is not JSON in UTF-8."
+
+
+def route_methods(routers: list[APIRouter], prefix: str) -> list[tuple[re.Pattern[str], frozenset[str]]]:
+    """(path pattern, methods) of every route of ``routers`` mounted at ``prefix``."""
+    out = []
+    for router in routers:
+        for route in router.routes:
+            if isinstance(route, APIRoute):
+                out.append((compile_path(prefix + route.path)[0], frozenset(route.methods or ())))
+    return out
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route accepts at this request's path (Starlette's own 405 names only the
+    first route's, so ``/api/connections`` would say GET and hide POST)."""
+    path = request.url.path
+    methods: set[str] = set()
+    for pattern, accepted in getattr(request.app.state, "route_methods", []):
+        if pattern.match(path):
+            methods |= accepted
+    return sorted(methods)
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
@@ -119,7 +146,15 @@ def install(app: FastAPI) -> None:
         return error_response(409, "unavailable", exc.message)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == 400:  # the framework could not read the body (not UTF-8, or not JSON at all)
+            return error_response(422, "invalid", UNREADABLE_BODY, field="body")
+        if exc.status_code == 405:
+            allow = ", ".join([*allowed_methods(request), "OPTIONS"])
+            if request.method == "OPTIONS":
+                return Response(status_code=204, headers={"Allow": allow})
+            return error_response(405, "method_not_allowed", "This endpoint does not accept that method.",
+                                  {"Allow": allow})
         code = _STATUS_CODES.get(exc.status_code, "error")
         message = {404: "There is no such API endpoint.", 405: "This endpoint does not accept that method."}.get(
             exc.status_code, str(exc.detail)
