@@ -109,8 +109,8 @@ def test_a_body_that_is_not_utf8_gets_the_error_shape(signed, raw):
         response = sent(path, content=raw, headers={"Content-Type": "application/json"})
         assert_secure(response)
         assert response.status_code == 422, (path, response.text)
-        assert response.json() == {"error": {"code": "invalid", "message": "body: the request body is not JSON in UTF-8."},
-                                   "field": "body"}
+        error = {"code": "invalid", "message": "body: the request body is not JSON in UTF-8."}
+        assert response.json() == {"error": error, "field": "body"}
     assert [c["name"] for c in signed.get("/api/connections").json()["connections"]] == ["Test agent"]
 
 
