@@ -39,7 +39,7 @@ BAD = [
      "appears twice in this import"),
     ("import_contacts", {"contacts": [{"name": "A", "email": "a@x.example"}], "list_id": "ls_1", "new_list_name": "N"},
      "Give list_id or new_list_name, not both"),
-    ("import_contacts", {"contacts": [{"name": "A", "email": "a@x.example", "shoe": 9}]}, 
+    ("import_contacts", {"contacts": [{"name": "A", "email": "a@x.example", "shoe": 9}]},
      "contacts[0].shoe: there is no field named ‘shoe’"),
     ("generate_design_image", {"prompt": "leaves"}, "Give design_id"),
     ("set_return_address", {"name": "A", "line1": "1", "city": "X", "postal_code": "1", "country": "12"},
