@@ -6,6 +6,7 @@ import pytest
 
 from countersign.gate.actions import ActionError
 from countersign.toolsets.mail import model as m
+from tests.mail.world import World
 
 
 def cid(world):
@@ -313,3 +314,21 @@ def test_reads(world):
     assert designs[0]["state"] == "published" and designs[0]["live_campaigns"] == [world.ids["campaign_id"]]
     credits = reads["get_credits"].run(reads["get_credits"].parse({}), ctx)
     assert credits["balance"] == "88.00" and credits["prices"]["postcard"] == "2.00"
+
+
+def test_buy_credits_reports_in_the_balance_units_and_suggests_a_launch_only_when_one_waited(store):
+    from countersign.gate.question import Question
+    from countersign.gate.runner import run_unheld
+
+    short = World(store, credits=5)  # the demo campaign's launch needs 12.00 credits
+    ran = run_unheld(short.desk, Question.of(short.action("buy_credits"), {"credits": 10}, short.ctx()))
+    assert ran["result"] == {"bought": "10.00", "bought_milli": 10_000, "balance": "15.00", "balance_milli": 15_000,
+                             "charged_usd": "10.00"}
+    launch = [s for s in ran["next"] if s["tool"] == "launch_campaign"]
+    assert launch == [{"tool": "launch_campaign", "personMustAct": True,
+                       "description": "Launch ‘Q4 outreach’: it needs 12.00 credits, which the balance now covers."}]
+
+    plenty = World(store)  # 100 credits: nothing was waiting for these
+    ran = run_unheld(plenty.desk, Question.of(plenty.action("buy_credits"), {"credits": 25}, plenty.ctx()))
+    assert ran["result"]["bought"] == "25.00" and ran["result"]["balance"] == "125.00"
+    assert [s["tool"] for s in ran["next"]] == ["get_credits"]

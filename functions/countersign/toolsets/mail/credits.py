@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ...core.preview import Preview, money
 from ...gate.actions import ALWAYS, ActionContext, Arguments, Step
-from .model import Effect, Mail, MailAction, credits, ledger_after, q
+from .model import PRICES, Effect, Mail, MailAction, credits, ledger_after, q
 
 MIN_CREDITS, MAX_CREDITS = 10, 100_000
 PRICE_PER_CREDIT = 1000  # milliunits of USD per credit
@@ -36,15 +36,35 @@ class BuyCredits(MailAction):
             f"Charged to the payment method of {q(mail.workspace_name())}",
             "Credits are added at once and never expire",
         ]
-        return (
-            subject,
-            Preview(title, lines),
-            Effect.writes({"bought": amount, "charged_usd": money(price)}, [ledger_after(mail, bought=amount)]),
-        )
+        balance = mail.balance() + amount
+        # In the units get_credits reads: "25.00" credits, and the thousandths beside it.
+        result = {"bought": money(amount), "bought_milli": amount, "balance": money(balance),
+                  "balance_milli": balance, "charged_usd": money(price)}
+        return subject, Preview(title, lines), Effect.writes(result, [ledger_after(mail, bought=amount)])
 
     def next_steps(self, result, ctx):
-        return [Step("get_credits", "Check the new balance."),
-                Step("launch_campaign", "Launch the campaign that was waiting for credits.", person_must_act=True)]
+        steps = [Step("get_credits", "Check the new balance.")]
+        after = int(result.get("balance_milli", 0))
+        before = after - int(result.get("bought_milli", 0))
+        for name, cost in _drafts_and_costs(Mail(ctx)):
+            if before < cost <= after:  # this purchase is what it was waiting for
+                steps.append(Step("launch_campaign", f"Launch {q(name)}: it needs {credits(cost)}, which the "
+                                  "balance now covers.", person_must_act=True))
+        return steps
+
+
+def _drafts_and_costs(mail: Mail) -> list[tuple[str, int]]:
+    """(name, what its launch would debit) of each draft campaign that has designs and an audience."""
+    out = []
+    for camp in mail.campaigns.values():
+        designs = [mail.designs[d] for d in camp.data.get("design_ids", []) if d in mail.designs]
+        if camp.data.get("status") != "draft" or not designs:
+            continue
+        contacts, _ = mail.audience(camp)
+        cost = len(contacts) * sum(PRICES.get(d.data.get("format", ""), 0) for d in designs)
+        if cost:
+            out.append((camp.data["name"], cost))
+    return out
 
 
 ACTIONS = [BuyCredits()]
