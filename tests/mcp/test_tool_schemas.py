@@ -57,3 +57,18 @@ async def test_descriptions_say_when_each_call_waits(tenant):
     assert tools["retitle_locked"].endswith("while a note is locked; otherwise runs at once." + guide)
     if "add_list_to_campaign" in tools:  # the mail toolset states its argument-dependent rule itself
         assert "while the list feeds a live campaign" in tools["add_list_to_campaign"]
+
+
+async def test_titles_read_as_what_the_client_shows_while_the_call_runs(tenant):
+    """A held write's title is the activity while its preview is prepared ("Preparing a launch
+    confirmation"), never the action as if it ran; every other title is an activity too."""
+    async with tenant.client() as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    holds = {a.name: a.gate.kind for a in tenant.runtime.desk.registry.actions.values()}
+    for name, tool in tools.items():
+        assert tool.title and tool.title.split()[0].endswith("ing"), (name, tool.title)
+        assert tool.annotations.title == tool.title
+        if holds.get(name) in ("always", "client"):
+            assert tool.title.startswith("Preparing"), (name, tool.title)
+    if "launch_campaign" in tools:
+        assert tools["launch_campaign"].title == "Preparing a launch confirmation"

@@ -64,14 +64,14 @@ class _EditBase(Action):
 
 class EditNote(_EditBase):
     name = "edit_note"
-    title = "Edit a note"
+    title = "Preparing a note change"
     description = "Change a note's text (class client)."
     gate = CLIENT
 
 
 class PublishNote(_EditBase):
     name = "publish_note"
-    title = "Publish a note"
+    title = "Preparing a publish confirmation"
     description = "Publish a note's new text (class always)."
     gate = ALWAYS
 
@@ -104,7 +104,7 @@ class ListArgs(Arguments):
 
 class ListNotes(Read):
     name = "list_notes"
-    title = "List notes"
+    title = "Listing notes"
     description = "Every note."
     arguments = ListArgs
 

@@ -234,9 +234,11 @@ def _action_tool(desk: CardDesk, action: Action) -> Tool:
         except (ActionError, Refusal, StoreError) as exc:
             raise tool_error(exc) from None
 
-    annotations = ToolAnnotations(title=action.title or None, read_only_hint=False,
+    title = action.title or (f"Running {action.name}" if action.gate.kind == "never"
+                             else f"Preparing a confirmation of {action.name}")
+    annotations = ToolAnnotations(title=title, read_only_hint=False,
                                   destructive_hint=action.destructive, idempotent_hint=False, open_world_hint=False)
-    return make_tool(run, name=action.name, title=action.title, description=_action_description(action),
+    return make_tool(run, name=action.name, title=title, description=_action_description(action),
                      annotations=annotations, model=action.arguments, extra=[confirmation])
 
 
@@ -249,7 +251,8 @@ def _read_tool(desk: CardDesk, read: Read) -> Tool:
         except (ActionError, StoreError) as exc:
             raise tool_error(exc) from None
 
-    annotations = ToolAnnotations(title=read.title or None, read_only_hint=True, destructive_hint=False,
+    title = read.title or f"Reading {read.name}"
+    annotations = ToolAnnotations(title=title, read_only_hint=True, destructive_hint=False,
                                   idempotent_hint=True, open_world_hint=False)
-    return make_tool(run, name=read.name, title=read.title, description=read.description, annotations=annotations,
+    return make_tool(run, name=read.name, title=title, description=read.description, annotations=annotations,
                      model=read.arguments, returns=dict[str, Any])

@@ -19,7 +19,7 @@ class SetBudgetArgs(Arguments):
 
 class SetCategoryBudget(BudgetAction):
     name = "set_category_budget"
-    title = "Budget a category for a month"
+    title = "Preparing a budget confirmation"
     description = (
         "Set the amount budgeted in a category for a month. The person sees "
         "'Budget Restaurants for 2026-09-01: 120.00 → 150.00?'."

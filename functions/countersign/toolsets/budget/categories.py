@@ -47,7 +47,7 @@ class UpdateCategoryArgs(Arguments):
 
 class UpdateCategory(BudgetAction):
     name = "update_category"
-    title = "Rename or move a category"
+    title = "Preparing a category change confirmation"
     description = (
         "Rename a category or move it to another group. "
         'The person sees "Change category ‘Tennis’ (Fun) to ‘Sport’ (Fun)?".'
@@ -108,7 +108,7 @@ class CreateCategoryArgs(Arguments):
 
 class CreateCategory(BudgetAction):
     name = "create_category"
-    title = "Create a category"
+    title = "Preparing a new-category confirmation"
     description = "Create a category in a group. The person sees 'Create category ‘Pets’ in Everyday?'."
     arguments = CreateCategoryArgs
 

@@ -22,7 +22,7 @@ class ApplyCategoriesArgs(Arguments):
 
 class ApplyCategories(BudgetAction):
     name = "apply_categories"
-    title = "Recategorise transactions"
+    title = "Preparing a recategorisation confirmation"
     description = (
         "Set the category of one or more transactions (at most 200 per call). The person sees "
         "'Recategorise N transaction(s)?' and one line per change: date, payee, amount, before → after."
@@ -88,7 +88,7 @@ class ApproveArgs(Arguments):
 
 class ApproveTransactions(BudgetAction):
     name = "approve_transactions"
-    title = "Approve transactions"
+    title = "Approving transactions"
     description = "Mark transactions as approved (runs at once; undo_operation takes it back)."
     arguments = ApproveArgs
     gate = NEVER

@@ -17,7 +17,7 @@ class NoArgs(Arguments):
 
 class ListAccounts(Read):
     name = "list_accounts"
-    title = "List accounts"
+    title = "Listing accounts"
     description = "Every account of the budget with its cleared and uncleared balance."
     arguments = NoArgs
 
@@ -56,7 +56,7 @@ def _category_rows(ledger: Ledger, month: str) -> list[dict[str, Any]]:
 
 class ListCategories(Read):
     name = "list_categories"
-    title = "List categories"
+    title = "Listing categories"
     description = (
         "Category groups and their categories, with budgeted, activity and available for a month "
         "(default: the current month). Income goes to Ready to Assign (group Inflow)."
@@ -80,7 +80,7 @@ class ListCategories(Read):
 
 class GetMonth(Read):
     name = "get_month"
-    title = "Get a budget month"
+    title = "Reading a budget month"
     description = "A month's Ready to Assign, income, and every category's budgeted, activity and available."
     arguments = MonthArgs
 
@@ -127,7 +127,7 @@ def transaction_view(ledger: Ledger, account_id: str, txn: dict) -> dict[str, An
 
 class ListTransactions(Read):
     name = "list_transactions"
-    title = "List transactions"
+    title = "Listing transactions"
     description = (
         "Transactions, newest first, filtered by since, account_id, category_id, uncategorised and unapproved; "
         "paged with limit and cursor."
@@ -177,7 +177,7 @@ class ListOperationsArgs(Arguments):
 
 class ListOperations(Read):
     name = "list_operations"
-    title = "List recent operations"
+    title = "Listing recent operations"
     description = "The budget's operation log, newest first: what each write changed and whether it can be undone."
     arguments = ListOperationsArgs
 

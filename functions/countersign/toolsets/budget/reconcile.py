@@ -29,7 +29,7 @@ def _state(ledger: Ledger, account_id: str) -> tuple[list, int]:
 
 class ReconcileAccount(BudgetAction):
     name = "reconcile_account"
-    title = "Reconcile an account"
+    title = "Preparing a reconciliation confirmation"
     description = (
         "Reconcile an account with the bank balance: mark its cleared transactions reconciled and, when the "
         "cleared balance differs, enter an adjustment. The person sees "

@@ -42,7 +42,7 @@ class CreateTransactionsArgs(Arguments):
 
 class CreateTransactions(BudgetAction):
     name = "create_transactions"
-    title = "Create transactions"
+    title = "Preparing a new-transactions confirmation"
     description = (
         "Enter transactions on one account (at most 100 per call). The person sees "
         "'Create N transaction(s) on Checking?' and one line per transaction."
@@ -107,7 +107,7 @@ SPLIT_WARNING = "Warning: a split cannot be undone."
 
 class SplitTransaction(BudgetAction):
     name = "split_transaction"
-    title = "Split a transaction"
+    title = "Preparing a split confirmation"
     description = (
         "Split one transaction across several categories; the lines must sum to its amount. The person sees "
         "'Split 2026-09-12 Market 86.40 into 2 lines?', one line per category and a warning: a split cannot be undone."

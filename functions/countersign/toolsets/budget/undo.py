@@ -68,7 +68,7 @@ def describe(ledger: Ledger, change: dict) -> str:
 
 class UndoOperation(BudgetAction):
     name = "undo_operation"
-    title = "Undo an operation"
+    title = "Preparing an undo confirmation"
     description = (
         "Restore the state before a recorded operation (its id is in the write's result and in list_operations). "
         "The person sees 'Undo: recategorise 2 transaction(s)?'. Refused when the budget changed since."

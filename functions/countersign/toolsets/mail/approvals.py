@@ -59,7 +59,7 @@ class ApproveDesign(MailAction):
     hold_rule = (
         'Waits for a person on the confirm page while the workspace asks before approvals and the design '
         'would print; otherwise runs at once.')
-    title = "Approve (publish) a design"
+    title = "Preparing a design approval"
     description = "Publish a design's draft version. Owners, admins and approvers only."
     arguments = DesignArgs
     gate = APPROVALS
@@ -125,7 +125,7 @@ class ReviewMessage(MailAction):
     hold_rule = (
         'Waits for a person on the confirm page while the workspace asks before approvals and the message'
         ' would print; otherwise runs at once.')
-    title = "Review a draft message"
+    title = "Preparing a message review"
     description = ('Approve or reject one draft waiting for review; approving a draft of a live campaign prints '
                    'it.')
     arguments = ReviewArgs
@@ -208,7 +208,7 @@ class BulkApproveMessages(MailAction):
     hold_rule = (
         'Waits for a person on the confirm page while the workspace asks before approvals and any of the '
         'messages would print; otherwise runs at once.')
-    title = "Approve many drafts"
+    title = "Preparing a bulk approval"
     description = ('Approve every draft waiting for review on a campaign (or the ones named); on a live campaign'
                    ' they print.')
     arguments = BulkApproveArgs

@@ -74,7 +74,7 @@ def _approval_step(ctx: ActionContext, waiting: int) -> list[Step]:
 
 class LaunchCampaign(MailAction):
     name = "launch_campaign"
-    title = "Launch a campaign"
+    title = "Preparing a launch confirmation"
     description = ("Launch a draft campaign: enrol its audience, print what needs no review, debit the credits, and "
                    "publish its draft designs first.")
     arguments = CampaignArgs
@@ -157,7 +157,7 @@ class LaunchCampaign(MailAction):
 
 class ResumeCampaign(MailAction):
     name = "resume_campaign"
-    title = "Resume a paused campaign"
+    title = "Preparing a resume confirmation"
     description = ("Resume a paused campaign: approved pieces print, contacts added to its lists while it was "
                    "paused are enrolled and their credits debited.")
     arguments = CampaignArgs
@@ -230,7 +230,7 @@ class ResumeCampaign(MailAction):
 
 class EndCampaign(MailAction):
     name = "end_campaign"
-    title = "End a campaign"
+    title = "Preparing a confirmation to end a campaign"
     description = ("End a campaign for good: pieces not yet printed are cancelled and their credits returned; "
                    "printed pieces stay in the print queue.")
     arguments = CampaignArgs
@@ -273,7 +273,7 @@ class EndCampaign(MailAction):
 
 class PauseCampaign(MailAction):
     name = "pause_campaign"
-    title = "Pause a live campaign"
+    title = "Pausing a live campaign"
     description = "Pause a live campaign: nothing new prints until it is resumed (stopping mail runs at once)."
     arguments = CampaignArgs
     gate = NEVER

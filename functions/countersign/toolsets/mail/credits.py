@@ -20,7 +20,7 @@ class BuyCreditsArgs(Arguments):
 
 class BuyCredits(MailAction):
     name = "buy_credits"
-    title = "Buy mail credits"
+    title = "Preparing a credit purchase confirmation"
     description = "Buy mail credits, charged to the workspace's payment method (1.00 USD per credit)."
     arguments = BuyCreditsArgs
     gate = ALWAYS

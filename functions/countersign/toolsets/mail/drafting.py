@@ -87,7 +87,7 @@ def contact_data(c: ContactIn) -> dict:
 
 class ImportContacts(MailAction):
     name = "import_contacts"
-    title = "Import contacts"
+    title = "Preparing a contact import"
     description = 'Add up to 80 contacts, optionally into a list.'
     arguments = ImportContactsArgs
     gate = DRAFTING
@@ -176,7 +176,7 @@ class GenerateImageArgs(Arguments):
 
 class GenerateDesignImage(MailAction):
     name = "generate_design_image"
-    title = "Generate a design image"
+    title = "Preparing a design image"
     description = ('Generate an image into a new draft version of a design (or a new design). The published '
                    'version keeps printing until the draft is approved.')
     arguments = GenerateImageArgs
@@ -239,7 +239,7 @@ class CampaignArgs(Arguments):
 
 class PolishCopywriting(MailAction):
     name = "polish_copywriting"
-    title = "Polish a campaign's copy"
+    title = "Preparing polished copy"
     description = "Tidy a campaign's copy template (spacing, capitals, punctuation)."
     arguments = CampaignArgs
     gate = DRAFTING
@@ -277,7 +277,7 @@ class RewriteArgs(Arguments):
 
 class RewriteWaitingDrafts(MailAction):
     name = "rewrite_waiting_drafts"
-    title = "Rewrite the drafts waiting for review"
+    title = "Preparing rewritten drafts"
     description = 'Have the model rewrite every draft waiting for review on a campaign; they keep waiting.'
     arguments = RewriteArgs
     gate = DRAFTING
@@ -325,7 +325,7 @@ class AddListToCampaign(MailAction):
     hold_rule = (
         'Waits for a person on the confirm page while the list feeds a live campaign (whatever the '
         'settings), and otherwise while the workspace asks before drafting steps.')
-    title = "Add a list to a campaign"
+    title = "Preparing to add a list to a campaign"
     description = ("Add a list's audience to a campaign; on a live campaign the people it adds are enrolled and "
                    'mailed.')
     arguments = AddListArgs
@@ -421,7 +421,7 @@ class CreateCampaignArgs(Arguments):
 
 class CreateCampaign(MailAction):
     name = "create_campaign"
-    title = "Create a draft campaign"
+    title = "Creating a draft campaign"
     description = "Create a campaign in the draft state (nothing prints until it is launched)."
     arguments = CreateCampaignArgs
     gate = NEVER

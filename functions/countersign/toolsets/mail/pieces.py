@@ -48,7 +48,7 @@ class SendPieceArgs(Arguments):
 
 class SendPiece(MailAction):
     name = "send_piece"
-    title = "Send one piece"
+    title = "Preparing a send confirmation"
     description = "Print and send one piece to one contact now, debiting its credits (publishes a draft design first)."
     arguments = SendPieceArgs
     gate = ALWAYS
@@ -115,7 +115,7 @@ class PieceArgs(Arguments):
 
 class CancelPiece(MailAction):
     name = "cancel_piece"
-    title = "Cancel one piece"
+    title = "Preparing a cancellation confirmation"
     description = (
         "Cancel a piece that has not gone to the mail (waiting, approved, or in the print queue); "
         "its credits come back."

@@ -54,7 +54,7 @@ class UpdateWorkspacePreferences(MailAction):
     hold_rule = (
         "Runs at once, except a change to a sender's meeting link, email or default once any mail has "
         'been sent: that waits for a person on the confirm page.')
-    title = "Update workspace preferences"
+    title = "Preparing a preferences change"
     description = ('Change time zone, signature, default format, or a sender (name, email, meeting link, '
                    'default).')
     arguments = PreferencesArgs
@@ -175,7 +175,7 @@ DRAFTING_TOOLS = "import_contacts, generate_design_image, polish_copywriting and
 class SetAskBeforeDrafting(MailAction):
     name = "set_ask_before_drafting"
     hold_rule = 'Turning the setting off always waits for a person on the confirm page; turning it on runs at once.'
-    title = "Ask before drafting steps (on or off)"
+    title = "Preparing an ask-before-drafting change"
     description = 'Turn the workspace setting Ask before drafting steps on or off.'
     arguments = DraftingSettingArgs
     gate = when("turning the setting off", lambda args, ctx: not args.enabled)

@@ -43,7 +43,7 @@ def _campaign_summary(mail: Mail, camp) -> dict:
 
 class ListCampaigns(Read):
     name = "list_campaigns"
-    title = "List campaigns"
+    title = "Listing campaigns"
     description = "Every campaign with its state, lists, designs and piece counts."
     arguments = NoArgs
 
@@ -61,7 +61,7 @@ class GetCampaignArgs(Arguments):
 
 class GetCampaign(Read):
     name = "get_campaign"
-    title = "Get a campaign"
+    title = "Reading a campaign"
     description = "A campaign's details, audience size and pieces (paged)."
     arguments = GetCampaignArgs
 
@@ -89,7 +89,7 @@ class ListContactsArgs(Arguments):
 
 class ListContacts(Read):
     name = "list_contacts"
-    title = "List contacts"
+    title = "Listing contacts"
     description = "Contacts (of one list, or all), with whether each is suppressed."
     arguments = ListContactsArgs
 
@@ -108,7 +108,7 @@ class ListContacts(Read):
 
 class ListLists(Read):
     name = "list_lists"
-    title = "List lists"
+    title = "Listing lists"
     description = "Every list with its size and the campaigns it feeds."
     arguments = NoArgs
 
@@ -132,7 +132,7 @@ class ListLists(Read):
 
 class ListDesigns(Read):
     name = "list_designs"
-    title = "List designs"
+    title = "Listing designs"
     description = "Every design with its draft and published versions and the live campaigns that print it."
     arguments = NoArgs
 
@@ -157,7 +157,7 @@ class ListDesigns(Read):
 
 class GetCredits(Read):
     name = "get_credits"
-    title = "Get the credit balance"
+    title = "Reading the credit balance"
     description = "The credit balance, prices per piece, and the print queue's size."
     arguments = NoArgs
 

@@ -56,7 +56,7 @@ class GrantRoleArgs(Arguments):
 
 class GrantRole(MailAction):
     name = "grant_role"
-    title = "Grant a role"
+    title = "Preparing a role grant confirmation"
     description = "Give a workspace member the owner, admin or approver role."
     arguments = GrantRoleArgs
     gate = ALWAYS
@@ -84,7 +84,7 @@ class RevokeRoleArgs(Arguments):
 
 class RevokeRole(MailAction):
     name = "revoke_role"
-    title = "Revoke a role"
+    title = "Preparing a role removal confirmation"
     description = "Take a member's owner, admin or approver role away (they stay a member)."
     arguments = RevokeRoleArgs
     gate = ALWAYS

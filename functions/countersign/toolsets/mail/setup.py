@@ -22,7 +22,7 @@ class SetWorkspaceNameArgs(Arguments):
 
 class SetWorkspaceName(MailAction):
     name = "set_workspace_name"
-    title = "Rename the workspace"
+    title = "Renaming the workspace"
     description = "Set the workspace name printed in the app, on confirm pages and in emails."
     arguments = SetWorkspaceNameArgs
     gate = NEVER
@@ -58,7 +58,7 @@ BRAND_LABELS = {"primary_color": "primary colour", "accent_color": "accent colou
 
 class UpdateBrandKit(MailAction):
     name = "update_brand_kit"
-    title = "Update the brand kit"
+    title = "Updating the brand kit"
     description = "Change brand colours, logo, font or tagline used by new designs."
     arguments = BrandKitArgs
     gate = NEVER
@@ -98,7 +98,7 @@ class NoArgs(Arguments):
 
 class FinishSetup(MailAction):
     name = "finish_setup"
-    title = "Finish setup"
+    title = "Finishing setup"
     description = "Mark workspace setup as finished once it has a return address and a sender."
     arguments = NoArgs
     gate = NEVER
@@ -145,7 +145,7 @@ def _mail_exists(args, ctx: ActionContext) -> bool:
 
 class SetReturnAddress(MailAction):
     name = "set_return_address"
-    title = "Set the return address"
+    title = "Preparing a return-address change"
     description = "Set the return address printed on every piece."
     arguments = ReturnAddressArgs
     gate = when("a campaign or piece exists", _mail_exists)

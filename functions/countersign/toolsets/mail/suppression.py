@@ -32,7 +32,7 @@ class SuppressDomainArgs(Arguments):
 
 class SuppressDomain(MailAction):
     name = "suppress_domain"
-    title = "Suppress a domain"
+    title = "Preparing a suppression confirmation"
     description = ("Never mail anyone at a domain again; cancels their pieces that have not gone to the mail and "
                    "returns the credits.")
     arguments = SuppressDomainArgs
