@@ -28,7 +28,7 @@ def _text(value: str | None, field: str, *, required: bool = False, limit: int =
 class NewTransaction(Arguments):
     date: str = Field(description="YYYY-MM-DD")
     payee: str = Field(max_length=1000, description="Who was paid or who paid")
-    amount: Amount = Field(description="Currency units; outflows negative (e.g. -86.40), inflows positive")
+    amount: Amount = Field(description="An amount in currency units: outflows negative (e.g. -86.40), inflows positive")
     category_id: str | None = Field(default=None, description="A category id (leave out for uncategorised)")
     memo: str = Field(default="", max_length=2000)
     cleared: Literal["cleared", "uncleared"] = "uncleared"
@@ -91,7 +91,7 @@ class CreateTransactions(BudgetAction):
 
 
 class SplitLine(Arguments):
-    amount: Amount = Field(description="Currency units, same sign as the transaction (or all positive)")
+    amount: Amount = Field(description="An amount in currency units, same sign as the transaction (or all positive)")
     category_id: str = Field(description="A category id")
     memo: str = Field(default="", max_length=2000)
 
