@@ -208,7 +208,9 @@ def _plain_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(p for p in loc if isinstance(p, int) or (str(p) not in _TAGS and "[" not in str(p)))
 
 
-def _problems(exc: ValidationError, model: type[BaseModel], tool: str) -> list[tuple[tuple, str]]:
+def _problems(exc: ValidationError, model: type[BaseModel], tool: str
+              ) -> tuple[list[tuple[tuple, str]], list[tuple[tuple, str]]]:
+    """(unknown names, every other problem), one sentence per field."""
     found: dict[tuple, str] = {}
     unknown: dict[tuple, str] = {}
     for error in exc.errors():
@@ -216,7 +218,7 @@ def _problems(exc: ValidationError, model: type[BaseModel], tool: str) -> list[t
         sentence = _sentence(dict(error, loc=loc), model, tool)
         target = unknown if error.get("type") == "extra_forbidden" else found
         target.setdefault(loc, sentence)
-    return [*unknown.items(), *found.items()]  # an unknown name first: it is the likeliest slip
+    return list(unknown.items()), list(found.items())
 
 
 def refusal(problems: list[tuple[tuple, str]], tool: str) -> ArgumentError:
@@ -232,11 +234,15 @@ def parse_arguments(model: type[BaseModel], raw: Any, tool: str) -> Any:
     """``raw`` validated into ``model``, or :class:`ArgumentError` naming every field at fault."""
     if not isinstance(raw, dict):
         raise ArgumentError("arguments: must be an object of named arguments.", "arguments")
-    problems: list[tuple[tuple, str]] = []
-    _raw_problems(raw, (), model, problems)
-    if problems:
-        raise refusal(problems, tool)
+    found: list[tuple[tuple, str]] = []
+    _raw_problems(raw, (), model, found)
     try:
-        return model.model_validate(raw, strict=True)
+        parsed = model.model_validate(raw, strict=True)
     except ValidationError as exc:
-        raise refusal(_problems(exc, model, tool) or [((), "these arguments are not valid.")], tool) from None
+        unknown, other = _problems(exc, model, tool)
+        seen = {loc for loc, _ in found}  # a field with a control character or NaN is named for that
+        problems = unknown + found + [(loc, s) for loc, s in other if loc not in seen]  # an unknown name first
+        raise refusal(problems or [((), "these arguments are not valid.")], tool) from None
+    if found:
+        raise refusal(found, tool)
+    return parsed

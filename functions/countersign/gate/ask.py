@@ -34,7 +34,7 @@ from .answers import say_no, say_yes
 from .cards import CardDesk
 from .context import Principal
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
-from .question import Question
+from .question import Question, parse
 from .runner import run_unheld
 
 ACCEPT, UNTICKED, DECLINE, CANCEL = "accept", "unticked", "decline", "cancel"
@@ -231,6 +231,7 @@ async def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
     fail to confirm this call is refused with the one code sentence (:data:`CODE_REFUSAL`): unknown,
     expired, already used (after a success too), for other changes, or for changes whose state
     moved since the preview (the plan now fails, or gives another fingerprint)."""
+    parse(desk.registry.action(call.tool), call.arguments)  # bad input is named first, as on every call
     if desk.settings.require_elicitation:
         raise ConfirmationUnavailable(
             "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.",
