@@ -59,18 +59,20 @@ def test_every_tool_with_generated_arguments(tenant):
         tools = portal.call(client.list_tools).tools
         assert len(tools) > 40
         for tool in tools:
-            arguments = Arguments(tool.input_schema, ids)
+            fuzz(tenant, portal, client, tool.name, Arguments(tool.input_schema, ids))
 
-            @given(args=arguments.fits())
-            @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-            def fits(args):
-                check(tenant, portal, client, tool.name, args)
 
-            @given(case=arguments.breaks())
-            @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-            def breaks(case):
-                how, name, args = case
-                check(tenant, portal, client, tool.name, args, unknown=name if how == "unknown" else None)
+def fuzz(tenant, portal, client, name: str, arguments: Arguments) -> None:
+    @given(args=arguments.fits())
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def fits(args):
+        check(tenant, portal, client, name, args)
 
-            fits()
-            breaks()
+    @given(case=arguments.breaks())
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    def breaks(case):
+        how, field, args = case
+        check(tenant, portal, client, name, args, unknown=field if how == "unknown" else None)
+
+    fits()
+    breaks()
