@@ -207,3 +207,20 @@ def test_fingerprint_is_deterministic_and_tuple_equals_list(scope, subject):
 
 def test_dict_insertion_order_does_not_matter():
     assert fingerprint("w", {"a": 1, "b": 2}) == fingerprint("w", {"b": 2, "a": 1})
+
+
+def test_the_fingerprint_example_in_the_guarantees_is_what_the_code_computes():
+    """docs/guarantees.md documents the formula with a worked example: it must stay true."""
+    import re
+    from pathlib import Path
+
+    from countersign.gate.question import subject_fingerprint
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "guarantees.md").read_text(encoding="utf-8")
+    section = text[text.index("### The fingerprint"):text.index("### One request has at most one live card")]
+    hashed = re.search(r"hashes the text\n\n```\n(.+?)\n```", section).group(1)
+    expected = re.search(r"giving `([0-9a-f]{64})`", section).group(1)
+    subject = {"note": "n1", "before": "text 1", "after": "hello", "version": 1}
+    assert canonical_json(["w_123", {"tool": "edit_note", "change": subject}]) == hashed
+    assert subject_fingerprint("w_123", "edit_note", subject) == expected
+    assert "SHA-256( canonical_json( [workspace_id, order_free({\"tool\": tool, \"change\": subject})] ) )" in section
