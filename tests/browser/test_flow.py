@@ -98,7 +98,9 @@ def test_email_signin_then_confirm_and_decline(live, tenant, page, watch):
     expect(page.locator("article.card")).to_have_count(2)
     expect(card(page, first)).to_contain_text("Confirmed — it ran")
     expect(card(page, second)).to_contain_text("Declined")
-    expect(page.locator("article.card button")).to_have_count(0)
+    # Nothing to answer in History; the declined request alone can be asked again (reopened).
+    expect(page.locator("article.card button")).to_have_count(1)
+    expect(card(page, second).get_by_role("button", name="Ask me again")).to_be_visible()
 
     assert watch.dialogs == [] and watch.errors == [], (watch.dialogs, watch.errors)
     assert watch.origins == {server.origin}

@@ -21,7 +21,7 @@ from tests.budget.ledger import seed_small
 from tests.mcp.schema_args import Arguments
 from tests.mcp.test_bad_input import RAW_PYDANTIC
 
-EXAMPLES = 12  # per tool and kind: about 1,200 calls in all
+EXAMPLES = 8  # per tool and kind: about 800 calls in all
 KINDS = ["note", ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP, mail.KIND_PROFILE, mail.KIND_LEDGER, mail.KIND_CONTACT,
          mail.KIND_LIST, mail.KIND_DESIGN, mail.KIND_CAMPAIGN, mail.KIND_SENDER, mail.KIND_JOB, mail.KIND_SUPPRESSION]
 
