@@ -100,9 +100,9 @@ def field_info(model: type[BaseModel], loc: tuple[Any, ...]) -> FieldInfo | None
     return holder.model_fields.get(str(loc[-1])) if holder is not None else None
 
 
-def _described(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+def _described(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str:
     """`` Expected: <the field's description>`` (with its stop), or nothing."""
-    info = field_info(model, loc)
+    info = field_info(model, loc) if model is not None else None
     if info is None or not info.description:
         return ""
     text = info.description.strip()
@@ -144,8 +144,10 @@ def _plural(n: Any, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _unknown(model: type[BaseModel], loc: tuple[Any, ...], tool: str) -> str:
-    name = str(loc[-1])
+def _unknown(model: type[BaseModel] | None, loc: tuple[Any, ...], tool: str) -> str:
+    name = str(loc[-1]) if loc else "?"
+    if model is None or not tool:
+        return f"‘{name}’ is not a field this request accepts."
     holder = model_at(model, loc)
     known = sorted(holder.model_fields) if holder is not None else []
     where = f"{tool} has no argument" if len(loc) == 1 else "there is no field"
@@ -157,7 +159,12 @@ def _unknown(model: type[BaseModel], loc: tuple[Any, ...], tool: str) -> str:
     return f"{where} named ‘{name}’; it takes none."
 
 
-def _sentence(error: Any, model: type[BaseModel], tool: str) -> str:
+def plain_sentence(error: Any) -> str:
+    """One pydantic error in the product's words, without a model to describe the field."""
+    return _sentence(dict(error, loc=_plain_loc(tuple(error.get("loc", ())))), None, "")
+
+
+def _sentence(error: Any, model: type[BaseModel] | None, tool: str) -> str:
     kind = error.get("type", "")
     ctx = error.get("ctx") or {}
     loc = tuple(error.get("loc", ()))

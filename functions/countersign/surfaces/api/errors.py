@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
 from ...gate.actions import ActionError
+from ...gate.arguments import field_path, plain_sentence
 from ...store.errors import BadInput, Conflict, NotFound, StoreUnavailable
 
 log = logging.getLogger("countersign.api")
@@ -61,13 +62,13 @@ PATTERN_MESSAGES = {"email": "that is not an email address", "name": "must not b
 
 
 def _where(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc]
-    if parts and parts[0] in ("body", "query", "path", "header", "cookie"):
-        kind, rest = parts[0], parts[1:]
-        if kind == "body" and rest and rest[0].isdigit() and len(rest) == 1:
+    """The field as the page wrote it: ``changes[0].name`` (never ``body.changes.0.name``)."""
+    if loc and loc[0] in ("body", "query", "path", "header", "cookie"):
+        kind, rest = str(loc[0]), tuple(loc[1:])
+        if kind == "body" and len(rest) == 1 and isinstance(rest[0], int):
             return "body"  # a JSON decode error's position
-        return ".".join(rest) or kind
-    return ".".join(parts) or "body"
+        return field_path(rest) if rest else kind
+    return field_path(tuple(loc)) if loc else "body"
 
 
 def validation_message(exc: RequestValidationError) -> tuple[str, str]:
@@ -88,7 +89,7 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
         return where, f"{where}: {PATTERN_MESSAGES.get(where, 'is not in the expected form')}."
     if kind == "model_attributes_type" or (kind == "dict_type" and where == "body"):
         return "body", "body: expected a JSON object."
-    return where, f"{where}: {first.get('msg', 'invalid value')}."
+    return where, f"{where}: {plain_sentence(first)}"
 
 
 UNREADABLE_BODY = "body: the request body is not JSON in UTF-8."
