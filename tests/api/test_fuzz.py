@@ -16,6 +16,8 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 from tests.api.pages import COOKIE, Page
 
 MAX_EXAMPLES = 50
+RAW_PYDANTIC = ("input_value", "[type=", "pydantic", "Input should", "Field required", "Extra inputs",
+                "There was an error parsing the body")
 
 
 def test_no_server_errors(live, clock, tenant):
@@ -35,7 +37,10 @@ def test_no_server_errors(live, clock, tenant):
         def check(case):
             # Every other check runs. Positive-data acceptance does not fit this API: an opaque
             # cursor, a card id or a one-time token that matches the schema can still be unknown.
-            case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+            response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
+            if response.status_code >= 400 and "json" in response.headers.get("content-type", ""):
+                message = str(response.json().get("error", {}).get("message", ""))
+                assert not any(bit in message for bit in RAW_PYDANTIC), (operation.label, message)
 
         try:
             check()
