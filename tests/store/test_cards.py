@@ -110,6 +110,18 @@ def test_pending_list_holds_only_pending_unexpired_cards_of_that_person(store):
     assert cursor is None
 
 
+def test_pending_count_is_what_the_pending_list_holds_in_all(store):
+    w = World(store)
+    for i in range(5):
+        w.file(created_at=100 + i)
+    walk(w, S.DECLINED, created_at=120)
+    w.file(created_at=130, ttl=50)  # expires at 180
+    w.file(created_at=140, who=w.add_person())
+    assert store.count_pending_cards(w.ws.id, w.person.id, now=200) == 5
+    assert store.count_pending_cards(w.ws.id, w.person.id, now=170) == 6
+    assert store.count_pending_cards(w.ws.id, "nobody", now=200) == 0
+
+
 def test_pending_list_is_empty_for_a_person_with_nothing_waiting(store):
     w = World(store)
     assert store.list_pending_cards(w.ws.id, w.person.id, now=0) == ([], None)
