@@ -30,6 +30,7 @@ from typing import Any
 
 from ..core.cards import CardState
 from ..core.codes import CodeRecord
+from .oauth_records import IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from .records import (
     AuditEntry,
     Card,
@@ -43,7 +44,6 @@ from .records import (
     Workspace,
     Write,
 )
-from .oauth_records import IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 
 MAX_DOC_WRITES = 90  # one transaction; DynamoDB allows 100 items and the card's own items need room
 

@@ -14,14 +14,7 @@ from typing import Any, TypeVar
 
 from ..errors import StoreError
 from ..interface import OAuthStore
-from ..oauth_records import (
-    REFRESH,
-    IssuedCode,
-    IssuedToken,
-    OAuthClientRecord,
-    OAuthGrant,
-    PendingAuthorization,
-)
+from ..oauth_records import REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from . import codec
 from .client import Cancelled, Table
 

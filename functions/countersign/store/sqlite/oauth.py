@@ -13,14 +13,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..interface import OAuthStore
-from ..oauth_records import (
-    REFRESH,
-    IssuedCode,
-    IssuedToken,
-    OAuthClientRecord,
-    OAuthGrant,
-    PendingAuthorization,
-)
+from ..oauth_records import REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from . import schema
 from .database import Database
 

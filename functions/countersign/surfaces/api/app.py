@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 
 from ...runtime import Runtime
-from . import cards, connections, errors, session, settings, signin
+from . import cards, connections, errors, oauth, session, settings, signin
 from .guard import Guard
 from .mailer import SigninMailer, default_mailer
 
@@ -29,7 +29,7 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     app = FastAPI(
         title="countersign confirm API",
         version="1",
-        description="What the confirm page calls: sign-in, cards, settings and connections.",
+        description="What the confirm page calls: sign-in, cards, settings, connections and OAuth consent.",
         openapi_url="/api/openapi.json",
         docs_url=None,
         redoc_url=None,
@@ -49,7 +49,7 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     app.state.mailer = mailer if mailer is not None else default_mailer(runtime)
     app.state.signin_floor = signin_floor
     errors.install(app)
-    for module in (signin, session, cards, settings, connections):
+    for module in (signin, session, cards, settings, connections, oauth):
         app.include_router(module.router, prefix="/api")
     app.add_middleware(Guard)
     return app
