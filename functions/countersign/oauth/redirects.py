@@ -39,6 +39,11 @@ def host_of(uri: str) -> str:
     return netloc.partition(":")[0]
 
 
+def authority_of(uri: str) -> str:
+    """Host and port as written (``host:port``), lower-cased: who a metadata document's URL names."""
+    return _parts(uri).netloc.rpartition("@")[2].lower()
+
+
 def is_loopback(uri: str) -> bool:
     parts = _parts(uri)
     return parts.scheme == "http" and host_of(uri) in LOOPBACK_HOSTS

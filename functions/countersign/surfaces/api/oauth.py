@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 
 from ...gate.replies import iso
 from ...oauth import grants
-from ...oauth.redirects import host_of, is_loopback
+from ...oauth.redirects import authority_of, host_of, is_loopback
 from ...store.oauth_records import PendingAuthorization
 from ...store.records import secret_hash
 from .connections import connection_view
@@ -62,7 +62,7 @@ def _workspaces(signed: Signed) -> list[dict]:
 def describe(request_id: str, request: Request, signed: SignedIn) -> dict:
     """Who asks to connect, where the answer goes, and the workspaces the person may choose from."""
     pending = _pending(request, request_id)
-    client_host = host_of(pending.client_id) if pending.metadata_document else host_of(pending.redirect_uri)
+    client_host = authority_of(pending.client_id) if pending.metadata_document else host_of(pending.redirect_uri)
     return {
         "client": {"name": grants.connection_name(pending), "clientId": pending.client_id, "host": client_host,
                    "metadataDocument": pending.metadata_document},
