@@ -97,7 +97,8 @@ class Flow:
             headers["Authorization"] = f"Bearer {token}"
         return self.http.post("/mcp", headers=headers, json=body or {
             "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw", "version": "1"}}})
 
 
 @pytest.fixture
