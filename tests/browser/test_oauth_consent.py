@@ -38,11 +38,11 @@ def test_another_origin_cannot_frame_the_consent_page(live, tenant, page, watch)
     page.wait_for_timeout(300)
     framed = [f for f in page.frames if f != page.main_frame]
     assert framed, "the iframe was not created"
-    # Blocked by frame-ancestors 'none' (and X-Frame-Options: DENY): nothing of the page ran in it.
-    assert all(f.url in ("about:blank", "chrome-error://chromewebdata/") or not f.url.startswith(server.origin)
-               or f.locator("button").count() == 0 for f in framed)
+    # Blocked by frame-ancestors 'none' (and X-Frame-Options: DENY): chromium shows its error page
+    # in the frame instead; nothing of the consent page loaded there.
+    assert [f.url for f in framed] == ["chrome-error://chromewebdata/"]
     assert page.frame_locator("#f").get_by_role("button", name="Allow").count() == 0
-    assert any("frame-ancestors" in e for e in watch.errors), watch.errors  # chromium says why it refused
+
     headers = httpx2.get(consent).headers
     assert "frame-ancestors 'none'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
 
