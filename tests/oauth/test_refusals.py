@@ -150,6 +150,10 @@ def test_no_open_redirect_through_any_parameter(flow, param, value):
     location = answer.headers.get("location", "")
     assert not location or location.startswith(REDIRECT + "?"), location
     assert "evil.example" not in location
+    # A request the SDK refuses before it asks the provider still redirects only where registered.
+    broken = flow.authorize(challenge, **{param: value, "redirect_uri": "https://evil.example/cb",
+                                          "code_challenge": None})
+    assert broken.status_code == 400 and "location" not in broken.headers
 
 
 def test_the_consent_page_is_not_an_open_redirect(flow):
