@@ -50,7 +50,9 @@ def secret_scan():
     clients, local server and Lambda handlers) and every log line the process wrote are scanned:
     none may contain a ticket, a question's nonce, a signing key or a request-state key.
 
-    Fixtures that make keys or cards add them to ``SECRETS``; the nonces are recorded here.
+    Fixtures that make keys or cards add them to ``SECRETS``; the nonces are recorded here; the
+    OAuth clients' codes, PKCE verifiers and tokens are added as the clients see them
+    (tests/support/oauth.py, tests/browser/test_oauth_clients.py).
     """
     capture = _LogCapture()
     logging.getLogger().addHandler(capture)
@@ -109,3 +111,25 @@ def pytest_collection_modifyitems(config, items):
     """Browser tests run last: Playwright's sync API keeps an event loop registered on the main
     thread for as long as the session's browser lives, and async tests cannot start after it."""
     items.sort(key=lambda item: "tests/browser/" in str(item.fspath).replace("\\", "/"))
+
+
+@pytest.fixture(scope="session")
+def document_host():
+    """An https host on 127.0.0.1 (its own throwaway CA) serving client ID metadata documents."""
+    from tests.support.oauth import start_document_host
+
+    host = start_document_host()
+    yield host
+    host.stop()
+
+
+@pytest.fixture
+def cimd_fetcher(live, document_host):
+    """The live server fetches metadata documents in the explicit test setting for this test:
+    loopback addresses allowed, the document host's CA trusted. Restored after."""
+    _, server = live
+    endpoints = server.server.config.app.oauth
+    original = endpoints.fetcher
+    endpoints.fetcher = document_host.fetcher()
+    yield endpoints.fetcher
+    endpoints.fetcher = original

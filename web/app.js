@@ -522,7 +522,13 @@ function connectionsEl(connections) {
   const render = (c) => {
     const li = el('li', { 'data-connection-id': c.id });
     const when = timeEl(c.createdAt, 'created');
-    li.append(el('div', { class: 'conn-name' }, el('strong', {}, c.name), when ? [' · ', when] : null));
+    const used = c.lastUsedAt ? timeEl(c.lastUsedAt, 'last used') : el('span', { class: 'muted' }, 'never used');
+    li.append(el('div', { class: 'conn-name' }, el('strong', {}, c.name), when ? [' · ', when] : null,
+      ' · ', el('span', { class: 'last-used' }, used)));
+    if (c.oauth) {
+      li.append(el('div', { class: 'conn-oauth muted' }, 'Connected itself with OAuth; returns to ',
+        el('span', { class: 'mono' }, c.oauth.redirectHost)));
+    }
     if (c.revoked) {
       li.append(el('span', { class: 'badge' }, 'Revoked'));
       return li;
@@ -646,7 +652,8 @@ async function viewSignin(token, reason) {
     show(el('h1', {}, 'Sign in'), el('p', {}, 'Press the button to finish signing in on this device.'), btn, note);
     return;
   }
-  const parts = signinForm(reason ? 'Sign in to answer requests' : 'Sign in',
+  const parts = signinForm(reason === 'consent' ? 'Sign in to connect an agent'
+    : reason ? 'Sign in to answer requests' : 'Sign in',
     'We email you a link that signs you in. No password.');
   if (state.session) {
     parts.push(el('p', { class: 'muted' }, 'You are signed in as ', el('strong', {}, state.session.person.email), '. ',
@@ -674,6 +681,26 @@ async function route(signinToken) {
     if (!signinToken && state.session === null) await loadSession().catch(() => null);
     await viewSignin(signinToken, false);
     return 'signin';
+  }
+  // OAuth consent: an MCP client sent the person here to allow or deny it (consent.js).
+  const authorize = path === '/confirm' ? new URLSearchParams(location.search).get('authorize') : null;
+  if (authorize) {
+    if (!state.session && !(await loadSession())) {
+      remember.set(location.pathname + location.search);
+      await viewSignin(null, 'consent');
+      return 'signin';
+    }
+    try {
+      const { viewConsent } = await import('./consent.js'); // loaded only for this view
+      await viewConsent(authorize, { api, el, show, announce });
+      return 'consent';
+    } catch (e) {
+      if (e.status !== 401) throw e;
+      setSession(null);
+      remember.set(location.pathname + location.search);
+      await viewSignin(null, 'consent');
+      return 'signin';
+    }
   }
   // The pending list and a card page ask for their data while the session is being checked.
   const card = path === '/history' || path === '/settings' ? null : new URLSearchParams(location.search).get('card');

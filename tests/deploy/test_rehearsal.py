@@ -7,6 +7,8 @@ whole confirmation:
     stream:   the notification's INSERT (the template's filter) -> the owner's email (NotifierFunction)
     person:   sign-in link by email, sign in, list, confirm over /api                (ApiFunction)
     agent:    get_confirmation_status over /mcp -> completed                          (McpFunction)
+    OAuth:    an agent connects by OAuth, routed as the template routes it (tests/deploy/oauth_flow.py)
+                                                                (McpFunction, ApiFunction)
     upkeep:   a withdrawn card, a lost stream record, a dead runner (tests/deploy/upkeep.py)
                                                                 (NotifierFunction, SweeperFunction)
 
@@ -26,7 +28,7 @@ import anyio
 import pytest
 
 from countersign.store.dynamodb import DynamoDBStore
-from tests.deploy import upkeep
+from tests.deploy import oauth_flow, upkeep
 from tests.deploy.cfn import Unsupported, allowed, iam_requests
 from tests.deploy.rehearsal import FROM_ADDRESS, KIND, OWNER, MotoStack, mail_text, requirement_closure
 from tests.support.apigw import LambdaTransport, http_event, response_body
@@ -125,6 +127,7 @@ def rehearsal(moto_stack):
     record["status"] = status
 
     record["upkeep"] = upkeep.rehearse(stack, instances, stream, agent)
+    record["oauth"] = oauth_flow.rehearse(stack, instances, signed_in)
 
     # What must never reach a log line, then the proof that it would be redacted if it did.
     store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
@@ -135,6 +138,7 @@ def rehearsal(moto_stack):
         "ticket signature": ticket.split(".")[1], "signing key": stack.key_values["signing"],
         "state key": stack.key_values["state"], "origin secret": stack.key_values["origin"],
         "second connection token": record["upkeep"]["token"],
+        **{f"OAuth token {n}": token for n, token in enumerate(record["oauth"]["tokens"])},
     }
     for instance in instances.values():
         instance.log(f"ticket={ticket} Authorization: Bearer {connection['token']} key {stack.key_values['state']}")
@@ -147,7 +151,7 @@ def test_a_whole_confirmation_across_the_functions(rehearsal):
     instances = rehearsal["instances"]
     assert rehearsal["status"]["status"] == "completed"
     assert rehearsal["notified"] == {"batchItemFailures": []}
-    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 4
+    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 6
     assert instances["NotifierFunction"].invocations == 2 and instances["SweeperFunction"].invocations == 1
 
 
@@ -173,6 +177,24 @@ def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, fu
     ready = instance.wait_ready()
     assert ready["ready"] and ready["callable"], ready
     assert instance.handler == rehearsal["stack"].stack.function_property(function, "Handler")
+
+
+def test_an_agent_connects_by_oauth_through_the_routes_of_the_template(rehearsal):
+    """Discovery, registration, token and refresh reached McpFunction, the consent ApiFunction,
+    by the template's own CloudFront behaviours and HTTP API routes; the agent's calls worked."""
+    oauth = rehearsal["oauth"]
+    assert "campaigns" in oauth["first"] and oauth["first"] == oauth["second"]
+    consent = [path for function, path in oauth["routed"] if function == "ApiFunction"]
+    assert len(consent) == 2 and all(path.startswith("/api/oauth/requests/") for path in consent)
+    assert {"/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server",
+            "/oauth/register", "/oauth/authorize", "/oauth/token"} <= {
+        path for function, path in oauth["routed"] if function == "McpFunction"}
+    stack = rehearsal["stack"]
+    store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
+    [connection] = [c for c in store.list_connections(rehearsal["workspace"]["workspace_id"])
+                    if c.name == oauth["client_name"]]
+    assert not connection.revoked
+    assert connection.id in store.connections_last_used(rehearsal["workspace"]["workspace_id"])
 
 
 def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):

@@ -273,13 +273,17 @@ def test_http_api_routes_and_throttling(resources):
             uri = resources[integration]["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
             assert resources[integration]["Properties"]["PayloadFormatVersion"] == "2.0"
             routes[res["Properties"]["RouteKey"]] = uri
-    assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction"}
-    permissions = {s.resolve(r["Properties"]["FunctionName"]): s.resolve(r["Properties"]["SourceArn"])
-                   for r in resources.values() if r["Type"] == "AWS::Lambda::Permission"}
-    assert permissions == {
-        "countersign-McpFunction-X": f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*/mcp",
-        "countersign-ApiFunction-X": f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*/api/*",
-    }
+    assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction",
+                      "ANY /oauth/{proxy+}": "McpFunction", "ANY /.well-known/{proxy+}": "McpFunction"}
+    permissions = sorted((s.resolve(r["Properties"]["FunctionName"]), s.resolve(r["Properties"]["SourceArn"]))
+                         for r in resources.values() if r["Type"] == "AWS::Lambda::Permission")
+    api = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*"
+    assert permissions == [
+        ("countersign-ApiFunction-X", f"{api}/api/*"),
+        ("countersign-McpFunction-X", f"{api}/.well-known/*"),
+        ("countersign-McpFunction-X", f"{api}/mcp"),
+        ("countersign-McpFunction-X", f"{api}/oauth/*"),
+    ]
 
 
 # -- the page and the one origin ----------------------------------------------------------------------
@@ -310,7 +314,7 @@ def test_one_origin_for_page_api_and_mcp(resources):
     assert default["ViewerProtocolPolicy"] == "redirect-to-https"
     assert default["FunctionAssociations"] == [{"EventType": "viewer-request", "FunctionARN": "arn:cf-function"}]
     behaviours = {b["PathPattern"]: b for b in config["CacheBehaviors"]}
-    assert set(behaviours) == {"/api/*", "/mcp"}
+    assert set(behaviours) == {"/api/*", "/mcp", "/oauth/*", "/.well-known/*"}
     for behaviour in behaviours.values():
         assert behaviour["TargetOriginId"] == "api"
         assert behaviour["CachePolicyId"] == CACHING_DISABLED

@@ -22,7 +22,10 @@ async def _post(url, headers):
 async def test_no_token_is_401_with_a_challenge(tenant):
     response = await _post(tenant.url, {})
     assert response.status_code == 401
-    assert response.headers["www-authenticate"] == 'Bearer realm="countersign"'
+    origin = tenant.url.removesuffix("/mcp")  # RFC 9728: the challenge names the resource's metadata
+    assert response.headers["www-authenticate"] == (
+        f'Bearer realm="countersign", resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp", '
+        'scope="mcp"')
     assert response.json()["error"] == "unauthorized"
 
 

@@ -1,4 +1,5 @@
-"""The ``mcp`` Lambda function: the MCP endpoint behind API Gateway's HTTP API, via Mangum.
+"""The ``mcp`` Lambda function: the MCP endpoint behind API Gateway's HTTP API, via Mangum, and
+the OAuth endpoints beside it (``/.well-known/oauth-*``, ``/oauth/*``: docs/oauth.md).
 
 Everything is built once per instance, at import (cold start): settings, store client, keys,
 the tool registry and the ``MCPServer``. Requests carry no state between them; request-state
@@ -17,10 +18,12 @@ from ..runtime import build
 from ..settings import load
 from ..surfaces.mcp_http import lambda_handler
 from ..surfaces.mcp_tools import build_server
+from ..surfaces.oauth_http import OAuthEndpoints
 
 observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False)  # the notifier function emails
 observability.wire(runtime)
 handler = observability.instrument(lambda_handler(
-    build_server(runtime.desk, runtime.state_keys), runtime.store, os.environ.get("COUNTERSIGN_BASE_PATH", "/")
+    build_server(runtime.desk, runtime.state_keys), runtime.store, os.environ.get("COUNTERSIGN_BASE_PATH", "/"),
+    oauth=OAuthEndpoints(runtime),  # the authorization server lives here: it needs the SDK, which is loaded anyway
 ))

@@ -7,11 +7,12 @@ plumbing they are handed (a database, a table client); no role reaches into anot
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.codes import CodeRecord
-from .interface import AccountStore, CardStore, DocStore, LimitStore, OutboxStore, Store
+from .interface import AccountStore, CardStore, DocStore, LimitStore, OAuthStore, OutboxStore, Store
+from .oauth_records import IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from .records import (
     AuditEntry,
     Card,
@@ -29,12 +30,13 @@ from .records import (
 
 class ComposedStore(Store):
     def __init__(self, *, docs: DocStore, cards: CardStore, outbox: OutboxStore, accounts: AccountStore,
-                 limits: LimitStore):
+                 limits: LimitStore, oauth: OAuthStore):
         self._docs = docs
         self._cards = cards
         self._outbox = outbox
         self._accounts = accounts
         self._limits = limits
+        self._oauth = oauth
 
     # -- DocReader (docs) -------------------------------------------------------
 
@@ -189,3 +191,50 @@ class ComposedStore(Store):
 
     def hit_rate_limit(self, key: str, now: int, window: int, limit: int) -> bool:
         return self._limits.hit_rate_limit(key, now, window, limit)
+
+    # -- OAuthStore (oauth) -----------------------------------------------------
+
+    def put_oauth_client(self, client: OAuthClientRecord) -> None:
+        return self._oauth.put_oauth_client(client)
+
+    def get_oauth_client(self, client_id: str, now: int) -> OAuthClientRecord | None:
+        return self._oauth.get_oauth_client(client_id, now)
+
+    def put_pending_authorization(self, pending: PendingAuthorization) -> None:
+        return self._oauth.put_pending_authorization(pending)
+
+    def get_pending_authorization(self, request_hash: str, now: int) -> PendingAuthorization | None:
+        return self._oauth.get_pending_authorization(request_hash, now)
+
+    def take_pending_authorization(self, request_hash: str, now: int) -> PendingAuthorization | None:
+        return self._oauth.take_pending_authorization(request_hash, now)
+
+    def put_issued_code(self, code: IssuedCode) -> None:
+        return self._oauth.put_issued_code(code)
+
+    def get_issued_code(self, code_hash: str, now: int) -> IssuedCode | None:
+        return self._oauth.get_issued_code(code_hash, now)
+
+    def spend_issued_code(self, code_hash: str, now: int) -> bool:
+        return self._oauth.spend_issued_code(code_hash, now)
+
+    def put_oauth_grant(self, grant: OAuthGrant) -> None:
+        return self._oauth.put_oauth_grant(grant)
+
+    def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:
+        return self._oauth.list_oauth_grants(workspace_id, person_id)
+
+    def put_issued_tokens(self, tokens: Sequence[IssuedToken]) -> None:
+        return self._oauth.put_issued_tokens(tokens)
+
+    def get_issued_token(self, token_hash: str, now: int) -> IssuedToken | None:
+        return self._oauth.get_issued_token(token_hash, now)
+
+    def rotate_refresh_token(self, token_hash: str, now: int, replacements: Sequence[IssuedToken]) -> bool:
+        return self._oauth.rotate_refresh_token(token_hash, now, replacements)
+
+    def note_connection_use(self, workspace_id: str, connection_id: str, now: int, every: int = 60) -> None:
+        return self._oauth.note_connection_use(workspace_id, connection_id, now, every)
+
+    def connections_last_used(self, workspace_id: str) -> dict[str, int]:
+        return self._oauth.connections_last_used(workspace_id)

@@ -1,4 +1,4 @@
-"""The storage interface, split by role. SQLite (embedded default) and DynamoDB implement all four.
+"""The storage interface, split by role. SQLite (embedded default) and DynamoDB implement every role.
 
 * :class:`DocStore` — a toolset's documents. A toolset sees only :class:`DocReader`: it reads,
   and hands its writes to the gate, which commits them with the card (:meth:`CardStore.commit_card`).
@@ -7,6 +7,8 @@
 * :class:`OutboxStore` — the notifications filed cards owe (the transactional outbox).
 * :class:`AccountStore` — workspaces, persons, connections, sign-in tokens, sessions.
 * :class:`LimitStore` — email slots, rate limits, confirmation codes and nonces.
+* :class:`OAuthStore` — OAuth clients, authorization requests, codes, grants and tokens (hashes
+  only), and when each connection was last used.
 
 Rules every implementation keeps (the conformance suite in ``tests/store`` checks them):
 
@@ -23,11 +25,12 @@ Rules every implementation keeps (the conformance suite in ``tests/store`` check
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.cards import CardState
 from ..core.codes import CodeRecord
+from .oauth_records import IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from .records import (
     AuditEntry,
     Card,
@@ -318,7 +321,80 @@ class LimitStore(abc.ABC):
         """Count one hit on ``key`` in the fixed window containing ``now``; False once over ``limit``."""
 
 
-class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore):
+class OAuthStore(abc.ABC):
+    """OAuth 2.1 for agents (docs/oauth.md): clients, authorization requests waiting for a person,
+    codes, grants and tokens, all secrets as hashes; and when each connection was last used.
+
+    Expiry is applied on every read (an expired request, code, token or cached client reads as
+    absent), and the single-use values are spent by one conditional write each.
+    """
+
+    # -- clients ----------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def put_oauth_client(self, client: OAuthClientRecord) -> None:
+        """Store (or replace) a client: registered, or a metadata document cached until ``expires_at``."""
+
+    @abc.abstractmethod
+    def get_oauth_client(self, client_id: str, now: int) -> OAuthClientRecord | None: ...
+
+    # -- authorization requests and codes ---------------------------------------------------------
+
+    @abc.abstractmethod
+    def put_pending_authorization(self, pending: PendingAuthorization) -> None: ...
+
+    @abc.abstractmethod
+    def get_pending_authorization(self, request_hash: str, now: int) -> PendingAuthorization | None: ...
+
+    @abc.abstractmethod
+    def take_pending_authorization(self, request_hash: str, now: int) -> PendingAuthorization | None:
+        """Remove and return the request: the first call before expiry gets it, every later call None."""
+
+    @abc.abstractmethod
+    def put_issued_code(self, code: IssuedCode) -> None: ...
+
+    @abc.abstractmethod
+    def get_issued_code(self, code_hash: str, now: int) -> IssuedCode | None:
+        """The code (spent ones too, with ``used_at``: a second use is a replay); None once expired."""
+
+    @abc.abstractmethod
+    def spend_issued_code(self, code_hash: str, now: int) -> bool:
+        """One conditional write: True for the first use before expiry, False ever after."""
+
+    # -- grants and tokens ------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def put_oauth_grant(self, grant: OAuthGrant) -> None: ...
+
+    @abc.abstractmethod
+    def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:
+        """The grants of a workspace (or of one person in it), ordered by creation."""
+
+    @abc.abstractmethod
+    def put_issued_tokens(self, tokens: Sequence[IssuedToken]) -> None:
+        """Store new tokens (an access token and its refresh token) in one write."""
+
+    @abc.abstractmethod
+    def get_issued_token(self, token_hash: str, now: int) -> IssuedToken | None:
+        """The token (a spent refresh token too, with ``used_at``); None if unknown or expired."""
+
+    @abc.abstractmethod
+    def rotate_refresh_token(self, token_hash: str, now: int, replacements: Sequence[IssuedToken]) -> bool:
+        """One transaction: spend the refresh token (unspent, unexpired) and store its replacements.
+        False, with nothing written, if it was already spent or has expired."""
+
+    # -- connections in use -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def note_connection_use(self, workspace_id: str, connection_id: str, now: int, every: int = 60) -> None:
+        """Record that the connection was used at ``now``; a no-op within ``every`` seconds of the last record."""
+
+    @abc.abstractmethod
+    def connections_last_used(self, workspace_id: str) -> dict[str, int]:
+        """Connection id → when it was last used (connections never used are absent)."""
+
+
+class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore):
     """Everything countersign persists: the roles in one object."""
 
     def close(self) -> None:  # pragma: no cover - optional

@@ -26,6 +26,12 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     email slot           RATE#<person>                             EMAIL
     rate-limit window    LIMIT#<key>                               <window start:012d>
     toolset doc          DOC#<ws>#<kind>                           <doc id>
+    OAuth client         OAUTHCLIENT#<client id>                   OAUTHCLIENT   (a cached metadata document: TTL)
+    authorization req.   OAUTHREQ#<request id hash>                OAUTHREQ      (TTL)
+    authorization code   OAUTHCODE#<code hash>                     OAUTHCODE     (TTL)
+    access/refresh token OAUTHTOKEN#<token hash>                   OAUTHTOKEN    (TTL)
+    OAuth grant          WS#<ws>                                   GRANT#<connection id>
+    connection last use  WS#<ws>                                   USED#<connection id>
 
 Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /

@@ -16,6 +16,7 @@ import anyio
 from ..runtime import Runtime
 from .mcp_http import MCP_PATH, stateful_app
 from .mcp_tools import build_server
+from .oauth_http import OAuthEndpoints, serves as serves_oauth
 
 log = logging.getLogger("countersign")
 
@@ -30,7 +31,9 @@ class LocalApp:
     def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR):
         self.runtime = runtime
         server = build_server(runtime.desk, runtime.state_keys)
-        self.mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url)
+        self.mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url,
+                                                        live_url=lambda: runtime.desk.settings.public_url)
+        self.oauth = OAuthEndpoints(runtime)  # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md)
         self.api = api
         self.web = StaticSite(web_dir) if web_dir and web_dir.is_dir() else None
 
@@ -40,6 +43,8 @@ class LocalApp:
         path = scope.get("path", "")
         if path == MCP_PATH or path.startswith(MCP_PATH + "/"):
             return await self.mcp(scope, receive, send)
+        if scope["type"] == "http" and serves_oauth(path):
+            return await self.oauth(scope, receive, send)
         if self.api is not None and (path == "/api" or path.startswith("/api/")):
             return await self.api(scope, receive, send)
         if self.web is not None and scope["type"] == "http":

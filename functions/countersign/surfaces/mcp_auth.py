@@ -2,19 +2,29 @@
 workspace and the person every card filed through it waits on (docs/security.md, "Connections and
 bearer tokens").
 
-No or bad token, or a revoked connection → HTTP 401 with ``WWW-Authenticate``. Only the token's
+Two kinds of token reach the same connection object: a connection's own token (``cs_``, made by
+the CLI or on the Settings page), and an OAuth access token (``csa_``) of the connection a person
+allowed on the consent page, accepted only for this resource (RFC 8707) and only while it has
+not expired and its connection is not revoked (docs/oauth.md).
+
+No or bad token, or a revoked connection → HTTP 401 with ``WWW-Authenticate``; it names the
+protected resource metadata (RFC 9728) when the server knows its public URL. Only the token's
 hash is looked up; the token itself is never logged.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from ..gate.context import Principal
+from ..oauth import SCOPE, resource_metadata_url, resource_of
+from ..oauth.tokens import is_oauth_token, verify_access
 from ..store.errors import NotFound
 from ..store.interface import Store
 from ..store.records import secret_hash
@@ -43,14 +53,37 @@ def _bearer(scope: dict) -> str | None:
 class BearerAuth:
     """ASGI middleware in front of the MCP app."""
 
-    def __init__(self, app, store: Store, realm: str = "countersign"):
+    def __init__(self, app, store: Store, realm: str = "countersign", public_url: Callable[[], str] | None = None):
+        """``public_url``: the live public URL (the resource is ``PUBLIC_URL/mcp``). Without it
+        OAuth access tokens are refused (no audience to check) and 401s name no metadata."""
         self.app = app
         self.store = store
         self.realm = realm
+        self.public_url = public_url
+        self._noted: dict[str, int] = {}  # connection id → when this process last recorded its use
 
     def authenticate(self, token: str | None) -> Principal | str:
+        outcome = self._authenticate(token)
+        if isinstance(outcome, Principal):
+            self._note_use(outcome)
+        return outcome
+
+    def _note_use(self, principal: Principal) -> None:
+        """Settings shows each connection's last use, to the minute: at most one write a minute."""
+        now, connection = int(time.time()), principal.connection
+        if self._noted.get(connection.id, 0) > now - 60:
+            return
+        self._noted[connection.id] = now
+        if len(self._noted) > 10_000:
+            self._noted.clear()
+        self.store.note_connection_use(connection.workspace_id, connection.id, now)
+
+    def _authenticate(self, token: str | None) -> Principal | str:
         if not token:
             return "Authentication required: send Authorization: Bearer <connection token>."
+        if is_oauth_token(token):
+            resource = resource_of(self.public_url()) if self.public_url is not None else None
+            return verify_access(self.store, token, resource, int(time.time()))
         connection = self.store.get_connection_by_token_hash(secret_hash(token))
         if connection is None:
             return "The connection token is not valid."
@@ -81,6 +114,8 @@ class BearerAuth:
 
     async def _unauthorized(self, send, description: str, has_token: bool) -> None:
         challenge = f'Bearer realm="{self.realm}"'
+        if self.public_url is not None:
+            challenge += f', resource_metadata="{resource_metadata_url(self.public_url())}", scope="{SCOPE}"'
         if has_token:
             challenge += f', error="invalid_token", error_description="{description}"'
         body = json.dumps({"error": "invalid_token" if has_token else "unauthorized", "error_description": description})

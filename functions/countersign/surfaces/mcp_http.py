@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
@@ -38,21 +39,24 @@ def local_security(public_url: str) -> TransportSecuritySettings:
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
-def stateful_app(server: MCPServer, store: Store, public_url: str):
-    """(ASGI app for ``/mcp`` behind bearer auth, the Starlette app whose lifespan must run)."""
+def stateful_app(server: MCPServer, store: Store, public_url: str, *, live_url: Callable[[], str] | None = None):
+    """(ASGI app for ``/mcp`` behind bearer auth, the Starlette app whose lifespan must run).
+
+    ``live_url``: the public URL as it is now (the resource OAuth tokens must name, and where 401s
+    point for its metadata); without it only connection tokens are accepted."""
     inner = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=False, json_response=False,
         transport_security=local_security(public_url),
     )
-    return BodyLimit(BearerAuth(inner, store), MAX_MCP_BODY), inner
+    return BodyLimit(BearerAuth(inner, store, public_url=live_url), MAX_MCP_BODY), inner
 
 
 class StatelessMCP:
     """The Lambda shape of the endpoint (also usable under any ASGI server)."""
 
-    def __init__(self, server: MCPServer, store: Store):
+    def __init__(self, server: MCPServer, store: Store, live_url: Callable[[], str] | None = None):
         self.server = server
-        self.auth = BodyLimit(BearerAuth(self._serve, store), MAX_MCP_BODY)
+        self.auth = BodyLimit(BearerAuth(self._serve, store, public_url=live_url), MAX_MCP_BODY)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == MCP_PATH:
@@ -70,8 +74,22 @@ class StatelessMCP:
             await app(scope, receive, send)
 
 
-def lambda_handler(server: MCPServer, store: Store, base_path: str = "/"):
-    """The Mangum handler for the ``mcp`` function (a named stage needs its ``base_path``)."""
+def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):
+    """The Mangum handler for the ``mcp`` function (a named stage needs its ``base_path``).
+
+    ``oauth``: the OAuth endpoints (:class:`~countersign.surfaces.oauth_http.OAuthEndpoints`),
+    served beside ``/mcp``; OAuth access tokens are then accepted on ``/mcp``."""
     from mangum import Mangum
 
-    return Mangum(StatelessMCP(server, store), lifespan="off", api_gateway_base_path=base_path)
+    if oauth is None:
+        return Mangum(StatelessMCP(server, store), lifespan="off", api_gateway_base_path=base_path)
+    from .oauth_http import serves
+
+    mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
+
+    async def app(scope, receive, send):
+        if scope["type"] == "http" and serves(scope.get("path", "")):
+            return await oauth(scope, receive, send)
+        await mcp(scope, receive, send)
+
+    return Mangum(app, lifespan="off", api_gateway_base_path=base_path)

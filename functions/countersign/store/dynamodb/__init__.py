@@ -11,6 +11,7 @@ from .cards import DynamoCards
 from .client import Table
 from .docs import DynamoDocs
 from .limits import DynamoLimits
+from .oauth import DynamoOAuth
 from .outbox import DynamoOutbox
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
@@ -30,6 +31,7 @@ class DynamoDBStore(ComposedStore):
         super().__init__(
             docs=DynamoDocs(self.table), cards=DynamoCards(self.table), outbox=DynamoOutbox(self.table),
             accounts=DynamoAccounts(self.table), limits=DynamoLimits(self.table),
+            oauth=DynamoOAuth(self.table),
         )
 
     @property

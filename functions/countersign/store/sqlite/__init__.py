@@ -8,6 +8,7 @@ from .cards import SQLiteCards
 from .database import Database
 from .docs import SQLiteDocs
 from .limits import SQLiteLimits
+from .oauth import SQLiteOAuth
 from .outbox import SQLiteOutbox
 
 __all__ = ["SQLiteStore"]
@@ -19,6 +20,7 @@ class SQLiteStore(ComposedStore):
         super().__init__(
             docs=SQLiteDocs(self.database), cards=SQLiteCards(self.database), outbox=SQLiteOutbox(self.database),
             accounts=SQLiteAccounts(self.database), limits=SQLiteLimits(self.database),
+            oauth=SQLiteOAuth(self.database),
         )
 
     @property

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 
 from ...runtime import Runtime
-from . import cards, connections, errors, session, settings, signin
+from . import cards, connections, errors, oauth, session, settings, signin
 from .guard import Guard
 from .mailer import SigninMailer, default_mailer
 
@@ -29,7 +29,7 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     app = FastAPI(
         title="countersign confirm API",
         version="1",
-        description="What the confirm page calls: sign-in, cards, settings and connections.",
+        description="What the confirm page calls: sign-in, cards, settings, connections and OAuth consent.",
         openapi_url="/api/openapi.json",
         docs_url=None,
         redoc_url=None,
@@ -49,7 +49,7 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     app.state.mailer = mailer if mailer is not None else default_mailer(runtime)
     app.state.signin_floor = signin_floor
     errors.install(app)
-    routers = [m.router for m in (signin, session, cards, settings, connections)]
+    routers = [m.router for m in (signin, session, cards, settings, connections, oauth)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer

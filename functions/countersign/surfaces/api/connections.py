@@ -9,10 +9,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ... import accounts
-from ...core.cards import Refusal
-from ...gate.cards import REVOKED_REASON
 from ...gate.replies import iso
+from ...oauth.grants import revoke_connection
+from ...oauth.redirects import host_of
 from ...store.errors import NotFound
+from ...store.oauth_records import OAuthGrant
 from ...store.records import Connection
 from .cards import CARD_ID
 from .errors import ApiError, not_found
@@ -21,18 +22,23 @@ from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["connections"])
 
-PAGE = 100
 
-
-def connection_view(connection: Connection) -> dict:
-    return {"id": connection.id, "name": connection.name, "createdAt": iso(connection.created_at),
-            "revoked": connection.revoked}
+def connection_view(connection: Connection, last_used: int | None = None, grant: OAuthGrant | None = None) -> dict:
+    view = {"id": connection.id, "name": connection.name, "createdAt": iso(connection.created_at),
+            "revoked": connection.revoked, "lastUsedAt": None if last_used is None else iso(last_used), "oauth": None}
+    if grant is not None:
+        view["oauth"] = {"clientId": grant.client_id, "redirectHost": host_of(grant.redirect_uri)}
+    return view
 
 
 @router.get("/connections", response_model=ConnectionList, responses=errors(401))
 def list_connections(request: Request, signed: SignedIn) -> dict:
-    connections = runtime_of(request).store.list_connections(signed.workspace.id, signed.person.id)
-    return {"connections": [connection_view(c) for c in connections]}
+    """The person's connections, with when each was last used and, for OAuth clients, which one."""
+    store = runtime_of(request).store
+    connections = store.list_connections(signed.workspace.id, signed.person.id)
+    used = store.connections_last_used(signed.workspace.id)
+    grants = {g.connection_id: g for g in store.list_oauth_grants(signed.workspace.id, signed.person.id)}
+    return {"connections": [connection_view(c, used.get(c.id), grants.get(c.id)) for c in connections]}
 
 
 @router.post("/connections", status_code=201, response_model=NewConnectionView, responses=errors(401, 403, 422))
@@ -49,7 +55,7 @@ def create(body: NewConnectionBody, request: Request, signed: Acting) -> dict:
 def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
     """Revoke a connection (its token stops working) and withdraw the cards it filed that still wait."""
     runtime = runtime_of(request)
-    store, now = runtime.store, runtime.desk.now()
+    store = runtime.store
     if not CARD_ID.match(connection_id):
         raise not_found("connection")
     try:
@@ -58,19 +64,8 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
         raise not_found("connection") from None
     if connection.person_id != signed.person.id:
         raise ApiError(403, "not_yours", "This connection belongs to someone else; only they can revoke it.")
-    connection = store.revoke_connection(signed.workspace.id, connection_id, now)
-    withdrawn, cursor = 0, None
-    while True:  # every pending card of the person, filed through this connection
-        cards, cursor = store.list_pending_cards(signed.workspace.id, signed.person.id, now, limit=PAGE, cursor=cursor)
-        for card in cards:
-            if card.connection_id != connection_id:
-                continue
-            try:
-                runtime.desk.withdraw(card, now, f"person:{signed.person.id}", channel="page",
-                                      reason=REVOKED_REASON.format(name=connection.name))
-                withdrawn += 1
-            except Refusal:  # answered or being confirmed meanwhile: it is no longer waiting
-                pass
-        if cursor is None:
-            break
-    return {"connection": connection_view(connection), "withdrawnCards": withdrawn}
+    connection, withdrawn = revoke_connection(runtime.desk, signed.workspace.id, connection,
+                                              actor=f"person:{signed.person.id}")
+    used = runtime.store.connections_last_used(signed.workspace.id).get(connection.id)
+    grants = {g.connection_id: g for g in runtime.store.list_oauth_grants(signed.workspace.id, signed.person.id)}
+    return {"connection": connection_view(connection, used, grants.get(connection.id)), "withdrawnCards": withdrawn}

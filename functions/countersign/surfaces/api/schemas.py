@@ -134,11 +134,18 @@ class SettingsView(BaseModel):
     canEditWorkspace: bool
 
 
+class OAuthClientView(BaseModel):
+    clientId: str = Field(description="The client's id: a metadata document's URL, or the id it registered with")
+    redirectHost: str = Field(description="Where the client was sent back to when the person allowed it")
+
+
 class ConnectionView(BaseModel):
     id: str
     name: str
     createdAt: str
     revoked: bool
+    lastUsedAt: str | None = Field(default=None, description="When an agent last used it (to the minute)")
+    oauth: OAuthClientView | None = Field(default=None, description="Set when an OAuth client connected itself")
 
 
 class ConnectionList(BaseModel):
@@ -159,3 +166,33 @@ class RevokedView(BaseModel):
 def errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI ``responses`` entries for error statuses."""
     return {status: {"model": ErrorBody} for status in statuses}
+
+
+class ConsentClient(BaseModel):
+    name: str
+    clientId: str
+    host: str = Field(description="The host of the client_id URL, or of the redirect URI for a registered client")
+    metadataDocument: bool = Field(description="The client_id is the URL of its metadata document")
+
+
+class ConsentWorkspace(BaseModel):
+    id: str
+    name: str
+
+
+class ConsentView(BaseModel):
+    client: ConsentClient
+    redirectUri: str
+    redirectHost: str
+    loopback: bool = Field(description="The client is sent back to an app on this device (127.0.0.1 or localhost)")
+    workspaces: list[ConsentWorkspace]
+    expiresAt: str
+
+
+class AllowBody(Strict):
+    workspaceId: str = Field(min_length=1, max_length=64, description="The workspace the connection is made in")
+
+
+class ConsentAnswer(BaseModel):
+    redirectTo: str = Field(description="Where the page sends the person: the client's redirect URI with its answer")
+    connection: ConnectionView | None = None

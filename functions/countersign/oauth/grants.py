@@ -1,0 +1,112 @@
+"""Grants: what the person's Allow creates, what Deny answers, and how a grant ends.
+
+* **Allow** answers the authorization request once: it creates a **connection** (the same object
+  ``countersign connection create`` makes, named after the client), records the grant (which
+  client, where it was sent back to), and issues a code (5 minutes, single use, only its hash
+  stored) bound to the request's client, redirect URI, PKCE challenge and resource. The answer is
+  the client's redirect URI with ``code``, ``state`` and ``iss`` (RFC 9207).
+* **Deny** answers it with ``error=access_denied`` (and ``state``, ``iss``); nothing is created.
+* A grant **ends** when its connection is revoked: by the person in Settings, by the client
+  (RFC 7009), or by the server when a spent refresh token or code comes back (a sign that it
+  was stolen). Revoking withdraws the connection's waiting cards, as the Settings page always did.
+
+No MCP SDK here: the API function answers the consent page with these.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from .. import accounts
+from ..core.cards import Refusal
+from ..core.ids import new_secret_token
+from ..gate.cards import REVOKED_REASON, CardDesk
+from ..store.errors import NotFound
+from ..store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
+from ..store.records import Connection, Person, Workspace, secret_hash
+from . import CODE_PREFIX, CODE_TTL, issuer_of
+from .redirects import host_of, response_url
+
+log = logging.getLogger("countersign.oauth")
+
+PAGE = 100
+MAX_NAME = 100
+
+
+def connection_name(pending: PendingAuthorization) -> str:
+    """A connection is named after its client: the name it gave, else its host."""
+    name = (pending.client_name or "").strip()
+    if not name:
+        name = host_of(pending.client_id) if "://" in pending.client_id else host_of(pending.redirect_uri)
+    return name[:MAX_NAME] or "OAuth client"
+
+
+@dataclass(frozen=True)
+class Allowed:
+    connection: Connection
+    redirect_to: str  # the client's redirect URI with the code: handed to the page once, never kept
+
+
+def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspace: Workspace) -> Allowed:
+    """The person's Allow on a request already taken from the store (answered once)."""
+    store, now = desk.store, desk.now()
+    made = accounts.create_connection(store, workspace.id, person.id, connection_name(pending), now=now)
+    # The connection's own bearer token is dropped unseen: an OAuth connection acts only through
+    # the tokens of its grant.
+    store.put_oauth_grant(OAuthGrant(
+        connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
+        client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
+        created_at=now,
+    ))
+    code = new_secret_token(CODE_PREFIX)
+    store.put_issued_code(IssuedCode(
+        code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
+        workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
+        redirect_uri_provided_explicitly=pending.redirect_uri_provided_explicitly,
+        code_challenge=pending.code_challenge, resource=pending.resource, expires_at=now + CODE_TTL,
+        scopes=pending.scopes,
+    ))
+    issuer = issuer_of(desk.settings.public_url)
+    return Allowed(made.connection, response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
+
+
+def deny(desk: CardDesk, pending: PendingAuthorization) -> str:
+    """Where Deny sends the person: back to the client, with ``access_denied``."""
+    return response_url(pending.redirect_uri, error="access_denied",
+                        error_description="The person denied this connection.", state=pending.state,
+                        iss=issuer_of(desk.settings.public_url))
+
+
+def revoke_connection(desk: CardDesk, workspace_id: str, connection: Connection, actor: str,
+                      channel: str = "page") -> tuple[Connection, int]:
+    """Revoke ``connection`` (every token of it stops at once) and withdraw the cards it filed that
+    still wait. Returns the connection as revoked and how many cards were withdrawn."""
+    store, now = desk.store, desk.now()
+    revoked = store.revoke_connection(workspace_id, connection.id, now)
+    withdrawn, cursor = 0, None
+    while True:  # every pending card of the person, filed through this connection
+        cards, cursor = store.list_pending_cards(workspace_id, connection.person_id, now, limit=PAGE, cursor=cursor)
+        for card in cards:
+            if card.connection_id != connection.id:
+                continue
+            try:
+                desk.withdraw(card, now, actor, channel=channel, reason=REVOKED_REASON.format(name=revoked.name))
+                withdrawn += 1
+            except Refusal:  # answered or being confirmed meanwhile: it is no longer waiting
+                pass
+        if cursor is None:
+            break
+    return revoked, withdrawn
+
+
+def end_grant(desk: CardDesk, workspace_id: str, connection_id: str, why: str) -> None:
+    """The server ends a grant (a replayed code or refresh token, or the client revoking): the
+    connection is revoked as if its person had, its waiting cards withdrawn."""
+    try:
+        connection = desk.store.get_connection(workspace_id, connection_id)
+    except NotFound:
+        return
+    if not connection.revoked:
+        revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
+        log.warning("connection %s revoked: %s", connection_id, why)

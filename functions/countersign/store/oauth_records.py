@@ -1,0 +1,99 @@
+"""The records of the OAuth role (:class:`~countersign.store.interface.OAuthStore`). Plain data.
+
+Every secret is stored as :func:`~countersign.store.records.secret_hash` of itself: authorization
+request ids, codes, access and refresh tokens. Times are epoch seconds passed in by the caller.
+What the protocol means by each record: docs/oauth.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ACCESS, REFRESH = "access", "refresh"
+
+
+@dataclass(frozen=True)
+class OAuthClientRecord:
+    """A client the authorization server knows: registered (RFC 7591, kept until deleted) or a
+    Client ID Metadata Document fetched from its ``client_id`` URL (kept until ``expires_at``)."""
+
+    client_id: str
+    metadata: dict[str, Any]  # redirect_uris, client_name, grant_types, ... as validated
+    created_at: int
+    expires_at: int | None = None
+
+
+@dataclass(frozen=True)
+class PendingAuthorization:
+    """An ``/authorize`` request waiting for the person's Allow or Deny on the confirm page.
+
+    ``request_hash`` hashes the id in the consent page's address; the request is answered once.
+    ``client_name`` and ``redirect_uri`` are what the consent page shows, as validated when asked.
+    """
+
+    request_hash: str
+    client_id: str
+    client_name: str
+    redirect_uri: str
+    redirect_uri_provided_explicitly: bool
+    code_challenge: str
+    resource: str
+    created_at: int
+    expires_at: int
+    state: str | None = None
+    scopes: tuple[str, ...] = ()
+    metadata_document: bool = False  # the client_id is a metadata document's URL (not registered here)
+
+
+@dataclass(frozen=True)
+class IssuedCode:
+    """An authorization code (5 minutes, single use) for the connection a consent created."""
+
+    code_hash: str
+    client_id: str
+    connection_id: str
+    workspace_id: str
+    person_id: str
+    redirect_uri: str
+    redirect_uri_provided_explicitly: bool
+    code_challenge: str
+    resource: str
+    expires_at: int
+    scopes: tuple[str, ...] = ()
+    used_at: int | None = None
+
+
+@dataclass(frozen=True)
+class OAuthGrant:
+    """What Allow gave a client: the connection its tokens act as (revoking the connection ends
+    the grant), and who the client said it was when the person allowed it."""
+
+    connection_id: str
+    workspace_id: str
+    person_id: str
+    client_id: str
+    client_name: str
+    redirect_uri: str
+    created_at: int
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """An access token (``kind`` access) or a refresh token (``kind`` refresh) of a grant.
+
+    A refresh token is spent once (``used_at``): its rotation writes the next pair in the same
+    transaction, and presenting it again is reuse, which ends the grant.
+    """
+
+    token_hash: str
+    kind: str
+    connection_id: str
+    workspace_id: str
+    person_id: str
+    client_id: str
+    resource: str
+    created_at: int
+    expires_at: int
+    scopes: tuple[str, ...] = field(default=())
+    used_at: int | None = None

@@ -1,0 +1,195 @@
+"""The OAuth endpoints on the public origin, beside ``/mcp`` (docs/oauth.md):
+
+| path | what |
+|---|---|
+| ``/.well-known/oauth-protected-resource/mcp`` | RFC 9728: the resource ``/mcp`` and its authorization server |
+| ``/.well-known/oauth-authorization-server`` | RFC 8414 metadata (CIMD and RFC 9207 advertised) |
+| ``/oauth/authorize`` | the SDK's handler: checks the request, stores it, sends the person to the consent page |
+| ``/oauth/token`` | the SDK's handler: code + PKCE, or a refresh token (rotated); the resource checked |
+| ``/oauth/register`` | the SDK's RFC 7591 handler (public clients) |
+| ``/oauth/revoke`` | RFC 7009 for public clients: revoking a token ends its grant |
+
+Served by the MCP function on AWS (the SDK is loaded there already) and by the local server.
+Responses carry the API's security headers and ``Cache-Control: no-store``; the endpoints a
+browser-based client calls allow any origin (no cookies are involved).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.settings import ClientRegistrationOptions
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, Router, request_response
+
+from .. import oauth
+from ..oauth import SCOPE, issuer_of, resource_of, same_resource
+from ..oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
+from ..oauth.redirects import response_url
+from ..runtime import Runtime
+from .api.guard import Guard
+from .oauth_provider import Provider
+
+PATHS = frozenset({
+    oauth.PROTECTED_RESOURCE_METADATA_PATH, oauth.AUTHORIZATION_SERVER_METADATA_PATH, oauth.AUTHORIZE_PATH,
+    oauth.TOKEN_PATH, oauth.REGISTER_PATH, oauth.REVOKE_PATH,
+})
+MAX_BODY = 16 * 1024
+NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
+
+_consent_url: contextvars.ContextVar[str | None] = contextvars.ContextVar("countersign_consent_url", default=None)
+
+
+def serves(path: str) -> bool:
+    """Whether ``path`` is one of the OAuth endpoints (the rest of the origin is someone else's)."""
+    return path in PATHS
+
+
+def _error(status: int, error: str, description: str) -> JSONResponse:
+    return JSONResponse({"error": error, "error_description": description}, status_code=status, headers=NO_STORE)
+
+
+def _cors(app, methods: list[str]):
+    return CORSMiddleware(app, allow_origins=["*"], allow_methods=methods,
+                          allow_headers=["Authorization", "Content-Type", "MCP-Protocol-Version"])
+
+
+class _RecordingProvider(Provider):
+    async def authorize(self, client, params) -> str:
+        url = await super().authorize(client, params)
+        _consent_url.set(url)
+        return url
+
+
+@dataclass
+class _TokenEndpoint(TokenHandler):
+    """The SDK's token handler, after checking the ``resource`` parameter (RFC 8707), which the
+    SDK parses and does not check."""
+
+    server: OAuthEndpoints | None = None
+
+    async def handle(self, request: Request):
+        form = await request.form()  # Starlette keeps the parsed form for the handler
+        resource = form.get("resource")
+        if self.server is not None and isinstance(resource, str) and not same_resource(resource, self.server.resource):
+            return _error(400, "invalid_target", f"this server's only resource is {self.server.resource}")
+        return await super().handle(request)
+
+
+class OAuthEndpoints:
+    """An ASGI app answering :data:`PATHS`; ``fetcher`` fetches client metadata documents."""
+
+    def __init__(self, runtime: Runtime, fetcher: DocumentFetcher | None = None):
+        self.runtime = runtime
+        self.provider = _RecordingProvider(runtime, fetcher)
+        authenticator = ClientAuthenticator(self.provider)
+        registration = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
+        token = _TokenEndpoint(self.provider, authenticator, server=self)
+        register = RegistrationHandler(self.provider, registration)
+        self.app = Guard(Router([
+            Route(oauth.PROTECTED_RESOURCE_METADATA_PATH, _cors(request_response(self.resource_metadata),
+                                                               ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]),
+            Route(oauth.AUTHORIZATION_SERVER_METADATA_PATH, _cors(request_response(self.server_metadata),
+                                                                 ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]),
+            Route(oauth.AUTHORIZE_PATH, self.authorize, methods=["GET", "POST"]),
+            Route(oauth.TOKEN_PATH, _cors(request_response(token.handle), ["POST", "OPTIONS"]),
+                  methods=["POST", "OPTIONS"]),
+            Route(oauth.REGISTER_PATH, _cors(request_response(register.handle), ["POST", "OPTIONS"]),
+                  methods=["POST", "OPTIONS"]),
+            Route(oauth.REVOKE_PATH, _cors(request_response(self.revoke), ["POST", "OPTIONS"]),
+                  methods=["POST", "OPTIONS"]),
+        ]), max_body=MAX_BODY)
+
+    @property
+    def fetcher(self) -> DocumentFetcher:
+        return self.provider.fetcher
+
+    @fetcher.setter
+    def fetcher(self, fetcher: DocumentFetcher) -> None:
+        self.provider.fetcher = fetcher
+
+    @property
+    def issuer(self) -> str:
+        return issuer_of(self.runtime.desk.settings.public_url)
+
+    @property
+    def resource(self) -> str:
+        return resource_of(self.runtime.desk.settings.public_url)
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+
+    # -- metadata -----------------------------------------------------------------------------------
+
+    async def resource_metadata(self, request: Request) -> Response:
+        return JSONResponse({
+            "resource": self.resource, "authorization_servers": [self.issuer], "scopes_supported": [SCOPE],
+            "bearer_methods_supported": ["header"], "resource_name": "countersign",
+        })
+
+    async def server_metadata(self, request: Request) -> Response:
+        issuer = self.issuer
+        return JSONResponse({
+            "issuer": issuer,
+            "authorization_endpoint": issuer + oauth.AUTHORIZE_PATH,
+            "token_endpoint": issuer + oauth.TOKEN_PATH,
+            "registration_endpoint": issuer + oauth.REGISTER_PATH,
+            "revocation_endpoint": issuer + oauth.REVOKE_PATH,
+            "scopes_supported": [SCOPE],
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none"],
+            "revocation_endpoint_auth_methods_supported": ["none"],
+            "code_challenge_methods_supported": ["S256"],
+            "client_id_metadata_document_supported": True,
+            "authorization_response_iss_parameter_supported": True,
+        })
+
+    # -- authorize ----------------------------------------------------------------------------------
+
+    async def authorize(self, request: Request) -> Response:
+        params = request.query_params if request.method == "GET" else await request.form()
+        client_id = params.get("client_id")
+        if isinstance(client_id, str) and is_document_url(client_id):
+            # Fetched (or taken from the cache) before the SDK's handler asks for the client, so a
+            # refused document is answered with the reason, never a redirect.
+            try:
+                await self.provider.load_document(client_id)
+            except DocumentRefused as refused:
+                return _error(400, "invalid_client", f"The client's metadata document was refused: {refused}.")
+            except TimeoutError:
+                return _error(400, "invalid_client", "The client's metadata document took too long to fetch.")
+        token = _consent_url.set(None)
+        try:
+            response = await AuthorizationHandler(self.provider).handle(request)
+            consent = _consent_url.get()
+        finally:
+            _consent_url.reset(token)
+        location = response.headers.get("location")
+        if response.status_code in (302, 303) and location and location != consent:
+            # Back to the client with an error: RFC 9207 wants iss there too (the SDK adds none).
+            response.headers["location"] = response_url(location, iss=self.issuer)
+        return response
+
+    # -- revoke (RFC 7009) ----------------------------------------------------------------------------
+
+    async def revoke(self, request: Request) -> Response:
+        """Public clients revoke with their ``client_id``; an unknown token is a success (RFC 7009 §2.2)."""
+        form = await request.form()
+        token, client_id = form.get("token"), form.get("client_id")
+        if not isinstance(token, str) or not token or not isinstance(client_id, str) or not client_id:
+            return _error(400, "invalid_request", "token and client_id are required")
+        if await self.provider.get_client(client_id) is None:
+            return _error(401, "invalid_client", "unknown client_id")
+        record = self.provider.find_token(token)
+        if record is not None and record.client_id == client_id:
+            self.provider.revoke(record)
+        return Response(status_code=200, headers=NO_STORE)

@@ -1,0 +1,191 @@
+"""What the authorization server refuses, over real HTTP against the live server: PKCE, code
+replay, redirect URIs, the resource, refresh token reuse, consent without the page's CSRF token,
+and an open redirect through any parameter."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from countersign.store.records import secret_hash
+from tests.oauth.conftest import REDIRECT, pkce
+
+
+def test_a_wrong_or_missing_pkce_verifier_gets_no_token(flow):
+    verifier, challenge = pkce()
+    code = flow.code(challenge)
+    wrong, _ = pkce()
+    refused = flow.exchange(code, wrong)
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"
+    missing = flow.token(grant_type="authorization_code", code=code, redirect_uri=REDIRECT)
+    assert missing.status_code == 400 and missing.json()["error"] == "invalid_request"
+    assert flow.exchange(code, verifier).status_code == 200  # the right verifier still works
+
+
+def test_authorize_refuses_plain_pkce_and_no_challenge(flow):
+    _, challenge = pkce()
+    for params in ({"code_challenge_method": "plain"}, {"code_challenge": None}):
+        refused = flow.authorize(challenge, **params)
+        assert refused.status_code == 302  # redirect URI known and valid: the client hears why
+        answer = parse_qs(urlsplit(refused.headers["location"]).query)
+        assert answer["error"] == ["invalid_request"] and answer["state"] == ["st-1"]
+        assert answer["iss"] == [flow.origin]  # RFC 9207 on error redirects too
+
+
+def test_a_replayed_code_is_refused_and_ends_the_grant(flow, tenant):
+    verifier, challenge = pkce()
+    code = flow.code(challenge)
+    first = flow.exchange(code, verifier)
+    assert first.status_code == 200
+    access = first.json()["access_token"]
+    assert flow.mcp(access).status_code == 200
+    replay = flow.exchange(code, verifier)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_grant"
+    # The code may have been stolen: every token it gave stops working.
+    after = flow.mcp(access)
+    assert after.status_code == 401 and 'error="invalid_token"' in after.headers["www-authenticate"]
+    refreshed = flow.token(grant_type="refresh_token", refresh_token=first.json()["refresh_token"])
+    assert refreshed.status_code == 400
+
+
+def test_redirect_uri_mismatch_is_refused_without_a_redirect(flow):
+    _, challenge = pkce()
+    for other in ("http://127.0.0.1:45678/other", "https://evil.example/callback", "http://evil.example:45678/callback",
+                  "http://127.0.0.1.evil.example/callback", REDIRECT + "?next=https://evil.example"):
+        refused = flow.authorize(challenge, redirect_uri=other)
+        assert refused.status_code == 400 and "location" not in refused.headers, other
+    # Loopback on any port is the same redirect URI (RFC 8252 §7.3): accepted, answered there.
+    elsewhere = "http://127.0.0.1:51515/callback"
+    allowed = flow.allow(flow.request_id(flow.authorize(challenge, redirect_uri=elsewhere)))
+    assert allowed.json()["redirectTo"].startswith(elsewhere + "?code=")
+    # At the token endpoint the redirect URI must be the one the code was issued for.
+    verifier, challenge = pkce()
+    code = flow.code(challenge)
+    refused = flow.token(grant_type="authorization_code", code=code, code_verifier=verifier,
+                         redirect_uri="http://127.0.0.1:45678/other")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_request"
+
+
+def test_registration_refuses_redirects_that_are_not_https_or_loopback(flow):
+    for uris in (["http://evil.example/cb"], ["cursor://anything/cb"], ["javascript:alert(1)"],
+                 ["https://app.example/cb#frag"], ["https://user:pw@app.example/cb"], []):
+        refused = flow.register(redirect_uris=uris)
+        assert refused.status_code == 400, uris
+        assert refused.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
+    made = flow.register(redirect_uris=["https://app.example/cb", "http://[::1]/cb"], token_endpoint_auth_method=None)
+    assert made.status_code == 201
+    # Every client here is public: no secret is minted, even when none was asked for.
+    assert made.json()["token_endpoint_auth_method"] == "none" and "client_secret" not in made.json()
+
+
+def test_a_token_for_another_resource_is_refused(flow, tenant, configure):
+    _, challenge = pkce()
+    refused = flow.authorize(challenge, resource="https://other.example/mcp")
+    answer = parse_qs(urlsplit(refused.headers["location"]).query)
+    assert answer["error"] == ["invalid_target"] and answer["iss"] == [flow.origin]
+    verifier, challenge = pkce()
+    code = flow.code(challenge)
+    other = flow.exchange(code, verifier, **{"resource": "https://other.example/mcp"})
+    assert other.status_code == 400 and other.json()["error"] == "invalid_target"
+    tokens = flow.exchange(code, verifier).json()
+    assert flow.mcp(tokens["access_token"]).status_code == 200
+    # The same token at a server whose resource is another URL (here: this one, moved).
+    configure(public_url=flow.origin.replace("localhost", "127.0.0.1"))
+    moved = flow.mcp(tokens["access_token"])
+    assert moved.status_code == 401 and "another resource" in moved.headers["www-authenticate"]
+
+
+def test_refresh_tokens_rotate_and_reuse_ends_the_grant(flow, tenant):
+    tokens = flow.tokens()
+    connection_id = _connection_of(flow, tenant, tokens["access_token"])
+    held = _held_write(flow, tokens["access_token"])  # a card of the OAuth connection, waiting
+    rotated = flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert rotated.status_code == 200 and rotated.json()["refresh_token"] != tokens["refresh_token"]
+    assert flow.mcp(rotated.json()["access_token"]).status_code == 200
+    reused = flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"])
+    assert reused.status_code == 400 and reused.json()["error"] == "invalid_grant"
+    # Reuse means one of the two holders is a thief: the whole grant ends, cards withdrawn.
+    assert flow.mcp(rotated.json()["access_token"]).status_code == 401
+    assert flow.token(grant_type="refresh_token", refresh_token=rotated.json()["refresh_token"]).status_code == 400
+    assert tenant.store.get_connection(tenant.workspace_id, connection_id).revoked
+    card = tenant.store.get_card(tenant.workspace_id, held, tenant.runtime.desk.now())
+    assert card.state.value == "withdrawn"
+
+
+def test_consent_needs_the_page_csrf_token_and_origin(flow, tenant):
+    _, challenge = pkce()
+    request_id = flow.request_id(flow.authorize(challenge))
+    for kw in ({"csrf": None}, {"csrf": "not-the-token"}, {"origin": "https://evil.example"}, {"origin": None}):
+        refused = flow.allow(request_id, **kw)
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "csrf", kw
+        denied = flow.page.post(f"/api/oauth/requests/{request_id}/deny", {}, **kw)
+        assert denied.status_code == 403, kw
+    signed_out = flow.page.request("POST", f"/api/oauth/requests/{request_id}/allow",
+                                   {"workspaceId": tenant.workspace_id}, cookie=None)
+    assert signed_out.status_code in (401, 403)
+    assert [c.name for c in tenant.store.list_connections(tenant.workspace_id)] == ["Test agent"]
+    assert flow.allow(request_id).status_code == 200  # the request was still waiting, unanswered
+    assert flow.allow(request_id).status_code == 404  # answered once
+
+
+def test_consent_for_another_workspace_is_refused(flow, tenant, other_tenant):
+    _, challenge = pkce()
+    request_id = flow.request_id(flow.authorize(challenge))
+    refused = flow.page.post(f"/api/oauth/requests/{request_id}/allow", {"workspaceId": other_tenant.workspace_id})
+    assert refused.status_code == 403
+    assert other_tenant.store.list_connections(other_tenant.workspace_id)[0].name == "Test agent"
+
+
+@pytest.mark.parametrize("param,value", [
+    ("redirect_uri", "https://evil.example/"), ("client_id", "https://10.9.8.7/evil.example/client.json"),
+    ("client_id", "nobody"), ("response_type", "token"), ("scope", "admin"),
+])
+def test_no_open_redirect_through_any_parameter(flow, param, value):
+    """A parameter that is not this client's own never makes the server send the person
+    anywhere but back to the client's registered redirect URI (or nowhere)."""
+    _, challenge = pkce()
+    answer = flow.authorize(challenge, **{param: value})
+    location = answer.headers.get("location", "")
+    assert not location or location.startswith(REDIRECT + "?"), location
+    assert "evil.example" not in location
+    # A request the SDK refuses before it asks the provider still redirects only where registered.
+    broken = flow.authorize(challenge, **{param: value, "redirect_uri": "https://evil.example/cb",
+                                          "code_challenge": None})
+    assert broken.status_code == 400 and "location" not in broken.headers
+
+
+def test_the_consent_page_is_not_an_open_redirect(flow):
+    """What the page navigates to comes only from the stored request: the page's own URL can
+    carry nothing that changes it."""
+    _, challenge = pkce()
+    request_id = flow.request_id(flow.authorize(challenge))
+    shown = flow.page.get(f"/api/oauth/requests/{request_id}?redirect_uri=https://evil.example/")
+    assert shown.json()["redirectUri"] == REDIRECT
+    extra = flow.page.post(f"/api/oauth/requests/{request_id}/allow",
+                           {"workspaceId": flow.workspace_id, "redirectTo": "https://evil.example/"})
+    assert extra.status_code == 422  # unknown fields are refused
+    assert flow.allow(request_id).json()["redirectTo"].startswith(REDIRECT + "?code=")
+
+
+def _connection_of(flow, tenant, access_token: str) -> str:
+    return tenant.store.get_issued_token(secret_hash(access_token), tenant.runtime.desk.now()).connection_id
+
+
+def _held_write(flow, access_token: str) -> str:
+    """A held write through the OAuth connection (2025-11-25, stateful: initialize, then call)."""
+    init = flow.mcp(access_token)
+    session = init.headers["mcp-session-id"]
+    headers = {"Authorization": f"Bearer {access_token}", "Mcp-Session-Id": session,
+               "Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               "MCP-Protocol-Version": "2025-11-25"}
+    flow.http.post("/mcp", headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    called = flow.http.post("/mcp", headers=headers, json={
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "publish_note", "arguments": {"note_id": "n1", "text": "held"}}})
+    data = [line[6:] for line in called.text.splitlines() if line.startswith("data: ")]
+    result = json.loads(data[-1])["result"]["structuredContent"]
+    assert result["status"] == "pending", result
+    return result["confirmationId"]
+

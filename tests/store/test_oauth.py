@@ -1,0 +1,175 @@
+"""The OAuth role, on both stores: clients, authorization requests, codes, grants, tokens and
+connection use. Expiry applies on every read; every single-use value is spent once."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+from countersign.store.oauth_records import (
+    ACCESS,
+    REFRESH,
+    IssuedCode,
+    IssuedToken,
+    OAuthClientRecord,
+    OAuthGrant,
+    PendingAuthorization,
+)
+from countersign.store.records import secret_hash
+from countersign.store.sqlite import SQLiteStore
+
+NOW = 1_800_000_000
+
+
+def pending(n: int = 1, expires_at: int = NOW + 900) -> PendingAuthorization:
+    return PendingAuthorization(
+        request_hash=secret_hash(f"request-{n}"), client_id="https://client.example/meta.json", client_name="Client",
+        redirect_uri="http://127.0.0.1:3000/callback", redirect_uri_provided_explicitly=True,
+        code_challenge="c" * 43, resource="https://cs.example/mcp", created_at=NOW, expires_at=expires_at,
+        state="xyz", scopes=("mcp",), metadata_document=True,
+    )
+
+
+def code(n: int = 1, expires_at: int = NOW + 300) -> IssuedCode:
+    return IssuedCode(
+        code_hash=secret_hash(f"code-{n}"), client_id="c1", connection_id="k_1", workspace_id="w_1", person_id="p_1",
+        redirect_uri="http://127.0.0.1:3000/callback", redirect_uri_provided_explicitly=True, code_challenge="c" * 43,
+        resource="https://cs.example/mcp", expires_at=expires_at, scopes=("mcp",),
+    )
+
+
+def token(name: str, kind: str = REFRESH, expires_at: int = NOW + 3600, connection: str = "k_1") -> IssuedToken:
+    return IssuedToken(
+        token_hash=secret_hash(name), kind=kind, connection_id=connection, workspace_id="w_1", person_id="p_1",
+        client_id="c1", resource="https://cs.example/mcp", created_at=NOW, expires_at=expires_at, scopes=("mcp",),
+    )
+
+
+def test_clients_registered_and_cached(store):
+    registered = OAuthClientRecord("c1", {"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "One"}, NOW)
+    cached = OAuthClientRecord("https://client.example/meta.json", {"client_name": "Two"}, NOW, expires_at=NOW + 60)
+    store.put_oauth_client(registered)
+    store.put_oauth_client(cached)
+    assert store.get_oauth_client("c1", NOW + 10**8) == registered  # a registered client does not expire
+    assert store.get_oauth_client(cached.client_id, NOW + 59) == cached
+    assert store.get_oauth_client(cached.client_id, NOW + 60) is None  # a cached document does
+    assert store.get_oauth_client("unknown", NOW) is None
+    renewed = replace(cached, metadata={"client_name": "Two, renewed"}, expires_at=NOW + 600)
+    store.put_oauth_client(renewed)
+    assert store.get_oauth_client(cached.client_id, NOW + 300) == renewed
+
+
+def test_an_authorization_request_is_answered_once(store):
+    request = pending()
+    store.put_pending_authorization(request)
+    assert store.get_pending_authorization(request.request_hash, NOW) == request
+    assert store.get_pending_authorization(request.request_hash, NOW + 900) is None  # expired reads as absent
+    assert store.take_pending_authorization(request.request_hash, NOW + 1) == request
+    assert store.take_pending_authorization(request.request_hash, NOW + 2) is None
+    assert store.get_pending_authorization(request.request_hash, NOW + 2) is None
+
+
+def test_an_expired_authorization_request_cannot_be_taken(store):
+    request = pending(2, expires_at=NOW + 5)
+    store.put_pending_authorization(request)
+    assert store.take_pending_authorization(request.request_hash, NOW + 5) is None
+
+
+def test_a_code_is_spent_once_and_remembered_as_spent(store):
+    issued = code()
+    store.put_issued_code(issued)
+    assert store.get_issued_code(issued.code_hash, NOW) == issued
+    assert store.spend_issued_code(issued.code_hash, NOW + 1) is True
+    assert store.spend_issued_code(issued.code_hash, NOW + 2) is False
+    assert store.get_issued_code(issued.code_hash, NOW + 3) == replace(issued, used_at=NOW + 1)  # a replay shows
+    assert store.get_issued_code(issued.code_hash, NOW + 300) is None
+    assert store.spend_issued_code(secret_hash("never issued"), NOW) is False
+
+
+def test_an_expired_code_cannot_be_spent(store):
+    issued = code(3, expires_at=NOW + 10)
+    store.put_issued_code(issued)
+    assert store.spend_issued_code(issued.code_hash, NOW + 10) is False
+
+
+def test_simultaneous_spends_of_one_code_have_one_winner(tmp_path):
+    """On SQLite, from many threads (DynamoDB's conditional writes are its own guarantee; moto's
+    are not atomic across threads, so the race is not run there)."""
+    store = SQLiteStore(str(tmp_path / "race.db"))
+    issued = code(4)
+    store.put_issued_code(issued)
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda: results.append(store.spend_issued_code(issued.code_hash, NOW)))
+               for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False] * 5 + [True]
+
+
+def test_grants_are_listed_per_workspace_and_person(store):
+    first = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW)
+    second = OAuthGrant("k_2", "w_1", "p_2", "c2", "Client two", "https://app.example/cb", NOW + 1)
+    elsewhere = OAuthGrant("k_3", "w_2", "p_3", "c1", "Client one", "http://127.0.0.1/cb", NOW)
+    for grant in (second, first, elsewhere):
+        store.put_oauth_grant(grant)
+    assert store.list_oauth_grants("w_1") == [first, second]
+    assert store.list_oauth_grants("w_1", "p_2") == [second]
+    assert store.list_oauth_grants("w_2") == [elsewhere]
+    assert store.list_oauth_grants("w_9") == []
+
+
+def test_tokens_expire_and_a_refresh_token_rotates_once(store):
+    access, refresh = token("a1", ACCESS, NOW + 3600), token("r1", REFRESH, NOW + 86400)
+    store.put_issued_tokens([access, refresh])
+    assert store.get_issued_token(access.token_hash, NOW) == access
+    assert store.get_issued_token(access.token_hash, NOW + 3600) is None
+    next_pair = [token("a2", ACCESS), token("r2", REFRESH)]
+    assert store.rotate_refresh_token(refresh.token_hash, NOW + 5, next_pair) is True
+    assert store.get_issued_token(refresh.token_hash, NOW + 6) == replace(refresh, used_at=NOW + 5)
+    assert [store.get_issued_token(t.token_hash, NOW + 6) for t in next_pair] == next_pair
+    # Presenting the spent one again writes nothing.
+    again = [token("a3", ACCESS), token("r3", REFRESH)]
+    assert store.rotate_refresh_token(refresh.token_hash, NOW + 7, again) is False
+    assert [store.get_issued_token(t.token_hash, NOW + 8) for t in again] == [None, None]
+
+
+def test_only_a_live_refresh_token_rotates(store):
+    access, refresh = token("a4", ACCESS), token("r4", REFRESH, NOW + 10)
+    store.put_issued_tokens([access, refresh])
+    assert store.rotate_refresh_token(access.token_hash, NOW, [token("x1", ACCESS)]) is False  # not a refresh token
+    assert store.rotate_refresh_token(refresh.token_hash, NOW + 10, [token("x2", ACCESS)]) is False  # expired
+    assert store.rotate_refresh_token(secret_hash("unknown"), NOW, [token("x3", ACCESS)]) is False
+    assert store.get_issued_token(secret_hash("x1"), NOW) is None
+
+
+def test_simultaneous_rotations_have_one_winner(tmp_path):
+    store = SQLiteStore(str(tmp_path / "race.db"))
+    refresh = token("r5", REFRESH)
+    store.put_issued_tokens([refresh])
+    results: list[bool] = []
+
+    def rotate(n: int) -> None:
+        results.append(store.rotate_refresh_token(refresh.token_hash, NOW, [token(f"next-{n}", REFRESH)]))
+
+    threads = [threading.Thread(target=rotate, args=(n,)) for n in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == [False] * 4 + [True]
+    assert sum(store.get_issued_token(secret_hash(f"next-{n}"), NOW) is not None for n in range(5)) == 1
+
+
+def test_connection_use_is_recorded_at_most_once_a_minute(store):
+    store.note_connection_use("w_1", "k_1", NOW)
+    store.note_connection_use("w_1", "k_1", NOW + 30)  # within the minute: kept as it was
+    store.note_connection_use("w_1", "k_2", NOW + 5)
+    store.note_connection_use("w_2", "k_3", NOW + 5)
+    assert store.connections_last_used("w_1") == {"k_1": NOW, "k_2": NOW + 5}
+    store.note_connection_use("w_1", "k_1", NOW + 61)
+    assert store.connections_last_used("w_1")["k_1"] == NOW + 61
+    store.note_connection_use("w_1", "k_1", NOW + 62, every=0)
+    assert store.connections_last_used("w_1")["k_1"] == NOW + 62
+    assert store.connections_last_used("w_9") == {}
