@@ -12,15 +12,23 @@ from __future__ import annotations
 
 import os
 
+from mangum import Mangum
+
 from .. import observability
 from ..runtime import build
 from ..settings import load
-from ..surfaces.mcp_http import lambda_handler
+from ..surfaces.limits import RequestLimit
+from ..surfaces.mcp_http import StatelessMCP
 from ..surfaces.mcp_tools import build_server
+from ..surfaces.origin import accepted, require_origin
 
 observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False)  # the notifier function emails
 observability.wire(runtime)
-handler = observability.instrument(lambda_handler(
-    build_server(runtime.desk, runtime.state_keys), runtime.store, os.environ.get("COUNTERSIGN_BASE_PATH", "/")
+# Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
+# and per-address request limits (429); then the stateless MCP endpoint (mcp_http.lambda_handler's app).
+endpoint = RequestLimit(StatelessMCP(build_server(runtime.desk, runtime.state_keys), runtime.store), runtime, "mcp")
+handler = observability.instrument(require_origin(
+    Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
+    accepted(runtime),
 ))

@@ -25,7 +25,9 @@ class DynamoDBStore(ComposedStore):
         if client is None:
             import boto3
 
-            client = boto3.client("dynamodb", region_name=region_name)
+            from ...aws_config import DYNAMODB_CONFIG
+
+            client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
         self.table = Table(client, table_name, card_retention)
         super().__init__(
             docs=DynamoDocs(self.table), cards=DynamoCards(self.table), outbox=DynamoOutbox(self.table),

@@ -10,8 +10,10 @@ import logging
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
 from ...runtime import Runtime
+from ..limits import RequestLimit
 from . import cards, connections, errors, session, settings, signin
 from .guard import Guard
 from .mailer import SigninMailer, default_mailer
@@ -20,6 +22,7 @@ log = logging.getLogger("countersign.api")
 
 SIGNIN_FLOOR_SECONDS = 0.25
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+COMPRESS_FROM = 1024
 
 
 def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
@@ -51,5 +54,10 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     errors.install(app)
     for module in (signin, session, cards, settings, connections):
         app.include_router(module.router, prefix="/api")
+    # Innermost first: answers of 1 KiB or more are gzipped for a client that accepts it (through
+    # CloudFront too, whose /api behaviour caches nothing); the page's per-address request limit
+    # (countersign.surfaces.limits); the Guard's headers and body limit around everything.
+    app.add_middleware(GZipMiddleware, minimum_size=COMPRESS_FROM)
+    app.add_middleware(RequestLimit, runtime=runtime, kind="page")
     app.add_middleware(Guard)
     return app
