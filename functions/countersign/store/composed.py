@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..core.codes import CodeRecord
-from .interface import AccountStore, CardStore, DocStore, LimitStore, OutboxStore, Store
+from .interface import AccountStore, CardStore, DocStore, LimitStore, OutboxStore, Store, SuppressionStore
 from .records import (
     AuditEntry,
     Card,
@@ -22,6 +22,7 @@ from .records import (
     Person,
     Session,
     SignInToken,
+    Suppression,
     Workspace,
     Write,
 )
@@ -29,12 +30,13 @@ from .records import (
 
 class ComposedStore(Store):
     def __init__(self, *, docs: DocStore, cards: CardStore, outbox: OutboxStore, accounts: AccountStore,
-                 limits: LimitStore):
+                 limits: LimitStore, suppressions: SuppressionStore):
         self._docs = docs
         self._cards = cards
         self._outbox = outbox
         self._accounts = accounts
         self._limits = limits
+        self._suppressions = suppressions
 
     # -- DocReader (docs) -------------------------------------------------------
 
@@ -186,3 +188,14 @@ class ComposedStore(Store):
 
     def hit_rate_limit(self, key: str, now: int, window: int, limit: int) -> bool:
         return self._limits.hit_rate_limit(key, now, window, limit)
+
+    # -- SuppressionStore (suppressions) ----------------------------------------
+
+    def suppress_address(self, suppression: Suppression) -> None:
+        return self._suppressions.suppress_address(suppression)
+
+    def address_suppression(self, email: str) -> Suppression | None:
+        return self._suppressions.address_suppression(email)
+
+    def lift_suppression(self, email: str) -> None:
+        return self._suppressions.lift_suppression(email)

@@ -7,6 +7,7 @@
 * :class:`OutboxStore` — the notifications filed cards owe (the transactional outbox).
 * :class:`AccountStore` — workspaces, persons, connections, sign-in tokens, sessions.
 * :class:`LimitStore` — email slots, rate limits, confirmation codes and nonces.
+* :class:`SuppressionStore` — addresses card emails no longer go to (bounces, complaints).
 
 Rules every implementation keeps (the conformance suite in ``tests/store`` checks them):
 
@@ -38,6 +39,7 @@ from .records import (
     Person,
     Session,
     SignInToken,
+    Suppression,
     Workspace,
     Write,
 )
@@ -309,7 +311,25 @@ class LimitStore(abc.ABC):
         """Count one hit on ``key`` in the fixed window containing ``now``; False once over ``limit``."""
 
 
-class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore):
+class SuppressionStore(abc.ABC):
+    """Addresses card emails no longer go to. Keyed by the lower-cased address, across workspaces
+    (a person's address is unique in the service); one write or one read each."""
+
+    @abc.abstractmethod
+    def suppress_address(self, suppression: Suppression) -> None:
+        """Record (or replace) the suppression of ``suppression.email`` (lower-cased by the caller:
+        :class:`BadInput` otherwise, or for a reason not in ``SUPPRESSION_REASONS``)."""
+
+    @abc.abstractmethod
+    def address_suppression(self, email: str) -> Suppression | None:
+        """The suppression of ``email`` (any case), if any."""
+
+    @abc.abstractmethod
+    def lift_suppression(self, email: str) -> None:
+        """Card emails go to ``email`` again (nothing happens if it was not suppressed)."""
+
+
+class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, SuppressionStore):
     """Everything countersign persists: the roles in one object."""
 
     def close(self) -> None:  # pragma: no cover - optional

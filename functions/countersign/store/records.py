@@ -282,3 +282,17 @@ class Notification:
     lease_until: int = 0
     outcome: str | None = None
     done_at: int | None = None
+
+
+SUPPRESSION_REASONS = ("bounce", "complaint")
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """An address card emails no longer go to: it bounced for good, or its owner marked a card
+    email as spam (SES's feedback, countersign.surfaces.feedback). ``email`` is lower-cased."""
+
+    email: str
+    reason: str  # bounce | complaint
+    at: int
+    detail: str | None = None  # SES's bounce subtype or complaint type, for the operator

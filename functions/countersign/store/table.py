@@ -25,6 +25,7 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     nonce                NONCE#<nonce>                             NONCE
     email slot           RATE#<person>                             EMAIL
     rate-limit window    LIMIT#<key>                               <window start:012d>
+    suppressed address   SUPPRESSED#<lowercased email>             SUPPRESSED
     toolset doc          DOC#<ws>#<kind>                           <doc id>
 
 Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:

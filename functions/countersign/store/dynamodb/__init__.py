@@ -12,6 +12,7 @@ from .client import Table
 from .docs import DynamoDocs
 from .limits import DynamoLimits
 from .outbox import DynamoOutbox
+from .suppressions import DynamoSuppressions
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
 
@@ -32,6 +33,7 @@ class DynamoDBStore(ComposedStore):
         super().__init__(
             docs=DynamoDocs(self.table), cards=DynamoCards(self.table), outbox=DynamoOutbox(self.table),
             accounts=DynamoAccounts(self.table), limits=DynamoLimits(self.table),
+            suppressions=DynamoSuppressions(self.table),
         )
 
     @property

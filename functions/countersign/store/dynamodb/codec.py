@@ -136,6 +136,10 @@ def email_slot_key(person_id: str) -> Item:
     return key(f"RATE#{person_id}", "EMAIL")
 
 
+def suppression_key(email: str) -> Item:
+    return key(f"SUPPRESSED#{email}", "SUPPRESSED")  # email lower-cased (checks.email_key)
+
+
 def limit_key(name: str, window_start: int) -> Item:
     return key(f"LIMIT#{name}", f"{window_start:012d}")
 

@@ -9,6 +9,7 @@ from .database import Database
 from .docs import SQLiteDocs
 from .limits import SQLiteLimits
 from .outbox import SQLiteOutbox
+from .suppressions import SQLiteSuppressions
 
 __all__ = ["SQLiteStore"]
 
@@ -19,6 +20,7 @@ class SQLiteStore(ComposedStore):
         super().__init__(
             docs=SQLiteDocs(self.database), cards=SQLiteCards(self.database), outbox=SQLiteOutbox(self.database),
             accounts=SQLiteAccounts(self.database), limits=SQLiteLimits(self.database),
+            suppressions=SQLiteSuppressions(self.database),
         )
 
     @property

@@ -121,4 +121,4 @@ def complete(body: SigninCompleteBody, request: Request, response: Response) -> 
         runtime.store.delete_session(previous.session.session_hash)
     session_id, signed = start_session(runtime, person, workspace)
     set_session_cookie(response, session_id)
-    return session_view(signed)
+    return session_view(signed, runtime)
