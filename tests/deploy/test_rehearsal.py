@@ -9,6 +9,8 @@ whole confirmation:
     agent:    get_confirmation_status over /mcp -> completed                          (McpFunction)
     upkeep:   a withdrawn card, a lost stream record, a dead runner (tests/deploy/upkeep.py)
                                                                 (NotifierFunction, SweeperFunction)
+    protection: direct calls refused (403), a bounce that suppresses the owner's address, a burst
+              from one connection answered 429 while another and the page go on (tests/deploy/protection.py)
 
 Then: every AWS call each function made is allowed by that function's IAM statements in the
 template (and every statement is used); every environment variable its code reads is set; the
@@ -26,7 +28,7 @@ import anyio
 import pytest
 
 from countersign.store.dynamodb import DynamoDBStore
-from tests.deploy import upkeep
+from tests.deploy import protection, upkeep
 from tests.deploy.cfn import Unsupported, allowed, iam_requests
 from tests.deploy.rehearsal import FROM_ADDRESS, KIND, OWNER, MotoStack, mail_text, requirement_closure
 from tests.support.apigw import LambdaTransport, http_event, response_body
@@ -125,6 +127,8 @@ def rehearsal(moto_stack):
     record["status"] = status
 
     record["upkeep"] = upkeep.rehearse(stack, instances, stream, agent)
+    record["protection"] = protection.rehearse(stack, instances, stream, agent, OWNER, signed_in,
+                                               connection["token"], record["upkeep"]["token"])
 
     # What must never reach a log line, then the proof that it would be redacted if it did.
     store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
@@ -147,8 +151,8 @@ def test_a_whole_confirmation_across_the_functions(rehearsal):
     instances = rehearsal["instances"]
     assert rehearsal["status"]["status"] == "completed"
     assert rehearsal["notified"] == {"batchItemFailures": []}
-    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 4
-    assert instances["NotifierFunction"].invocations == 2 and instances["SweeperFunction"].invocations == 1
+    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 4 + 4
+    assert instances["NotifierFunction"].invocations == 2 + 2 and instances["SweeperFunction"].invocations == 1
 
 
 def test_the_notifier_and_the_sweeper_deliver_what_is_owed_and_settle_what_stopped(rehearsal):
@@ -173,6 +177,37 @@ def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, fu
     ready = instance.wait_ready()
     assert ready["ready"] and ready["callable"], ready
     assert instance.handler == rehearsal["stack"].stack.function_property(function, "Handler")
+
+
+def test_requests_around_cloudfront_are_refused(rehearsal):
+    """Sent to the execute-api URL itself (no X-Countersign-Origin, or a guessed one), /api and /mcp
+    answer 403 before the app runs: nothing around CloudFront reaches the MCP endpoint or the API."""
+    direct = rehearsal["protection"]["direct"]
+    assert [a["statusCode"] for a in direct] == [403] * 4
+    assert all(json.loads(response_body(a))["error"]["code"] == "forbidden" for a in direct)
+
+
+def test_a_bounce_suppresses_the_address_and_the_page_says_so(rehearsal):
+    act = rehearsal["protection"]
+    assert act["feedback"] == {"records": 1, "failed": 0, "suppressed": 1}
+    assert act["suppressed_result"] == {"batchItemFailures": []}
+    assert act["suppressed_outcome"] == "email_suppressed" and act["owner_mails_after"] == 0
+    notice = act["session"]["emailNotice"]
+    assert notice["reason"] == "bounce" and OWNER in notice["message"]
+
+
+def test_a_burst_from_one_connection_is_refused_while_another_and_the_page_go_on(rehearsal):
+    act = rehearsal["protection"]
+    limit = int(rehearsal["stack"].stack.environment("McpFunction")["COUNTERSIGN_LIMIT_CONNECTION"])
+    assert act["burst"][-1] == 429 and 429 not in act["burst"][:-1]
+    # The connection's own earlier calls in the same 10 s (the bounce act's card: a few requests)
+    # count too; a burst that straddles two windows gets up to twice the limit.
+    assert limit - 5 < len(act["burst"]) <= 2 * limit + 1
+    refused = act["refused"]
+    assert 1 <= int(refused["headers"]["retry-after"]) <= 10
+    assert json.loads(response_body(refused))["error"] == "rate_limited"
+    assert act["other_agent"]["status"] == "pending"
+    assert act["page_after_burst"] == 200
 
 
 def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
@@ -231,15 +266,17 @@ def test_each_function_made_the_calls_a_confirmation_needs(rehearsal, function):
     operations = {(c["service"], c["operation"]) for c in calls}
     secrets = [c for c in calls if c["operation"] == "GetSecretValue"]
     refs = rehearsal["stack"].stack.refs
-    read = ["SigningKeySecret", "StateKeysSecret"] + (["OriginVerifySecret"] if function == "ApiFunction" else [])
+    # The HTTP functions also read the origin secret, current and previous (AWSPREVIOUS: a rotation).
+    http = function in ("McpFunction", "ApiFunction")
+    read = ["SigningKeySecret", "StateKeysSecret"] + (["OriginVerifySecret"] * 2 if http else [])
     assert sorted(c["params"]["SecretId"] for c in secrets) == sorted(refs[name] for name in read)
     assert (("sesv2", "SendEmail") in operations) is (function != "McpFunction")
     assert {("dynamodb", op) for op in NEEDED[function]} <= operations
 
 
-# Read by modules both functions load (settings, runtime) but deliberately left unset where it has
-# no use: only ApiFunction checks CloudFront's origin header, so only it may read that secret.
-OPTIONAL_HERE = {"McpFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "ApiFunction": set(),
+# Read by modules every function loads (settings, runtime) but deliberately left unset where it has
+# no use: only the HTTP functions check CloudFront's origin header, so only they may read that secret.
+OPTIONAL_HERE = {"McpFunction": set(), "ApiFunction": set(),
                  "NotifierFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "SweeperFunction": {"COUNTERSIGN_ORIGIN_SECRET"}}
 # Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
 TEST_ONLY = {"COUNTERSIGN_FAULT"}
@@ -307,9 +344,10 @@ def test_metrics_are_emitted_as_emf(rehearsal):
     got = {function: metrics(instance) for function, instance in rehearsal["instances"].items()}
     mcp, api, notifier, sweeper = (got[f] for f in FUNCTIONS)
     assert all(m.get("ColdStart") == 1 for m in got.values()), got
-    assert mcp.get("card_filed") == 4 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
+    assert mcp.get("card_filed") == 6 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
     assert api.get("card_confirmed") == 1, api
     assert notifier.get("email_sent") == 1 and notifier.get("email_nothing_pending") == 1, notifier
+    assert notifier.get("email_bounced") == 1 and notifier.get("email_suppressed") == 1, notifier
     assert (sweeper.get("card_recovered"), sweeper.get("sweep_settled"), sweeper.get("sweep_delivered")) == (1, 1, 2)
     assert sweeper.get("email_sent") == 1 and sweeper.get("email_rate_limited") == 1, sweeper
 
