@@ -183,17 +183,22 @@ class CardStore(abc.ABC):
     def list_pending_cards(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
-        """Pending, unexpired cards waiting on ``person_id``, oldest first; returns a next cursor."""
+        """Pending, unexpired cards waiting on ``person_id``, oldest first; returns a next cursor.
+
+        Listed cards (:func:`~countersign.store.records.listed`) have no arguments, subject, ticket,
+        fingerprint or run: :meth:`get_card` a card before acting on it."""
 
     @abc.abstractmethod
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
-        """Cards of ``person_id`` that are decided or lapsed (not pending, not running), newest first."""
+        """Cards of ``person_id`` that are decided or lapsed (not pending, not running), newest
+        first; listed as :meth:`list_pending_cards` lists them."""
 
     @abc.abstractmethod
     def running_cards(self, now: int, limit: int = 50) -> list[Card]:
-        """Cards left ``running`` whose lease ended before ``now`` (their runner died): recovery's work."""
+        """Cards left ``running`` whose lease ended before ``now`` (their runner died), whole, as
+        read now: recovery's work."""
 
     # -- transitions ------------------------------------------------------------------------------
 

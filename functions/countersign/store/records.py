@@ -284,6 +284,14 @@ class Notification:
     done_at: int | None = None
 
 
+def listed(card: Card) -> Card:
+    """``card`` as a listing gives it (:meth:`CardStore.list_pending_cards`, ``list_card_history``):
+    what a list shows, without the arguments, subject, ticket, fingerprint and run a decision needs.
+    Both stores list cards this way (DynamoDB's index projects no more); read a card with
+    ``get_card`` before acting on it."""
+    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None)
+
+
 SUPPRESSION_REASONS = ("bounce", "complaint")
 
 

@@ -318,6 +318,20 @@ def card_from(v: dict[str, Any]) -> Card:
     )
 
 
+def listed_card_from(v: dict[str, Any]) -> Card:
+    """A card from its gsi1 entry, which projects only what a listing shows (store/table.py
+    ``GSI1_ATTRIBUTES``): :func:`countersign.store.records.listed`'s shape."""
+    return Card(
+        **pick(v, (k for k in CARD_PLAIN if k not in ("version", "fingerprint", "ticket"))),
+        fingerprint="", ticket="", arguments={}, subject=None, run=None,
+        version=v.get("version", 1),
+        lines=tuple(v.get("lines") or ()),
+        state=CardState(v["status"]),
+        expires_at=v["card_expires_at"],
+        result=unJ(v.get("result")),
+    )
+
+
 def card_from_item(raw: Item) -> Card:
     return card_from(plain(raw))
 

@@ -62,10 +62,11 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
     withdrawn, cursor = 0, None
     while True:  # every pending card of the person, filed through this connection
         cards, cursor = store.list_pending_cards(signed.workspace.id, signed.person.id, now, limit=PAGE, cursor=cursor)
-        for card in cards:
-            if card.connection_id != connection_id:
+        for listed_card in cards:
+            if listed_card.connection_id != connection_id:
                 continue
-            try:
+            try:  # a listed card carries no ticket: act on the card as stored
+                card = store.get_card(signed.workspace.id, listed_card.id, now)
                 runtime.desk.withdraw(card, now, f"person:{signed.person.id}", channel="page",
                                       reason=REVOKED_REASON.format(name=connection.name))
                 withdrawn += 1
