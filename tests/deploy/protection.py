@@ -11,6 +11,7 @@ the people it emails, each function in its own worker process.
 3. **A burst**: one connection sends requests as fast as it can until it is answered 429 (the
    template's ``RequestsPerConnection`` per 10 s); right away another connection still files a
    card, and the page still lists the owner's cards.
+4. **Compression**: an ``/api`` answer of 1 KiB or more is gzipped for a client that accepts it.
 """
 
 from __future__ import annotations
@@ -91,8 +92,19 @@ def rehearse(stack, instances: dict, stream, agent, owner: str, signed_in: dict,
             refused = answer
             break
     out.update(burst=codes, refused=refused, burst_seconds=time.monotonic() - started)
+    # The connection's counters in the table (one item per 10 s window): what the limit counted.
+    from countersign.store.records import secret_hash
+
+    key = f"LIMIT#mcp-connection:{secret_hash(token)[:32]}"
+    found = stack.dynamodb.query(TableName=stack.stack.refs["Table"], KeyConditionExpression="pk = :pk",
+                                 ExpressionAttributeValues={":pk": {"S": key}}, ConsistentRead=True)["Items"]
+    out["connection_windows"] = {item["sk"]["S"]: int(item["hits"]["N"]) for item in found}
     # Right away: another connection files a card, and the page lists the owner's cards.
     out["other_agent"] = agent("suppress_domain", {"domain": "tyrell.com"}, other)
     listed = api.invoke(http_event("GET", "/api/cards", headers=signed_in))
     out["page_after_burst"] = listed["statusCode"]
+
+    # 4. Compressed answers: what CloudFront's /api/* behaviour passes on as the function made it.
+    out["gzipped"] = api.invoke(http_event("GET", "/api/openapi.json", headers={"accept-encoding": "gzip, br"}))
+    out["plain"] = api.invoke(http_event("GET", "/api/openapi.json"))
     return out
