@@ -21,130 +21,15 @@ correlation id and hold no ticket, token, code or key; the metrics went out as E
 from __future__ import annotations
 
 import json
-import logging
 import re
 
-import anyio
 import pytest
 
-from countersign.store.dynamodb import DynamoDBStore
-from tests.deploy import protection, upkeep
 from tests.deploy.cfn import Unsupported, allowed, iam_requests
-from tests.deploy.rehearsal import FROM_ADDRESS, KIND, OWNER, MotoStack, mail_text, requirement_closure
-from tests.support.apigw import LambdaTransport, http_event, response_body
-from tests.support.harness import mcp_client
-from tests.support.streams import filtered_event
+from tests.deploy.rehearsal import FROM_ADDRESS, KIND, mail_text, requirement_closure
 
 FUNCTIONS = ("McpFunction", "ApiFunction", "NotifierFunction", "SweeperFunction")
 ENV_NAME = re.compile(r"\b((?:COUNTERSIGN|POWERTOOLS)_[A-Z0-9_]+)\b")
-
-
-@pytest.fixture(scope="module")
-def moto_stack(tmp_path_factory):
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the moto server's access log
-    stack = MotoStack(tmp_path_factory.mktemp("rehearsal"))
-    try:
-        yield stack
-    finally:
-        stack.close()
-
-
-@pytest.fixture(scope="module")
-def rehearsal(moto_stack):
-    """Run the whole confirmation once; the tests below look at what it left."""
-    stack = moto_stack
-    instances = {function: stack.start(function) for function in FUNCTIONS}  # all import in parallel
-    mcp, api, notifier = instances["McpFunction"], instances["ApiFunction"], instances["NotifierFunction"]
-    record: dict = {"instances": instances, "stack": stack}
-    stream = stack.stream()
-    stream.skip()  # the event source mapping starts at LATEST
-
-    workspace = stack.cli("workspace", "create", "--store", f"dynamodb://{stack.stack.refs['Table']}",
-                          "--name", "Acme", "--owner-email", OWNER, "--owner-name", "Olive")
-    connection = stack.cli("connection", "create", "--store", f"dynamodb://{stack.stack.refs['Table']}",
-                           "--email", OWNER, "--name", "Claude on laptop")
-    assert connection["mcp_url"] == f"{stack.public_url}/mcp"
-    record.update(workspace=workspace, connection=connection, token=connection["token"])
-    for instance in instances.values():
-        ready = instance.wait_ready()
-        assert ready["ready"], ready.get("error")
-
-    async def call(token: str, tool: str, arguments: dict) -> dict:
-        async with mcp_client(connection["mcp_url"], token, transport=LambdaTransport([mcp])) as client:
-            result = await client.call_tool(tool, arguments)
-        assert not result.is_error, result.content
-        return result.structured_content
-
-    def agent(tool: str, arguments: dict, token: str = connection["token"]) -> dict:
-        return anyio.run(call, token, tool, arguments)
-
-    # The agent asks; the write is held as a card, its notification written with it. The MCP
-    # function answers at once and emails nobody: the table's stream carries the notification's
-    # INSERT (the only record the template's filter passes) to the notifier, which emails the owner.
-    held = agent("suppress_domain", {"domain": "globex.com"})
-    assert held["status"] == "pending", held
-    card_id = held["confirmationId"]
-    assert held["confirmationUrl"] == f"{stack.public_url}/confirm?card={card_id}"
-    record.update(held=held, card_id=card_id)
-    assert [m for m in stack.sent_mail() if m["To"] == OWNER] == []
-    event = filtered_event(stream, stream.read())
-    assert [upkeep.card_of(r) for r in event["Records"]] == [card_id]
-    record["notified"] = notifier.invoke_event(event, event["Records"][0]["eventID"])
-    [card_mail] = [m for m in stack.sent_mail() if m["To"] == OWNER]
-    assert FROM_ADDRESS in card_mail["From"] and f"{stack.public_url}/confirm" in mail_text(card_mail)
-
-    # The person signs in by email link, as the page does.
-    page = {"origin": stack.public_url, "content-type": "application/json"}
-    asked = api.invoke(http_event("POST", "/api/signin/request", headers=page, body=json.dumps({"email": OWNER}),
-                                  base64_body=True))
-    assert asked["statusCode"] == 202, asked
-    # Which address the sign-in rate limit counted (the table, read from outside the functions).
-    limits = stack.dynamodb.scan(TableName=stack.stack.refs["Table"], FilterExpression="begins_with(pk, :p)",
-                                 ExpressionAttributeValues={":p": {"S": "LIMIT#signin-address:"}})["Items"]
-    record["limit_keys"] = sorted(item["pk"]["S"] for item in limits)
-    [signin_mail] = [m for m in stack.sent_mail() if "sign-in" in m["Subject"]]
-    link = re.search(r"https://\S+/signin#token=(\S+)", mail_text(signin_mail))
-    assert link, mail_text(signin_mail)
-    signin_token = link.group(1)
-    done = api.invoke(http_event("POST", "/api/signin/complete", headers=page,
-                                 body=json.dumps({"token": signin_token})))
-    assert done["statusCode"] == 200, done
-    [cookie] = done["cookies"]
-    session_id = cookie.split(";", 1)[0].split("=", 1)[1]
-    csrf = json.loads(response_body(done))["csrfToken"]
-    signed_in = {**page, "cookie": cookie.split(";", 1)[0], "x-csrf-token": csrf}
-    record.update(signin_token=signin_token, session_id=session_id, csrf=csrf)
-
-    listed = api.invoke(http_event("GET", "/api/cards", headers=signed_in))
-    assert listed["statusCode"] == 200 and [c["id"] for c in json.loads(response_body(listed))["cards"]] == [card_id]
-    confirmed = api.invoke(http_event("POST", f"/api/cards/{card_id}/confirm", headers=signed_in))
-    assert confirmed["statusCode"] == 200, response_body(confirmed)
-    assert json.loads(response_body(confirmed))["state"] == "completed"
-
-    # The agent polls and sees the action ran.
-    status = agent("get_confirmation_status", {"confirmation_id": card_id})
-    assert status["status"] == "completed", status
-    record["status"] = status
-
-    record["upkeep"] = upkeep.rehearse(stack, instances, stream, agent)
-    record["protection"] = protection.rehearse(stack, instances, stream, agent, OWNER, signed_in,
-                                               connection["token"], record["upkeep"]["token"])
-
-    # What must never reach a log line, then the proof that it would be redacted if it did.
-    store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
-    ticket = store.get_card(workspace["workspace_id"], card_id, 0).ticket
-    record["secrets"] = {
-        "connection token": connection["token"], "sign-in token": signin_token, "session id": session_id,
-        "csrf token": csrf, "ticket": ticket, "ticket payload": ticket.split(".")[0],
-        "ticket signature": ticket.split(".")[1], "signing key": stack.key_values["signing"],
-        "state key": stack.key_values["state"], "origin secret": stack.key_values["origin"],
-        "second connection token": record["upkeep"]["token"],
-    }
-    for instance in instances.values():
-        instance.log(f"ticket={ticket} Authorization: Bearer {connection['token']} key {stack.key_values['state']}")
-        instance.log(f"confirmation code {signin_token[:11]} for the sign-in link #token={signin_token}")
-    record["calls"] = {function: instance.calls() for function, instance in instances.items()}
-    return record
 
 
 def test_a_whole_confirmation_across_the_functions(rehearsal):
@@ -177,53 +62,6 @@ def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, fu
     ready = instance.wait_ready()
     assert ready["ready"] and ready["callable"], ready
     assert instance.handler == rehearsal["stack"].stack.function_property(function, "Handler")
-
-
-def test_requests_around_cloudfront_are_refused(rehearsal):
-    """Sent to the execute-api URL itself (no X-Countersign-Origin, or a guessed one), /api and /mcp
-    answer 403 before the app runs: nothing around CloudFront reaches the MCP endpoint or the API."""
-    direct = rehearsal["protection"]["direct"]
-    assert [a["statusCode"] for a in direct] == [403] * 4
-    assert all(json.loads(response_body(a))["error"]["code"] == "forbidden" for a in direct)
-
-
-def test_a_bounce_suppresses_the_address_and_the_page_says_so(rehearsal):
-    act = rehearsal["protection"]
-    assert act["feedback"] == {"records": 1, "failed": 0, "suppressed": 1}
-    assert act["suppressed_result"] == {"batchItemFailures": []}
-    assert act["suppressed_outcome"] == "email_suppressed" and act["owner_mails_after"] == 0
-    notice = act["session"]["emailNotice"]
-    assert notice["reason"] == "bounce" and OWNER in notice["message"]
-
-
-def test_a_burst_from_one_connection_is_refused_while_another_and_the_page_go_on(rehearsal):
-    act = rehearsal["protection"]
-    limit = int(rehearsal["stack"].stack.environment("McpFunction")["COUNTERSIGN_LIMIT_CONNECTION"])
-    assert act["burst"][-1] == 429 and 429 not in act["burst"][:-1]
-    # The connection's own earlier calls in the same 10 s (the bounce act's card) count too, and a
-    # burst that straddles two windows gets up to twice the limit; the window that refused holds
-    # exactly the limit.
-    assert len(act["burst"]) <= 2 * limit + 1
-    assert max(act["connection_windows"].values()) == limit
-    refused = act["refused"]
-    assert 1 <= int(refused["headers"]["retry-after"]) <= 10
-    assert json.loads(response_body(refused))["error"] == "rate_limited"
-    assert act["other_agent"]["status"] == "pending"
-    assert act["page_after_burst"] == 200
-
-
-def test_api_answers_are_compressed_for_clients_that_accept_it(rehearsal):
-    import base64
-    import gzip
-
-    act = rehearsal["protection"]
-    gzipped, plain = act["gzipped"], act["plain"]
-    assert gzipped["statusCode"] == plain["statusCode"] == 200
-    assert gzipped["headers"]["content-encoding"] == "gzip" and gzipped["isBase64Encoded"] is True
-    assert "content-encoding" not in plain["headers"]
-    unpacked = gzip.decompress(base64.b64decode(gzipped["body"]))
-    assert json.loads(unpacked) == json.loads(response_body(plain))
-    assert len(gzipped["body"]) < len(plain["body"]) / 2
 
 
 def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
