@@ -6,6 +6,7 @@ feedback wired to the notifier.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -29,9 +30,14 @@ def alarms(resources) -> dict[str, dict]:
     return {name: r for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
 
 
+@functools.cache
+def default_stack():
+    return stack()
+
+
 def metrics_of(alarm: dict) -> list[tuple[str, str, dict]]:
     """(namespace, metric name, dimensions) of every metric an alarm reads, resolved."""
-    s = stack()
+    s = default_stack()
     props = s.resolve(alarm["Properties"])
     if "MetricName" in props:
         found = [(props["Namespace"], props["MetricName"], props.get("Dimensions", []))]
@@ -41,7 +47,8 @@ def metrics_of(alarm: dict) -> list[tuple[str, str, dict]]:
     return [(ns, name, {d["Name"]: d["Value"] for d in dims}) for ns, name, dims in found]
 
 
-def emitted_metric_names() -> set[str]:
+@functools.cache
+def emitted_metric_names() -> frozenset[str]:
     """Every metric name the package counts (a quoted snake_case name passed to a metric or event)."""
     from countersign import notify, observability
     from countersign.surfaces import feedback, notifier
@@ -52,7 +59,7 @@ def emitted_metric_names() -> set[str]:
     for name in ("card_recovered", "signing_key_missing"):
         assert f'"{name}"' in source, name
         names.add(name)
-    return names
+    return frozenset(names)
 
 
 def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
@@ -216,5 +223,7 @@ def test_canary_deploys_are_rolled_back_by_the_alarms():
         assert "Canary10Percent5Minutes" in json.dumps(group["DeploymentConfigName"])
     for function in ("NotifierFunction", "SweeperFunction"):  # their events; no alias, no canary
         assert f"{function}Aliaslive" not in out
-    assert "Linear10PercentEvery1Minute" in json.dumps(
-        translated("DeploymentType=Linear10PercentEvery1Minute")["McpFunctionDeploymentGroup"])
+    # The type is the DeploymentType parameter (its default above).
+    for function in ("McpFunction", "ApiFunction"):
+        preference = stack().functions()[function]["Properties"]["DeploymentPreference"]
+        assert preference["Type"] == {"Ref": "DeploymentType"}
