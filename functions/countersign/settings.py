@@ -6,6 +6,7 @@ A wrong value stops start-up with a :class:`ConfigError` naming the variable.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,15 @@ class Settings:
     # a secret or a Secrets Manager ARN, resolved at build (Runtime.origin_secret). None: the
     # CloudFront-Viewer-Address header is never trusted.
     origin_secret: str | None = None
+    # Requests per LIMIT_WINDOW seconds the product itself lets through (0: no limit; the
+    # template sets all three): per agent connection and per address on /mcp, per address on
+    # /api (the confirm page). Over a limit: 429 with Retry-After (countersign.surfaces.limits).
+    limit_connection: int = 0
+    limit_address: int = 0
+    limit_page: int = 0
+    # AWS: the SES configuration set card emails are sent with (its bounce and complaint events,
+    # and the account-level suppression list). None: plain sends.
+    ses_configuration_set: str | None = None
 
     @property
     def store(self) -> str:
@@ -164,6 +174,15 @@ def _origin_secret(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+def _configuration_set(env: Mapping[str, str]) -> str | None:
+    raw = (env.get("COUNTERSIGN_SES_CONFIGURATION_SET") or "").strip()
+    if not raw:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", raw):
+        raise ConfigError("COUNTERSIGN_SES_CONFIGURATION_SET", f"expected an SES configuration set name, got {raw!r}")
+    return raw
+
+
 def _data_dir(env: Mapping[str, str]) -> Path:
     raw = env.get("COUNTERSIGN_DATA")
     if not raw:
@@ -203,6 +222,10 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         run_lease=_int(env, "COUNTERSIGN_RUN_LEASE", 120, minimum=1),
         sweep_interval=_int(env, "COUNTERSIGN_SWEEP_INTERVAL", 60, minimum=1),
         origin_secret=_origin_secret(env),
+        limit_connection=_int(env, "COUNTERSIGN_LIMIT_CONNECTION", 0, minimum=0),
+        limit_address=_int(env, "COUNTERSIGN_LIMIT_ADDRESS", 0, minimum=0),
+        limit_page=_int(env, "COUNTERSIGN_LIMIT_PAGE", 0, minimum=0),
+        ses_configuration_set=_configuration_set(env),
     )
     values.update(overrides)
     return Settings(**values)

@@ -205,3 +205,18 @@ def test_a_new_signin_ends_the_previous_session(signed, tenant):
     assert signed.session_id != old
     assert signed.get("/api/session", cookie=old).status_code == 401
     assert signed.get("/api/session").status_code == 200
+
+
+def test_the_page_says_when_card_emails_to_the_person_stopped(signed, tenant):
+    from countersign.store.records import Suppression
+
+    assert signed.get("/api/session").json()["emailNotice"] is None
+    email = tenant.person.email.lower()
+    tenant.runtime.store.suppress_address(Suppression(email, "complaint", 1_800_000_000, "abuse"))
+    try:
+        notice = signed.get("/api/session").json()["emailNotice"]
+        assert notice["reason"] == "complaint" and notice["since"].startswith("2027-01-15")
+        assert tenant.person.email in notice["message"] and "reported as spam" in notice["message"]
+    finally:
+        tenant.runtime.store.lift_suppression(email)
+    assert signed.get("/api/session").json()["emailNotice"] is None

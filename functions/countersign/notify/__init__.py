@@ -37,14 +37,14 @@ __all__ = [
 ]
 
 
-def sender_for(mail: str, data_dir: Path) -> Sender:
-    """The sender that ``COUNTERSIGN_MAIL=mail`` names."""
+def sender_for(mail: str, data_dir: Path, configuration_set: str | None = None) -> Sender:
+    """The sender that ``COUNTERSIGN_MAIL=mail`` names (SES sends with ``configuration_set``)."""
     if mail == "outbox":
         return OutboxSender(Path(data_dir) / "outbox")
     if mail.startswith("smtp://") or mail.startswith("smtps://"):
         return SmtpSender(mail)
     if mail.startswith("ses:"):
-        return SesSender(mail[len("ses:"):])
+        return SesSender(mail[len("ses:"):], configuration_set=configuration_set)
     raise ValueError(f"COUNTERSIGN_MAIL: expected outbox, smtp://HOST[:PORT] or ses:FROM_ADDRESS, got {mail!r}")
 
 
@@ -57,5 +57,5 @@ def from_settings(
     current_settings: SettingsSource | None = None,
 ) -> CardNotifier:
     """The notifier for this deployment; ``current_settings`` (if given) is read at each card."""
-    sender = sender_for(settings.mail, settings.data_dir)
+    sender = sender_for(settings.mail, settings.data_dir, settings.ses_configuration_set)
     return CardNotifier(store, sender, current_settings or settings, clock=clock, on_event=on_event)

@@ -100,3 +100,14 @@ def moved(w: Write) -> str:
     if isinstance(w, RoleWrite):
         return f"The role of person {w.person_id!r} changed since it was read (expected {w.expected})."
     return f"The workspace name changed since it was read (expected {w.expected!r})."
+
+
+def check_suppression(suppression: Any) -> None:
+    from .records import SUPPRESSION_REASONS
+
+    if suppression.reason not in SUPPRESSION_REASONS:
+        raise BadInput("reason", f"unknown reason {suppression.reason!r}; expected one of "
+                                 f"{', '.join(SUPPRESSION_REASONS)}.")
+    email = suppression.email
+    if not isinstance(email, str) or "@" not in email or email != email_key(email) or len(email) > 320:
+        raise BadInput("email", "expected a lower-cased email address of at most 320 characters.")

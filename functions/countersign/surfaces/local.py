@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from ..runtime import Runtime
+from .limits import RequestLimit
 from .mcp_http import MCP_PATH, stateful_app
 from .mcp_tools import build_server
 from .oauth_http import OAuthEndpoints, serves as serves_oauth
@@ -31,8 +32,9 @@ class LocalApp:
     def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR):
         self.runtime = runtime
         server = build_server(runtime.desk, runtime.state_keys)
-        self.mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url,
-                                                        live_url=lambda: runtime.desk.settings.public_url)
+        mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url,
+                                                   live_url=lambda: runtime.desk.settings.public_url)
+        self.mcp = RequestLimit(mcp, runtime, "mcp")  # per connection and per address (off unless set)
         self.oauth = OAuthEndpoints(runtime)  # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md)
         self.api = api
         self.web = StaticSite(web_dir) if web_dir and web_dir.is_dir() else None

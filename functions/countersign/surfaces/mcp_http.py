@@ -74,15 +74,12 @@ class StatelessMCP:
             await app(scope, receive, send)
 
 
-def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):
-    """The Mangum handler for the ``mcp`` function (a named stage needs its ``base_path``).
-
-    ``oauth``: the OAuth endpoints (:class:`~countersign.surfaces.oauth_http.OAuthEndpoints`),
-    served beside ``/mcp``; OAuth access tokens are then accepted on ``/mcp``."""
-    from mangum import Mangum
-
+def lambda_app(server: MCPServer, store: Store, oauth=None):
+    """The ASGI app of the ``mcp`` function: the stateless endpoint, and (``oauth``: the OAuth
+    endpoints, :class:`~countersign.surfaces.oauth_http.OAuthEndpoints`) the authorization server
+    beside it, whose access tokens ``/mcp`` then accepts."""
     if oauth is None:
-        return Mangum(StatelessMCP(server, store), lifespan="off", api_gateway_base_path=base_path)
+        return StatelessMCP(server, store)
     from .oauth_http import serves
 
     mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
@@ -92,4 +89,11 @@ def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=
             return await oauth(scope, receive, send)
         await mcp(scope, receive, send)
 
-    return Mangum(app, lifespan="off", api_gateway_base_path=base_path)
+    return app
+
+
+def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):
+    """The Mangum handler around :func:`lambda_app` (a named stage needs its ``base_path``)."""
+    from mangum import Mangum
+
+    return Mangum(lambda_app(server, store, oauth), lifespan="off", api_gateway_base_path=base_path)

@@ -10,8 +10,10 @@ import logging
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
 from ...runtime import Runtime
+from ..limits import RequestLimit
 from . import cards, connections, errors, oauth, session, settings, signin
 from .guard import Guard
 from .mailer import SigninMailer, default_mailer
@@ -20,6 +22,7 @@ log = logging.getLogger("countersign.api")
 
 SIGNIN_FLOOR_SECONDS = 0.25
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+COMPRESS_FROM = 1024
 
 
 def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
@@ -53,5 +56,10 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer
+    # Innermost first: answers of 1 KiB or more are gzipped for a client that accepts it (through
+    # CloudFront too, whose /api behaviour caches nothing); the page's per-address request limit
+    # (countersign.surfaces.limits); the Guard's headers and body limit around everything.
+    app.add_middleware(GZipMiddleware, minimum_size=COMPRESS_FROM)
+    app.add_middleware(RequestLimit, runtime=runtime, kind="page")
     app.add_middleware(Guard)
     return app

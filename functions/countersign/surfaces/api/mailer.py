@@ -60,4 +60,4 @@ class SenderSigninMailer:
 
 def default_mailer(runtime: Runtime) -> SigninMailer:
     settings = runtime.settings
-    return SenderSigninMailer(sender_for(settings.mail, settings.data_dir))
+    return SenderSigninMailer(sender_for(settings.mail, settings.data_dir, settings.ses_configuration_set))
