@@ -13,6 +13,7 @@ from pathlib import Path
 from . import accounts, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
+from .store.errors import StoreUnusable
 
 
 def _settings(args) -> Settings:
@@ -210,6 +211,14 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    except StoreUnusable as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the data folder or a key file cannot be made or read
+        where = exc.filename or "the data folder"
+        print(f"error: cannot use {where}: {exc.strerror or exc}. Check that the user running countersign may read "
+              "and write it, or choose another data folder with --data.", file=sys.stderr)
         return 2
 
 
