@@ -1,4 +1,4 @@
-"""``countersign``: serve | keys | workspace | connection | signin-link."""
+"""``countersign``: serve | keys | workspace | connection | signin-link | budget import."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import secrets
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -17,13 +18,21 @@ from .store.errors import StoreUnusable
 
 
 def _settings(args) -> Settings:
+    """The settings for this command. The public URL: ``COUNTERSIGN_PUBLIC_URL`` if set; for
+    ``serve``, ``http://localhost:PORT``; otherwise the one the local server on this data folder
+    recorded (so printed links point at the server that runs), else the default."""
     env = dict(os.environ)
     if getattr(args, "data", None):
         env["COUNTERSIGN_DATA"] = str(Path(args.data).expanduser().resolve())
     if getattr(args, "store", None):
         env["COUNTERSIGN_STORE"] = args.store
-    if getattr(args, "port", None) and not env.get("COUNTERSIGN_PUBLIC_URL"):
-        env["COUNTERSIGN_PUBLIC_URL"] = f"http://localhost:{args.port}"
+    if not env.get("COUNTERSIGN_PUBLIC_URL"):
+        if getattr(args, "port", None):
+            env["COUNTERSIGN_PUBLIC_URL"] = f"http://localhost:{args.port}"
+        else:
+            recorded = settings_mod.recorded_public_url(settings_mod.load(env).data_dir)
+            if recorded:
+                env["COUNTERSIGN_PUBLIC_URL"] = recorded
     return settings_mod.load(env)
 
 
@@ -104,18 +113,59 @@ def cmd_signin_link(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    import uvicorn
-
-    from .local_server import build_local
+    from .surfaces.local import build_local, serve
 
     settings = _settings(args)
     app, demo = build_local(settings, demo=args.demo)
+
+    def listening() -> None:
+        print(next_steps(settings, demo, args.data), flush=True)
+
+    return serve(app, args.host, args.port, on_listening=listening)
+
+
+def next_steps(settings: Settings, demo: dict | None, data: str | None) -> str:
+    """What ``serve`` prints once it listens: where it is, and what a person does next."""
+    url, mcp = settings.public_url, f"{settings.public_url}/mcp"
+    cli = os.environ.get("COUNTERSIGN_CLI") or "countersign"
+    at = f" --data {shlex.quote(data)}" if data else ""
+    lines = [f"countersign is listening on {url}  (MCP endpoint: {mcp})", ""]
     if demo:
-        print(json.dumps(demo, indent=2))
-        print(f"# written to {settings.data_dir / 'demo.json'}", file=sys.stderr)
-    print(f"countersign on {settings.public_url}  (MCP: {settings.public_url}/mcp)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", lifespan="on")
-    return 0
+        email, token = demo["person_email"], demo["agent_token"]
+        lines += [
+            f"1. Sign in to the confirm page as {email} (the link works once, within 15 minutes):",
+            f"     {demo['signin_url']}",
+            "   A new link when that one is spent or expired:",
+            f"     {cli} signin-link{at} --email {email}",
+            "",
+            f"2. Connect an agent with the demo token (also in {settings.data_dir / 'demo.json'}):",
+        ]
+    else:
+        token = "cs_…"
+        lines += [
+            "1. No demo data (start with --demo for some). Make a workspace, an agent token and a sign-in link:",
+            f"     {cli} workspace create{at} --name \"My team\" --owner-email you@example.com",
+            f"     {cli} connection create{at} --email you@example.com --name \"Claude on laptop\"",
+            f"     {cli} signin-link{at} --email you@example.com",
+            "",
+            "2. Connect an agent with that token:",
+        ]
+    header = {"Authorization": f"Bearer {token}"}
+    lines += [
+        "   Claude Code:",
+        f"     claude mcp add --transport http countersign {mcp} --header \"Authorization: Bearer {token}\"",
+        "   Cursor (~/.cursor/mcp.json):",
+        "     " + json.dumps({"mcpServers": {"countersign": {"url": mcp, "headers": header}}}, ensure_ascii=False),
+        "   VS Code (.vscode/mcp.json):",
+        "     " + json.dumps({"servers": {"countersign": {"type": "http", "url": mcp, "headers": header}}},
+                             ensure_ascii=False),
+    ]
+    if demo:
+        lines += ["   Another token:",
+                  f"     {cli} connection create{at} --email {demo['person_email']} --name \"Claude on laptop\""]
+    lines += ["", "Stop with Ctrl+C. Starting again keeps everything" + (" and prints a fresh sign-in link." if demo
+                                                                        else ".")]
+    return "\n".join(lines)
 
 
 def cmd_budget_import(args) -> int:

@@ -5,6 +5,8 @@ A wrong value stops start-up with a :class:`ConfigError` naming the variable.
 
 from __future__ import annotations
 
+import ipaddress
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,6 +50,9 @@ class Settings:
     # a secret or a Secrets Manager ARN, resolved at build (Runtime.origin_secret). None: the
     # CloudFront-Viewer-Address header is never trusted.
     origin_secret: str | None = None
+    # The local server: the addresses (or networks) of reverse proxies whose X-Forwarded-For and
+    # X-Forwarded-Proto are believed. Empty: the connecting address is the client, always.
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def store(self) -> str:
@@ -164,6 +169,21 @@ def _origin_secret(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+def _trusted_proxies(env: Mapping[str, str]) -> tuple[str, ...]:
+    raw = env.get("COUNTERSIGN_TRUSTED_PROXIES", "")
+    proxies = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise ConfigError(
+                "COUNTERSIGN_TRUSTED_PROXIES",
+                f"expected IP addresses or networks of your reverse proxies (e.g. 127.0.0.1 or 10.0.0.0/8), "
+                f"got {proxy!r}",
+            ) from None
+    return proxies
+
+
 def _data_dir(env: Mapping[str, str]) -> Path:
     raw = env.get("COUNTERSIGN_DATA")
     if not raw:
@@ -203,6 +223,30 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         run_lease=_int(env, "COUNTERSIGN_RUN_LEASE", 120, minimum=1),
         sweep_interval=_int(env, "COUNTERSIGN_SWEEP_INTERVAL", 60, minimum=1),
         origin_secret=_origin_secret(env),
+        trusted_proxies=_trusted_proxies(env),
     )
     values.update(overrides)
     return Settings(**values)
+
+
+# -- the public URL a local server last served on ---------------------------------------------------
+
+SERVED_FILE = "server.json"
+
+
+def record_public_url(data_dir: Path, public_url: str) -> None:
+    """Note in ``DATA/server.json`` the origin a local server on this data folder serves."""
+    path = data_dir / SERVED_FILE
+    tmp = path.with_name(f".{SERVED_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"public_url": public_url}) + "\n")
+    tmp.chmod(0o600)
+    os.replace(tmp, path)
+
+
+def recorded_public_url(data_dir: Path) -> str | None:
+    """The origin :func:`record_public_url` noted for ``data_dir``, if any (and if it still reads as one)."""
+    try:
+        url = json.loads((data_dir / SERVED_FILE).read_text()).get("public_url")
+        return _public_url({"COUNTERSIGN_PUBLIC_URL": url}, "") if isinstance(url, str) else None
+    except (OSError, ValueError, AttributeError):
+        return None

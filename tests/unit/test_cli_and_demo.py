@@ -13,9 +13,9 @@ from countersign import cli, settings as settings_mod
 from countersign.core.tickets import Keyring
 from countersign.gate.ask import request_card
 from countersign.gate.context import ActionContext, Principal
-from countersign.local_server import seed_demo
 from countersign.runtime import build
 from countersign.store.records import secret_hash
+from countersign.surfaces.local import seed_demo
 
 DEMO_KEYS = {"mcp_url", "agent_token", "person_email", "confirm_url", "signin_url"}
 
