@@ -1,4 +1,4 @@
-"""``countersign``: serve | keys | workspace | connection | signin-link | budget import."""
+"""``countersign``: serve | keys | workspace | connection | signin-link | backup | budget import."""
 
 from __future__ import annotations
 
@@ -168,6 +168,23 @@ def next_steps(settings: Settings, demo: dict | None, data: str | None) -> str:
     return "\n".join(lines)
 
 
+def cmd_backup(args) -> int:
+    """Copy the SQLite database, recent commits in its -wal included, while the server runs."""
+    from .store.sqlite.backup import backup
+
+    s = _settings(args)
+    if not s.store.startswith("sqlite:///"):
+        print("error: countersign backup copies a SQLite store; DynamoDB keeps its own point-in-time recovery",
+              file=sys.stderr)
+        return 2
+    written = backup(s.store[len("sqlite:///"):], Path(args.dest).expanduser())
+    print(written)
+    if not s.signing_key:
+        print(f"# the keys are not in the database: keep a copy of {s.data_dir / 'keys'} too (it changes only when "
+              "you rotate a key)", file=sys.stderr)
+    return 0
+
+
 def cmd_budget_import(args) -> int:
     """Import a YNAB register export into the budget of the member's workspace; nothing on a bad row."""
     import time
@@ -238,6 +255,12 @@ def parser() -> argparse.ArgumentParser:
             create.add_argument("--email", required=True, help="the member who authorises this agent")
             create.add_argument("--name", required=True, help='a name such as "Claude on laptop"')
             create.set_defaults(func=cmd_connection_create)
+
+    save = sub.add_parser("backup", help="copy the SQLite database (recent commits included) while it runs")
+    save.add_argument("dest", metavar="DEST", help="a new file, or a folder to put countersign-<time>.db in")
+    save.add_argument("--data")
+    save.add_argument("--store", help="sqlite:///PATH (default: COUNTERSIGN_STORE, or the data folder's database)")
+    save.set_defaults(func=cmd_backup)
 
     link = sub.add_parser("signin-link", help="print a one-time sign-in link for a member (15 minutes)")
     link.add_argument("--email", required=True)
