@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from countersign.store.records import secret_hash
 from countersign.store.sqlite import SQLiteStore
 from countersign.surfaces.local import seed_demo
 
+REPO = Path(__file__).resolve().parents[2]
 DEMO_KEYS = {"mcp_url", "agent_token", "person_email", "confirm_url", "signin_url"}
 
 
@@ -281,3 +283,13 @@ def test_backup_of_a_missing_database_creates_nothing(capsys, tmp_path):
 def test_backup_refuses_a_dynamodb_store(capsys, tmp_path):
     assert cli.main(["backup", str(tmp_path / "b.db"), "--store", "dynamodb://table"]) == 2
     assert "DynamoDB" in capsys.readouterr().err
+
+
+# -- scripts/countersign -------------------------------------------------------------------------------
+
+
+def test_the_wrapper_runs_the_cli_of_this_checkout(tmp_path):
+    done = subprocess.run([str(REPO / "scripts" / "countersign"), "signin-link", "--data", str(tmp_path / "d"),
+                           "--email", "nobody@example.com"], capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")})
+    assert done.returncode == 2 and "nobody@example.com" in done.stderr  # the CLI itself answered
