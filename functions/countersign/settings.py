@@ -5,6 +5,7 @@ A wrong value stops start-up with a :class:`ConfigError` naming the variable.
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 import json
 import os
@@ -203,6 +204,28 @@ def _fallback(env: Mapping[str, str]) -> str:
     return raw
 
 
+AWS_EXTRA = "pip install -e '.[aws]' in the repository (scripts/bootstrap does), or pip install 'countersign[aws]'"
+
+
+def _aws_installed() -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in ("boto3", "botocore", "aws_lambda_powertools"))
+
+
+def _check_aws(values: Mapping[str, Any]) -> None:
+    """A value that reaches AWS needs the ``aws`` extra, which serving alone does not install: say
+    so at start-up, naming the variable, rather than fail at the first email or key read."""
+    needs = [
+        ("COUNTERSIGN_STORE", str(values["store_url"]).startswith("dynamodb://")),
+        ("COUNTERSIGN_MAIL", str(values["mail"]).startswith("ses:")),
+        ("COUNTERSIGN_SIGNING_KEY", "arn:" in str(values["signing_key"] or "")),
+        ("COUNTERSIGN_STATE_KEYS", any(k.startswith("arn:") for k in values["state_keys"])),
+        ("COUNTERSIGN_ORIGIN_SECRET", str(values["origin_secret"] or "").startswith("arn:")),
+    ]
+    for variable, needed in needs:
+        if needed and not _aws_installed():
+            raise ConfigError(variable, f"this value needs the AWS libraries (boto3, Powertools): {AWS_EXTRA}")
+
+
 def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Parse ``env`` (default: the process environment) into :class:`Settings`."""
     env = os.environ if env is None else env
@@ -226,6 +249,7 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         trusted_proxies=_trusted_proxies(env),
     )
     values.update(overrides)
+    _check_aws(values)
     return Settings(**values)
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -319,3 +322,20 @@ def test_the_recorded_public_url_reads_back(tmp_path):
     (tmp_path / "server.json").write_text('{"public_url": "ftp://x"}')
     assert settings_module.recorded_public_url(tmp_path) is None
     assert settings_module.recorded_public_url(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize("name, value", [
+    ("COUNTERSIGN_STORE", "dynamodb://table"),
+    ("COUNTERSIGN_MAIL", "ses:countersign@example.com"),
+    ("COUNTERSIGN_SIGNING_KEY", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:k"),
+])
+def test_a_value_that_needs_aws_says_so_when_the_aws_libraries_are_missing(name, value):
+    """Serving installs without the ``aws`` extra (boto3, Powertools): such a value names itself
+    and the install command at start-up. Run where boto3 cannot be imported."""
+    script = ("import sys; sys.modules['boto3'] = None\n"
+              "from countersign.settings import ConfigError, load\n"
+              f"try:\n    load({{{name!r}: {value!r}}})\nexcept ConfigError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")})
+    assert done.stdout.startswith(f"{name}: this value needs the AWS libraries"), (done.stdout, done.stderr)
+    assert "[aws]" in done.stdout
