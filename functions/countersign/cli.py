@@ -177,7 +177,7 @@ def cmd_backup(args) -> int:
         print("error: countersign backup copies a SQLite store; DynamoDB keeps its own point-in-time recovery",
               file=sys.stderr)
         return 2
-    written = backup(s.store[len("sqlite:///"):], Path(args.dest).expanduser())
+    written = backup(s.store[len("sqlite:///"):], Path(args.dest).expanduser(), folder=args.dest.endswith(os.sep))
     print(written)
     if not s.signing_key:
         print(f"# the keys are not in the database: keep a copy of {s.data_dir / 'keys'} too (it changes only when "
@@ -257,7 +257,8 @@ def parser() -> argparse.ArgumentParser:
             create.set_defaults(func=cmd_connection_create)
 
     save = sub.add_parser("backup", help="copy the SQLite database (recent commits included) while it runs")
-    save.add_argument("dest", metavar="DEST", help="a new file, or a folder to put countersign-<time>.db in")
+    save.add_argument("dest", metavar="DEST",
+                      help="a new file, or a folder (existing, or ending in /) for countersign-<time>.db")
     save.add_argument("--data")
     save.add_argument("--store", help="sqlite:///PATH (default: COUNTERSIGN_STORE, or the data folder's database)")
     save.set_defaults(func=cmd_backup)

@@ -270,6 +270,9 @@ def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path):
     (dated,) = folder.iterdir()
     assert dated.name.startswith("countersign-") and dated.suffix == ".db"
     assert Path(capsys.readouterr().out.strip()) == dated
+    assert cli.main(["backup", str(tmp_path / "new" / "folder") + "/", "--data", str(data)]) == 0  # made
+    (made,) = (tmp_path / "new" / "folder").iterdir()
+    assert Path(capsys.readouterr().out.strip()) == made
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "no partial file is left"
 
 

@@ -19,11 +19,16 @@ from ..errors import StoreUnusable
 from .database import unusable
 
 
-def backup(source: str, dest: Path) -> Path:
-    """Copy the database at ``source`` to ``dest`` (a new file, or an existing folder to write
-    ``countersign-<UTC time>.db`` in); the path written. Never overwrites a file."""
+def backup(source: str, dest: Path, folder: bool = False) -> Path:
+    """Copy the database at ``source`` to ``dest`` (a new file, or a folder, made if ``folder`` and
+    missing, to write ``countersign-<UTC time>.db`` in); the path written. Never overwrites a file."""
     if not os.path.isfile(source):
         raise StoreUnusable(f"there is no database at {source} to back up (check --data or COUNTERSIGN_STORE)")
+    if folder:
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnusable(f"cannot make the folder {dest} for the backup: {exc.strerror or exc}") from None
     if dest.is_dir():
         dest = dest / time.strftime("countersign-%Y%m%dT%H%M%SZ.db", time.gmtime())
     if dest.exists():
