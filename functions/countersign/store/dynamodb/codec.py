@@ -314,10 +314,6 @@ def card_from(v: dict[str, Any]) -> Card:
     )
 
 
-def card_from_item(raw: Item) -> Card:
-    return card_from(plain(raw))
-
-
 AUDIT_FIELDS = ("workspace_id", "at", "event", "actor", "channel", "connection_id", "detail")
 
 
