@@ -33,7 +33,7 @@ def test_request_never_reveals_whether_an_email_is_known(page, tenant, clock):
 
 def test_the_answer_leaves_before_the_lookup_and_the_email(tenant):
     """Timing cannot tell a known address: the 202 is sent before the member lookup, the token and
-    the email happen (shown with a mailer that blocks until the answer has arrived)."""
+    the email happen (shown with a sender that blocks until the answer has arrived)."""
     import threading
 
     import httpx2
@@ -43,12 +43,14 @@ def test_the_answer_leaves_before_the_lookup_and_the_email(tenant):
 
     release, sent = threading.Event(), []
 
-    class BlockingMailer:
-        def send_signin(self, person_email: str, link: str) -> None:
-            release.wait(10)
-            sent.append(person_email)
+    class BlockingSender:
+        from_address = "countersign@localhost"
 
-    server = LiveServer(create_api(tenant.runtime, BlockingMailer(), signin_floor=0), lifespan="off").start()
+        def send(self, email) -> None:
+            release.wait(10)
+            sent.append(email.to)
+
+    server = LiveServer(create_api(tenant.runtime, BlockingSender(), signin_floor=0), lifespan="off").start()
     try:
         origin = tenant.runtime.desk.settings.public_url
         answer = httpx2.post(f"http://127.0.0.1:{server.port}/api/signin/request", json={"email": tenant.person.email},

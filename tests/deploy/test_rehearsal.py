@@ -155,6 +155,8 @@ OPTIONAL_HERE = {"McpFunction": set(), "ApiFunction": set(),
                  "NotifierFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "SweeperFunction": {"COUNTERSIGN_ORIGIN_SECRET"}}
 # Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
 TEST_ONLY = {"COUNTERSIGN_FAULT"}
+# Parsed with every setting, used only by the local server (whose proxies it names): never set here.
+LOCAL_ONLY = {"COUNTERSIGN_TRUSTED_PROXIES"}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -169,8 +171,8 @@ def test_every_environment_variable_the_code_reads_is_set(rehearsal, function):
                 read.setdefault(name, path)
     assert "COUNTERSIGN_STORE" in read and "POWERTOOLS_SERVICE_NAME" in read
     missing = {name: where for name, where in read.items()
-               if name not in env and name not in OPTIONAL_HERE[function] | TEST_ONLY}
-    assert not TEST_ONLY & set(env)
+               if name not in env and name not in OPTIONAL_HERE[function] | TEST_ONLY | LOCAL_ONLY}
+    assert not (TEST_ONLY | LOCAL_ONLY) & set(env)
     assert OPTIONAL_HERE[function] <= set(read) and not OPTIONAL_HERE[function] & set(env)
     assert not missing, f"{function} reads variables template.yaml does not set: {missing}"
 

@@ -1,8 +1,9 @@
-"""Email notifications for filed cards (docs/guarantees.md, "Notifications").
+"""Email: the card notifications (docs/guarantees.md, "Notifications") and the sign-in email.
 
 ``from_settings(settings, store)`` builds the :class:`CardNotifier` a deployment uses, with the
-sender ``COUNTERSIGN_MAIL`` names: ``outbox`` (files in ``DATA/outbox/``), ``smtp://...`` /
-``smtps://...``, or ``ses:FROM_ADDRESS``.
+sender ``COUNTERSIGN_MAIL`` names (:func:`sender_for`): ``outbox`` (files in ``DATA/outbox/``),
+``smtp://...`` / ``smtps://...``, or ``ses:FROM_ADDRESS``. The card email is composed in
+:mod:`.message`, the sign-in email in :mod:`.signin`; the same senders deliver both.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .interface import DEFAULT_FROM_ADDRESS, Email, Sender, SendError
 from .message import compose_pending, render
 from .outbox import OutboxSender
 from .ses import SesSender
+from .signin import compose_signin
 from .smtp import SmtpSender
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "SesSender",
     "SmtpSender",
     "compose_pending",
+    "compose_signin",
     "from_settings",
     "render",
     "sender_for",

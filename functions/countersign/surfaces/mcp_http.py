@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -28,25 +27,17 @@ MCP_PATH = "/mcp"
 MAX_MCP_BODY = 256 * 1024
 
 
-def local_security(public_url: str) -> TransportSecuritySettings:
-    """DNS-rebinding protection for a server on a workstation: loopback and the public host only."""
-    hosts = ["localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*"]
-    origins = ["http://localhost:*", "http://127.0.0.1:*"]
-    parts = urlsplit(public_url)
-    if parts.netloc:
-        hosts.append(parts.netloc)
-        origins.append(f"{parts.scheme}://{parts.netloc}")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
-
-
-def stateful_app(server: MCPServer, store: Store, public_url: str, *, live_url: Callable[[], str] | None = None):
+def stateful_app(server: MCPServer, store: Store, *, live_url: Callable[[], str] | None = None):
     """(ASGI app for ``/mcp`` behind bearer auth, the Starlette app whose lifespan must run).
 
+    The SDK's Host/Origin check is off here: the local server puts its own in front
+    (:class:`countersign.surfaces.local.LocalOrigin`), which follows the configured public URL.
     ``live_url``: the public URL as it is now (the resource OAuth tokens must name, and where 401s
-    point for its metadata); without it only connection tokens are accepted."""
+    point for its metadata); without it only connection tokens are accepted.
+    """
     inner = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=False, json_response=False,
-        transport_security=local_security(public_url),
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     return BodyLimit(BearerAuth(inner, store, public_url=live_url), MAX_MCP_BODY), inner
 

@@ -332,10 +332,6 @@ def listed_card_from(v: dict[str, Any]) -> Card:
     )
 
 
-def card_from_item(raw: Item) -> Card:
-    return card_from(plain(raw))
-
-
 AUDIT_FIELDS = ("workspace_id", "at", "event", "actor", "channel", "connection_id", "detail")
 
 

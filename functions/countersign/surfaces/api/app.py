@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 from starlette.middleware.gzip import GZipMiddleware
 
+from ...notify import Sender, sender_for
 from ...runtime import Runtime
 from ..limits import RequestLimit
 from . import cards, connections, errors, oauth, session, settings, signin
 from .guard import Guard
-from .mailer import SigninMailer, default_mailer
 
 log = logging.getLogger("countersign.api")
 
@@ -25,10 +25,11 @@ LOOPBACK = ("localhost", "127.0.0.1", "::1")
 COMPRESS_FROM = 1024
 
 
-def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
+def create_api(runtime: Runtime, sender: Sender | None = None, *,
                signin_floor: float = SIGNIN_FLOOR_SECONDS) -> FastAPI:
-    """The API for ``runtime``. ``mailer`` sends sign-in links (default: the outbox / notifier);
-    ``signin_floor`` is the least time a sign-in request's work takes, known address or not."""
+    """The API for ``runtime``. ``sender`` delivers sign-in emails (default: the one
+    ``COUNTERSIGN_MAIL`` names, as for card emails); ``signin_floor`` is the least time a sign-in
+    request's work takes, known address or not."""
     app = FastAPI(
         title="countersign confirm API",
         version="1",
@@ -49,7 +50,10 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
                     "the session cookie, so nobody can sign in to the confirm page. Serve it over https.",
                     runtime.desk.settings.public_url)
     app.state.runtime = runtime
-    app.state.mailer = mailer if mailer is not None else default_mailer(runtime)
+    configured = runtime.settings
+    if sender is None:
+        sender = sender_for(configured.mail, configured.data_dir, configured.ses_configuration_set)
+    app.state.sender = sender
     app.state.signin_floor = signin_floor
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth)]

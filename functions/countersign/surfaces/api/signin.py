@@ -1,9 +1,12 @@
 """Sign-in by email link (docs/security.md, "Sign-in by email link").
 
 ``POST /api/signin/request`` answers the same way, in about the same time, whether or not the
-address belongs to a member: the lookup, the token and the email happen after the answer (and
-are padded to a fixed floor, so a Lambda that waits for them still takes about as long either
-way). ``POST /api/signin/complete`` spends the one-time token and starts a session.
+address belongs to a member: the lookup, the token and the email happen after the answer, take
+the same path either way (a stranger's token is stored bound to nobody and its email is composed
+and rendered, just not handed to the sender), and are padded to a fixed floor, so neither the
+answer, a request that follows on the same connection, nor a Lambda that waits for the work
+takes measurably longer for a member. ``POST /api/signin/complete`` spends the one-time token and
+starts a session.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from ... import accounts
+from ...notify import compose_signin, render
 from ...store.errors import NotFound
 from ...store.records import secret_hash
 from .. import origin
@@ -95,12 +99,17 @@ async def _deliver(app, email: str, started: float) -> None:
 
 
 def _send_link(app, email: str) -> None:
-    runtime = app.state.runtime
+    """The same work for every address: look it up, store a token, compose and render the email.
+    Only a member's email is handed to the sender (which renders it the same way, then delivers)."""
+    runtime, sender = app.state.runtime, app.state.sender
     person = runtime.store.get_person_by_email(email)
-    if person is None:
-        return
     token = accounts.mint_signin_token(runtime.store, person, now=runtime.desk.now())
-    app.state.mailer.send_signin(person.email, f"{runtime.desk.settings.public_url}/signin#token={token}")
+    message = compose_signin(person.email if person is not None else email,
+                             f"{runtime.desk.settings.public_url}/signin#token={token}", sender.from_address)
+    if person is None:
+        render(message)
+    else:
+        sender.send(message)
 
 
 @router.post("/signin/complete", response_model=SessionView, dependencies=[Depends(check_origin)],
