@@ -223,7 +223,8 @@ def build(
 
         previous_loader = infra_secrets.load_previous_secret
     origin_previous = load_previous_origin_secret(settings, previous_loader)
-    registry = Registry(load_toolsets(settings.packs) if toolsets is None else toolsets)
+    chosen = load_toolsets(settings.packs) if toolsets is None else toolsets
+    registry = Registry([ts.bind(state_keys, settings) if ts.bind else ts for ts in chosen])
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     from . import notify
 

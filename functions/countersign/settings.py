@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-KNOWN_PACKS = ("budget", "mail")
+KNOWN_PACKS = ("budget", "mail", "gateway")
 
 
 class ConfigError(ValueError):
@@ -64,6 +64,12 @@ class Settings:
     # The local server: the addresses (or networks) of reverse proxies whose X-Forwarded-For and
     # X-Forwarded-Proto are believed. Empty: the connecting address is the client, always.
     trusted_proxies: tuple[str, ...] = ()
+    # The gateway (docs/gateway.md): how long one upstream call may take, whether an upstream URL
+    # may point at a private or loopback address (tests, a home lab), and whether a stdio command
+    # may be configured (local servers only; never on Lambda).
+    upstream_timeout: int = 30
+    upstream_private: bool = False
+    upstream_stdio: bool = True
 
     @property
     def store(self) -> str:
@@ -270,6 +276,9 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         limit_page=_int(env, "COUNTERSIGN_LIMIT_PAGE", 0, minimum=0),
         ses_configuration_set=_configuration_set(env),
         trusted_proxies=_trusted_proxies(env),
+        upstream_timeout=_int(env, "COUNTERSIGN_UPSTREAM_TIMEOUT", 30, minimum=1),
+        upstream_private=_bool(env, "COUNTERSIGN_UPSTREAM_PRIVATE", False),
+        upstream_stdio=_bool(env, "COUNTERSIGN_UPSTREAM_STDIO", "AWS_LAMBDA_FUNCTION_NAME" not in env),
     )
     values.update(overrides)
     _check_aws(values)

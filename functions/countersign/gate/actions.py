@@ -148,6 +148,8 @@ class Action:
     # When the class depends on the arguments or the state (``gate_class`` overridden), say in
     # words when the call waits: the agent reads it in the tool's description.
     hold_rule: ClassVar[str] = ""
+    # False: no MCP tool (a request filed by the CLI or the Settings page, such as a gateway change).
+    agent_tool: ClassVar[bool] = True
 
     def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
         """The class for this call; override when it depends on the arguments."""
@@ -206,6 +208,12 @@ class Toolset:
     actions: list[Action] = field(default_factory=list)
     reads: list[Read] = field(default_factory=list)
     demo: Callable[[DocStore, ActionContext], None] | None = None
+    # Tools whose names are not known in advance (the gateway's ``server__tool``): an action for a
+    # name, or None. Resolved after the named actions and reads.
+    resolve: Callable[[str], Action | None] | None = None
+    # Called once by the runtime with what the process holds (request-state keys, settings); returns
+    # the toolset to serve (the gateway seals upstream credentials with those keys).
+    bind: Callable[[list[bytes], Any], Toolset] | None = None
 
 
 class Registry:
@@ -231,6 +239,10 @@ class Registry:
         try:
             return self.actions[name]
         except KeyError:
+            for ts in self.toolsets:
+                found = ts.resolve(name) if ts.resolve and name not in self.reads else None
+                if found is not None:
+                    return found
             if name in self.reads:
                 raise ActionError(
                     f"{name} is a read: it runs at once and has nothing to confirm.", field="tool"

@@ -15,7 +15,9 @@ what the person saw is unchanged, stages and commits again.
 * :class:`Outside` — an effect outside the store (a payment API, a mail house). It is called with
   an idempotency key derived from the card (:attr:`Outside.call` receives it), before the store's
   writes; a retry after a crash calls it again with the same key, so the outside service sees one
-  request, and the store's writes then commit once.
+  request, and the store's writes then commit once. An outside service with no idempotency key
+  (an upstream MCP server) is ``resumable=False``: a crash after the call was sent closes the card
+  as *outcome unknown* instead, and the call is never made again.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Outside:
 
     label: str
     call: Callable[[str], dict[str, Any]] = field(compare=False)
+    resumable: bool = True  # False: no idempotency key upstream; after a crash, never call again
 
 
 @dataclass(frozen=True)

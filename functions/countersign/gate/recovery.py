@@ -10,6 +10,8 @@ on a schedule on AWS):
 * a card that was waiting for its outside call is resumed: the call is made again with the same
   idempotency key (the outside service answers the first call's result), then the store's part
   commits once;
+* one whose outside call has no idempotency key (``resumable`` false) is closed as ``failed``
+  with *outcome unknown*: the call may have been sent, and is never sent again;
 * any other is closed as ``failed`` saying exactly which steps ran and which did not, so the agent
   and the person know what to ask for next. Nothing runs twice.
 """
@@ -32,6 +34,12 @@ STOPPED = "This request stopped part-way: the process running it ended before it
 SYSTEM = "system"
 
 
+def unknown(outside: str) -> str:
+    """A card stopped while an outside call with no idempotency key may have been sent."""
+    return (f"Outcome unknown: the process running this request ended after it may have started to {outside}, "
+            "before an answer was recorded. It may or may not have run; it is not sent again.")
+
+
 def settle_if_lapsed(desk: CardDesk, card: Card, now: int) -> Card:
     if card.state is CardState.RUNNING and (card.lease_until or 0) <= now:
         return recover(desk, card, now)
@@ -43,7 +51,9 @@ def recover(desk: CardDesk, card: Card, now: int) -> Card:
     the same moment wins or loses cleanly: the loser reads the outcome."""
     try:
         run = card.run or {}
-        if run.get("outside") and run.get("done", 0) == 0:
+        if run.get("outside") and run.get("done", 0) == 0 and run.get("resumable") is False:
+            settled = fail(desk, card, now, SYSTEM, SYSTEM, unknown(run["outside"]))
+        elif run.get("outside") and run.get("done", 0) == 0:
             settled = _resume_outside(desk, card, now)
         else:
             settled = fail(desk, card, now, SYSTEM, SYSTEM, STOPPED)

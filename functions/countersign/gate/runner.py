@@ -96,6 +96,8 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, c
     # Several steps: the first commits with the card's move to running; each further one on its own.
     phases = list(effect.phases)
     run = {"steps": effect.steps, "done": 0, "outside": effect.outside.label if effect.outside else None}
+    if effect.outside is not None and not effect.outside.resumable:
+        run["resumable"] = False
     first = Phase("") if effect.outside else phases.pop(0)
     if not effect.outside:
         run["done"] = 1

@@ -57,16 +57,17 @@ Run = Callable[..., Awaitable[Any]]
 def build_server(desk: CardDesk, state_keys: list[bytes]) -> MCPServer:
     """An ``MCPServer`` with every tool registered once (cheap enough to build per Lambda instance)."""
     from .mcp_confirmations import confirmation_tools
+    from .mcp_gateway import GatedServer
 
     security = RequestStateSecurity(keys=state_keys, ttl=900, bind_principal=_principal_binding)
-    tools = [_action_tool(desk, action) for action in desk.registry.actions.values()]
+    tools = [_action_tool(desk, action) for action in desk.registry.actions.values() if action.agent_tool]
     tools += [_read_tool(desk, read) for read in desk.registry.reads.values()]
     tools += confirmation_tools(desk)
     resource = TextResource(uri=GUIDE_URI, name="guide", title=GUIDE_TITLE, mime_type="text/markdown",
                             description="When a person is asked, what each status means, and what calling again does.",
                             text=guide(desk.settings))
-    return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools, resources=[resource],
-                     request_state_security=security, subscriptions=False)
+    return GatedServer(desk, SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
+                       resources=[resource], request_state_security=security, subscriptions=False)
 
 
 def _principal_binding(ctx) -> str | None:
@@ -203,12 +204,8 @@ def _as_result(reply: gate_ask.Reply) -> Result:
                                request_state=json.dumps(reply.state, separators=(",", ":")))
 
 
-def _action_tool(desk: CardDesk, action: Action) -> Tool:
-    confirmation = inspect.Parameter(
-        "confirmation", inspect.Parameter.KEYWORD_ONLY, default=None,
-        annotation=Annotated[str | None, Field(description=(
-            "Only with confirmation codes: the code from the preview, passed back after the person agreed."))],
-    )
+def action_run(desk: CardDesk, name: str) -> Run:
+    """What calling the action ``name`` does: hand it to the gate with what the client can do."""
 
     async def run(arguments: dict[str, Any], ctx: Context) -> Result:
         raw = without_nulls(arguments)
@@ -225,7 +222,7 @@ def _action_tool(desk: CardDesk, action: Action) -> Tool:
             except ValueError:
                 raise ToolError("The request state is not one this server issued.") from None
         call = gate_ask.Call(
-            principal=caller(ctx), tool=action.name, arguments=raw, modern=modern,
+            principal=caller(ctx), tool=name, arguments=raw, modern=modern,
             form_elicitation=form, url_elicitation=url, elicit_form=elicit_form, elicit_url=elicit_url,
             answer=_answer_of(ctx) if state is not None else None, state=state, confirmation=code,
         )
@@ -234,6 +231,16 @@ def _action_tool(desk: CardDesk, action: Action) -> Tool:
         except (ActionError, Refusal, StoreError) as exc:
             raise tool_error(exc) from None
 
+    return run
+
+
+def _action_tool(desk: CardDesk, action: Action) -> Tool:
+    confirmation = inspect.Parameter(
+        "confirmation", inspect.Parameter.KEYWORD_ONLY, default=None,
+        annotation=Annotated[str | None, Field(description=(
+            "Only with confirmation codes: the code from the preview, passed back after the person agreed."))],
+    )
+    run = action_run(desk, action.name)
     title = action.title or (f"Running {action.name}" if action.gate.kind == "never"
                              else f"Preparing a confirmation of {action.name}")
     annotations = ToolAnnotations(title=title, read_only_hint=False,

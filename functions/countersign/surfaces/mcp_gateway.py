@@ -1,0 +1,106 @@
+"""Upstream tools on the MCP surface: each workspace sees its own upstreams' approved tools.
+
+The server's own tools are registered once; upstream tools differ per workspace, so
+:class:`GatedServer` adds the caller's to ``tools/list`` (from the approved snapshot in the store:
+listing asks no upstream) and routes a call of ``server__tool`` here. A read runs at once and its
+result is passed through as the upstream gave it; every other call goes to the gate like a
+built-in action (:func:`countersign.surfaces.mcp_tools.action_run`). Held tools are listed without
+their output schema: a held reply is countersign's, not the upstream's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, InputRequiredResult, ListToolsResult, TextContent, Tool, ToolAnnotations
+
+from ..gate.actions import ActionError
+from ..gate.arguments import without_nulls
+from ..gate.ask import context_for
+from ..gate.cards import CardDesk
+from ..gate.context import Principal
+from ..store.errors import StoreError
+from ..toolsets.gateway import client
+from ..toolsets.gateway.action import UpstreamCall, check_arguments, pin_check, resolve
+from ..toolsets.gateway.config import SEPARATOR, load_all, split_tool
+from .mcp_auth import principal_of
+
+HOLDS = {"read": "Runs at once: it only reads.",
+         "held": "Waits for a person on the confirm page.",
+         "client": "Waits for a person's yes: asked in your client when it can, else on the confirm page."}
+
+
+def upstream_tools(desk: CardDesk, principal: Principal) -> list[Tool]:
+    ctx = context_for(desk, principal)
+    tools = []
+    for upstream in load_all(ctx):
+        for name, pin in sorted(upstream.tools.items()):
+            d = pin.definition
+            hints = d.get("annotations")
+            tools.append(Tool(
+                name=f"{upstream.name}{SEPARATOR}{name}", title=d.get("title"),
+                description=f"{d.get('description') or ''} (From {upstream.name}.) {HOLDS[pin.cls]}".strip(),
+                input_schema=d.get("inputSchema") or {"type": "object"},
+                output_schema=d.get("outputSchema") if pin.cls == "read" else None,
+                annotations=ToolAnnotations.model_validate(hints) if hints else None,
+            ))
+    return tools
+
+
+def _error(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+async def _read(desk: CardDesk, principal: Principal, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    ctx = context_for(desk, principal)
+    upstream, tool, pin = resolve(ctx, name)
+    check_arguments(pin, arguments)
+    action = desk.registry.action(name)
+    assert isinstance(action, UpstreamCall)
+    link = action.env.link(upstream)
+    try:
+        result = await client.call(link, tool, arguments, pin_check(upstream.name, tool, pin))
+    except client.UpstreamError as exc:
+        return _error(exc.message)
+    return CallToolResult.model_validate(result)
+
+
+class GatedServer(MCPServer):
+    def __init__(self, desk: CardDesk, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._desk = desk
+
+    async def _handle_list_tools(self, ctx, params) -> ListToolsResult:
+        listed = await super()._handle_list_tools(ctx, params)
+        principal = principal_of(ctx.request)
+        if principal is not None:
+            listed.tools.extend(upstream_tools(self._desk, principal))
+        return listed
+
+    async def _handle_call_tool(self, ctx, params) -> CallToolResult | InputRequiredResult:
+        if self._tool_manager.get_tool(params.name) is not None or split_tool(params.name) is None:
+            return await super()._handle_call_tool(ctx, params)
+        from .mcp_tools import action_run
+
+        principal = principal_of(ctx.request)
+        if principal is None:
+            return _error("This call carries no valid connection token.")
+        arguments = without_nulls(params.arguments or {})
+        try:
+            _, _, pin = resolve(context_for(self._desk, principal), params.name)
+            if pin.cls == "read":
+                return await _read(self._desk, principal, params.name, arguments)
+            context = Context(request_context=ctx, mcp_server=self, input_params=params,
+                              subscriptions=self._subscriptions)
+            reply = await action_run(self._desk, params.name)(params.arguments or {}, context)
+        except (ActionError, StoreError) as exc:
+            return _error(exc.message)
+        except ToolError as exc:
+            return _error(str(exc))
+        if isinstance(reply, InputRequiredResult):
+            return reply
+        return CallToolResult(content=[TextContent(type="text", text=json.dumps(reply, ensure_ascii=False))],
+                              structured_content=reply)

@@ -1,0 +1,157 @@
+"""One upstream tool, held like a built-in action.
+
+``fs__write_file`` is the tool ``write_file`` of the workspace's upstream ``fs``. Its class, its
+schema and its title come from the approved snapshot (:mod:`.config`), never from what the
+upstream says now. The plan checks the arguments against the approved schema and runs the
+tool's witness reads; the subject is the server, the tool's pin, the arguments and what every
+witness answered, so the click re-runs the witnesses and refuses if anything moved.
+
+The effect is one :class:`~countersign.gate.effects.Outside` call made once: the upstream has no
+idempotency key, so it is marked not resumable and a card left running by a crash after sending
+is closed as *outcome unknown*, never sent again (:mod:`countersign.gate.recovery`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+
+from ...core.canonical import canonical_json
+from ...core.preview import Preview
+from ...gate.actions import ALWAYS, CLIENT, NEVER, Action, ActionContext, ActionError, Effect, GateClass, Outside, Plan
+from . import client
+from .config import Pin, Upstream, load, split_tool
+from .env import GatewayEnv
+from .preview import argument_lines, result_text, shown
+
+DRIFT = ("What the card showed from the upstream server moved between the preview and the answer; nothing was "
+         "sent. Call the tool again for a new preview.")
+
+
+def changed_sentence(upstream: str, tool: str) -> str:
+    return (f"The tool {tool} of {upstream} changed since the owner approved it (its description, schema or hints "
+            f"differ), so it does not run until they look again: countersign upstream refresh {upstream}.")
+
+
+@dataclass(frozen=True)
+class CallPlan(Plan):
+    upstream: Upstream | None = field(default=None, compare=False, repr=False)
+    pin: Pin | None = field(default=None, compare=False, repr=False)
+
+
+def resolve(ctx: ActionContext, name: str) -> tuple[Upstream, str, Pin]:
+    """The workspace's upstream and approved tool behind ``name`` (another workspace's never)."""
+    parts = split_tool(name)
+    upstream = load(ctx, parts[0]) if parts else None
+    pin = upstream.tools.get(parts[1]) if upstream and parts else None
+    if upstream is None or pin is None or parts is None:
+        raise ActionError(f"Unknown tool {name!r}.", field="tool")
+    return upstream, parts[1], pin
+
+
+def check_arguments(pin: Pin, arguments: dict[str, Any]) -> None:
+    schema = pin.definition.get("inputSchema") or {"type": "object"}
+    try:
+        errors = sorted(jsonschema.validators.validator_for(schema)(schema).iter_errors(arguments), key=str)
+    except jsonschema.SchemaError:
+        raise ActionError("The upstream tool's approved schema is not a valid JSON Schema.") from None
+    if errors:
+        where = lambda e: ".".join(str(p) for p in e.absolute_path) or "arguments"  # noqa: E731
+        raise ActionError("; ".join(f"{where(e)}: {e.message}" for e in errors[:5]) + ". Nothing was sent.",
+                          field=where(errors[0]))
+
+
+def pin_check(upstream: str, tool: str, pin: Pin):
+    def check(live: dict | None) -> str | None:
+        from .config import tool_digest
+
+        if live is None:
+            return f"{upstream} no longer lists the tool {tool}; nothing was sent."
+        return None if tool_digest(live) == pin.digest else changed_sentence(upstream, tool)
+    return check
+
+
+def witness_arguments(mapping: dict[str, str], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A witness read's arguments: ``$name`` takes the write's argument ``name``; anything else is literal."""
+    return {k: arguments.get(v[1:]) if v.startswith("$") else v for k, v in mapping.items()}
+
+
+class UpstreamCall(Action):
+    """Base of the per-tool classes :func:`action_for` makes (``name`` is set on each)."""
+
+    drift_message = DRIFT
+    env: GatewayEnv
+
+    def parse(self, raw: dict) -> Any:
+        try:
+            canonical_json(raw)
+        except (TypeError, ValueError):
+            raise ActionError("arguments: plain JSON values only; nothing was sent.", field="arguments") from None
+        return dict(raw)
+
+    def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
+        _, _, pin = resolve(ctx, self.name)
+        return {"read": NEVER, "client": CLIENT}.get(pin.cls, ALWAYS)
+
+    def plan(self, args: dict[str, Any], ctx: ActionContext) -> Plan:
+        upstream, tool, pin = resolve(ctx, self.name)
+        check_arguments(pin, args)
+        seen = [self._witness(upstream, tool, w.tool, witness_arguments(w.arguments, args)) for w in pin.witness]
+        subject = {"upstream": upstream.name, "where": upstream.where, "tool": tool, "pin": pin.digest,
+                   "arguments": args, "witness": [s for s, _ in seen]}
+        lines = [f"Server: {upstream.name} ({upstream.where})", f"Tool: {tool} — {pin.title}", "Arguments:"]
+        lines += [f"  {line}" for line in argument_lines(args)]
+        for (s, text) in seen:
+            lines.append(f"Now, {s['tool']} {shown(s['arguments'])} answers: {shown(text)}")
+        title = f"Run {tool} on {upstream.name}?"
+        return CallPlan(subject, Preview(title, lines), upstream, pin)
+
+    def _witness(self, upstream: Upstream, tool: str, read: str, arguments: dict) -> tuple[dict, str]:
+        pin = upstream.tools.get(read)
+        if pin is None or pin.cls != "read":
+            raise ActionError(f"The witness {read} of {tool} is not an approved read of {upstream.name}.")
+        link = self.env.link(upstream)
+        try:
+            result = client.run(lambda: client.call(link, read, arguments, pin_check(upstream.name, read, pin)))
+        except client.UpstreamError as exc:
+            raise ActionError(f"The witness read {read} failed: {exc.message}") from None
+        text = result_text(result)
+        digest = hashlib.sha256(json.dumps(result, sort_keys=True).encode()).hexdigest()
+        return {"tool": read, "arguments": arguments, "isError": bool(result.get("isError")), "sha256": digest}, text
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+        assert isinstance(plan, CallPlan) and plan.upstream is not None and plan.pin is not None
+        upstream, pin, subject = plan.upstream, plan.pin, plan.subject
+        link = self.env.link(upstream)
+
+        def forward(key: str) -> dict[str, Any]:
+            check = pin_check(upstream.name, subject["tool"], pin)
+            try:
+                result = client.run(lambda: client.call(link, subject["tool"], subject["arguments"], check))
+            except client.OutcomeUnknown as exc:
+                raise ActionError(
+                    f"Outcome unknown: the call to {subject['tool']} was sent to {upstream.name} and no answer came "
+                    f"({exc.message}). It may or may not have run; countersign does not send it again. Check "
+                    f"{upstream.name} before asking again.") from None
+            except client.UpstreamError as exc:
+                raise ActionError(exc.message if exc.sent else f"{exc.message} Nothing was sent.") from None
+            if result.get("isError"):
+                raise ActionError(f"{upstream.name} answered {subject['tool']} with an error: "
+                                  f"{result_text(result)[:2000]}")
+            return {"upstream": result}
+
+        label = f"send {subject['tool']} to {upstream.name}"
+        return Effect({}, (), Outside(label, forward, resumable=False))
+
+
+def action_for(name: str, env: GatewayEnv) -> Action | None:
+    """The action behind an upstream tool name (a new class per name: an action's name is a class attribute)."""
+    if split_tool(name) is None:
+        return None
+    cls = type(f"UpstreamCall_{name}", (UpstreamCall,), {"name": name, "env": env,
+                                                          "title": f"Preparing a confirmation of {name}"})
+    return cls()

@@ -1,0 +1,162 @@
+"""Talking to an upstream MCP server: one short session per operation.
+
+Every operation (list the tools; call one tool, after checking its live definition against its
+pin) opens a session, does its work and closes it. Nothing is kept between calls, so the same
+code runs in the local server, in the CLI and in a Lambda function; a stdio upstream is a child
+process for the length of one operation (about 200 ms to start one).
+
+The gate is synchronous; :func:`run` runs one operation on an event loop of its own thread, so it
+may be called from a request handler's thread or from inside a running loop alike.
+
+What a failure means for a write (:class:`UpstreamError`): ``sent=False`` — nothing reached the
+upstream (it could not be reached, its tools could not be listed, the tool changed); ``sent=True``
+with :class:`OutcomeUnknown` — the call was sent and no answer came (the connection closed, the
+time ran out): it may or may not have run, and it is never sent again by itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+T = TypeVar("T")
+UNKNOWN_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT, types.INTERNAL_ERROR)
+
+
+class UpstreamError(Exception):
+    def __init__(self, message: str, *, sent: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.sent = sent
+
+
+class OutcomeUnknown(UpstreamError):
+    def __init__(self, message: str):
+        super().__init__(message, sent=True)
+
+
+@dataclass(frozen=True)
+class Link:
+    """Where an upstream is and how to reach it (credentials unsealed, in memory only)."""
+
+    name: str
+    url: str | None
+    command: tuple[str, ...]
+    headers: dict[str, str]
+    timeout: float
+
+    def __repr__(self) -> str:  # never the headers
+        return f"Link({self.name!r}, {self.url or ' '.join(self.command)!r})"
+
+
+def dump(tool: types.Tool) -> dict[str, Any]:
+    return tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _client(link: Link) -> Client:
+    if link.url:
+        http = httpx2.AsyncClient(headers=link.headers, timeout=link.timeout, follow_redirects=False)
+        return Client(streamable_http_client(link.url, http_client=http), mode="legacy",
+                      read_timeout_seconds=link.timeout)
+    params = StdioServerParameters(command=link.command[0], args=list(link.command[1:]))
+    return Client(params, mode="legacy", read_timeout_seconds=link.timeout)
+
+
+def _words(exc: BaseException) -> str:
+    """The upstream's own words for a failure (the first MCP error inside any exception group)."""
+    if isinstance(exc, MCPError):
+        return exc.error.message
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _words(inner)
+            if found:
+                return found
+    return f"{type(exc).__name__}: {exc}".rstrip(": ")
+
+
+def _code(exc: BaseException) -> int | None:
+    if isinstance(exc, MCPError):
+        return exc.error.code
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            code = _code(inner)
+            if code is not None:
+                return code
+    return None
+
+
+async def _list(c: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor = None
+    while True:
+        page = await c.session.list_tools(params=types.PaginatedRequestParams(cursor=cursor))
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor or len(tools) > 1000:
+            return tools
+
+
+async def list_tools(link: Link) -> list[dict[str, Any]]:
+    """Every tool the upstream lists now, as plain JSON."""
+    try:
+        with anyio.fail_after(link.timeout):
+            async with _client(link) as c:
+                return [dump(t) for t in await _list(c)]
+    except Exception as exc:  # noqa: BLE001 - any failure of the transport means unreachable
+        raise UpstreamError(f"{link.name} could not be reached: {_words(exc)}") from None
+
+
+async def call(link: Link, tool: str, arguments: dict[str, Any], check: Callable[[dict | None], str | None]) -> dict:
+    """Call ``tool`` once and return the upstream's result as plain JSON (``isError`` included).
+
+    ``check`` sees the tool's live definition (None if no longer listed) before anything is sent;
+    a sentence it returns stops the call (:class:`UpstreamError`, nothing sent)."""
+    sent = False
+    refused: str | None = None
+    try:
+        with anyio.fail_after(link.timeout):
+            async with _client(link) as c:
+                listed = {t.name: dump(t) for t in await _list(c)}
+                refused = check(listed.get(tool))
+                if refused is None:
+                    request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool,
+                                                                                       arguments=arguments))
+                    sent = True
+                    result = await c.session.send_request(request, types.CallToolResult)
+                    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    except Exception as exc:  # noqa: BLE001 - sorted into unreachable, refused or unknown below
+        words = _words(exc)
+        if not sent:
+            raise UpstreamError(f"{link.name} could not be reached: {words}") from None
+        if isinstance(exc, TimeoutError) or _code(exc) in UNKNOWN_CODES or _code(exc) is None:
+            raise OutcomeUnknown(words or "no answer") from None
+        raise UpstreamError(f"{link.name} refused the call: {words}", sent=True) from None
+    raise UpstreamError(refused or "refused")
+
+
+def run(operation: Callable[[], Awaitable[T]]) -> T:
+    """Run ``operation`` to the end on a new event loop in a thread of its own."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = anyio.run(operation)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="countersign-upstream", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

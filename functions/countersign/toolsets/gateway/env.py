@@ -1,0 +1,31 @@
+"""What the gateway's actions need from the process: the sealer of credentials and the settings
+(upstream timeout, private addresses, stdio), bound once when the runtime is built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...gate.actions import ActionError
+from ...settings import Settings
+from .client import Link
+from .config import Upstream
+from .seal import Sealer, SealError
+
+
+@dataclass(frozen=True)
+class GatewayEnv:
+    sealer: Sealer
+    settings: Settings
+
+    def link(self, upstream: Upstream) -> Link:
+        """How to reach ``upstream`` now, its credential unsealed (in memory only)."""
+        if upstream.command and not self.settings.upstream_stdio:
+            raise ActionError(f"{upstream.name} is a stdio command, and this server runs none "
+                              "(COUNTERSIGN_UPSTREAM_STDIO is off; on Lambda only HTTP upstreams run).")
+        headers: dict[str, str] = {}
+        if upstream.sealed:
+            try:
+                headers = self.sealer.unseal(upstream.workspace_id, upstream.name, upstream.sealed)
+            except SealError as exc:
+                raise ActionError(f"{upstream.name}: {exc}; add the upstream again with its credential.") from None
+        return Link(upstream.name, upstream.url, upstream.command, headers, float(self.settings.upstream_timeout))

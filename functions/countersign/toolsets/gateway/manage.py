@@ -1,0 +1,199 @@
+"""Changing a workspace's upstreams: every change is itself a held request.
+
+Filed by the CLI (``countersign upstream …``) or the Settings page, never by an agent (these
+actions are no MCP tools), and confirmed on the page by a person. Adding or refreshing an upstream
+lists its tools live, at the request and again at the click: the card shows every tool with the
+class it will run under, and a tool list that moved in between refuses the click. What commits is
+the approved snapshot, each tool pinned by the digest of its definition.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import Field
+
+from ...core.preview import Preview
+from ...gate.actions import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan
+from ...store.records import DocWrite
+from . import client
+from .config import (
+    CLASSES,
+    KIND,
+    NAME_RULE,
+    Pin,
+    Upstream,
+    Witness,
+    check_url,
+    class_from_annotations,
+    load,
+    tool_digest,
+)
+from .env import GatewayEnv
+
+WHAT = {"read": "runs at once (a read)", "held": "waits for a person on the page",
+        "client": "waits for a yes (in the client when allowed)"}
+
+
+@dataclass(frozen=True)
+class ConfigPlan(Plan):
+    upstream: Upstream | None = field(default=None, compare=False, repr=False)
+
+
+def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
+    """The upstream's tools now (tools that need task augmentation are left out: they cannot be forwarded)."""
+    link = env.link(upstream)
+    try:
+        listed = client.run(lambda: client.list_tools(link))
+    except client.UpstreamError as exc:
+        raise ActionError(exc.message) from None
+    return {t["name"]: t for t in listed if (t.get("execution") or {}).get("taskSupport") != "required"}
+
+
+def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> list[str]:
+    lines = []
+    for name, pin in sorted(pins.items()):
+        mark = ""
+        if before is not None:
+            old = before.get(name)
+            mark = "new: " if old is None else ("changed: " if old.digest != pin.digest else "")
+        desc = str(pin.definition.get("description") or "")[:160]
+        lines.append(f"{mark}{name} — {WHAT[pin.cls]}. {desc}".rstrip())
+    for name in sorted(set(before or {}) - set(pins)):
+        lines.append(f"gone: {name}")
+    return lines
+
+
+def _subject(up: Upstream) -> dict:
+    return {"name": up.name, "where": up.where, "credential": bool(up.sealed),
+            "tools": {n: {"pin": p.digest, "class": p.cls, "witness": [w.to_dict() for w in p.witness]}
+                      for n, p in sorted(up.tools.items())}}
+
+
+class _Config(Action):
+    gate = ALWAYS
+    agent_tool = False
+    env: GatewayEnv
+
+    def _existing(self, ctx: ActionContext, name: str) -> Upstream:
+        up = load(ctx, name)
+        if up is None:
+            raise ActionError(f"name: this workspace has no upstream {name!r}.", field="name")
+        return up
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+        assert isinstance(plan, ConfigPlan)
+        up = plan.upstream
+        assert up is not None
+        data = None if plan.subject.get("remove") else up.to_data()
+        return Effect.writes({"upstream": up.name, "removed" if data is None else "tools": sorted(up.tools)},
+                             [DocWrite(KIND, up.name, data, up.version)])
+
+
+class AddArgs(Arguments):
+    name: str = Field(description="The prefix its tools take (server__tool): lowercase letters and digits")
+    url: str | None = Field(default=None, description="A Streamable HTTP URL")
+    command: list[str] | None = Field(default=None, description="Locally: the command that starts a stdio server")
+    sealed: str | None = Field(default=None, description="Headers sealed with the server's keys")
+
+
+class AddUpstream(_Config):
+    name = "upstream_add"
+    title = "Preparing to add an upstream server"
+    description = "Put an upstream MCP server behind the gate."
+
+    def plan(self, args: AddArgs, ctx: ActionContext) -> Plan:
+        if not NAME_RULE.match(args.name):
+            raise ActionError("name: 1 to 16 lowercase letters and digits, starting with a letter.", field="name")
+        if load(ctx, args.name) is not None:
+            raise ActionError(f"name: the upstream {args.name!r} exists; remove it first.", field="name")
+        if bool(args.url) == bool(args.command):
+            raise ActionError("Give either a URL or a command.", field="url")
+        if args.command and not self.env.settings.upstream_stdio:
+            raise ActionError("command: this server runs no stdio upstreams (only HTTP on Lambda).", field="command")
+        url = check_url(args.url, allow_private=self.env.settings.upstream_private) if args.url else None
+        up = Upstream(ctx.workspace_id, args.name, url, tuple(args.command or ()), args.sealed)
+        live = snapshot(self.env, up)
+        up = Upstream(up.workspace_id, up.name, up.url, up.command, up.sealed,
+                      {n: Pin(t, tool_digest(t), class_from_annotations(t)) for n, t in live.items()})
+        lines = [f"Where: {up.where}", "A credential is set (not shown)." if up.sealed else "No credential.",
+                 f"Its {len(up.tools)} tools, as {up.name}__<tool>:", *tool_lines(up.tools)]
+        return ConfigPlan(_subject(up), Preview(f"Put the MCP server {up.name} behind the gate?", lines), up)
+
+
+class NameArgs(Arguments):
+    name: str = Field(description="The upstream's name (its prefix)")
+
+
+class RefreshUpstream(_Config):
+    name = "upstream_refresh"
+    title = "Preparing to approve an upstream's tools again"
+    description = "Approve an upstream's tools as they are listed now (after they changed)."
+
+    def plan(self, args: NameArgs, ctx: ActionContext) -> Plan:
+        before = self._existing(ctx, args.name)
+        live = snapshot(self.env, before)
+        pins = {}
+        for n, t in live.items():
+            old = before.tools.get(n)
+            digest = tool_digest(t)
+            pins[n] = old if old is not None and old.digest == digest else Pin(t, digest, class_from_annotations(t))
+        if {n: p.digest for n, p in pins.items()} == {n: p.digest for n, p in before.tools.items()}:
+            raise ActionError(f"name: the tools of {args.name} are as approved; nothing to approve.", field="name")
+        up = Upstream(before.workspace_id, before.name, before.url, before.command, before.sealed, pins, before.version)
+        lines = [f"Where: {up.where}", *tool_lines(pins, before.tools)]
+        return ConfigPlan(_subject(up), Preview(f"Approve the tools of {up.name} as they are now?", lines), up)
+
+
+class RemoveUpstream(_Config):
+    name = "upstream_remove"
+    title = "Preparing to remove an upstream server"
+    description = "Take an upstream MCP server out of the gate."
+
+    def plan(self, args: NameArgs, ctx: ActionContext) -> Plan:
+        up = self._existing(ctx, args.name)
+        subject = {"remove": up.name, "version": up.version}
+        lines = [f"Where: {up.where}", f"Its {len(up.tools)} tools disappear from every agent of this workspace."]
+        return ConfigPlan(subject, Preview(f"Remove the MCP server {up.name}?", lines), up)
+
+
+class WitnessArgs(Arguments):
+    tool: str = Field(description="A read tool of the same upstream")
+    arguments: dict[str, str] = Field(default_factory=dict,
+                                      description="The read's arguments: '$name' takes the write's argument name")
+
+
+class PolicyArgs(Arguments):
+    name: str = Field(description="The upstream's name (its prefix)")
+    tool: str = Field(description="The tool, without the prefix")
+    cls: str | None = Field(default=None, description="read, held or client")
+    witness: list[WitnessArgs] | None = Field(default=None, description="Reads whose answers the card shows")
+
+
+class UpstreamPolicy(_Config):
+    name = "upstream_policy"
+    title = "Preparing a change to an upstream tool's policy"
+    description = "Choose when an upstream tool waits, and which reads witness it."
+
+    def plan(self, args: PolicyArgs, ctx: ActionContext) -> Plan:
+        up = self._existing(ctx, args.name)
+        pin = up.tools.get(args.tool)
+        if pin is None:
+            raise ActionError(f"tool: {args.name} has no approved tool {args.tool!r}.", field="tool")
+        if args.cls is not None and args.cls not in CLASSES:
+            raise ActionError(f"cls: one of {', '.join(CLASSES)}.", field="cls")
+        witness = pin.witness if args.witness is None else tuple(Witness(w.tool, w.arguments) for w in args.witness)
+        for w in witness:
+            if w.tool not in up.tools or up.tools[w.tool].cls != "read":
+                raise ActionError(f"witness: {w.tool} is not an approved read of {args.name}.", field="witness")
+        new = Pin(pin.definition, pin.digest, args.cls or pin.cls, witness)
+        changed = Upstream(up.workspace_id, up.name, up.url, up.command, up.sealed, dict(up.tools, **{args.tool: new}),
+                           up.version)
+        lines = [f"{args.tool} {WHAT[new.cls]} (was: {WHAT[pin.cls]})."]
+        lines += [f"Before it runs, the card shows {w.tool} {w.arguments}." for w in witness] or ["No witness reads."]
+        return ConfigPlan(dict(_subject(changed), version=up.version),
+                          Preview(f"Change how {args.name}__{args.tool} is gated?", lines), changed)
+
+
+MANAGE = (AddUpstream, RefreshUpstream, RemoveUpstream, UpstreamPolicy)
