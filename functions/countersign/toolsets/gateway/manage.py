@@ -100,6 +100,7 @@ class AddArgs(Arguments):
 
 class AddUpstream(_Config):
     name = "upstream_add"
+    arguments = AddArgs
     title = "Preparing to add an upstream server"
     description = "Put an upstream MCP server behind the gate."
 
@@ -128,6 +129,7 @@ class NameArgs(Arguments):
 
 class RefreshUpstream(_Config):
     name = "upstream_refresh"
+    arguments = NameArgs
     title = "Preparing to approve an upstream's tools again"
     description = "Approve an upstream's tools as they are listed now (after they changed)."
 
@@ -148,6 +150,7 @@ class RefreshUpstream(_Config):
 
 class RemoveUpstream(_Config):
     name = "upstream_remove"
+    arguments = NameArgs
     title = "Preparing to remove an upstream server"
     description = "Take an upstream MCP server out of the gate."
 
@@ -173,6 +176,7 @@ class PolicyArgs(Arguments):
 
 class UpstreamPolicy(_Config):
     name = "upstream_policy"
+    arguments = PolicyArgs
     title = "Preparing a change to an upstream tool's policy"
     description = "Choose when an upstream tool waits, and which reads witness it."
 

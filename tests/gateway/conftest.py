@@ -1,0 +1,59 @@
+"""The gateway tests' own live server: the shared one's settings refuse loopback upstreams, so
+this one allows them (``COUNTERSIGN_UPSTREAM_PRIVATE``, as a home lab would) and gives an upstream
+call 3 seconds."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from countersign import settings as settings_mod
+from countersign.runtime import build
+from countersign.surfaces.local import build_local
+from tests.support.harness import SECRETS, all_toolsets, new_tenant, secrets_of_run
+from tests.support.live import LiveServer
+
+from .support import HttpUpstream
+
+TIMEOUT = 3
+UPSTREAM_SECRET = "upstream-token-3f9a1c0d5e7b2468"
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/gateway/" in str(item.fspath):
+            item.add_marker(pytest.mark.mcp)
+
+
+@pytest.fixture(scope="session")
+def gateway_live(tmp_path_factory):
+    data = tmp_path_factory.mktemp("gateway")
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(data), "COUNTERSIGN_UPSTREAM_PRIVATE": "1",
+                                  "COUNTERSIGN_UPSTREAM_TIMEOUT": str(TIMEOUT)})
+    runtime = build(settings, toolsets=all_toolsets())
+    app, _ = build_local(settings, runtime=runtime)
+    server = LiveServer(app).start()
+    runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
+    yield runtime, server
+    server.stop()
+    SECRETS.update(secrets_of_run(runtime) | {UPSTREAM_SECRET})
+
+
+@pytest.fixture(scope="session")
+def shared_upstream(tmp_path_factory):
+    up = HttpUpstream(tmp_path_factory.mktemp("upstream"))
+    yield up
+    up.kill()
+
+
+@pytest.fixture
+def upstream(shared_upstream):
+    shared_upstream.reset()
+    return shared_upstream
+
+
+@pytest.fixture
+def gw(gateway_live):
+    runtime, server = gateway_live
+    return new_tenant(runtime, server.origin)

@@ -1,0 +1,32 @@
+"""What the gateway tests do again and again: put an upstream behind a tenant's gate (a held
+request, confirmed on the page), and call its tools as the agent."""
+
+from __future__ import annotations
+
+from countersign.core.cards import CardState
+from countersign.store.records import Card
+from countersign.toolsets.gateway import requests
+
+
+def change(tenant, tool: str, arguments: dict) -> Card:
+    """File an upstream change as the CLI does, and confirm it on the page."""
+    card = requests.file_change(tenant.runtime.desk, tenant.workspace_id, tenant.person, tool, arguments)
+    done = tenant.confirm_on_page(card.id)
+    assert done.state is CardState.COMPLETED, done.result
+    return done
+
+
+def add(tenant, name: str = "fs", *, url: str | None = None, command: list[str] | None = None,
+        headers: dict | None = None) -> Card:
+    desk = tenant.runtime.desk
+    arguments = requests.add_arguments(desk, tenant.workspace_id, name, url, command, headers or {})
+    return change(tenant, "upstream_add", arguments)
+
+
+async def call(tenant, tool: str, arguments: dict, **client):
+    async with tenant.client(**client) as c:
+        return await c.call_tool(tool, arguments)
+
+
+def text(result) -> str:
+    return "".join(getattr(c, "text", "") for c in result.content)
