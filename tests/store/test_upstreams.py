@@ -1,0 +1,47 @@
+"""Upstream configurations (the gateway) on both stores: a document per upstream, written only
+with the version read (a change that raced another is refused, never lost), per workspace, and
+holding a credential only sealed."""
+
+from __future__ import annotations
+
+import pytest
+
+from countersign.gate.context import ActionContext
+from countersign.store.errors import Conflict
+from countersign.store.records import DocWrite
+from countersign.toolsets.gateway.config import KIND, Pin, Upstream, Witness, load, load_all, tool_digest
+from countersign.toolsets.gateway.seal import Sealer
+from tests.store._factories import World
+
+TOOL = {"name": "write_file", "description": "Write a file.", "inputSchema": {"type": "object"},
+        "annotations": {"destructiveHint": True}}
+
+
+def upstream(workspace_id: str, sealed: str | None, version: int = 0) -> Upstream:
+    pin = Pin(TOOL, tool_digest(TOOL), "held", (Witness("read_file", {"path": "$path"}),))
+    return Upstream(workspace_id, "fs", "https://files.example.com/mcp", (), sealed, {"write_file": pin}, version)
+
+
+def ctx(store, w: World) -> ActionContext:
+    return ActionContext.of(store, w.ws, w.person, None, 0)
+
+
+def test_an_upstream_round_trips_and_changes_only_from_the_version_read(store):
+    w = World(store)
+    sealed = Sealer([b"k" * 32]).seal(w.ws.id, "fs", {"Authorization": "Bearer secret-value"})
+    first = upstream(w.ws.id, sealed)
+    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", first.to_data(), 0)])
+    read = load(ctx(store, w), "fs")
+    assert read == upstream(w.ws.id, sealed, version=1)
+    assert "secret-value" not in repr(store.get_doc(w.ws.id, KIND, "fs").data)
+    with pytest.raises(Conflict):  # a second add, or a change planned on an old read
+        store.write_docs(w.ws.id, [DocWrite(KIND, "fs", first.to_data(), 0)])
+    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", None, 1)])
+    assert load(ctx(store, w), "fs") is None
+
+
+def test_one_workspace_never_reads_anothers_upstreams(store):
+    a, b = World(store), World(store)
+    store.write_docs(a.ws.id, [DocWrite(KIND, "fs", upstream(a.ws.id, None).to_data(), 0)])
+    assert [u.name for u in load_all(ctx(store, a))] == ["fs"]
+    assert load_all(ctx(store, b)) == [] and load(ctx(store, b), "fs") is None
