@@ -160,9 +160,9 @@ def _principal(runtime, token: str) -> Principal:
 def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     data = tmp_path / "data"
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
-    assert settings.packs == ("budget", "mail")
+    assert settings.packs == ("budget", "mail", "gateway")
     runtime = build(settings)
-    assert {t.name for t in runtime.registry.toolsets} == {"budget", "mail"}
+    assert {t.name for t in runtime.registry.toolsets} == {"budget", "mail", "gateway"}
 
     info = seed_demo(runtime)
     path = data / "demo.json"

@@ -51,7 +51,7 @@ def test_defaults(tmp_path):
     assert s.public_url == "http://localhost:8000"
     assert s.pending_url == "http://localhost:8000/confirm"
     assert s.card_url("card_1") == "http://localhost:8000/confirm?card=card_1"
-    assert s.packs == ("budget", "mail") == KNOWN_PACKS
+    assert s.packs == ("budget", "mail", "gateway") == KNOWN_PACKS
     assert s.mail == "outbox"
     assert s.signing_key is None
     assert s.state_keys == ()
@@ -304,7 +304,7 @@ def test_wrong_values_in_the_process_environment_stop_start_up(monkeypatch):
 
 
 def test_module_exports():
-    assert settings_module.KNOWN_PACKS == ("budget", "mail")
+    assert settings_module.KNOWN_PACKS == ("budget", "mail", "gateway")
 
 
 def test_trusted_proxies_default_to_none_and_take_addresses_and_networks():

@@ -23,7 +23,6 @@ import jsonschema  # type: ignore[import-untyped]
 from ...core.canonical import canonical_json
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, CLIENT, NEVER, Action, ActionContext, ActionError, Effect, GateClass, Outside, Plan
-from . import client
 from .config import Pin, Upstream, load, split_tool
 from .env import GatewayEnv
 from .preview import argument_lines, result_text, shown
@@ -114,6 +113,8 @@ class UpstreamCall(Action):
         pin = upstream.tools.get(read)
         if pin is None or pin.cls != "read":
             raise ActionError(f"The witness {read} of {tool} is not an approved read of {upstream.name}.")
+        from . import client  # the mcp client, only when an upstream is called (docs/gateway.md)
+
         link = self.env.link(upstream)
         try:
             result = client.run(lambda: client.call(link, read, arguments, pin_check(upstream.name, read, pin)))
@@ -129,6 +130,8 @@ class UpstreamCall(Action):
         link = self.env.link(upstream)
 
         def forward(key: str) -> dict[str, Any]:
+            from . import client
+
             check = pin_check(upstream.name, subject["tool"], pin)
             try:
                 result = client.run(lambda: client.call(link, subject["tool"], subject["arguments"], check))

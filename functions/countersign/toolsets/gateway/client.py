@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -28,6 +27,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+
+from .env import Link
 
 T = TypeVar("T")
 UNKNOWN_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT, types.INTERNAL_ERROR)
@@ -43,20 +44,6 @@ class UpstreamError(Exception):
 class OutcomeUnknown(UpstreamError):
     def __init__(self, message: str):
         super().__init__(message, sent=True)
-
-
-@dataclass(frozen=True)
-class Link:
-    """Where an upstream is and how to reach it (credentials unsealed, in memory only)."""
-
-    name: str
-    url: str | None
-    command: tuple[str, ...]
-    headers: dict[str, str]
-    timeout: float
-
-    def __repr__(self) -> str:  # never the headers
-        return f"Link({self.name!r}, {self.url or ' '.join(self.command)!r})"
 
 
 def dump(tool: types.Tool) -> dict[str, Any]:

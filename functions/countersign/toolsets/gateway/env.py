@@ -7,9 +7,22 @@ from dataclasses import dataclass
 
 from ...gate.actions import ActionError
 from ...settings import Settings
-from .client import Link
 from .config import Upstream
 from .seal import Sealer, SealError
+
+
+@dataclass(frozen=True)
+class Link:
+    """Where an upstream is and how to reach it (credentials unsealed, in memory only)."""
+
+    name: str
+    url: str | None
+    command: tuple[str, ...]
+    headers: dict[str, str]
+    timeout: float
+
+    def __repr__(self) -> str:  # never the headers
+        return f"Link({self.name!r}, {self.url or ' '.join(self.command)!r})"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan
 from ...store.records import DocWrite
-from . import client
 from .config import (
     CLASSES,
     KIND,
@@ -43,6 +42,8 @@ class ConfigPlan(Plan):
 
 def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
     """The upstream's tools now (tools that need task augmentation are left out: they cannot be forwarded)."""
+    from . import client  # the mcp client, only when an upstream is called
+
     link = env.link(upstream)
     try:
         listed = client.run(lambda: client.list_tools(link))
