@@ -297,7 +297,7 @@ with mock_aws():
     assert report["status"] == 401
     assert report["store"] == "DynamoDBStore"
     assert report["mcp"] == [], report["mcp"]
-    assert report["toolsets"] == ["budget", "mail", "gateway"]  # every toolset of the build, none of them pulling in mcp
+    assert report["toolsets"] == ["budget", "mail", "gateway"]  # every toolset of the build, none pulling in mcp
 
 
 def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):
