@@ -142,6 +142,8 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
             "/api/cards/{card_id}/reopen",
             "/api/settings", "/api/settings/me", "/api/settings/workspace", "/api/connections",
             "/api/connections/{connection_id}/revoke", "/api/oauth/requests/{request_id}",
-            "/api/oauth/requests/{request_id}/allow", "/api/oauth/requests/{request_id}/deny"} == set(paths)
+            "/api/oauth/requests/{request_id}/allow", "/api/oauth/requests/{request_id}/deny",
+            "/api/settings/upstreams", "/api/settings/upstreams/{name}", "/api/settings/upstreams/{name}/refresh",
+            } == set(paths)
     for path in ("/api/docs", "/api/redoc", "/docs", "/redoc"):
         assert page.get(path).status_code == 404

@@ -156,7 +156,10 @@ OPTIONAL_HERE = {"McpFunction": set(), "ApiFunction": set(),
 # Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
 TEST_ONLY = {"COUNTERSIGN_FAULT"}
 # Parsed with every setting, used only by the local server (whose proxies it names): never set here.
-LOCAL_ONLY = {"COUNTERSIGN_TRUSTED_PROXIES"}
+# The gateway's settings (docs/gateway.md) have defaults fit for Lambda (stdio off there): set them
+# in the template only to change them.
+LOCAL_ONLY = {"COUNTERSIGN_TRUSTED_PROXIES", "COUNTERSIGN_UPSTREAM_TIMEOUT", "COUNTERSIGN_UPSTREAM_PRIVATE",
+              "COUNTERSIGN_UPSTREAM_STDIO"}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
