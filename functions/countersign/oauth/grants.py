@@ -54,19 +54,29 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
     made = accounts.create_connection(store, workspace.id, person.id, connection_name(pending), now=now)
     # The connection's own bearer token is dropped unseen: an OAuth connection acts only through
     # the tokens of its grant.
-    store.put_oauth_grant(OAuthGrant(
-        connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
-        client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
-        created_at=now,
-    ))
     code = new_secret_token(CODE_PREFIX)
-    store.put_issued_code(IssuedCode(
-        code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
-        workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
-        redirect_uri_provided_explicitly=pending.redirect_uri_provided_explicitly,
-        code_challenge=pending.code_challenge, resource=pending.resource, expires_at=now + CODE_TTL,
-        scopes=pending.scopes,
-    ))
+    try:
+        store.put_oauth_grant(OAuthGrant(
+            connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
+            client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
+            created_at=now,
+        ))
+        store.put_issued_code(IssuedCode(
+            code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
+            workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
+            redirect_uri_provided_explicitly=pending.redirect_uri_provided_explicitly,
+            code_challenge=pending.code_challenge, resource=pending.resource, expires_at=now + CODE_TTL,
+            scopes=pending.scopes,
+        ))
+    except Exception:
+        # Three writes, not one transaction: a connection whose grant or code was never stored can
+        # never be used, so it is revoked at once rather than left in Settings as if it worked.
+        log.warning("oauth allow failed after its connection was made; revoking connection %s", made.connection.id)
+        try:
+            store.revoke_connection(workspace.id, made.connection.id, now)
+        except Exception:  # the store refuses writes altogether: the connection has no token anyone holds
+            log.exception("could not revoke connection %s", made.connection.id)
+        raise
     issuer = issuer_of(desk.settings.public_url)
     return Allowed(made.connection, response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
 
