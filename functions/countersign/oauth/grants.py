@@ -16,7 +16,7 @@ No MCP SDK here: the API function answers the consent page with these.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import accounts
 from ..core.cards import Refusal
@@ -26,6 +26,7 @@ from ..store.errors import NotFound
 from ..store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
 from ..store.records import Connection, Person, Workspace, secret_hash
 from . import CODE_PREFIX, CODE_TTL, issuer_of
+from .cimd import is_document_url
 from .redirects import host_of, response_url
 
 log = logging.getLogger("countersign.oauth")
@@ -56,6 +57,11 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
     # the tokens of its grant.
     code = new_secret_token(CODE_PREFIX)
     try:
+        client = store.get_oauth_client(pending.client_id, now)
+        if client is not None and client.expires_at is not None and not is_document_url(client.client_id):
+            # A registered client (not a metadata document, which is fetched again) that a person
+            # has allowed is kept for good: its refresh tokens name it.
+            store.put_oauth_client(replace(client, expires_at=None))
         store.put_oauth_grant(OAuthGrant(
             connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
             client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
