@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import accounts, settings as settings_mod
+from . import accounts, cli_upstream, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
 from .store.errors import StoreUnusable
@@ -109,6 +109,29 @@ def cmd_signin_link(args) -> int:
         return 2
     token = accounts.mint_signin_token(store, person)
     print(f"{s.public_url}/signin#token={token}")
+    return 0
+
+
+def cmd_suppression(args) -> int:
+    """Show or lift the suppression of an address that bounced or complained (docs/alarms.md)."""
+    from .gate.replies import iso
+
+    s, store = _store(args)
+    email = args.email.strip().lower()
+    current = store.address_suppression(email)
+    if args.action == "lift" and current is not None:
+        store.lift_suppression(email)
+    view = {"email": email, "suppressed": current is not None and args.action == "show"}
+    if current is not None:
+        view.update(reason=current.reason, since=iso(current.at), detail=current.detail)
+    if args.action == "lift":
+        view["lifted"] = current is not None
+    print(json.dumps(view, indent=2))
+    if args.action == "lift" and current is not None:
+        print("# card emails go to this address again. On AWS, SES's account-level suppression list may still hold "
+              f"it: aws sesv2 delete-suppressed-destination --email-address {email}", file=sys.stderr)
+    elif args.action == "lift":
+        print("# this address was not suppressed: nothing changed", file=sys.stderr)
     return 0
 
 
@@ -220,52 +243,6 @@ def cmd_budget_import(args) -> int:
     return 0
 
 
-def cmd_upstream(args) -> int:
-    """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
-    from .gate.actions import ActionError
-    from .runtime import build
-    from .toolsets.gateway import requests
-
-    s = _settings(args)
-    runtime = build(s)
-    person = runtime.store.get_person_by_email(args.email)
-    if person is None:
-        print(f"error: no member with email {args.email!r}", file=sys.stderr)
-        return 2
-    desk, ws = runtime.desk, person.workspace_id
-    if args.action == "list":
-        print(json.dumps(requests.views(desk, ws, person), indent=2))
-        return 0
-    try:
-        if args.action == "add":
-            headers = requests.parse_headers(args.header or [])
-            arguments = requests.add_arguments(desk, ws, args.name, args.url, args.command, headers)
-            tool = "upstream_add"
-        elif args.action == "policy":
-            arguments = {"name": args.name, "tool": args.tool}
-            if args.cls:
-                arguments["cls"] = args.cls
-            if args.witness is not None:
-                arguments["witness"] = [_witness(w) for w in args.witness]
-            tool = "upstream_policy"
-        else:
-            arguments, tool = {"name": args.name}, f"upstream_{args.action}"
-        card = requests.file_change(desk, ws, person, tool, arguments)
-    except (ActionError, ValueError) as exc:
-        print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return 2
-    print(json.dumps({"confirmation_id": card.id, "title": card.title, "url": desk.card_url(card.id)}, indent=2))
-    print("# nothing changes until a person confirms it on the page", file=sys.stderr)
-    return 0
-
-
-def _witness(text: str) -> dict:
-    """``read_file:path=$path`` -> the read and its arguments."""
-    tool, _, rest = text.partition(":")
-    pairs = [p.partition("=") for p in rest.split(",") if p]
-    return {"tool": tool, "arguments": {k: v for k, _, v in pairs}}
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -315,6 +292,14 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--store")
     link.set_defaults(func=cmd_signin_link)
 
+    suppression = sub.add_parser("suppression", help="show or lift the suppression of an address that bounced")
+    suppression.add_argument("action", choices=("show", "lift"),
+                             help="show: whether card emails to it are suppressed, and why; lift: send to it again")
+    suppression.add_argument("--email", required=True)
+    suppression.add_argument("--data")
+    suppression.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    suppression.set_defaults(func=cmd_suppression)
+
     budget = sub.add_parser("budget", help="the budget toolset").add_subparsers(dest="action", required=True)
     budget_import = budget.add_parser("import", help="import a YNAB register export (CSV); a bad row imports nothing")
     budget_import.add_argument("file", metavar="FILE.csv")
@@ -323,31 +308,7 @@ def parser() -> argparse.ArgumentParser:
     budget_import.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
     budget_import.set_defaults(func=cmd_budget_import)
 
-    upstream = sub.add_parser("upstream", help="put upstream MCP servers behind the gate (each change is held)")
-    ups = upstream.add_subparsers(dest="action", required=True)
-    for action, helptext in (("list", "the workspace's upstreams and how each tool is gated"),
-                             ("add", "file a request to add an upstream (its tools are listed on the card)"),
-                             ("refresh", "file a request to approve an upstream's tools as they are now"),
-                             ("remove", "file a request to remove an upstream"),
-                             ("policy", "file a request to change how one tool is gated")):
-        one = ups.add_parser(action, help=helptext)
-        one.add_argument("--email", required=True, help="the member the request waits on (an owner or admin)")
-        one.add_argument("--data")
-        one.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
-        one.set_defaults(func=cmd_upstream)
-        if action == "list":
-            continue
-        one.add_argument("name", help="the upstream's name: its tools appear as NAME__tool")
-        if action == "add":
-            where = one.add_mutually_exclusive_group(required=True)
-            where.add_argument("--url", help="a Streamable HTTP URL (https)")
-            where.add_argument("--command", nargs=argparse.REMAINDER, help="locally: a stdio server's command")
-            one.add_argument("--header", action="append", help="'Name: value' sent to the upstream (stored sealed)")
-        if action == "policy":
-            one.add_argument("tool", help="the tool, without the prefix")
-            one.add_argument("--class", dest="cls", choices=("read", "held", "client"))
-            one.add_argument("--witness", action="append",
-                             help="a read shown on the card and re-run at the click: TOOL:arg=$write_arg,...")
+    cli_upstream.add_parser(sub)
     return p
 
 
