@@ -49,11 +49,15 @@ async def test_reads_pass_through_and_a_write_waits_then_runs_once(gw, upstream)
 
 async def test_a_changed_tool_does_not_run_until_the_owner_approves_it_again(gw, upstream):
     add(gw, url=upstream.url)
+    before = (await call(gw, "fs__write_file", {"path": "b.txt", "content": "x"})).structured_content
     upstream.flag("rugpull")
-    held = (await call(gw, "fs__write_file", {"path": "b.txt", "content": "x"})).structured_content
-    card = gw.confirm_on_page(held["confirmationId"])
-    assert card.state is CardState.FAILED
-    assert "changed since the owner approved it" in card.result["error"] and "Nothing was sent" in card.result["error"]
+    refused = await call(gw, "fs__write_file", {"path": "b.txt", "content": "y"})
+    assert refused.is_error and "changed since the owner approved it" in text(refused)
+    assert "countersign upstream refresh fs" in text(refused)
+    with pytest.raises(Refusal) as clicked:  # the card filed before the change is refused at the click
+        gw.confirm_on_page(before["confirmationId"])
+    assert clicked.value.reason is RefusalReason.CHANGED
+    assert "changed since the owner approved it" in clicked.value.message
     assert upstream.calls() == [] and upstream.read("b.txt") is None
     again = change(gw, "upstream_refresh", {"name": "fs"})
     assert any(line.startswith("changed: write_file") for line in again.lines)

@@ -3,7 +3,7 @@ reads *outcome unknown* with the upstream's words, and nothing is sent twice."""
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.cards import CardState, Refusal, RefusalReason
 
 from .flows import add, call, text
 from .support import FileStore, HttpUpstream
@@ -41,6 +41,7 @@ async def test_an_http_upstream_killed_mid_call_is_outcome_unknown_and_one_that_
         add(gw, "killed", url=up.url)
         up.flag("slow", "30")
         held = (await call(gw, "killed__slow_write", {"path": "a.txt", "content": "x"})).structured_content
+        waiting = (await call(gw, "killed__write_file", {"path": "c.txt", "content": "x"})).structured_content
         import threading
 
         def kill_soon():
@@ -57,10 +58,13 @@ async def test_an_http_upstream_killed_mid_call_is_outcome_unknown_and_one_that_
         killer.join()
         assert card.state is CardState.FAILED and card.result["error"].startswith("Outcome unknown:")
         assert up.calls() == ["slow_write a.txt"]
-        held = (await call(gw, "killed__write_file", {"path": "b.txt", "content": "x"})).structured_content
-        card = gw.confirm_on_page(held["confirmationId"])
-        assert card.state is CardState.FAILED and "could not be reached" in card.result["error"]
-        assert "Nothing was sent." in card.result["error"] and up.calls() == ["slow_write a.txt"]
+        down = await call(gw, "killed__write_file", {"path": "b.txt", "content": "x"})
+        assert down.is_error and "killed could not be read" in text(down)  # no card: nothing to show
+        assert up.calls() == ["slow_write a.txt"]
+        with pytest.raises(Refusal) as refused:  # a card whose upstream is down at the click: nothing sent
+            gw.confirm_on_page(waiting["confirmationId"])
+        assert refused.value.reason is RefusalReason.CHANGED and "killed could not be read" in refused.value.message
+        assert up.calls() == ["slow_write a.txt"]
         read = await call(gw, "killed__read_file", {"path": "a.txt"})
         assert read.is_error and "could not be reached" in text(read)
     finally:

@@ -99,7 +99,7 @@ class UpstreamCall(Action):
     def plan(self, args: dict[str, Any], ctx: ActionContext) -> Plan:
         upstream, tool, pin = resolve(ctx, self.name)
         check_arguments(pin, args)
-        seen = [self._witness(upstream, tool, w.tool, witness_arguments(w.arguments, args)) for w in pin.witness]
+        seen = self._observe(upstream, tool, pin, args)
         subject = {"upstream": upstream.name, "where": upstream.where, "tool": tool, "pin": pin.digest,
                    "arguments": args, "witness": [s for s, _ in seen]}
         lines = [f"Server: {upstream.name} ({upstream.where})", f"Tool: {tool} — {pin.title}", "Arguments:"]
@@ -109,20 +109,30 @@ class UpstreamCall(Action):
         title = f"Run {tool} on {upstream.name}?"
         return CallPlan(subject, Preview(title, lines), upstream, pin)
 
-    def _witness(self, upstream: Upstream, tool: str, read: str, arguments: dict) -> tuple[dict, str]:
-        pin = upstream.tools.get(read)
-        if pin is None or pin.cls != "read":
-            raise ActionError(f"The witness {read} of {tool} is not an approved read of {upstream.name}.")
+    def _observe(self, upstream: Upstream, tool: str, pin: Pin, args: dict) -> list[tuple[dict, str]]:
+        """One session with the upstream: the tool (and every witness) still as approved — a changed
+        one refuses the call, or at an answer refuses the click — then the witness reads."""
+        checks = {tool: pin_check(upstream.name, tool, pin)}
+        reads = []
+        for w in pin.witness:
+            read = upstream.tools.get(w.tool)
+            if read is None or read.cls != "read":
+                raise ActionError(f"The witness {w.tool} of {tool} is not an approved read of {upstream.name}.")
+            checks[w.tool] = pin_check(upstream.name, w.tool, read)
+            reads.append((w.tool, witness_arguments(w.arguments, args)))
         from . import client  # the mcp client, only when an upstream is called (docs/gateway.md)
 
         link = self.env.link(upstream)
         try:
-            result = client.run(lambda: client.call(link, read, arguments, pin_check(upstream.name, read, pin)))
+            results = client.run(lambda: client.observe(link, checks, reads))
         except client.UpstreamError as exc:
-            raise ActionError(f"The witness read {read} failed: {exc.message}") from None
-        text = result_text(result)
-        digest = hashlib.sha256(json.dumps(result, sort_keys=True).encode()).hexdigest()
-        return {"tool": read, "arguments": arguments, "isError": bool(result.get("isError")), "sha256": digest}, text
+            raise ActionError(exc.message) from None
+        seen = []
+        for (name, arguments), result in zip(reads, results, strict=True):
+            digest = hashlib.sha256(json.dumps(result, sort_keys=True).encode()).hexdigest()
+            seen.append(({"tool": name, "arguments": arguments, "isError": bool(result.get("isError")),
+                          "sha256": digest}, result_text(result)))
+        return seen
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         assert isinstance(plan, CallPlan) and plan.upstream is not None and plan.pin is not None

@@ -131,6 +131,29 @@ async def call(link: Link, tool: str, arguments: dict[str, Any], check: Callable
     raise UpstreamError(refused or "refused")
 
 
+async def observe(link: Link, checks: dict[str, Callable[[dict | None], str | None]],
+                  reads: list[tuple[str, dict[str, Any]]]) -> list[dict]:
+    """In one session: check the live definition of every tool in ``checks`` (a sentence returned
+    stops everything), then make each read and return its result. Nothing but reads is sent."""
+    refused: str | None = None
+    try:
+        with anyio.fail_after(link.timeout):
+            async with _client(link) as c:
+                listed = {t.name: dump(t) for t in await _list(c)}
+                refused = next((r for name, check in checks.items() if (r := check(listed.get(name)))), None)
+                if refused is None:
+                    results = []
+                    for tool, arguments in reads:
+                        request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool,
+                                                                                           arguments=arguments))
+                        result = await c.session.send_request(request, types.CallToolResult)
+                        results.append(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+                    return results
+    except Exception as exc:  # noqa: BLE001 - reads only: whatever failed, nothing was written
+        raise UpstreamError(f"{link.name} could not be read: {_words(exc)}") from None
+    raise UpstreamError(refused or "refused")
+
+
 def run(operation: Callable[[], Awaitable[T]]) -> T:
     """Run ``operation`` to the end on a new event loop in a thread of its own."""
     box: dict[str, Any] = {}
