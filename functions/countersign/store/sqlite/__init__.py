@@ -9,6 +9,7 @@ from .database import Database
 from .docs import SQLiteDocs
 from .limits import SQLiteLimits
 from .oauth import SQLiteOAuth
+from .passkeys import SQLitePasskeys
 from .outbox import SQLiteOutbox
 from .suppressions import SQLiteSuppressions
 
@@ -22,7 +23,7 @@ class SQLiteStore(ComposedStore):
             docs=SQLiteDocs(self.database), cards=SQLiteCards(self.database), outbox=SQLiteOutbox(self.database),
             accounts=SQLiteAccounts(self.database), limits=SQLiteLimits(self.database),
             oauth=SQLiteOAuth(self.database),
-            suppressions=SQLiteSuppressions(self.database),
+            suppressions=SQLiteSuppressions(self.database), passkeys=SQLitePasskeys(self.database),
         )
 
     @property
