@@ -29,7 +29,8 @@ def passkey_fields(p: Passkey) -> dict[str, Any]:
 def passkey_from(v: dict[str, Any]) -> Passkey:
     names = ("credential_id", "workspace_id", "person_id", "user_handle", "public_key", "name", "created_at",
              "sign_count", "last_used_at")
-    return Passkey(**{k: v.get(k) for k in names}, transports=tuple(v.get("transports") or ()))
+    values: dict[str, Any] = {k: v.get(k) for k in names}
+    return Passkey(**values, transports=tuple(v.get("transports") or ()))
 
 
 def challenge_fields(c: PasskeyChallenge) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from .client import Table
 from .docs import DynamoDocs
 from .limits import DynamoLimits
 from .oauth import DynamoOAuth
-from .passkeys import DynamoPasskeys
 from .outbox import DynamoOutbox
+from .passkeys import DynamoPasskeys
 from .suppressions import DynamoSuppressions
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]

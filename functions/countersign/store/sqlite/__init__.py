@@ -9,8 +9,8 @@ from .database import Database
 from .docs import SQLiteDocs
 from .limits import SQLiteLimits
 from .oauth import SQLiteOAuth
-from .passkeys import SQLitePasskeys
 from .outbox import SQLiteOutbox
+from .passkeys import SQLitePasskeys
 from .suppressions import SQLiteSuppressions
 
 __all__ = ["SQLiteStore"]
