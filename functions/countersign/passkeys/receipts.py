@@ -122,6 +122,14 @@ def verify_receipt(receipt: dict[str, Any], trusted_server_key: str | None = Non
         raise ReceiptError(f"the receipt is malformed ({type(exc).__name__}: {exc})") from exc
 
 
+def _strict(text: str) -> bytes:
+    """base64url that re-encodes to itself (a changed padding bit is a changed field)."""
+    raw = unb64u(text)
+    if b64u(raw) != text:
+        raise ReceiptError("a base64url field is not in canonical form")
+    return raw
+
+
 def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified:
     if receipt.get("type") != RECEIPT_TYPE or receipt.get("v") != RECEIPT_VERSION:
         raise ReceiptError("not a countersign receipt of version 1")
@@ -129,9 +137,9 @@ def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified
     if trusted_server_key and receipt["server_key"] != trusted_server_key:
         raise ReceiptError("the receipt was sealed by another server key than the one you trust")
     body = {k: v for k, v in receipt.items() if k != "seal"}
-    verify_key = VerifyKey(unb64u(server_key))
+    verify_key = VerifyKey(_strict(server_key))
     try:
-        verify_key.verify(canonical_bytes(body), unb64u(receipt["seal"]))
+        verify_key.verify(canonical_bytes(body), _strict(receipt["seal"]))
     except Exception as exc:
         raise ReceiptError("the server seal does not verify: a field was changed") from exc
     card, ws, person, p = receipt["card"], receipt["workspace"], receipt["person"], receipt["passkey"]
