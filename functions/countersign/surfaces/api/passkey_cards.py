@@ -11,6 +11,7 @@ refusal leaves an audit entry on the card and runs nothing.
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 
 from ...core.cards import CardState, Refusal
 from ...gate.actions import ActionError
@@ -96,7 +97,7 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
 
 
 @router.get("/cards/{card_id}/receipt", responses=errors(401, 403, 404, 409))
-def receipt(card_id: str, request: Request, signed: SignedIn) -> dict:
+def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
     """The receipt of a card confirmed with a passkey (docs/passkeys.md); ``countersign verify-receipt`` checks it."""
     runtime = runtime_of(request)
     if not CARD_ID.match(card_id):
@@ -108,7 +109,9 @@ def receipt(card_id: str, request: Request, signed: SignedIn) -> dict:
     body = receipt_body(workspace=signed.workspace, person=signed.person, card=card,
                         audit=runtime.store.audit_trail(signed.workspace.id, card.id),
                         server_key=bytes(keyring.public_key()), key_id=keyring.key_id)
-    return seal_receipt(body, keyring.seal)
+    sealed = seal_receipt(body, keyring.seal)
+    download = f'attachment; filename="countersign-receipt-{card.id}.json"'
+    return JSONResponse(sealed, headers={"Content-Disposition": download})
 
 
 @router.post("/settings/passkey-policy", response_model=CardView, status_code=201, responses=errors(401, 403, 422))
