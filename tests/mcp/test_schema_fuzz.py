@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 from countersign.gate.context import ActionContext
 from countersign.toolsets.budget.model import ACCOUNT, CATEGORY, GROUP, MONTH, OP, TXNS
-from countersign.toolsets.mail import model as mail
+from countersign.toolsets.mail import kinds as mail
 from countersign.toolsets.mail.demo import seed as seed_mail
 from tests.budget.ledger import seed_small
 from tests.mcp.schema_args import Arguments

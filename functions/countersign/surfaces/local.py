@@ -71,7 +71,7 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
         # per connection and per address (off unless set), after the local Host/Origin check
         Prefix(MCP_PATH, LocalOrigin(RequestLimit(mcp, runtime, "mcp"), runtime)),
         # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md)
-        Where(serves_oauth, OAuthEndpoints(runtime)),
+        Where(serves_oauth, oauth := OAuthEndpoints(runtime)),
         Prefix("/api", api),
     ]
     if web_dir is not None and web_dir.is_dir():
@@ -91,7 +91,9 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
 
     trusted = settings.trusted_proxies
     middleware = [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))] if trusted else []
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan), info
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.oauth = oauth  # the OAuth endpoints (tests steer their metadata-document fetcher)
+    return app, info
 
 
 async def _upkeep(runtime: Runtime) -> None:
