@@ -223,7 +223,10 @@ def build(
 
         previous_loader = infra_secrets.load_previous_secret
     origin_previous = load_previous_origin_secret(settings, previous_loader)
+    from .passkeys.action import TOOLSET as PASSKEY_POLICY
+
     chosen = load_toolsets(settings.packs) if toolsets is None else toolsets
+    chosen = [*chosen, PASSKEY_POLICY] if PASSKEY_POLICY not in chosen else list(chosen)
     registry = Registry([ts.bind(state_keys, settings) if ts.bind else ts for ts in chosen])
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     from . import notify

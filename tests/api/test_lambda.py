@@ -297,7 +297,8 @@ with mock_aws():
     assert report["status"] == 401
     assert report["store"] == "DynamoDBStore"
     assert report["mcp"] == [], report["mcp"]
-    assert report["toolsets"] == ["budget", "mail", "gateway"]  # every toolset of the build, none pulling in mcp
+    # every toolset of the build (and the passkey policy action), none of them pulling in mcp
+    assert report["toolsets"] == ["budget", "mail", "gateway", "passkeys"]
 
 
 def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):
