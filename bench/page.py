@@ -1,6 +1,6 @@
 """Page weight of the confirm page: the pending list with 10 cards, and one card.
 
-Starts its own local server (countersign's LocalApp on a temporary data folder, notes toolset),
+Starts its own local server (countersign's local app on a temporary data folder, notes toolset),
 files 10 cards through MCP, signs in once, then loads each page in headless Debian chromium (the
 project's launch arguments: no DNS, loopback only). For each page: one warm-up navigation, then
 the median of 3 fresh contexts (empty cache, session cookie only) of
@@ -33,9 +33,9 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 
 from countersign import accounts, settings as settings_mod  # noqa: E402
-from countersign.local_server import build_local  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from countersign.store.records import DocWrite  # noqa: E402
+from countersign.surfaces.local import build_local  # noqa: E402
 from tests.browser.pages import ChromiumMissing, launch, origin_of  # noqa: E402
 from tests.support.harness import mcp_client  # noqa: E402
 from tests.support.live import LiveServer  # noqa: E402
@@ -48,8 +48,6 @@ def start(data: Path, cards: int):
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
     runtime = build(settings, toolsets=[NOTES])
     app, _ = build_local(settings, runtime=runtime)
-    if app.api is None:
-        raise SystemExit("the confirm API (countersign.surfaces.api) is not part of this build")
     server = LiveServer(app).start()
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
 

@@ -21,8 +21,8 @@ import pytest
 
 from countersign import settings as settings_mod
 from countersign.gate import ask as gate_ask
-from countersign.local_server import build_local
 from countersign.runtime import build
+from countersign.surfaces.local import build_local
 from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run
 from tests.support.live import LiveServer
 

@@ -101,6 +101,11 @@ function setSession(data) {
   state.session = data && data.person ? data : null;
   state.csrf = (data && data.csrfToken) || '';
   document.getElementById('nav').hidden = !state.session;
+  // Card emails to this person stopped (a bounce or a spam complaint SES reported): say so.
+  const notice = document.getElementById('email-notice');
+  const text = state.session && state.session.emailNotice ? state.session.emailNotice.message : '';
+  notice.textContent = text;
+  notice.hidden = !text;
 }
 
 async function loadSession() {

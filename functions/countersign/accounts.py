@@ -13,6 +13,7 @@ from .store.interface import Store
 from .store.records import ROLES, Connection, Person, SignInToken, Workspace, secret_hash
 
 SIGNIN_TTL_SECONDS = 15 * 60
+NOBODY = "-"  # the person and workspace of a sign-in token minted for an address that is no member's
 CONNECTION_TOKEN_PREFIX = "cs_"
 
 
@@ -73,9 +74,14 @@ def create_connection(
     return NewConnection(connection, token)
 
 
-def mint_signin_token(store: Store, person: Person, now: int | None = None) -> str:
-    """A one-time sign-in token (15 minutes); the caller puts it in a link and forgets it."""
+def mint_signin_token(store: Store, person: Person | None, now: int | None = None) -> str:
+    """A one-time sign-in token (15 minutes); the caller puts it in a link and forgets it.
+
+    For ``None`` (an address that is no member's) the token is bound to nobody: stored like any
+    other, it can never start a session. A sign-in request does the same work either way.
+    """
     now = _now() if now is None else now
     token = new_secret_token()
-    store.put_signin_token(SignInToken(secret_hash(token), person.id, person.workspace_id, now + SIGNIN_TTL_SECONDS))
+    person_id, workspace_id = (person.id, person.workspace_id) if person is not None else (NOBODY, NOBODY)
+    store.put_signin_token(SignInToken(secret_hash(token), person_id, workspace_id, now + SIGNIN_TTL_SECONDS))
     return token

@@ -1,4 +1,4 @@
-"""``countersign``: serve | keys | workspace | connection | signin-link."""
+"""``countersign``: serve | keys | workspace | connection | signin-link | backup | budget import."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import secrets
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -13,16 +14,25 @@ from pathlib import Path
 from . import accounts, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
+from .store.errors import StoreUnusable
 
 
 def _settings(args) -> Settings:
+    """The settings for this command. The public URL: ``COUNTERSIGN_PUBLIC_URL`` if set; for
+    ``serve``, ``http://localhost:PORT``; otherwise the one the local server on this data folder
+    recorded (so printed links point at the server that runs), else the default."""
     env = dict(os.environ)
     if getattr(args, "data", None):
         env["COUNTERSIGN_DATA"] = str(Path(args.data).expanduser().resolve())
     if getattr(args, "store", None):
         env["COUNTERSIGN_STORE"] = args.store
-    if getattr(args, "port", None) and not env.get("COUNTERSIGN_PUBLIC_URL"):
-        env["COUNTERSIGN_PUBLIC_URL"] = f"http://localhost:{args.port}"
+    if not env.get("COUNTERSIGN_PUBLIC_URL"):
+        if getattr(args, "port", None):
+            env["COUNTERSIGN_PUBLIC_URL"] = f"http://localhost:{args.port}"
+        else:
+            recorded = settings_mod.recorded_public_url(settings_mod.load(env).data_dir)
+            if recorded:
+                env["COUNTERSIGN_PUBLIC_URL"] = recorded
     return settings_mod.load(env)
 
 
@@ -103,17 +113,75 @@ def cmd_signin_link(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    import uvicorn
-
-    from .local_server import build_local
+    from .surfaces.local import build_local, serve
 
     settings = _settings(args)
     app, demo = build_local(settings, demo=args.demo)
+
+    def listening() -> None:
+        print(next_steps(settings, demo, args.data), flush=True)
+
+    return serve(app, args.host, args.port, on_listening=listening)
+
+
+def next_steps(settings: Settings, demo: dict | None, data: str | None) -> str:
+    """What ``serve`` prints once it listens: where it is, and what a person does next."""
+    url, mcp = settings.public_url, f"{settings.public_url}/mcp"
+    cli = os.environ.get("COUNTERSIGN_CLI") or "countersign"
+    at = f" --data {shlex.quote(data)}" if data else ""
+    lines = [f"countersign is listening on {url}  (MCP endpoint: {mcp})", ""]
     if demo:
-        print(json.dumps(demo, indent=2))
-        print(f"# written to {settings.data_dir / 'demo.json'}", file=sys.stderr)
-    print(f"countersign on {settings.public_url}  (MCP: {settings.public_url}/mcp)", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info", lifespan="on")
+        email, token = demo["person_email"], demo["agent_token"]
+        lines += [
+            f"1. Sign in to the confirm page as {email} (the link works once, within 15 minutes):",
+            f"     {demo['signin_url']}",
+            "   A new link when that one is spent or expired:",
+            f"     {cli} signin-link{at} --email {email}",
+            "",
+            f"2. Connect an agent with the demo token (also in {settings.data_dir / 'demo.json'}):",
+        ]
+    else:
+        token = "cs_…"
+        lines += [
+            "1. No demo data (start with --demo for some). Make a workspace, an agent token and a sign-in link:",
+            f"     {cli} workspace create{at} --name \"My team\" --owner-email you@example.com",
+            f"     {cli} connection create{at} --email you@example.com --name \"Claude on laptop\"",
+            f"     {cli} signin-link{at} --email you@example.com",
+            "",
+            "2. Connect an agent with that token:",
+        ]
+    header = {"Authorization": f"Bearer {token}"}
+    lines += [
+        "   Claude Code:",
+        f"     claude mcp add --transport http countersign {mcp} --header \"Authorization: Bearer {token}\"",
+        "   Cursor (~/.cursor/mcp.json):",
+        "     " + json.dumps({"mcpServers": {"countersign": {"url": mcp, "headers": header}}}, ensure_ascii=False),
+        "   VS Code (.vscode/mcp.json):",
+        "     " + json.dumps({"servers": {"countersign": {"type": "http", "url": mcp, "headers": header}}},
+                             ensure_ascii=False),
+    ]
+    if demo:
+        lines += ["   Another token:",
+                  f"     {cli} connection create{at} --email {demo['person_email']} --name \"Claude on laptop\""]
+    lines += ["", "Stop with Ctrl+C. Starting again keeps everything" + (" and prints a fresh sign-in link." if demo
+                                                                        else ".")]
+    return "\n".join(lines)
+
+
+def cmd_backup(args) -> int:
+    """Copy the SQLite database, recent commits in its -wal included, while the server runs."""
+    from .store.sqlite.backup import backup
+
+    s = _settings(args)
+    if not s.store.startswith("sqlite:///"):
+        print("error: countersign backup copies a SQLite store; DynamoDB keeps its own point-in-time recovery",
+              file=sys.stderr)
+        return 2
+    written = backup(s.store[len("sqlite:///"):], Path(args.dest).expanduser(), folder=args.dest.endswith(os.sep))
+    print(written)
+    if not s.signing_key:
+        print(f"# the keys are not in the database: keep a copy of {s.data_dir / 'keys'} too (it changes only when "
+              "you rotate a key)", file=sys.stderr)
     return 0
 
 
@@ -188,6 +256,13 @@ def parser() -> argparse.ArgumentParser:
             create.add_argument("--name", required=True, help='a name such as "Claude on laptop"')
             create.set_defaults(func=cmd_connection_create)
 
+    save = sub.add_parser("backup", help="copy the SQLite database (recent commits included) while it runs")
+    save.add_argument("dest", metavar="DEST",
+                      help="a new file, or a folder (existing, or ending in /) for countersign-<time>.db")
+    save.add_argument("--data")
+    save.add_argument("--store", help="sqlite:///PATH (default: COUNTERSIGN_STORE, or the data folder's database)")
+    save.set_defaults(func=cmd_backup)
+
     link = sub.add_parser("signin-link", help="print a one-time sign-in link for a member (15 minutes)")
     link.add_argument("--email", required=True)
     link.add_argument("--data")
@@ -210,6 +285,14 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
+        return 2
+    except StoreUnusable as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the data folder or a key file cannot be made or read
+        where = exc.filename or "the data folder"
+        print(f"error: cannot use {where}: {exc.strerror or exc}. Check that the user running countersign may read "
+              "and write it, or choose another data folder with --data.", file=sys.stderr)
         return 2
 
 

@@ -8,3 +8,23 @@ def load_secret(arn: str) -> str:
     from aws_lambda_powertools.utilities import parameters
 
     return parameters.get_secret(arn, max_age=3600)
+
+
+def load_previous_secret(arn: str) -> str | None:
+    """The value ``arn`` held before its last ``put-secret-value`` (stage ``AWSPREVIOUS``), read
+    once per cold start; None if it never changed."""
+    import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from .aws_config import SECRETS_CONFIG
+
+    client = boto3.client("secretsmanager", config=SECRETS_CONFIG)
+    try:
+        return client.get_secret_value(SecretId=arn, VersionStage="AWSPREVIOUS").get("SecretString")
+    except client.exceptions.ResourceNotFoundException:
+        return None
+    except (BotoCoreError, ClientError) as exc:  # only the current value is then accepted
+        import logging
+
+        logging.getLogger("countersign").warning("could not read the previous value of %s: %s", arn, exc)
+        return None

@@ -23,7 +23,8 @@ import, so the local server and the tests keep plain ``logging``.
   ``card_refused_drift`` confirmed, but what it describes had changed: refused, nothing ran
   ``email_sent``         a card email went out
   ``email_rate_limited`` a card email was suppressed: one per person per interval
-  ``email_disabled`` / ``email_failed`` / ``email_nothing_pending``  the other outcomes
+  ``email_disabled`` / ``email_failed`` / ``email_nothing_pending`` / ``email_suppressed``  the other outcomes
+  ``email_bounced`` / ``email_complained`` / ``email_soft_bounce``  SES's feedback (the notifier)
   ``card_recovered``     the sweep (or a reader) settled a card a dead process left running
   ``signing_key_missing`` the sweep found answerable cards signed by a key this instance lacks
   ``sweep_settled`` / ``sweep_delivered``  per sweep: cards settled, notifications tried

@@ -39,6 +39,8 @@ class Runtime:
     origin_secret: str | None = None
     # Delivers the notifications filed cards owe (inline after filing, and by the sweep).
     notifier: Any = None
+    # The origin secret's previous value (AWSPREVIOUS), accepted too while a rotation settles.
+    origin_previous: str | None = None
 
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
@@ -167,6 +169,18 @@ def load_origin_secret(settings: Settings, secret_loader: Callable[[str], str] |
     return value
 
 
+def load_previous_origin_secret(settings: Settings,
+                                previous_loader: Callable[[str], str | None] | None) -> str | None:
+    """The origin secret's previous value (Secrets Manager ``AWSPREVIOUS``) when the secret is an
+    ARN: accepted as well, so a rotation never refuses CloudFront's requests (README). None when
+    there is none (a secret never rotated) or no loader."""
+    value = settings.origin_secret
+    if not value or not value.startswith("arn:") or previous_loader is None:
+        return None
+    previous = (previous_loader(value) or "").strip()
+    return previous if len(previous.encode("utf-8")) >= 32 else None
+
+
 def load_toolsets(packs: tuple[str, ...]) -> list[Toolset]:
     toolsets = []
     for name in packs:
@@ -189,6 +203,7 @@ def build(
     on_filed: Callable[[Card], None] | None = None,
     secret_loader: Callable[[str], str] | None = None,
     deliver_inline: bool = True,
+    previous_loader: Callable[[str], str | None] | None = None,
 ) -> Runtime:
     """Everything a process serves with. ``deliver_inline``: email right after filing (the local
     server); off where a separate notifier delivers (AWS: the table's stream)."""
@@ -203,6 +218,11 @@ def build(
     keyring, state_keys = load_keys(settings, secret_loader, in_use)
     check_keys_in_use(settings, keyring, in_use)
     origin_secret = load_origin_secret(settings, secret_loader)
+    if previous_loader is None and secret_loader is None:
+        from . import infra_secrets
+
+        previous_loader = infra_secrets.load_previous_secret
+    origin_previous = load_previous_origin_secret(settings, previous_loader)
     registry = Registry(load_toolsets(settings.packs) if toolsets is None else toolsets)
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     from . import notify
@@ -211,4 +231,5 @@ def build(
     notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings)
     if on_filed is None and deliver_inline:
         desk.on_filed = notifier
-    return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier)
+    return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
+                   origin_previous=origin_previous)

@@ -5,7 +5,11 @@ A wrong value stops start-up with a :class:`ConfigError` naming the variable.
 
 from __future__ import annotations
 
+import importlib.util
+import ipaddress
+import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +52,18 @@ class Settings:
     # a secret or a Secrets Manager ARN, resolved at build (Runtime.origin_secret). None: the
     # CloudFront-Viewer-Address header is never trusted.
     origin_secret: str | None = None
+    # Requests per LIMIT_WINDOW seconds the product itself lets through (0: no limit; the
+    # template sets all three): per agent connection and per address on /mcp, per address on
+    # /api (the confirm page). Over a limit: 429 with Retry-After (countersign.surfaces.limits).
+    limit_connection: int = 0
+    limit_address: int = 0
+    limit_page: int = 0
+    # AWS: the SES configuration set card emails are sent with (its bounce and complaint events,
+    # and the account-level suppression list). None: plain sends.
+    ses_configuration_set: str | None = None
+    # The local server: the addresses (or networks) of reverse proxies whose X-Forwarded-For and
+    # X-Forwarded-Proto are believed. Empty: the connecting address is the client, always.
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def store(self) -> str:
@@ -164,6 +180,30 @@ def _origin_secret(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+def _configuration_set(env: Mapping[str, str]) -> str | None:
+    raw = (env.get("COUNTERSIGN_SES_CONFIGURATION_SET") or "").strip()
+    if not raw:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", raw):
+        raise ConfigError("COUNTERSIGN_SES_CONFIGURATION_SET", f"expected an SES configuration set name, got {raw!r}")
+    return raw
+
+
+def _trusted_proxies(env: Mapping[str, str]) -> tuple[str, ...]:
+    raw = env.get("COUNTERSIGN_TRUSTED_PROXIES", "")
+    proxies = tuple(p.strip() for p in raw.split(",") if p.strip())
+    for proxy in proxies:
+        try:
+            ipaddress.ip_network(proxy, strict=False)
+        except ValueError:
+            raise ConfigError(
+                "COUNTERSIGN_TRUSTED_PROXIES",
+                f"expected IP addresses or networks of your reverse proxies (e.g. 127.0.0.1 or 10.0.0.0/8), "
+                f"got {proxy!r}",
+            ) from None
+    return proxies
+
+
 def _data_dir(env: Mapping[str, str]) -> Path:
     raw = env.get("COUNTERSIGN_DATA")
     if not raw:
@@ -181,6 +221,28 @@ def _fallback(env: Mapping[str, str]) -> str:
     if raw not in ("card", "code"):
         raise ConfigError("COUNTERSIGN_FALLBACK", f"expected card or code, got {raw!r}")
     return raw
+
+
+AWS_EXTRA = "pip install -e '.[aws]' in the repository (scripts/bootstrap does), or pip install 'countersign[aws]'"
+
+
+def _aws_installed() -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in ("boto3", "botocore", "aws_lambda_powertools"))
+
+
+def _check_aws(values: Mapping[str, Any]) -> None:
+    """A value that reaches AWS needs the ``aws`` extra, which serving alone does not install: say
+    so at start-up, naming the variable, rather than fail at the first email or key read."""
+    needs = [
+        ("COUNTERSIGN_STORE", str(values["store_url"]).startswith("dynamodb://")),
+        ("COUNTERSIGN_MAIL", str(values["mail"]).startswith("ses:")),
+        ("COUNTERSIGN_SIGNING_KEY", "arn:" in str(values["signing_key"] or "")),
+        ("COUNTERSIGN_STATE_KEYS", any(k.startswith("arn:") for k in values["state_keys"])),
+        ("COUNTERSIGN_ORIGIN_SECRET", str(values["origin_secret"] or "").startswith("arn:")),
+    ]
+    for variable, needed in needs:
+        if needed and not _aws_installed():
+            raise ConfigError(variable, f"this value needs the AWS libraries (boto3, Powertools): {AWS_EXTRA}")
 
 
 def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -203,6 +265,35 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         run_lease=_int(env, "COUNTERSIGN_RUN_LEASE", 120, minimum=1),
         sweep_interval=_int(env, "COUNTERSIGN_SWEEP_INTERVAL", 60, minimum=1),
         origin_secret=_origin_secret(env),
+        limit_connection=_int(env, "COUNTERSIGN_LIMIT_CONNECTION", 0, minimum=0),
+        limit_address=_int(env, "COUNTERSIGN_LIMIT_ADDRESS", 0, minimum=0),
+        limit_page=_int(env, "COUNTERSIGN_LIMIT_PAGE", 0, minimum=0),
+        ses_configuration_set=_configuration_set(env),
+        trusted_proxies=_trusted_proxies(env),
     )
     values.update(overrides)
+    _check_aws(values)
     return Settings(**values)
+
+
+# -- the public URL a local server last served on ---------------------------------------------------
+
+SERVED_FILE = "server.json"
+
+
+def record_public_url(data_dir: Path, public_url: str) -> None:
+    """Note in ``DATA/server.json`` the origin a local server on this data folder serves."""
+    path = data_dir / SERVED_FILE
+    tmp = path.with_name(f".{SERVED_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"public_url": public_url}) + "\n")
+    tmp.chmod(0o600)
+    os.replace(tmp, path)
+
+
+def recorded_public_url(data_dir: Path) -> str | None:
+    """The origin :func:`record_public_url` noted for ``data_dir``, if any (and if it still reads as one)."""
+    try:
+        url = json.loads((data_dir / SERVED_FILE).read_text()).get("public_url")
+        return _public_url({"COUNTERSIGN_PUBLIC_URL": url}, "") if isinstance(url, str) else None
+    except (OSError, ValueError, AttributeError):
+        return None

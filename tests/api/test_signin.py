@@ -33,7 +33,7 @@ def test_request_never_reveals_whether_an_email_is_known(page, tenant, clock):
 
 def test_the_answer_leaves_before_the_lookup_and_the_email(tenant):
     """Timing cannot tell a known address: the 202 is sent before the member lookup, the token and
-    the email happen (shown with a mailer that blocks until the answer has arrived)."""
+    the email happen (shown with a sender that blocks until the answer has arrived)."""
     import threading
 
     import httpx2
@@ -43,12 +43,14 @@ def test_the_answer_leaves_before_the_lookup_and_the_email(tenant):
 
     release, sent = threading.Event(), []
 
-    class BlockingMailer:
-        def send_signin(self, person_email: str, link: str) -> None:
-            release.wait(10)
-            sent.append(person_email)
+    class BlockingSender:
+        from_address = "countersign@localhost"
 
-    server = LiveServer(create_api(tenant.runtime, BlockingMailer(), signin_floor=0), lifespan="off").start()
+        def send(self, email) -> None:
+            release.wait(10)
+            sent.append(email.to)
+
+    server = LiveServer(create_api(tenant.runtime, BlockingSender(), signin_floor=0), lifespan="off").start()
     try:
         origin = tenant.runtime.desk.settings.public_url
         answer = httpx2.post(f"http://127.0.0.1:{server.port}/api/signin/request", json={"email": tenant.person.email},
@@ -205,3 +207,18 @@ def test_a_new_signin_ends_the_previous_session(signed, tenant):
     assert signed.session_id != old
     assert signed.get("/api/session", cookie=old).status_code == 401
     assert signed.get("/api/session").status_code == 200
+
+
+def test_the_page_says_when_card_emails_to_the_person_stopped(signed, tenant):
+    from countersign.store.records import Suppression
+
+    assert signed.get("/api/session").json()["emailNotice"] is None
+    email = tenant.person.email.lower()
+    tenant.runtime.store.suppress_address(Suppression(email, "complaint", 1_800_000_000, "abuse"))
+    try:
+        notice = signed.get("/api/session").json()["emailNotice"]
+        assert notice["reason"] == "complaint" and notice["since"].startswith("2027-01-15")
+        assert tenant.person.email in notice["message"] and "reported as spam" in notice["message"]
+    finally:
+        tenant.runtime.store.lift_suppression(email)
+    assert signed.get("/api/session").json()["emailNotice"] is None

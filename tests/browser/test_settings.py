@@ -94,3 +94,26 @@ def test_create_connection_then_revoke(live, tenant, page, context):
         run_async(try_token)
     assert status_of(tenant, held["confirmationId"])["status"] == "declined"
     assert call_tool(tenant, "list_confirmations", {})["confirmations"] == []
+
+
+def test_a_person_whose_address_bounced_is_told_on_the_page(live, tenant, page):
+    """SES reported a permanent bounce (the notifier suppressed the address): when the person next
+    signs in, the page says card emails stopped and why; the notice goes once it is lifted."""
+    from countersign.store.records import Suppression
+
+    _, server = live
+    address = tenant.person.email.lower()
+    tenant.store.suppress_address(Suppression(address, "bounce", 1_800_000_000, "General"))
+    try:
+        sign_in(page, tenant)
+        page.goto(f"{server.origin}/confirm")
+        ready(page, "confirm")
+        notice = page.locator("#email-notice")
+        expect(notice).to_be_visible()
+        expect(notice).to_contain_text(f"Card emails to {tenant.person.email} stopped")
+        expect(notice).to_contain_text("did not accept mail")
+    finally:
+        tenant.store.lift_suppression(address)
+    page.reload()
+    ready(page, "confirm")
+    expect(page.locator("#email-notice")).to_be_hidden()

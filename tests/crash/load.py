@@ -193,6 +193,7 @@ class Run:
                 break
         pending, _ = store.list_pending_cards(ws, person.id, now, limit=1000)
         cards += pending
+        cards = [store.get_card(ws, c.id, now) for c in cards]  # whole: a listing carries no arguments
         payee_of = {c.id: c.arguments["transactions"][0]["payee"] for c in cards}
         txns = Counter(t["payee"] for d in store.list_docs(ws, "budget_txns") for t in d.data["transactions"])
         c = Counts(requests=self.requests, held_replies=sum(len(v) for v in self.seen.values()), cards=len(cards))

@@ -7,11 +7,9 @@ from __future__ import annotations
 import os
 import sys
 
-import uvicorn
-
 from countersign import settings as settings_mod
-from countersign.local_server import build_local
 from countersign.runtime import build
+from countersign.surfaces.local import build_local, serve
 from tests.support.harness import all_toolsets
 from tests.support.stepped_toolset import TOOLSET as STEPPED
 
@@ -22,7 +20,7 @@ def main() -> None:
     settings = settings_mod.load(env)
     runtime = build(settings, toolsets=[*all_toolsets(), STEPPED])
     app, _ = build_local(settings, runtime=runtime)
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    raise SystemExit(serve(app, "127.0.0.1", port, log_level="warning"))
 
 
 if __name__ == "__main__":

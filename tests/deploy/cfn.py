@@ -218,7 +218,11 @@ def iam_requests(call: dict) -> list[Request]:
         # SES authorises against the identity that covers the sender: the address or its domain.
         identities = tuple(f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/{i}" for i in (address, domain))
         actions = ["ses:SendEmail"] + (["ses:SendRawEmail"] if "Raw" in params.get("Content", []) else [])
-        return [Request(a, identities, context) for a in actions]
+        out = [Request(a, identities, context) for a in actions]
+        if params.get("ConfigurationSetName"):  # authorised on the configuration set as well
+            config = (f"arn:aws:ses:{REGION}:{ACCOUNT}:configuration-set/{params['ConfigurationSetName']}",)
+            out += [Request(a, config, context) for a in actions]
+        return out
     if service == "secretsmanager" and operation == "GetSecretValue":
         return [Request("secretsmanager:GetSecretValue", (params["SecretId"],))]
     raise Unsupported(f"no IAM mapping for {service}.{operation}: add one to tests/deploy/cfn.py")

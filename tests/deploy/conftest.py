@@ -42,3 +42,26 @@ def tool_env() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def template():
     return load_template()
+
+
+@pytest.fixture(scope="package")
+def moto_stack(tmp_path_factory):
+    import logging
+
+    from tests.deploy.rehearsal import MotoStack
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the moto server's access log
+    stack = MotoStack(tmp_path_factory.mktemp("rehearsal"))
+    try:
+        yield stack
+    finally:
+        stack.close()
+
+
+@pytest.fixture(scope="package")
+def rehearsal(moto_stack):
+    """The whole rehearsal, run once for tests/deploy (tests/deploy/confirmation.py); the tests
+    in test_rehearsal.py and test_protection.py look at what it left."""
+    from tests.deploy import confirmation
+
+    return confirmation.rehearse(moto_stack)

@@ -37,7 +37,8 @@ class CloudFrontRouter(httpx2.AsyncBaseTransport):
             path = res["Properties"]["RouteKey"].split(" ", 1)[1]
             pattern = re.escape(path).replace(re.escape("{proxy+}"), ".+")
             integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
-            function = resources[integration]["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
+            uri = resources[integration]["Properties"]["IntegrationUri"]  # !Ref Function.Alias, or !GetAtt Function.Arn
+            function = uri["Ref"].split(".")[0] if "Ref" in uri else uri["Fn::GetAtt"][0]
             self.routes.append((re.compile(f"^{pattern}$"), function))
         self.seen: list[tuple[str, str]] = []
 

@@ -42,6 +42,7 @@ CLOUDFRONT = "d111111abcdef8.cloudfront.net"
 FROM_ADDRESS = "countersign@example.com"
 OWNER = "owner@example.com"
 EDGE = "130.176.0.1"  # where CloudFront's requests to the API come from
+CONFIGURATION_SET = "SesConfigurationSet-REHEARSAL"
 _SECRET_REFERENCE = re.compile(
     r"^\{\{resolve:secretsmanager:(?P<id>.+?):SecretString"
     r"(?::(?P<key>[^:]*):(?P<stage>[^:]*):(?P<version>[^:}]*)|:(?P<key2>[^:]*)(?::(?P<stage2>[^:}]*))?)?\}\}$")
@@ -119,6 +120,8 @@ class MotoStack:
         self.dynamodb = self.client("dynamodb")
         create_table_from_template(self.dynamodb, TABLE)
         self.client("sesv2").create_email_identity(EmailIdentity=FROM_ADDRESS.split("@")[1])
+        # The template's SesConfigurationSet (moto accepts sends naming it; it publishes no events).
+        self.client("sesv2").create_configuration_set(ConfigurationSetName=CONFIGURATION_SET)
         sm = self.client("secretsmanager")
         self.key_values = {"signing": generated_secret(), "state": generated_secret(), "origin": generated_secret()}
         self.signing_arn = sm.create_secret(
@@ -130,7 +133,8 @@ class MotoStack:
         self.stack = Stack(
             parameters={"FromAddress": FROM_ADDRESS, "SenderDomain": FROM_ADDRESS.split("@")[1]},
             refs={"Table": TABLE, "SigningKeySecret": self.signing_arn, "StateKeysSecret": self.state_arn,
-                  "OriginVerifySecret": self.origin_arn, "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL"},
+                  "OriginVerifySecret": self.origin_arn, "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL",
+                  "SesConfigurationSet": CONFIGURATION_SET},
             attributes={"Table.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}",
                         "Distribution.DomainName": CLOUDFRONT,
                         "SiteBucket.RegionalDomainName": "site.s3.eu-west-1.amazonaws.com",

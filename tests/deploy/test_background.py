@@ -137,7 +137,8 @@ def test_the_sweeper_runs_every_minute_without_retries(resources):
     assert props["EventInvokeConfig"] == {"MaximumEventAgeInSeconds": 60, "MaximumRetryAttempts": 0}
     events = {name: list(resources[name]["Properties"].get("Events", {}).values()) for name in FUNCTIONS}
     assert events["McpFunction"] == events["ApiFunction"] == []  # reached through the HTTP API resources
-    assert [e["Type"] for e in events["NotifierFunction"]] == ["DynamoDB"]
+    # The table's stream, and SES's bounces and complaints (an SNS topic; countersign.surfaces.feedback).
+    assert [e["Type"] for e in events["NotifierFunction"]] == ["DynamoDB", "SNS"]
 
 
 def test_leases_outlast_every_function_and_the_sweep_interval_is_the_schedule(resources):

@@ -11,6 +11,8 @@ whole confirmation:
                                                                 (McpFunction, ApiFunction)
     upkeep:   a withdrawn card, a lost stream record, a dead runner (tests/deploy/upkeep.py)
                                                                 (NotifierFunction, SweeperFunction)
+    protection: direct calls refused (403), a bounce that suppresses the owner's address, a burst
+              from one connection answered 429 while another and the page go on (tests/deploy/protection.py)
 
 Then: every AWS call each function made is allowed by that function's IAM statements in the
 template (and every statement is used); every environment variable its code reads is set; the
@@ -21,138 +23,24 @@ correlation id and hold no ticket, token, code or key; the metrics went out as E
 from __future__ import annotations
 
 import json
-import logging
 import re
 
-import anyio
 import pytest
 
 from countersign.store.dynamodb import DynamoDBStore
-from tests.deploy import oauth_flow, upkeep
 from tests.deploy.cfn import Unsupported, allowed, iam_requests
-from tests.deploy.rehearsal import FROM_ADDRESS, KIND, OWNER, MotoStack, mail_text, requirement_closure
-from tests.support.apigw import LambdaTransport, http_event, response_body
-from tests.support.harness import mcp_client
-from tests.support.streams import filtered_event
+from tests.deploy.rehearsal import FROM_ADDRESS, KIND, mail_text, requirement_closure
 
 FUNCTIONS = ("McpFunction", "ApiFunction", "NotifierFunction", "SweeperFunction")
 ENV_NAME = re.compile(r"\b((?:COUNTERSIGN|POWERTOOLS)_[A-Z0-9_]+)\b")
-
-
-@pytest.fixture(scope="module")
-def moto_stack(tmp_path_factory):
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # the moto server's access log
-    stack = MotoStack(tmp_path_factory.mktemp("rehearsal"))
-    try:
-        yield stack
-    finally:
-        stack.close()
-
-
-@pytest.fixture(scope="module")
-def rehearsal(moto_stack):
-    """Run the whole confirmation once; the tests below look at what it left."""
-    stack = moto_stack
-    instances = {function: stack.start(function) for function in FUNCTIONS}  # all import in parallel
-    mcp, api, notifier = instances["McpFunction"], instances["ApiFunction"], instances["NotifierFunction"]
-    record: dict = {"instances": instances, "stack": stack}
-    stream = stack.stream()
-    stream.skip()  # the event source mapping starts at LATEST
-
-    workspace = stack.cli("workspace", "create", "--store", f"dynamodb://{stack.stack.refs['Table']}",
-                          "--name", "Acme", "--owner-email", OWNER, "--owner-name", "Olive")
-    connection = stack.cli("connection", "create", "--store", f"dynamodb://{stack.stack.refs['Table']}",
-                           "--email", OWNER, "--name", "Claude on laptop")
-    assert connection["mcp_url"] == f"{stack.public_url}/mcp"
-    record.update(workspace=workspace, connection=connection, token=connection["token"])
-    for instance in instances.values():
-        ready = instance.wait_ready()
-        assert ready["ready"], ready.get("error")
-
-    async def call(token: str, tool: str, arguments: dict) -> dict:
-        async with mcp_client(connection["mcp_url"], token, transport=LambdaTransport([mcp])) as client:
-            result = await client.call_tool(tool, arguments)
-        assert not result.is_error, result.content
-        return result.structured_content
-
-    def agent(tool: str, arguments: dict, token: str = connection["token"]) -> dict:
-        return anyio.run(call, token, tool, arguments)
-
-    # The agent asks; the write is held as a card, its notification written with it. The MCP
-    # function answers at once and emails nobody: the table's stream carries the notification's
-    # INSERT (the only record the template's filter passes) to the notifier, which emails the owner.
-    held = agent("suppress_domain", {"domain": "globex.com"})
-    assert held["status"] == "pending", held
-    card_id = held["confirmationId"]
-    assert held["confirmationUrl"] == f"{stack.public_url}/confirm?card={card_id}"
-    record.update(held=held, card_id=card_id)
-    assert [m for m in stack.sent_mail() if m["To"] == OWNER] == []
-    event = filtered_event(stream, stream.read())
-    assert [upkeep.card_of(r) for r in event["Records"]] == [card_id]
-    record["notified"] = notifier.invoke_event(event, event["Records"][0]["eventID"])
-    [card_mail] = [m for m in stack.sent_mail() if m["To"] == OWNER]
-    assert FROM_ADDRESS in card_mail["From"] and f"{stack.public_url}/confirm" in mail_text(card_mail)
-
-    # The person signs in by email link, as the page does.
-    page = {"origin": stack.public_url, "content-type": "application/json"}
-    asked = api.invoke(http_event("POST", "/api/signin/request", headers=page, body=json.dumps({"email": OWNER}),
-                                  base64_body=True))
-    assert asked["statusCode"] == 202, asked
-    # Which address the sign-in rate limit counted (the table, read from outside the functions).
-    limits = stack.dynamodb.scan(TableName=stack.stack.refs["Table"], FilterExpression="begins_with(pk, :p)",
-                                 ExpressionAttributeValues={":p": {"S": "LIMIT#signin-address:"}})["Items"]
-    record["limit_keys"] = sorted(item["pk"]["S"] for item in limits)
-    [signin_mail] = [m for m in stack.sent_mail() if "sign-in" in m["Subject"]]
-    link = re.search(r"https://\S+/signin#token=(\S+)", mail_text(signin_mail))
-    assert link, mail_text(signin_mail)
-    signin_token = link.group(1)
-    done = api.invoke(http_event("POST", "/api/signin/complete", headers=page,
-                                 body=json.dumps({"token": signin_token})))
-    assert done["statusCode"] == 200, done
-    [cookie] = done["cookies"]
-    session_id = cookie.split(";", 1)[0].split("=", 1)[1]
-    csrf = json.loads(response_body(done))["csrfToken"]
-    signed_in = {**page, "cookie": cookie.split(";", 1)[0], "x-csrf-token": csrf}
-    record.update(signin_token=signin_token, session_id=session_id, csrf=csrf)
-
-    listed = api.invoke(http_event("GET", "/api/cards", headers=signed_in))
-    assert listed["statusCode"] == 200 and [c["id"] for c in json.loads(response_body(listed))["cards"]] == [card_id]
-    confirmed = api.invoke(http_event("POST", f"/api/cards/{card_id}/confirm", headers=signed_in))
-    assert confirmed["statusCode"] == 200, response_body(confirmed)
-    assert json.loads(response_body(confirmed))["state"] == "completed"
-
-    # The agent polls and sees the action ran.
-    status = agent("get_confirmation_status", {"confirmation_id": card_id})
-    assert status["status"] == "completed", status
-    record["status"] = status
-
-    record["upkeep"] = upkeep.rehearse(stack, instances, stream, agent)
-    record["oauth"] = oauth_flow.rehearse(stack, instances, signed_in)
-
-    # What must never reach a log line, then the proof that it would be redacted if it did.
-    store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
-    ticket = store.get_card(workspace["workspace_id"], card_id, 0).ticket
-    record["secrets"] = {
-        "connection token": connection["token"], "sign-in token": signin_token, "session id": session_id,
-        "csrf token": csrf, "ticket": ticket, "ticket payload": ticket.split(".")[0],
-        "ticket signature": ticket.split(".")[1], "signing key": stack.key_values["signing"],
-        "state key": stack.key_values["state"], "origin secret": stack.key_values["origin"],
-        "second connection token": record["upkeep"]["token"],
-        **{f"OAuth token {n}": token for n, token in enumerate(record["oauth"]["tokens"])},
-    }
-    for instance in instances.values():
-        instance.log(f"ticket={ticket} Authorization: Bearer {connection['token']} key {stack.key_values['state']}")
-        instance.log(f"confirmation code {signin_token[:11]} for the sign-in link #token={signin_token}")
-    record["calls"] = {function: instance.calls() for function, instance in instances.items()}
-    return record
 
 
 def test_a_whole_confirmation_across_the_functions(rehearsal):
     instances = rehearsal["instances"]
     assert rehearsal["status"]["status"] == "completed"
     assert rehearsal["notified"] == {"batchItemFailures": []}
-    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 6
-    assert instances["NotifierFunction"].invocations == 2 and instances["SweeperFunction"].invocations == 1
+    assert instances["McpFunction"].invocations >= 4 and instances["ApiFunction"].invocations == 4 + 2 + 6
+    assert instances["NotifierFunction"].invocations == 2 + 2 and instances["SweeperFunction"].invocations == 1
 
 
 def test_the_notifier_and_the_sweeper_deliver_what_is_owed_and_settle_what_stopped(rehearsal):
@@ -253,18 +141,22 @@ def test_each_function_made_the_calls_a_confirmation_needs(rehearsal, function):
     operations = {(c["service"], c["operation"]) for c in calls}
     secrets = [c for c in calls if c["operation"] == "GetSecretValue"]
     refs = rehearsal["stack"].stack.refs
-    read = ["SigningKeySecret", "StateKeysSecret"] + (["OriginVerifySecret"] if function == "ApiFunction" else [])
+    # The HTTP functions also read the origin secret, current and previous (AWSPREVIOUS: a rotation).
+    http = function in ("McpFunction", "ApiFunction")
+    read = ["SigningKeySecret", "StateKeysSecret"] + (["OriginVerifySecret"] * 2 if http else [])
     assert sorted(c["params"]["SecretId"] for c in secrets) == sorted(refs[name] for name in read)
     assert (("sesv2", "SendEmail") in operations) is (function != "McpFunction")
     assert {("dynamodb", op) for op in NEEDED[function]} <= operations
 
 
-# Read by modules both functions load (settings, runtime) but deliberately left unset where it has
-# no use: only ApiFunction checks CloudFront's origin header, so only it may read that secret.
-OPTIONAL_HERE = {"McpFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "ApiFunction": set(),
+# Read by modules every function loads (settings, runtime) but deliberately left unset where it has
+# no use: only the HTTP functions check CloudFront's origin header, so only they may read that secret.
+OPTIONAL_HERE = {"McpFunction": set(), "ApiFunction": set(),
                  "NotifierFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "SweeperFunction": {"COUNTERSIGN_ORIGIN_SECRET"}}
 # Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
 TEST_ONLY = {"COUNTERSIGN_FAULT"}
+# Parsed with every setting, used only by the local server (whose proxies it names): never set here.
+LOCAL_ONLY = {"COUNTERSIGN_TRUSTED_PROXIES"}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)
@@ -279,8 +171,8 @@ def test_every_environment_variable_the_code_reads_is_set(rehearsal, function):
                 read.setdefault(name, path)
     assert "COUNTERSIGN_STORE" in read and "POWERTOOLS_SERVICE_NAME" in read
     missing = {name: where for name, where in read.items()
-               if name not in env and name not in OPTIONAL_HERE[function] | TEST_ONLY}
-    assert not TEST_ONLY & set(env)
+               if name not in env and name not in OPTIONAL_HERE[function] | TEST_ONLY | LOCAL_ONLY}
+    assert not (TEST_ONLY | LOCAL_ONLY) & set(env)
     assert OPTIONAL_HERE[function] <= set(read) and not OPTIONAL_HERE[function] & set(env)
     assert not missing, f"{function} reads variables template.yaml does not set: {missing}"
 
@@ -329,9 +221,10 @@ def test_metrics_are_emitted_as_emf(rehearsal):
     got = {function: metrics(instance) for function, instance in rehearsal["instances"].items()}
     mcp, api, notifier, sweeper = (got[f] for f in FUNCTIONS)
     assert all(m.get("ColdStart") == 1 for m in got.values()), got
-    assert mcp.get("card_filed") == 4 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
+    assert mcp.get("card_filed") == 6 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
     assert api.get("card_confirmed") == 1, api
     assert notifier.get("email_sent") == 1 and notifier.get("email_nothing_pending") == 1, notifier
+    assert notifier.get("email_bounced") == 1 and notifier.get("email_suppressed") == 1, notifier
     assert (sweeper.get("card_recovered"), sweeper.get("sweep_settled"), sweeper.get("sweep_delivered")) == (1, 1, 2)
     assert sweeper.get("email_sent") == 1 and sweeper.get("email_rate_limited") == 1, sweeper
 

@@ -36,6 +36,8 @@ SIGNING_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SigningKeySecre
 STATE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:StateKeysSecret-GhIjKl"
 ORIGIN_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:OriginVerifySecret-MnOpQr"
 SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
+CONFIGURATION_SET = "SesConfigurationSet-AbC123"
+ALARM_TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-AlarmTopic-X"
 
 
 def stack(**parameters) -> Stack:
@@ -56,6 +58,12 @@ def stack(**parameters) -> Stack:
             "SweeperFunction": "countersign-SweeperFunction-X",
             "SigningKey": SIGNING_ARN,
             "NotifierDLQ": "https://sqs.eu-west-1.amazonaws.com/123456789012/countersign-NotifierDLQ-X",
+            "SesConfigurationSet": CONFIGURATION_SET,
+            "McpFunction.Alias": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:countersign-McpFunction-X:live",
+            "ApiFunction.Alias": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:countersign-ApiFunction-X:live",
+            "AlarmTopic": ALARM_TOPIC,
+            "SesEventsTopic": f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-SesEventsTopic-X",
+            "Dashboard": "countersign-countersign",
         },
         attributes={
             "Table.Arn": TABLE_ARN,
@@ -69,6 +77,7 @@ def stack(**parameters) -> Stack:
             "Table.StreamArn": f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000",
             "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
             "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access",
+            "NotifierDLQ.QueueName": "countersign-NotifierDLQ-X",
         },
     )
 
@@ -185,7 +194,8 @@ def test_ses_only_as_the_configured_sender(function, template):
     [statement] = ses
     assert set(_actions(statement)) == {"ses:SendEmail", "ses:SendRawEmail"}
     assert statement["Resource"] == [f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/example.com",
-                                     f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/countersign@example.com"]
+                                     f"arn:aws:ses:{REGION}:{ACCOUNT}:identity/countersign@example.com",
+                                     f"arn:aws:ses:{REGION}:{ACCOUNT}:configuration-set/{CONFIGURATION_SET}"]
     assert statement["Condition"] == {"StringEquals": {"ses:FromAddress": "countersign@example.com"}}
     assert "SESCrudPolicy" not in json.dumps(template)
     # The sender the code uses is the one the policy allows.
@@ -198,8 +208,8 @@ def test_ses_only_as_the_configured_sender(function, template):
 def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     s = stack()
     [keys] = [st for st in s.statements(function) if st["Sid"] == "Keys"]
-    # The origin secret only where CloudFront's header is checked: the confirm API.
-    expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function == "ApiFunction" else [])
+    # The origin secret only where CloudFront's header is checked: the two HTTP functions.
+    expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function in HTTP_FUNCTIONS else [])
     assert _actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted(expected)
     secret_statements = [
         st for st in s.statements(function) if any(a.startswith("secretsmanager:") for a in _actions(st))
@@ -207,7 +217,7 @@ def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     assert secret_statements == [keys]
     env = s.environment(function)
     assert env["COUNTERSIGN_SIGNING_KEY"] == SIGNING_ARN and env["COUNTERSIGN_STATE_KEYS"] == STATE_ARN
-    assert env.get("COUNTERSIGN_ORIGIN_SECRET") == (ORIGIN_ARN if function == "ApiFunction" else None)
+    assert env.get("COUNTERSIGN_ORIGIN_SECRET") == (ORIGIN_ARN if function in HTTP_FUNCTIONS else None)
     for name in SECRETS:
         secret = resources[name]
         assert secret["Type"] == "AWS::SecretsManager::Secret"
@@ -254,7 +264,9 @@ def test_the_settings_accept_the_template_environment(tmp_path):
         assert loaded.store == env["COUNTERSIGN_STORE"] and loaded.mail == "ses:countersign@example.com"
         assert loaded.signing_key == SIGNING_ARN and loaded.state_keys == (STATE_ARN,)
         assert loaded.packs == ("budget", "mail") and loaded.public_url == "https://d111111abcdef8.cloudfront.net"
-        assert loaded.origin_secret == (ORIGIN_ARN if function == "ApiFunction" else None)
+        assert loaded.origin_secret == (ORIGIN_ARN if function in HTTP_FUNCTIONS else None)
+        assert loaded.ses_configuration_set == CONFIGURATION_SET
+        assert (loaded.limit_connection, loaded.limit_address, loaded.limit_page) == (30, 120, 60)
 
 
 # -- the HTTP API -----------------------------------------------------------------------------------
@@ -270,7 +282,8 @@ def test_http_api_routes_and_throttling(resources):
     for res in resources.values():
         if res["Type"] == "AWS::ApiGatewayV2::Route":
             integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
-            uri = resources[integration]["Properties"]["IntegrationUri"]["Fn::GetAtt"][0]
+            # The alias "live", never the function itself: a canary deploy shifts what it serves.
+            uri = resources[integration]["Properties"]["IntegrationUri"]["Ref"].removesuffix(".Alias")
             assert resources[integration]["Properties"]["PayloadFormatVersion"] == "2.0"
             routes[res["Properties"]["RouteKey"]] = uri
     assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction",
@@ -278,12 +291,12 @@ def test_http_api_routes_and_throttling(resources):
     permissions = sorted((s.resolve(r["Properties"]["FunctionName"]), s.resolve(r["Properties"]["SourceArn"]))
                          for r in resources.values() if r["Type"] == "AWS::Lambda::Permission")
     api = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*"
-    assert permissions == [
-        ("countersign-ApiFunction-X", f"{api}/api/*"),
-        ("countersign-McpFunction-X", f"{api}/.well-known/*"),
-        ("countersign-McpFunction-X", f"{api}/mcp"),
-        ("countersign-McpFunction-X", f"{api}/oauth/*"),
-    ]
+    assert permissions == sorted([  # every route invokes its function's alias: a canary shifts them all
+        (s.refs["ApiFunction.Alias"], f"{api}/api/*"),
+        (s.refs["McpFunction.Alias"], f"{api}/.well-known/*"),
+        (s.refs["McpFunction.Alias"], f"{api}/mcp"),
+        (s.refs["McpFunction.Alias"], f"{api}/oauth/*"),
+    ])
 
 
 # -- the page and the one origin ----------------------------------------------------------------------

@@ -51,6 +51,8 @@ def _summary(service: str, operation: str, params: dict) -> dict:
         out["Tables"] = sorted(params.get("RequestItems", {}))
     if service == "sesv2" and operation == "SendEmail":
         out["Content"] = sorted(params.get("Content", {}))
+        if "ConfigurationSetName" in params:
+            out["ConfigurationSetName"] = params["ConfigurationSetName"]
     return out
 
 

@@ -104,7 +104,8 @@ class GateWorld:
                    for t in d.data["transactions"] if t["payee"] == "Bakery")
 
     def pending(self) -> list[Card]:
-        return self.store.list_pending_cards(self.workspace.id, self.person.id, self.clock)[0]
+        listed = self.store.list_pending_cards(self.workspace.id, self.person.id, self.clock)[0]
+        return [self.card(c.id) for c in listed]  # whole: a listing carries no ticket or fingerprint
 
     def before_commit(self, n: int, meanwhile: Callable[[], Any]) -> list[Any]:
         """Run ``meanwhile`` just before the desk's ``n``-th commit from now (another answer lands in

@@ -5,7 +5,18 @@ from __future__ import annotations
 import pytest
 
 from countersign.gate.actions import ActionError
-from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail.kinds import (
+    KIND_CAMPAIGN,
+    KIND_DESIGN,
+    KIND_LIST,
+    KIND_PROFILE,
+    KIND_SENDER,
+    KIND_SUPPRESSION,
+    PROFILE_ID,
+    REVIEW_CLEAN,
+    REVIEW_EVERY,
+    SUPPRESSION_ID,
+)
 from tests.mail.world import World
 
 
@@ -23,11 +34,11 @@ def test_setup_actions(world):
     assert plan.preview.title == "Update the brand kit of ‘Acme Mail’"
     assert "Primary colour: #1f3a5f → #aabbcc" in plan.preview.lines
     world.run("update_brand_kit", {"primary_color": "#AABBCC"})
-    assert world.data(m.KIND_PROFILE, m.PROFILE_ID)["brand_kit"]["primary_color"] == "#aabbcc"
+    assert world.data(KIND_PROFILE, PROFILE_ID)["brand_kit"]["primary_color"] == "#aabbcc"
 
     with pytest.raises(ActionError, match="already finished"):
         world.plan("finish_setup", {})
-    world.patch(m.KIND_PROFILE, m.PROFILE_ID, setup_finished=False, return_address=None)
+    world.patch(KIND_PROFILE, PROFILE_ID, setup_finished=False, return_address=None)
     with pytest.raises(ActionError, match="return address"):
         world.plan("finish_setup", {})
     addr = {"name": "Acme", "line1": "1 Main St", "city": "Springfield", "region": "IL", "postal_code": "62701",
@@ -45,12 +56,12 @@ def test_setup_actions(world):
 
 
 def test_set_workspace_name_renames_the_workspace_record(world):
-    profile_before = world.doc(m.KIND_PROFILE, m.PROFILE_ID)
+    profile_before = world.doc(KIND_PROFILE, PROFILE_ID)
     settings_before = world.store.get_workspace(world.ws).settings
     assert world.run("set_workspace_name", {"name": "  Acme Mail  "}) == {"name": "Acme Mail"}
     renamed = world.store.get_workspace(world.ws)
     assert renamed.name == "Acme Mail" and renamed.settings == settings_before
-    assert world.doc(m.KIND_PROFILE, m.PROFILE_ID) == profile_before  # the record carries the name
+    assert world.doc(KIND_PROFILE, PROFILE_ID) == profile_before  # the record carries the name
     # every later plan (any toolset, confirm pages, emails) reads the record
     assert world.plan("buy_credits", {"credits": 10}).preview.lines[0] == "Charged to the payment method of ‘Acme Mail’"
     plan = world.plan("set_workspace_name", {"name": "Acme Post"})
@@ -58,7 +69,7 @@ def test_set_workspace_name_renames_the_workspace_record(world):
 
 
 def test_the_workspace_name_is_the_record_not_a_stale_profile_name(world):
-    world.patch(m.KIND_PROFILE, m.PROFILE_ID, name="Old profile name")
+    world.patch(KIND_PROFILE, PROFILE_ID, name="Old profile name")
     world.store.rename_workspace(world.ws, "Renamed elsewhere")
     assert (
         world.plan("update_brand_kit", {"font": "Lora"}).preview.title == "Update the brand kit of ‘Renamed elsewhere’"
@@ -84,7 +95,7 @@ def test_preferences_and_senders(world):
     assert plan.preview.lines[1].endswith("meeting link: https://meet.example/demo → https://meet.example/dana")
     world.run("update_workspace_preferences", {"sender_name": "Bo", "sender_email": "bo@acme.example",
                                                "sender_default": True})
-    senders = {d.data["name"]: d.data for d in world.store.list_docs(world.ws, m.KIND_SENDER)}
+    senders = {d.data["name"]: d.data for d in world.store.list_docs(world.ws, KIND_SENDER)}
     assert senders["Bo"]["default"] is True and sum(s["default"] for s in senders.values()) == 1
 
 
@@ -106,9 +117,9 @@ def test_drafting_actions(world):
     assert world.design()["draft_version"] == 2 and world.design()["draft"]["image_prompt"] == "golden leaves"
     made = world.run("generate_design_image", {"new_design_name": "Thank-you letter", "format": "letter",
                                                "prompt": "a pen"})
-    assert world.data(m.KIND_DESIGN, made["design_id"])["format"] == "letter"
+    assert world.data(KIND_DESIGN, made["design_id"])["format"] == "letter"
 
-    world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy="hi {first_name} ,  i wanted to say thanks")
+    world.patch(KIND_CAMPAIGN, world.ids["campaign_id"], copy="hi {first_name} ,  i wanted to say thanks")
     plan = world.plan("polish_copywriting", cid(world))
     assert plan.preview.title == "Polish the copy of campaign ‘Q4 outreach’"
     world.run("polish_copywriting", cid(world))
@@ -128,7 +139,7 @@ def test_add_list_to_draft_and_to_live_campaign(world):
         {"name": "Cy Young", "email": "cy@new.example", "line1": "1 Rd", "city": "X", "postal_code": "1",
          "country": "US"},
         {"name": "Ada Again", "email": "ada@analytical.example"}]})
-    list_id = next(d.id for d in world.store.list_docs(world.ws, m.KIND_LIST) if d.data["name"] == "Webinar")
+    list_id = next(d.id for d in world.store.list_docs(world.ws, KIND_LIST) if d.data["name"] == "Webinar")
     world.launch()
     before = world.balance()
     plan = world.plan("add_list_to_campaign", {**cid(world), "list_id": list_id})
@@ -143,7 +154,7 @@ def test_add_list_to_draft_and_to_live_campaign(world):
 
 
 def test_launch_preview_is_a_decision_and_apply_prints_and_debits(world):
-    world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy_review=m.REVIEW_CLEAN)
+    world.patch(KIND_CAMPAIGN, world.ids["campaign_id"], copy_review=REVIEW_CLEAN)
     plan = world.plan("launch_campaign", cid(world))
     assert plan.preview.title == "Launch ‘Q4 outreach’ to 6 contacts: 6 postcards, 12.00 credits"
     lines = plan.preview.lines
@@ -227,7 +238,7 @@ def test_send_and_cancel_pieces(world):
     assert world.design()["published_version"] == 1
     with pytest.raises(ActionError, match="already sent"):
         world.plan("cancel_piece", {"piece_id": sent["piece_id"]})
-    world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy_review=m.REVIEW_CLEAN)
+    world.patch(KIND_CAMPAIGN, world.ids["campaign_id"], copy_review=REVIEW_CLEAN)
     world.launch()
     printed = world.pieces()[0]
     plan = world.plan("cancel_piece", {"piece_id": printed["id"]})
@@ -245,13 +256,13 @@ def test_credits_suppression_and_roles(world):
     world.run("buy_credits", {"credits": 500})
     assert world.balance() == 600_000
 
-    world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy_review=m.REVIEW_EVERY)
+    world.patch(KIND_CAMPAIGN, world.ids["campaign_id"], copy_review=REVIEW_EVERY)
     world.launch()
     plan = world.plan("suppress_domain", {"domain": "@Analytical.example"})
     assert plan.preview.title == ("Suppress the domain analytical.example: 1 contact never mailed again; 1 piece not "
                                   "yet mailed cancelled, 2.00 credits returned")
     world.run("suppress_domain", {"domain": "analytical.example"})
-    assert world.data(m.KIND_SUPPRESSION, m.SUPPRESSION_ID)["domains"] == ["analytical.example"]
+    assert world.data(KIND_SUPPRESSION, SUPPRESSION_ID)["domains"] == ["analytical.example"]
     with pytest.raises(ActionError, match="cannot be mailed: the domain analytical.example is suppressed"):
         world.plan("send_piece", {"contact_id": world.ids["contact_ids"][0], "design_id": world.ids["design_id"],
                                   "message": "hi"})

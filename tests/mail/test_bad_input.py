@@ -5,13 +5,25 @@ from __future__ import annotations
 import pytest
 
 from countersign.gate.actions import ActionError
-from countersign.toolsets.mail import model as m
+from countersign.toolsets.mail.kinds import (
+    KIND_CAMPAIGN,
+    KIND_CONTACT,
+    KIND_DESIGN,
+    KIND_JOB,
+    KIND_LEDGER,
+    KIND_LIST,
+    KIND_PROFILE,
+    KIND_SENDER,
+    KIND_SUPPRESSION,
+    PROFILE_ID,
+    pieces_kind,
+)
 from tests.mail.world import World
 
 
 def snapshot(world) -> dict:
-    kinds = [m.KIND_PROFILE, m.KIND_LEDGER, m.KIND_CONTACT, m.KIND_LIST, m.KIND_DESIGN, m.KIND_CAMPAIGN, m.KIND_SENDER,
-             m.KIND_JOB, m.KIND_SUPPRESSION, m.pieces_kind(world.ids["campaign_id"])]
+    kinds = [KIND_PROFILE, KIND_LEDGER, KIND_CONTACT, KIND_LIST, KIND_DESIGN, KIND_CAMPAIGN, KIND_SENDER,
+             KIND_JOB, KIND_SUPPRESSION, pieces_kind(world.ids["campaign_id"])]
     return {k: [(d.id, d.version) for d in world.store.list_docs(world.ws, k)] for k in kinds}
 
 
@@ -104,7 +116,7 @@ def test_state_errors_name_the_state(world):
     world.run("cancel_piece", {"piece_id": piece})
     with pytest.raises(ActionError, match="already cancelled"):
         world.plan("cancel_piece", {"piece_id": piece})
-    world.patch(m.KIND_PROFILE, m.PROFILE_ID, return_address=None)
+    world.patch(KIND_PROFILE, PROFILE_ID, return_address=None)
     with pytest.raises(ActionError, match="no return address"):
         world.plan("send_piece", {"contact_id": world.ids["contact_ids"][0], "design_id": world.ids["design_id"],
                                   "message": "hi"})

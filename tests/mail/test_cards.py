@@ -7,7 +7,10 @@ import pytest
 
 from countersign.core.cards import CardState, Refusal, RefusalReason
 from countersign.gate.actions import ActionError
-from countersign.toolsets.mail import model as m
+from countersign.store.records import DocWrite
+from countersign.toolsets.mail.kinds import DIRECT, KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LEDGER, LEDGER_ID
+from countersign.toolsets.mail.printing import ledger_after
+from countersign.toolsets.mail.snapshot import Mail
 
 
 def cid(world):
@@ -111,7 +114,7 @@ def test_designs_stay_published_when_the_launch_then_stops(world):
 
 def test_a_design_race_publishes_nothing(world):
     reply = world.request("launch_campaign", cid(world))
-    before_commit(world, 1, lambda: world.patch(m.KIND_DESIGN, world.ids["design_id"], name="Renamed"))
+    before_commit(world, 1, lambda: world.patch(KIND_DESIGN, world.ids["design_id"], name="Renamed"))
     with pytest.raises(Refusal) as refused:
         world.click(reply["confirmationId"])
     assert refused.value.reason is RefusalReason.CHANGED
@@ -123,7 +126,7 @@ def test_a_design_race_publishes_nothing(world):
 
 
 def test_two_launch_cards_confirmed_in_a_row_never_overdraw(world):
-    world.patch(m.KIND_LEDGER, m.LEDGER_ID, balance=20_000)
+    world.patch(KIND_LEDGER, LEDGER_ID, balance=20_000)
     second = world.run("create_campaign", {"name": "Q4 follow-up", "list_ids": [world.ids["list_id"]],
                                            "design_ids": [world.ids["design_id"]], "copy_template": "Hi again"})
     one = world.request("launch_campaign", cid(world))
@@ -134,12 +137,12 @@ def test_two_launch_cards_confirmed_in_a_row_never_overdraw(world):
                                       "balance is 8.00 credits"):
         world.click(two["confirmationId"])
     assert world.balance() == 8000
-    assert world.data(m.KIND_CAMPAIGN, second["campaign_id"])["status"] == "draft"
+    assert world.data(KIND_CAMPAIGN, second["campaign_id"])["status"] == "draft"
 
 
 def test_two_send_cards_confirmed_in_a_row_never_overdraw(world):
     world.run("approve_design", {"design_id": world.ids["design_id"]})
-    world.patch(m.KIND_LEDGER, m.LEDGER_ID, balance=3000)
+    world.patch(KIND_LEDGER, LEDGER_ID, balance=3000)
     a, b = world.ids["contact_ids"][:2]
     design = world.ids["design_id"]
     one = world.request("send_piece", {"contact_id": a, "design_id": design, "message": "hi"})
@@ -147,20 +150,20 @@ def test_two_send_cards_confirmed_in_a_row_never_overdraw(world):
     world.click(one["confirmationId"])
     with pytest.raises(Refusal, match="Not enough credits"):
         world.click(two["confirmationId"])
-    assert world.balance() == 1000 and len(world.pieces(m.DIRECT)) == 1
+    assert world.balance() == 1000 and len(world.pieces(DIRECT)) == 1
 
 
 def test_insufficient_credits_is_an_error_at_the_call(world):
-    world.patch(m.KIND_LEDGER, m.LEDGER_ID, balance=11_990)
+    world.patch(KIND_LEDGER, LEDGER_ID, balance=11_990)
     with pytest.raises(ActionError, match="needs 12.00 credits, and the balance is 11.99 credits"):
         world.request("launch_campaign", cid(world))
     assert pending(world) == []
 
 
 def test_the_ledger_refuses_to_go_negative_even_if_a_plan_got_it_wrong(world):
-    mail = m.Mail(world.ctx())
+    mail = Mail(world.ctx())
     with pytest.raises(ActionError, match="Not enough credits"):
-        m.ledger_after(mail, spend=100_001)
+        ledger_after(mail, spend=100_001)
 
 
 # -- drift and refusals at the click ---------------------------------------------------------------
@@ -168,7 +171,7 @@ def test_the_ledger_refuses_to_go_negative_even_if_a_plan_got_it_wrong(world):
 
 def test_the_audience_moving_refuses_the_click(world):
     reply = world.request("launch_campaign", cid(world))
-    world.patch(m.KIND_CONTACT, world.ids["contact_ids"][0], suppressed=True)
+    world.patch(KIND_CONTACT, world.ids["contact_ids"][0], suppressed=True)
     with pytest.raises(Refusal) as refused:
         world.click(reply["confirmationId"])
     assert refused.value.reason is RefusalReason.CHANGED
@@ -212,7 +215,7 @@ def test_a_write_racing_the_click_on_something_the_card_does_not_show_is_no_drif
     world.run("approve_design", {"design_id": world.ids["design_id"]})
     world.launch()
     reply = world.request("end_campaign", cid(world))
-    before_commit(world, 1, lambda: world.patch(m.KIND_CAMPAIGN, world.ids["campaign_id"], copy="changed"))
+    before_commit(world, 1, lambda: world.patch(KIND_CAMPAIGN, world.ids["campaign_id"], copy="changed"))
     card = world.click(reply["confirmationId"])
     assert card.state is CardState.COMPLETED
     assert world.campaign()["status"] == "ended" and world.campaign()["copy"] == "changed"
@@ -245,15 +248,15 @@ def test_a_campaign_deleted_before_the_commit_is_drift_and_nothing_runs(world):
     balance = world.balance()
 
     def delete():
-        campaign = world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"])
-        world.store.write_docs(world.ws, [m.DocWrite(campaign.kind, campaign.id, None, campaign.version)])
+        campaign = world.doc(KIND_CAMPAIGN, world.ids["campaign_id"])
+        world.store.write_docs(world.ws, [DocWrite(campaign.kind, campaign.id, None, campaign.version)])
 
     before_commit(world, 1, delete)
     with pytest.raises(Refusal) as refused:
         world.click(reply["confirmationId"])
     assert refused.value.reason is RefusalReason.CHANGED
     assert "campaign_id" in refused.value.message
-    assert world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"]) is None and world.balance() == balance
+    assert world.doc(KIND_CAMPAIGN, world.ids["campaign_id"]) is None and world.balance() == balance
 
 
 def test_turning_drafting_off_through_a_card(world):

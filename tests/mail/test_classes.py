@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.toolsets.mail import TOOLSET, model as m
+from countersign.store.records import DocWrite
+from countersign.toolsets.mail import TOOLSET
+from countersign.toolsets.mail.kinds import KIND_CAMPAIGN
 
 HELD = "held"
 RUNS = "runs"
@@ -49,8 +51,8 @@ def test_setup_runs_on_the_call_whatever_the_settings(world):
 def test_return_address_is_held_once_a_campaign_or_piece_exists(world):
     addr = {"name": "Acme", "line1": "1 Main St", "city": "Springfield", "postal_code": "12345", "country": "US"}
     assert world.gate("set_return_address", addr) == "when:a campaign or piece exists:held"
-    camp = world.doc(m.KIND_CAMPAIGN, world.ids["campaign_id"])
-    world.store.write_docs(world.ws, [m.DocWrite(m.KIND_CAMPAIGN, camp.id, None, camp.version)])
+    camp = world.doc(KIND_CAMPAIGN, world.ids["campaign_id"])
+    world.store.write_docs(world.ws, [DocWrite(KIND_CAMPAIGN, camp.id, None, camp.version)])
     assert world.gate("set_return_address", addr) == "when:a campaign or piece exists:runs"
     world.run("send_piece", {"contact_id": world.ids["contact_ids"][0], "design_id": world.ids["design_id"],
                              "message": "Hello"})

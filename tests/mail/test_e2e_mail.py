@@ -9,8 +9,10 @@ from countersign.core.cards import Refusal, RefusalReason
 from countersign.gate.context import ActionContext
 from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
-from countersign.toolsets.mail import TOOLSET, model as m
+from countersign.store.records import DocWrite
+from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.demo import seed
+from countersign.toolsets.mail.kinds import KIND_CAMPAIGN, KIND_DESIGN, KIND_LEDGER, KIND_LIST, LEDGER_ID, pieces_kind
 from tests.support.harness import mcp_client
 
 pytestmark = pytest.mark.anyio
@@ -86,7 +88,7 @@ async def test_never_class_runs_on_the_call_and_always_class_is_held_with_every_
     assert renamed["next"][0]["tool"] == "update_brand_kit"
     assert [launch["status"], buy["status"], suppress["status"]] == [PENDING] * 3
     assert launch["title"] == "Launch ‘Q4 outreach’ to 6 contacts: 6 postcards, 12.00 credits"
-    assert doc(mail, m.KIND_CAMPAIGN, mail.ids["campaign_id"])["status"] == "draft"
+    assert doc(mail, KIND_CAMPAIGN, mail.ids["campaign_id"])["status"] == "draft"
 
 
 async def test_drafting_steps_follow_the_setting(mail):
@@ -126,7 +128,7 @@ async def test_a_list_feeding_a_live_campaign_is_held_even_with_drafting_off(mai
     run(mail, "launch_campaign", cid(mail))
     new = run(mail, "import_contacts", {"new_list_name": "Webinar", "contacts": [
         {"name": "Cy", "email": "cy@new.example", "line1": "1 Rd", "city": "X", "postal_code": "1", "country": "US"}]})
-    list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, m.KIND_LIST) if d.data["name"] == "Webinar")
+    list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, KIND_LIST) if d.data["name"] == "Webinar")
     settings(mail, ask_before_drafting=False)
     second = run(mail, "create_campaign", {"name": "Spring", "design_ids": [mail.ids["design_id"]]})
     async with mail.client() as c:
@@ -140,16 +142,16 @@ async def test_a_list_feeding_a_live_campaign_is_held_even_with_drafting_off(mai
     assert done["status"] == COMPLETED and done["result"]["enrolled"] == 1
     assert any(s["tool"] == "bulk_approve_messages" and s["personMustAct"] for s in done["next"])
     assert new["contact_ids"][0] in {p["contact_id"] for b in mail.store.list_docs(
-        mail.workspace_id, m.pieces_kind(mail.ids["campaign_id"])) for p in b.data["pieces"]}
+        mail.workspace_id, pieces_kind(mail.ids["campaign_id"])) for p in b.data["pieces"]}
 
 
 async def test_state_dependent_actions_move_between_running_and_held(mail):
     address = {"name": "Acme", "line1": "2 Side St", "city": "Springfield", "postal_code": "12345", "country": "US"}
     link = {"sender_id": mail.ids["sender_id"], "sender_meeting_link": "https://meet.example/new"}
-    camp = mail.store.get_doc(mail.workspace_id, m.KIND_CAMPAIGN, mail.ids["campaign_id"])
+    camp = mail.store.get_doc(mail.workspace_id, KIND_CAMPAIGN, mail.ids["campaign_id"])
     async with mail.client() as c:
         held_address = await call(c, "set_return_address", address)
-        mail.store.write_docs(mail.workspace_id, [m.DocWrite(m.KIND_CAMPAIGN, camp.id, None, camp.version)])
+        mail.store.write_docs(mail.workspace_id, [DocWrite(KIND_CAMPAIGN, camp.id, None, camp.version)])
         saved_address = await call(c, "set_return_address", {**address, "line1": "3 Side St"})
         link_before = await call(c, "update_workspace_preferences", link)
         run(mail, "send_piece", {"contact_id": mail.ids["contact_ids"][0], "design_id": mail.ids["design_id"],
@@ -169,7 +171,7 @@ async def test_approvals_are_held_only_while_the_item_prints_and_the_setting_is_
     async with mail.client() as c:
         design_now = await call(c, "approve_design", {"design_id": mail.ids["design_id"]})  # no live campaign
         run(mail, "launch_campaign", cid(mail))
-        pieces = [p["id"] for b in mail.store.list_docs(mail.workspace_id, m.pieces_kind(mail.ids["campaign_id"]))
+        pieces = [p["id"] for b in mail.store.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
                   for p in b.data["pieces"]]
         held = await call(c, "review_message", {"piece_id": pieces[0]})
         bulk_held = await call(c, "bulk_approve_messages", {**cid(mail), "piece_ids": pieces[1:3]})
@@ -201,8 +203,8 @@ async def test_request_confirmation_works_for_every_action_and_refuses_reads(mai
     webinar = run(
         mail, "import_contacts", {"new_list_name": "Webinar", "contacts": [{"name": "Cy", "email": "cy@n.example"}]}
     )
-    list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, m.KIND_LIST) if d.data["name"] == "Webinar")
-    piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, m.pieces_kind(mail.ids["campaign_id"]))
+    list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, KIND_LIST) if d.data["name"] == "Webinar")
+    piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
                  for p in b.data["pieces"])
     other = mail.add_person("approver")
     contact, design = mail.ids["contact_ids"][0], mail.ids["design_id"]
@@ -277,7 +279,7 @@ async def test_publishing_on_launch_by_role(mail):
     assert done["status"] == COMPLETED
     assert done["result"]["published"] == [{"design": mail.ids["design_id"], "name": "Autumn postcard", "version": 1}]
     assert [s["tool"] for s in done["next"]] == ["get_campaign", "bulk_approve_messages", "get_credits"]
-    assert doc(mail, m.KIND_DESIGN, mail.ids["design_id"])["published_version"] == 1
+    assert doc(mail, KIND_DESIGN, mail.ids["design_id"])["published_version"] == 1
 
 
 async def test_a_design_changed_after_the_card_is_refused_at_the_click_with_nothing_published(mail):
@@ -291,17 +293,17 @@ async def test_a_design_changed_after_the_card_is_refused_at_the_click_with_noth
         after = await status(c, held["confirmationId"])
     assert refused.value.reason is RefusalReason.CHANGED
     assert after["status"] == "declined" and "changed since this card was drawn" in after["reason"]
-    design = doc(mail, m.KIND_DESIGN, mail.ids["design_id"])
+    design = doc(mail, KIND_DESIGN, mail.ids["design_id"])
     assert design["published_version"] is None and design["draft_version"] == 2
-    assert doc(mail, m.KIND_CAMPAIGN, mail.ids["campaign_id"])["status"] == "draft"
+    assert doc(mail, KIND_CAMPAIGN, mail.ids["campaign_id"])["status"] == "draft"
 
 
 async def test_drift_at_the_click_and_credits_never_negative(mail):
     mail.store.update_workspace_settings(mail.workspace_id, {"ask_before_drafting": False})
     second = run(mail, "create_campaign", {"name": "Follow-up", "list_ids": [mail.ids["list_id"]],
                                            "design_ids": [mail.ids["design_id"]], "copy_template": "Again"})
-    ledger = mail.store.get_doc(mail.workspace_id, m.KIND_LEDGER, m.LEDGER_ID)
-    mail.store.write_docs(mail.workspace_id, [m.DocWrite(m.KIND_LEDGER, m.LEDGER_ID, dict(ledger.data, balance=20_000),
+    ledger = mail.store.get_doc(mail.workspace_id, KIND_LEDGER, LEDGER_ID)
+    mail.store.write_docs(mail.workspace_id, [DocWrite(KIND_LEDGER, LEDGER_ID, dict(ledger.data, balance=20_000),
                                                          ledger.version)])
     async with mail.client() as c:
         one = await call(c, "launch_campaign", cid(mail))
@@ -314,7 +316,7 @@ async def test_drift_at_the_click_and_credits_never_negative(mail):
         # the pieces behind a pending card move: the click is refused as changed
         end = await call(c, "end_campaign", cid(mail))
         assert end["title"] == "End ‘Q4 outreach’: 6 pieces not yet printed cancelled, 12.00 credits returned"
-        piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, m.pieces_kind(mail.ids["campaign_id"]))
+        piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
                      for p in b.data["pieces"])
         run(mail, "cancel_piece", {"piece_id": piece})
         with pytest.raises(Refusal) as moved:
@@ -324,8 +326,8 @@ async def test_drift_at_the_click_and_credits_never_negative(mail):
     assert refused["status"] == "declined" and "Not enough credits" in refused["reason"]
     assert too_much["status"] == "error" and "needs 12.00 credits, and the balance is 8.00 credits" in too_much["error"]
     assert moved.value.reason is RefusalReason.CHANGED and ended["status"] == "declined"
-    assert doc(mail, m.KIND_LEDGER, m.LEDGER_ID)["balance"] == 8000 + 2000  # one cancelled piece came back
-    assert doc(mail, m.KIND_CAMPAIGN, mail.ids["campaign_id"])["status"] == "live"
+    assert doc(mail, KIND_LEDGER, LEDGER_ID)["balance"] == 8000 + 2000  # one cancelled piece came back
+    assert doc(mail, KIND_CAMPAIGN, mail.ids["campaign_id"])["status"] == "live"
 
 
 async def test_an_ended_campaign_and_a_suppressed_recipient_are_errors_at_the_call(mail):
@@ -345,4 +347,4 @@ async def test_an_ended_campaign_and_a_suppressed_recipient_are_errors_at_the_ca
             mail.confirm_on_page(held["confirmationId"])
     assert ended["status"] == "error" and "has ended" in ended["error"]
     assert suppressed["status"] == "error" and "the domain cobol.example is suppressed" in suppressed["error"]
-    assert doc(mail, m.KIND_LEDGER, m.LEDGER_ID)["balance"] == 100_000
+    assert doc(mail, KIND_LEDGER, LEDGER_ID)["balance"] == 100_000

@@ -16,8 +16,9 @@ from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
 from countersign.settings import Settings
 from countersign.store.records import DocWrite, Person
-from countersign.toolsets.mail import TOOLSET, model as m
+from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.demo import seed
+from countersign.toolsets.mail.kinds import KIND_CAMPAIGN, KIND_DESIGN, KIND_JOB, KIND_LEDGER, LEDGER_ID, pieces_kind
 
 
 class World:
@@ -92,20 +93,20 @@ class World:
         self.store.write_docs(self.ws, [DocWrite(kind, doc_id, {**doc.data, **changes}, doc.version)])
 
     def balance(self) -> int:
-        return self.data(m.KIND_LEDGER, m.LEDGER_ID)["balance"]
+        return self.data(KIND_LEDGER, LEDGER_ID)["balance"]
 
     def campaign(self) -> dict:
-        return self.data(m.KIND_CAMPAIGN, self.ids["campaign_id"])
+        return self.data(KIND_CAMPAIGN, self.ids["campaign_id"])
 
     def design(self) -> dict:
-        return self.data(m.KIND_DESIGN, self.ids["design_id"])
+        return self.data(KIND_DESIGN, self.ids["design_id"])
 
     def pieces(self, owner: str | None = None) -> list[dict]:
         owner = owner or self.ids["campaign_id"]
-        return [p for d in self.store.list_docs(self.ws, m.pieces_kind(owner)) for p in d.data["pieces"]]
+        return [p for d in self.store.list_docs(self.ws, pieces_kind(owner)) for p in d.data["pieces"]]
 
     def jobs(self) -> list[dict]:
-        return [d.data for d in self.store.list_docs(self.ws, m.KIND_JOB)]
+        return [d.data for d in self.store.list_docs(self.ws, KIND_JOB)]
 
     def set(self, **settings) -> None:
         self.store.update_workspace_settings(self.ws, settings)

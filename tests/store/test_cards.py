@@ -9,7 +9,7 @@ import pytest
 from countersign.core.cards import CardState, Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.store.errors import NotFound
-from countersign.store.records import CardCommit
+from countersign.store.records import CardCommit, listed
 from tests.store._factories import DAY, World, audit, filed
 
 S = CardState
@@ -95,7 +95,19 @@ def test_pending_list_is_oldest_first(store):
     cards, cursor = store.list_pending_cards(w.ws.id, w.person.id, now=400)
     assert [c.id for c in cards] == [c1.id, c2.id, c3.id]
     assert cursor is None
-    assert cards[0] == c1
+    assert cards[0] == listed(c1)
+
+
+def test_a_listed_card_is_what_a_list_shows_and_get_card_gives_the_whole(store):
+    """Both stores list cards without what only a decision needs (DynamoDB's index projects no
+    more: store/table.py GSI1_ATTRIBUTES); the card read whole has it all."""
+    w = World(store)
+    card = w.file(created_at=100)
+    [shown], _ = store.list_pending_cards(w.ws.id, w.person.id, now=200)
+    assert (shown.arguments, shown.subject, shown.ticket, shown.fingerprint, shown.run) == ({}, None, "", "", None)
+    assert (shown.id, shown.title, shown.lines, shown.tool, shown.connection_id, shown.version) == (
+        card.id, card.title, card.lines, card.tool, card.connection_id, card.version)
+    assert store.get_card(w.ws.id, card.id, now=200) == card
 
 
 def test_pending_list_holds_only_pending_unexpired_cards_of_that_person(store):

@@ -35,6 +35,9 @@ def test_template_declares_nothing_the_store_does_not_know(props):
         "PointInTimeRecoverySpecification",
         "SSESpecification",
         "StreamSpecification",
+        # Operations (tests/deploy/test_operations.py): a throughput ceiling, deletion protection.
+        "OnDemandThroughput",
+        "DeletionProtectionEnabled",
     }
     assert set(props) <= managed, set(props) - managed
 

@@ -141,7 +141,8 @@ def card_secrets(store, workspace_id: str, now: int) -> set[str]:
     for person in store.list_persons(workspace_id):
         pending, _ = store.list_pending_cards(workspace_id, person.id, now, limit=1000)
         done, _ = store.list_card_history(workspace_id, person.id, now, limit=1000)
-        for card in pending + done:
+        for listed in pending + done:  # a listing carries no ticket: read each card whole
+            card = store.get_card(workspace_id, listed.id, now)
             found |= {card.ticket, *card.ticket.split(".")}
     return found
 

@@ -18,7 +18,9 @@ class LiveServer:
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.server = uvicorn.Server(
-            uvicorn.Config(app, lifespan=lifespan, log_level="warning", timeout_graceful_shutdown=2)
+            # proxy_headers off, as countersign serve runs it: the app alone decides whom to trust.
+            uvicorn.Config(app, lifespan=lifespan, log_level="warning", timeout_graceful_shutdown=2,
+                           proxy_headers=False)
         )
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 

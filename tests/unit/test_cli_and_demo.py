@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
+import subprocess
 import time
+from pathlib import Path
 
 import anyio
 import pytest
 
-from countersign import cli, settings as settings_mod
+from countersign import accounts, cli, settings as settings_mod
 from countersign.core.tickets import Keyring
 from countersign.gate.ask import request_card
 from countersign.gate.context import ActionContext, Principal
-from countersign.local_server import seed_demo
 from countersign.runtime import build
 from countersign.store.records import secret_hash
+from countersign.store.sqlite import SQLiteStore
+from countersign.surfaces.local import seed_demo
 
+REPO = Path(__file__).resolve().parents[2]
 DEMO_KEYS = {"mcp_url", "agent_token", "person_email", "confirm_url", "signin_url"}
 
 
@@ -229,3 +235,64 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     signin = restarted.store.consume_signin_token(secret_hash(token), now)
     assert signin is not None and signin.person_id == principal.person.id
     assert restarted.store.consume_signin_token(secret_hash(token), now) is None
+
+
+# -- backup ------------------------------------------------------------------------------------------
+
+
+def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path):
+    data = tmp_path / "data"
+    running = build(settings_mod.load({"COUNTERSIGN_DATA": str(data)}))  # a server's store: its connections stay open
+    workspace, _ = accounts.create_workspace(running.store, "Acme", "a@example.com")
+    database = data / "countersign.db"
+    assert (data / "countersign.db-wal").stat().st_size > 0, "the recent commits are in the -wal"
+    shutil.copy(database, tmp_path / "copied.db")  # what copying the .db alone would keep
+    with sqlite3.connect(tmp_path / "copied.db") as copied:
+        assert not copied.execute("SELECT name FROM sqlite_master WHERE name = 'workspaces'").fetchall()
+
+    assert cli.main(["backup", str(tmp_path / "backup.db"), "--data", str(data)]) == 0
+    captured = capsys.readouterr()
+    backup = Path(captured.out.strip())
+    assert backup == tmp_path / "backup.db"
+    assert "keys" in captured.err
+    assert backup.stat().st_mode & 0o777 == 0o600
+    assert not Path(f"{backup}-wal").exists(), "one self-contained file"
+    restored = SQLiteStore(str(backup))
+    assert restored.get_workspace(workspace.id).name == "Acme"
+    restored.close()
+
+    # Never over an existing file; into a folder, under a dated name.
+    assert cli.main(["backup", str(backup), "--data", str(data)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    folder = tmp_path / "backups"
+    folder.mkdir()
+    assert cli.main(["backup", str(folder), "--data", str(data)]) == 0
+    (dated,) = folder.iterdir()
+    assert dated.name.startswith("countersign-") and dated.suffix == ".db"
+    assert Path(capsys.readouterr().out.strip()) == dated
+    assert cli.main(["backup", str(tmp_path / "new" / "folder") + "/", "--data", str(data)]) == 0  # made
+    (made,) = (tmp_path / "new" / "folder").iterdir()
+    assert Path(capsys.readouterr().out.strip()) == made
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "no partial file is left"
+
+
+def test_backup_of_a_missing_database_creates_nothing(capsys, tmp_path):
+    data = tmp_path / "data"
+    assert cli.main(["backup", str(tmp_path / "b.db"), "--data", str(data)]) == 2
+    assert "no database" in capsys.readouterr().err
+    assert not (data / "countersign.db").exists() and not (tmp_path / "b.db").exists()
+
+
+def test_backup_refuses_a_dynamodb_store(capsys, tmp_path):
+    assert cli.main(["backup", str(tmp_path / "b.db"), "--store", "dynamodb://table"]) == 2
+    assert "DynamoDB" in capsys.readouterr().err
+
+
+# -- scripts/countersign -------------------------------------------------------------------------------
+
+
+def test_the_wrapper_runs_the_cli_of_this_checkout(tmp_path):
+    done = subprocess.run([str(REPO / "scripts" / "countersign"), "signin-link", "--data", str(tmp_path / "d"),
+                           "--email", "nobody@example.com"], capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")})
+    assert done.returncode == 2 and "nobody@example.com" in done.stderr  # the CLI itself answered

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,6 +28,7 @@ VARIABLES = [
     "COUNTERSIGN_EMAIL_INTERVAL",
     "COUNTERSIGN_DATA",
     "COUNTERSIGN_ORIGIN_SECRET",
+    "COUNTERSIGN_TRUSTED_PROXIES",
 ]
 KEY32 = "k" * 32
 
@@ -264,6 +268,9 @@ WRONG = [
     ("COUNTERSIGN_ORIGIN_SECRET", "é" * 16),  # 32 bytes, but a header carries ASCII
     ("COUNTERSIGN_ORIGIN_SECRET", "k" * 16 + " " + "k" * 16),
     ("COUNTERSIGN_ORIGIN_SECRET", "k" * 32 + "\r\nX-Other: 1"),
+    ("COUNTERSIGN_TRUSTED_PROXIES", "my-proxy"),
+    ("COUNTERSIGN_TRUSTED_PROXIES", "*"),
+    ("COUNTERSIGN_TRUSTED_PROXIES", "127.0.0.1,10.0.0.0/33"),
 ]
 
 
@@ -298,3 +305,37 @@ def test_wrong_values_in_the_process_environment_stop_start_up(monkeypatch):
 
 def test_module_exports():
     assert settings_module.KNOWN_PACKS == ("budget", "mail")
+
+
+def test_trusted_proxies_default_to_none_and_take_addresses_and_networks():
+    assert load({}).trusted_proxies == ()
+    assert load({"COUNTERSIGN_TRUSTED_PROXIES": " 127.0.0.1, 10.0.0.0/8 ,::1"}).trusted_proxies == (
+        "127.0.0.1", "10.0.0.0/8", "::1")
+
+
+def test_the_recorded_public_url_reads_back(tmp_path):
+    settings_module.record_public_url(tmp_path, "http://localhost:8101")
+    assert settings_module.recorded_public_url(tmp_path) == "http://localhost:8101"
+    assert (tmp_path / "server.json").stat().st_mode & 0o777 == 0o600
+    (tmp_path / "server.json").write_text("{not json")
+    assert settings_module.recorded_public_url(tmp_path) is None
+    (tmp_path / "server.json").write_text('{"public_url": "ftp://x"}')
+    assert settings_module.recorded_public_url(tmp_path) is None
+    assert settings_module.recorded_public_url(tmp_path / "nowhere") is None
+
+
+@pytest.mark.parametrize("name, value", [
+    ("COUNTERSIGN_STORE", "dynamodb://table"),
+    ("COUNTERSIGN_MAIL", "ses:countersign@example.com"),
+    ("COUNTERSIGN_SIGNING_KEY", "arn:aws:secretsmanager:eu-west-1:123456789012:secret:k"),
+])
+def test_a_value_that_needs_aws_says_so_when_the_aws_libraries_are_missing(name, value):
+    """Serving installs without the ``aws`` extra (boto3, Powertools): such a value names itself
+    and the install command at start-up. Run where boto3 cannot be imported."""
+    script = ("import sys; sys.modules['boto3'] = None\n"
+              "from countersign.settings import ConfigError, load\n"
+              f"try:\n    load({{{name!r}: {value!r}}})\nexcept ConfigError as e:\n    print(e)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")})
+    assert done.stdout.startswith(f"{name}: this value needs the AWS libraries"), (done.stdout, done.stderr)
+    assert "[aws]" in done.stdout

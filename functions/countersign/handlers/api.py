@@ -17,11 +17,14 @@ from .. import observability
 from ..runtime import build
 from ..settings import load
 from ..surfaces.api.app import create_api
+from ..surfaces.origin import accepted, require_origin
 
 observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False)  # files no card; the notifier function emails
 observability.wire(runtime)
 app = create_api(runtime)
-handler = observability.instrument(
-    Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/"))
-)
+# A request without CloudFront's origin secret is refused (403) before the app sees it.
+handler = observability.instrument(require_origin(
+    Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
+    accepted(runtime),
+))

@@ -13,17 +13,28 @@ from __future__ import annotations
 
 import os
 
+from mangum import Mangum
+
 from .. import observability
 from ..runtime import build
 from ..settings import load
-from ..surfaces.mcp_http import lambda_handler
+from ..surfaces.limits import RequestLimit
+from ..surfaces.mcp_http import lambda_app
 from ..surfaces.mcp_tools import build_server
 from ..surfaces.oauth_http import OAuthEndpoints
+from ..surfaces.origin import accepted, require_origin
 
 observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False)  # the notifier function emails
 observability.wire(runtime)
-handler = observability.instrument(lambda_handler(
-    build_server(runtime.desk, runtime.state_keys), runtime.store, os.environ.get("COUNTERSIGN_BASE_PATH", "/"),
-    oauth=OAuthEndpoints(runtime),  # the authorization server lives here: it needs the SDK, which is loaded anyway
+# Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
+# and per-address request limits (429); then the stateless MCP endpoint and, beside it, the OAuth
+# authorization server (it needs the SDK, which is loaded here anyway).
+endpoint = RequestLimit(
+    lambda_app(build_server(runtime.desk, runtime.state_keys), runtime.store, oauth=OAuthEndpoints(runtime)),
+    runtime, "mcp",
+)
+handler = observability.instrument(require_origin(
+    Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
+    accepted(runtime),
 ))

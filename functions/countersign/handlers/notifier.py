@@ -1,4 +1,5 @@
-"""The ``notifier`` Lambda function: the table's stream delivers each filed card's notification.
+"""The ``notifier`` Lambda function: the table's stream delivers each filed card's notification;
+SES's bounces and complaints (an SNS topic) suppress addresses (:mod:`countersign.surfaces.feedback`).
 
 The event source mapping (``template.yaml``) passes only ``INSERT`` records of ``OUTBOX`` items,
 in batches, with partial batch responses: a record whose notification is still owed after this
@@ -12,13 +13,26 @@ framework. Logs, metrics and traces: :mod:`countersign.observability`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import observability
 from ..runtime import build
 from ..settings import load
+from ..surfaces.feedback import feedback_handler, is_feedback
 from ..surfaces.notifier import stream_handler, summary
 
 observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False)
 observability.wire(runtime)
-handler = observability.instrument(stream_handler(runtime, observability.metric),
-                                   correlation_id_path="Records[0].eventID", summary=summary)
+stream = stream_handler(runtime, observability.metric)
+feedback = feedback_handler(runtime, observability.metric)
+
+
+def route(event: dict, context: Any) -> Any:
+    """A stream batch (OUTBOX inserts) or an SNS delivery of SES feedback."""
+    return feedback(event, context) if is_feedback(event) else stream(event, context)
+
+
+# The correlation id: the first stream record's eventID, or the SNS message's id.
+handler = observability.instrument(route, correlation_id_path="Records[0].eventID || Records[0].Sns.MessageId",
+                                   summary=summary)

@@ -6,6 +6,8 @@ Filing a card records its notification in the same transaction (the transactiona
 Delivery leases the notification (one sender at a time), decides, sends, and marks it done:
 
 * the person turned *Agent requests email* off → done, nothing sent;
+* their address bounced for good or reported a card email as spam (SES's feedback,
+  :mod:`countersign.surfaces.feedback`) → done as ``email_suppressed``, nothing sent;
 * one conditional write (:meth:`Store.claim_email_slot`) decides the rate limit: of a burst of
   cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL`` seconds exactly one sends — its
   email lists every card that waits — and the others are done as rate limited. The claim names
@@ -17,7 +19,7 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
   a process dies between handing it over and marking it done.
 
 Each outcome is counted in :attr:`CardNotifier.counts` and reported to ``on_event(name)`` (for
-metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_failed`` and
+metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_suppressed``, ``email_failed`` and
 ``email_nothing_pending``. A notifier never raises: the call that filed the card goes on.
 """
 
@@ -44,7 +46,8 @@ RATE_LIMITED = "email_rate_limited"
 DISABLED = "email_disabled"
 FAILED = "email_failed"
 NOTHING_PENDING = "email_nothing_pending"
-EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING)
+SUPPRESSED = "email_suppressed"
+EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING, SUPPRESSED)
 
 PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
@@ -124,6 +127,8 @@ class CardNotifier:
             return FAILED  # the person is gone: nobody to tell
         if not person.agent_requests_email:
             return DISABLED
+        if self.store.address_suppression(person.email) is not None:
+            return SUPPRESSED
         if not self.store.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
         try:

@@ -14,29 +14,36 @@ from .message import render
 
 
 class SesSender:
-    def __init__(self, from_address: str, client: Any = None):
+    def __init__(self, from_address: str, client: Any = None, configuration_set: str | None = None):
         if "@" not in from_address:
             raise ValueError(f"expected an email address to send from, got {from_address!r}")
         self.from_address = from_address
         self._client = client
+        # Sent with it, SES publishes bounces and complaints (template.yaml: the configuration
+        # set's event destination) and drops addresses on the account-level suppression list.
+        self.configuration_set = configuration_set
 
     @property
     def client(self) -> Any:
         if self._client is None:
             import boto3
 
-            self._client = boto3.client("sesv2")
+            from ..aws_config import SES_CONFIG
+
+            self._client = boto3.client("sesv2", config=SES_CONFIG)
         return self._client
 
     def send(self, email: Email) -> None:
         data = render(email)
         from botocore.exceptions import BotoCoreError, ClientError
 
+        options = {"ConfigurationSetName": self.configuration_set} if self.configuration_set else {}
         try:
             self.client.send_email(
                 FromEmailAddress=email.from_address,
                 Destination={"ToAddresses": [email.to]},
                 Content={"Raw": {"Data": data}},
+                **options,
             )
         except ClientError as exc:
             error = exc.response.get("Error", {})

@@ -87,10 +87,11 @@ def revoke_connection(desk: CardDesk, workspace_id: str, connection: Connection,
     withdrawn, cursor = 0, None
     while True:  # every pending card of the person, filed through this connection
         cards, cursor = store.list_pending_cards(workspace_id, connection.person_id, now, limit=PAGE, cursor=cursor)
-        for card in cards:
-            if card.connection_id != connection.id:
+        for listed in cards:
+            if listed.connection_id != connection.id:
                 continue
-            try:
+            try:  # a listed card carries no ticket: act on the card as stored
+                card = store.get_card(workspace_id, listed.id, now)
                 desk.withdraw(card, now, actor, channel=channel, reason=REVOKED_REASON.format(name=revoked.name))
                 withdrawn += 1
             except Refusal:  # answered or being confirmed meanwhile: it is no longer waiting

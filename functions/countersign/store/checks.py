@@ -137,3 +137,14 @@ def check_doc_keys(keys: list[tuple[str, str]]) -> None:
     for key in keys:
         if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key)):
             raise BadInput("keys", "each key is a (kind, id) pair of text.")
+
+
+def check_suppression(suppression: Any) -> None:
+    from .records import SUPPRESSION_REASONS
+
+    if suppression.reason not in SUPPRESSION_REASONS:
+        raise BadInput("reason", f"unknown reason {suppression.reason!r}; expected one of "
+                                 f"{', '.join(SUPPRESSION_REASONS)}.")
+    email = suppression.email
+    if not isinstance(email, str) or "@" not in email or email != email_key(email) or len(email) > 320:
+        raise BadInput("email", "expected a lower-cased email address of at most 320 characters.")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.codes import CodeRecord
-from .interface import AccountStore, CardStore, DocStore, LimitStore, OAuthStore, OutboxStore, Store
+from .interface import AccountStore, CardStore, DocStore, LimitStore, OAuthStore, OutboxStore, Store, SuppressionStore
 from .oauth_records import IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from .records import (
     AuditEntry,
@@ -23,6 +23,7 @@ from .records import (
     Person,
     Session,
     SignInToken,
+    Suppression,
     Workspace,
     Write,
 )
@@ -30,13 +31,14 @@ from .records import (
 
 class ComposedStore(Store):
     def __init__(self, *, docs: DocStore, cards: CardStore, outbox: OutboxStore, accounts: AccountStore,
-                 limits: LimitStore, oauth: OAuthStore):
+                 limits: LimitStore, oauth: OAuthStore, suppressions: SuppressionStore):
         self._docs = docs
         self._cards = cards
         self._outbox = outbox
         self._accounts = accounts
         self._limits = limits
         self._oauth = oauth
+        self._suppressions = suppressions
 
     # -- DocReader (docs) -------------------------------------------------------
 
@@ -243,3 +245,13 @@ class ComposedStore(Store):
 
     def connections_last_used(self, workspace_id: str) -> dict[str, int]:
         return self._oauth.connections_last_used(workspace_id)
+    # -- SuppressionStore (suppressions) ----------------------------------------
+
+    def suppress_address(self, suppression: Suppression) -> None:
+        return self._suppressions.suppress_address(suppression)
+
+    def address_suppression(self, email: str) -> Suppression | None:
+        return self._suppressions.address_suppression(email)
+
+    def lift_suppression(self, email: str) -> None:
+        return self._suppressions.lift_suppression(email)

@@ -44,6 +44,11 @@ class StoreUnavailable(StoreError):
     and the same request may be tried again once the cause is gone."""
 
 
+class StoreUnusable(StoreError):
+    """The store cannot be opened at all: the database file is corrupt, read-only, empty or cannot
+    be created. Raised at start-up; the message is one line naming the file and the fix."""
+
+
 class Taken(StoreError):
     """A new card could not be filed decided: its request is held by a live card, ``card``."""
 

@@ -9,6 +9,7 @@
 * :class:`LimitStore` — email slots, rate limits, confirmation codes and nonces.
 * :class:`OAuthStore` — OAuth clients, authorization requests, codes, grants and tokens (hashes
   only), and when each connection was last used.
+* :class:`SuppressionStore` — addresses card emails no longer go to (bounces, complaints).
 
 Rules every implementation keeps (the conformance suite in ``tests/store`` checks them):
 
@@ -41,6 +42,7 @@ from .records import (
     Person,
     Session,
     SignInToken,
+    Suppression,
     Workspace,
     Write,
 )
@@ -194,7 +196,10 @@ class CardStore(abc.ABC):
     def list_pending_cards(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
-        """Pending, unexpired cards waiting on ``person_id``, oldest first; returns a next cursor."""
+        """Pending, unexpired cards waiting on ``person_id``, oldest first; returns a next cursor.
+
+        Listed cards (:func:`~countersign.store.records.listed`) have no arguments, subject, ticket,
+        fingerprint or run: :meth:`get_card` a card before acting on it."""
 
     def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
         """How many cards :meth:`list_pending_cards` would list in all (stores count without reading them)."""
@@ -209,11 +214,13 @@ class CardStore(abc.ABC):
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
-        """Cards of ``person_id`` that are decided or lapsed (not pending, not running), newest first."""
+        """Cards of ``person_id`` that are decided or lapsed (not pending, not running), newest
+        first; listed as :meth:`list_pending_cards` lists them."""
 
     @abc.abstractmethod
     def running_cards(self, now: int, limit: int = 50) -> list[Card]:
-        """Cards left ``running`` whose lease ended before ``now`` (their runner died): recovery's work."""
+        """Cards left ``running`` whose lease ended before ``now`` (their runner died), whole, as
+        read now: recovery's work."""
 
     # -- transitions ------------------------------------------------------------------------------
 
@@ -404,7 +411,25 @@ class OAuthStore(abc.ABC):
         """Connection id → when it was last used (connections never used are absent)."""
 
 
-class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore):
+class SuppressionStore(abc.ABC):
+    """Addresses card emails no longer go to. Keyed by the lower-cased address, across workspaces
+    (a person's address is unique in the service); one write or one read each."""
+
+    @abc.abstractmethod
+    def suppress_address(self, suppression: Suppression) -> None:
+        """Record (or replace) the suppression of ``suppression.email`` (lower-cased by the caller:
+        :class:`BadInput` otherwise, or for a reason not in ``SUPPRESSION_REASONS``)."""
+
+    @abc.abstractmethod
+    def address_suppression(self, email: str) -> Suppression | None:
+        """The suppression of ``email`` (any case), if any."""
+
+    @abc.abstractmethod
+    def lift_suppression(self, email: str) -> None:
+        """Card emails go to ``email`` again (nothing happens if it was not suppressed)."""
+
+
+class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore, SuppressionStore):
     """Everything countersign persists: the roles in one object."""
 
     def close(self) -> None:  # pragma: no cover - optional

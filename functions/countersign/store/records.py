@@ -282,3 +282,25 @@ class Notification:
     lease_until: int = 0
     outcome: str | None = None
     done_at: int | None = None
+
+
+def listed(card: Card) -> Card:
+    """``card`` as a listing gives it (:meth:`CardStore.list_pending_cards`, ``list_card_history``):
+    what a list shows, without the arguments, subject, ticket, fingerprint and run a decision needs.
+    Both stores list cards this way (DynamoDB's index projects no more); read a card with
+    ``get_card`` before acting on it."""
+    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None)
+
+
+SUPPRESSION_REASONS = ("bounce", "complaint")
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """An address card emails no longer go to: it bounced for good, or its owner marked a card
+    email as spam (SES's feedback, countersign.surfaces.feedback). ``email`` is lower-cased."""
+
+    email: str
+    reason: str  # bounce | complaint
+    at: int
+    detail: str | None = None  # SES's bounce subtype or complaint type, for the operator

@@ -25,6 +25,7 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     nonce                NONCE#<nonce>                             NONCE
     email slot           RATE#<person>                             EMAIL
     rate-limit window    LIMIT#<key>                               <window start:012d>
+    suppressed address   SUPPRESSED#<lowercased email>             SUPPRESSED
     toolset doc          DOC#<ws>#<kind>                           <doc id>
     OAuth client         OAUTHCLIENT#<client id>                   OAUTHCLIENT   (a cached metadata document: TTL)
     authorization req.   OAUTHREQ#<request id hash>                OAUTHREQ      (TTL)
@@ -39,6 +40,11 @@ Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:
 notification until delivered: ``OUTBOX`` / ``<next try:012d>#<card id>``.
 A card's answer deadline is ``card_expires_at``; its ``expires_at`` (the TTL) is the purge time,
 deadline + retention, so decided cards and their audit trail outlive the deadline.
+
+The index projects only what the listings read (:data:`GSI1_ATTRIBUTES`): a card's view (title,
+preview lines, state, times, outcome) and a notification's delivery state. A card's arguments,
+subject, ticket and fingerprint, the bulk of it, are written once, to the table; whatever acts
+on a listed card reads it whole first (``bench/projection.py`` measures the difference).
 """
 
 from __future__ import annotations
@@ -50,6 +56,15 @@ LOGICAL_ID = "Table"  # the resource name in template.yaml
 TTL_ATTRIBUTE = "expires_at"
 GSI1 = "gsi1"
 STREAM_VIEW_TYPE = "NEW_IMAGE"
+
+# Non-key attributes gsi1 carries (the table's and the index's keys always are).
+GSI1_ATTRIBUTES = (
+    # a card in a listing (countersign.store.dynamodb.codec.LISTED)
+    "id", "workspace_id", "person_id", "connection_id", "tool", "title", "lines", "status", "created_at",
+    "updated_at", "card_expires_at", "decline_reason", "refusal", "channel", "version", "lease_until", "result",
+    # a notification (codec.NOTIFICATION_FIELDS, beyond the shared ones)
+    "card_id", "state", "due_at", "attempts", "outcome", "done_at",
+)
 
 DEFINITION: dict[str, Any] = {
     "BillingMode": "PAY_PER_REQUEST",
@@ -70,7 +85,7 @@ DEFINITION: dict[str, Any] = {
                 {"AttributeName": "gsi1pk", "KeyType": "HASH"},
                 {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
             ],
-            "Projection": {"ProjectionType": "ALL"},
+            "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(GSI1_ATTRIBUTES)},
         }
     ],
 }

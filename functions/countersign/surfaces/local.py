@@ -1,19 +1,52 @@
-"""The local server: one ASGI app serving ``/mcp``, ``/api`` and the confirm page on one origin."""
+"""The local server: one Starlette app serving ``/mcp``, ``/api`` and the confirm page on one origin,
+its upkeep, and the demo data of ``countersign serve --demo``.
+
+* ``/mcp`` — the stateful MCP endpoint (:func:`.mcp_http.stateful_app`) behind the local Host and
+  Origin check (:class:`LocalOrigin`).
+* ``/api/…`` — the confirm API (:func:`.api.app.create_api`), whose routes carry their ``/api``
+  prefix themselves (the Lambda serves the same app), so both are routed by :class:`Prefix`.
+* everything else — ``web/`` through :class:`ConfirmPage` (a :class:`StaticFiles`), gzip
+  (:class:`GZipMiddleware`) and the page's security headers (:class:`SecurityHeaders`).
+
+The lifespan runs the MCP session manager and the upkeep (:meth:`Runtime.sweep`: settle cards a dead
+process left running, deliver the emails still owed) at start-up and then every
+``COUNTERSIGN_SWEEP_INTERVAL`` seconds, and records the public URL in the data folder for the CLI.
+
+Forwarding headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are trusted only from the proxies
+``COUNTERSIGN_TRUSTED_PROXIES`` names; :func:`serve` runs uvicorn with its own proxy handling off.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import gzip
-import hashlib
+import json
 import logging
 import os
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
+import uvicorn
+from starlette.applications import Starlette
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Match, Mount, NoMatchFound
+from starlette.staticfiles import NotModifiedResponse, StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from ..runtime import Runtime
+from .. import accounts, settings as settings_mod
+from ..gate.context import ActionContext
+from ..runtime import Runtime, build
+from ..settings import Settings
+from ..store.errors import NotFound
+from .limits import RequestLimit
 from .mcp_http import MCP_PATH, stateful_app
 from .mcp_tools import build_server
 from .oauth_http import OAuthEndpoints, serves as serves_oauth
@@ -21,69 +54,158 @@ from .oauth_http import OAuthEndpoints, serves as serves_oauth
 log = logging.getLogger("countersign")
 
 WEB_DIR = Path(__file__).resolve().parents[3] / "web"
+DEMO_EMAIL = "demo@example.com"
 
 
-class LocalApp:
-    """Routes by path prefix; runs the MCP session manager for the life of the server, and the
-    upkeep (:meth:`Runtime.sweep`: settle cards a dead process left running, deliver the emails
-    still owed) at start-up and then every ``COUNTERSIGN_SWEEP_INTERVAL`` seconds."""
+def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None = None,
+                web_dir: Path | None = WEB_DIR) -> tuple[Starlette, dict | None]:
+    """(the ASGI app, the demo's details when ``demo``) for ``settings`` (or a prepared ``runtime``)."""
+    from .api.app import create_api
 
-    def __init__(self, runtime: Runtime, api=None, web_dir: Path | None = WEB_DIR):
-        self.runtime = runtime
-        server = build_server(runtime.desk, runtime.state_keys)
-        self.mcp, self._mcp_lifespan_app = stateful_app(server, runtime.store, runtime.settings.public_url,
-                                                        live_url=lambda: runtime.desk.settings.public_url)
-        self.oauth = OAuthEndpoints(runtime)  # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md)
-        self.api = api
-        self.web = StaticSite(web_dir) if web_dir and web_dir.is_dir() else None
+    runtime = runtime or build(settings)
+    info = seed_demo(runtime) if demo else None
+    server = build_server(runtime.desk, runtime.state_keys)
+    mcp, mcp_lifespan_app = stateful_app(server, runtime.store, live_url=lambda: runtime.desk.settings.public_url)
+    api = create_api(runtime)
+    routes: list[BaseRoute] = [
+        # per connection and per address (off unless set), after the local Host/Origin check
+        Prefix(MCP_PATH, LocalOrigin(RequestLimit(mcp, runtime, "mcp"), runtime)),
+        # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md)
+        Where(serves_oauth, OAuthEndpoints(runtime)),
+        Prefix("/api", api),
+    ]
+    if web_dir is not None and web_dir.is_dir():
+        routes.append(Mount("/", SecurityHeaders(GZipMiddleware(ConfirmPage(web_dir)))))
 
-    async def __call__(self, scope, receive, send):
-        if scope["type"] == "lifespan":
-            return await self._lifespan(receive, send)
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp_lifespan_app.router.lifespan_context(mcp_lifespan_app):
+            record_public_url(runtime)
+            upkeep = asyncio.create_task(_upkeep(runtime))
+            try:
+                yield
+            finally:
+                upkeep.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await upkeep
+
+    trusted = settings.trusted_proxies
+    middleware = [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))] if trusted else []
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan), info
+
+
+async def _upkeep(runtime: Runtime) -> None:
+    while True:
+        try:
+            await anyio.to_thread.run_sync(runtime.sweep)
+        except Exception:  # the next round tries again
+            log.exception("upkeep failed")
+        await asyncio.sleep(runtime.settings.sweep_interval)
+
+
+def record_public_url(runtime: Runtime) -> None:
+    """Note the origin this server serves in the data folder, so ``countersign signin-link`` and
+    ``connection create`` print links to it (an explicit ``COUNTERSIGN_PUBLIC_URL`` still wins)."""
+    settings = runtime.desk.settings
+    if settings.store.startswith("sqlite:///") and settings.data_dir.is_dir():
+        try:
+            settings_mod.record_public_url(settings.data_dir, settings.public_url)
+        except OSError as exc:  # the links the CLI prints then name the default origin
+            log.warning("could not record the public URL in %s: %s", settings.data_dir, exc.strerror or exc)
+
+
+def serve(app: ASGIApp, host: str, port: int, on_listening: Callable[[], None] | None = None,
+          log_level: str = "info") -> int:
+    """Run ``app`` under uvicorn until stopped; ``on_listening`` once the socket is bound.
+
+    uvicorn's own proxy handling is off: it would trust ``X-Forwarded-For`` from 127.0.0.1, so any
+    local process could pose as any address (the app trusts only ``COUNTERSIGN_TRUSTED_PROXIES``).
+    Returns 0, or 1 when the server could not start (uvicorn has said why).
+    """
+    config = uvicorn.Config(app, host=host, port=port, lifespan="on", proxy_headers=False, log_level=log_level)
+    server = _Server(config, on_listening)
+    try:
+        server.run()
+    except SystemExit as exc:  # uvicorn exits when the port is taken or the lifespan failed
+        return 1 if exc.code else 0
+    return 0
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, on_listening: Callable[[], None] | None):
+        super().__init__(config)
+        self.on_listening = on_listening
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.on_listening is not None:
+            self.on_listening()
+
+
+class Prefix(BaseRoute):
+    """``prefix`` and every path under it, handed on with the path unchanged: the MCP endpoint and the
+    API route by their full paths (the Lambda serves them the same way). Unlike a path pattern, it
+    matches any character, a line break included."""
+
+    def __init__(self, prefix: str, app: ASGIApp):
+        self.prefix, self.app = prefix, app
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
         path = scope.get("path", "")
-        if path == MCP_PATH or path.startswith(MCP_PATH + "/"):
-            return await self.mcp(scope, receive, send)
-        if scope["type"] == "http" and serves_oauth(path):
-            return await self.oauth(scope, receive, send)
-        if self.api is not None and (path == "/api" or path.startswith("/api/")):
-            return await self.api(scope, receive, send)
-        if self.web is not None and scope["type"] == "http":
-            return await self.web(scope, receive, send)
-        await _not_found(send)
+        if scope["type"] == "http" and (path == self.prefix or path.startswith(self.prefix + "/")):
+            return Match.FULL, {}
+        return Match.NONE, {}
 
-    async def _lifespan(self, receive, send):
-        inner = self._mcp_lifespan_app
-        message = await receive()
-        assert message["type"] == "lifespan.startup"
-        async with contextlib.AsyncExitStack() as stack:
-            try:
-                await stack.enter_async_context(inner.router.lifespan_context(inner))
-            except Exception as exc:  # noqa: BLE001  # pragma: no cover - any start-up failure is reported to the server
-                await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                return
-            upkeep = asyncio.create_task(self._upkeep())
-            await send({"type": "lifespan.startup.complete"})
-            message = await receive()
-            upkeep.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await upkeep
-        await send({"type": "lifespan.shutdown.complete"})
+    def url_path_for(self, name: str, /, **path_params: Any) -> Any:
+        raise NoMatchFound(name, path_params)
 
-    async def _upkeep(self) -> None:
-        while True:
-            try:
-                await anyio.to_thread.run_sync(self.runtime.sweep)
-            except Exception:  # the next round tries again
-                log.exception("upkeep failed")
-            await asyncio.sleep(self.runtime.settings.sweep_interval)
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
 
 
-async def _not_found(send):
-    await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
-    await send({"type": "http.response.body", "body": b"Not found"})
+class Where(Prefix):
+    """Every HTTP path ``serves(path)`` accepts, handed on unchanged (the OAuth endpoints' paths)."""
+
+    def __init__(self, serves: Callable[[str], bool], app: ASGIApp):
+        self.serves, self.app = serves, app
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] == "http" and self.serves(scope.get("path", "")):
+            return Match.FULL, {}
+        return Match.NONE, {}
 
 
-# -- the confirm page: a small static handler ------------------------------------------------------
+# -- /mcp: DNS-rebinding and cross-origin protection ----------------------------------------------
+
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+
+class LocalOrigin:
+    """``/mcp`` on a workstation answers only requests that name this server: a ``Host`` of a
+    loopback name or the public URL's host (DNS rebinding), and an ``Origin``, when one is sent, equal
+    to the public URL's origin (a web page on any other origin, another localhost port included, is
+    refused). Clients outside a browser send no ``Origin``. Read per request from the desk's
+    settings, as the API's own origin check is."""
+
+    def __init__(self, app: ASGIApp, runtime: Runtime):
+        self.app = app
+        self.runtime = runtime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            public = urlsplit(self.runtime.desk.settings.public_url)
+            headers = Headers(scope=scope)
+            host = (headers.get("host") or "").lower()
+            if host != public.netloc.lower() and host.rsplit(":", 1)[0] not in LOOPBACK_HOSTS:
+                return await PlainTextResponse("Invalid Host header", 421)(scope, receive, send)
+            origin = headers.get("origin")
+            if origin is not None and origin.rstrip("/").lower() != f"{public.scheme}://{public.netloc}".lower():
+                message = "Invalid Origin header: /mcp answers pages of its own origin only"
+                return await PlainTextResponse(message, 403)(scope, receive, send)
+        await self.app(scope, receive, send)
+
+
+# -- the confirm page -----------------------------------------------------------------------------
 
 # The page's routes all answer with index.html; the script reads location to pick the view.
 PAGE_ROUTES = frozenset({"/", "/confirm", "/history", "/settings", "/signin"})
@@ -100,7 +222,6 @@ CONTENT_TYPES = {
     ".json": "application/json",
     ".webmanifest": "application/manifest+json",
 }
-COMPRESSIBLE = (".html", ".js", ".mjs", ".css", ".svg", ".txt", ".json", ".webmanifest")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -115,118 +236,111 @@ SECURITY_HEADERS = (
     (b"cross-origin-resource-policy", b"same-origin"),
     (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=()"),
 )
-# The page itself is always revalidated (cheap: an ETag answers 304) so a deploy takes effect on
+# The page itself is always revalidated (cheap: an ETag answers 304) so a change takes effect on
 # the next visit; the assets have no hashed names (no build step), so they may be reused briefly.
-PAGE_CACHE = b"no-cache"
-ASSET_CACHE = b"public, max-age=300"
+PAGE_CACHE = "no-cache"
+ASSET_CACHE = "public, max-age=300"
 
 
-@dataclass(frozen=True)
-class _File:
-    stamp: tuple[int, int]
-    content_type: bytes
-    body: bytes
-    gzipped: bytes | None
-    etag: str
+def page_file(path: str) -> str | None:
+    """The file of ``web/`` that ``path`` names: index.html for a page route, else a top-level file
+    with a known extension by exact name. None for anything else (sub-folders, dot-files, other
+    extensions, anything that could leave the folder)."""
+    if path in PAGE_ROUTES:
+        return "index.html"
+    name = path[1:] if path.startswith("/") else ""
+    if not name or "/" in name or "\\" in name or "\x00" in name or name.startswith("."):
+        return None
+    return name if os.path.splitext(name)[1].lower() in CONTENT_TYPES else None
 
 
-class StaticSite:
-    """Serves ``web/index.html`` for the page routes and top-level files of ``web/`` by exact name.
+class ConfirmPage(StaticFiles):
+    """``web/`` as the confirm page: :func:`page_file` decides what exists, GET and HEAD only.
 
-    Nothing else: no directory listing, no sub-folders, no dot-files, no path that could leave the
-    folder. GET and HEAD only. Every answer carries the page's security headers.
+    ETags are weak, because the same file goes out gzipped or not (:class:`GZipMiddleware`
+    decides), and every refusal is a response of its own (so the page's headers wrap it too).
     """
 
     def __init__(self, directory: Path):
-        self.directory = Path(directory)
-        self._cache: dict[str, _File] = {}
+        super().__init__(directory=directory)
 
-    def _name_for(self, path: str) -> str | None:
-        if path in PAGE_ROUTES:
-            return "index.html"
-        name = path[1:] if path.startswith("/") else ""
-        if not name or "/" in name or "\\" in name or "\x00" in name or name.startswith("."):
-            return None
-        if os.path.splitext(name)[1].lower() not in CONTENT_TYPES:
-            return None
-        return name
-
-    def _load(self, name: str) -> _File | None:
-        path = self.directory / name
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        name = page_file(scope["path"])
+        if name is None:
+            return PlainTextResponse("Not found", 404, headers={"cache-control": "no-store"})
         try:
-            st = path.stat()
-        except OSError:
-            return None
-        if not path.is_file():
-            return None
-        stamp = (st.st_mtime_ns, st.st_size)
-        cached = self._cache.get(name)
-        if cached is not None and cached.stamp == stamp:
-            return cached
-        body = path.read_bytes()
-        ext = os.path.splitext(name)[1].lower()
-        gzipped = None
-        if ext in COMPRESSIBLE and len(body) > 512:
-            gzipped = gzip.compress(body, compresslevel=9, mtime=0)
-        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        loaded = _File(stamp, CONTENT_TYPES[ext].encode(), body, gzipped, etag)
-        self._cache[name] = loaded
-        return loaded
+            return await super().get_response(name, scope)
+        except HTTPException as exc:
+            text = {404: "Not found", 405: "Method not allowed"}.get(exc.status_code, str(exc.detail))
+            headers = {"cache-control": "no-store", **(exc.headers or {})}
+            return PlainTextResponse(text, exc.status_code, headers=headers)
 
-    async def __call__(self, scope, receive, send):
-        path = scope.get("path", "")
-        name = self._name_for(path)
-        found = self._load(name) if name else None
-        if found is None:
-            return await _respond(send, 404, [(b"content-type", b"text/plain; charset=utf-8"),
-                                              (b"cache-control", b"no-store")], b"Not found")
-        method = scope.get("method", "GET")
-        if method not in ("GET", "HEAD"):
-            return await _respond(send, 405, [(b"content-type", b"text/plain; charset=utf-8"),
-                                              (b"allow", b"GET, HEAD")], b"Method not allowed")
-        request = {k.lower(): v for k, v in scope.get("headers", [])}
-        gzipped = found.gzipped if _accepts_gzip(request.get(b"accept-encoding", b"")) else None
-        use_gzip = gzipped is not None
-        etag = found.etag[:-1] + '-gz"' if use_gzip else found.etag
-        headers = [
-            (b"content-type", found.content_type),
-            (b"cache-control", PAGE_CACHE if name == "index.html" else ASSET_CACHE),
-            (b"etag", etag.encode()),
-        ]
-        if found.gzipped is not None:
-            headers.append((b"vary", b"Accept-Encoding"))
-        if etag in _etags(request.get(b"if-none-match", b"")):
-            return await _respond(send, 304, headers, b"", head=True, length_set=True)
-        body = found.body if gzipped is None else gzipped
-        if use_gzip:
-            headers.append((b"content-encoding", b"gzip"))
-        headers.append((b"content-length", str(len(body)).encode()))
-        await _respond(send, 200, headers, body, head=method == "HEAD", length_set=True)
+    def file_response(self, full_path: Any, stat_result: os.stat_result, scope: Scope,
+                      status_code: int = 200) -> Response:
+        name = os.path.basename(full_path)
+        response = FileResponse(full_path, status_code=status_code, stat_result=stat_result,
+                                media_type=CONTENT_TYPES[os.path.splitext(name)[1].lower()])
+        response.headers["cache-control"] = PAGE_CACHE if name == "index.html" else ASSET_CACHE
+        response.headers["etag"] = "W/" + response.headers["etag"]
+        if self.is_not_modified(response.headers, Headers(scope=scope)):
+            return NotModifiedResponse(response.headers)
+        return response
+
+    def is_not_modified(self, response_headers: Headers, request_headers: Headers) -> bool:
+        tags = [t.strip().removeprefix("W/") for t in request_headers.get("if-none-match", "").split(",")]
+        return response_headers["etag"].removeprefix("W/") in tags
 
 
-def _accepts_gzip(value: bytes) -> bool:
-    for part in value.decode("latin-1").split(","):
-        token, _, params = part.strip().partition(";")
-        if token.strip().lower() in ("gzip", "*"):
-            q = params.strip().lower()
-            return not (q.startswith("q=") and q[2:].strip() in ("0", "0.0", "0.00", "0.000"))
-    return False
+class SecurityHeaders:
+    """The page's security headers (:data:`SECURITY_HEADERS`) on every response of the app it wraps."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for name, value in SECURITY_HEADERS:
+                    headers[name.decode()] = value.decode()
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
-def _etags(value: bytes) -> set[str]:
-    tags = set()
-    for part in value.decode("latin-1").split(","):
-        tag = part.strip()
-        if tag.startswith("W/"):
-            tag = tag[2:]
-        if tag:
-            tags.add(tag)
-    return tags
+# -- the demo -------------------------------------------------------------------------------------
 
 
-async def _respond(send, status: int, headers: list, body: bytes, head: bool = False, length_set: bool = False):
-    headers = list(headers) + list(SECURITY_HEADERS)
-    if not length_set:
-        headers.append((b"content-length", str(len(body)).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": b"" if head else body})
+def seed_demo(runtime: Runtime) -> dict:
+    """Create (once) a demo workspace, owner, toolset data and agent token; mint a fresh sign-in link.
+
+    Writes ``DATA/demo.json`` with ``mcp_url``, ``agent_token``, ``person_email``, ``confirm_url`` and
+    ``signin_url``. Re-running with the same data folder keeps everything and only renews the link.
+    """
+    settings, store = runtime.settings, runtime.store
+    path: Path = settings.data_dir / "demo.json"
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    person = store.get_person_by_email(previous.get("person_email", DEMO_EMAIL))
+    token = previous.get("agent_token")
+    if person is None or not token:
+        workspace, person = accounts.create_workspace(store, "Demo workspace", DEMO_EMAIL, "Dana Demo")
+        token = accounts.create_connection(store, workspace.id, person.id, "Demo agent").token
+        ctx = ActionContext.of(store, workspace, person, None, runtime.desk.now())
+        for toolset in runtime.registry.toolsets:
+            if toolset.demo is not None:
+                toolset.demo(store, ctx)
+    try:
+        store.get_workspace(person.workspace_id)
+    except NotFound:  # pragma: no cover - a demo.json from another store
+        raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again") from None
+    info = {
+        "mcp_url": f"{settings.public_url}/mcp",
+        "agent_token": token,
+        "person_email": person.email,
+        "confirm_url": settings.pending_url,
+        "signin_url": f"{settings.public_url}/signin#token={accounts.mint_signin_token(store, person)}",
+    }
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(info, indent=2) + "\n")
+    path.chmod(0o600)
+    return info

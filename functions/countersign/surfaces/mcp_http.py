@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
@@ -28,25 +27,17 @@ MCP_PATH = "/mcp"
 MAX_MCP_BODY = 256 * 1024
 
 
-def local_security(public_url: str) -> TransportSecuritySettings:
-    """DNS-rebinding protection for a server on a workstation: loopback and the public host only."""
-    hosts = ["localhost", "localhost:*", "127.0.0.1", "127.0.0.1:*"]
-    origins = ["http://localhost:*", "http://127.0.0.1:*"]
-    parts = urlsplit(public_url)
-    if parts.netloc:
-        hosts.append(parts.netloc)
-        origins.append(f"{parts.scheme}://{parts.netloc}")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
-
-
-def stateful_app(server: MCPServer, store: Store, public_url: str, *, live_url: Callable[[], str] | None = None):
+def stateful_app(server: MCPServer, store: Store, *, live_url: Callable[[], str] | None = None):
     """(ASGI app for ``/mcp`` behind bearer auth, the Starlette app whose lifespan must run).
 
+    The SDK's Host/Origin check is off here: the local server puts its own in front
+    (:class:`countersign.surfaces.local.LocalOrigin`), which follows the configured public URL.
     ``live_url``: the public URL as it is now (the resource OAuth tokens must name, and where 401s
-    point for its metadata); without it only connection tokens are accepted."""
+    point for its metadata); without it only connection tokens are accepted.
+    """
     inner = server.streamable_http_app(
         streamable_http_path=MCP_PATH, stateless_http=False, json_response=False,
-        transport_security=local_security(public_url),
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
     return BodyLimit(BearerAuth(inner, store, public_url=live_url), MAX_MCP_BODY), inner
 
@@ -74,15 +65,12 @@ class StatelessMCP:
             await app(scope, receive, send)
 
 
-def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):
-    """The Mangum handler for the ``mcp`` function (a named stage needs its ``base_path``).
-
-    ``oauth``: the OAuth endpoints (:class:`~countersign.surfaces.oauth_http.OAuthEndpoints`),
-    served beside ``/mcp``; OAuth access tokens are then accepted on ``/mcp``."""
-    from mangum import Mangum
-
+def lambda_app(server: MCPServer, store: Store, oauth=None):
+    """The ASGI app of the ``mcp`` function: the stateless endpoint, and (``oauth``: the OAuth
+    endpoints, :class:`~countersign.surfaces.oauth_http.OAuthEndpoints`) the authorization server
+    beside it, whose access tokens ``/mcp`` then accepts."""
     if oauth is None:
-        return Mangum(StatelessMCP(server, store), lifespan="off", api_gateway_base_path=base_path)
+        return StatelessMCP(server, store)
     from .oauth_http import serves
 
     mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
@@ -92,4 +80,11 @@ def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=
             return await oauth(scope, receive, send)
         await mcp(scope, receive, send)
 
-    return Mangum(app, lifespan="off", api_gateway_base_path=base_path)
+    return app
+
+
+def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):
+    """The Mangum handler around :func:`lambda_app` (a named stage needs its ``base_path``)."""
+    from mangum import Mangum
+
+    return Mangum(lambda_app(server, store, oauth), lifespan="off", api_gateway_base_path=base_path)

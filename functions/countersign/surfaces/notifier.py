@@ -106,4 +106,7 @@ def stream_handler(
 def summary(event: dict, result: Any) -> dict:
     """The ``handled`` log line's fields for one stream batch."""
     failures = result.get("batchItemFailures", []) if isinstance(result, dict) else []
-    return {"records": len(event.get("Records") or []), "failed": len(failures)}
+    out = {"records": len(event.get("Records") or []), "failed": len(failures)}
+    if isinstance(result, dict) and "suppressed" in result:  # SES feedback (countersign.surfaces.feedback)
+        out["suppressed"] = result["suppressed"]
+    return out

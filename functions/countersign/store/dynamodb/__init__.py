@@ -13,6 +13,7 @@ from .docs import DynamoDocs
 from .limits import DynamoLimits
 from .oauth import DynamoOAuth
 from .outbox import DynamoOutbox
+from .suppressions import DynamoSuppressions
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
 
@@ -26,12 +27,15 @@ class DynamoDBStore(ComposedStore):
         if client is None:
             import boto3
 
-            client = boto3.client("dynamodb", region_name=region_name)
+            from ...aws_config import DYNAMODB_CONFIG
+
+            client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
         self.table = Table(client, table_name, card_retention)
         super().__init__(
             docs=DynamoDocs(self.table), cards=DynamoCards(self.table), outbox=DynamoOutbox(self.table),
             accounts=DynamoAccounts(self.table), limits=DynamoLimits(self.table),
             oauth=DynamoOAuth(self.table),
+            suppressions=DynamoSuppressions(self.table),
         )
 
     @property

@@ -129,7 +129,7 @@ class DynamoCards(CardStore):
             if len(taken) > limit:
                 break
         cursor = codec.encode_cursor(taken[limit - 1]["gsi1sk"]) if len(taken) > limit else None
-        return [codec.card_from(v).at(now) for v in taken[:limit]], cursor
+        return [codec.listed_card_from(v).at(now) for v in taken[:limit]], cursor
 
     def list_pending_cards(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
@@ -164,10 +164,15 @@ class DynamoCards(CardStore):
         return self._page(merged, limit, now)
 
     def running_cards(self, now: int, limit: int = 50) -> list[Card]:
+        """From the RUNNING partition (which projects no run or arguments), each card read whole and
+        consistently: one that moved on meanwhile is left out."""
         found = self._index(codec.RUNNING_PARTITION, "<", codec.after_second(now), True, limit)
         cards = []
         for v in found:
-            cards.append(codec.card_from(v))
+            whole = self.table.get(codec.card_key(v["id"]))
+            if whole is not None and whole.get("status") == CardState.RUNNING.value and whole.get("lease_until",
+                                                                                                   now) <= now:
+                cards.append(codec.card_from(whole))
             if len(cards) >= limit:
                 break
         return cards

@@ -136,6 +136,10 @@ def email_slot_key(person_id: str) -> Item:
     return key(f"RATE#{person_id}", "EMAIL")
 
 
+def suppression_key(email: str) -> Item:
+    return key(f"SUPPRESSED#{email}", "SUPPRESSED")  # email lower-cased (checks.email_key)
+
+
 def limit_key(name: str, window_start: int) -> Item:
     return key(f"LIMIT#{name}", f"{window_start:012d}")
 
@@ -314,8 +318,18 @@ def card_from(v: dict[str, Any]) -> Card:
     )
 
 
-def card_from_item(raw: Item) -> Card:
-    return card_from(plain(raw))
+def listed_card_from(v: dict[str, Any]) -> Card:
+    """A card from its gsi1 entry, which projects only what a listing shows (store/table.py
+    ``GSI1_ATTRIBUTES``): :func:`countersign.store.records.listed`'s shape."""
+    return Card(
+        **pick(v, (k for k in CARD_PLAIN if k not in ("version", "fingerprint", "ticket"))),
+        fingerprint="", ticket="", arguments={}, subject=None, run=None,
+        version=v.get("version", 1),
+        lines=tuple(v.get("lines") or ()),
+        state=CardState(v["status"]),
+        expires_at=v["card_expires_at"],
+        result=unJ(v.get("result")),
+    )
 
 
 AUDIT_FIELDS = ("workspace_id", "at", "event", "actor", "channel", "connection_id", "detail")

@@ -25,7 +25,7 @@ from ...faults import crash_point
 from .. import checks
 from ..errors import BadInput, NotFound, Taken
 from ..interface import CardStore
-from ..records import AuditEntry, Card, CardCommit, Notification, request_key, ticket_digest
+from ..records import AuditEntry, Card, CardCommit, Notification, listed, request_key, ticket_digest
 from . import schema
 from .database import Database, unique
 from .docs import apply_writes
@@ -122,7 +122,7 @@ class SQLiteCards(CardStore):
         more = len(found) > limit
         found = found[:limit]
         next_cursor = schema.encode_cursor(found[-1]["sort_key"], found[-1]["id"]) if more else None
-        return [schema.card(r).at(now) for r in found], next_cursor
+        return [listed(schema.card(r).at(now)) for r in found], next_cursor
 
     def running_cards(self, now: int, limit: int = 50) -> list[Card]:
         found = self.db.all(

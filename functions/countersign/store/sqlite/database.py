@@ -7,10 +7,15 @@ waiting writers queue on ``busy_timeout``. Readers are never blocked.
 
 The file (and the ``-wal`` and ``-shm`` files SQLite makes beside it, which copy its mode) is
 created readable by its owner only: it holds the workspace's data and every card's ticket.
+
+Opening checks the file before anything is served: a corrupt, read-only or unopenable database,
+or an empty file this process did not just create, raises :class:`StoreUnusable` with one line
+naming the file and the fix, instead of a traceback or a silently new store.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import tempfile
@@ -20,11 +25,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import Conflict, StoreUnavailable
+from ..errors import Conflict, StoreUnavailable, StoreUnusable
 from . import schema
 
-# The errors of a file that cannot take a write right now; any other error is a bug and is raised.
-UNAVAILABLE = ("SQLITE_FULL", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_CANTOPEN")
+log = logging.getLogger("countersign.store")
+
+# The errors of a file that cannot take a write right now (what the caller is told, and when a retry
+# will work); any other error is a bug and is raised.
+UNAVAILABLE = {
+    "SQLITE_FULL": ("the server's disk is full", "once space is freed"),
+    "SQLITE_READONLY": ("the server's database file is read-only", "once it is writable again"),
+    "SQLITE_IOERR": ("the server's disk reported an I/O error", "once the disk is healthy again"),
+    "SQLITE_BUSY": ("the server's database is busy", "in a few seconds"),
+    "SQLITE_LOCKED": ("the server's database is busy", "in a few seconds"),
+    "SQLITE_CANTOPEN": ("the server cannot open its database file", "once it can be opened again"),
+}
 
 
 class Database:
@@ -40,13 +55,22 @@ class Database:
             os.close(fd)
             self._temp = path
         else:
-            _create_private(path)
+            _refuse_empty(path, created=_create_private(path))
         self.path = path
         self._local = threading.local()
         # Weak: a thread that ends drops its connection; close() closes the ones still alive.
         self._opened: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._opened_lock = threading.Lock()
-        schema.create_schema(self.connection())
+        try:
+            db = self.connection()
+            schema.create_schema(db)
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise StoreUnusable(unusable(path, exc)) from None
+        if problems != ["ok"]:
+            self.close()
+            raise StoreUnusable(unusable(path, sqlite3.DatabaseError("; ".join(problems)), corrupt=True))
 
     def connection(self) -> sqlite3.Connection:
         """This thread's connection (a fresh one after a fork: connections must not cross processes)."""
@@ -75,11 +99,15 @@ class Database:
                     db.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as exc:
-            if not str(getattr(exc, "sqlite_errorname", "")).startswith(UNAVAILABLE):
+            name = str(getattr(exc, "sqlite_errorname", ""))
+            known = next((v for k, v in UNAVAILABLE.items() if name.startswith(k)), None)
+            if known is None:
                 raise
+            cause, when = known
+            log.warning("a write to %s was refused: %s (%s)", self.path, exc, name)
             raise StoreUnavailable(
-                f"The database {os.path.basename(self.path)} could not record this ({exc}); nothing was written. "
-                "Try again once the cause is fixed."
+                f"This was not saved because {cause}: nothing was written, so calling again with the same "
+                f"arguments is safe {when}."
             ) from exc
 
     def one(self, sql: str, *args: Any) -> sqlite3.Row | None:
@@ -100,12 +128,60 @@ class Database:
                     os.remove(self._temp + suffix)
 
 
-def _create_private(path: str) -> None:
-    """Create an empty database file with mode 0600 if there is none yet."""
+def _create_private(path: str) -> bool:
+    """Create an empty database file with mode 0600 if there is none yet; whether it was created."""
     try:
         os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     except FileExistsError:
-        pass
+        return False
+    except OSError as exc:
+        raise StoreUnusable(
+            f"cannot create the database {path}: {exc.strerror or exc}. Make its folder writable by this user "
+            "(or choose another data folder with --data or COUNTERSIGN_STORE)."
+        ) from None
+    return True
+
+
+def _refuse_empty(path: str, created: bool) -> None:
+    """An empty file this process did not just make is not a new store: it is a copy that failed or
+    a file that lost its contents, and starting on it would hide that every record is gone."""
+    try:
+        empty = os.stat(path).st_size == 0
+    except OSError:
+        return  # opening it names the problem
+    if empty and not created:
+        raise StoreUnusable(
+            f"the database {path} is an empty file (0 bytes), so it holds none of your data; refusing to start a "
+            f"new store over it. Restore it from a backup (countersign backup makes one), or delete it (and any "
+            f"{os.path.basename(path)}-wal and -shm beside it) to start with an empty store."
+        )
+
+
+def unusable(path: str, exc: sqlite3.DatabaseError, corrupt: bool = False) -> str:
+    """One line for a database that cannot be opened: what is wrong with ``path`` and what to do."""
+    name = str(getattr(exc, "sqlite_errorname", ""))
+    said = " ".join(str(exc).split())  # one line, whatever SQLite said
+    files = f"{path} (and its -wal and -shm files)"
+    if corrupt or name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+        return (f"the database {path} is damaged or not a database ({said}). Stop every server using it, move {files} "
+                "aside and restore your latest backup in its place (docs/operating.md, Backups); or move them aside "
+                "to start with an empty store.")
+    folder = os.path.dirname(os.path.abspath(path))
+    read_only = not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
+    if name.startswith("SQLITE_READONLY") or (name.startswith("SQLITE_CANTOPEN") and read_only):
+        return (f"the database {path} is read-only ({said}). Make {files} and its folder {folder} writable by "
+                "the user running countersign (chmod u+w; a read-only mount: remount it read-write), or choose "
+                "another data folder with --data.")
+    if name.startswith("SQLITE_CANTOPEN"):
+        return (f"cannot open the database {path} ({said}). Check that its folder exists and that {files} and the "
+                "folder are readable and writable by the user running countersign.")
+    if name.startswith("SQLITE_FULL"):
+        return f"the disk holding the database {path} is full ({said}). Free some space, then start again."
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        return (f"the database {path} is locked by another process ({said}). Wait for it, or stop it, then start "
+                "again.")
+    return (f"cannot use the database {path} ({name or 'error'}: {said}). Check the disk; if the file is damaged, "
+            "restore your latest backup in its place.")
 
 
 @contextmanager

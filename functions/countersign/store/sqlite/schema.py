@@ -87,6 +87,8 @@ CREATE TABLE IF NOT EXISTS rate_hits (
 CREATE TABLE IF NOT EXISTS docs (
     workspace_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, version INTEGER NOT NULL,
     PRIMARY KEY (workspace_id, kind, id));
+CREATE TABLE IF NOT EXISTS suppressions (
+    email TEXT PRIMARY KEY, reason TEXT NOT NULL, at INTEGER NOT NULL, detail TEXT);
 """
 
 # Columns added since version 1 (a database made by an earlier release gains them on open).

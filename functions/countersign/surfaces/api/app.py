@@ -10,22 +10,26 @@ import logging
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI
+from starlette.middleware.gzip import GZipMiddleware
 
+from ...notify import Sender, sender_for
 from ...runtime import Runtime
+from ..limits import RequestLimit
 from . import cards, connections, errors, oauth, session, settings, signin
 from .guard import Guard
-from .mailer import SigninMailer, default_mailer
 
 log = logging.getLogger("countersign.api")
 
 SIGNIN_FLOOR_SECONDS = 0.25
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+COMPRESS_FROM = 1024
 
 
-def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
+def create_api(runtime: Runtime, sender: Sender | None = None, *,
                signin_floor: float = SIGNIN_FLOOR_SECONDS) -> FastAPI:
-    """The API for ``runtime``. ``mailer`` sends sign-in links (default: the outbox / notifier);
-    ``signin_floor`` is the least time a sign-in request's work takes, known address or not."""
+    """The API for ``runtime``. ``sender`` delivers sign-in emails (default: the one
+    ``COUNTERSIGN_MAIL`` names, as for card emails); ``signin_floor`` is the least time a sign-in
+    request's work takes, known address or not."""
     app = FastAPI(
         title="countersign confirm API",
         version="1",
@@ -46,12 +50,20 @@ def create_api(runtime: Runtime, mailer: SigninMailer | None = None, *,
                     "the session cookie, so nobody can sign in to the confirm page. Serve it over https.",
                     runtime.desk.settings.public_url)
     app.state.runtime = runtime
-    app.state.mailer = mailer if mailer is not None else default_mailer(runtime)
+    configured = runtime.settings
+    if sender is None:
+        sender = sender_for(configured.mail, configured.data_dir, configured.ses_configuration_set)
+    app.state.sender = sender
     app.state.signin_floor = signin_floor
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer
+    # Innermost first: answers of 1 KiB or more are gzipped for a client that accepts it (through
+    # CloudFront too, whose /api behaviour caches nothing); the page's per-address request limit
+    # (countersign.surfaces.limits); the Guard's headers and body limit around everything.
+    app.add_middleware(GZipMiddleware, minimum_size=COMPRESS_FROM)
+    app.add_middleware(RequestLimit, runtime=runtime, kind="page")
     app.add_middleware(Guard)
     return app

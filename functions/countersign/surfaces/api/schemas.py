@@ -81,10 +81,18 @@ class WorkspaceView(BaseModel):
     name: str
 
 
+class EmailNotice(BaseModel):
+    reason: Literal["bounce", "complaint"]
+    since: str
+    message: str
+
+
 class SessionView(BaseModel):
     person: PersonView
     workspace: WorkspaceView
     csrfToken: str
+    emailNotice: EmailNotice | None = Field(
+        default=None, description="Set when card emails to the person's address stopped (a bounce or a complaint)")
 
 
 CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired"]

@@ -120,19 +120,41 @@ def clear_session_cookie(response: Response) -> None:
     response.headers.append("set-cookie", f"{COOKIE}=; {COOKIE_ATTRIBUTES}; Max-Age=0")
 
 
-def session_view(signed: Signed) -> dict:
+NOTICES = {
+    "bounce": "Card emails to {email} stopped on {date}: the address did not accept mail.",
+    "complaint": "Card emails to {email} stopped on {date}: one of them was reported as spam.",
+}
+NOTICE_END = (" Cards still wait here. Once the address takes mail again, ask whoever runs countersign to send "
+              "to it again.")
+
+
+def email_notice(runtime: Runtime, person: Person) -> dict | None:
+    """What the page tells a person whose address no longer gets card emails (a bounce or a
+    complaint SES reported: countersign.surfaces.feedback), or None."""
+    suppression = runtime.store.address_suppression(person.email)
+    if suppression is None:
+        return None
+    from ...gate.replies import iso
+
+    text = NOTICES.get(suppression.reason, NOTICES["bounce"]).format(email=person.email, date=iso(suppression.at)[:10])
+    return {"reason": suppression.reason, "since": iso(suppression.at), "message": text + NOTICE_END}
+
+
+def session_view(signed: Signed, runtime: Runtime | None = None) -> dict:
     p, w = signed.person, signed.workspace
     return {
         "person": {"id": p.id, "email": p.email, "name": p.name, "role": p.role},
         "workspace": {"id": w.id, "name": w.name},
         "csrfToken": signed.session.csrf_token,
+        "emailNotice": None if runtime is None else email_notice(runtime, p),
     }
 
 
 @router.get("/session", response_model=SessionView, responses=errors(401))
-def get_session(signed: SignedIn) -> dict:
-    """Who is signed in, and the CSRF token the page sends back on every change."""
-    return session_view(signed)
+def get_session(request: Request, signed: SignedIn) -> dict:
+    """Who is signed in, the CSRF token the page sends back on every change, and whether card
+    emails to them stopped (a bounce or a spam complaint)."""
+    return session_view(signed, runtime_of(request))
 
 
 @router.post("/signout", status_code=204, response_class=Response, responses=errors(401, 403))

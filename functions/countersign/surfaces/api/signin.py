@@ -1,16 +1,18 @@
 """Sign-in by email link (docs/security.md, "Sign-in by email link").
 
 ``POST /api/signin/request`` answers the same way, in about the same time, whether or not the
-address belongs to a member: the lookup, the token and the email happen after the answer (and
-are padded to a fixed floor, so a Lambda that waits for them still takes about as long either
-way). ``POST /api/signin/complete`` spends the one-time token and starts a session.
+address belongs to a member: the lookup, the token and the email happen after the answer, take
+the same path either way (a stranger's token is stored bound to nobody and its email is composed
+and rendered, just not handed to the sender), and are padded to a fixed floor, so neither the
+answer, a request that follows on the same connection, nor a Lambda that waits for the work
+takes measurably longer for a member. ``POST /api/signin/complete`` spends the one-time token and
+starts a session.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import hmac
 import logging
 import time
 
@@ -18,8 +20,11 @@ from fastapi import APIRouter, BackgroundTasks, Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from ... import accounts
+from ...notify import compose_signin, render
 from ...store.errors import NotFound
 from ...store.records import secret_hash
+from .. import origin
+from ..origin import ORIGIN_HEADER
 from .errors import ApiError
 from .schemas import MessageBody, SessionView, SigninCompleteBody, SigninRequestBody, errors
 from .session import check_origin, current, runtime_of, session_view, set_session_cookie, start_session
@@ -33,31 +38,13 @@ INVALID_MESSAGE = "This sign-in link is invalid, expired or already used. Ask fo
 RATE_WINDOW = 15 * 60
 PER_EMAIL = 5
 PER_ADDRESS = 20
-# CloudFront adds this to every request it sends to the API (template.yaml: OriginCustomHeaders),
-# with the value of the OriginVerifySecret secret (COUNTERSIGN_ORIGIN_SECRET, Runtime.origin_secret).
-ORIGIN_HEADER = "x-countersign-origin"
-VIEWER_HEADER = "cloudfront-viewer-address"
-_mismatch_logged = False
 
 
 def through_cloudfront(request: Request) -> bool:
     """Whether the request proves it came through our CloudFront distribution: its
     ``X-Countersign-Origin`` equals the configured origin secret (constant-time). Without a
     configured secret (the local server, or a stack without one) nothing is trusted."""
-    global _mismatch_logged
-    secret = runtime_of(request).origin_secret
-    sent = request.headers.get(ORIGIN_HEADER)
-    if not secret or sent is None:
-        return False
-    # Starlette decodes header bytes as latin-1: encoding back gives exactly what was sent.
-    if hmac.compare_digest(sent.encode("latin-1"), secret.encode("utf-8")):
-        return True
-    if not _mismatch_logged:  # once per instance: a forger could otherwise fill the log
-        _mismatch_logged = True
-        log.warning("a request's %s did not match COUNTERSIGN_ORIGIN_SECRET; its sign-in requests are limited "
-                    "by connecting address (after a rotation: deploy with OriginSecretVersion, then reload)",
-                    ORIGIN_HEADER)
-    return False
+    return origin.matches(origin.accepted(runtime_of(request)), request.headers.get(ORIGIN_HEADER))
 
 
 def client_addresses(request: Request) -> list[tuple[str, int]]:
@@ -65,20 +52,20 @@ def client_addresses(request: Request) -> list[tuple[str, int]]:
 
     Behind CloudFront the API sees an edge address shared by many people, so the viewer address
     CloudFront adds (``CloudFront-Viewer-Address: ADDRESS:PORT``) is limited instead - but only
-    when the request proves it came through CloudFront (:func:`through_cloudfront`): anyone can
-    call the execute-api URL directly and name any viewer. Otherwise, and on the local server,
-    the connecting address (the socket's peer, or API Gateway's source IP) is limited.
+    when the request proves it came through CloudFront (:func:`countersign.surfaces.origin.client_address`):
+    anyone could call the execute-api URL directly and name any viewer (on AWS such a request is
+    refused before it gets here). Otherwise, and on the local server, the connecting address
+    (the socket's peer, or API Gateway's source IP) is limited.
 
-    No looser per-edge limit on trusted requests any more: the viewer address is then CloudFront's
-    own observation, so a caller gets one allowance per real address; an edge limit would only
+    No looser per-edge limit on trusted requests: the viewer address is then CloudFront's own
+    observation, so a caller gets one allowance per real address; an edge limit would only
     refuse real people who share a busy edge. Mail to any one address is bounded by the per-email
     limit, and the whole API by its throttling (template.yaml).
     """
     peer = request.client.host if request.client else "unknown"
-    viewer = request.headers.get(VIEWER_HEADER, "").strip()
-    if viewer and through_cloudfront(request):
-        return [(f"signin-address:{viewer.rsplit(':', 1)[0][:64]}", PER_ADDRESS)]
-    return [(f"signin-address:{peer}", PER_ADDRESS)]
+    address = origin.client_address({k.lower(): v for k, v in request.headers.items()}, peer,
+                                    origin.accepted(runtime_of(request)))
+    return [(f"signin-address:{address}", PER_ADDRESS)]
 
 
 @router.post("/signin/request", status_code=202, response_model=MessageBody,
@@ -112,12 +99,17 @@ async def _deliver(app, email: str, started: float) -> None:
 
 
 def _send_link(app, email: str) -> None:
-    runtime = app.state.runtime
+    """The same work for every address: look it up, store a token, compose and render the email.
+    Only a member's email is handed to the sender (which renders it the same way, then delivers)."""
+    runtime, sender = app.state.runtime, app.state.sender
     person = runtime.store.get_person_by_email(email)
-    if person is None:
-        return
     token = accounts.mint_signin_token(runtime.store, person, now=runtime.desk.now())
-    app.state.mailer.send_signin(person.email, f"{runtime.desk.settings.public_url}/signin#token={token}")
+    message = compose_signin(person.email if person is not None else email,
+                             f"{runtime.desk.settings.public_url}/signin#token={token}", sender.from_address)
+    if person is None:
+        render(message)
+    else:
+        sender.send(message)
 
 
 @router.post("/signin/complete", response_model=SessionView, dependencies=[Depends(check_origin)],
@@ -138,4 +130,4 @@ def complete(body: SigninCompleteBody, request: Request, response: Response) -> 
         runtime.store.delete_session(previous.session.session_hash)
     session_id, signed = start_session(runtime, person, workspace)
     set_session_cookie(response, session_id)
-    return session_view(signed)
+    return session_view(signed, runtime)

@@ -16,29 +16,14 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, setting
-from .model import (
-    AUTO_APPROVE_AFTER,
-    DIRECT,
-    KIND_DESIGN,
-    NOUN,
-    Effect,
-    Mail,
-    MailAction,
-    campaign_is_live,
-    can_publish,
-    check_write_count,
-    count,
-    credits,
-    digest,
-    is_draft,
-    ledger_after,
-    print_job,
-    publish_writes,
-    put,
-    q,
-    recipients_line,
-)
+from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Step, setting
+from .action import MailAction, put
+from .kinds import AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN
+from .printing import ledger_after, print_job
+from .publishing import can_publish, is_draft, publish_writes
+from .snapshot import Mail, campaign_is_live
+from .text import count, credits, digest, q, recipients_line
+from .validation import check_write_count
 
 APPROVALS = setting("ask_before_approvals")
 

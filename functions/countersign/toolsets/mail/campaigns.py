@@ -10,36 +10,16 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step
-from ...store.records import DocWrite
-from .model import (
-    REVIEW_EVERY,
-    Doc,
-    Effect,
-    Mail,
-    MailAction,
-    Phase,
-    address_line,
-    cancel_pieces,
-    check_write_count,
-    count,
-    credits,
-    digest,
-    drafts_to_publish,
-    enrol,
-    format_counts,
-    is_draft,
-    ledger_after,
-    need_credits,
-    print_job,
-    printing_version,
-    publish_lines,
-    publish_phases,
-    publish_subject,
-    put,
-    q,
-    review_line,
-)
+from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Phase, Step
+from ...store.records import Doc, DocWrite
+from .action import MailAction, put
+from .copywriting import review_line
+from .kinds import REVIEW_EVERY
+from .printing import cancel_pieces, enrol, ledger_after, need_credits, print_job
+from .publishing import drafts_to_publish, is_draft, printing_version, publish_lines, publish_phases, publish_subject
+from .snapshot import Mail
+from .text import address_line, count, credits, digest, format_counts, q
+from .validation import check_write_count
 
 
 class CampaignArgs(Arguments):

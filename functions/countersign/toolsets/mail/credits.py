@@ -5,8 +5,12 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview, money
-from ...gate.actions import ALWAYS, ActionContext, Arguments, Step
-from .model import PRICES, Effect, Mail, MailAction, credits, ledger_after, q
+from ...gate.actions import ALWAYS, ActionContext, Arguments, Effect, Step
+from .action import MailAction
+from .kinds import PRICES
+from .printing import ledger_after
+from .snapshot import Mail
+from .text import credits, q
 
 MIN_CREDITS, MAX_CREDITS = 10, 100_000
 PRICE_PER_CREDIT = 1000  # milliunits of USD per credit

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ...core.ids import new_id
 from ...gate.actions import ActionContext
 from ...store.interface import MAX_DOC_WRITES, DocStore
-from .model import (
+from .action import create
+from .kinds import (
     DEFAULT_LEDGER,
     DEFAULT_PROFILE,
     KIND_CAMPAIGN,
@@ -19,7 +20,6 @@ from .model import (
     LEDGER_ID,
     PROFILE_ID,
     REVIEW_EVERY,
-    create,
 )
 
 DEMO_CONTACTS = [

@@ -15,36 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, setting
-from .model import (
-    KIND_CAMPAIGN,
-    KIND_CONTACT,
-    KIND_DESIGN,
-    KIND_LIST,
-    REVIEW_EVERY,
-    REVIEW_MODES,
-    Effect,
-    Mail,
-    MailAction,
-    campaign_is_live,
-    check_write_count,
-    count,
-    create,
-    credits,
-    digest,
-    enrol,
-    format_counts,
-    has_address,
-    ledger_after,
-    need_credits,
-    polish,
-    put,
-    q,
-    recipients_line,
-    review_line,
-    validate_name,
-)
+from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Step, setting
+from .action import MailAction, create, put
+from .copywriting import polish, review_line
+from .kinds import KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LIST, REVIEW_EVERY, REVIEW_MODES
 from .preferences import EMAIL_RE
+from .printing import enrol, ledger_after, need_credits
+from .snapshot import Mail, campaign_is_live, has_address
+from .text import count, credits, digest, format_counts, q, recipients_line
+from .validation import check_write_count, validate_name
 
 DRAFTING = setting("ask_before_drafting")
 MAX_IMPORT = 80  # one atomic write per import

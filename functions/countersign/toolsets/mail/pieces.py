@@ -10,34 +10,13 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
-from .model import (
-    DIRECT,
-    NOUN,
-    PRICES,
-    SINGULAR,
-    Effect,
-    Mail,
-    MailAction,
-    Phase,
-    address_line,
-    cancel_pieces,
-    create,
-    credits,
-    drafts_to_publish,
-    email_domain,
-    has_address,
-    ledger_after,
-    need_credits,
-    piece_id,
-    pieces_kind,
-    print_job,
-    printing_version,
-    publish_lines,
-    publish_phases,
-    publish_subject,
-    q,
-)
+from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Phase, Step
+from .action import MailAction, create
+from .kinds import DIRECT, NOUN, PRICES, SINGULAR, piece_id, pieces_kind
+from .printing import cancel_pieces, ledger_after, need_credits, print_job
+from .publishing import drafts_to_publish, printing_version, publish_lines, publish_phases, publish_subject
+from .snapshot import Mail, has_address
+from .text import address_line, credits, email_domain, q
 
 
 class SendPieceArgs(Arguments):

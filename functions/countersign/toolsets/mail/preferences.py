@@ -17,9 +17,13 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Step, when
+from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Step, when
 from ...store.records import DocWrite, SettingWrite
-from .model import KIND_SENDER, MANAGERS, Effect, Mail, MailAction, create, put, q, validate_name
+from .action import MailAction, create, put
+from .kinds import KIND_SENDER, MANAGERS
+from .snapshot import Mail
+from .text import q
+from .validation import validate_name
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 

@@ -6,7 +6,9 @@ from pydantic import Field
 
 from ...core.preview import money
 from ...gate.actions import ActionContext, Arguments, Read
-from .model import KIND_JOB, PIECE_STATES, PRICES, Mail, is_draft
+from .kinds import KIND_JOB, PIECE_STATES, PRICES
+from .publishing import is_draft
+from .snapshot import Mail
 
 
 class NoArgs(Arguments):

@@ -11,9 +11,10 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
+from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Step
 from ...store.records import RoleWrite
-from .model import MANAGERS, Effect, MailAction
+from .action import MailAction
+from .kinds import MANAGERS
 
 POWERS = {
     "owner": "everything, including roles of owners and workspace settings",

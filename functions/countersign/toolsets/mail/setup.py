@@ -8,10 +8,13 @@ import re
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Step, when
+from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Step, when
 from ...store.checks import MAX_WORKSPACE_NAME
 from ...store.records import WorkspaceNameWrite
-from .model import Effect, Mail, MailAction, address_line, put, q, validate_name
+from .action import MailAction, put
+from .snapshot import Mail
+from .text import address_line, q
+from .validation import validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 

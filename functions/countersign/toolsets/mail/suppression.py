@@ -6,24 +6,13 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Step
-from .model import (
-    CANCELLABLE,
-    DOMAIN_RE,
-    Effect,
-    Mail,
-    MailAction,
-    cancel_pieces,
-    check_write_count,
-    count,
-    credits,
-    digest,
-    email_domain,
-    ledger_after,
-    put,
-    q,
-    recipients_line,
-)
+from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Step
+from .action import MailAction, put
+from .kinds import CANCELLABLE
+from .printing import cancel_pieces, ledger_after
+from .snapshot import Mail
+from .text import count, credits, digest, email_domain, q, recipients_line
+from .validation import DOMAIN_RE, check_write_count
 
 
 class SuppressDomainArgs(Arguments):

@@ -1,0 +1,159 @@
+"""``countersign serve`` as a person runs it: a real process on 127.0.0.1, its first words, the
+public URL it records for the CLI, the forwarding headers it does not trust, and the one line it
+stops with when the database cannot be used (docs/operating.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LISTENING = "countersign is listening on"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
+    env.update(extra)
+    return env
+
+
+def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "countersign.cli", *args], cwd=REPO, env=env or clean_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class Served:
+    """``countersign serve`` in a process of its own, read until it says it listens."""
+
+    def __init__(self, data: Path, *args: str, env: dict[str, str] | None = None):
+        self.port = free_port()
+        self.origin = f"http://localhost:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "countersign.cli", "serve", "--data", str(data), "--port", str(self.port), *args],
+            cwd=REPO, env=env or clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self.listening = threading.Event()
+        threading.Thread(target=self._read, args=(self.proc.stdout, self.out), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, self.err), daemon=True).start()
+        if not self.listening.wait(60):
+            self.stop()
+            raise AssertionError("the server never said it listens:\n" + "".join(self.out + self.err))
+        time.sleep(0.2)  # the rest of the start-up text follows the first line
+
+    def _read(self, stream, lines: list[str]) -> None:
+        for line in stream:
+            lines.append(line)
+            if line.startswith(LISTENING):
+                self.listening.set()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.out)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+@pytest.fixture
+def served(tmp_path):
+    running: list[Served] = []
+
+    def start(*args: str, data: Path | None = None, env: dict[str, str] | None = None) -> Served:
+        server = Served(data or tmp_path / "data", *args, env=env)
+        running.append(server)
+        return server
+
+    yield start
+    for server in running:
+        server.stop()
+
+
+# -- what a person sees, and the links the CLI prints ----------------------------------------------
+
+
+def test_the_first_words_say_what_to_do_next(served, tmp_path):
+    server = served("--demo", env=clean_env(COUNTERSIGN_CLI="scripts/countersign"))
+    demo = json.loads((tmp_path / "data" / "demo.json").read_text())
+    text, mcp, token = server.text, f"{server.origin}/mcp", demo["agent_token"]
+    assert text.startswith(f"{LISTENING} {server.origin}")
+    assert demo["signin_url"] in text
+    assert f"claude mcp add --transport http countersign {mcp} --header \"Authorization: Bearer {token}\"" in text
+    configs = [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
+    assert {"mcpServers": {"countersign": {"url": mcp, "headers": {"Authorization": f"Bearer {token}"}}}} in configs
+    assert {"servers": {"countersign": {"type": "http", "url": mcp,
+                                        "headers": {"Authorization": f"Bearer {token}"}}}} in configs
+    # How to get a new sign-in link, as it must be typed; and it works, printing this server's origin.
+    command = re.search(r"scripts/countersign (signin-link .*)", text).group(1).split()
+    assert command == ["signin-link", "--data", str(tmp_path / "data"), "--email", "demo@example.com"]
+    link = cli(*command)
+    assert link.returncode == 0, link.stderr
+    assert link.stdout.startswith(f"{server.origin}/signin#token=")
+    assert httpx2.get(f"{server.origin}/confirm").status_code == 200
+
+
+def test_links_the_cli_prints_name_the_origin_the_server_recorded(served, tmp_path):
+    data = tmp_path / "data"
+    server = served("--demo", data=data)
+    assert json.loads((data / "server.json").read_text()) == {"public_url": server.origin}
+    server.stop()  # the record outlives the server: a restart serves the same origin
+    created = cli("connection", "create", "--data", str(data), "--email", "demo@example.com", "--name", "Agent")
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout)["mcp_url"] == f"{server.origin}/mcp"
+    explicit = cli("signin-link", "--data", str(data), "--email", "demo@example.com",
+                   env=clean_env(COUNTERSIGN_PUBLIC_URL="https://confirm.example.com"))
+    assert explicit.stdout.startswith("https://confirm.example.com/signin#token=")
+
+
+def test_without_demo_it_says_how_to_make_a_workspace(served):
+    text = served().text
+    assert "countersign workspace create" in text and "countersign connection create" in text
+    assert "Bearer cs_…" in text
+
+
+# -- forwarding headers ---------------------------------------------------------------------------
+
+
+def test_a_forged_forwarded_for_does_not_lift_the_per_address_limit(served):
+    """Locally the connecting address is the client: rotating X-Forwarded-For from 127.0.0.1 gets
+    20 sign-in requests per 15 minutes, like any one address (5 per email: rotate those too)."""
+    origin = served().origin
+    answers = [httpx2.post(f"{origin}/api/signin/request", json={"email": f"a{i}@example.com"},
+                           headers={"Origin": origin, "X-Forwarded-For": f"203.0.113.{i}"}, timeout=10).status_code
+               for i in range(21)]
+    assert answers == [202] * 20 + [429]
+
+
+def test_a_configured_proxy_is_believed(served):
+    origin = served(env=clean_env(COUNTERSIGN_TRUSTED_PROXIES="127.0.0.1")).origin
+    answers = [httpx2.post(f"{origin}/api/signin/request", json={"email": f"a{i}@example.com"},
+                           headers={"Origin": origin, "X-Forwarded-For": f"203.0.113.{i}"}, timeout=10).status_code
+               for i in range(21)]
+    assert answers == [202] * 21  # 21 different clients behind the proxy
+
+
+def test_a_wrong_trusted_proxy_value_stops_start_up(tmp_path):
+    done = cli("serve", "--data", str(tmp_path / "d"), env=clean_env(COUNTERSIGN_TRUSTED_PROXIES="my-proxy"))
+    assert done.returncode == 2
+    assert "COUNTERSIGN_TRUSTED_PROXIES" in done.stderr and "Traceback" not in done.stderr
