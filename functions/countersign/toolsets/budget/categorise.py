@@ -7,7 +7,7 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Plan, Step
 from .base import BudgetAction, title_to_summary
-from .model import BudgetPlan, Ledger, is_split, is_transfer, ledger_of, txn_line
+from .model import CATEGORY, BudgetPlan, Ledger, is_split, is_transfer, ledger_of, txn_line
 from .operations import commit, txn_change
 
 
@@ -31,7 +31,8 @@ class ApplyCategories(BudgetAction):
 
     def plan(self, args: ApplyCategoriesArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
-        ledger.locate([c.transaction_id for c in args.changes])
+        ledger.locate_with([c.transaction_id for c in args.changes],
+                           [(CATEGORY, c.category_id) for c in args.changes if isinstance(c.category_id, str)])
         seen: set[str] = set()
         items, lines = [], []
         for i, change in enumerate(args.changes):
@@ -95,7 +96,7 @@ class ApproveTransactions(BudgetAction):
 
     def plan(self, args: ApproveArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
-        ledger.locate(args.transaction_ids)
+        ledger.locate_with(args.transaction_ids)
         seen: set[str] = set()
         items, lines, already = [], [], []
         for i, txn_id in enumerate(args.transaction_ids):
