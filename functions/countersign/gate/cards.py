@@ -20,7 +20,7 @@ from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..faults import crash_point
 from ..settings import Settings
 from ..store.interface import Store
-from ..store.records import AuditEntry, Card, CardCommit, Person
+from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
 from .actions import ActionError, Registry
 from .context import ActionContext, Principal
 from .errors import DriftError
@@ -88,11 +88,16 @@ class CardDesk:
         ctx = self.context(principal.workspace.id, principal.person, None, self.now(), principal)
         return Question.of(action, arguments, ctx, answering=answering)
 
-    def question_of(self, card: Card, person: Person, now: int) -> Question:
+    def question_of(self, card: Card, person: Person, now: int, *, workspace: Workspace | None = None,
+                    connection: Connection | None = None) -> Question:
         """A card's question planned again at ``now`` from its stored arguments: :class:`DriftError`
-        unless it is still exactly the change the card shows."""
+        unless it is still exactly the change the card shows. ``workspace`` and ``connection`` (the
+        card's), when this request has just read them, are not read again."""
         action = self.registry.action(card.tool)
-        ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
+        if workspace is not None and (connection is not None or not card.connection_id):
+            ctx = ActionContext.of(self.store, workspace, person, connection, now)
+        else:
+            ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
         question = Question.of(action, card.arguments, ctx, answering=True)
         if question.fingerprint != card.fingerprint:
             raise DriftError(action.drift_message)
@@ -210,8 +215,12 @@ class CardDesk:
             raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
         return settle_if_lapsed(self, card, now)
 
-    def confirm_click(self, workspace_id: str, person: Person, card_id: str) -> Card:
-        """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once."""
+    def confirm_click(self, workspace_id: str, person: Person, card_id: str, *, workspace: Workspace | None = None,
+                      connections: dict[str, Connection] | None = None) -> Card:
+        """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
+
+        ``workspace``: as this request read it (not read again); ``connections`` receives the
+        connection the card came from, so the caller can name it without reading it again."""
         from .runner import run_card
 
         card = self.open_card(workspace_id, person, card_id)
@@ -222,15 +231,18 @@ class CardDesk:
             raise refusal_for(card.state, CardState.COMPLETED)
         actor = f"person:{person.id}"
         self.check_ticket(card, now, actor, "page")
+        connection = None
         if card.connection_id:
             connection = self.store.get_connection(workspace_id, card.connection_id)
+            if connections is not None:
+                connections[connection.id] = connection
             if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
                 self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
                 raise Refusal(
                     RefusalReason.WITHDRAWN,
                     "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
                 )
-        return run_card(self, card, person, "page", actor)
+        return run_card(self, card, person, "page", actor, workspace=workspace, connection=connection)
 
     def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:
         card = self.open_card(workspace_id, person, card_id)
