@@ -78,6 +78,9 @@ class ComposedStore(Store):
     def get_person(self, workspace_id: str, person_id: str) -> Person:
         return self._accounts.get_person(workspace_id, person_id)
 
+    def get_member(self, workspace_id: str, person_id: str) -> tuple[Workspace, Person]:
+        return self._accounts.get_member(workspace_id, person_id)
+
     def get_person_by_email(self, email: str) -> Person | None:
         return self._accounts.get_person_by_email(email)
 

@@ -116,6 +116,11 @@ class AccountStore(abc.ABC):
     def get_person(self, workspace_id: str, person_id: str) -> Person:
         """:class:`NotFound` if unknown or in another workspace."""
 
+    def get_member(self, workspace_id: str, person_id: str) -> tuple[Workspace, Person]:
+        """The workspace and one of its persons, in one read where the store can (every request's
+        principal needs both). :class:`NotFound` if either is unknown."""
+        return self.get_workspace(workspace_id), self.get_person(workspace_id, person_id)
+
     @abc.abstractmethod
     def get_person_by_email(self, email: str) -> Person | None:
         """Case-insensitive lookup."""
