@@ -199,4 +199,8 @@ def test_cli_budget_import(tmp_path, capsys):
 
     assert main(["budget", "import", str(good), "--email", "nobody@example.com", *base]) == 2
     assert "no member" in capsys.readouterr().err
+
+    assert main(["budget", "upgrade", "--email", email, *base]) == 0  # nothing of an older layout here
+    assert json.loads(capsys.readouterr().out) == {"workspace_id": workspace.id, "moved": 0}
+    assert main(["budget", "upgrade", "--email", "nobody@example.com", *base]) == 2
     store.close()

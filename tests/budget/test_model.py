@@ -13,6 +13,7 @@ from countersign.toolsets.budget import layout
 from countersign.toolsets.budget.figures import month_figures
 from countersign.toolsets.budget.model import (
     DRIFT,
+    LOCATOR,
     RTA_ID,
     TOTAL,
     TXNS,
@@ -251,3 +252,24 @@ def test_totals_always_agree_with_the_transactions(book):
             for total_id, delta in layout.contribution(chunk.data["account_id"], txn).items():
                 layout.add_into(expected.setdefault(total_id, {}), delta, +1)
     assert {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL)} == expected
+
+
+def test_a_budget_of_the_older_layout_is_upgraded_once(book):
+    """A workspace written before the chunked layout (one doc per account-month) reads the same
+    after ``layout.upgrade``, which is safe to run again."""
+    expected = {t["id"]: t for t in book.all_txns().values()}
+    figures = month_figures(Ledger(book.store, book.workspace_id), "2026-09-01")
+    for kind in (TXNS, TOTAL, LOCATOR):  # back to what an older version wrote
+        book.store.write_docs(book.workspace_id, [DocWrite(kind, d.id, None, d.version)
+                                                  for d in book.store.list_docs(book.workspace_id, kind)])
+    olds = [("acc_checking", "2026-09"), ("acc_savings", "2026-08")]
+    book.store.write_docs(book.workspace_id, [DocWrite(TXNS, f"{a}.{m}", {"account_id": a, "month": m, "transactions": [
+        t for t in expected.values() if t["date"][:7] == m and (a == "acc_savings") == (m == "2026-08")]}, 0)
+        for a, m in olds])
+    assert layout.upgrade(book.store, book.workspace_id) == len(expected)
+    assert layout.upgrade(book.store, book.workspace_id) == 0
+    assert book.all_txns() == expected
+    assert not [d for d in book.store.list_docs(book.workspace_id, TXNS) if not d.id[0].isdigit()]
+    ledger = Ledger(book.store, book.workspace_id)
+    assert month_figures(ledger, "2026-09-01") == figures
+    assert ledger.txn("t_interest").account_id == "acc_savings"

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...core.canonical import canonical_json
 from ...core.ids import _ALPHABET
-from ...store.interface import DocReader
+from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
 from ...store.records import DocWrite
 from .model import (
     LOCATOR,
@@ -269,3 +269,25 @@ class _NoDocs(DocReader):
 
     def list_docs(self, workspace_id, kind, prefix="", *, start=None, stop=None, limit=None, descending=False):
         return []
+
+
+def upgrade(store: DocStore, workspace_id: str) -> int:
+    """Move a budget written before the chunked layout (one ``budget_txns`` doc per account-month,
+    ``<account>.<YYYY-MM>``) into chunks with their totals and locators; how many transactions
+    moved. Run once per workspace after upgrading (``countersign budget upgrade``); safe to run
+    again or after an interruption: each old doc is replaced in one batch with its chunks and
+    totals, after its locators (harmless alone) are written."""
+    moved = 0
+    # a chunk id starts with its month (a digit); an old doc's with its account id (a letter)
+    for old in store.list_docs(workspace_id, TXNS, start=":"):
+        staged = Staged(Ledger(store, workspace_id))
+        for txn in old.data.get("transactions", []):
+            staged.add(old.data["account_id"], txn)
+        writes = staged.writes()
+        locators = [w for w in writes if w.kind == LOCATOR]
+        for start in range(0, len(locators), MAX_DOC_WRITES):
+            store.write_docs(workspace_id, locators[start:start + MAX_DOC_WRITES])
+        store.write_docs(workspace_id, [*(w for w in writes if w.kind != LOCATOR),
+                                        DocWrite(TXNS, old.id, None, old.version)])
+        moved += len(old.data.get("transactions", []))
+    return moved
