@@ -28,21 +28,22 @@ def _figures(ledger: Ledger, month: str) -> dict[str, Any]:
     budgets = {d.id: d.data.get("budgeted") or {} for d in ledger.range(MONTH, stop=after)}
     totals = {d.id[2:] + "-01": d.data for d in ledger.range(TOTAL, "m.", stop="m." + after[:7])}
     available: dict[str, int] = {}
+    overspent_now: set[str] = set()  # categories whose available is negative
     rta = 0
     budgeted: dict[str, int] = {}
     for m in sorted(set(budgets) | set(totals) | {month}):
         budgeted = budgets.get(m, {})
         total = totals.get(m, {})
-        activity = total.get("activity") or {}
         overspent = 0
-        for c, v in available.items():
-            if v < 0:
-                overspent += v
-                available[c] = 0  # an overspent balance does not carry over
-        rta += int(total.get("income", 0)) - sum(budgeted.values()) + overspent
-        for source in (budgeted, activity):
+        for c in overspent_now:
+            overspent += available[c]
+            available[c] = 0  # an overspent balance does not carry over
+        overspent_now = set()
+        rta += total.get("income", 0) - sum(budgeted.values()) + overspent
+        for source in (budgeted, total.get("activity") or {}):
             for c, v in source.items():
-                available[c] = available.get(c, 0) + int(v)
+                available[c] = available.get(c, 0) + v
+        overspent_now.update(c for c in set(budgeted) | set(total.get("activity") or {}) if available[c] < 0)
     current = totals.get(month, {})
     return {
         "month": month,
