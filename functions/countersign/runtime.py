@@ -204,9 +204,12 @@ def build(
     secret_loader: Callable[[str], str] | None = None,
     deliver_inline: bool = True,
     previous_loader: Callable[[str], str | None] | None = None,
+    lazy_toolsets: bool = False,
 ) -> Runtime:
     """Everything a process serves with. ``deliver_inline``: email right after filing (the local
-    server); off where a separate notifier delivers (AWS: the table's stream)."""
+    server); off where a separate notifier delivers (AWS: the table's stream). ``lazy_toolsets``:
+    import the toolsets of ``settings.packs`` when a tool is first looked up, not now (the Lambda
+    functions that do not serve MCP: most of their invocations plan nothing)."""
     if store is None:
         if settings.store.startswith("sqlite:///"):
             _private_dir(settings.data_dir)
@@ -223,7 +226,12 @@ def build(
 
         previous_loader = infra_secrets.load_previous_secret
     origin_previous = load_previous_origin_secret(settings, previous_loader)
-    registry = Registry(load_toolsets(settings.packs) if toolsets is None else toolsets)
+    if toolsets is not None:
+        registry = Registry(toolsets)
+    elif lazy_toolsets:
+        registry = Registry(lambda: load_toolsets(settings.packs))
+    else:
+        registry = Registry(load_toolsets(settings.packs))
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     from . import notify
 
