@@ -34,7 +34,7 @@ from countersign.toolsets.budget.model import CATEGORY, RTA_ID, new_txn  # noqa:
 
 NOW = 1_790_000_000  # 2026-09-21
 PER_MONTH = 300
-REPEAT = 15
+REPEAT = 25
 ACTIONS = {a.name: a for a in TOOLSET.actions}
 READS = {r.name: r for r in TOOLSET.reads}
 
@@ -125,33 +125,43 @@ def steps(ctx: ActionContext, recent: str):
     }
 
 
-def measure(ctx: ActionContext, fn) -> tuple[float, int, int]:
+def counted(ctx: ActionContext, fn) -> tuple[ActionContext, int, int]:
+    """A context reading through a counting store, and the docs and calls of one (warm-up) run."""
     counting = Counting(ctx.store)
     c = ActionContext.of(counting, ctx.workspace, ctx.person, None, NOW)
-    fn(c)  # warm, and count one run
-    docs, calls = counting.docs, counting.calls
-    times = []
-    for _ in range(REPEAT):
-        t0 = time.perf_counter()
-        fn(c)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), docs, calls
+    fn(c)
+    return c, counting.docs, counting.calls
 
 
 def main(sizes: list[int]) -> None:
     results: dict[int, dict[str, tuple[float, int, int]]] = {}
     items: dict[int, int] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        runs: dict[int, dict[str, tuple]] = {}
+        stores = []
         for size in sizes:
             store = SQLiteStore(str(Path(tmp) / f"ledger{size}.db"))
+            stores.append(store)
             t0 = time.perf_counter()
             ctx, recent = fill(store, size)
             print(f"{size:>6} transactions: filled in {time.perf_counter() - t0:.1f} s", flush=True)
-            results[size] = {name: measure(ctx, fn) for name, fn in steps(ctx, recent).items()}
+            runs[size] = {name: (fn, *counted(ctx, fn)) for name, fn in steps(ctx, recent).items()}
             items[size] = largest_item(store, ctx.workspace_id)
+        times: dict[tuple[int, str], list[float]] = {}
+        for _ in range(REPEAT):  # interleaved: every size and step once per round
+            for size in sizes:
+                for name, (fn, c, _docs, _calls) in runs[size].items():
+                    t0 = time.perf_counter()
+                    fn(c)
+                    times.setdefault((size, name), []).append(time.perf_counter() - t0)
+        for size in sizes:
+            results[size] = {name: (statistics.median(times[(size, name)]), docs, calls)
+                             for name, (_fn, _c, docs, calls) in runs[size].items()}
+        for store in stores:
             store.close()
     base = sizes[0]
-    print(f"\nmedian of {REPEAT}, in process, SQLite; ratio to the same step at {base} transactions (goal <= 2x)")
+    print(f"\nmedian of {REPEAT} interleaved rounds, in process, SQLite; ratio to the same step at {base} "
+          "transactions (goal <= 2x)")
     print(f"{'step':34}" + "".join(f"{s:>24}" for s in sizes))
     for name in results[base]:
         cells = []
