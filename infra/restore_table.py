@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Copy the items of a restored table back into the stack's table (docs/operating.md, "Restoring
+"""Copy the items of a restored table back into the stack's table (docs/operations.md, "Restoring
 the table on AWS").
 
     python infra/restore_table.py RESTORED_TABLE STACK_TABLE [--overwrite] [--dry-run]

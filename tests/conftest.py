@@ -128,7 +128,7 @@ def cimd_fetcher(live, document_host):
     """The live server fetches metadata documents in the explicit test setting for this test:
     loopback addresses allowed, the document host's CA trusted. Restored after."""
     _, server = live
-    endpoints = server.server.config.app.oauth
+    endpoints = server.server.config.app.state.oauth
     original = endpoints.fetcher
     endpoints.fetcher = document_host.fetcher()
     yield endpoints.fetcher

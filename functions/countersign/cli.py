@@ -112,6 +112,29 @@ def cmd_signin_link(args) -> int:
     return 0
 
 
+def cmd_suppression(args) -> int:
+    """Show or lift the suppression of an address that bounced or complained (docs/alarms.md)."""
+    from .gate.replies import iso
+
+    s, store = _store(args)
+    email = args.email.strip().lower()
+    current = store.address_suppression(email)
+    if args.action == "lift" and current is not None:
+        store.lift_suppression(email)
+    view = {"email": email, "suppressed": current is not None and args.action == "show"}
+    if current is not None:
+        view.update(reason=current.reason, since=iso(current.at), detail=current.detail)
+    if args.action == "lift":
+        view["lifted"] = current is not None
+    print(json.dumps(view, indent=2))
+    if args.action == "lift" and current is not None:
+        print("# card emails go to this address again. On AWS, SES's account-level suppression list may still hold "
+              f"it: aws sesv2 delete-suppressed-destination --email-address {email}", file=sys.stderr)
+    elif args.action == "lift":
+        print("# this address was not suppressed: nothing changed", file=sys.stderr)
+    return 0
+
+
 def cmd_serve(args) -> int:
     from .surfaces.local import build_local, serve
 
@@ -285,6 +308,14 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--data")
     link.add_argument("--store")
     link.set_defaults(func=cmd_signin_link)
+
+    suppression = sub.add_parser("suppression", help="show or lift the suppression of an address that bounced")
+    suppression.add_argument("action", choices=("show", "lift"),
+                             help="show: whether card emails to it are suppressed, and why; lift: send to it again")
+    suppression.add_argument("--email", required=True)
+    suppression.add_argument("--data")
+    suppression.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    suppression.set_defaults(func=cmd_suppression)
 
     budget = sub.add_parser("budget", help="the budget toolset").add_subparsers(dest="action", required=True)
     budget_import = budget.add_parser("import", help="import a YNAB register export (CSV); a bad row imports nothing")

@@ -295,6 +295,21 @@ async def test_code_after_drift_gets_the_code_sentence(tenant, configure, case):
     assert book.snapshot() == moved and len(book.ops()) == case.setup_ops
 
 
+async def test_a_code_confirms_the_same_subject_however_it_is_spelled(tenant, configure):
+    # The code is bound to the fingerprint of the subject, not to the spelling of the arguments.
+    configure(fallback="code")
+    book = _book(tenant)
+    async with tenant.client() as client:
+        first = (await client.call_tool("set_category_budget", {"category_id": "cat_restaurants",
+                                                                "month": "2026-09", "amount": 150})).structured_content
+        respelled = {"category_id": "cat_restaurants", "month": "2026-09-01", "amount": "150.00"}
+        done = await client.call_tool("set_category_budget", dict(respelled, confirmation=first["confirmation"]))
+        assert done.structured_content["status"] == "completed", done.structured_content
+        again = await client.call_tool("set_category_budget", dict(respelled, confirmation=first["confirmation"]))
+    assert CODE_REFUSAL in _error(again)  # spent: reused after success gets the code sentence
+    assert book.budgeted("2026-09-01", "cat_restaurants") == 150_000
+
+
 # -- the hosted card, confirmed by the person ----------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The restore procedure of docs/operating.md ("Restoring the table on AWS"), walked through on moto
+"""The restore procedure of docs/operations.md ("Restoring the table on AWS"), walked through on moto
 as far as it can be offline: a table built from template.yaml with point-in-time recovery, cards
 and accounts written by the store, a restore into a new table, the loss, infra/restore_table.py
 copying back, and the store reading what it needs. (moto's point-in-time restore copies the table

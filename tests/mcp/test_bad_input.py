@@ -121,11 +121,28 @@ async def test_request_confirmation_with_arguments_that_are_not_an_object(tenant
     assert nothing_filed(tenant)
 
 
-async def test_arguments_themselves_not_an_object_are_refused(tenant):
-    # Refused by the MCP SDK before any tool runs: a JSON-RPC invalid-params error, not a tool error.
-    answer = raw_call(tenant, "edit_note", '"note_id=n1"', status=400)
+@pytest.mark.parametrize(("arguments", "kind"), [('"note_id=n1"', "a string"), ('["n1"]', "a list"), ("42", "a number"),
+                                              ("true", "a boolean")])
+async def test_arguments_themselves_not_an_object_are_refused_naming_the_field(tenant, arguments, kind):
+    # A JSON-RPC invalid-params error (no tool can run), whose message names the field and its shape.
+    answer = raw_call(tenant, "edit_note", arguments, status=400)
     assert answer["error"]["code"] == -32602
-    assert nothing_filed(tenant)
+    assert answer["error"]["message"] == (
+        "Invalid params: params.arguments: must be an object mapping each argument's name to its value "
+        f'(e.g. {{"note_id": "n1"}}), got {kind}. Nothing was written.')
+    assert answer["error"]["data"] == {"field": "params.arguments"}
+    assert tenant.note("n1")["text"] == "text 1" and nothing_filed(tenant)
+
+
+def test_the_shape_of_tools_call_params_is_named_when_it_is_wrong():
+    from countersign.surfaces.mcp_params import shape_problem
+
+    assert shape_problem({"name": "edit_note", "arguments": {"note_id": "n1"}}) is None
+    assert shape_problem({"name": "edit_note"}) is None  # no arguments: the tool says which it needs
+    assert shape_problem(["edit_note"]) == (
+        "params: must be an object with the tool's name and its arguments, got a list.")
+    assert shape_problem({"arguments": {}}).startswith("params.name: required")
+    assert shape_problem({"name": "x", "arguments": "a=1"}).endswith("got a string.")
 
 
 async def test_zero_width_and_format_characters_are_shown_in_the_preview(tenant):

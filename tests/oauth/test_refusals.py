@@ -5,6 +5,7 @@ and an open redirect through any parameter."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -189,3 +190,38 @@ def _held_write(flow, access_token: str) -> str:
     assert result["status"] == "pending", result
     return result["confirmationId"]
 
+
+
+def test_an_allow_that_fails_half_way_leaves_no_working_connection(flow, tenant):
+    """The code cannot be stored (a real SQLite failure, from a trigger): the answer is an error,
+    and the connection made a moment before is revoked, never left looking usable."""
+    _, challenge = pkce()
+    request_id = flow.request_id(flow.authorize(challenge))
+    path = tenant.runtime.settings.store[len("sqlite:///"):]
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("CREATE TRIGGER no_codes BEFORE INSERT ON oauth_codes BEGIN SELECT RAISE(ABORT, 'no room'); END")
+    try:
+        failed = flow.allow(request_id)
+    finally:
+        with db:
+            db.execute("DROP TRIGGER no_codes")
+        db.close()
+    assert failed.status_code == 500 and "redirectTo" not in failed.text
+    made = [c for c in tenant.store.list_connections(tenant.workspace_id) if c.name != "Test agent"]
+    assert [(c.name, c.revoked) for c in made] == [("Raw client", True)]
+    assert flow.allow(request_id).status_code == 404  # the request was answered; the client starts again
+
+
+def test_a_registration_nobody_allowed_is_forgotten_after_a_week_and_an_allowed_one_is_kept(flow, tenant):
+    from countersign.oauth import UNUSED_CLIENT_TTL
+
+    store, now = tenant.store, tenant.runtime.desk.now()
+    registered = store.get_oauth_client(flow.client_id, now)
+    assert registered is not None and now < registered.expires_at <= now + UNUSED_CLIENT_TTL + 5
+    assert store.get_oauth_client(flow.client_id, registered.expires_at) is None  # unused: gone after a week
+
+    flow.tokens()  # a person allowed it
+    kept = store.get_oauth_client(flow.client_id, now)
+    assert kept is not None and kept.expires_at is None
+    assert store.get_oauth_client(flow.client_id, now + 365 * 24 * 3600) is not None

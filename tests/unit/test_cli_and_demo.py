@@ -47,7 +47,7 @@ def test_help_lists_every_command(capsys):
         cli.main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for command in ("serve", "keys", "workspace", "connection", "signin-link", "budget"):
+    for command in ("serve", "keys", "workspace", "connection", "signin-link", "backup", "suppression", "budget"):
         assert command in out, f"--help does not mention {command}"
 
 
@@ -296,3 +296,27 @@ def test_the_wrapper_runs_the_cli_of_this_checkout(tmp_path):
                            "--email", "nobody@example.com"], capture_output=True, text=True, timeout=300,
                           env={k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")})
     assert done.returncode == 2 and "nobody@example.com" in done.stderr  # the CLI itself answered
+
+
+def test_suppression_show_and_lift(capsys, tmp_path):
+    from countersign.store.records import Suppression
+
+    data = str(tmp_path / "data")
+    assert cli.main(["workspace", "create", "--data", data, "--name", "X", "--owner-email", "a@example.com"]) == 0
+    capsys.readouterr()
+    store = build(settings_mod.load({"COUNTERSIGN_DATA": data})).store
+    store.suppress_address(Suppression("a@example.com", "bounce", 1_790_000_000, "General"))
+
+    assert cli.main(["suppression", "show", "--data", data, "--email", "A@Example.com"]) == 0
+    assert _out_json(capsys) == {"email": "a@example.com", "suppressed": True, "reason": "bounce",
+                                 "since": "2026-09-21T14:13:20Z", "detail": "General"}
+    assert cli.main(["suppression", "lift", "--data", data, "--email", "a@example.com"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["lifted"] is True and json.loads(captured.out)["suppressed"] is False
+    assert "delete-suppressed-destination --email-address a@example.com" in captured.err
+    assert store.address_suppression("a@example.com") is None  # card emails go to it again
+
+    assert cli.main(["suppression", "lift", "--data", data, "--email", "a@example.com"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"email": "a@example.com", "suppressed": False, "lifted": False}
+    assert "was not suppressed: nothing changed" in captured.err

@@ -17,6 +17,9 @@ CODE_TTL = 5 * 60
 ACCESS_TTL = 60 * 60
 REFRESH_TTL = 30 * 24 * 3600  # each refresh rotates it: a connection used once a month stays connected
 CLIENT_CACHE_TTL = 10 * 60  # a fetched metadata document is used this long before it is fetched again
+# A client registered with RFC 7591 that no person has allowed is forgotten after this long (a flood
+# of registrations cannot grow the store without end); the first Allow keeps it for good.
+UNUSED_CLIENT_TTL = 7 * 24 * 3600
 
 # Prefixes make each kind of secret recognisable (and refusable) on sight.
 ACCESS_PREFIX = "csa_"

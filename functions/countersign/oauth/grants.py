@@ -16,7 +16,7 @@ No MCP SDK here: the API function answers the consent page with these.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import accounts
 from ..core.cards import Refusal
@@ -26,6 +26,7 @@ from ..store.errors import NotFound
 from ..store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
 from ..store.records import Connection, Person, Workspace, secret_hash
 from . import CODE_PREFIX, CODE_TTL, issuer_of
+from .cimd import is_document_url
 from .redirects import host_of, response_url
 
 log = logging.getLogger("countersign.oauth")
@@ -54,19 +55,34 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
     made = accounts.create_connection(store, workspace.id, person.id, connection_name(pending), now=now)
     # The connection's own bearer token is dropped unseen: an OAuth connection acts only through
     # the tokens of its grant.
-    store.put_oauth_grant(OAuthGrant(
-        connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
-        client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
-        created_at=now,
-    ))
     code = new_secret_token(CODE_PREFIX)
-    store.put_issued_code(IssuedCode(
-        code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
-        workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
-        redirect_uri_provided_explicitly=pending.redirect_uri_provided_explicitly,
-        code_challenge=pending.code_challenge, resource=pending.resource, expires_at=now + CODE_TTL,
-        scopes=pending.scopes,
-    ))
+    try:
+        client = store.get_oauth_client(pending.client_id, now)
+        if client is not None and client.expires_at is not None and not is_document_url(client.client_id):
+            # A registered client (not a metadata document, which is fetched again) that a person
+            # has allowed is kept for good: its refresh tokens name it.
+            store.put_oauth_client(replace(client, expires_at=None))
+        store.put_oauth_grant(OAuthGrant(
+            connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
+            client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
+            created_at=now,
+        ))
+        store.put_issued_code(IssuedCode(
+            code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
+            workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
+            redirect_uri_provided_explicitly=pending.redirect_uri_provided_explicitly,
+            code_challenge=pending.code_challenge, resource=pending.resource, expires_at=now + CODE_TTL,
+            scopes=pending.scopes,
+        ))
+    except Exception:
+        # Three writes, not one transaction: a connection whose grant or code was never stored can
+        # never be used, so it is revoked at once rather than left in Settings as if it worked.
+        log.warning("oauth allow failed after its connection was made; revoking connection %s", made.connection.id)
+        try:
+            store.revoke_connection(workspace.id, made.connection.id, now)
+        except Exception:  # the store refuses writes altogether: the connection has no token anyone holds
+            log.exception("could not revoke connection %s", made.connection.id)
+        raise
     issuer = issuer_of(desk.settings.public_url)
     return Allowed(made.connection, response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
 

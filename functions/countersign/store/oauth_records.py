@@ -15,8 +15,9 @@ ACCESS, REFRESH = "access", "refresh"
 
 @dataclass(frozen=True)
 class OAuthClientRecord:
-    """A client the authorization server knows: registered (RFC 7591, kept until deleted) or a
-    Client ID Metadata Document fetched from its ``client_id`` URL (kept until ``expires_at``)."""
+    """A client the authorization server knows: registered (RFC 7591; kept until ``expires_at`` while
+    no person has allowed it, then for good) or a Client ID Metadata Document fetched from its
+    ``client_id`` URL (kept until ``expires_at``)."""
 
     client_id: str
     metadata: dict[str, Any]  # redirect_uris, client_name, grant_types, ... as validated

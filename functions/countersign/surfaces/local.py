@@ -67,11 +67,13 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
     server = build_server(runtime.desk, runtime.state_keys)
     mcp, mcp_lifespan_app = stateful_app(server, runtime.store, live_url=lambda: runtime.desk.settings.public_url)
     api = create_api(runtime)
+    oauth = OAuthEndpoints(runtime)
     routes: list[BaseRoute] = [
         # per connection and per address (off unless set), after the local Host/Origin check
         Prefix(MCP_PATH, LocalOrigin(RequestLimit(mcp, runtime, "mcp"), runtime)),
-        # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md)
-        Where(serves_oauth, OAuthEndpoints(runtime)),
+        # OAuth beside /mcp: /.well-known/oauth-*, /oauth/* (docs/oauth.md), counted per address with
+        # /mcp as on Lambda
+        Where(serves_oauth, RequestLimit(oauth, runtime, "mcp")),
         Prefix("/api", api),
     ]
     if web_dir is not None and web_dir.is_dir():
@@ -91,7 +93,9 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
 
     trusted = settings.trusted_proxies
     middleware = [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))] if trusted else []
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan), info
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.oauth = oauth  # its metadata-document fetcher can be set for a test (tests/conftest.py)
+    return app, info
 
 
 async def _upkeep(runtime: Runtime) -> None:

@@ -39,6 +39,7 @@ from ..gate.context import Principal
 from ..store.errors import StoreError
 from .mcp_auth import principal_of
 from .mcp_guide import GUIDE_TITLE, GUIDE_URI, INSTRUCTIONS, SEE_GUIDE, guide
+from .mcp_params import tool_call_shape
 
 SERVER_NAME = "countersign"
 MODERN = "2026-07-28"
@@ -67,7 +68,8 @@ def build_server(desk: CardDesk, state_keys: list[bytes]) -> MCPServer:
                             description="When a person is asked, what each status means, and what calling again does.",
                             text=guide(desk.settings))
     return MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools, resources=[resource],
-                     request_state_security=security, subscriptions=False)
+                     request_state_security=security, subscriptions=False,
+                     middleware=[tool_call_shape])
 
 
 def _principal_binding(ctx) -> str | None:

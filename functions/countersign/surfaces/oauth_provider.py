@@ -34,7 +34,16 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
-from ..oauth import CONSENT_PARAMETER, CONSENT_PATH, REQUEST_TTL, SCOPE, issuer_of, resource_of, same_resource
+from ..oauth import (
+    CONSENT_PARAMETER,
+    CONSENT_PATH,
+    REQUEST_TTL,
+    SCOPE,
+    UNUSED_CLIENT_TTL,
+    issuer_of,
+    resource_of,
+    same_resource,
+)
 from ..oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
 from ..oauth.grants import end_grant
 from ..oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
@@ -146,7 +155,8 @@ class Provider:
         client_info.scope = SCOPE
         metadata = client_info.model_dump(mode="json", exclude_none=True,
                                           exclude={"client_id", "client_secret", "client_secret_expires_at"})
-        self.store.put_oauth_client(OAuthClientRecord(client_info.client_id, metadata, self.now()))
+        now = self.now()
+        self.store.put_oauth_client(OAuthClientRecord(client_info.client_id, metadata, now, now + UNUSED_CLIENT_TTL))
 
     # -- the authorization request ------------------------------------------------------------------
 
