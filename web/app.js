@@ -1,5 +1,6 @@
 // countersign confirm page: no framework, no build step, no third-party request.
 // Every piece of text that comes from data is set with textContent (through el()), never as markup.
+import * as passkeys from './passkeys.js';
 
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin'];
 const NEXT_KEY = 'countersign.next';
@@ -245,9 +246,16 @@ function cardEl(card, opts) {
   article.append(outcome);
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
+  if (card.passkeySigned && st !== 'pending') article.append(receiptEl(card));
   // A request the person declined can be reopened from History: a new card, waiting for them.
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
+}
+
+function receiptEl(card) {
+  return el('p', { class: 'receipt' }, el('a', { href: `/api/cards/${encodeURIComponent(card.id)}/receipt`,
+    download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, 'Download the passkey receipt'),
+  ' · check it with ', el('code', {}, 'countersign verify-receipt'));
 }
 
 function reopenEl(card, outcome) {
@@ -266,7 +274,8 @@ function reopenEl(card, outcome) {
 }
 
 function actionsEl(card, article, outcome, opts) {
-  const confirmBtn = el('button', { type: 'button', class: 'primary', 'data-action': 'confirm' }, 'Confirm');
+  const confirmBtn = el('button', { type: 'button', class: 'primary', 'data-action': 'confirm' },
+    card.passkeyRequired ? 'Confirm with passkey' : 'Confirm');
   const declineBtn = el('button', { type: 'button', class: 'secondary', 'data-action': 'decline' }, 'Decline');
   const row = el('div', { class: 'actions' }, confirmBtn, declineBtn);
   const reasonId = 'reason-' + card.id;
@@ -289,17 +298,20 @@ function actionsEl(card, article, outcome, opts) {
       box.append(el('p', {}, el('a', { href: '/signin', 'data-nav': true }, 'Sign in again')));
     }
     outcome.replaceChildren(box);
+    if (view && view.passkeySigned) article.append(receiptEl(view));
     const expires = article.querySelector('.meta .expires');
     if (article.dataset.state !== 'pending' && expires) expires.remove();
     announce(outcome.textContent);
     if (opts.onAnswered) opts.onAnswered(card.id);
   };
-  const answer = async (path, body, label, btn) => {
+  const answer = (path, body, label, btn) =>
+    answerWith(() => api('POST', `/cards/${encodeURIComponent(card.id)}/${path}`, body), label, btn);
+  const answerWith = async (send, label, btn) => {
     busy(true);
     const before = btn.textContent;
     btn.textContent = label;
     try {
-      finish(await api('POST', `/cards/${encodeURIComponent(card.id)}/${path}`, body), null);
+      finish(await send(), null);
     } catch (e) {
       if (e.status === 409 || e.status === 403 || e.status === 404 || e.status === 401) {
         const code = e.code || (e.status === 404 ? 'not_found' : e.status === 401 ? 'signed_out' : 'error');
@@ -314,7 +326,14 @@ function actionsEl(card, article, outcome, opts) {
     }
   };
 
-  confirmBtn.addEventListener('click', () => answer('confirm', undefined, 'Confirming…', confirmBtn));
+  confirmBtn.addEventListener('click', () => (card.passkeyRequired
+    ? answerWith(() => passkeys.confirmWithPasskey(api, card.id), 'Waiting for your passkey…', confirmBtn)
+    : answer('confirm', undefined, 'Confirming…', confirmBtn)));
+  if (card.passkeyRequired) {
+    wrap.prepend(el('p', { class: 'muted', 'data-passkey-note': true }, passkeys.available()
+      ? 'This workspace asks for your passkey to confirm this request.'
+      : passkeys.UNAVAILABLE));
+  }
   declineBtn.addEventListener('click', () => {
     row.hidden = true;
     form.hidden = false;
@@ -490,6 +509,8 @@ async function viewSettings() {
         (v) => api('PATCH', '/settings/workspace', { [key]: v })))));
   }
 
+  const { passkeysPanel } = await import('./passkey-settings.js'); // loaded only for this view
+  sections.push(await passkeysPanel({ api, el, announce, navigate, refresh: () => viewSettings() }));
   sections.push(connectionsEl(conns.connections || []));
 
   const signOut = el('button', { type: 'button', class: 'secondary' }, 'Sign out');
@@ -610,7 +631,8 @@ function safeNext(value) {
 }
 
 function signinForm(heading, intro) {
-  const email = el('input', { type: 'email', id: 'email', name: 'email', required: true, autocomplete: 'email',
+  const email = el('input', { type: 'email', id: 'email', name: 'email', required: true,
+    autocomplete: 'username webauthn',
     inputmode: 'email', maxlength: 254 });
   const submit = el('button', { type: 'submit', class: 'primary' }, 'Email me a sign-in link');
   const note = el('div', { 'aria-live': 'polite' });
@@ -631,7 +653,14 @@ function signinForm(heading, intro) {
       submit.disabled = false;
     }
   });
-  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form];
+  const withPasskey = passkeys.signinWithPasskey(api, (session) => {
+    setSession(session);
+    const next = safeNext(remember.get());
+    remember.clear();
+    navigate(next, true);
+  });
+  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form,
+    el('div', { class: 'passkey-signin' }, withPasskey)];
 }
 
 async function viewSignin(token, reason) {

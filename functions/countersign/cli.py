@@ -260,6 +260,28 @@ def cmd_budget_upgrade(args) -> int:
     return 0
 
 
+def cmd_verify_receipt(args) -> int:
+    """Check a passkey confirmation's receipt offline (docs/passkeys.md) and say what it proves."""
+    import json
+
+    from .passkeys.receipts import ReceiptError, verify_receipt
+
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            receipt = json.load(f)
+        report = verify_receipt(receipt, args.server_key)
+    except (ReceiptError, ValueError) as exc:
+        print(f"FAILED: the receipt does not verify: {exc}")
+        return 1
+    print("OK: the receipt verifies.\nIt proves:")
+    for line in report.proves:
+        print(f"  - {line}")
+    print("It does not prove:")
+    for line in report.does_not_prove:
+        print(f"  - {line}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -308,6 +330,12 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--data")
     link.add_argument("--store")
     link.set_defaults(func=cmd_signin_link)
+
+    verify = sub.add_parser("verify-receipt", help="check a passkey confirmation's receipt offline")
+    verify.add_argument("file", metavar="FILE", help="the receipt JSON downloaded from the confirm page")
+    verify.add_argument("--server-key", help="the deployment's public key (base64url) to trust instead of the "
+                                            "receipt's own copy")
+    verify.set_defaults(func=cmd_verify_receipt)
 
     suppression = sub.add_parser("suppression", help="show or lift the suppression of an address that bounced")
     suppression.add_argument("action", choices=("show", "lift"),

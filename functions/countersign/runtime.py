@@ -226,12 +226,13 @@ def build(
 
         previous_loader = infra_secrets.load_previous_secret
     origin_previous = load_previous_origin_secret(settings, previous_loader)
-    if toolsets is not None:
-        registry = Registry(toolsets)
-    elif lazy_toolsets:
-        registry = Registry(lambda: load_toolsets(settings.packs))
-    else:
-        registry = Registry(load_toolsets(settings.packs))
+    def chosen() -> list[Toolset]:
+        from .passkeys.action import TOOLSET as PASSKEY_POLICY
+
+        picked = load_toolsets(settings.packs) if toolsets is None else toolsets
+        return [*picked, PASSKEY_POLICY] if PASSKEY_POLICY not in picked else picked
+
+    registry = Registry(chosen if lazy_toolsets and toolsets is None else chosen())
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     from . import notify
 

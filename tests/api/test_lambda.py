@@ -299,7 +299,8 @@ with mock_aws():
     assert report["store"] == "DynamoDBStore"
     assert report["mcp"] == [], report["mcp"]
     assert report["toolsets_at_start"] == []  # imported when first planned (a click), not at every cold start
-    assert report["toolsets"] == ["budget", "mail"]  # every toolset of the build, none of them pulling in mcp
+    # every toolset of the build (and the passkey policy action), none of them pulling in mcp
+    assert report["toolsets"] == ["budget", "mail", "passkeys"]
 
 
 def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):

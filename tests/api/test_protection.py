@@ -142,6 +142,10 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
             "/api/cards/{card_id}/reopen",
             "/api/settings", "/api/settings/me", "/api/settings/workspace", "/api/connections",
             "/api/connections/{connection_id}/revoke", "/api/oauth/requests/{request_id}",
-            "/api/oauth/requests/{request_id}/allow", "/api/oauth/requests/{request_id}/deny"} == set(paths)
+            "/api/oauth/requests/{request_id}/allow", "/api/oauth/requests/{request_id}/deny",
+            "/api/passkeys", "/api/passkeys/register/options", "/api/passkeys/{credential_id}",
+            "/api/passkeys/remove/options", "/api/passkeys/{credential_id}/remove", "/api/signin/passkey/options",
+            "/api/signin/passkey", "/api/cards/{card_id}/passkey/options", "/api/cards/{card_id}/passkey/confirm",
+            "/api/cards/{card_id}/receipt", "/api/settings/passkey-policy"} == set(paths)
     for path in ("/api/docs", "/api/redoc", "/docs", "/redoc"):
         assert page.get(path).status_code == 404

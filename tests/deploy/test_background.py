@@ -150,3 +150,27 @@ def test_leases_outlast_every_function_and_the_sweep_interval_is_the_schedule(re
     [event] = resources["SweeperFunction"]["Properties"]["Events"].values()
     assert event["Properties"]["Schedule"] == "rate(1 minute)"
 
+
+
+def test_the_mcp_function_never_imports_py_webauthn():
+    """Passkeys belong to the confirm API (docs/passkeys.md): everything the MCP handler imports,
+    the gate and its passkey policy included, and the runtime built with every toolset, load no
+    py_webauthn (nor cbor2, which only it needs)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempfile\n"
+        "from countersign.surfaces.mcp_http import lambda_app\n"
+        "from countersign.surfaces.mcp_tools import build_server\n"
+        "from countersign.surfaces.oauth_http import OAuthEndpoints\n"
+        "from countersign.runtime import build\n"
+        "from countersign.settings import load\n"
+        "import countersign.gate.ask, countersign.gate.runner\n"
+        "runtime = build(load({'COUNTERSIGN_DATA': tempfile.mkdtemp()}), deliver_inline=False)\n"
+        "assert 'set_passkey_policy' in runtime.registry.actions\n"
+        "found = sorted(m for m in ('webauthn', 'cbor2', 'OpenSSL') if m in sys.modules)\n"
+        "assert not found, found\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -49,7 +49,9 @@ async def test_schema_reflects_the_argument_model(live):
 async def test_descriptions_say_when_each_call_waits(tenant):
     async with tenant.client() as client:
         tools = {t.name: t.description for t in (await client.list_tools()).tools}
-    guide = " How confirmation works: countersign://guide."
+    guide = (" If the workspace's passkey policy covers the request, only the person's passkey on the confirm page "
+             "confirms it: not a click alone, not an answer in your client, not a code."
+             " How confirmation works: countersign://guide.")
     assert tools["publish_note"].endswith("Always waits for a person on the confirm page." + guide)
     assert tools["edit_note"].endswith("asked in your client when it can, else on the confirm page." + guide)
     assert tools["tidy_note"].endswith("Runs at once.")

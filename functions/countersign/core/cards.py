@@ -47,6 +47,7 @@ class RefusalReason(str, enum.Enum):
     NOT_YOURS = "not_yours"
     TAMPERED = "tampered"
     BUSY = "busy"
+    PASSKEY_REQUIRED = "passkey_required"
 
 
 class Refusal(Exception):

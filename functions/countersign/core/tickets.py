@@ -132,6 +132,10 @@ class Keyring:
         signature = self._signing.sign(payload).signature
         return f"{_b64e(payload)}.{_b64e(signature)}"
 
+    def seal(self, payload: bytes) -> str:
+        """A detached Ed25519 signature (base64url) over ``payload`` with the signing key (receipts)."""
+        return _b64e(self._signing.sign(payload).signature)
+
     def verify(self, ticket: str) -> TicketClaims:
         """The claims of a genuine ticket, or :class:`TicketError`."""
         try:

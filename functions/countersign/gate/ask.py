@@ -145,7 +145,9 @@ def _answered_during_call(desk: CardDesk, call: Call, q: Question, answer: str, 
 
 
 def _page_only(q: Question) -> ConfirmationUnavailable:
-    if q.gate.kind == "client":
+    if q.needs_passkey():
+        why = f"This workspace requires the person's passkey on the confirm page to confirm {q.tool}"
+    elif q.gate.kind == "client":
         why = f"This workspace confirms {q.tool} on the confirm page only (confirm_in_client is off)"
     else:
         why = f"{q.tool} must be confirmed by a signed-in person on the confirm page"
@@ -238,7 +240,8 @@ def _hold(desk: CardDesk, call: Call, q: Question, looked: bool = False) -> Repl
 def card_reply(desk: CardDesk, card: Card) -> dict[str, Any]:
     """What the agent is told about a request's card: held, declined, or how it ended."""
     if card.state is CardState.PENDING:
-        return replies.held_reply(card, desk.card_url(card.id), desk.settings.pending_url)
+        return replies.held_reply(card, desk.card_url(card.id), desk.settings.pending_url,
+                                  passkey=desk.card_needs_passkey(card))
     if card.state is CardState.DECLINED and card.refusal is None:
         return replies.declined_reply(card)
     return replies.status_reply(card)

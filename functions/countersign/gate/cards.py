@@ -202,6 +202,22 @@ class CardDesk:
         revoked the connection that asked (``reason`` then says so)."""
         return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
 
+    def card_needs_passkey(self, card: Card) -> bool:
+        """Whether the workspace's passkey policy covers ``card`` now (its class read from its
+        stored arguments; arguments that no longer parse count as covered unless the policy is never)."""
+        from ..passkeys.policy import needs_passkey, policy_of
+
+        workspace = self.store.get_workspace(card.workspace_id)
+        if policy_of(workspace) == "never":
+            return False
+        try:
+            action = self.registry.action(card.tool)
+            person = self.store.get_person(card.workspace_id, card.person_id)
+            ctx = self.context(card.workspace_id, person, None, self.now())
+            return needs_passkey(ctx.workspace, action, action.gate_class(action.parse(card.arguments), ctx))
+        except Exception:  # noqa: BLE001 (unparseable now: the safe answer)
+            return True
+
     # -- the confirm page -------------------------------------------------------------------------
 
     def open_card(self, workspace_id: str, person: Person, card_id: str) -> Card:
@@ -215,10 +231,10 @@ class CardDesk:
             raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
         return settle_if_lapsed(self, card, now)
 
-    def confirm_click(self, workspace_id: str, person: Person, card_id: str, *, workspace: Workspace | None = None,
-                      connections: dict[str, Connection] | None = None) -> Card:
+    def confirm_click(self, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None, *,
+                      workspace: Workspace | None = None, connections: dict[str, Connection] | None = None) -> Card:
         """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
-
+        ``passkey``: the assertion the confirm API verified over this card's statement.
         ``workspace``: as this request read it (not read again); ``connections`` receives the
         connection the card came from, so the caller can name it without reading it again."""
         from .runner import run_card
@@ -242,7 +258,8 @@ class CardDesk:
                     RefusalReason.WITHDRAWN,
                     "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
                 )
-        return run_card(self, card, person, "page", actor, workspace=workspace, connection=connection)
+        return run_card(self, card, person, "page", actor, passkey=passkey, workspace=workspace,
+                        connection=connection)
 
     def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:
         card = self.open_card(workspace_id, person, card_id)

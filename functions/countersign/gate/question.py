@@ -76,7 +76,13 @@ class Question:
         return self.action.gate_class(self.args, self.ctx)
 
     def allows_in_client(self) -> bool:
-        return self.gate.allows_in_client(self.ctx)
+        return self.gate.allows_in_client(self.ctx) and not self.needs_passkey()
+
+    def needs_passkey(self) -> bool:
+        """Under the workspace's passkey policy only a passkey on the confirm page confirms this."""
+        from ..passkeys.policy import needs_passkey
+
+        return needs_passkey(self.ctx.workspace, self.action, self.gate)
 
     def replan(self, now: int, shown: str | None = None) -> Question:
         """This question on the state as it is at ``now`` (the workspace read again).

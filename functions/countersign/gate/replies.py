@@ -45,9 +45,15 @@ def _lines(card: Card) -> list[str]:
     return Preview(card.title, card.lines).visible_lines()
 
 
-def held_reply(card: Card, card_url: str, pending_url: str) -> dict[str, Any]:
+PASSKEY_INSTRUCTIONS = (
+    " This workspace's passkey policy covers this request: only the person's passkey on the confirm page can "
+    "confirm it (not a click alone, not an answer in the client, not a code)."
+)
+
+
+def held_reply(card: Card, card_url: str, pending_url: str, passkey: bool = False) -> dict[str, Any]:
     """The tool result of a held call (docs/how-a-held-write-travels.md, "What the agent gets")."""
-    return {
+    reply: dict[str, Any] = {
         "status": "pending",
         "confirmationId": card.id,
         "confirmationUrl": card_url,
@@ -56,8 +62,11 @@ def held_reply(card: Card, card_url: str, pending_url: str) -> dict[str, Any]:
         "title": card.title,
         "lines": _lines(card),
         "expiresAt": iso(card.expires_at),
-        "instructions": HELD_INSTRUCTIONS,
+        "instructions": HELD_INSTRUCTIONS + (PASSKEY_INSTRUCTIONS if passkey else ""),
     }
+    if passkey:
+        reply["passkeyRequired"] = True
+    return reply
 
 
 def decline_reason(card: Card) -> str | None:

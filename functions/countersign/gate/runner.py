@@ -43,10 +43,13 @@ def idempotency_key(card: Card) -> str:
     return f"countersign-{card.id}"
 
 
-def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: str, *,
-             workspace: Workspace | None = None, connection: Connection | None = None) -> Card:
+def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: str,
+             passkey: dict | None = None, *, workspace: Workspace | None = None,
+             connection: Connection | None = None) -> Card:
     """Confirm the pending ``card`` for ``person``: plan again from its stored arguments, refuse
-    drift (the card is closed as changed), commit the effect with the card. ``workspace`` and
+    drift (the card is closed as changed), commit the effect with the card. ``passkey``: the
+    verified assertion over the card's statement (countersign.passkeys), recorded with the move;
+    a card under the workspace's passkey policy runs with nothing else. ``workspace`` and
     ``connection``: the card's, as this request just read them (read again only to re-plan after
     a raced write)."""
     def question_at(now: int, attempt: int) -> Question:
@@ -54,7 +57,7 @@ def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: st
             return desk.question_of(card, person, now)
         return desk.question_of(card, person, now, workspace=workspace, connection=connection)
 
-    return _run(desk, card, question_at, channel, actor, new=False)
+    return _run(desk, card, question_at, channel, actor, new=False, passkey=passkey)
 
 
 def run_new(desk: CardDesk, q: Question, channel: str, actor: str) -> Card:
@@ -65,8 +68,27 @@ def run_new(desk: CardDesk, q: Question, channel: str, actor: str) -> Card:
     return _run(desk, card, lambda now, attempt: q if attempt == 0 else q.replan(now), channel, actor, new=True)
 
 
+def _passkey_check(desk: CardDesk, card: Card, q: Question, passkey: dict | None, now: int, actor: str,
+                   channel: str, new: bool) -> None:
+    """:class:`Refusal` ``passkey_required`` (nothing runs; an audit entry for a stored card) when
+    the policy needs a passkey and this yes has none, or one signed for something else."""
+    from ..passkeys.policy import refusal_message
+    from ..passkeys.statement import statement_mismatch
+
+    if passkey is None and not q.needs_passkey():
+        return
+    problem = "passkey required" if passkey is None else statement_mismatch(str(passkey.get("statement", "")), card)
+    if problem is None:
+        return
+    if not new:
+        desk.store.append_audit(desk.audit(card, "refused", actor, channel, now, problem))
+    message = refusal_message(q.tool) if passkey is None else f"The passkey confirmation was refused: {problem}. " \
+        "Nothing ran."
+    raise Refusal(RefusalReason.PASSKEY_REQUIRED, message)
+
+
 def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], channel: str, actor: str,
-         new: bool) -> Card:
+         new: bool, passkey: dict | None = None) -> Card:
     for attempt in range(ATTEMPTS):
         now = desk.now()
         try:
@@ -75,6 +97,7 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
             if new:
                 raise
             raise desk.refuse_changed(card, now, actor, channel, f"{CHANGED_MESSAGE} {drift.message}") from None
+        _passkey_check(desk, card, q, passkey, now, actor, channel, new)
         try:
             effect = q.action.apply(q.plan, q.ctx)
         except ActionError as exc:
@@ -83,21 +106,21 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
             log.exception("action %s failed on card %s", q.tool, card.id)
             return fail(desk, card, now, actor, channel, f"{q.tool} failed while running; nothing was done.", new=new)
         try:
-            return _commit(desk, card, q, effect, now, channel, actor, new)
+            return _commit(desk, card, q, effect, now, channel, actor, new, passkey)
         except Conflict:
             time.sleep(random.uniform(0, 0.01 * 2**attempt))
     raise Refusal(RefusalReason.BUSY, BUSY_MESSAGE)
 
 
 def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, channel: str, actor: str,
-            new: bool) -> Card:
+            new: bool, passkey: dict | None = None) -> Card:
     entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
     if effect.single:
         body = {"result": effect.result, "next": [s.to_dict() for s in q.action.next_steps(effect.result, q.ctx)]}
-        entries.append(desk.audit(card, "completed", actor, channel, now))
+        entries.append(desk.audit(card, "completed", actor, channel, now, "signed with a passkey" if passkey else None))
         crash_point("before_commit")
         done = desk.commit(CardCommit(card, CardState.COMPLETED, now, tuple(entries), effect.all_writes(),
-                                      result=body, channel=channel, new=new))
+                                      result=body, channel=channel, new=new, passkey=passkey))
         desk.event("card_confirmed")
         crash_point("after_commit")
         return done
@@ -111,7 +134,7 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, c
     entries.append(desk.audit(card, "running", actor, channel, now, first.label or None))
     crash_point("before_commit")
     running = desk.commit(CardCommit(card, CardState.RUNNING, now, tuple(entries), first.writes, run=run,
-                                     lease_until=lease, channel=channel, new=new))
+                                     lease_until=lease, channel=channel, new=new, passkey=passkey))
     desk.event("card_confirmed")
     crash_point("after_step")
     return continue_run(desk, running, q, effect, phases, actor, channel)

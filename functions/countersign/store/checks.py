@@ -36,7 +36,13 @@ def check_workspace_name(name: Any) -> str:
 
 
 def check_settings(changes: dict[str, Any]) -> None:
+    from .records import WORKSPACE_CHOICES
+
     for name, value in changes.items():
+        if name in WORKSPACE_CHOICES:
+            if value not in WORKSPACE_CHOICES[name] or not isinstance(value, str):
+                raise BadInput(name, f"must be one of {', '.join(WORKSPACE_CHOICES[name])}.")
+            continue
         if name not in DEFAULT_WORKSPACE_SETTINGS:
             raise BadInput(name, "is not a workspace setting.")
         if not isinstance(value, bool):

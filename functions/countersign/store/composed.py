@@ -11,7 +11,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..core.codes import CodeRecord
-from .interface import AccountStore, CardStore, DocStore, LimitStore, OAuthStore, OutboxStore, Store, SuppressionStore
+from .interface import (
+    AccountStore,
+    CardStore,
+    DocStore,
+    LimitStore,
+    OAuthStore,
+    OutboxStore,
+    PasskeyStore,
+    Store,
+    SuppressionStore,
+)
 from .oauth_records import IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
 from .records import (
     AuditEntry,
@@ -20,6 +30,8 @@ from .records import (
     Connection,
     Doc,
     Notification,
+    Passkey,
+    PasskeyChallenge,
     Person,
     Session,
     SignInToken,
@@ -31,7 +43,7 @@ from .records import (
 
 class ComposedStore(Store):
     def __init__(self, *, docs: DocStore, cards: CardStore, outbox: OutboxStore, accounts: AccountStore,
-                 limits: LimitStore, oauth: OAuthStore, suppressions: SuppressionStore):
+                 limits: LimitStore, oauth: OAuthStore, suppressions: SuppressionStore, passkeys: PasskeyStore):
         self._docs = docs
         self._cards = cards
         self._outbox = outbox
@@ -39,6 +51,7 @@ class ComposedStore(Store):
         self._limits = limits
         self._oauth = oauth
         self._suppressions = suppressions
+        self._passkeys = passkeys
 
     # -- DocReader (docs) -------------------------------------------------------
 
@@ -258,3 +271,29 @@ class ComposedStore(Store):
 
     def lift_suppression(self, email: str) -> None:
         return self._suppressions.lift_suppression(email)
+
+    # -- PasskeyStore (passkeys) ------------------------------------------------
+
+    def put_passkey(self, passkey: Passkey) -> None:
+        return self._passkeys.put_passkey(passkey)
+
+    def get_passkey(self, credential_id: str) -> Passkey | None:
+        return self._passkeys.get_passkey(credential_id)
+
+    def list_passkeys(self, workspace_id: str, person_id: str) -> list[Passkey]:
+        return self._passkeys.list_passkeys(workspace_id, person_id)
+
+    def rename_passkey(self, workspace_id: str, person_id: str, credential_id: str, name: str) -> Passkey:
+        return self._passkeys.rename_passkey(workspace_id, person_id, credential_id, name)
+
+    def remove_passkey(self, workspace_id: str, person_id: str, credential_id: str) -> None:
+        return self._passkeys.remove_passkey(workspace_id, person_id, credential_id)
+
+    def note_passkey_use(self, credential_id: str, sign_count: int, now: int) -> None:
+        return self._passkeys.note_passkey_use(credential_id, sign_count, now)
+
+    def put_passkey_challenge(self, challenge: PasskeyChallenge) -> None:
+        return self._passkeys.put_passkey_challenge(challenge)
+
+    def take_passkey_challenge(self, challenge_hash: str, now: int) -> PasskeyChallenge | None:
+        return self._passkeys.take_passkey_challenge(challenge_hash, now)

@@ -10,6 +10,7 @@
 * :class:`OAuthStore` — OAuth clients, authorization requests, codes, grants and tokens (hashes
   only), and when each connection was last used.
 * :class:`SuppressionStore` — addresses card emails no longer go to (bounces, complaints).
+* :class:`PasskeyStore` — persons' passkeys and the single-use WebAuthn challenges issued to them.
 
 Rules every implementation keeps (the conformance suite in ``tests/store`` checks them):
 
@@ -39,6 +40,8 @@ from .records import (
     Connection,
     Doc,
     Notification,
+    Passkey,
+    PasskeyChallenge,
     Person,
     Session,
     SignInToken,
@@ -434,7 +437,44 @@ class SuppressionStore(abc.ABC):
         """Card emails go to ``email`` again (nothing happens if it was not suppressed)."""
 
 
-class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore, SuppressionStore):
+class PasskeyStore(abc.ABC):
+    """Passkeys (one record per credential, found by its id across workspaces for a discoverable
+    sign-in) and the WebAuthn challenges the server issued (kept by hash, spent once)."""
+
+    @abc.abstractmethod
+    def put_passkey(self, passkey: Passkey) -> None:
+        """Register; :class:`Conflict` if the credential id is registered already (to anyone)."""
+
+    @abc.abstractmethod
+    def get_passkey(self, credential_id: str) -> Passkey | None:
+        """The passkey with this credential id, in any workspace; None if unknown or removed."""
+
+    @abc.abstractmethod
+    def list_passkeys(self, workspace_id: str, person_id: str) -> list[Passkey]:
+        """The person's passkeys, oldest first."""
+
+    @abc.abstractmethod
+    def rename_passkey(self, workspace_id: str, person_id: str, credential_id: str, name: str) -> Passkey:
+        """:class:`NotFound` unless it is this person's; :class:`BadInput` for an empty or long name."""
+
+    @abc.abstractmethod
+    def remove_passkey(self, workspace_id: str, person_id: str, credential_id: str) -> None:
+        """:class:`NotFound` unless it is this person's. Its assertions are refused from then on."""
+
+    @abc.abstractmethod
+    def note_passkey_use(self, credential_id: str, sign_count: int, now: int) -> None:
+        """Record the last use and the authenticator's counter (a removed passkey: no-op)."""
+
+    @abc.abstractmethod
+    def put_passkey_challenge(self, challenge: PasskeyChallenge) -> None: ...
+
+    @abc.abstractmethod
+    def take_passkey_challenge(self, challenge_hash: str, now: int) -> PasskeyChallenge | None:
+        """Delete and return the challenge: the first call before expiry gets it, every later call
+        (and any call after expiry) None. One conditional write."""
+
+
+class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore, SuppressionStore, PasskeyStore):
     """Everything countersign persists: the roles in one object."""
 
     def close(self) -> None:  # pragma: no cover - optional

@@ -20,8 +20,15 @@ DEFAULT_WORKSPACE_SETTINGS = {
     "confirm_in_client": True,
 }
 
-MAX_ARGUMENTS_BYTES = 64 * 1024
+# Settings with a choice of values rather than on/off, and their values; the first is the default.
+WORKSPACE_CHOICES: dict[str, tuple[str, ...]] = {
+    # When Confirm needs the person's passkey (countersign.passkeys.policy): never, for cards that
+    # spend, send, grant or cannot be undone, or for every card. Changed only through a held request.
+    "passkey_policy": ("never", "risky", "every"),
+}
+SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()}}
 
+MAX_ARGUMENTS_BYTES = 64 * 1024
 
 
 def secret_hash(secret: str) -> str:
@@ -48,7 +55,7 @@ class Workspace:
     created_at: int = 0
 
     def setting(self, name: str) -> Any:
-        return self.settings.get(name, DEFAULT_WORKSPACE_SETTINGS.get(name))
+        return self.settings.get(name, SETTING_DEFAULTS.get(name))
 
 
 @dataclass(frozen=True)
@@ -128,6 +135,9 @@ class Card:
     run: dict[str, Any] | None = None
     # While running: until when the runner holds the card. Past it, recovery settles the card.
     lease_until: int | None = None
+    # Confirmed with a passkey: the verified assertion over the card's statement
+    # (countersign.passkeys.evidence), written with the card's move out of pending.
+    passkey: dict[str, Any] | None = None
 
     @property
     def request_key(self) -> str:
@@ -189,11 +199,12 @@ class DocWrite:
 
 @dataclass(frozen=True)
 class SettingWrite:
-    """Set the workspace setting ``name`` to ``value`` if it still reads ``expected``."""
+    """Set the workspace setting ``name`` to ``value`` if it still reads ``expected`` (on/off
+    settings take booleans, choice settings one of their :data:`WORKSPACE_CHOICES`)."""
 
     name: str
-    expected: bool
-    value: bool
+    expected: bool | str
+    value: bool | str
 
 
 @dataclass(frozen=True)
@@ -246,6 +257,7 @@ class CardCommit:
     lease_until: int | None = None
     new: bool = False
     step: bool = False  # a further step of a running action: running → running, by its runner
+    passkey: dict[str, Any] | None = None  # the verified passkey assertion this move was confirmed with
 
     def written(self) -> Card:
         """The card as this commit writes it (fields left None keep what an earlier move wrote)."""
@@ -254,7 +266,7 @@ class CardCommit:
             "state": target, "updated_at": self.now, "version": 1 if self.new else self.card.version + 1,
             "lease_until": self.lease_until if target is CardState.RUNNING else None,
         }
-        for name in ("result", "decline_reason", "refusal", "channel", "run"):
+        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey"):
             value = getattr(self, name)
             if value is not None:
                 changes[name] = value
@@ -304,3 +316,36 @@ class Suppression:
     reason: str  # bounce | complaint
     at: int
     detail: str | None = None  # SES's bounce subtype or complaint type, for the operator
+
+
+@dataclass(frozen=True)
+class Passkey:
+    """A person's registered WebAuthn credential (countersign.passkeys). Ids and keys are base64url."""
+
+    credential_id: str
+    workspace_id: str
+    person_id: str
+    user_handle: str  # the user.id given at registration; an assertion's userHandle must equal it
+    public_key: str  # COSE_Key, as verified at registration
+    name: str
+    created_at: int
+    sign_count: int = 0
+    last_used_at: int | None = None
+    transports: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PasskeyChallenge:
+    """A WebAuthn challenge the server issued: single use, short-lived, kept only by its hash.
+
+    ``purpose`` is register, signin, remove or confirm; ``statement`` (confirm only) is the exact
+    canonical JSON whose SHA-256 is the challenge. ``person_id`` is empty for a sign-in."""
+
+    challenge_hash: str
+    purpose: str
+    workspace_id: str
+    person_id: str
+    challenge: str  # base64url of the challenge bytes
+    expires_at: int
+    card_id: str = ""
+    statement: str = ""

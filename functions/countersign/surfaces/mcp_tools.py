@@ -136,6 +136,10 @@ def tool_error(exc: Exception) -> ToolError:
 # -- actions ---------------------------------------------------------------------------------------
 
 
+PASSKEY_NOTE = (" If the workspace's passkey policy covers the request, only the person's passkey on the confirm page "
+                "confirms it: not a click alone, not an answer in your client, not a code.")
+
+
 def _action_description(action: Action) -> str:
     gate = action.gate
     held = action.hold_rule or {
@@ -147,7 +151,8 @@ def _action_description(action: Action) -> str:
         "when": f"Waits for a person on the confirm page while {gate.label}; otherwise runs at once.",
     }[gate.kind]
     guide_pointer = "" if gate.kind == "never" and not action.hold_rule else f" {SEE_GUIDE}"
-    return f"{action.description} {held}{guide_pointer}".strip()
+    passkey = "" if gate.kind == "never" and not action.hold_rule else PASSKEY_NOTE
+    return f"{action.description} {held}{passkey}{guide_pointer}".strip()
 
 
 def _client_can(ctx: Context) -> tuple[bool, bool, bool]:

@@ -13,6 +13,7 @@ from .docs import DynamoDocs
 from .limits import DynamoLimits
 from .oauth import DynamoOAuth
 from .outbox import DynamoOutbox
+from .passkeys import DynamoPasskeys
 from .suppressions import DynamoSuppressions
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
@@ -35,7 +36,7 @@ class DynamoDBStore(ComposedStore):
             docs=DynamoDocs(self.table), cards=DynamoCards(self.table), outbox=DynamoOutbox(self.table),
             accounts=DynamoAccounts(self.table), limits=DynamoLimits(self.table),
             oauth=DynamoOAuth(self.table),
-            suppressions=DynamoSuppressions(self.table),
+            suppressions=DynamoSuppressions(self.table), passkeys=DynamoPasskeys(self.table),
         )
 
     @property

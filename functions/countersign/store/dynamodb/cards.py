@@ -236,7 +236,7 @@ class DynamoCards(CardStore):
         for name in ("decline_reason", "refusal", "channel", "lease_until"):
             if getattr(written, name) is not None:
                 sets[name] = getattr(written, name)
-        for name in ("result", "run"):
+        for name in ("result", "run", "passkey"):
             if getattr(written, name) is not None:
                 sets[name] = codec.J(getattr(written, name))
         removes = ["lease_until"] if written.lease_until is None else []

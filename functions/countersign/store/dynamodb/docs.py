@@ -8,7 +8,7 @@ from typing import Any
 from .. import checks
 from ..errors import Conflict, StoreError
 from ..interface import DocStore
-from ..records import DEFAULT_WORKSPACE_SETTINGS, Doc, DocWrite, RoleWrite, SettingWrite, Write
+from ..records import SETTING_DEFAULTS, Doc, DocWrite, RoleWrite, SettingWrite, Write
 from . import codec
 from .client import Cancelled, Table
 
@@ -103,7 +103,7 @@ def _op(workspace_id: str, w: Write) -> dict[str, Any]:
     if isinstance(w, SettingWrite):
         # A setting never written reads as its default, so "still the default" also holds when absent.
         holds = "settings.#k = :expected"
-        if DEFAULT_WORKSPACE_SETTINGS.get(w.name) == w.expected:
+        if SETTING_DEFAULTS.get(w.name) == w.expected:
             holds = f"(attribute_not_exists(settings.#k) OR {holds})"
         return {"Update": {
             "Key": codec.workspace_key(workspace_id),

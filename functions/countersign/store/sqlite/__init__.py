@@ -10,6 +10,7 @@ from .docs import SQLiteDocs
 from .limits import SQLiteLimits
 from .oauth import SQLiteOAuth
 from .outbox import SQLiteOutbox
+from .passkeys import SQLitePasskeys
 from .suppressions import SQLiteSuppressions
 
 __all__ = ["SQLiteStore"]
@@ -22,7 +23,7 @@ class SQLiteStore(ComposedStore):
             docs=SQLiteDocs(self.database), cards=SQLiteCards(self.database), outbox=SQLiteOutbox(self.database),
             accounts=SQLiteAccounts(self.database), limits=SQLiteLimits(self.database),
             oauth=SQLiteOAuth(self.database),
-            suppressions=SQLiteSuppressions(self.database),
+            suppressions=SQLiteSuppressions(self.database), passkeys=SQLitePasskeys(self.database),
         )
 
     @property

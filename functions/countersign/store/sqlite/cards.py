@@ -240,7 +240,7 @@ def _insert_card(db: sqlite3.Connection, card: Card) -> None:
 def _update_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     changed = {k: row[k] for k in ("state", "updated_at", "version", "result", "decline_reason", "refusal",
-                                   "channel", "run", "lease_until")}
+                                   "channel", "run", "lease_until", "passkey")}
     db.execute(
         f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
         (*changed.values(), card.id, card.version - 1),

@@ -102,5 +102,6 @@ def _holds(db: sqlite3.Connection, workspace_id: str, w: Write) -> bool:
     if row is None:
         return False
     if isinstance(w, SettingWrite):
-        return bool(schema.workspace(row).setting(w.name)) == w.expected
+        value = schema.workspace(row).setting(w.name)
+        return (bool(value) if isinstance(w.expected, bool) else value) == w.expected
     return row["name"] == w.expected

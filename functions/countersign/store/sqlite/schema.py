@@ -32,7 +32,7 @@ from ..records import (
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS cards (
     tool TEXT NOT NULL, arguments TEXT NOT NULL, subject TEXT NOT NULL, title TEXT NOT NULL, lines TEXT NOT NULL,
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
-    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER);
+    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT);
 DROP INDEX IF EXISTS cards_pending;
 CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS cards_history ON cards
@@ -87,13 +87,21 @@ CREATE TABLE IF NOT EXISTS rate_hits (
 CREATE TABLE IF NOT EXISTS docs (
     workspace_id TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, data TEXT NOT NULL, version INTEGER NOT NULL,
     PRIMARY KEY (workspace_id, kind, id));
+CREATE TABLE IF NOT EXISTS passkeys (
+    credential_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, user_handle TEXT NOT NULL,
+    public_key TEXT NOT NULL, name TEXT NOT NULL, created_at INTEGER NOT NULL, sign_count INTEGER NOT NULL,
+    last_used_at INTEGER, transports TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS passkeys_by_person ON passkeys (workspace_id, person_id, created_at, credential_id);
+CREATE TABLE IF NOT EXISTS passkey_challenges (
+    challenge_hash TEXT PRIMARY KEY, record TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS suppressions (
     email TEXT PRIMARY KEY, reason TEXT NOT NULL, at INTEGER NOT NULL, detail TEXT);
 """
 
 # Columns added since version 1 (a database made by an earlier release gains them on open).
 ADDED_COLUMNS = {
-    "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER")),
+    "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER"),
+              ("passkey", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
 }
@@ -242,6 +250,7 @@ def card_row(card: Card) -> dict[str, Any]:
         state=CardState(card.state).value,
         result=None if card.result is None else to_json(card.result),
         run=None if card.run is None else to_json(card.run),
+        passkey=None if card.passkey is None else to_json(card.passkey),
     )
     return row
 
@@ -255,6 +264,7 @@ def card(row: sqlite3.Row) -> Card:
         state=CardState(row["state"]),
         result=from_json(row["result"]),
         run=from_json(row["run"]),
+        passkey=from_json(row["passkey"]),
     )
 
 

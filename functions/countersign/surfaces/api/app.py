@@ -15,7 +15,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from ...notify import Sender, sender_for
 from ...runtime import Runtime
 from ..limits import RequestLimit
-from . import cards, connections, errors, oauth, session, settings, signin
+from . import cards, connections, errors, oauth, passkey_cards, passkeys, session, settings, signin
 from .guard import Guard
 
 log = logging.getLogger("countersign.api")
@@ -56,7 +56,7 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     app.state.sender = sender
     app.state.signin_floor = signin_floor
     errors.install(app)
-    routers = [m.router for m in (signin, session, cards, settings, connections, oauth)]
+    routers = [m.router for m in (signin, session, cards, settings, connections, oauth, passkeys, passkey_cards)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer

@@ -65,11 +65,16 @@ def card_view(card: Card, connection_name: str | None) -> dict:
         "next": body.get("next", []) if card.state is CardState.COMPLETED else None,
         "reason": reason,
         "refusal": "changed" if card.refusal else None,
+        "passkeyRequired": False,
+        "passkeySigned": card.passkey is not None,
     }
 
 
 def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
-    return card_view(card, ConnectionNames(runtime, signed.workspace.id)(card.connection_id))
+    view = card_view(card, ConnectionNames(runtime, signed.workspace.id)(card.connection_id))
+    if card.state is CardState.PENDING and card.arguments:
+        view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
+    return view
 
 
 def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
@@ -90,7 +95,15 @@ def _not_yours() -> ApiError:
 
 
 def _page(cards: list[Card], cursor: str | None, names: ConnectionNames) -> dict:
-    return {"cards": [card_view(c, names(c.connection_id)) for c in cards], "nextCursor": cursor}
+    views = [card_view(c, names(c.connection_id)) for c in cards]
+    runtime, workspace_id = names.runtime, names.workspace_id
+    if any(c.state is CardState.PENDING for c in cards) and \
+            runtime.store.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
+        for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each
+            if c.state is CardState.PENDING:
+                view["passkeyRequired"] = runtime.desk.card_needs_passkey(runtime.store.get_card(
+                    workspace_id, c.id, runtime.desk.now()))
+    return {"cards": views, "nextCursor": cursor}
 
 
 Cursor = Query(default=None, max_length=512, description="nextCursor of the previous page")

@@ -114,6 +114,8 @@ class CardView(BaseModel):
     reason: str | None = None
     refusal: Literal["changed"] | None = Field(
         default=None, description="Set when the card was closed at a click because what it describes changed")
+    passkeyRequired: bool = Field(default=False, description="Only a passkey can confirm it (the workspace's policy)")
+    passkeySigned: bool = Field(default=False, description="Confirmed with a passkey: it has a receipt")
 
 
 class CardPage(BaseModel):

@@ -1,0 +1,182 @@
+"""Receipts of passkey-signed confirmations, and their offline verification (docs/passkeys.md).
+
+A receipt is JSON: the workspace, the person, the card (tool, arguments, subject, preview,
+fingerprint, result), its ticket (the server-signed claims), the WebAuthn assertion (statement,
+authenticatorData, clientDataJSON bytes as received, signature, the credential's COSE public key),
+the audit trail, and a server seal: an Ed25519 signature over the canonical JSON of everything
+else. What each part proves:
+
+* the passkey signature covers the statement (card id, fingerprint, preview digest, nonce, RP ID),
+  the origin and the user-verified flag — nothing else;
+* the fingerprint is recomputed from the workspace id, tool and subject, the preview digest from
+  the title and lines, and the ticket binds the arguments digest, so the statement pins them;
+* the seal covers the rest (names, emails, result, audit trail, the unsigned assertion fields).
+
+Verification uses only hashlib, cryptography, cbor2 and PyNaCl; it reads no store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import cbor2
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from nacl.signing import VerifyKey
+
+from ..core.canonical import canonical_bytes
+from ..gate.question import arguments_digest, preview_digest, subject_fingerprint
+from .statement import b64u, parse_statement, statement_challenge, unb64u
+
+RECEIPT_TYPE = "countersign-receipt"
+RECEIPT_VERSION = 1
+
+
+class ReceiptError(ValueError):
+    """A receipt that does not verify; the message says which check failed."""
+
+
+def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], server_key: bytes,
+                 key_id: str) -> dict[str, Any]:
+    return {
+        "type": RECEIPT_TYPE, "v": RECEIPT_VERSION,
+        "workspace": {"id": workspace.id, "name": workspace.name},
+        "person": {"id": person.id, "email": person.email, "name": person.name},
+        "card": {"id": card.id, "tool": card.tool, "arguments": card.arguments, "subject": card.subject,
+                 "title": card.title, "lines": list(card.lines), "fingerprint": card.fingerprint,
+                 "state": card.state.value, "created_at": card.created_at, "updated_at": card.updated_at,
+                 "result": card.result},
+        "ticket": card.ticket,
+        "passkey": card.passkey,
+        "audit": [{"at": e.at, "event": e.event, "actor": e.actor, "channel": e.channel, "detail": e.detail}
+                  for e in audit],
+        "server_key": b64u(server_key), "server_key_id": key_id,
+    }
+
+
+def seal_receipt(body: dict[str, Any], sign: Any) -> dict[str, Any]:
+    return {**body, "seal": sign(canonical_bytes(body))}
+
+
+# -- verification ---------------------------------------------------------------------------------
+
+
+def cose_key(cose: bytes) -> tuple[int, Any]:
+    k = cbor2.loads(cose)
+    if k.get(1) == 2 and k.get(3) == -7 and k.get(-1) == 1:
+        x, y = int.from_bytes(k[-2], "big"), int.from_bytes(k[-3], "big")
+        return -7, ec.EllipticCurvePublicNumbers(x, y, ec.SECP256R1()).public_key()
+    if k.get(1) == 3 and k.get(3) == -257:
+        return -257, rsa.RSAPublicNumbers(int.from_bytes(k[-2], "big"), int.from_bytes(k[-1], "big")).public_key()
+    raise ReceiptError("the passkey's public key is not an ES256 or RS256 COSE key")
+
+
+def check_assertion(p: dict[str, Any]) -> dict[str, Any]:
+    """The WebAuthn signature over the statement: returns the statement's values."""
+    statement = p["statement"]
+    stmt = parse_statement(statement)
+    rp_id, origin = p["rp_id"], p["origin"]
+    cdj_raw, auth_data = unb64u(p["client_data_json"]), unb64u(p["authenticator_data"])
+    signature = unb64u(p["signature"])
+    cdj = json.loads(cdj_raw)
+    if stmt.get("rp") != rp_id:
+        raise ReceiptError("the statement names another relying party")
+    if cdj.get("type") != "webauthn.get":
+        raise ReceiptError("clientDataJSON is not an assertion")
+    if unb64u(cdj.get("challenge", "")) != statement_challenge(statement):
+        raise ReceiptError("the signed challenge is not SHA-256 of the statement")
+    if cdj.get("origin") != origin or cdj.get("crossOrigin") is True:
+        raise ReceiptError("the assertion was made on another origin")
+    if auth_data[:32] != hashlib.sha256(rp_id.encode()).digest():
+        raise ReceiptError("authenticatorData is for another RP ID")
+    if len(auth_data) < 37 or auth_data[32] & 0x05 != 0x05:
+        raise ReceiptError("the authenticator did not report user presence and verification")
+    alg, key = cose_key(unb64u(p["public_key_cose"]))
+    signed = auth_data + hashlib.sha256(cdj_raw).digest()
+    try:
+        if alg == -7:
+            key.verify(signature, signed, ec.ECDSA(hashes.SHA256()))
+        else:
+            key.verify(signature, signed, padding.PKCS1v15(), hashes.SHA256())
+    except Exception as exc:  # InvalidSignature, or bytes that are no signature at all
+        raise ReceiptError("the passkey's signature does not verify") from exc
+    return stmt
+
+
+@dataclass
+class Verified:
+    proves: list[str] = field(default_factory=list)
+    does_not_prove: list[str] = field(default_factory=list)
+
+
+def verify_receipt(receipt: dict[str, Any], trusted_server_key: str | None = None) -> Verified:
+    """Every check of a receipt, offline; :class:`ReceiptError` naming the first that fails."""
+    try:
+        return _verify(receipt, trusted_server_key)
+    except ReceiptError:
+        raise
+    except Exception as exc:  # a missing field, a wrong type, bytes that are not base64 or CBOR
+        raise ReceiptError(f"the receipt is malformed ({type(exc).__name__}: {exc})") from exc
+
+
+def _strict(text: str) -> bytes:
+    """base64url that re-encodes to itself (a changed padding bit is a changed field)."""
+    raw = unb64u(text)
+    if b64u(raw) != text:
+        raise ReceiptError("a base64url field is not in canonical form")
+    return raw
+
+
+def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified:
+    if receipt.get("type") != RECEIPT_TYPE or receipt.get("v") != RECEIPT_VERSION:
+        raise ReceiptError("not a countersign receipt of version 1")
+    server_key = trusted_server_key or receipt["server_key"]
+    if trusted_server_key and receipt["server_key"] != trusted_server_key:
+        raise ReceiptError("the receipt was sealed by another server key than the one you trust")
+    body = {k: v for k, v in receipt.items() if k != "seal"}
+    verify_key = VerifyKey(_strict(server_key))
+    try:
+        verify_key.verify(canonical_bytes(body), _strict(receipt["seal"]))
+    except Exception as exc:
+        raise ReceiptError("the server seal does not verify: a field was changed") from exc
+    card, ws, person, p = receipt["card"], receipt["workspace"], receipt["person"], receipt["passkey"]
+    if not isinstance(p, dict):
+        raise ReceiptError("this card was not confirmed with a passkey")
+    payload_b64, sig_b64 = receipt["ticket"].split(".")
+    try:
+        verify_key.verify(unb64u(payload_b64), unb64u(sig_b64))
+    except Exception as exc:
+        raise ReceiptError("the card's ticket was not signed by this server key") from exc
+    claims = json.loads(unb64u(payload_b64))
+    fp = subject_fingerprint(ws["id"], card["tool"], card["subject"])
+    expected = {"card_id": card["id"], "workspace": ws["id"], "person": person["id"], "tool": card["tool"],
+                "fingerprint": fp, "arguments_digest": arguments_digest(card["tool"], card["arguments"]),
+                "preview_digest": preview_digest(card["title"], card["lines"])}
+    moved = sorted(k for k, v in expected.items() if claims.get(k) != v)
+    if card["fingerprint"] != fp:
+        moved.append("fingerprint (recomputed from the subject)")
+    if moved:
+        raise ReceiptError("the card does not match its ticket: " + ", ".join(moved))
+    stmt = check_assertion(p)
+    if stmt.get("card") != card["id"] or stmt.get("fp") != fp or stmt.get("preview") != expected["preview_digest"]:
+        raise ReceiptError("the passkey signed a statement about another card, change or preview")
+    return Verified(
+        proves=[
+            f"The passkey with public key {p['public_key_cose'][:16]}… signed, with user verification, on "
+            f"{p['origin']} (RP ID {p['rp_id']}), a statement naming card {card['id']}, its fingerprint {fp[:16]}… "
+            f"and the digest of the preview “{card['title']}” ({len(card['lines'])} lines).",
+            f"The fingerprint is the one of this tool ({card['tool']}) and subject in workspace {ws['id']}; "
+            "the server's ticket binds these arguments to it.",
+            f"The server key {receipt['server_key_id']} sealed every other field (names, result, audit trail).",
+        ],
+        does_not_prove=[
+            "That the passkey is this person's: compare its public key with the passkeys listed in their Settings "
+            "(countersign keeps it; the receipt's own copy proves nothing by itself).",
+            "That the server key is the deployment's: pass --server-key with the key you trust "
+            + ("(done)." if trusted_server_key else "(not given: the receipt's own key was used)."),
+            "That the effect still stands: later changes are not in this receipt.",
+        ],
+    )

@@ -1,0 +1,129 @@
+"""Confirming a card with a passkey, its receipt, and filing a passkey policy change.
+
+``POST /api/cards/{id}/passkey/options`` builds the card's statement (card id, fingerprint,
+preview digest, a single-use nonce with a 2-minute expiry; countersign.passkeys.statement) and
+returns request options whose challenge is SHA-256 of it, allowing only the person's passkeys.
+``POST /api/cards/{id}/passkey/confirm`` spends that challenge, verifies the assertion and hands
+the evidence to the gate, which records it with the card's move in one transaction. Every
+refusal leaves an audit entry on the card and runs nothing.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ...core.cards import CardState, Refusal
+from ...gate.actions import ActionError
+from ...gate.question import Question
+from ...passkeys.action import SetPasskeyPolicy
+from ...passkeys.ceremony import authentication_options, client_data
+from ...passkeys.receipts import receipt_body, seal_receipt
+from ...passkeys.statement import CONFIRM_TTL, confirm_statement, statement_challenge
+from ...store.errors import NotFound
+from .cards import CARD_ID, CLICK_ERRORS, _load, _refused, _view
+from .errors import ApiError, not_found
+from .passkey_common import check, issue, refused, relying_party, spend
+from .passkeys import AssertionBody
+from .schemas import CardView, Strict, errors
+from .session import Acting, Signed, SignedIn, runtime_of
+
+router = APIRouter(tags=["passkeys"])
+
+
+class PolicyBody(Strict):
+    policy: str
+
+
+def _pending(request: Request, signed: Signed, card_id: str):
+    if not CARD_ID.match(card_id):
+        raise not_found()
+    card = _load(runtime_of(request), signed, card_id)
+    if card.state is not CardState.PENDING:
+        raise ApiError(409, "already_answered", "This card is no longer waiting; nothing to confirm.")
+    return card
+
+
+@router.post("/cards/{card_id}/passkey/options", responses=errors(401, 403, 404, 409))
+def confirm_options(card_id: str, request: Request, signed: Acting) -> dict:
+    """The statement this card's confirmation signs, and the options that ask for it."""
+    runtime = runtime_of(request)
+    card = _pending(request, signed, card_id)
+    mine = [p.credential_id for p in runtime.store.list_passkeys(signed.workspace.id, signed.person.id)]
+    if not mine:
+        raise ApiError(409, "no_passkey", "You have no passkey yet. Add one in Settings from a device that can "
+                       "(a phone or a computer with a screen lock), or ask the workspace's owner.")
+    rp = relying_party(runtime)
+    statement = confirm_statement(rp.rp_id, card, runtime.desk.now())
+    challenge = issue(runtime, "confirm", signed.workspace.id, signed.person.id,
+                      challenge=statement_challenge(statement), ttl=CONFIRM_TTL, card_id=card.id, statement=statement)
+    return {"statement": statement, "publicKey": authentication_options(rp, challenge, mine)}
+
+
+@router.post("/cards/{card_id}/passkey/confirm", response_model=CardView, responses=CLICK_ERRORS)
+def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting) -> dict:
+    """Verify the passkey's assertion over this card's statement, then run the card once."""
+    runtime = runtime_of(request)
+    card = _pending(request, signed, card_id)
+    actor = f"person:{signed.person.id}"
+    try:
+        record, challenge = spend(runtime, body.credential, "confirm")
+        if record.card_id != card.id or (record.workspace_id, record.person_id) != (signed.workspace.id,
+                                                                                      signed.person.id):
+            raise refused("it was made for another card.")
+        passkey = check(runtime, body.credential, challenge, (signed.workspace.id, signed.person.id))
+    except ApiError as err:
+        runtime.store.append_audit(runtime.desk.audit(card, "refused", actor, "page", runtime.desk.now(),
+                                                      f"passkey: {err.message}"))
+        raise
+    response = body.credential["response"]
+    raw_cdj, _ = client_data(body.credential)
+    from ...passkeys.statement import b64u
+
+    rp = relying_party(runtime)
+    evidence = {
+        "type": "passkey-confirmation", "v": 1, "rp_id": rp.rp_id, "origin": rp.origin,
+        "statement": record.statement, "credential_id": passkey.credential_id, "user_handle": passkey.user_handle,
+        "public_key_cose": passkey.public_key, "authenticator_data": response["authenticatorData"],
+        "client_data_json": b64u(raw_cdj), "signature": response["signature"], "verified_at": runtime.desk.now(),
+    }
+    try:
+        done = runtime.desk.confirm_click(signed.workspace.id, signed.person, card.id, passkey=evidence)
+    except NotFound:
+        raise not_found() from None
+    except Refusal as refusal:
+        raise _refused(runtime, signed, card.id, refusal) from None
+    return _view(runtime, signed, done)
+
+
+@router.get("/cards/{card_id}/receipt", responses=errors(401, 403, 404, 409))
+def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
+    """The receipt of a card confirmed with a passkey (docs/passkeys.md); ``countersign verify-receipt`` checks it."""
+    runtime = runtime_of(request)
+    if not CARD_ID.match(card_id):
+        raise not_found()
+    card = _load(runtime, signed, card_id)
+    if card.passkey is None or card.state not in (CardState.COMPLETED, CardState.RUNNING, CardState.FAILED):
+        raise ApiError(409, "no_receipt", "Only a card confirmed with a passkey has a receipt.")
+    keyring = runtime.keyring
+    body = receipt_body(workspace=signed.workspace, person=signed.person, card=card,
+                        audit=runtime.store.audit_trail(signed.workspace.id, card.id),
+                        server_key=bytes(keyring.public_key()), key_id=keyring.key_id)
+    sealed = seal_receipt(body, keyring.seal)
+    download = f'attachment; filename="countersign-receipt-{card.id}.json"'
+    return JSONResponse(sealed, headers={"Content-Disposition": download})
+
+
+@router.post("/settings/passkey-policy", response_model=CardView, status_code=201, responses=errors(401, 403, 422))
+def request_policy(body: PolicyBody, request: Request, signed: Acting) -> dict:
+    """File the owner's passkey policy change as a card they then confirm (under the current policy)."""
+    runtime = runtime_of(request)
+    desk = runtime.desk
+    action = desk.registry.action(SetPasskeyPolicy.name)
+    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
+    try:
+        q = Question.of(action, {"policy": body.policy}, ctx)
+    except ActionError as exc:
+        raise ApiError(422, "invalid", exc.message, field="policy") from None
+    card, _ = desk.file(q, "page")
+    return _view(runtime, signed, card)

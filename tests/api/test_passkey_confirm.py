@@ -1,0 +1,219 @@
+"""Confirming with a passkey under the workspace policy, every refusal (nothing runs, an audit
+entry), receipts and their offline verification."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from countersign.cli import main as cli
+from countersign.passkeys.receipts import ReceiptError, verify_receipt
+from countersign.store.records import DocWrite
+from tests.support.passkey_flows import confirm, confirm_options, file_card, register, set_policy
+
+
+def _refused_with_audit(tenant, card, response, code="passkey_refused"):
+    assert response.status_code in (400, 403, 409), response.text
+    assert response.json()["error"]["code"] == code, response.text
+    assert tenant.note("n1")["text"] != "new text"
+    assert tenant.store.get_card(tenant.workspace_id, card.id, tenant.runtime.desk.now()).state.value == "pending"
+    assert tenant.store.audit_trail(tenant.workspace_id, card.id)[-1].event == "refused"
+
+
+def test_risky_card_needs_the_passkey_and_records_it(signed, tenant):
+    soft = register(signed)
+    set_policy(tenant, "risky")
+    safe = file_card(tenant, "edit_note", "safe text", note="n2")  # class client: not risky
+    card = file_card(tenant)
+    view = signed.get(f"/api/cards/{card.id}").json()
+    assert view["passkeyRequired"] is True
+    assert signed.get("/api/cards").json()["cards"][0]["passkeyRequired"] in (True, False)
+    click = signed.post(f"/api/cards/{card.id}/confirm")
+    _refused_with_audit(tenant, card, click, "passkey_required")
+    assert "passkey" in click.json()["error"]["message"]
+    options = confirm_options(signed, card.id)
+    statement = json.loads(options["statement"])
+    assert (statement["card"], statement["fp"], statement["rp"]) == (card.id, card.fingerprint, "localhost")
+    assert [c["id"] for c in options["publicKey"]["allowCredentials"]] == [soft.id]
+    done = confirm(signed, soft, card.id, options)
+    assert done.status_code == 200 and done.json()["state"] == "completed", done.text
+    assert done.json()["passkeySigned"] is True and tenant.note("n1")["text"] == "new text"
+    stored = tenant.store.get_card(tenant.workspace_id, card.id, tenant.runtime.desk.now())
+    assert stored.passkey["statement"] == options["statement"]
+    assert signed.post(f"/api/cards/{safe.id}/confirm").status_code == 200  # not covered by "risky"
+
+
+def test_every_card_and_back_to_never(signed, tenant):
+    register(signed)
+    set_policy(tenant, "every")
+    card = file_card(tenant, "edit_note")
+    _refused_with_audit(tenant, card, signed.post(f"/api/cards/{card.id}/confirm"), "passkey_required")
+    set_policy(tenant, "never")
+    assert signed.post(f"/api/cards/{card.id}/confirm").status_code == 200
+
+
+def test_refusals(clock, signed, tenant):
+    soft = register(signed)
+    set_policy(tenant, "every")
+    card, other = file_card(tenant), file_card(tenant, note="n2")
+    for knobs in ({"uv": False}, {"origin": "http://evil.example"}, {"rp_id": "evil.example"},
+                  {"cross_origin": True}):
+        _refused_with_audit(tenant, card, confirm(signed, soft, card.id, **knobs))
+    # An assertion made for another card.
+    made_for_other = soft.assert_(confirm_options(signed, other.id)["publicKey"])
+    _refused_with_audit(tenant, card, signed.post(f"/api/cards/{card.id}/passkey/confirm",
+                                                  {"credential": made_for_other}))
+    # A replayed assertion: its challenge is spent.
+    options = confirm_options(signed, card.id)
+    assertion = soft.assert_(options["publicKey"])
+    signed.post(f"/api/cards/{card.id}/passkey/confirm", {"credential": soft.assert_(options["publicKey"])})
+    assert tenant.note("n1")["text"] == "new text"
+    note = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", {**note.data, "text": "old"}, note.version)])
+    card2 = file_card(tenant, text="again")
+    _refused_with_audit(tenant, card2, signed.post(f"/api/cards/{card2.id}/passkey/confirm",
+                                                   {"credential": assertion}))
+    # An expired nonce.
+    options = confirm_options(signed, card2.id)
+    clock.advance(121)
+    _refused_with_audit(tenant, card2, confirm(signed, soft, card2.id, options))
+
+
+def test_another_persons_passkey_and_a_removed_one(signed, tenant):
+    set_policy(tenant, "every")
+    mine = register(signed)
+    colleague = tenant.add_person("admin")
+    theirs = register(tenant.page(colleague))
+    card = file_card(tenant)
+    options = confirm_options(signed, card.id)
+    foreign = theirs.assert_(options["publicKey"])
+    response = signed.post(f"/api/cards/{card.id}/passkey/confirm", {"credential": foreign})
+    _refused_with_audit(tenant, card, response, "passkey_not_yours")
+    assert signed.post(f"/api/passkeys/{mine.id}/remove").status_code == 204
+    assert signed.post(f"/api/cards/{card.id}/passkey/options").json()["error"]["code"] == "no_passkey"
+
+
+def test_a_preview_that_moved_after_the_options_runs_nothing(signed, tenant):
+    soft = register(signed)
+    set_policy(tenant, "every")
+    card = file_card(tenant)
+    options = confirm_options(signed, card.id)
+    note = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", {**note.data, "text": "moved"}, note.version)])
+    response = confirm(signed, soft, card.id, options)
+    assert response.status_code == 409 and response.json()["error"]["code"] == "changed"
+    assert tenant.note("n1")["text"] == "moved"
+
+
+@pytest.mark.anyio
+async def test_in_client_and_code_answers_are_refused_under_the_policy(signed, tenant, configure):
+    from tests.support.harness import accept
+
+    set_policy(tenant, "every")
+    async with tenant.client(answer=accept()) as client:
+        held = await client.call_tool("edit_note", {"note_id": "n1", "text": "from the client"})
+    reply = held.structured_content
+    assert reply["status"] == "pending" and reply["passkeyRequired"] is True and "passkey" in reply["instructions"]
+    assert tenant.note("n1")["text"] != "from the client"
+    configure(fallback="code")
+    async with tenant.client() as client:
+        coded = await client.call_tool("edit_note", {"note_id": "n2", "text": "by code"})
+    assert coded.is_error and "passkey" in coded.content[0].text
+    async with tenant.client() as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert "passkey" in tools["publish_note"].description
+
+
+def test_the_policy_change_is_itself_a_held_request(signed, tenant):
+    soft = register(signed)
+    filed = signed.post("/api/settings/passkey-policy", {"policy": "risky"})
+    assert filed.status_code == 201 and filed.json()["tool"] == "set_passkey_policy", filed.text
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("passkey_policy") == "never"
+    assert signed.post(f"/api/cards/{filed.json()['id']}/confirm").status_code == 200
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("passkey_policy") == "risky"
+    back = signed.post("/api/settings/passkey-policy", {"policy": "never"}).json()
+    assert signed.post(f"/api/cards/{back['id']}/confirm").json()["error"]["code"] == "passkey_required"
+    assert confirm(signed, soft, back["id"]).status_code == 200
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("passkey_policy") == "never"
+    member = tenant.add_person("admin")
+    refused = tenant.page(member).post("/api/settings/passkey-policy", {"policy": "every"})
+    assert refused.status_code == 422 and "owner" in refused.json()["error"]["message"]
+
+
+@pytest.fixture
+def receipt(signed, tenant):
+    soft = register(signed)
+    set_policy(tenant, "risky")
+    card = file_card(tenant)
+    assert confirm(signed, soft, card.id).status_code == 200
+    got = signed.get(f"/api/cards/{card.id}/receipt")
+    assert got.status_code == 200, got.text
+    return got.json()
+
+
+def _paths(value, prefix=()):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list) and value:
+        for i, v in enumerate(value):
+            yield from _paths(v, (*prefix, i))
+    else:
+        yield prefix
+
+
+def _altered(value):
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value[:-1] + ("B" if value[-1:] != "B" else "C") if value else "x"
+    return "changed"
+
+
+def test_receipt_verifies_offline_and_any_change_fails(receipt, tmp_path, capsys):
+    report = verify_receipt(receipt, receipt["server_key"])
+    assert any("signed, with user verification" in line for line in report.proves)
+    paths = [p for p in _paths(receipt) if p]
+    assert len(paths) > 30
+    for path in paths:
+        changed = copy.deepcopy(receipt)
+        target = changed
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = _altered(target[path[-1]])
+        with pytest.raises(ReceiptError):
+            verify_receipt(changed)
+            print("still verifies after changing", path)
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text(json.dumps(receipt))
+    tampered = copy.deepcopy(receipt)
+    tampered["card"]["arguments"]["text"] = "something else"
+    bad.write_text(json.dumps(tampered))
+    assert cli(["verify-receipt", str(good)]) == 0
+    assert "proves" in capsys.readouterr().out.lower()
+    assert cli(["verify-receipt", str(bad)]) == 1
+    assert "does not verify" in capsys.readouterr().out
+
+
+def test_even_the_server_cannot_forge_what_the_passkey_signed(receipt, tenant):
+    """Re-sealed by the server's own key, a changed statement, card or assertion still fails:
+    the passkey's signature and the statement's digests do not depend on the seal."""
+    from countersign.passkeys.receipts import seal_receipt
+
+    def resealed(change):
+        body = {k: v for k, v in copy.deepcopy(receipt).items() if k != "seal"}
+        change(body)
+        return seal_receipt(body, tenant.runtime.keyring.seal)
+
+    verify_receipt(resealed(lambda b: None))
+    for change in (lambda b: b["passkey"].update(statement=b["passkey"]["statement"].replace('"v":1', '"v":1 ')),
+                   lambda b: b["passkey"].update(signature=_altered(b["passkey"]["signature"][:-4]) + "AAAA"),
+                   lambda b: b["passkey"].update(authenticator_data=b["passkey"]["authenticator_data"][:-2] + "AA"),
+                   lambda b: b["passkey"].update(origin="http://evil.example"),
+                   lambda b: b["card"].update(title="Something else")):
+        with pytest.raises(ReceiptError):
+            verify_receipt(resealed(change))

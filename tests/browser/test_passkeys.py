@@ -1,0 +1,103 @@
+"""Passkeys in Debian chromium with the CDP virtual authenticator: register in Settings, sign in
+with the passkey (discoverable, and the autofill), confirm a card the policy covers, download and
+verify its receipt, remove the passkey. Real py_webauthn verification on the server."""
+
+from __future__ import annotations
+
+import json
+
+from playwright.sync_api import expect
+
+from countersign.passkeys.receipts import verify_receipt
+from tests.browser.pages import card, ready, sign_in
+from tests.support.passkey_flows import file_card, set_policy
+
+
+def authenticator(page) -> tuple[object, str]:
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable", {"enableUI": False})
+    auth = cdp.send("WebAuthn.addVirtualAuthenticator", {"options": {
+        "protocol": "ctap2", "transport": "internal", "hasResidentKey": True, "hasUserVerification": True,
+        "isUserVerified": True, "automaticPresenceSimulation": True}})["authenticatorId"]
+    return cdp, auth
+
+
+def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tmp_path):
+    _, server = live
+    cdp, auth = authenticator(page)
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    page.locator("#passkey-name").fill("Test laptop")
+    with page.expect_response("**/api/passkeys") as made:
+        page.get_by_role("button", name="Add a passkey").click()
+    assert made.value.status == 201, made.value.text()
+    creds = cdp.send("WebAuthn.getCredentials", {"authenticatorId": auth})["credentials"]
+    assert len(creds) == 1 and creds[0]["isResidentCredential"] and creds[0]["rpId"] == "localhost"
+    expect(page.locator('[data-section="passkeys"] li')).to_have_count(1)
+
+    # Signed out, the sign-in page's autofill (conditional mediation) signs in with the passkey.
+    context.clear_cookies()
+    page.goto(f"{server.origin}/signin")
+    assert page.locator("#email").get_attribute("autocomplete") == "username webauthn"
+    expect(page.locator("body")).not_to_have_attribute("data-view", "signin")
+    # And the button does too (a discoverable credential: no address asked).
+    context.clear_cookies()
+    cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": auth, "enabled": False})
+    page.goto(f"{server.origin}/signin")
+    ready(page, "signin")
+    cdp.send("WebAuthn.setAutomaticPresenceSimulation", {"authenticatorId": auth, "enabled": True})
+    with page.expect_response("**/api/signin/passkey") as signed:
+        page.get_by_role("button", name="Sign in with a passkey").click()
+    assert signed.value.status == 200, signed.value.text()
+    expect(page.locator("body")).not_to_have_attribute("data-view", "signin")
+
+    set_policy(tenant, "risky")
+    held = file_card(tenant)
+    page.goto(f"{server.origin}/confirm?card={held.id}")
+    ready(page)
+    button = card(page, held.id).get_by_role("button", name="Confirm with passkey")
+    with page.expect_response("**/passkey/confirm") as done:
+        button.click()
+    assert done.value.status == 200, done.value.text()
+    expect(card(page, held.id)).to_have_attribute("data-state", "completed")
+    with page.expect_download() as download:
+        card(page, held.id).get_by_role("link", name="Download the passkey receipt").click()
+    path = tmp_path / "receipt.json"
+    download.value.save_as(path)
+    receipt = json.loads(path.read_text())
+    assert verify_receipt(receipt).proves and receipt["passkey"]["credential_id"] == creds[0]["credentialId"] \
+        .replace("+", "-").replace("/", "_").rstrip("=")
+    assert tenant.note("n1")["text"] == "new text"
+
+    # Cancelling at the device's prompt runs nothing and says so; the button stays usable.
+    other = file_card(tenant, note="n2")
+    cdp.send("WebAuthn.setUserVerified", {"authenticatorId": auth, "isUserVerified": False})
+    page.goto(f"{server.origin}/confirm?card={other.id}")
+    ready(page)
+    card(page, other.id).get_by_role("button", name="Confirm with passkey").click()
+    expect(card(page, other.id).locator(".error")).to_contain_text("passkey was not used")
+    expect(card(page, other.id).get_by_role("button", name="Confirm with passkey")).to_be_enabled()
+    cdp.send("WebAuthn.setUserVerified", {"authenticatorId": auth, "isUserVerified": True})
+
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    with page.expect_response("**/remove") as removed:
+        page.get_by_role("button", name="Remove").click()
+    assert removed.value.status == 204
+    expect(page.locator('[data-section="passkeys"]')).to_contain_text("No passkeys yet")
+
+
+def test_without_webauthn_the_page_explains(live, tenant, page):
+    _, server = live
+    page.add_init_script("delete window.PublicKeyCredential")
+    set_policy(tenant, "every")
+    held = file_card(tenant, "edit_note")
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/confirm?card={held.id}")
+    ready(page)
+    expect(card(page, held.id)).to_contain_text("This browser cannot use passkeys")
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    expect(page.locator('[data-section="passkeys"]')).to_contain_text("ask the workspace owner")
+    set_policy(tenant, "never")
