@@ -27,7 +27,7 @@ import anyio
 from ..core.canonical import digest
 from ..core.cards import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
-from ..store.records import Card
+from ..store.records import Card, Workspace
 from . import replies
 from .actions import ActionError
 from .answers import say_no, say_yes
@@ -103,7 +103,7 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
                                   step.card.id)
             card = await anyio.to_thread.run_sync(desk.store.get_card, step.card.workspace_id, step.card.id,
                                                   desk.now())
-            return Done(card_reply(desk, card))
+            return Done(card_reply(desk, card, q.ctx.workspace))
         assert call.elicit_form is not None
         asked_at = q.ctx.now
         answer = await call.elicit_form(q.plan.preview.question())
@@ -125,7 +125,7 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
 
     earlier = desk.recent(q)
     if earlier is not None:  # the same request is already waiting, or was just refused
-        return Done(card_reply(desk, earlier))
+        return Done(card_reply(desk, earlier, q.ctx.workspace))
 
     if q.allows_in_client() and call.form_elicitation:
         if call.modern:
@@ -160,7 +160,7 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     state = call.state or {}
     if state.get("k") == "url":  # a URL question put by an earlier version of this server: its card's reply
         card = desk.store.get_card(q.ctx.workspace.id, str(state.get("card")), q.ctx.now)
-        return Done(card_reply(desk, card))
+        return Done(card_reply(desk, card, q.ctx.workspace))
     if state.get("k") != "form" or not isinstance(state.get("n"), str):
         raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
     if not desk.store.use_nonce("ask:" + state["n"], q.ctx.now + NONCE_TTL, q.ctx.now):
@@ -234,14 +234,15 @@ def _hold(desk: CardDesk, call: Call, q: Question, looked: bool = False) -> Repl
     card = _file_or_find(desk, q, looked)
     if card.state is CardState.PENDING and call.url_elicitation and call.elicit_url is not None:
         return _Elicit("url", q, card)
-    return Done(card_reply(desk, card))
+    return Done(card_reply(desk, card, q.ctx.workspace))
 
 
-def card_reply(desk: CardDesk, card: Card) -> dict[str, Any]:
-    """What the agent is told about a request's card: held, declined, or how it ended."""
+def card_reply(desk: CardDesk, card: Card, workspace: Workspace | None = None) -> dict[str, Any]:
+    """What the agent is told about a request's card: held, declined, or how it ended.
+    ``workspace``: the card's, as this request just read it."""
     if card.state is CardState.PENDING:
         return replies.held_reply(card, desk.card_url(card.id), desk.settings.pending_url,
-                                  passkey=desk.card_needs_passkey(card))
+                                  passkey=desk.card_needs_passkey(card, workspace))
     if card.state is CardState.DECLINED and card.refusal is None:
         return replies.declined_reply(card)
     return replies.status_reply(card)
@@ -304,7 +305,7 @@ def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
 async def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """``request_confirmation``: the held reply ``tool`` gives when it waits, whatever its class."""
     def held() -> dict[str, Any]:
-        return card_reply(desk, _file_or_find(desk, desk.question(principal, tool, arguments)))
+        return card_reply(desk, _file_or_find(desk, desk.question(principal, tool, arguments)), principal.workspace)
 
     return await anyio.to_thread.run_sync(held)
 

@@ -202,18 +202,20 @@ class CardDesk:
         revoked the connection that asked (``reason`` then says so)."""
         return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
 
-    def card_needs_passkey(self, card: Card) -> bool:
+    def card_needs_passkey(self, card: Card, workspace: Workspace | None = None) -> bool:
         """Whether the workspace's passkey policy covers ``card`` now (its class read from its
-        stored arguments; arguments that no longer parse count as covered unless the policy is never)."""
+        stored arguments; arguments that no longer parse count as covered unless the policy is never).
+        ``workspace``: the card's, as this request just read it (not read again)."""
         from ..passkeys.policy import needs_passkey, policy_of
 
-        workspace = self.store.get_workspace(card.workspace_id)
+        if workspace is None or workspace.id != card.workspace_id:
+            workspace = self.store.get_workspace(card.workspace_id)
         if policy_of(workspace) == "never":
             return False
         try:
             action = self.registry.action(card.tool)
             person = self.store.get_person(card.workspace_id, card.person_id)
-            ctx = self.context(card.workspace_id, person, None, self.now())
+            ctx = ActionContext.of(self.store, workspace, person, None, self.now())
             return needs_passkey(ctx.workspace, action, action.gate_class(action.parse(card.arguments), ctx))
         except Exception:  # noqa: BLE001 (unparseable now: the safe answer)
             return True
