@@ -6,7 +6,8 @@ SQLite runs on a temporary file; DynamoDB runs on moto, so its rates measure mot
 not the service. moto 5.2.5 deep-copies the whole table for every item of every
 ``TransactWriteItems`` (to roll back), so its rates fall as the table grows: keep N_DYNAMODB small.
 For DynamoDB it also counts the requests each step makes, through botocore's ``before-call``
-event. It prints; it asserts nothing.
+event, and then (``bench/whole_calls.py``) the requests of whole MCP calls and whole clicks on
+the stack in miniature. It prints; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -206,6 +207,11 @@ def main() -> None:
     for step, calls in steps:
         detail = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in sorted(calls.items()))
         print(f"{step:<{width}}{sum(calls.values()):>9}  {detail}")
+
+    print()
+    import runpy  # the same counts for whole MCP calls and whole clicks (bench/whole_calls.py)
+
+    runpy.run_path(str(ROOT / "bench" / "whole_calls.py"), run_name="__main__")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""``countersign``: serve | keys | workspace | connection | signin-link | backup | budget import | upstream."""
+"""``countersign``: serve | keys | workspace | connection | signin-link | backup | suppression | budget import |
+budget upgrade | upstream | verify-receipt."""
 
 from __future__ import annotations
 
@@ -243,6 +244,23 @@ def cmd_budget_import(args) -> int:
     return 0
 
 
+def cmd_budget_upgrade(args) -> int:
+    """Move a budget written before the chunked layout into it (once per workspace; safe to repeat)."""
+    from .toolsets.budget.layout import upgrade
+
+    s, store = _store(args)
+    email = args.email
+    if not email:
+        demo = s.data_dir / "demo.json"
+        email = json.loads(demo.read_text()).get("person_email") if demo.exists() else None
+    person = store.get_person_by_email(email) if email else None
+    if person is None:
+        print("error: --email must name a member of the workspace to upgrade", file=sys.stderr)
+        return 2
+    print(json.dumps({"workspace_id": person.workspace_id, "moved": upgrade(store, person.workspace_id)}))
+    return 0
+
+
 def cmd_verify_receipt(args) -> int:
     """Check a passkey confirmation's receipt offline (docs/passkeys.md) and say what it proves."""
     import json
@@ -335,6 +353,12 @@ def parser() -> argparse.ArgumentParser:
     budget_import.add_argument("--data")
     budget_import.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
     budget_import.set_defaults(func=cmd_budget_import)
+    budget_upgrade = budget.add_parser("upgrade", help="move a budget written by an older version into the "
+                                                       "chunked layout (once; safe to repeat)")
+    budget_upgrade.add_argument("--email", help="a member of the workspace (default: the demo person)")
+    budget_upgrade.add_argument("--data")
+    budget_upgrade.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    budget_upgrade.set_defaults(func=cmd_budget_upgrade)
 
     cli_upstream.add_parser(sub)
     return p

@@ -31,9 +31,13 @@ import, so the local server and the tests keep plain ``logging``.
   ``notification_not_delivered``  a stream record whose notification is still owed (retried)
   ====================== =============================================================
 
-* **Tracer** (X-Ray, patches botocore): on only inside Lambda (``AWS_LAMBDA_FUNCTION_NAME`` is
-  set by the Lambda runtime) and never records responses or error messages, which could carry
-  a code or a sign-in link.
+* **Traces**: the functions run with ``Tracing: Active``, so X-Ray records every invocation
+  (its init, its duration, its errors) with no code here. The X-Ray SDK itself (Powertools'
+  Tracer, patching botocore so each AWS call is a subsegment) is **off by default**: importing and
+  building it took 0.17-0.35 s of every cold start on the bench machine (``bench/coldstart.py``),
+  most of the project's own share of an import. Set ``COUNTERSIGN_XRAY_SDK=1`` on a function to
+  get per-call subsegments while investigating (botocore only; inside Lambda only); it never
+  records responses or error messages, which could carry a code or a sign-in link.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ READ_BY_POWERTOOLS = (
     "POWERTOOLS_TRACER_CAPTURE_ERROR",
 )
 DEFAULT_SERVICE = "countersign"
+XRAY_SDK_ENV = "COUNTERSIGN_XRAY_SDK"  # "1": AWS-call subsegments through the X-Ray SDK (costs cold start)
 
 CARD_EVENTS = (
     "card_filed", "card_confirmed", "card_declined", "card_withdrawn", "card_expired", "card_refused_drift",
@@ -204,10 +209,10 @@ def setup() -> None:
 
     _metrics = Metrics(namespace=os.environ.get(NAMESPACE_ENV) or DEFAULT_SERVICE,
                        service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE)
-    if on_lambda():
+    if on_lambda() and os.environ.get(XRAY_SDK_ENV) == "1":
         from aws_lambda_powertools import Tracer
 
-        _tracer = Tracer(service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE)
+        _tracer = Tracer(service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE, patch_modules=["botocore"])
 
 
 def logger():
@@ -255,7 +260,7 @@ def instrument(
 ) -> Callable[[dict, Any], Answer]:
     """The Lambda entry: correlation id and context keys on every log line of the invocation,
     one ``handled`` line per invocation (``summary(event, result)``'s fields and the duration),
-    metrics flushed at its end (plus ``ColdStart``), an X-Ray segment inside Lambda.
+    metrics flushed at its end (plus ``ColdStart``), and X-Ray SDK subsegments when they are on.
 
     ``correlation_id_path`` (JMESPath into the event): API Gateway's request id for the HTTP
     functions; the first record's ``eventID`` for a stream batch; the EventBridge event's ``id``

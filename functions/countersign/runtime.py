@@ -204,9 +204,12 @@ def build(
     secret_loader: Callable[[str], str] | None = None,
     deliver_inline: bool = True,
     previous_loader: Callable[[str], str | None] | None = None,
+    lazy_toolsets: bool = False,
 ) -> Runtime:
     """Everything a process serves with. ``deliver_inline``: email right after filing (the local
-    server); off where a separate notifier delivers (AWS: the table's stream)."""
+    server); off where a separate notifier delivers (AWS: the table's stream). ``lazy_toolsets``:
+    import the toolsets of ``settings.packs`` when a tool is first looked up, not now (the Lambda
+    functions that do not serve MCP: most of their invocations plan nothing)."""
     if store is None:
         if settings.store.startswith("sqlite:///"):
             _private_dir(settings.data_dir)
@@ -223,11 +226,16 @@ def build(
 
         previous_loader = infra_secrets.load_previous_secret
     origin_previous = load_previous_origin_secret(settings, previous_loader)
-    from .passkeys.action import TOOLSET as PASSKEY_POLICY
 
-    chosen = load_toolsets(settings.packs) if toolsets is None else toolsets
-    chosen = [*chosen, PASSKEY_POLICY] if PASSKEY_POLICY not in chosen else list(chosen)
-    registry = Registry([ts.bind(state_keys, settings) if ts.bind else ts for ts in chosen])
+    def chosen() -> list[Toolset]:
+        from .passkeys.action import TOOLSET as PASSKEY_POLICY
+
+        picked = load_toolsets(settings.packs) if toolsets is None else toolsets
+        picked = [*picked, PASSKEY_POLICY] if PASSKEY_POLICY not in picked else list(picked)
+        # A toolset that needs the keys or settings (the gateway seals credentials) is bound here.
+        return [ts.bind(state_keys, settings) if ts.bind else ts for ts in picked]
+
+    registry = Registry(chosen if lazy_toolsets and toolsets is None else chosen())
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
     from . import notify
 

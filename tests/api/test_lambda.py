@@ -283,6 +283,7 @@ with mock_aws():
     print(json.dumps({"status": result["statusCode"], "seconds": took, "store": type(api.runtime.store).__name__,
                       "mcp": [m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types")
                               or m.startswith("countersign.surfaces.mcp") or m == "countersign.handlers.mcp"],
+                      "toolsets_at_start": [m for m in sys.modules if m.startswith("countersign.toolsets.")],
                       "toolsets": [t.name for t in api.runtime.registry.toolsets]}))
 """
     env = dict(os.environ, COUNTERSIGN_STORE="dynamodb://countersign-api", COUNTERSIGN_DATA=str(tmp_path),
@@ -297,6 +298,7 @@ with mock_aws():
     assert report["status"] == 401
     assert report["store"] == "DynamoDBStore"
     assert report["mcp"] == [], report["mcp"]
+    assert report["toolsets_at_start"] == []  # imported when first planned (a click), not at every cold start
     # every toolset of the build (and the passkey policy action), none of them pulling in mcp
     assert report["toolsets"] == ["budget", "mail", "gateway", "passkeys"]
 

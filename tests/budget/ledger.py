@@ -3,16 +3,30 @@ helper that plans, applies and reads through the toolset's own actions, in proce
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.gate.actions import ActionContext, Plan
-from countersign.gate.question import subject_fingerprint
+from countersign.gate.errors import DriftError
+from countersign.gate.question import plan_at_answer, subject_fingerprint
+from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
-from countersign.toolsets.budget import TOOLSET
-from countersign.toolsets.budget.model import ACCOUNT, CATEGORY, GROUP, MONTH, OP, RTA_ID, TXNS, new_txn
+from countersign.toolsets.budget import TOOLSET, layout
+from countersign.toolsets.budget.model import (
+    ACCOUNT,
+    CATEGORY,
+    GROUP,
+    LOCATOR,
+    MONTH,
+    OP,
+    RTA_ID,
+    TOTAL,
+    TXNS,
+    Ledger,
+    new_txn,
+)
 
 NOW = int(datetime(2026, 9, 20, 12, tzinfo=UTC).timestamp())  # "current" is 2026-09-01
 
@@ -21,15 +35,16 @@ READS = {r.name: r for r in TOOLSET.reads}
 
 
 def _txns():
+    """Ids made before the chunked layout (``t_pay``): they do not carry their month, so each has a locator."""
     return {
-        "acc_checking.2026-09": [
+        "acc_checking": [
             new_txn("t_pay", "2026-09-01", "Acme Payroll", 2_400_000, RTA_ID, cleared="cleared"),
             new_txn("t_market", "2026-09-12", "Market", -86_400, None, cleared="cleared", approved=False),
             new_txn("t_bistro", "2026-09-14", "Bistro", -42_500, "cat_restaurants", cleared="cleared"),
             new_txn("t_shop", "2026-09-15", "Corner Store", -12_000, None, approved=False),
             new_txn("t_court", "2026-09-16", "Court Booking", -18_000, "cat_tennis", cleared="reconciled"),
         ],
-        "acc_savings.2026-08": [
+        "acc_savings": [
             new_txn("t_interest", "2026-08-31", "Interest", 2_100, RTA_ID, cleared="cleared"),
         ],
     }
@@ -57,9 +72,7 @@ def seed_small(store, workspace_id: str) -> None:
     writes.append(
         DocWrite(MONTH, "2026-09-01", {"budgeted": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}, 0)
     )
-    for bid, txns in _txns().items():
-        account, month = bid.rsplit(".", 1)
-        writes.append(DocWrite(TXNS, bid, {"account_id": account, "month": month, "transactions": txns}, 0))
+    writes.extend(layout.build((account, t) for account, txns in _txns().items() for t in txns))
     store.write_docs(workspace_id, writes)
 
 
@@ -69,6 +82,7 @@ class Book:
 
     store: object
     ctx: ActionContext
+    _asked: dict = field(default_factory=dict)  # id(plan) → (tool, arguments) it was planned from
 
     @property
     def workspace_id(self) -> str:
@@ -76,14 +90,30 @@ class Book:
 
     def plan(self, tool: str, **args) -> Plan:
         action = ACTIONS[tool]
-        return action.plan(action.parse(args), self.ctx)
+        plan = action.plan(action.parse(args), self.ctx)
+        self._asked[id(plan)] = (tool, args)
+        return plan
 
     def apply(self, tool: str, plan: Plan) -> dict:
-        """Apply and commit the effect (as the gate does for a call that runs at once); the result."""
-        effect = ACTIONS[tool].apply(plan, self.ctx)
-        for phase in effect.phases:
-            self.store.write_docs(self.workspace_id, list(phase.writes))
-        return effect.result
+        """Apply and commit the effect as the gate does for an answer: a write that raced another
+        (its expectation failed) is planned again on fresh state and runs only while the fingerprint
+        is still the one shown, else :class:`DriftError`. The result."""
+        shown = self.fingerprint(tool, plan)
+        for _ in range(5):
+            effect = ACTIONS[tool].apply(plan, self.ctx)
+            try:
+                for phase in effect.phases:
+                    self.store.write_docs(self.workspace_id, list(phase.writes))
+            except Conflict:
+                asked_tool, args = self._asked[id(plan)]
+                action = ACTIONS[asked_tool]
+                plan = plan_at_answer(action, action.parse(args), self.ctx)
+                self._asked[id(plan)] = (asked_tool, args)
+                if self.fingerprint(tool, plan) != shown:
+                    raise DriftError(action.drift_message) from None
+                continue
+            return effect.result
+        raise AssertionError("five conflicts in a row")
 
     def do(self, tool: str, **args) -> dict:
         return self.apply(tool, self.plan(tool, **args))
@@ -121,20 +151,19 @@ class Book:
     def snapshot(self) -> dict:
         """Every budget doc's data (versions left out): equal snapshots mean equal ledgers."""
         return {kind: {d.id: d.data for d in self.store.list_docs(self.workspace_id, kind)}
-                for kind in (ACCOUNT, GROUP, CATEGORY, MONTH, TXNS)}
+                for kind in (ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, TOTAL, LOCATOR)}
 
     # -- moving things behind a preview -----------------------------------------------------------
 
     def set_txn(self, txn_id: str, **fields) -> None:
-        for doc in self.store.list_docs(self.workspace_id, TXNS):
-            ts = doc.data["transactions"]
-            if any(t["id"] == txn_id for t in ts):
-                new = [dict(t, **fields) if t["id"] == txn_id else t for t in ts]
-                self.store.write_docs(
-                    self.workspace_id, [DocWrite(TXNS, doc.id, dict(doc.data, transactions=new), doc.version)]
-                )
-                return
-        raise KeyError(txn_id)
+        """Another writer changes a transaction (its totals with it), behind any plan made before."""
+        ledger = Ledger(self.store, self.workspace_id)
+        ref = ledger.find_txn(txn_id)
+        if ref is None:
+            raise KeyError(txn_id)
+        staged = layout.Staged(ledger)
+        staged.replace(ref.chunk, txn_id, dict(ref.data, **fields))
+        self.store.write_docs(self.workspace_id, staged.writes())
 
     def set_budget(self, month: str, category_id: str, milliunits: int) -> None:
         doc = self.store.get_doc(self.workspace_id, MONTH, month)
@@ -163,3 +192,8 @@ def book_for(store, workspace_id: str, person, now: int = NOW) -> Book:
 def set_group(book: Book, group_id: str, **fields) -> None:
     doc = book.store.get_doc(book.workspace_id, GROUP, group_id)
     book.store.write_docs(book.workspace_id, [DocWrite(GROUP, group_id, dict(doc.data, **fields), doc.version)])
+
+
+def every_transaction(ledger: Ledger) -> list:
+    """Every transaction of the ledger (a test's whole view; the toolset itself never reads them all)."""
+    return [ref for doc in ledger.range(TOTAL, "m.") for ref in ledger.month_transactions(doc.id[2:])]

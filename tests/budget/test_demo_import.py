@@ -10,9 +10,10 @@ from countersign import accounts
 from countersign.cli import main
 from countersign.core.ids import new_id
 from countersign.toolsets.budget import TOOLSET
+from countersign.toolsets.budget.figures import month_figures
 from countersign.toolsets.budget.importer import RegisterError, import_register, parse_register
-from countersign.toolsets.budget.model import RTA_ID, Ledger, add_months, is_uncategorised, today
-from tests.budget.ledger import NOW, new_book
+from countersign.toolsets.budget.model import MONTH, RTA_ID, TXNS, Ledger, add_months, is_uncategorised, today
+from tests.budget.ledger import NOW, every_transaction, new_book
 
 HEADER = (
     '"Account","Flag","Date","Payee","Category Group/Category","Category Group","Category",'
@@ -46,7 +47,7 @@ def test_demo_is_a_realistic_budget(store):
     book = new_book(store, seed=False)
     TOOLSET.demo(book.store, book.ctx)
     ledger = Ledger.load(store, book.workspace_id)
-    txns = [r.data for r in ledger.transactions()]
+    txns = [r.data for r in every_transaction(ledger)]
     assert len(ledger.accounts) == 3 and len(ledger.groups) >= 4
     assert len([c for c in ledger.categories.values() if not c.data.get("internal")]) >= 20
     assert len(txns) >= 200
@@ -56,8 +57,8 @@ def test_demo_is_a_realistic_budget(store):
     assert 3 <= sum(is_uncategorised(t) for t in txns) <= 20
     assert 5 <= sum(not t["approved"] for t in txns) <= 20
     assert {t["cleared"] for t in txns} == {"cleared", "uncleared", "reconciled"}
-    assert sorted(ledger.months) == [add_months(current, i) for i in (-2, -1, 0)]
-    figures = ledger.month_figures(current)
+    assert [d.id for d in ledger.range(MONTH)] == [add_months(current, i) for i in (-2, -1, 0)]
+    figures = month_figures(ledger, current)
     assert figures["ready_to_assign"] > 0 and figures["activity"]
     names = {c.data["name"] for c in ledger.categories.values()}
     assert {"Restaurants", "Groceries", "Tennis"} <= names
@@ -74,7 +75,7 @@ def test_import_register(store):
     assert result.accounts_created == ["Visa Card"]
     assert result.categories_created == ["Fun: Hobbies"]  # Groceries and Household exist already
     ledger = Ledger.load(store, book.workspace_id)
-    by_payee = {(ledger.accounts[r.account_id].data["name"], r.data["payee"]): r.data for r in ledger.transactions()
+    by_payee = {(ledger.accounts[r.account_id].data["name"], r.data["payee"]): r.data for r in every_transaction(ledger)
                 if r.data["import_id"]}
     payroll = by_payee[("Checking", "Acme Corp")]
     assert (payroll["amount"], payroll["category_id"], payroll["cleared"]) == (2_400_000, RTA_ID, "reconciled")
@@ -165,7 +166,9 @@ def test_a_long_history_is_written_in_batches(store):
     result = import_register(book.store, book.ctx, register(*rows))
     assert result.imported == 100
     ledger = Ledger.load(store, book.workspace_id)
-    assert len(ledger.buckets) == 100 and ledger.balances(next(iter(ledger.accounts))) == (-100_000, 0)
+    assert len(store.list_docs(book.workspace_id, TXNS)) == 100  # one chunk a month
+    assert ledger.balances(next(iter(ledger.accounts))) == (-100_000, 0)
+    assert len(every_transaction(ledger)) == 100
 
 
 # -- the CLI ---------------------------------------------------------------------------------------------
@@ -196,4 +199,8 @@ def test_cli_budget_import(tmp_path, capsys):
 
     assert main(["budget", "import", str(good), "--email", "nobody@example.com", *base]) == 2
     assert "no member" in capsys.readouterr().err
+
+    assert main(["budget", "upgrade", "--email", email, *base]) == 0  # nothing of an older layout here
+    assert json.loads(capsys.readouterr().out) == {"workspace_id": workspace.id, "moved": 0}
+    assert main(["budget", "upgrade", "--email", "nobody@example.com", *base]) == 2
     store.close()

@@ -9,13 +9,18 @@ import pytest
 from countersign.gate.actions import ActionError
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
+from countersign.toolsets.budget import layout
+from countersign.toolsets.budget.figures import month_figures
 from countersign.toolsets.budget.model import (
     DRIFT,
+    LOCATOR,
     RTA_ID,
+    TOTAL,
     TXNS,
     Ledger,
     display,
     month_start,
+    new_txn,
     parse_date,
     resolve_month,
     to_milliunits,
@@ -104,13 +109,13 @@ def test_leap_day_exists_in_a_leap_year():
 # -- the ledger (both stores) ----------------------------------------------------------------------
 
 
-def test_ledger_loads_every_record_with_versions(book):
-    ledger = Ledger.load(book.store, book.workspace_id)
+def test_ledger_reads_what_it_is_asked_with_versions(book):
+    ledger = Ledger(book.store, book.workspace_id)
     assert set(ledger.accounts) == {"acc_checking", "acc_savings"}
     assert ledger.category(RTA_ID).data["name"] == "Ready to Assign"  # built in, never stored
-    assert ledger.txn("t_market").bucket == "acc_checking.2026-09"
-    assert ledger.txn("t_market").account_id == "acc_checking"
-    assert ledger.buckets["acc_checking.2026-09"].version == 1
+    ref = ledger.txn("t_market")  # an id made before the chunked layout: found through its locator
+    assert ref.chunk == "2026-09.acc_checking.0000" and ref.account_id == "acc_checking"
+    assert ledger.get(TXNS, ref.chunk).version == 1
     assert [d.data["name"] for d in ledger.ordered_categories("grp_fun")] == ["Tennis", "Books"]
     with pytest.raises(ActionError) as err:
         ledger.txn("t_nope", "changes[0].transaction_id")
@@ -118,25 +123,25 @@ def test_ledger_loads_every_record_with_versions(book):
 
 
 def test_balances_and_month_figures(book):
-    ledger = Ledger.load(book.store, book.workspace_id)
+    ledger = Ledger(book.store, book.workspace_id)
     assert ledger.balances("acc_checking") == (2_400_000 - 86_400 - 42_500 - 18_000, -12_000)
-    figures = ledger.month_figures("2026-09-01")
+    figures = month_figures(ledger, "2026-09-01")
     assert figures["budgeted"] == {"cat_restaurants": 120_000, "cat_groceries": 400_000}
     assert figures["activity"] == {"cat_restaurants": -42_500, "cat_tennis": -18_000}
     assert figures["available"]["cat_restaurants"] == 77_500
     assert figures["available"]["cat_tennis"] == -18_000
     assert figures["income"] == 2_400_000
     assert figures["ready_to_assign"] == 2_100 + 2_400_000 - 520_000
-    october = ledger.month_figures("2026-10-01")
+    october = month_figures(ledger, "2026-10-01")
     assert october["available"]["cat_restaurants"] == 77_500  # carried over
     assert october["available"]["cat_tennis"] == 0  # overspending does not carry over...
     assert october["ready_to_assign"] == figures["ready_to_assign"] - 18_000  # ...it comes out of Ready to Assign
 
 
 def test_commit_writes_changes_and_operation_atomically(book):
-    ledger = Ledger.load(book.store, book.workspace_id)
+    ledger = Ledger(book.store, book.workspace_id)
     changes = [
-        txn_change("acc_checking.2026-09", "t_market", {"category_id": None}, {"category_id": "cat_groceries"}),
+        txn_change("t_market", {"category_id": None}, {"category_id": "cat_groceries"}),
         budget_change("2026-09-01", "cat_groceries", 400_000, 450_000),
     ]
     before = book.snapshot()
@@ -145,26 +150,27 @@ def test_commit_writes_changes_and_operation_atomically(book):
     book.store.write_docs(book.workspace_id, writes)  # as the gate commits them: one transaction
     assert book.txn("t_market")["category_id"] == "cat_groceries"
     assert book.budgeted("2026-09-01", "cat_groceries") == 450_000
+    assert month_figures(Ledger(book.store, book.workspace_id), "2026-09-01")["activity"]["cat_groceries"] == -86_400
     [op] = book.ops()
     assert op.id == op_id and op.data["changes"] == changes and op.data["by"] == book.ctx.person.id
 
 
 def test_writes_staged_before_a_race_conflict_and_write_nothing(book):
-    ledger = Ledger.load(book.store, book.workspace_id)  # read before the other writer
-    change = txn_change("acc_checking.2026-09", "t_market", {"category_id": None}, {"category_id": "cat_groceries"})
+    ledger = Ledger(book.store, book.workspace_id)  # read before the other writer
+    change = txn_change("t_market", {"category_id": None}, {"category_id": "cat_groceries"})
     _, writes = commit(book.ctx, ledger, [change], "test", "test")
-    book.set_txn("t_shop", memo="written meanwhile")  # same bucket, other transaction
+    book.set_txn("t_shop", memo="written meanwhile")  # same chunk, other transaction
     before = book.snapshot()
     with pytest.raises(Conflict) as err:
         book.store.write_docs(book.workspace_id, writes)
-    assert (err.value.kind, err.value.id) == (TXNS, "acc_checking.2026-09")
+    assert err.value.kind in (TXNS, TOTAL)
     assert book.snapshot() == before and book.ops() == []
 
 
 def test_commit_refuses_a_moved_target(book):
     book.set_txn("t_market", category_id="cat_household")
-    ledger = Ledger.load(book.store, book.workspace_id)
-    change = txn_change("acc_checking.2026-09", "t_market", {"category_id": None}, {"category_id": "cat_groceries"})
+    ledger = Ledger(book.store, book.workspace_id)
+    change = txn_change("t_market", {"category_id": None}, {"category_id": "cat_groceries"})
     with pytest.raises(ActionError) as err:
         commit(book.ctx, ledger, [change], "test", "test")
     assert DRIFT in err.value.message and "Market" in err.value.message
@@ -173,22 +179,97 @@ def test_commit_refuses_a_moved_target(book):
 
 def test_reverse_restores_exactly_and_empties_vanish(book):
     before = book.snapshot()
-    ledger = Ledger.load(book.store, book.workspace_id)
-    from countersign.toolsets.budget.model import new_txn
-
-    txn = new_txn("t_new", "2026-11-02", "Shop", -1_000, None)
-    changes = [txn_change("acc_savings.2026-11", "t_new", None, txn)]
+    ledger = Ledger(book.store, book.workspace_id)
+    txn = new_txn("t_20261102_new", "2026-11-02", "Shop", -1_000, None)
+    changes = [txn_change("t_20261102_new", None, txn, account="acc_savings")]
     book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "test")[1])
-    assert book.store.get_doc(book.workspace_id, TXNS, "acc_savings.2026-11") is not None
-    ledger = Ledger.load(book.store, book.workspace_id)
+    assert book.store.get_doc(book.workspace_id, TXNS, "2026-11.acc_savings.0000") is not None
+    ledger = Ledger(book.store, book.workspace_id)
     book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, reverse(changes), "test", "test")[1])
-    assert book.snapshot() == before
-    assert book.store.get_doc(book.workspace_id, TXNS, "acc_savings.2026-11") is None
+    assert book.snapshot() == before  # chunks, totals and locators alike
+    assert book.store.get_doc(book.workspace_id, TXNS, "2026-11.acc_savings.0000") is None
 
 
-def test_stale_bucket_write_is_a_conflict_not_a_loss(book):
-    doc = book.store.get_doc(book.workspace_id, TXNS, "acc_checking.2026-09")
+def test_stale_chunk_write_is_a_conflict_not_a_loss(book):
+    doc = book.store.get_doc(book.workspace_id, TXNS, "2026-09.acc_checking.0000")
     book.set_txn("t_shop", memo="first")
     with pytest.raises(Conflict):
         book.store.write_docs(book.workspace_id, [DocWrite(TXNS, doc.id, doc.data, doc.version)])
     assert book.txn("t_shop")["memo"] == "first"
+
+
+def test_no_doc_grows_with_the_ledger(book):
+    """A month of one account holding far more than one item may: it is spread over chunks, each
+    bounded, and the totals beside them stay small; every transaction is still found."""
+    entries = [("acc_checking", new_txn(f"t_20261005_{i:016d}", "2026-10-05", f"Shop {i} " + "x" * 200,
+                                        -1_000 - i, "cat_books", memo="m" * 300)) for i in range(700)]
+    for start in range(0, len(entries), 150):  # as a long import writes them: batch after batch
+        ledger = Ledger(book.store, book.workspace_id)
+        staged = layout.Staged(ledger)
+        for account, txn in entries[start:start + 150]:
+            staged.add(account, txn)
+        book.store.write_docs(book.workspace_id, staged.writes())
+    chunks = [d for d in book.store.list_docs(book.workspace_id, TXNS, "2026-10.")]
+    assert len(chunks) > 5
+    assert max(layout.size_of(d.data) for d in chunks) <= layout.CHUNK_TARGET
+    totals = book.store.list_docs(book.workspace_id, TOTAL)
+    assert max(layout.size_of(d.data) for d in totals) < 2_000
+    ledger = Ledger(book.store, book.workspace_id)
+    assert ledger.txn("t_20261005_0000000000000699").data["payee"].startswith("Shop 699")
+    assert month_figures(ledger, "2026-10-01")["activity"]["cat_books"] == -sum(1_000 + i for i in range(700))
+
+
+def test_a_chunk_that_grows_past_its_bound_is_cut(book):
+    entries = [("acc_savings", new_txn(f"t_20261201_{i:016d}", "2026-12-01", "Shop", -10, None)) for i in range(200)]
+    staged = layout.Staged(Ledger(book.store, book.workspace_id))
+    for account, txn in entries:
+        staged.add(account, txn)
+    book.store.write_docs(book.workspace_id, staged.writes())
+    ledger = Ledger(book.store, book.workspace_id)
+    subs = [{"amount": -1, "category_id": "cat_books", "memo": "n" * 400} for _ in range(10)]
+    changes = [txn_change(t["id"], {"subtransactions": []}, {"subtransactions": subs}) for _, t in entries[:40]]
+    book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "split")[1])
+    chunks = book.store.list_docs(book.workspace_id, TXNS, "2026-12.")
+    assert len(chunks) > 1 and max(layout.size_of(d.data) for d in chunks) <= layout.CHUNK_MAX
+    assert sum(len(d.data["transactions"]) for d in chunks) == 200
+
+
+def test_totals_always_agree_with_the_transactions(book):
+    """After writes of every kind (and an undo), each total is what its transactions add up to."""
+    book.do("create_transactions", account_id="acc_savings", transactions=[
+        {"date": "2026-10-03", "payee": "Shop", "amount": "-12.00", "category_id": "cat_books"},
+        {"date": "2026-09-30", "payee": "Pay", "amount": "100", "category_id": RTA_ID, "cleared": "cleared"}])
+    book.do("apply_categories", changes=[{"transaction_id": "t_market", "category_id": "cat_groceries"}])
+    split = book.do("split_transaction", transaction_id="t_shop", lines=[
+        {"amount": "-7", "category_id": "cat_household"}, {"amount": "-5", "category_id": "cat_books"}])
+    book.do("reconcile_account", account_id="acc_checking", balance="2253.10")
+    book.do("approve_transactions", transaction_ids=["t_market"])
+    book.do("undo_operation", operation_id=book.ops()[-1].id)
+    assert split["operation_id"]
+    expected: dict = {}
+    for chunk in book.store.list_docs(book.workspace_id, TXNS):
+        for txn in chunk.data["transactions"]:
+            for total_id, delta in layout.contribution(chunk.data["account_id"], txn).items():
+                layout.add_into(expected.setdefault(total_id, {}), delta, +1)
+    assert {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL)} == expected
+
+
+def test_a_budget_of_the_older_layout_is_upgraded_once(book):
+    """A workspace written before the chunked layout (one doc per account-month) reads the same
+    after ``layout.upgrade``, which is safe to run again."""
+    expected = {t["id"]: t for t in book.all_txns().values()}
+    figures = month_figures(Ledger(book.store, book.workspace_id), "2026-09-01")
+    for kind in (TXNS, TOTAL, LOCATOR):  # back to what an older version wrote
+        book.store.write_docs(book.workspace_id, [DocWrite(kind, d.id, None, d.version)
+                                                  for d in book.store.list_docs(book.workspace_id, kind)])
+    olds = [("acc_checking", "2026-09"), ("acc_savings", "2026-08")]
+    book.store.write_docs(book.workspace_id, [DocWrite(TXNS, f"{a}.{m}", {"account_id": a, "month": m, "transactions": [
+        t for t in expected.values() if t["date"][:7] == m and (a == "acc_savings") == (m == "2026-08")]}, 0)
+        for a, m in olds])
+    assert layout.upgrade(book.store, book.workspace_id) == len(expected)
+    assert layout.upgrade(book.store, book.workspace_id) == 0
+    assert book.all_txns() == expected
+    assert not [d for d in book.store.list_docs(book.workspace_id, TXNS) if not d.id[0].isdigit()]
+    ledger = Ledger(book.store, book.workspace_id)
+    assert month_figures(ledger, "2026-09-01") == figures
+    assert ledger.txn("t_interest").account_id == "acc_savings"

@@ -83,7 +83,7 @@ def test_no_function_emails_right_after_filing(function):
     """On AWS the table's stream drives the notifier: every entry module builds its runtime with
     deliver_inline=False (an inline email from the MCP function would be a second one)."""
     source = (PACKAGE / "handlers" / f"{KIND[function]}.py").read_text()
-    assert "runtime = build(load(), deliver_inline=False)" in source
+    assert re.search(r"runtime = build\(load\(\), deliver_inline=False[,)]", source)
 
 
 # -- the stream, the dead-letter queue and the schedule -------------------------------------------

@@ -226,15 +226,21 @@ print(json.dumps({
 """
 
 
-@pytest.mark.parametrize("on_lambda", [False, True])
-def test_setup_tracer_only_inside_lambda(on_lambda):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_LAMBDA", "POWERTOOLS_"))}
+@pytest.mark.parametrize("on_lambda, xray_sdk", [(False, False), (True, False), (False, True), (True, True)])
+def test_setup_tracer_only_inside_lambda_when_asked(on_lambda, xray_sdk):
+    """The X-Ray SDK costs every cold start: built only on Lambda with COUNTERSIGN_XRAY_SDK=1
+    (``Tracing: Active`` traces every invocation without it)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AWS_LAMBDA", "POWERTOOLS_")) and k != observability.XRAY_SDK_ENV}
     env.update(POWERTOOLS_SERVICE_NAME="countersign", POWERTOOLS_METRICS_NAMESPACE="countersign")
     if on_lambda:
         # What the Lambda runtime sets; traces themselves stay off here (no X-Ray daemon).
         env.update(AWS_LAMBDA_FUNCTION_NAME="countersign-McpFunction", POWERTOOLS_TRACE_DISABLED="1")
+    if xray_sdk:
+        env[observability.XRAY_SDK_ENV] = "1"
     done = subprocess.run([sys.executable, "-c", SETUP_PROBE], cwd=REPO_ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report == {"tracer": on_lambda, "namespace": "countersign", "root_redacts": True, "root_handlers": 1}
+    assert report == {"tracer": on_lambda and xray_sdk, "namespace": "countersign", "root_redacts": True,
+                      "root_handlers": 1}

@@ -14,7 +14,7 @@ from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 
 from countersign.gate.context import ActionContext
-from countersign.toolsets.budget.model import ACCOUNT, CATEGORY, GROUP, MONTH, OP, TXNS
+from countersign.toolsets.budget.model import ACCOUNT, CATEGORY, GROUP, LOCATOR, MONTH, OP, TOTAL, TXNS
 from countersign.toolsets.mail import kinds as mail
 from countersign.toolsets.mail.demo import seed as seed_mail
 from tests.budget.ledger import seed_small
@@ -22,8 +22,9 @@ from tests.mcp.schema_args import Arguments
 from tests.mcp.test_bad_input import RAW_PYDANTIC
 
 EXAMPLES = 8  # per tool and kind: about 800 calls in all
-KINDS = ["note", ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP, mail.KIND_PROFILE, mail.KIND_LEDGER, mail.KIND_CONTACT,
-         mail.KIND_LIST, mail.KIND_DESIGN, mail.KIND_CAMPAIGN, mail.KIND_SENDER, mail.KIND_JOB, mail.KIND_SUPPRESSION]
+KINDS = ["note", ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, TOTAL, LOCATOR, OP, mail.KIND_PROFILE, mail.KIND_LEDGER,
+         mail.KIND_CONTACT, mail.KIND_LIST, mail.KIND_DESIGN, mail.KIND_CAMPAIGN, mail.KIND_SENDER, mail.KIND_JOB,
+         mail.KIND_SUPPRESSION]
 
 
 def snapshot(tenant) -> tuple:

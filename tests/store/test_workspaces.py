@@ -108,6 +108,16 @@ def test_unknown_person_is_not_found(store):
         store.get_person(w.ws.id, new_id("p_"))
 
 
+def test_get_member_reads_the_workspace_and_its_person(store):
+    w = World(store)
+    assert store.get_member(w.ws.id, w.person.id) == (store.get_workspace(w.ws.id), w.person)
+    other = World(store, "Other")
+    with pytest.raises(NotFound):  # a person of another workspace is not a member of this one
+        store.get_member(w.ws.id, other.person.id)
+    with pytest.raises(NotFound):
+        store.get_member(new_id("ws_"), w.person.id)
+
+
 def test_list_persons_in_creation_order(store):
     w = World(store)  # its owner was created at 0
     later = w.add_person(created_at=20)

@@ -217,22 +217,51 @@ class Toolset:
 
 
 class Registry:
-    """The actions and reads of every enabled toolset, by tool name."""
+    """The actions and reads of every enabled toolset, by tool name.
 
-    def __init__(self, toolsets: list[Toolset]):
-        self.toolsets = list(toolsets)
-        self.actions: dict[str, Action] = {}
-        self.reads: dict[str, Read] = {}
+    ``toolsets`` may be a function giving them: they are then imported the first time a tool is
+    looked up (a function that only sometimes plans, like the confirm API, does not pay for every
+    toolset's import on every cold start)."""
+
+    def __init__(self, toolsets: list[Toolset] | Callable[[], list[Toolset]]):
+        self._source = toolsets
+        self._toolsets: list[Toolset] | None = None
+        self._actions: dict[str, Action] = {}
+        self._reads: dict[str, Read] = {}
+        if not callable(toolsets):
+            self._load()
+
+    def _load(self) -> None:
+        if self._toolsets is not None:
+            return
+        toolsets = list(self._source() if callable(self._source) else self._source)
         for ts in toolsets:
             for a in ts.actions:
                 self._claim(a.name)
-                self.actions[a.name] = a
+                self._actions[a.name] = a
             for r in ts.reads:
                 self._claim(r.name)
-                self.reads[r.name] = r
+                self._reads[r.name] = r
+        self._toolsets = toolsets
+
+    @property
+    def toolsets(self) -> list[Toolset]:
+        self._load()
+        assert self._toolsets is not None
+        return self._toolsets
+
+    @property
+    def actions(self) -> dict[str, Action]:
+        self._load()
+        return self._actions
+
+    @property
+    def reads(self) -> dict[str, Read]:
+        self._load()
+        return self._reads
 
     def _claim(self, name: str) -> None:
-        if name in self.actions or name in self.reads:
+        if name in self._actions or name in self._reads:
             raise ValueError(f"two toolsets define the tool {name!r}")
 
     def action(self, name: str) -> Action:

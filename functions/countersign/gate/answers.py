@@ -58,7 +58,8 @@ def say_yes(desk: CardDesk, q: Question, channel: str, actor: str, asked_at: int
         try:
             if card is not None:
                 desk.check_ticket(card, desk.now(), actor, channel)
-                return run_card(desk, card, q.ctx.person, channel, actor)
+                mine = q.ctx.connection if q.ctx.connection and q.ctx.connection.id == card.connection_id else None
+                return run_card(desk, card, q.ctx.person, channel, actor, workspace=q.ctx.workspace, connection=mine)
             return run_new(desk, q, channel, actor)
         except Taken:  # a card of this request was filed a moment ago: answer that one
             continue

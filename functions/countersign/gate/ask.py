@@ -27,7 +27,7 @@ import anyio
 from ..core.canonical import digest
 from ..core.cards import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
-from ..store.records import Card
+from ..store.records import Card, Workspace
 from . import replies
 from .actions import ActionError
 from .answers import say_no, say_yes
@@ -78,36 +78,70 @@ class AskForm:
 Reply = Done | AskForm
 
 
+@dataclass(frozen=True)
+class _Elicit:
+    """A question the call must put during the call (2025 stateful sessions) before it can go on."""
+
+    kind: str  # "form": the confirm question; "url": the card's page, the card filed already
+    q: Question
+    card: Card | None = None
+
+
 async def ask(desk: CardDesk, call: Call) -> Reply:
-    """Run, ask, or hold ``call``; see the module docstring."""
+    """Run, ask, or hold ``call``; see the module docstring.
+
+    Everything that reads or writes the store (planning, filing, running, the email) happens in
+    one worker thread, off the event loop, so one slow call never holds up the others; the loop
+    only awaits the questions a 2025 session puts during the call.
+    """
+    step = await anyio.to_thread.run_sync(_decide, desk, call)
+    while isinstance(step, _Elicit):
+        q = step.q
+        if step.kind == "url":
+            assert call.elicit_url is not None and step.card is not None
+            await call.elicit_url(f"Confirm on the confirm page: {step.card.title}", desk.card_url(step.card.id),
+                                  step.card.id)
+            card = await anyio.to_thread.run_sync(desk.store.get_card, step.card.workspace_id, step.card.id,
+                                                  desk.now())
+            return Done(card_reply(desk, card, q.ctx.workspace))
+        assert call.elicit_form is not None
+        asked_at = q.ctx.now
+        answer = await call.elicit_form(q.plan.preview.question())
+        step = await anyio.to_thread.run_sync(_answered_during_call, desk, call, q, answer, asked_at)
+    return step
+
+
+def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
     if call.confirmation is not None:
-        return Done(await _spend_code(desk, call))
+        return Done(_spend_code(desk, call))
     q = desk.question(call.principal, call.tool, call.arguments, answering=call.state is not None)
 
     if not q.gate.holds(q.args, q.ctx):
-        ran = await anyio.to_thread.run_sync(run_unheld, desk, q)
+        ran = run_unheld(desk, q)
         return Done(replies.applied_reply(ran["result"], ran["next"]))
 
     if call.state is not None:
-        return await _second_round(desk, call, q)
+        return _second_round(desk, call, q)
 
     earlier = desk.recent(q)
     if earlier is not None:  # the same request is already waiting, or was just refused
-        return Done(card_reply(desk, earlier))
+        return Done(card_reply(desk, earlier, q.ctx.workspace))
 
     if q.allows_in_client() and call.form_elicitation:
         if call.modern:
             nonce = secrets.token_urlsafe(16)
             return AskForm(q.plan.preview.question(), {"k": "form", "fp": q.fingerprint, "n": nonce, "t": q.ctx.now})
         if call.elicit_form is not None:
-            asked_at = q.ctx.now
-            answer = await call.elicit_form(q.plan.preview.question())
-            # The person may have taken minutes: plan again on the state as it is now, like every answer.
-            q = q.replan(desk.now())
-            if not q.allows_in_client():
-                raise ConfirmationUnavailable("This action can now only be confirmed on the confirm page.")
-            return await _settle(desk, call, q, answer, "client", asked_at)
-    return await _fallback(desk, call, q, asked=False)
+            return _Elicit("form", q)
+    return _fallback(desk, call, q, asked=False, looked=True)
+
+
+def _answered_during_call(desk: CardDesk, call: Call, q: Question, answer: str, asked_at: int) -> Reply | _Elicit:
+    # The person may have taken minutes: plan again on the state as it is now, like every answer.
+    q = q.replan(desk.now())
+    if not q.allows_in_client():
+        raise ConfirmationUnavailable("This action can now only be confirmed on the confirm page.")
+    return _settle(desk, call, q, answer, "client", asked_at)
 
 
 def _page_only(q: Question) -> ConfirmationUnavailable:
@@ -122,11 +156,11 @@ def _page_only(q: Question) -> ConfirmationUnavailable:
     )
 
 
-async def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply:
+def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     state = call.state or {}
     if state.get("k") == "url":  # a URL question put by an earlier version of this server: its card's reply
         card = desk.store.get_card(q.ctx.workspace.id, str(state.get("card")), q.ctx.now)
-        return Done(card_reply(desk, card))
+        return Done(card_reply(desk, card, q.ctx.workspace))
     if state.get("k") != "form" or not isinstance(state.get("n"), str):
         raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
     if not desk.store.use_nonce("ask:" + state["n"], q.ctx.now + NONCE_TTL, q.ctx.now):
@@ -136,26 +170,25 @@ async def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply:
     if not q.allows_in_client():
         raise ConfirmationUnavailable("This action can only be confirmed on the confirm page.")
     asked_at = state["t"] if isinstance(state.get("t"), int) else q.ctx.now
-    return await _settle(desk, call, q, call.answer or CANCEL, "client", asked_at)
+    return _settle(desk, call, q, call.answer or CANCEL, "client", asked_at)
 
 
-async def _settle(desk: CardDesk, call: Call, q: Question, answer: str, channel: str, asked_at: int) -> Reply:
+def _settle(desk: CardDesk, call: Call, q: Question, answer: str, channel: str, asked_at: int) -> Reply | _Elicit:
     """Apply the answer table to an answer given in the client (docs/how-a-held-write-travels.md,
     "The answer table")."""
     if answer == CANCEL and not desk.settings.require_elicitation:
-        return await _fallback(desk, call, q, asked=True)
+        return _fallback(desk, call, q, asked=True)
     if answer == ACCEPT:
-        card = await anyio.to_thread.run_sync(say_yes, desk, q, channel, call.actor, asked_at)
-        return Done(card_reply(desk, card))
+        return Done(card_reply(desk, say_yes(desk, q, channel, call.actor, asked_at)))
     reason = {UNTICKED: "The box was not ticked.", DECLINE: "Declined in the client."}.get(
         answer, "The question was dismissed, and confirmation requires an answer in the client."
     )
-    card = await anyio.to_thread.run_sync(say_no, desk, q, channel, call.actor, asked_at, reason)
-    return Done(card_reply(desk, card))
+    return Done(card_reply(desk, say_no(desk, q, channel, call.actor, asked_at, reason)))
 
 
-async def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool) -> Reply:
-    """Nobody could be asked in the client (or the question was dismissed): a card or a code."""
+def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool, looked: bool = False) -> Reply | _Elicit:
+    """Nobody could be asked in the client (or the question was dismissed): a card or a code.
+    ``looked``: this call has just looked for the request's card and found none."""
     settings = desk.settings
     if settings.fallback == "code":
         if not q.allows_in_client():
@@ -166,24 +199,30 @@ async def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool) -> Rep
                 "(COUNTERSIGN_REQUIRE_ELICITATION=1). Nothing changed."
             )
         return Done(_mint_code(desk, call, q))
-    return await hold(desk, call, q)
+    return _hold(desk, call, q, looked)
 
 
-async def file_or_find(desk: CardDesk, q: Question) -> Card:
+def _file_or_find(desk: CardDesk, q: Question, looked: bool = False) -> Card:
     """The card for this request: an identical live (or lately declined) one, else a new one.
 
     A retry never mints a second card or a second email, and an agent cannot wear a person down
-    by asking again right after a no. The email goes out off the event loop (SMTP can be slow).
+    by asking again right after a no. ``looked``: the caller has just looked and found none (a
+    card filed since is still found: filing returns the live card of the same request).
     """
-    card = desk.recent(q)
+    card = None if looked else desk.recent(q)
     if card is None:
         card, filed = desk.file(q, "page")
         if filed:
-            await anyio.to_thread.run_sync(desk.notify, card)
+            desk.notify(card)  # already off the event loop (SMTP can be slow)
     return card
 
 
-async def hold(desk: CardDesk, call: Call, q: Question) -> Reply:
+async def file_or_find(desk: CardDesk, q: Question) -> Card:
+    """:func:`_file_or_find` in a worker thread."""
+    return await anyio.to_thread.run_sync(_file_or_find, desk, q)
+
+
+def _hold(desk: CardDesk, call: Call, q: Question, looked: bool = False) -> Reply | _Elicit:
     """File (or find) the hosted card and return its held reply.
 
     The agent always gets the held reply (the card's id, links and instructions) as the tool
@@ -192,20 +231,18 @@ async def hold(desk: CardDesk, call: Call, q: Question) -> Reply:
     agent would never learn the card's id. A 2025 client on a stateful session that declared URL
     elicitation is shown the URL during the call first; if it cannot show it, the reply is the same.
     """
-    card = await file_or_find(desk, q)
-    if card.state is not CardState.PENDING:
-        return Done(card_reply(desk, card))
-    if call.url_elicitation and call.elicit_url is not None:
-        await call.elicit_url(f"Confirm on the confirm page: {card.title}", desk.card_url(card.id), card.id)
-        card = desk.store.get_card(card.workspace_id, card.id, desk.now())
-    return Done(card_reply(desk, card))
+    card = _file_or_find(desk, q, looked)
+    if card.state is CardState.PENDING and call.url_elicitation and call.elicit_url is not None:
+        return _Elicit("url", q, card)
+    return Done(card_reply(desk, card, q.ctx.workspace))
 
 
-def card_reply(desk: CardDesk, card: Card) -> dict[str, Any]:
-    """What the agent is told about a request's card: held, declined, or how it ended."""
+def card_reply(desk: CardDesk, card: Card, workspace: Workspace | None = None) -> dict[str, Any]:
+    """What the agent is told about a request's card: held, declined, or how it ended.
+    ``workspace``: the card's, as this request just read it."""
     if card.state is CardState.PENDING:
         return replies.held_reply(card, desk.card_url(card.id), desk.settings.pending_url,
-                                  passkey=desk.card_needs_passkey(card))
+                                  passkey=desk.card_needs_passkey(card, workspace))
     if card.state is CardState.DECLINED and card.refusal is None:
         return replies.declined_reply(card)
     return replies.status_reply(card)
@@ -229,7 +266,7 @@ def _mint_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
     return replies.code_reply(q.plan.preview, code, expires_at, desk.settings.code_ttl)
 
 
-async def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
+def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
     """A call that passes a code back. The code is spent first, whatever follows. Every way it can
     fail to confirm this call is refused with the one code sentence (:data:`CODE_REFUSAL`): unknown,
     expired, already used (after a success too), for other changes, or for changes whose state
@@ -262,14 +299,15 @@ async def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
     )
     if record is None or not matches:
         raise ActionError(CODE_REFUSAL, field="confirmation")
-    card = await anyio.to_thread.run_sync(say_yes, desk, q, "code", call.actor, record.issued_at or now)
-    return card_reply(desk, card)
+    return card_reply(desk, say_yes(desk, q, "code", call.actor, record.issued_at or now))
 
 
 async def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """``request_confirmation``: the held reply ``tool`` gives when it waits, whatever its class."""
-    q = desk.question(principal, tool, arguments)
-    return card_reply(desk, await file_or_find(desk, q))
+    def held() -> dict[str, Any]:
+        return card_reply(desk, _file_or_find(desk, desk.question(principal, tool, arguments)), principal.workspace)
+
+    return await anyio.to_thread.run_sync(held)
 
 
 def context_for(desk: CardDesk, principal: Principal):

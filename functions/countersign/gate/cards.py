@@ -20,7 +20,7 @@ from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..faults import crash_point
 from ..settings import Settings
 from ..store.interface import Store
-from ..store.records import AuditEntry, Card, CardCommit, Person
+from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
 from .actions import ActionError, Registry
 from .context import ActionContext, Principal
 from .errors import DriftError
@@ -88,11 +88,16 @@ class CardDesk:
         ctx = self.context(principal.workspace.id, principal.person, None, self.now(), principal)
         return Question.of(action, arguments, ctx, answering=answering)
 
-    def question_of(self, card: Card, person: Person, now: int) -> Question:
+    def question_of(self, card: Card, person: Person, now: int, *, workspace: Workspace | None = None,
+                    connection: Connection | None = None) -> Question:
         """A card's question planned again at ``now`` from its stored arguments: :class:`DriftError`
-        unless it is still exactly the change the card shows."""
+        unless it is still exactly the change the card shows. ``workspace`` and ``connection`` (the
+        card's), when this request has just read them, are not read again."""
         action = self.registry.action(card.tool)
-        ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
+        if workspace is not None and (connection is not None or not card.connection_id):
+            ctx = ActionContext.of(self.store, workspace, person, connection, now)
+        else:
+            ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
         question = Question.of(action, card.arguments, ctx, answering=True)
         if question.fingerprint != card.fingerprint:
             raise DriftError(action.drift_message)
@@ -197,18 +202,20 @@ class CardDesk:
         revoked the connection that asked (``reason`` then says so)."""
         return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
 
-    def card_needs_passkey(self, card: Card) -> bool:
+    def card_needs_passkey(self, card: Card, workspace: Workspace | None = None) -> bool:
         """Whether the workspace's passkey policy covers ``card`` now (its class read from its
-        stored arguments; arguments that no longer parse count as covered unless the policy is never)."""
+        stored arguments; arguments that no longer parse count as covered unless the policy is never).
+        ``workspace``: the card's, as this request just read it (not read again)."""
         from ..passkeys.policy import needs_passkey, policy_of
 
-        workspace = self.store.get_workspace(card.workspace_id)
+        if workspace is None or workspace.id != card.workspace_id:
+            workspace = self.store.get_workspace(card.workspace_id)
         if policy_of(workspace) == "never":
             return False
         try:
             action = self.registry.action(card.tool)
             person = self.store.get_person(card.workspace_id, card.person_id)
-            ctx = self.context(card.workspace_id, person, None, self.now())
+            ctx = ActionContext.of(self.store, workspace, person, None, self.now())
             return needs_passkey(ctx.workspace, action, action.gate_class(action.parse(card.arguments), ctx))
         except Exception:  # noqa: BLE001 (unparseable now: the safe answer)
             return True
@@ -226,9 +233,12 @@ class CardDesk:
             raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
         return settle_if_lapsed(self, card, now)
 
-    def confirm_click(self, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None) -> Card:
+    def confirm_click(self, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None, *,
+                      workspace: Workspace | None = None, connections: dict[str, Connection] | None = None) -> Card:
         """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
-        ``passkey``: the assertion the confirm API verified over this card's statement."""
+        ``passkey``: the assertion the confirm API verified over this card's statement.
+        ``workspace``: as this request read it (not read again); ``connections`` receives the
+        connection the card came from, so the caller can name it without reading it again."""
         from .runner import run_card
 
         card = self.open_card(workspace_id, person, card_id)
@@ -239,15 +249,19 @@ class CardDesk:
             raise refusal_for(card.state, CardState.COMPLETED)
         actor = f"person:{person.id}"
         self.check_ticket(card, now, actor, "page")
+        connection = None
         if card.connection_id:
             connection = self.store.get_connection(workspace_id, card.connection_id)
+            if connections is not None:
+                connections[connection.id] = connection
             if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
                 self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
                 raise Refusal(
                     RefusalReason.WITHDRAWN,
                     "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
                 )
-        return run_card(self, card, person, "page", actor, passkey=passkey)
+        return run_card(self, card, person, "page", actor, passkey=passkey, workspace=workspace,
+                        connection=connection)
 
     def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:
         card = self.open_card(workspace_id, person, card_id)

@@ -22,7 +22,7 @@ from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
 from ..core.ids import new_id
 from ..faults import crash_point
 from ..store.errors import Conflict
-from ..store.records import Card, CardCommit, Person
+from ..store.records import Card, CardCommit, Connection, Person, Workspace
 from .actions import ActionError
 from .cards import CardDesk
 from .effects import Effect, Phase
@@ -44,13 +44,20 @@ def idempotency_key(card: Card) -> str:
 
 
 def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: str,
-             passkey: dict | None = None) -> Card:
+             passkey: dict | None = None, *, workspace: Workspace | None = None,
+             connection: Connection | None = None) -> Card:
     """Confirm the pending ``card`` for ``person``: plan again from its stored arguments, refuse
     drift (the card is closed as changed), commit the effect with the card. ``passkey``: the
     verified assertion over the card's statement (countersign.passkeys), recorded with the move;
-    a card under the workspace's passkey policy runs with nothing else."""
-    return _run(desk, card, lambda now, attempt: desk.question_of(card, person, now), channel, actor, new=False,
-                passkey=passkey)
+    a card under the workspace's passkey policy runs with nothing else. ``workspace`` and
+    ``connection``: the card's, as this request just read them (read again only to re-plan after
+    a raced write)."""
+    def question_at(now: int, attempt: int) -> Question:
+        if attempt:
+            return desk.question_of(card, person, now)
+        return desk.question_of(card, person, now, workspace=workspace, connection=connection)
+
+    return _run(desk, card, question_at, channel, actor, new=False, passkey=passkey)
 
 
 def run_new(desk: CardDesk, q: Question, channel: str, actor: str) -> Card:

@@ -20,7 +20,7 @@ from ..surfaces.api.app import create_api
 from ..surfaces.origin import accepted, require_origin
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False)  # files no card; the notifier function emails
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # files no card; toolsets at the first click
 observability.wire(runtime)
 app = create_api(runtime)
 # A request without CloudFront's origin secret is refused (403) before the app sees it.

@@ -22,7 +22,7 @@ from ..surfaces.feedback import feedback_handler, is_feedback
 from ..surfaces.notifier import stream_handler, summary
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False)
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # plans nothing
 observability.wire(runtime)
 stream = stream_handler(runtime, observability.metric)
 feedback = feedback_handler(runtime, observability.metric)

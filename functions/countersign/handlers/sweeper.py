@@ -15,7 +15,7 @@ from ..settings import load
 from ..surfaces.sweeper import schedule_handler, summary
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False)
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # plans only to recover
 observability.wire(runtime)
 handler = observability.instrument(schedule_handler(runtime, observability.metric),
                                    correlation_id_path="id", summary=summary)

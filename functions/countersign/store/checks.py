@@ -108,6 +108,43 @@ def moved(w: Write) -> str:
     return f"The workspace name changed since it was read (expected {w.expected!r})."
 
 
+MAX_DOC_READS = 100  # keys of one get_docs call (one DynamoDB BatchGetItem)
+
+
+def _after_prefix(prefix: str) -> str | None:
+    """The smallest id above every id that starts with ``prefix`` (None: no bound)."""
+    for cut in range(len(prefix), 0, -1):
+        code = ord(prefix[cut - 1]) + 1
+        if code == 0xD800:  # surrogates are not characters: skip them
+            code = 0xE000
+        if code <= 0x10FFFF:
+            return prefix[: cut - 1] + chr(code)
+    return None
+
+
+def id_range(prefix: str, start: str | None, stop: str | None, limit: int | None) -> tuple[str, str | None]:
+    """``list_docs``'s bounds as one half-open range ``[low, high)`` of ids (``high`` None: open),
+    after checking them: :class:`BadInput` for a bound that is not text or a bad limit."""
+    if not isinstance(prefix, str):
+        raise BadInput("prefix", "must be text.")
+    for name, value in (("start", start), ("stop", stop)):
+        if value is not None and not isinstance(value, str):
+            raise BadInput(name, "must be text.")
+    if limit is not None and (type(limit) is not int or limit < 1):
+        raise BadInput("limit", "must be a positive whole number.")
+    low = max(prefix, start or "")
+    highs = [h for h in (_after_prefix(prefix) if prefix else None, stop) if h is not None]
+    return low, min(highs) if highs else None
+
+
+def check_doc_keys(keys: list[tuple[str, str]]) -> None:
+    if len(keys) > MAX_DOC_READS:
+        raise BadInput("keys", f"{len(keys)} docs; get_docs reads at most {MAX_DOC_READS} at once.")
+    for key in keys:
+        if not (isinstance(key, tuple) and len(key) == 2 and all(isinstance(k, str) for k in key)):
+            raise BadInput("keys", "each key is a (kind, id) pair of text.")
+
+
 def check_suppression(suppression: Any) -> None:
     from .records import SUPPRESSION_REASONS
 

@@ -58,8 +58,13 @@ class ComposedStore(Store):
     def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
         return self._docs.get_doc(workspace_id, kind, doc_id)
 
-    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
-        return self._docs.list_docs(workspace_id, kind)
+    def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
+        return self._docs.get_docs(workspace_id, keys)
+
+    def list_docs(self, workspace_id: str, kind: str, prefix: str = "", *, start: str | None = None,
+                  stop: str | None = None, limit: int | None = None, descending: bool = False) -> list[Doc]:
+        return self._docs.list_docs(workspace_id, kind, prefix, start=start, stop=stop, limit=limit,
+                                    descending=descending)
 
     # -- DocStore (docs) --------------------------------------------------------
 
@@ -85,6 +90,9 @@ class ComposedStore(Store):
 
     def get_person(self, workspace_id: str, person_id: str) -> Person:
         return self._accounts.get_person(workspace_id, person_id)
+
+    def get_member(self, workspace_id: str, person_id: str) -> tuple[Workspace, Person]:
+        return self._accounts.get_member(workspace_id, person_id)
 
     def get_person_by_email(self, email: str) -> Person | None:
         return self._accounts.get_person_by_email(email)

@@ -54,14 +54,24 @@ MAX_DOC_WRITES = 90  # one transaction; DynamoDB allows 100 items and the card's
 
 
 class DocReader(abc.ABC):
-    """What a toolset's plans and reads see: its workspace's documents."""
+    """What a toolset's plans and reads see: its workspace's documents.
+
+    Ids are ordered by code point (SQLite's binary collation, DynamoDB's UTF-8 byte order), so a
+    toolset can make an id whose order means something (a date first) and read a range of it.
+    """
 
     @abc.abstractmethod
     def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None: ...
 
     @abc.abstractmethod
-    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
-        """Every doc of ``kind`` in the workspace, ordered by id."""
+    def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
+        """Several docs in one read (``(kind, id)`` → doc; absent ones are left out)."""
+
+    @abc.abstractmethod
+    def list_docs(self, workspace_id: str, kind: str, prefix: str = "", *, start: str | None = None,
+                  stop: str | None = None, limit: int | None = None, descending: bool = False) -> list[Doc]:
+        """Docs of ``kind`` whose id starts with ``prefix`` and lies in ``[start, stop)``, ordered by
+        id (``descending``: last first), at most ``limit`` of them. Only those docs are read."""
 
 
 class DocStore(DocReader):
@@ -108,6 +118,11 @@ class AccountStore(abc.ABC):
     @abc.abstractmethod
     def get_person(self, workspace_id: str, person_id: str) -> Person:
         """:class:`NotFound` if unknown or in another workspace."""
+
+    def get_member(self, workspace_id: str, person_id: str) -> tuple[Workspace, Person]:
+        """The workspace and one of its persons, in one read where the store can (every request's
+        principal needs both). :class:`NotFound` if either is unknown."""
+        return self.get_workspace(workspace_id), self.get_person(workspace_id, person_id)
 
     @abc.abstractmethod
     def get_person_by_email(self, email: str) -> Person | None:

@@ -90,8 +90,7 @@ class BearerAuth:
         if connection.revoked:
             return "This connection was revoked."
         try:
-            workspace = self.store.get_workspace(connection.workspace_id)
-            person = self.store.get_person(connection.workspace_id, connection.person_id)
+            workspace, person = self.store.get_member(connection.workspace_id, connection.person_id)
         except NotFound:
             return "The connection token is not valid."
         return Principal(workspace=workspace, person=person, connection=connection)

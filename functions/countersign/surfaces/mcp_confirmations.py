@@ -74,10 +74,13 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
         args = _parse(ListArgs, arguments, "list_confirmations")
         principal = caller(ctx)
         now = desk.now()
-        try:
+
+        def listed():
             cards, after = desk.store.list_pending_cards(principal.workspace.id, principal.person.id, now,
                                                          limit=PAGE, cursor=args.cursor)
-            total = desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
+            return cards, after, desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
+        try:
+            cards, after, total = await anyio.to_thread.run_sync(listed)
         except StoreError as exc:
             raise tool_error(exc) from None
         return {
@@ -89,9 +92,11 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
 
     async def cancel_confirmation(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         args = _parse(CardArgs, arguments, "cancel_confirmation")
-        try:
+        def withdrawn():
             principal, card = mine(ctx, args.confirmation_id)
-            card = desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}")
+            return desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}")
+        try:
+            card = await anyio.to_thread.run_sync(withdrawn)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return {"status": "withdrawn", "confirmationId": card.id, "title": card.title,
@@ -100,11 +105,14 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
     async def get_confirmation_status(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         args = _parse(CardArgs, arguments, "get_confirmation_status")
         try:
-            _, card = await anyio.to_thread.run_sync(mine, ctx, args.confirmation_id)
-            later = None
-            if card.state.value not in ("pending", "running"):
-                later = desk.store.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
-                                               desk.now())
+            def status():
+                _, card = mine(ctx, args.confirmation_id)
+                later = None
+                if card.state.value not in ("pending", "running"):
+                    later = desk.store.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
+                                                   desk.now())
+                return card, later
+            card, later = await anyio.to_thread.run_sync(status)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return replies.later_request(replies.status_reply(card, desk.card_url(card.id)), card, later)

@@ -18,6 +18,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources.types import TextResource
@@ -261,7 +262,8 @@ def _read_tool(desk: CardDesk, read: Read) -> Tool:
         principal = caller(ctx)
         try:
             args = read.parse(without_nulls(arguments))
-            return read.run(args, gate_ask.context_for(desk, principal))
+            # off the event loop: a read of a big budget never holds up the calls beside it
+            return await anyio.to_thread.run_sync(lambda: read.run(args, gate_ask.context_for(desk, principal)))
         except (ActionError, StoreError) as exc:
             raise tool_error(exc) from None
 

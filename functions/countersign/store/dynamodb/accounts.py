@@ -83,6 +83,15 @@ class DynamoAccounts(AccountStore):
             raise NotFound("person", person_id)
         return codec.person_from(found)
 
+    def get_member(self, workspace_id: str, person_id: str) -> tuple[Workspace, Person]:
+        found = {item["sk"]: item for item in self.table.batch_get(
+            [codec.workspace_key(workspace_id), codec.person_key(workspace_id, person_id)])}
+        if "WS" not in found:
+            raise NotFound("workspace", workspace_id)
+        if f"PERSON#{person_id}" not in found:
+            raise NotFound("person", person_id)
+        return codec.workspace_from(found["WS"]), codec.person_from(found[f"PERSON#{person_id}"])
+
     def get_person_by_email(self, email: str) -> Person | None:
         pointer = self.table.get(codec.email_key(email))
         if pointer is None:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import StoreUnavailable
 from . import codec
 
 CONFLICT_ATTEMPTS = 5
@@ -51,6 +52,21 @@ class Table:
     def get(self, key: codec.Item) -> dict[str, Any] | None:
         item = self.client.get_item(TableName=self.name, Key=key, ConsistentRead=True).get("Item")
         return codec.plain(item) if item else None
+
+    def batch_get(self, keys: list[codec.Item]) -> list[dict[str, Any]]:
+        """Up to 100 items by key in one consistent ``BatchGetItem`` (again for any left unprocessed)."""
+        if not keys:
+            return []
+        found: list[dict[str, Any]] = []
+        request: dict[str, Any] = {self.name: {"Keys": keys, "ConsistentRead": True}}
+        for attempt in range(CONFLICT_ATTEMPTS * 2):
+            out = self.client.batch_get_item(RequestItems=request)
+            found.extend(codec.plain(item) for item in out.get("Responses", {}).get(self.name, []))
+            request = out.get("UnprocessedKeys") or {}
+            if not request:
+                return found
+            time.sleep(random.uniform(0, 0.02 * 2**attempt))
+        raise StoreUnavailable("DynamoDB kept some reads of a batch unprocessed; try again.")
 
     def query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
         """Every item of a query, page after page (boto3's paginator), as plain values."""

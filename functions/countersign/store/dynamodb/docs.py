@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from .. import checks
@@ -21,13 +21,39 @@ class DynamoDocs(DocStore):
         found = self.table.get(codec.doc_key(workspace_id, kind, doc_id))
         return None if found is None else codec.doc_from(found)
 
-    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
-        found = self.table.query(
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues=codec.values({":pk": codec.doc_partition(workspace_id, kind)}),
-            ConsistentRead=True,
-        )
-        return [codec.doc_from(v) for v in found]
+    def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
+        wanted = list(dict.fromkeys(keys))
+        checks.check_doc_keys(wanted)
+        found = self.table.batch_get([codec.doc_key(workspace_id, kind, ident) for kind, ident in wanted])
+        docs = (codec.doc_from(v) for v in found)
+        return {(d.kind, d.id): d for d in docs}
+
+    def list_docs(self, workspace_id: str, kind: str, prefix: str = "", *, start: str | None = None,
+                  stop: str | None = None, limit: int | None = None, descending: bool = False) -> list[Doc]:
+        low, high = checks.id_range(prefix, start, stop, limit)
+        names = {":pk": codec.doc_partition(workspace_id, kind)}
+        condition = "pk = :pk"
+        if high is not None and low:
+            condition += " AND sk BETWEEN :low AND :high"  # inclusive: an id equal to high is dropped below
+            names.update({":low": low, ":high": high})
+        elif high is not None:
+            condition += " AND sk < :high"
+            names[":high"] = high
+        elif low:
+            condition += " AND sk >= :low"
+            names[":low"] = low
+        query: dict[str, Any] = {"KeyConditionExpression": condition, "ConsistentRead": True,
+                                 "ExpressionAttributeValues": codec.values(names), "ScanIndexForward": not descending}
+        if limit is not None:
+            query["PaginationConfig"] = {"PageSize": limit + 1}
+        docs: list[Doc] = []
+        for v in self.table.query(**query):
+            if high is not None and v["sk"] == high:
+                continue
+            docs.append(codec.doc_from(v))
+            if limit is not None and len(docs) >= limit:
+                break
+        return docs
 
     def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
         writes = list(writes)

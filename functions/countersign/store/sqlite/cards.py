@@ -77,8 +77,10 @@ class SQLiteCards(CardStore):
     def list_pending_cards(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
+        # Oldest first by deadline (as DynamoDB's index orders them): the partial index cards_waiting
+        # seeks past every lapsed card, however many there are.
         return self._page(
-            "state = 'pending' AND expires_at > ?", (now,), "created_at", "ASC",
+            "state = 'pending' AND expires_at > ?", (now,), "expires_at", "ASC",
             workspace_id, person_id, now, limit, cursor,
         )
 
@@ -92,8 +94,10 @@ class SQLiteCards(CardStore):
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
+        # cards_history serves this in order (its expression is HISTORY_KEY); the live pending
+        # cards it also holds have the latest keys and are skipped once.
         return self._page(
-            "(state NOT IN ('pending', 'running') OR (state = 'pending' AND expires_at <= ?))", (now,),
+            "state != 'running' AND NOT (state = 'pending' AND expires_at > ?)", (now,),
             HISTORY_KEY, "DESC", workspace_id, person_id, now, limit, cursor,
         )
 

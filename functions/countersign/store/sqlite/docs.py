@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from .. import checks
 from ..errors import Conflict
@@ -23,9 +23,29 @@ class SQLiteDocs(DocStore):
         )
         return schema.doc(row) if row else None
 
-    def list_docs(self, workspace_id: str, kind: str) -> list[Doc]:
-        found = self.db.all("SELECT * FROM docs WHERE workspace_id = ? AND kind = ? ORDER BY id", workspace_id, kind)
-        return [schema.doc(r) for r in found]
+    def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
+        wanted = list(dict.fromkeys(keys))
+        checks.check_doc_keys(wanted)
+        if not wanted:
+            return {}
+        pairs = " OR ".join("(kind = ? AND id = ?)" for _ in wanted)
+        found = self.db.all(f"SELECT * FROM docs WHERE workspace_id = ? AND ({pairs})", workspace_id,
+                            *(part for key in wanted for part in key))
+        return {(r["kind"], r["id"]): schema.doc(r) for r in found}
+
+    def list_docs(self, workspace_id: str, kind: str, prefix: str = "", *, start: str | None = None,
+                  stop: str | None = None, limit: int | None = None, descending: bool = False) -> list[Doc]:
+        low, high = checks.id_range(prefix, start, stop, limit)
+        sql = "SELECT * FROM docs WHERE workspace_id = ? AND kind = ? AND id >= ?"
+        args: list[object] = [workspace_id, kind, low]
+        if high is not None:
+            sql += " AND id < ?"
+            args.append(high)
+        sql += " ORDER BY id DESC" if descending else " ORDER BY id"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [schema.doc(r) for r in self.db.all(sql, *args)]
 
     def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
         writes = list(writes)

@@ -57,7 +57,11 @@ CREATE TABLE IF NOT EXISTS cards (
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
     channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT);
-CREATE INDEX IF NOT EXISTS cards_pending ON cards (workspace_id, person_id, state, created_at, id);
+DROP INDEX IF EXISTS cards_pending;
+CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS cards_history ON cards
+    (workspace_id, person_id, (CASE WHEN state = 'pending' THEN expires_at ELSE updated_at END), id)
+    WHERE state != 'running';
 CREATE INDEX IF NOT EXISTS cards_running ON cards (state, lease_until) WHERE state = 'running';
 CREATE TABLE IF NOT EXISTS requests (
     key TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, card_id TEXT NOT NULL, live_until INTEGER NOT NULL);

@@ -151,13 +151,17 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     runtime = runtime_of(request)
     if not CARD_ID.match(card_id):
         raise not_found()
+    read: dict = {}  # the card's connection, read once for the run and its view
     try:
-        card = runtime.desk.confirm_click(signed.workspace.id, signed.person, card_id)
+        card = runtime.desk.confirm_click(signed.workspace.id, signed.person, card_id, workspace=signed.workspace,
+                                          connections=read)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
         raise _refused(runtime, signed, card_id, refusal) from None
-    return _view(runtime, signed, card)
+    names = ConnectionNames(runtime, signed.workspace.id)
+    names.names.update({c.id: c.name for c in read.values()})
+    return card_view(card, names(card.connection_id))
 
 
 @router.post("/cards/{card_id}/decline", response_model=CardView, responses=CLICK_ERRORS)

@@ -71,8 +71,7 @@ def current(request: Request) -> Signed | None:
     if session is None:
         return None
     try:
-        person = runtime.store.get_person(session.workspace_id, session.person_id)
-        workspace = runtime.store.get_workspace(session.workspace_id)
+        workspace, person = runtime.store.get_member(session.workspace_id, session.person_id)
     except NotFound:  # the member was removed: the session ends with them
         return None
     return Signed(session, person, workspace)

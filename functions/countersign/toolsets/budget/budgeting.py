@@ -7,7 +7,7 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
-from .model import Ledger, display, resolve_month, to_milliunits
+from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
 from .operations import budget_change, commit
 
 
@@ -27,7 +27,11 @@ class SetCategoryBudget(BudgetAction):
     arguments = SetBudgetArgs
 
     def plan(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
+        try:  # the two docs it needs, in one read (a bad category is still reported before a bad month)
+            ledger.prefetch([(CATEGORY, args.category_id), (MONTH, resolve_month(args.month, ctx.now))])
+        except ActionError:
+            pass
         category = ledger.category(args.category_id)
         if category.data.get("internal"):
             raise ActionError(
@@ -41,11 +45,11 @@ class SetCategoryBudget(BudgetAction):
             raise ActionError(f"amount: {name} already has {display(amount)} budgeted for {month}.", field="amount")
         title = f"Budget {name} for {month}: {display(before)} → {display(amount)}?"
         subject = {"category": category.id, "category_name": name, "month": month, "before": before, "amount": amount}
-        return Plan(subject, Preview(title))
+        return BudgetPlan(subject, Preview(title), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         op_id, writes = commit(
             ctx,
             ledger,

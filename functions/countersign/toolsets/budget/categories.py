@@ -8,7 +8,7 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import BudgetAction, title_to_summary
-from .model import Ledger
+from .model import BudgetPlan, Ledger, ledger_of
 from .operations import category_change, commit
 
 MAX_NAME = 100
@@ -55,7 +55,7 @@ class UpdateCategory(BudgetAction):
     arguments = UpdateCategoryArgs
 
     def plan(self, args: UpdateCategoryArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         category = ledger.category(args.category_id)
         if category.data.get("internal"):
             raise ActionError(
@@ -83,11 +83,11 @@ class UpdateCategory(BudgetAction):
             "after": {"name": name, "group": group.id, "group_name": group.data["name"]},
         }
         title = f"Change category {ledger.category_label(category.id)} to ‘{name}’ ({group.data['name']})?"
-        return Plan(subject, Preview(title))
+        return BudgetPlan(subject, Preview(title), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         current = ledger.categories.get(s["category"])
         before = {"name": s["before"]["name"], "group_id": s["before"]["group"]}
         after = {"name": s["after"]["name"], "group_id": s["after"]["group"]}
@@ -113,16 +113,16 @@ class CreateCategory(BudgetAction):
     arguments = CreateCategoryArgs
 
     def plan(self, args: CreateCategoryArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         group = _writable_group(ledger, args.group_id)
         name = _name(args.name, "name")
         _check_free(ledger, group.id, name, "name")
         subject = {"group": group.id, "group_name": group.data["name"], "name": name}
-        return Plan(subject, Preview(f"Create category ‘{name}’ in {group.data['name']}?"))
+        return BudgetPlan(subject, Preview(f"Create category ‘{name}’ in {group.data['name']}?"), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         if s["group"] not in ledger.groups:
             raise ActionError(
                 f"{self.drift_message} (the group {s['group_name']} no longer exists); nothing was written."

@@ -7,7 +7,7 @@ from pydantic import Field
 from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Plan, Step
 from .base import BudgetAction, title_to_summary
-from .model import Ledger, is_split, is_transfer, txn_line
+from .model import CATEGORY, BudgetPlan, Ledger, is_split, is_transfer, ledger_of, txn_line
 from .operations import commit, txn_change
 
 
@@ -30,7 +30,9 @@ class ApplyCategories(BudgetAction):
     arguments = ApplyCategoriesArgs
 
     def plan(self, args: ApplyCategoriesArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
+        ledger.locate_with([c.transaction_id for c in args.changes],
+                           [(CATEGORY, c.category_id) for c in args.changes if isinstance(c.category_id, str)])
         seen: set[str] = set()
         items, lines = [], []
         for i, change in enumerate(args.changes):
@@ -58,21 +60,19 @@ class ApplyCategories(BudgetAction):
                 )
             before_name = ledger.txn_category_name(txn)
             items.append({
-                "transaction": ref.id, "bucket": ref.bucket, "date": txn["date"], "payee": txn["payee"],
+                "transaction": ref.id, "date": txn["date"], "payee": txn["payee"],
                 "amount": txn["amount"], "before": txn.get("category_id"), "before_name": before_name,
                 "after": category.id, "after_name": category.data["name"],
             })
             lines.append(f"{txn_line(txn)}, {before_name} → {category.data['name']}")
         title = f"Recategorise {len(items)} transaction(s)?"
-        return Plan({"changes": items}, Preview(title, lines))
+        return BudgetPlan({"changes": items}, Preview(title, lines), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         items = plan.subject["changes"]
-        changes = [
-            txn_change(it["bucket"], it["transaction"], {"category_id": it["before"]}, {"category_id": it["after"]})
-            for it in items
-        ]
+        changes = [txn_change(it["transaction"], {"category_id": it["before"]}, {"category_id": it["after"]})
+                   for it in items]
         op_id, writes = commit(ctx, ledger, changes, "recategorise", title_to_summary(plan.preview.title))
         return Effect.writes({
             "operation_id": op_id,
@@ -95,7 +95,8 @@ class ApproveTransactions(BudgetAction):
     destructive = False
 
     def plan(self, args: ApproveArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
+        ledger.locate_with(args.transaction_ids)
         seen: set[str] = set()
         items, lines, already = [], [], []
         for i, txn_id in enumerate(args.transaction_ids):
@@ -106,20 +107,20 @@ class ApproveTransactions(BudgetAction):
             if ref.data.get("approved"):
                 already.append(ref.id)
                 continue
-            items.append({"transaction": ref.id, "bucket": ref.bucket, "date": ref.data["date"],
+            items.append({"transaction": ref.id, "date": ref.data["date"],
                           "payee": ref.data["payee"], "amount": ref.data["amount"]})
             lines.append(txn_line(ref.data))
         if not items:
             raise ActionError(
                 "transaction_ids: every one of these transactions is already approved.", field="transaction_ids"
             )
-        return Plan({"approve": items, "already_approved": already},
-                    Preview(f"Approve {len(items)} transaction(s)?", lines))
+        return BudgetPlan({"approve": items, "already_approved": already},
+                          Preview(f"Approve {len(items)} transaction(s)?", lines), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         items = plan.subject["approve"]
-        changes = [txn_change(it["bucket"], it["transaction"], {"approved": False}, {"approved": True}) for it in items]
+        changes = [txn_change(it["transaction"], {"approved": False}, {"approved": True}) for it in items]
         op_id, writes = commit(ctx, ledger, changes, "approve", title_to_summary(plan.preview.title))
         return Effect.writes({
             "operation_id": op_id,

@@ -10,20 +10,8 @@ from datetime import date, timedelta
 from ...gate.actions import ActionContext
 from ...store.interface import DocStore
 from ...store.records import DocWrite
-from .model import (
-    ACCOUNT,
-    CATEGORY,
-    GROUP,
-    MONTH,
-    RTA_ID,
-    TXNS,
-    add_months,
-    bucket_id,
-    month_key,
-    new_txn,
-    sort_transactions,
-    today,
-)
+from . import layout
+from .model import ACCOUNT, CATEGORY, GROUP, MONTH, RTA_ID, add_months, new_txn, today
 
 ACCOUNTS = [
     ("acc_checking", "Checking", "checking"),
@@ -109,7 +97,7 @@ def build(now: int) -> list[DocWrite]:
     def add(account: str, day: date, payee: str, amount: int, category: str | None) -> None:
         nonlocal counter
         counter += 1
-        txn_id = f"t_demo{counter:04d}"
+        txn_id = f"{day:t_%Y%m%d}_demo{counter:04d}"  # carries its month, as every new id does
         txns.append((account, new_txn(txn_id, day.isoformat(), payee, amount, category, cleared="cleared")))
 
     day = first
@@ -154,14 +142,7 @@ def build(now: int) -> list[DocWrite]:
     for _, txn in txns[-30::7]:
         txn["flag"] = "blue"
 
-    buckets: dict[str, dict] = {}
-    for account, txn in txns:
-        bid = bucket_id(account, txn["date"])
-        buckets.setdefault(bid, {"account_id": account, "month": month_key(txn["date"]), "transactions": []})
-        buckets[bid]["transactions"].append(txn)
-    for bid, data in sorted(buckets.items()):
-        data["transactions"] = sort_transactions(data["transactions"])
-        writes.append(DocWrite(TXNS, bid, data, 0))
+    writes.extend(layout.build(txns))  # the chunks, with their totals
 
     for i in range(3):
         month = add_months(first.isoformat(), i)

@@ -23,19 +23,8 @@ from ...core.ids import new_id
 from ...gate.actions import ActionContext
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
-from .model import (
-    ACCOUNT,
-    CATEGORY,
-    GROUP,
-    OP,
-    RTA_ID,
-    TRANSFER_PREFIX,
-    TXNS,
-    Ledger,
-    bucket_id,
-    new_txn,
-    sort_transactions,
-)
+from .layout import Staged, new_txn_id
+from .model import ACCOUNT, CATEGORY, GROUP, OP, RTA_ID, TRANSFER_PREFIX, Ledger, month_key, new_txn
 from .operations import new_operation
 
 REQUIRED = ("Account", "Date", "Payee", "Memo", "Outflow", "Inflow", "Cleared")
@@ -231,11 +220,11 @@ def _split_part_memo(memo: str) -> str:
 def import_register(store: DocStore, ctx: ActionContext, text: str, source: str = "register.csv") -> Result:
     """Check every row, then write the new accounts, categories and transactions.
 
-    Up to 90 docs go in one atomic batch; a larger import is written in batches, every row
-    having been checked first.
+    Up to 90 docs go in one atomic batch; a larger import is written in batches (each holding
+    the totals of its own transactions), every row having been checked first.
     """
     parsed = parse_register(text)
-    ledger = Ledger.load(store, ctx.workspace_id)
+    ledger = Ledger(store, ctx.workspace_id)
     writes: list[DocWrite] = []
     result = Result()
 
@@ -306,9 +295,12 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         joined.append((row, parts))
         i += count
 
-    existing_ids = {ref.data.get("import_id") for ref in ledger.transactions() if ref.data.get("import_id")}
+    # an import id names its date, so a transaction imported before is in the month of its row
+    existing_ids = {ref.data["import_id"] for month in sorted({month_key(r.date) for r, _ in joined})
+                    for ref in ledger.month_transactions(month) if ref.data.get("import_id")}
     occurrences: dict[tuple[str, int, str], int] = {}
-    new_by_bucket: dict[str, list[dict]] = {}
+    staged = Staged(ledger)
+    chunks: set[str] = set()
     for row, parts in joined:
         acc = account_id(row.account)
         amount = sum(p.amount for p in parts) if parts else row.amount
@@ -323,28 +315,30 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         )
         subs = [{"amount": p.amount, "category_id": category_id(p.group, p.category),
                  "memo": _split_part_memo(p.memo)} for p in parts]
-        txn = new_txn(new_id("t_"), row.date, row.payee or "(no payee)", amount,
+        txn = new_txn(new_txn_id(row.date), row.date, row.payee or "(no payee)", amount,
                       None if parts else category_id(row.group, row.category),
                       memo="" if parts else row.memo, cleared=row.cleared, approved=True, flag=row.flag,
                       subtransactions=subs, import_id=f"{acc}|{import_id}", transfer=transfer or None)
-        new_by_bucket.setdefault(bucket_id(acc, row.date), []).append(txn)
+        chunks.add(staged.add(acc, txn))
         result.imported += 1
-
-    for bid, txns in sorted(new_by_bucket.items()):
-        doc = ledger.buckets.get(bid)
-        acc, month = bid.rsplit(".", 1)
-        base = doc.data if doc else {"account_id": acc, "month": month, "transactions": []}
-        data = dict(base, transactions=sort_transactions([*base["transactions"], *txns]))
-        writes.append(DocWrite(TXNS, bid, data, doc.version if doc else 0))
+        if len(writes) + len(staged.docs) >= MAX_DOC_WRITES - 10:  # a batch's totals agree with its transactions
+            _write(store, ctx.workspace_id, [*writes, *staged.writes()])
+            writes.clear()
+            staged = Staged(Ledger(store, ctx.workspace_id))
+    writes.extend(staged.writes())
 
     if result.imported == 0 and not writes:
         return result
     op_id, op = new_operation(ctx, "import", f"import {result.imported} transaction(s) from {source}", [],
                               undoable=False, note="An import is not undone through undo_operation.")
-    op["buckets"] = sorted(new_by_bucket)
+    op["chunks"] = sorted(chunks)
     writes.append(DocWrite(OP, op_id, op, 0))
     result.operation_id = op_id
-    for start in range(0, len(writes), MAX_DOC_WRITES):
-        store.write_docs(ctx.workspace_id, writes[start:start + MAX_DOC_WRITES])
+    _write(store, ctx.workspace_id, writes)
     return result
+
+
+def _write(store: DocStore, workspace_id: str, writes: list[DocWrite]) -> None:
+    for start in range(0, len(writes), MAX_DOC_WRITES):
+        store.write_docs(workspace_id, writes[start:start + MAX_DOC_WRITES])
 

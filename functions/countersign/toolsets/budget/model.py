@@ -1,4 +1,4 @@
-"""The budget ledger of one workspace, stored as versioned docs.
+"""The budget ledger of one workspace, stored as versioned docs whose reads follow the question.
 
 Docs (kind → id → data):
 
@@ -6,27 +6,35 @@ Docs (kind → id → data):
 * ``budget_group``    ``grp_…``      ``{name, position, hidden}``
 * ``budget_category`` ``cat_…``      ``{name, group_id, position, hidden, note}``
 * ``budget_month``    ``2026-09-01`` ``{budgeted: {category_id: milliunits}}``
-* ``budget_txns``     ``<account>.<2026-09>`` ``{account_id, month, transactions: [...]}`` — one bucket
-  per account and month, so a recategorisation, a reconciliation or an import touches few docs
-  and stays one atomic batch.
-* ``budget_op``       ``op_…``       the operation log (see :mod:`.operations`).
+* ``budget_txns``     ``2026-09.<account>.0003`` ``{account_id, month, transactions: [...]}`` — a
+  chunk of one account's transactions of one month, at most :data:`~.layout.CHUNK_MAX` bytes
+  (a month holds as many chunks as it needs), so no item grows with the ledger.
+* ``budget_total``    ``m.2026-09`` (a month: income, activity and counts) and ``a.<account>`` (an
+  account: balances, and the months holding cleared transactions not yet reconciled) — kept in the
+  same commit as the transactions they sum (:mod:`.layout`), so a read never adds up history.
+* ``budget_locator``  ``<transaction id>`` ``{month}`` — only for ids that do not carry their month
+  (ones made before this layout); a new id is ``t_20260912_…``.
+* ``budget_op``       ``op_…``       the operation log (see :mod:`.operations`); ids sort by time.
 
 A transaction is ``{id, date, payee, amount, category_id, memo, cleared, approved, flag,
 subtransactions: [{amount, category_id, memo}], import_id, transfer}``. Amounts are milliunits
 (outflows negative). Activity, available and account balances are computed from the
-transactions, never stored, so they cannot disagree with them.
+transactions (through their totals), never entered, so they cannot disagree with them.
 
 The category ``Ready to Assign`` (group ``Inflow``) is built in: income goes there.
+
+A :class:`Ledger` reads lazily: each kind or month the first time a plan or read needs it, never
+the whole budget. A plan keeps its ledger for ``apply`` (:class:`BudgetPlan`), so a change is read
+once per answer; every write still names the version it read.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...gate.actions import ActionError
+from ...gate.actions import ActionError, Plan
 from ...store.interface import DocReader
 from ...store.records import Doc
 from .values import (  # noqa: F401  (the budget's values, imported from here by the other modules)
@@ -46,8 +54,9 @@ from .values import (  # noqa: F401  (the budget's values, imported from here by
     today,
 )
 
-ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP = (
+ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP, TOTAL, LOCATOR = (
     "budget_account", "budget_group", "budget_category", "budget_month", "budget_txns", "budget_op",
+    "budget_total", "budget_locator",
 )
 
 DRIFT = "The budget changed between the preview and the answer"
@@ -64,18 +73,30 @@ UNCATEGORISED = "Uncategorised"
 SPLIT = "Split"
 TRANSFER_PREFIX = "Transfer : "
 
-def bucket_id(account_id: str, day: str) -> str:
-    return f"{account_id}.{month_key(day)}"
+
+def txn_month(txn_id: str) -> str | None:
+    """``t_20260912_…`` → ``2026-09``; None for an id that does not carry its month."""
+    if len(txn_id) > 11 and txn_id.startswith("t_") and txn_id[10] == "_" and txn_id[2:10].isdigit():
+        return f"{txn_id[2:6]}-{txn_id[6:8]}"
+    return None
 
 
-# -- the ledger ------------------------------------------------------------------------------------
+def month_total_id(month: str) -> str:
+    return f"m.{month_key(month)}"
+
+
+def account_total_id(account_id: str) -> str:
+    return f"a.{account_id}"
+
+
+# -- transactions ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class TxnRef:
-    """A transaction found in the ledger: its bucket, its account and its data (do not mutate)."""
+    """A transaction found in the ledger: its chunk, its account and its data (do not mutate)."""
 
-    bucket: str
+    chunk: str
     account_id: str
     data: dict[str, Any]
 
@@ -105,194 +126,10 @@ def category_lines(txn: dict) -> list[tuple[str | None, int]]:
     return [(txn.get("category_id"), txn["amount"])]
 
 
-@dataclass
-class Ledger:
-    """Everything of one workspace's budget, read at one moment, with versions kept for writing."""
-
-    workspace_id: str
-    accounts: dict[str, Doc] = field(default_factory=dict)
-    groups: dict[str, Doc] = field(default_factory=dict)
-    categories: dict[str, Doc] = field(default_factory=dict)
-    months: dict[str, Doc] = field(default_factory=dict)
-    buckets: dict[str, Doc] = field(default_factory=dict)
-    _index: dict[str, TxnRef] = field(default_factory=dict)
-
-    @classmethod
-    def load(cls, store: DocReader, workspace_id: str) -> Ledger:
-        def by_id(kind: str) -> dict[str, Doc]:
-            return {d.id: d for d in store.list_docs(workspace_id, kind)}
-
-        ledger = cls(workspace_id, by_id(ACCOUNT), by_id(GROUP), by_id(CATEGORY), by_id(MONTH), by_id(TXNS))
-        ledger.groups.setdefault(INFLOW_GROUP_ID, Doc(GROUP, INFLOW_GROUP_ID, dict(INFLOW_GROUP), 0))
-        ledger.categories.setdefault(RTA_ID, Doc(CATEGORY, RTA_ID, dict(RTA_CATEGORY), 0))
-        ledger.reindex()
-        return ledger
-
-    def reindex(self) -> None:
-        self._index = {}
-        for bid, doc in self.buckets.items():
-            for txn in doc.data.get("transactions", []):
-                self._index[txn["id"]] = TxnRef(bid, doc.data["account_id"], txn)
-
-    # -- lookups (ActionError naming the field for an unknown id) --------------------------------
-
-    def account(self, account_id: Any, field: str = "account_id") -> Doc:
-        return _need(self.accounts, account_id, field, "account", "list_accounts")
-
-    def group(self, group_id: Any, field: str = "group_id") -> Doc:
-        return _need(self.groups, group_id, field, "category group", "list_categories")
-
-    def category(self, category_id: Any, field: str = "category_id") -> Doc:
-        return _need(self.categories, category_id, field, "category", "list_categories")
-
-    def txn(self, txn_id: Any, field: str = "transaction_id") -> TxnRef:
-        return _need(self._index, txn_id, field, "transaction", "list_transactions")
-
-    def find_txn(self, txn_id: str) -> TxnRef | None:
-        return self._index.get(txn_id)
-
-    # -- names --------------------------------------------------------------------------------------
-
-    def category_name(self, category_id: str | None) -> str:
-        if category_id is None:
-            return UNCATEGORISED
-        doc = self.categories.get(category_id)
-        return doc.data["name"] if doc else f"(deleted category {category_id})"
-
-    def txn_category_name(self, txn: dict) -> str:
-        if is_split(txn):
-            return SPLIT
-        if is_transfer(txn):
-            return f"Transfer ({txn['transfer']})" if isinstance(txn.get("transfer"), str) else "Transfer"
-        return self.category_name(txn.get("category_id"))
-
-    def group_name(self, group_id: str) -> str:
-        doc = self.groups.get(group_id)
-        return doc.data["name"] if doc else f"(deleted group {group_id})"
-
-    def category_label(self, category_id: str) -> str:
-        """``‘Tennis’ (Fun)``."""
-        doc = self.categories[category_id]
-        return f"‘{doc.data['name']}’ ({self.group_name(doc.data['group_id'])})"
-
-    # -- iteration ---------------------------------------------------------------------------------
-
-    def transactions(self) -> Iterator[TxnRef]:
-        return iter(self._index.values())
-
-    def account_transactions(self, account_id: str) -> list[TxnRef]:
-        return [r for r in self._index.values() if r.account_id == account_id]
-
-    def ordered_groups(self) -> list[Doc]:
-        return sorted(self.groups.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
-
-    def ordered_categories(self, group_id: str | None = None) -> list[Doc]:
-        docs = [d for d in self.categories.values() if group_id is None or d.data["group_id"] == group_id]
-        groups = {g.id: i for i, g in enumerate(self.ordered_groups())}
-        return sorted(
-            docs, key=lambda d: (groups.get(d.data["group_id"], 99), d.data.get("position", 0), d.data["name"], d.id)
-        )
-
-    def ordered_accounts(self) -> list[Doc]:
-        return sorted(self.accounts.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
-
-    # -- figures -----------------------------------------------------------------------------------
-
-    def balances(self, account_id: str) -> tuple[int, int]:
-        """(cleared, uncleared) balance of an account; reconciled counts as cleared."""
-        cleared = uncleared = 0
-        for ref in self.account_transactions(account_id):
-            if ref.data["cleared"] == "uncleared":
-                uncleared += ref.data["amount"]
-            else:
-                cleared += ref.data["amount"]
-        return cleared, uncleared
-
-    def budgeted(self, month: str, category_id: str) -> int:
-        doc = self.months.get(month)
-        return int((doc.data.get("budgeted") or {}).get(category_id, 0)) if doc else 0
-
-    def month_figures(self, month: str) -> dict[str, Any]:
-        """Budgeted, activity and available of every category in ``month`` (``YYYY-MM-01``).
-
-        Available carries over month to month; an overspent (negative) balance does not carry
-        over: it is taken from Ready to Assign the next month, as YNAB does for cash spending.
-        """
-        months = sorted({m for m in self.months} | {month_start(r.data["date"]) for r in self.transactions()} | {month})
-        months = [m for m in months if m <= month]
-        activity: dict[str, dict[str, int]] = {m: {} for m in months}
-        income: dict[str, int] = {m: 0 for m in months}
-        for ref in self.transactions():
-            m = month_start(ref.data["date"])
-            if m > month:
-                continue
-            for cat, amount in category_lines(ref.data):
-                if cat == RTA_ID:
-                    income[m] += amount
-                elif cat is not None:
-                    activity[m][cat] = activity[m].get(cat, 0) + amount
-        available: dict[str, int] = {}
-        rta = 0
-        budgeted_now: dict[str, int] = {}
-        for m in months:
-            budgeted = {
-                k: int(v) for k, v in ((self.months[m].data.get("budgeted") or {}) if m in self.months else {}).items()
-            }
-            overspent = sum(v for v in available.values() if v < 0)
-            carried = {k: max(v, 0) for k, v in available.items()}
-            rta += income[m] - sum(budgeted.values()) + overspent
-            cats = set(carried) | set(budgeted) | set(activity[m])
-            available = {c: carried.get(c, 0) + budgeted.get(c, 0) + activity[m].get(c, 0) for c in cats}
-            budgeted_now = budgeted
-        return {
-            "month": month,
-            "income": income.get(month, 0),
-            "ready_to_assign": rta,
-            "budgeted": budgeted_now,
-            "activity": activity.get(month, {}),
-            "available": available,
-        }
-
-
-# -- staging writes -------------------------------------------------------------------------------
-
-
-@dataclass
-class Staged:
-    """Working copies of the docs a change touches, with the versions they were read at."""
-
-    ledger: Ledger
-    docs: dict[tuple[str, str], dict[str, Any] | None] = field(default_factory=dict)
-    versions: dict[tuple[str, str], int] = field(default_factory=dict)
-
-    def _source(self, kind: str) -> dict[str, Doc]:
-        return {
-            ACCOUNT: self.ledger.accounts, GROUP: self.ledger.groups, CATEGORY: self.ledger.categories,
-            MONTH: self.ledger.months, TXNS: self.ledger.buckets,
-        }[kind]
-
-    def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        key = (kind, doc_id)
-        if key not in self.docs:
-            doc = self._source(kind).get(doc_id)
-            self.versions[key] = doc.version if doc else 0
-            self.docs[key] = copy.deepcopy(doc.data) if doc and doc.version else None
-        return self.docs[key]
-
-    def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
-        self.get(kind, doc_id)
-        self.docs[(kind, doc_id)] = data
-
-    def writes(self) -> list[tuple[str, str, dict[str, Any] | None, int]]:
-        out = []
-        for (kind, doc_id), data in self.docs.items():
-            version = self.versions[(kind, doc_id)]
-            if kind == TXNS and data is not None and not data.get("transactions"):
-                data = None  # an emptied bucket goes away
-            if data is None and version == 0:
-                continue
-            out.append((kind, doc_id, data, version))
-        return out
+def txn_categories(txn: dict) -> set[str]:
+    """Every category a transaction names, split lines included."""
+    return ({txn["category_id"]} if txn.get("category_id") else set()) | {
+        s["category_id"] for s in txn.get("subtransactions") or [] if s.get("category_id")}
 
 
 def sort_transactions(txns: Iterable[dict]) -> list[dict]:
@@ -314,6 +151,239 @@ def new_txn(txn_id: str, day: str, payee: str, amount: int, category_id: str | N
 def txn_line(txn: dict) -> str:
     """``2026-09-12, Market, -86.40``: how a budget preview names a transaction (date, payee, amount)."""
     return f"{txn['date']}, {txn['payee']}, {display(txn['amount'])}"
+
+
+# -- the ledger ------------------------------------------------------------------------------------
+
+
+class Ledger:
+    """One workspace's budget as one plan or read sees it, read lazily and kept for writing.
+
+    Small kinds (accounts, groups, categories) are read whole the first time they are needed;
+    anything else only as asked: one doc (:meth:`get`, several at once with :meth:`prefetch`), a
+    month's transactions (:meth:`month_chunks`), the totals up to a month.
+    """
+
+    def __init__(self, store: DocReader, workspace_id: str):
+        self.store = store
+        self.workspace_id = workspace_id
+        self._whole: dict[str, dict[str, Doc]] = {}
+        self._point: dict[tuple[str, str], Doc | None] = {}
+        self._chunks: dict[str, list[Doc]] = {}  # month key → its chunks
+        self._index: dict[str, TxnRef] = {}  # transactions of the months read so far
+        self._ranges: dict[tuple[str, str, str], list[Doc]] = {}
+        self.memo: dict[Any, Any] = {}  # what a read works out from these docs (figures), kept with them
+
+    @classmethod
+    def load(cls, store: DocReader, workspace_id: str) -> Ledger:
+        return cls(store, workspace_id)
+
+    # -- reading docs --------------------------------------------------------------------------------
+
+    def _all(self, kind: str) -> dict[str, Doc]:
+        if kind not in self._whole:
+            docs = {d.id: d for d in self.store.list_docs(self.workspace_id, kind)}
+            if kind == GROUP:
+                docs.setdefault(INFLOW_GROUP_ID, Doc(GROUP, INFLOW_GROUP_ID, dict(INFLOW_GROUP), 0))
+            elif kind == CATEGORY:
+                docs.setdefault(RTA_ID, Doc(CATEGORY, RTA_ID, dict(RTA_CATEGORY), 0))
+            self._whole[kind] = docs
+        return self._whole[kind]
+
+    @property
+    def accounts(self) -> dict[str, Doc]:
+        return self._all(ACCOUNT)
+
+    @property
+    def groups(self) -> dict[str, Doc]:
+        return self._all(GROUP)
+
+    @property
+    def categories(self) -> dict[str, Doc]:
+        return self._all(CATEGORY)
+
+    def prefetch(self, keys: Iterable[tuple[str, str]]) -> None:
+        """Read every doc of ``keys`` not read yet, in one read."""
+        wanted = [k for k in dict.fromkeys(keys) if k not in self._point and k[0] not in self._whole]
+        for start in range(0, len(wanted), 100):
+            batch = wanted[start:start + 100]
+            found = self.store.get_docs(self.workspace_id, batch)
+            for key in batch:
+                self._point[key] = found.get(key)
+
+    def get(self, kind: str, doc_id: str) -> Doc | None:
+        """One doc as this ledger read it (a built-in group or category included)."""
+        if kind in self._whole:
+            return self._whole[kind].get(doc_id)
+        key = (kind, doc_id)
+        if key not in self._point and kind == TXNS and doc_id[:7] in self._chunks:
+            self._point[key] = None  # its month was read whole: a chunk not in it does not exist
+        if key not in self._point:
+            self._point[key] = self.store.get_doc(self.workspace_id, kind, doc_id)
+        found = self._point[key]
+        if found is None and kind == CATEGORY and doc_id == RTA_ID:
+            return Doc(CATEGORY, RTA_ID, dict(RTA_CATEGORY), 0)
+        if found is None and kind == GROUP and doc_id == INFLOW_GROUP_ID:
+            return Doc(GROUP, INFLOW_GROUP_ID, dict(INFLOW_GROUP), 0)
+        return found
+
+    def range(self, kind: str, prefix: str = "", stop: str | None = None) -> list[Doc]:
+        """Docs of ``kind`` whose id starts with ``prefix`` (below ``stop``), read once."""
+        key = (kind, prefix, stop or "")
+        if key not in self._ranges:
+            self._ranges[key] = self.store.list_docs(self.workspace_id, kind, prefix, stop=stop)
+            for doc in self._ranges[key]:
+                self._point.setdefault((kind, doc.id), doc)
+        return self._ranges[key]
+
+    # -- transactions --------------------------------------------------------------------------------
+
+    def month_chunks(self, month: str) -> list[Doc]:
+        """Every chunk of ``month`` (``YYYY-MM``), all accounts, read once."""
+        if month not in self._chunks:
+            chunks = self.store.list_docs(self.workspace_id, TXNS, f"{month}.")
+            self._chunks[month] = chunks
+            for doc in chunks:
+                self._point.setdefault((TXNS, doc.id), doc)
+                for txn in doc.data.get("transactions", []):
+                    self._index[txn["id"]] = TxnRef(doc.id, doc.data["account_id"], txn)
+        return self._chunks[month]
+
+    def month_transactions(self, month: str) -> list[TxnRef]:
+        """A month's transactions, by date and id."""
+        refs = [TxnRef(d.id, d.data["account_id"], t) for d in self.month_chunks(month)
+                for t in d.data.get("transactions", [])]
+        return sorted(refs, key=lambda r: (r.data["date"], r.id))
+
+    def locate(self, txn_ids: Sequence[str]) -> None:
+        """Read the months that hold these transactions (their locators first, in one read, for
+        ids that do not carry their month)."""
+        legacy = [i for i in txn_ids if isinstance(i, str) and i and txn_month(i) is None]
+        self.prefetch((LOCATOR, i) for i in legacy)
+        for txn_id in txn_ids:
+            month = self.month_of(txn_id)
+            if month is not None:
+                self.month_chunks(month)
+
+    def locate_with(self, txn_ids: Sequence[Any], keys: Iterable[tuple[str, str]] = ()) -> None:
+        """:meth:`locate`, then ``keys`` and the totals a change of those transactions writes, in
+        one read (so staging the change reads nothing more)."""
+        ids = [i for i in txn_ids if isinstance(i, str)]
+        self.locate(ids)
+        totals = [(TOTAL, k(r)) for r in filter(None, map(self.find_txn, ids))
+                  for k in (lambda r: month_total_id(r.data["date"]), lambda r: account_total_id(r.account_id))]
+        self.prefetch([*keys, *totals])
+
+    def month_of(self, txn_id: str) -> str | None:
+        if not isinstance(txn_id, str) or not txn_id:
+            return None
+        month = txn_month(txn_id)
+        if month is None:
+            locator = self.get(LOCATOR, txn_id)
+            month = locator.data["month"] if locator else None
+        return month
+
+    def find_txn(self, txn_id: str) -> TxnRef | None:
+        if txn_id not in self._index:
+            month = self.month_of(txn_id)
+            if month is not None:
+                self.month_chunks(month)
+        return self._index.get(txn_id)
+
+    # -- lookups (ActionError naming the field for an unknown id) --------------------------------
+
+    def account(self, account_id: Any, field: str = "account_id") -> Doc:
+        return _need(self.accounts, account_id, field, "account", "list_accounts")
+
+    def group(self, group_id: Any, field: str = "group_id") -> Doc:
+        return _need(self.groups, group_id, field, "category group", "list_categories")
+
+    def category(self, category_id: Any, field: str = "category_id") -> Doc:
+        found = self.get(CATEGORY, category_id) if isinstance(category_id, str) else None
+        return _need({category_id: found} if found else {}, category_id, field, "category", "list_categories")
+
+    def txn(self, txn_id: Any, field: str = "transaction_id") -> TxnRef:
+        found = self.find_txn(txn_id) if isinstance(txn_id, str) else None
+        return _need({txn_id: found} if found else {}, txn_id, field, "transaction", "list_transactions")
+
+    # -- names --------------------------------------------------------------------------------------
+
+    def category_name(self, category_id: str | None) -> str:
+        if category_id is None:
+            return UNCATEGORISED
+        doc = self.get(CATEGORY, category_id)
+        return doc.data["name"] if doc else f"(deleted category {category_id})"
+
+    def txn_category_name(self, txn: dict) -> str:
+        if is_split(txn):
+            return SPLIT
+        if is_transfer(txn):
+            return f"Transfer ({txn['transfer']})" if isinstance(txn.get("transfer"), str) else "Transfer"
+        return self.category_name(txn.get("category_id"))
+
+    def group_name(self, group_id: str) -> str:
+        doc = self.get(GROUP, group_id)
+        return doc.data["name"] if doc else f"(deleted group {group_id})"
+
+    def category_label(self, category_id: str) -> str:
+        """``‘Tennis’ (Fun)``."""
+        doc = self.categories[category_id]
+        return f"‘{doc.data['name']}’ ({self.group_name(doc.data['group_id'])})"
+
+    # -- ordering -----------------------------------------------------------------------------------
+
+    def ordered_groups(self) -> list[Doc]:
+        return sorted(self.groups.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
+
+    def ordered_categories(self, group_id: str | None = None) -> list[Doc]:
+        docs = [d for d in self.categories.values() if group_id is None or d.data["group_id"] == group_id]
+        groups = {g.id: i for i, g in enumerate(self.ordered_groups())}
+        return sorted(
+            docs, key=lambda d: (groups.get(d.data["group_id"], 99), d.data.get("position", 0), d.data["name"], d.id)
+        )
+
+    def ordered_accounts(self) -> list[Doc]:
+        return sorted(self.accounts.values(), key=lambda d: (d.data.get("position", 0), d.data["name"], d.id))
+
+    # -- figures kept in totals ---------------------------------------------------------------------
+
+    def account_total(self, account_id: str) -> dict[str, Any]:
+        doc = self.get(TOTAL, account_total_id(account_id))
+        return doc.data if doc else {}
+
+    def balances(self, account_id: str) -> tuple[int, int]:
+        """(cleared, uncleared) balance of an account; reconciled counts as cleared."""
+        total = self.account_total(account_id)
+        return int(total.get("cleared", 0)), int(total.get("uncleared", 0))
+
+    def budgeted(self, month: str, category_id: str) -> int:
+        doc = self.get(MONTH, month)
+        return int((doc.data.get("budgeted") or {}).get(category_id, 0)) if doc else 0
+
+    def account_transactions(self, account_id: str, cleared: str | None = None) -> Iterator[TxnRef]:
+        """An account's transactions in the months its totals name (``cleared``: only in that state,
+        read from the months that hold one; otherwise every month of the ledger)."""
+        if cleared == "cleared":
+            months = sorted(self.account_total(account_id).get("open") or {})
+        else:
+            months = sorted(d.id[2:] for d in self.range(TOTAL, "m."))
+        for month in months:
+            for ref in self.month_transactions(month):
+                if ref.account_id == account_id and (cleared is None or ref.data["cleared"] == cleared):
+                    yield ref
+
+
+@dataclass(frozen=True)
+class BudgetPlan(Plan):
+    """A budget plan and the ledger it read, which ``apply`` reuses (not part of the fingerprint)."""
+
+    ledger: Ledger | None = field(default=None, compare=False, repr=False)
+
+
+def ledger_of(plan: Plan, store: DocReader, workspace_id: str) -> Ledger:
+    """The ledger ``plan`` read (apply is always handed the plan just made), else a fresh one."""
+    ledger = getattr(plan, "ledger", None)
+    return ledger if isinstance(ledger, Ledger) else Ledger(store, workspace_id)
 
 
 def _need(table: dict, ident: Any, field: str, noun: str, read_tool: str):

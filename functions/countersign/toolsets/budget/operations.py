@@ -3,8 +3,10 @@
 Every write of the budget is a list of *changes*, each with the value it expects to find
 (``before``) and the value it leaves (``after``):
 
-* ``{"t": "txn", "bucket", "id", "before", "after"}`` — the fields of one transaction that change
-  (``before: None``: the transaction is created, ``after`` is all of it; ``after: None``: deleted);
+* ``{"t": "txn", "id", "account", "before", "after"}`` — the fields of one transaction that change
+  (``before: None``: the transaction is created on ``account``, ``after`` is all of it; ``after:
+  None``: deleted). Changes recorded before the chunked layout also name a ``bucket``; a
+  transaction is found by its id either way;
 * ``{"t": "budget", "month", "category", "before", "after"}`` — a budgeted amount in milliunits;
 * ``{"t": "category", "id", "before", "after"}`` — a category's fields (``None``: absent).
 
@@ -23,7 +25,8 @@ from typing import Any
 from ...core.ids import new_id
 from ...gate.actions import ActionContext, ActionError
 from ...store.records import DocWrite
-from .model import CATEGORY, DRIFT, MONTH, OP, TXNS, Ledger, Staged, display, sort_transactions
+from .layout import Staged
+from .model import CATEGORY, DRIFT, MONTH, OP, TOTAL, Ledger, account_total_id, display, month_key, month_total_id
 
 
 class Moved(Exception):
@@ -37,8 +40,11 @@ class Moved(Exception):
 # -- building changes -------------------------------------------------------------------------------
 
 
-def txn_change(bucket: str, txn_id: str, before: dict | None, after: dict | None) -> dict:
-    return {"t": "txn", "bucket": bucket, "id": txn_id, "before": before, "after": after}
+def txn_change(txn_id: str, before: dict | None, after: dict | None, account: str | None = None) -> dict:
+    change = {"t": "txn", "id": txn_id, "before": before, "after": after}
+    if account is not None:
+        change["account"] = account
+    return change
 
 
 def budget_change(month: str, category_id: str, before: int, after: int) -> dict:
@@ -58,6 +64,7 @@ def reverse(changes: list[dict]) -> list[dict]:
 
 def stage(ledger: Ledger, changes: list[dict]) -> Staged:
     """The docs after ``changes``; :class:`Moved` if any target does not hold its ``before``."""
+    _prefetch(ledger, changes)
     staged = Staged(ledger)
     for change in changes:
         kind = change["t"]
@@ -72,41 +79,54 @@ def stage(ledger: Ledger, changes: list[dict]) -> Staged:
     return staged
 
 
+def _prefetch(ledger: Ledger, changes: list[dict]) -> None:
+    """Read what staging ``changes`` needs in as few reads as possible: the months holding their
+    transactions, then every total, budget month and category they touch in one read."""
+    ledger.locate([c["id"] for c in changes if c["t"] == "txn"])
+    keys: list[tuple[str, str]] = []
+    for c in changes:
+        if c["t"] == "txn":
+            ref = ledger.find_txn(c["id"])
+            data = ref.data if ref else c["after"] or c["before"] or {}
+            account = ref.account_id if ref else c.get("account") or c.get("bucket", "").rsplit(".", 1)[0]
+            if data.get("date"):
+                keys.append((TOTAL, month_total_id(data["date"])))
+                ledger.month_chunks(month_key(data["date"]))
+            keys.append((TOTAL, account_total_id(account)))
+        elif c["t"] == "budget":
+            keys += [(MONTH, c["month"]), (CATEGORY, c["category"])]
+        elif c["t"] == "category":
+            keys.append((CATEGORY, c["id"]))
+    ledger.prefetch(keys)
+
+
 def _describe_txn(ledger: Ledger, txn: dict) -> str:
     return f"the transaction {txn.get('date')}, {txn.get('payee')}, {display(txn.get('amount', 0))}"
 
 
 def _stage_txn(ledger: Ledger, staged: Staged, change: dict) -> None:
-    bucket = staged.get(TXNS, change["bucket"])
     before, after = change["before"], change["after"]
-    found = None
-    if bucket is not None:
-        found = next((t for t in bucket["transactions"] if t["id"] == change["id"]), None)
+    ref = ledger.find_txn(change["id"])
+    found = staged.current(ref.chunk, ref.id) if ref is not None else None
     if before is None:  # create
         if found is not None:
             raise Moved(f"the transaction {change['id']} already exists")
-        account_id, month = change["bucket"].rsplit(".", 1)
-        if bucket is None:
-            if account_id not in ledger.accounts:
-                raise Moved(f"the account {account_id} no longer exists")
-            bucket = {"account_id": account_id, "month": month, "transactions": []}
-        bucket = dict(bucket, transactions=sort_transactions([*bucket["transactions"], dict(after)]))
-        staged.put(TXNS, change["bucket"], bucket)
+        account_id = change.get("account") or change.get("bucket", "").rsplit(".", 1)[0]
+        if account_id not in ledger.accounts:
+            raise Moved(f"the account {account_id} no longer exists")
+        staged.add(account_id, dict(after))
         return
-    if found is None:
+    if ref is None or found is None:
         raise Moved(f"the transaction {change['id']} no longer exists")
-    assert bucket is not None  # found was read from it
     for key, value in before.items():
         if found.get(key) != value:
             raise Moved(f"{_describe_txn(ledger, found)} changed ({key})")
     if after is None:  # delete
         if found != before:
             raise Moved(f"{_describe_txn(ledger, found)} changed")
-        rest = [t for t in bucket["transactions"] if t["id"] != change["id"]]
+        staged.replace(ref.chunk, ref.id, None)
     else:
-        updated = dict(found, **after)
-        rest = [updated if t["id"] == change["id"] else t for t in bucket["transactions"]]
-    staged.put(TXNS, change["bucket"], dict(bucket, transactions=rest))
+        staged.replace(ref.chunk, ref.id, dict(found, **after))
 
 
 def _stage_budget(ledger: Ledger, staged: Staged, change: dict) -> None:
@@ -116,7 +136,7 @@ def _stage_budget(ledger: Ledger, staged: Staged, change: dict) -> None:
     if current != change["before"]:
         name = ledger.category_name(change["category"])
         raise Moved(f"{name} for {change['month']} is now budgeted {display(current)}, not {display(change['before'])}")
-    if change["category"] not in ledger.categories:
+    if ledger.get(CATEGORY, change["category"]) is None:
         raise Moved(f"the category {change['category']} no longer exists")
     if change["after"]:
         budgeted[change["category"]] = change["after"]
@@ -150,15 +170,16 @@ def _stage_category(ledger: Ledger, staged: Staged, change: dict) -> None:
 
 
 def _category_in_use(ledger: Ledger, category_id: str) -> str | None:
-    for ref in ledger.transactions():
-        txn = ref.data
-        if txn.get("category_id") == category_id or any(
-            s.get("category_id") == category_id for s in txn.get("subtransactions") or []
-        ):
-            return _describe_txn(ledger, txn)
-    for month, doc in ledger.months.items():
+    for doc in ledger.range(TOTAL, "m."):
+        if (doc.data.get("cats") or {}).get(category_id):
+            month = doc.id[2:]
+            ref = next((r for r in ledger.month_transactions(month)
+                        if category_id in {r.data.get("category_id")}
+                        | {s.get("category_id") for s in r.data.get("subtransactions") or []}), None)
+            return _describe_txn(ledger, ref.data) if ref else f"a transaction of {month}"
+    for doc in ledger.range(MONTH):
         if (doc.data.get("budgeted") or {}).get(category_id):
-            return f"the budget of {month}"
+            return f"the budget of {doc.id}"
     return None
 
 
@@ -199,14 +220,14 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
         raise ActionError(f"{moved_message} ({exc.detail}); nothing was written.") from None
     new_op_id, op = new_operation(ctx, kind, summary, changes, undoable=undoable, undo_of=undo_of, note=note)
     op_id = op_id or new_op_id
-    writes = [DocWrite(k, i, d, v) for k, i, d, v in staged.writes()]
+    writes = staged.writes()
     writes.extend(extra)
     writes.append(DocWrite(OP, op_id, op, 0))
     return op_id, writes
 
 
-def get_operation(ctx: ActionContext, op_id: Any, field: str = "operation_id"):
-    doc = ctx.store.get_doc(ctx.workspace_id, OP, op_id) if isinstance(op_id, str) and op_id else None
+def get_operation(ledger: Ledger, op_id: Any, field: str = "operation_id"):
+    doc = ledger.get(OP, op_id) if isinstance(op_id, str) and op_id else None
     if doc is None:
         raise ActionError(
             f"{field}: no operation {op_id!r} in this budget; list_operations gives the ids.", field=field

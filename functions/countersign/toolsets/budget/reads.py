@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import Field
 
 from ...gate.actions import ActionContext, ActionError, Arguments, Read
-from .model import OP, Ledger, amounts, is_uncategorised, parse_date, resolve_month
+from .figures import month_figures
+from .model import OP, TOTAL, Ledger, TxnRef, account_total_id, amounts, is_uncategorised, parse_date, resolve_month
 from .operations import operation_view
 
 
@@ -22,9 +23,11 @@ class ListAccounts(Read):
     arguments = NoArgs
 
     def run(self, args: NoArgs, ctx: ActionContext) -> dict:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
+        accounts = ledger.ordered_accounts()
+        ledger.prefetch((TOTAL, account_total_id(d.id)) for d in accounts)
         out = []
-        for doc in ledger.ordered_accounts():
+        for doc in accounts:
             cleared, uncleared = ledger.balances(doc.id)
             out.append({
                 "id": doc.id, "name": doc.data["name"], "type": doc.data.get("type", "checking"),
@@ -39,7 +42,7 @@ class MonthArgs(Arguments):
 
 
 def _category_rows(ledger: Ledger, month: str) -> list[dict[str, Any]]:
-    figures = ledger.month_figures(month)
+    figures = month_figures(ledger, month)
     rows = []
     for doc in ledger.ordered_categories():
         if doc.data.get("internal"):
@@ -64,7 +67,7 @@ class ListCategories(Read):
     arguments = MonthArgs
 
     def run(self, args: MonthArgs, ctx: ActionContext) -> dict:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         month = resolve_month(args.month, ctx.now)
         rows = _category_rows(ledger, month)
         groups = []
@@ -85,9 +88,9 @@ class GetMonth(Read):
     arguments = MonthArgs
 
     def run(self, args: MonthArgs, ctx: ActionContext) -> dict:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         month = resolve_month(args.month, ctx.now)
-        figures = ledger.month_figures(month)
+        figures = month_figures(ledger, month)
         rows = _category_rows(ledger, month)
         return {
             "month": month,
@@ -135,7 +138,7 @@ class ListTransactions(Read):
     arguments = ListTransactionsArgs
 
     def run(self, args: ListTransactionsArgs, ctx: ActionContext) -> dict:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         since = parse_date(args.since, "since") if args.since is not None else None
         if args.account_id is not None:
             ledger.account(args.account_id)
@@ -146,29 +149,62 @@ class ListTransactions(Read):
             if not args.cursor.isdigit():
                 raise ActionError("cursor: not a cursor this tool returned.", field="cursor")
             offset = int(args.cursor)
-        refs = []
-        for ref in ledger.transactions():
-            t = ref.data
-            if since and t["date"] < since:
+        _ = ledger.categories  # every name a page shows, in one read
+        page: list[TxnRef] = []
+        total = 0
+        for month, counted in _months_newest_first(ledger, args, since):
+            if counted == 0:
                 continue
-            if args.account_id and ref.account_id != args.account_id:
+            if counted is not None and (total + counted <= offset or total >= offset + args.limit):
+                total += counted  # counted from the month's totals; its transactions are not read
                 continue
-            if args.category_id and args.category_id not in (
-                    {t.get("category_id")} | {s.get("category_id") for s in t.get("subtransactions") or []}):
-                continue
-            if args.uncategorised and not is_uncategorised(t):
-                continue
-            if args.unapproved and t.get("approved"):
-                continue
-            refs.append(ref)
-        refs.sort(key=lambda r: (r.data["date"], r.id), reverse=True)
-        page = refs[offset:offset + args.limit]
+            refs = [r for r in reversed(ledger.month_transactions(month)) if _matches(r, args, since)]
+            page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
+            total += len(refs)
         nxt = offset + args.limit
         return {
-            "transactions": [transaction_view(ledger, r.account_id, r.data) for r in page],
-            "total": len(refs),
-            "next_cursor": str(nxt) if nxt < len(refs) else None,
+            "transactions": [transaction_view(ledger, r.account_id, r.data) for r in page[:args.limit]],
+            "total": total,
+            "next_cursor": str(nxt) if nxt < total else None,
         }
+
+
+def _months_newest_first(ledger: Ledger, args: ListTransactionsArgs, since: str | None):
+    """Each month of the ledger, newest first, with how many of its transactions match when its
+    totals tell (None: its transactions must be read to know)."""
+    filters = [f for f in (args.account_id, args.category_id, args.uncategorised or None, args.unapproved or None)
+               if f is not None]
+    for doc in reversed(ledger.range(TOTAL, "m.")):
+        month = doc.id[2:]
+        if since is not None and month < since[:7]:
+            break
+        t = doc.data
+        if len(filters) > 1 or (since is not None and month == since[:7]):
+            yield month, (None if t.get("n") else 0)
+        elif args.account_id is not None:
+            yield month, int((t.get("accounts") or {}).get(args.account_id, 0))
+        elif args.category_id is not None:
+            yield month, int((t.get("cats") or {}).get(args.category_id, 0))
+        elif args.uncategorised:
+            yield month, int(t.get("uncategorised", 0))
+        elif args.unapproved:
+            yield month, int(t.get("unapproved", 0))
+        else:
+            yield month, int(t.get("n", 0))
+
+
+def _matches(ref: TxnRef, args: ListTransactionsArgs, since: str | None) -> bool:
+    t = ref.data
+    if since and t["date"] < since:
+        return False
+    if args.account_id and ref.account_id != args.account_id:
+        return False
+    if args.category_id and args.category_id not in (
+            {t.get("category_id")} | {s.get("category_id") for s in t.get("subtransactions") or []}):
+        return False
+    if args.uncategorised and not is_uncategorised(t):
+        return False
+    return not (args.unapproved and t.get("approved"))
 
 
 class ListOperationsArgs(Arguments):
@@ -182,7 +218,6 @@ class ListOperations(Read):
     arguments = ListOperationsArgs
 
     def run(self, args: ListOperationsArgs, ctx: ActionContext) -> dict:
-        docs = ctx.store.list_docs(ctx.workspace_id, OP)
-        docs.sort(key=lambda d: (d.data.get("at", 0), d.id), reverse=True)
-        return {"operations": [operation_view(d) for d in docs[: args.limit]]}
+        docs = ctx.store.list_docs(ctx.workspace_id, OP, descending=True, limit=args.limit)  # ids sort by time
+        return {"operations": [operation_view(d) for d in docs]}
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
-from .model import RTA_ID, Ledger, bucket_id, display, new_txn, to_milliunits, today
+from .layout import new_txn_id
+from .model import RTA_ID, BudgetPlan, Ledger, display, ledger_of, new_txn, to_milliunits, today
 from .operations import commit, txn_change
 
 ADJUSTMENT_PAYEE = "Reconciliation Balance Adjustment"
@@ -21,8 +21,7 @@ class ReconcileArgs(Arguments):
 
 def _state(ledger: Ledger, account_id: str) -> tuple[list, int]:
     """The cleared (not yet reconciled) transactions, oldest first, and the cleared balance."""
-    refs = sorted((r for r in ledger.account_transactions(account_id) if r.data["cleared"] == "cleared"),
-                  key=lambda r: (r.data["date"], r.id))
+    refs = sorted(ledger.account_transactions(account_id, cleared="cleared"), key=lambda r: (r.data["date"], r.id))
     cleared_balance, _ = ledger.balances(account_id)
     return refs, cleared_balance
 
@@ -38,7 +37,7 @@ class ReconcileAccount(BudgetAction):
     arguments = ReconcileArgs
 
     def plan(self, args: ReconcileArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         account = ledger.account(args.account_id)
         balance = to_milliunits(args.balance, "balance")
         refs, cleared_balance = _state(ledger, account.id)
@@ -61,14 +60,14 @@ class ReconcileAccount(BudgetAction):
             )
         subject = {
             "account": account.id, "account_name": name, "balance": balance, "cleared_balance": cleared_balance,
-            "difference": difference, "transactions": [{"id": r.id, "bucket": r.bucket} for r in refs],
+            "difference": difference, "transactions": [{"id": r.id} for r in refs],
         }
         title = f"Reconcile {name}: mark {len(refs)} cleared transaction(s) reconciled?"
-        return Plan(subject, Preview(title, lines))
+        return BudgetPlan(subject, Preview(title, lines), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
             raise ActionError(
                 f"{self.drift_message} (the account {s['account_name']} no longer exists); nothing was written."
@@ -81,16 +80,16 @@ class ReconcileAccount(BudgetAction):
                 f"{self.drift_message} (the cleared transactions of {s['account_name']} moved); nothing was written."
             )
         changes = [
-            txn_change(t["bucket"], t["id"], {"cleared": "cleared"}, {"cleared": "reconciled"})
+            txn_change(t["id"], {"cleared": "cleared"}, {"cleared": "reconciled"})
             for t in s["transactions"]
         ]
         adjustment = None
         if s["difference"]:
             day = today(ctx.now).isoformat()
-            adjustment = new_id("t_")
+            adjustment = new_txn_id(day)
             txn = new_txn(adjustment, day, ADJUSTMENT_PAYEE, s["difference"], RTA_ID, cleared="reconciled",
                           approved=True, memo="Entered by reconcile_account")
-            changes.append(txn_change(bucket_id(s["account"], day), adjustment, None, txn))
+            changes.append(txn_change(adjustment, None, txn, account=s["account"]))
         op_id, writes = commit(ctx, ledger, changes, "reconcile", title_to_summary(plan.preview.title))
         return Effect.writes({
             "operation_id": op_id, "account_id": s["account"], "reconciled": len(s["transactions"]),

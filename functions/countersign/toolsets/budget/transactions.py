@@ -6,11 +6,22 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
-from .model import Ledger, bucket_id, display, is_split, is_transfer, new_txn, parse_date, to_milliunits
+from .layout import new_txn_id
+from .model import (
+    CATEGORY,
+    BudgetPlan,
+    Ledger,
+    display,
+    is_split,
+    is_transfer,
+    ledger_of,
+    new_txn,
+    parse_date,
+    to_milliunits,
+)
 from .operations import commit, txn_change
 
 MAX_TEXT = 500
@@ -50,10 +61,11 @@ class CreateTransactions(BudgetAction):
     arguments = CreateTransactionsArgs
 
     def plan(self, args: CreateTransactionsArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         account = ledger.account(args.account_id)
         if account.data.get("closed"):
             raise ActionError(f"account_id: {account.data['name']} is closed.", field="account_id")
+        ledger.prefetch((CATEGORY, t.category_id) for t in args.transactions if t.category_id)
         items, lines = [], []
         for i, t in enumerate(args.transactions):
             at = f"transactions[{i}]"
@@ -70,22 +82,23 @@ class CreateTransactions(BudgetAction):
             lines.append(line + (f" ({memo})" if memo else ""))
         subject = {"account": account.id, "account_name": account.data["name"], "approved": args.approved,
                    "transactions": items}
-        return Plan(subject, Preview(f"Create {len(items)} transaction(s) on {account.data['name']}?", lines))
+        return BudgetPlan(subject, Preview(f"Create {len(items)} transaction(s) on {account.data['name']}?", lines),
+                          ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
             raise ActionError(
                 f"{self.drift_message} (the account {s['account_name']} no longer exists); nothing was written."
             )
         changes, ids = [], []
         for item in s["transactions"]:
-            txn_id = new_id("t_")
+            txn_id = new_txn_id(item["date"])
             ids.append(txn_id)
             txn = new_txn(txn_id, item["date"], item["payee"], item["amount"], item["category"], memo=item["memo"],
                           cleared=item["cleared"], approved=s["approved"])
-            changes.append(txn_change(bucket_id(s["account"], item["date"]), txn_id, None, txn))
+            changes.append(txn_change(txn_id, None, txn, account=s["account"]))
         op_id, writes = commit(ctx, ledger, changes, "create_transactions", title_to_summary(plan.preview.title))
         return Effect.writes({"operation_id": op_id, "account_id": s["account"], "transaction_ids": ids}, writes)
 
@@ -115,7 +128,7 @@ class SplitTransaction(BudgetAction):
     arguments = SplitArgs
 
     def plan(self, args: SplitArgs, ctx: ActionContext) -> Plan:
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
         ref = ledger.txn(args.transaction_id)
         txn = ref.data
         if is_split(txn):
@@ -143,17 +156,17 @@ class SplitTransaction(BudgetAction):
         lines.append(SPLIT_WARNING)
         title = f"Split {txn['date']} {txn['payee']} {display(abs(txn['amount']))} into {len(items)} lines?"
         subject = {
-            "transaction": ref.id, "bucket": ref.bucket, "date": txn["date"], "payee": txn["payee"],
+            "transaction": ref.id, "date": txn["date"], "payee": txn["payee"],
             "amount": txn["amount"], "before": txn.get("category_id"), "before_name": ledger.txn_category_name(txn),
             "lines": items,
         }
-        return Plan(subject, Preview(title, lines))
+        return BudgetPlan(subject, Preview(title, lines), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         subs = [{"amount": it["amount"], "category_id": it["category"], "memo": it["memo"]} for it in s["lines"]]
-        change = txn_change(s["bucket"], s["transaction"],
+        change = txn_change(s["transaction"],
                             {"category_id": s["before"], "subtransactions": [], "amount": s["amount"]},
                             {"category_id": None, "subtransactions": subs, "amount": s["amount"]})
         op_id, writes = commit(ctx, ledger, [change], "split", title_to_summary(plan.preview.title), undoable=False,

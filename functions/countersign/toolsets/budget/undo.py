@@ -9,7 +9,7 @@ from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from ...store.records import DocWrite
 from .base import BudgetAction
-from .model import OP, Ledger, display, txn_line
+from .model import OP, BudgetPlan, Ledger, display, ledger_of, txn_line
 from .operations import Moved, commit, get_operation, reverse, stage
 
 MOVED_SINCE = "The budget changed since this operation was applied"
@@ -75,8 +75,8 @@ class UndoOperation(BudgetAction):
     )
     arguments = UndoArgs
 
-    def _check(self, ctx: ActionContext, operation_id: str):
-        doc = get_operation(ctx, operation_id)
+    def _check(self, ledger: Ledger, operation_id: str):
+        doc = get_operation(ledger, operation_id)
         op = doc.data
         if op.get("undo_of"):
             raise ActionError(
@@ -93,8 +93,8 @@ class UndoOperation(BudgetAction):
         return doc
 
     def plan(self, args: UndoArgs, ctx: ActionContext) -> Plan:
-        doc = self._check(ctx, args.operation_id)
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
+        ledger = Ledger(ctx.store, ctx.workspace_id)
+        doc = self._check(ledger, args.operation_id)
         inverse = reverse(doc.data["changes"])
         try:
             stage(ledger, inverse)
@@ -105,14 +105,14 @@ class UndoOperation(BudgetAction):
             ) from None
         lines = [describe(ledger, c) for c in reversed(inverse)]  # in the order the operation listed them
         subject = {"operation": doc.id, "summary": doc.data["summary"], "lines": lines}
-        return Plan(subject, Preview(f"Undo: {doc.data['summary']}?", lines))
+        return BudgetPlan(subject, Preview(f"Undo: {doc.data['summary']}?", lines), ledger)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         s = plan.subject
-        doc = get_operation(ctx, s["operation"])
+        ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
+        doc = get_operation(ledger, s["operation"])
         if doc.data.get("undone_by"):
             raise ActionError(f"{self.drift_message} ({s['operation']} was undone meanwhile); nothing was written.")
-        ledger = Ledger.load(ctx.store, ctx.workspace_id)
         op_id = new_id("op_")
         mark = DocWrite(OP, doc.id, dict(doc.data, undone_by=op_id, undone_at=ctx.now), doc.version)
         _, writes = commit(ctx, ledger, reverse(doc.data["changes"]), "undo", f"undo: {doc.data['summary']}",

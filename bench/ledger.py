@@ -1,0 +1,179 @@
+"""Ledger-scale bench: budget reads, plan and apply at 300, 5,000 and 50,000 transactions.
+
+    .venv/bin/python bench/ledger.py [SIZES...]     (default: 300 5000 50000; SQLite on a temporary file)
+
+The ledger grows as a real one does, 300 transactions a month on three accounts and 23
+categories, so 50,000 transactions are 14 years of history. For each size it prints the median
+latency of each step (in process, through the toolset's own actions), how many docs and bytes the
+step read, and its ratio to the same step at the smallest size, measured in the same run (goal:
+within 2x at 50,000). Then the largest stored item at each size (goal: bounded whatever the size;
+DynamoDB refuses items over 400 KB). It prints; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+for entry in (ROOT / "functions", ROOT):
+    if str(entry) not in sys.path:
+        sys.path.insert(0, str(entry))
+
+from countersign import accounts  # noqa: E402
+from countersign.gate.actions import ActionContext  # noqa: E402
+from countersign.store.interface import MAX_DOC_WRITES  # noqa: E402
+from countersign.store.sqlite import SQLiteStore  # noqa: E402
+from countersign.toolsets.budget import TOOLSET, demo, layout  # noqa: E402
+from countersign.toolsets.budget.model import CATEGORY, RTA_ID, new_txn  # noqa: E402
+
+NOW = 1_790_000_000  # 2026-09-21
+PER_MONTH = 300
+REPEAT = 25
+ACTIONS = {a.name: a for a in TOOLSET.actions}
+READS = {r.name: r for r in TOOLSET.reads}
+
+
+class Counting:
+    """The store as a toolset sees it, counting the docs and bytes each call returns."""
+
+    def __init__(self, store):
+        self.store, self.docs, self.calls = store, 0, 0
+
+    def _seen(self, docs):
+        self.calls += 1
+        self.docs += len(docs)
+        return docs
+
+    def get_doc(self, workspace_id, kind, doc_id):
+        doc = self.store.get_doc(workspace_id, kind, doc_id)
+        self._seen([doc] if doc else [])
+        return doc
+
+    def get_docs(self, workspace_id, keys):
+        found = self.store.get_docs(workspace_id, keys)
+        self._seen(list(found.values()))
+        return found
+
+    def list_docs(self, workspace_id, kind, prefix="", **bounds):
+        return self._seen(self.store.list_docs(workspace_id, kind, prefix, **bounds))
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+
+def fill(store, size: int) -> tuple[ActionContext, str]:
+    workspace, person = accounts.create_workspace(store, "Bench", f"bench{size}@example.com", now=NOW)
+    base = [w for w in demo.build(NOW) if w.kind not in ("budget_txns", "budget_total", "budget_locator")]
+    rng = random.Random(size)
+    cats = [w.id for w in base if w.kind == CATEGORY]
+    months = -(-size // PER_MONTH)
+    first = date(2026, 9, 1)
+    for _ in range(months - 1):
+        first = (first - timedelta(days=1)).replace(day=1)
+    entries = []
+    for i in range(size):
+        day = first + timedelta(days=i * (30 * months) // size)
+        day = min(day, date(2026, 9, 20))
+        account = rng.choice(("acc_checking", "acc_checking", "acc_cash", "acc_savings"))
+        income = i % 40 == 0
+        txn_id = f"t_{day:%Y%m%d}_{i:016d}"
+        entries.append((account, new_txn(txn_id, day.isoformat(), f"Payee {i % 97}",
+                                         rng.randrange(100_000, 3_000_000) if income else -rng.randrange(1_000, 90_000),
+                                         RTA_ID if income else rng.choice(cats + [None]),
+                                         cleared=rng.choice(("cleared", "reconciled", "uncleared")),
+                                         approved=rng.random() > 0.05, memo=rng.choice(("", "weekly", "card"))), ))
+    writes = base + layout.build(entries)
+    for start in range(0, len(writes), MAX_DOC_WRITES):
+        store.write_docs(workspace.id, writes[start:start + MAX_DOC_WRITES])
+    return ActionContext.of(store, workspace, person, None, NOW), entries[-1][1]["id"]
+
+
+def largest_item(store, workspace_id: str) -> int:
+    kinds = ("budget_txns", "budget_total", "budget_month", "budget_category", "budget_account")
+    return max(layout.size_of(d.data) for k in kinds for d in store.list_docs(workspace_id, k))
+
+
+def steps(ctx: ActionContext, recent: str):
+    def read(tool, **args):
+        r = READS[tool]
+        return lambda c: r.run(r.parse(args), c)
+
+    def plan_apply(tool, **args):
+        a = ACTIONS[tool]
+
+        def run(c):
+            plan = a.plan(a.parse(args), c)
+            return a.apply(plan, c)  # staged writes, not committed: every repeat sees the same ledger
+        return run
+
+    return {
+        "get_month": read("get_month"),
+        "list_categories": read("list_categories"),
+        "list_accounts": read("list_accounts"),
+        "list_transactions (50)": read("list_transactions"),
+        "list_transactions uncategorised": read("list_transactions", uncategorised=True, limit=20),
+        "plan+apply set_category_budget": plan_apply("set_category_budget", category_id="cat_groceries",
+                                                     month="current", amount="612.34"),
+        "plan+apply apply_categories": plan_apply("apply_categories", changes=[
+            {"transaction_id": recent, "category_id": "cat_books"}]),
+    }
+
+
+def counted(ctx: ActionContext, fn) -> tuple[ActionContext, int, int]:
+    """A context reading through a counting store, and the docs and calls of one (warm-up) run."""
+    counting = Counting(ctx.store)
+    c = ActionContext.of(counting, ctx.workspace, ctx.person, None, NOW)
+    fn(c)
+    return c, counting.docs, counting.calls
+
+
+def main(sizes: list[int]) -> None:
+    results: dict[int, dict[str, tuple[float, int, int]]] = {}
+    items: dict[int, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        runs: dict[int, dict[str, tuple]] = {}
+        stores = []
+        for size in sizes:
+            store = SQLiteStore(str(Path(tmp) / f"ledger{size}.db"))
+            stores.append(store)
+            t0 = time.perf_counter()
+            ctx, recent = fill(store, size)
+            print(f"{size:>6} transactions: filled in {time.perf_counter() - t0:.1f} s", flush=True)
+            runs[size] = {name: (fn, *counted(ctx, fn)) for name, fn in steps(ctx, recent).items()}
+            items[size] = largest_item(store, ctx.workspace_id)
+        times: dict[tuple[int, str], list[float]] = {}
+        for _ in range(REPEAT):  # interleaved: every size and step once per round
+            for size in sizes:
+                for name, (fn, c, _docs, _calls) in runs[size].items():
+                    t0 = time.perf_counter()
+                    fn(c)
+                    times.setdefault((size, name), []).append(time.perf_counter() - t0)
+        for size in sizes:
+            results[size] = {name: (statistics.median(times[(size, name)]), docs, calls)
+                             for name, (_fn, _c, docs, calls) in runs[size].items()}
+        for store in stores:
+            store.close()
+    base = sizes[0]
+    print(f"\nmedian of {REPEAT} interleaved rounds, in process, SQLite; ratio to the same step at {base} "
+          "transactions (goal <= 2x)")
+    print(f"{'step':34}" + "".join(f"{s:>24}" for s in sizes))
+    for name in results[base]:
+        cells = []
+        for s in sizes:
+            t, docs, calls = results[s][name]
+            ratio = t / results[base][name][0]
+            cells.append(f"{t * 1000:7.2f} ms {ratio:4.2f}x {docs:4d}d/{calls}c")
+        print(f"{name:34}" + "".join(f"{c:>24}" for c in cells))
+    print("(d = docs read, c = store calls)")
+    print("\nlargest item (canonical JSON bytes): " + ", ".join(f"{s}: {items[s] / 1024:.1f} KB" for s in sizes)
+          + f"  (chunk bound {layout.CHUNK_MAX // 1024} KB; DynamoDB limit 400 KB)")
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [300, 5000, 50000])

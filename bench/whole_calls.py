@@ -1,0 +1,166 @@
+"""DynamoDB requests per *whole* call, on the stack in miniature (moto; table from template.yaml).
+
+    .venv/bin/python bench/whole_calls.py        (bench/store.py runs it too, after its primitives)
+
+Each Lambda instance is built as it is at import (``tests/aws_lambda``): the ``mcp`` handler
+driven by the real MCP client through API Gateway v2 events, the ``api`` handler driven as the
+confirm page calls it. Every request any boto3 client makes to DynamoDB during the step is
+counted (the step's own HTTP request to the handler and everything it does), by operation. The
+lightest read of the same toolset is measured in the same run as the baseline. Goals (issue 13):
+held call <= 4, click <= 6, 2026 question + answer <= 8. It prints; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import secrets
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]  # keep `import mcp` the SDK
+for entry in (ROOT / "functions", ROOT):
+    if str(entry) not in sys.path:
+        sys.path.insert(0, str(entry))
+
+os.environ.setdefault("AWS_DEFAULT_REGION", "eu-west-1")
+for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
+    os.environ[name] = "testing"
+os.environ.pop("AWS_PROFILE", None)
+
+import anyio  # noqa: E402
+import botocore.client  # noqa: E402
+
+COUNTS: collections.Counter[str] = collections.Counter()
+TRACE: list[str] = []  # with --trace: what each request touched (the key's first part)
+_original = botocore.client.BaseClient._make_api_call
+
+
+def _counting(self, operation_name, api_params):
+    if self.meta.service_model.service_name == "dynamodb":
+        COUNTS[operation_name] += 1
+        if "--trace" in sys.argv:
+            TRACE.append(f"{operation_name} {_keys(api_params)}")
+    return _original(self, operation_name, api_params)
+
+
+botocore.client.BaseClient._make_api_call = _counting  # type: ignore[method-assign]
+
+
+def _keys(params: dict) -> str:
+    def short(key) -> str:
+        pk = (key or {}).get("pk", {}).get("S", "?")
+        return pk.split("#", 1)[0] + ("#" + (key or {}).get("sk", {}).get("S", "")[:12] if "sk" in (key or {}) else "")
+    if "Key" in params:
+        return short(params["Key"])
+    if "RequestItems" in params:
+        return " ".join(short(k) for t in params["RequestItems"].values() for k in t["Keys"])
+    if "TransactItems" in params:
+        return f"{len(params['TransactItems'])} items"
+    if "KeyConditionExpression" in params:
+        return params.get("IndexName", "table") + " " + str(params.get("ExpressionAttributeValues", {}))[:60]
+    return short(params.get("Item"))
+
+
+class Steps:
+    def __init__(self):
+        self.rows: list[tuple[str, dict[str, int]]] = []
+
+    async def count(self, label: str, step):
+        COUNTS.clear()
+        TRACE.clear()
+        out = await step() if callable(step) else await step
+        self.rows.append((label, dict(COUNTS)))
+        if TRACE:
+            print(label, *TRACE, sep="\n    ")
+            TRACE.clear()
+        return out
+
+    def print(self) -> None:
+        width = max(len(s) for s, _ in self.rows) + 2
+        print(f"{'whole step':<{width}}{'requests':>9}  detail")
+        for label, calls in self.rows:
+            detail = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in sorted(calls.items()))
+            print(f"{label:<{width}}{sum(calls.values()):>9}  {detail}")
+
+
+async def run(stack, steps: Steps) -> None:
+    from tests.aws_lambda.test_budget_on_stack import body_of
+    from tests.support.harness import accept
+
+    async with stack.client(0) as agent, stack.client(0, answer=accept()) as asking:
+        await agent.list_tools()  # as an agent does first (the client also validates results against it)
+        await asking.list_tools()
+        listed = (await agent.call_tool("list_categories", {})).structured_content
+        month = listed["month"]
+        cats = [c["id"] for g in listed["groups"] for c in g["categories"] if not c.get("internal")]
+        await steps.count("read: list_accounts (budget)", lambda: agent.call_tool("list_accounts", {}))
+        await steps.count("read: get_month (budget)", lambda: agent.call_tool("get_month", {"month": month}))
+        held = await steps.count("held call -> card: set_category_budget", lambda: agent.call_tool(
+            "set_category_budget", {"category_id": cats[0], "month": month, "amount": 123.45}))
+        card_id = held.structured_content["confirmationId"]
+        await steps.count("held call -> card: apply_categories", lambda: agent.call_tool(
+            "list_transactions", {"uncategorised": True, "limit": 1}))
+        txn = (await agent.call_tool("list_transactions", {"uncategorised": True, "limit": 1})
+               ).structured_content["transactions"][0]["id"]
+        recat = await steps.count("held call -> card: apply_categories", lambda: agent.call_tool(
+            "apply_categories", {"changes": [{"transaction_id": txn, "category_id": cats[1]}]}))
+        steps.rows.pop(-2)  # (the read that found the transaction)
+        stack.sign_in()
+        COUNTS.clear()
+        done = stack.call("POST", f"/api/cards/{card_id}/confirm")
+        steps.rows.append(("click: POST /api/cards/{id}/confirm (set_category_budget)", dict(COUNTS)))
+        assert body_of(done)["state"] == "completed", body_of(done)
+        COUNTS.clear()
+        done = stack.call("POST", f"/api/cards/{recat.structured_content['confirmationId']}/confirm")
+        steps.rows.append(("click: POST /api/cards/{id}/confirm (apply_categories)", dict(COUNTS)))
+        assert body_of(done)["state"] == "completed", body_of(done)
+        bought = await steps.count("held call -> card: buy_credits (mail)", lambda: agent.call_tool(
+            "buy_credits", {"credits": 500}))
+        COUNTS.clear()
+        done = stack.call("POST", f"/api/cards/{bought.structured_content['confirmationId']}/confirm")
+        steps.rows.append(("click: POST /api/cards/{id}/confirm (buy_credits)", dict(COUNTS)))
+        assert body_of(done)["state"] == "completed", body_of(done)
+        answered = await steps.count("2026 question + answer: set_category_budget", lambda: asking.call_tool(
+            "set_category_budget", {"category_id": cats[2], "month": month, "amount": 67.89}))
+        assert answered.structured_content.get("status") == "completed", answered.structured_content
+        await steps.count("list_confirmations", lambda: agent.call_tool("list_confirmations", {}))
+
+
+def main() -> None:
+    import logging
+
+    from moto import mock_aws
+
+    from tests.aws_lambda.test_budget_on_stack import Stack
+    from tests.support.aws import REGION, boto_session, create_table_from_template
+
+    with mock_aws(), tempfile.TemporaryDirectory() as tmp:
+        client = boto_session().client("dynamodb", region_name=REGION)
+        table = create_table_from_template(client, "countersign-bench")
+        boto_session().client("sesv2", region_name=REGION).create_email_identity(EmailIdentity="example.com")
+        env = {
+            "COUNTERSIGN_STORE": f"dynamodb://{table}", "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
+            "COUNTERSIGN_MAIL": "ses:countersign@example.com", "COUNTERSIGN_SIGNING_KEY": secrets.token_urlsafe(32),
+            "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48), "COUNTERSIGN_DATA": tmp,
+        }
+        stack = Stack(env)
+        from countersign.gate.context import ActionContext
+        from countersign.toolsets.mail import TOOLSET as MAIL
+
+        store = stack.runtime.store
+        MAIL.demo(store, ActionContext.of(store, stack.workspace, stack.person, None, stack.runtime.desk.now()))
+        logging.disable(logging.INFO)
+        steps = Steps()
+        try:
+            anyio.run(run, stack, steps)
+        finally:
+            stack.close()
+        print("DynamoDB requests per whole call (moto; every request of the step, by operation)")
+        steps.print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""How transactions are laid out in docs, and the totals kept beside them.
+
+* A transaction lives in a **chunk**, ``budget_txns`` ``<YYYY-MM>.<account>.<nnnn>``: one account's
+  transactions of one month, sorted by date. A new transaction joins the account-month's last
+  chunk while it stays under :data:`CHUNK_TARGET` bytes, else starts the next one; a chunk that
+  grows past :data:`CHUNK_MAX` (a transaction split into many lines) is cut in two. So an item's
+  size never depends on how big the ledger is.
+* Its **id** carries its date, ``t_20260912_<16 random>``, so it is found by reading one month.
+  A transaction whose id does not (made before this layout) has a ``budget_locator`` doc.
+* Every change to a transaction changes, in the same commit, the **totals** it counts towards:
+  ``m.<YYYY-MM>`` (count, income, activity and transaction count per category, uncategorised,
+  unapproved, transactions per account) and ``a.<account>`` (count, cleared and uncleared balance,
+  and per month how many cleared transactions wait to be reconciled). Reads add up totals, never
+  transactions.
+
+:class:`Staged` is the one way a change is written: working copies of the docs it touches, with
+the versions they were read at.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+from ...core.canonical import canonical_json
+from ...core.ids import _ALPHABET
+from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
+from ...store.records import DocWrite
+from .model import (
+    LOCATOR,
+    RTA_ID,
+    TOTAL,
+    TXNS,
+    Ledger,
+    account_total_id,
+    category_lines,
+    is_uncategorised,
+    month_key,
+    month_total_id,
+    sort_transactions,
+    txn_categories,
+    txn_month,
+)
+
+CHUNK_TARGET = 48 * 1024  # a transaction joins a chunk only while the chunk stays under this
+CHUNK_MAX = 96 * 1024  # a chunk that grew past this (lines added to its transactions) is cut
+
+
+def new_txn_id(day: str) -> str:
+    """``t_20260912_…``: the id of a new transaction of ``day``, carrying its month."""
+    return f"t_{day[:4]}{day[5:7]}{day[8:10]}_" + "".join(secrets.choice(_ALPHABET) for _ in range(16))
+
+
+def chunk_id(month: str, account_id: str, n: int) -> str:
+    return f"{month_key(month)}.{account_id}.{n:04d}"
+
+
+def chunk_number(chunk: str) -> int:
+    return int(chunk.rsplit(".", 1)[1])
+
+
+def size_of(value: Any) -> int:
+    return len(canonical_json(value).encode("utf-8"))
+
+
+# -- totals -------------------------------------------------------------------------------------------
+
+
+def contribution(account_id: str, txn: dict) -> dict[str, dict[str, Any]]:
+    """What one transaction adds to its month's totals and its account's totals."""
+    month: dict[str, Any] = {"n": 1, "accounts": {account_id: 1}}
+    activity: dict[str, int] = {}
+    for cat, amount in category_lines(txn):
+        if cat == RTA_ID:
+            month["income"] = month.get("income", 0) + amount
+        elif cat is not None:
+            activity[cat] = activity.get(cat, 0) + amount
+    if activity:
+        month["activity"] = activity
+    cats = txn_categories(txn)
+    if cats:
+        month["cats"] = dict.fromkeys(cats, 1)
+    if is_uncategorised(txn):
+        month["uncategorised"] = 1
+    if not txn.get("approved"):
+        month["unapproved"] = 1
+    account: dict[str, Any] = {"n": 1, "uncleared" if txn["cleared"] == "uncleared" else "cleared": txn["amount"]}
+    if txn["cleared"] == "cleared":
+        account["open"] = {month_key(txn["date"]): 1}
+    return {month_total_id(txn["date"]): month, account_total_id(account_id): account}
+
+
+def add_into(target: dict[str, Any], delta: dict[str, Any], sign: int) -> None:
+    """``target += sign * delta``, nested; entries that reach zero are dropped."""
+    for key, value in delta.items():
+        if isinstance(value, dict):
+            inner = target.setdefault(key, {})
+            add_into(inner, value, sign)
+            if not inner:
+                del target[key]
+        else:
+            total = target.get(key, 0) + sign * value
+            if total:
+                target[key] = total
+            else:
+                target.pop(key, None)
+
+
+# -- staging ------------------------------------------------------------------------------------------
+
+
+class Staged:
+    """Working copies of the docs a change touches, with the versions they were read at."""
+
+    def __init__(self, ledger: Ledger):
+        self.ledger = ledger
+        self.docs: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self.versions: dict[tuple[str, str], int] = {}
+        self._last: dict[tuple[str, str], int] = {}  # (month, account) → its highest chunk number (-1: none)
+        self._sizes: dict[str, int] = {}  # chunk → its size, while only appended to
+
+    def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+        key = (kind, doc_id)
+        if key not in self.docs:
+            doc = self.ledger.get(kind, doc_id)
+            self.versions[key] = doc.version if doc else 0
+            if not (doc and doc.version):
+                self.docs[key] = None
+            elif kind == TXNS:  # never changed in place: each change makes a new list (and new transactions)
+                self.docs[key] = dict(doc.data, transactions=list(doc.data.get("transactions", [])))
+            else:
+                self.docs[key] = copy.deepcopy(doc.data)
+        return self.docs[key]
+
+    def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
+        self.get(kind, doc_id)
+        self.docs[(kind, doc_id)] = data
+
+    # -- transactions ---------------------------------------------------------------------------------
+
+    def _count(self, account_id: str, txn: dict, sign: int) -> None:
+        for total_id, delta in contribution(account_id, txn).items():
+            data = self.get(TOTAL, total_id) or {}
+            add_into(data, delta, sign)
+            self.put(TOTAL, total_id, data)
+
+    def _locate(self, txn_id: str, month: str | None) -> None:
+        if txn_month(txn_id) is None:
+            self.put(LOCATOR, txn_id, {"month": month} if month else None)
+
+    def _last_number(self, month: str, account_id: str) -> int:
+        key = (month, account_id)
+        if key not in self._last:
+            mine = [chunk_number(c.id) for c in self.ledger.month_chunks(month) if c.data["account_id"] == account_id]
+            self._last[key] = max(mine, default=-1)
+        return self._last[key]
+
+    def _new_chunk(self, month: str, account_id: str) -> str:
+        number = self._last_number(month, account_id) + 1
+        self._last[(month, account_id)] = number
+        ident = chunk_id(month, account_id, number)
+        self.get(TXNS, ident)
+        return ident
+
+    def add(self, account_id: str, txn: dict) -> str:
+        """Enter ``txn`` (a new id) on ``account_id``; returns the chunk it went into."""
+        month = month_key(txn["date"])
+        last = self._last_number(month, account_id)
+        target = chunk_id(month, account_id, last) if last >= 0 else self._new_chunk(month, account_id)
+        data = self.get(TXNS, target)
+        grows = size_of(txn) + 1
+        if data is not None:
+            if target not in self._sizes:
+                self._sizes[target] = size_of(data)
+            if self._sizes[target] + grows > CHUNK_TARGET:
+                target, data = self._new_chunk(month, account_id), None
+        if data is None:
+            data = {"account_id": account_id, "month": month, "transactions": []}
+            self._sizes[target] = size_of(data)
+        data = dict(data, transactions=sort_transactions([*data["transactions"], dict(txn)]))
+        self._sizes[target] += grows
+        self.put(TXNS, target, data)
+        self._count(account_id, txn, +1)
+        self._locate(txn["id"], month)
+        return target
+
+    def replace(self, chunk: str, txn_id: str, new: dict | None) -> dict:
+        """Replace (``new``) or remove (None) a transaction of ``chunk``; returns it as it was."""
+        data = self.get(TXNS, chunk)
+        assert data is not None
+        old = next(t for t in data["transactions"] if t["id"] == txn_id)
+        rest = [t for t in data["transactions"] if t["id"] != txn_id]
+        if new is not None:
+            rest = sort_transactions([*rest, new])
+        self.put(TXNS, chunk, dict(data, transactions=rest))
+        self._sizes.pop(chunk, None)
+        self._count(data["account_id"], old, -1)
+        if new is not None:
+            self._count(data["account_id"], new, +1)
+        else:
+            self._locate(txn_id, None)
+        return old
+
+    def current(self, chunk: str, txn_id: str) -> dict | None:
+        """The transaction as staged so far (None once removed)."""
+        data = self.get(TXNS, chunk)
+        return next((t for t in (data or {}).get("transactions", []) if t["id"] == txn_id), None)
+
+    # -- the writes -------------------------------------------------------------------------------------
+
+    def _cut(self) -> None:
+        """Cut every chunk that grew past :data:`CHUNK_MAX` into chunks under :data:`CHUNK_TARGET`."""
+        for (kind, ident), data in list(self.docs.items()):
+            if kind != TXNS or data is None or size_of(data) <= CHUNK_MAX:
+                continue
+            month, account = data["month"], data["account_id"]
+            pieces: list[list[dict]] = [[]]
+            used = 0
+            for txn in data["transactions"]:
+                size = size_of(txn) + 1
+                if pieces[-1] and used + size > CHUNK_TARGET:
+                    pieces.append([])
+                    used = 0
+                pieces[-1].append(txn)
+                used += size
+            self.docs[(kind, ident)] = dict(data, transactions=pieces[0])
+            for piece in pieces[1:]:
+                self.put(TXNS, self._new_chunk(month, account), dict(data, transactions=piece))
+
+    def writes(self) -> list[DocWrite]:
+        self._cut()
+        out = []
+        for (kind, doc_id), data in self.docs.items():
+            version = self.versions[(kind, doc_id)]
+            if kind == TXNS and data is not None and not data.get("transactions"):
+                data = None  # an emptied chunk goes away
+            if kind == TOTAL and not data:
+                data = None  # so do totals of nothing
+            if data is None and version == 0:
+                continue
+            out.append(DocWrite(kind, doc_id, data, version))
+        return out
+
+
+def build(entries: Iterable[tuple[str, dict]]) -> list[DocWrite]:
+    """The docs of a new ledger's transactions (``(account id, transaction)`` pairs, none stored
+    yet): their chunks, totals and locators, every one a creation. Demo data and tests use it."""
+    staged = Staged(_Empty())
+    for account_id, txn in sorted(entries, key=lambda e: (e[1]["date"], e[1]["id"])):
+        staged.add(account_id, txn)
+    return staged.writes()
+
+
+class _Empty(Ledger):
+    """A ledger with nothing stored (for :func:`build`)."""
+
+    def __init__(self) -> None:
+        super().__init__(_NoDocs(), "")
+
+
+class _NoDocs(DocReader):
+    def get_doc(self, workspace_id, kind, doc_id):
+        return None
+
+    def get_docs(self, workspace_id, keys):
+        return {}
+
+    def list_docs(self, workspace_id, kind, prefix="", *, start=None, stop=None, limit=None, descending=False):
+        return []
+
+
+def upgrade(store: DocStore, workspace_id: str) -> int:
+    """Move a budget written before the chunked layout (one ``budget_txns`` doc per account-month,
+    ``<account>.<YYYY-MM>``) into chunks with their totals and locators; how many transactions
+    moved. Run once per workspace after upgrading (``countersign budget upgrade``); safe to run
+    again or after an interruption: each old doc is replaced in one batch with its chunks and
+    totals, after its locators (harmless alone) are written."""
+    moved = 0
+    # a chunk id starts with its month (a digit); an old doc's with its account id (a letter)
+    for old in store.list_docs(workspace_id, TXNS, start=":"):
+        staged = Staged(Ledger(store, workspace_id))
+        for txn in old.data.get("transactions", []):
+            staged.add(old.data["account_id"], txn)
+        writes = staged.writes()
+        locators = [w for w in writes if w.kind == LOCATOR]
+        for start in range(0, len(locators), MAX_DOC_WRITES):
+            store.write_docs(workspace_id, locators[start:start + MAX_DOC_WRITES])
+        store.write_docs(workspace_id, [*(w for w in writes if w.kind != LOCATOR),
+                                        DocWrite(TXNS, old.id, None, old.version)])
+        moved += len(old.data.get("transactions", []))
+    return moved
