@@ -109,17 +109,25 @@ def test_a_session_click_receipt_says_how_it_was_confirmed(signed, tenant):
 
 
 @pytest.mark.anyio
-async def test_an_in_client_answer_has_a_receipt_too(signed, tenant):
+@pytest.mark.parametrize("method", ["client", "code"])
+async def test_an_in_client_answer_and_a_code_have_receipts_too(method, signed, tenant, configure):
     from tests.support.harness import accept
 
-    async with tenant.client(answer=accept()) as client:
-        done = await client.call_tool("edit_note", {"note_id": "n1", "text": "from the client"})
+    args = {"note_id": "n1", "text": f"by {method}"}
+    if method == "client":
+        async with tenant.client(answer=accept()) as client:
+            done = await client.call_tool("edit_note", args)
+    else:
+        configure(fallback="code")
+        async with tenant.client() as client:
+            code = (await client.call_tool("edit_note", args)).structured_content["confirmation"]
+            done = await client.call_tool("edit_note", dict(args, confirmation=code))
     assert done.structured_content["status"] == "completed", done.structured_content
-    cards, _ = tenant.store.list_card_history(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())
-    receipt = signed.get(f"/api/cards/{cards[0].id}/receipt").json()
-    assert receipt["confirmation"]["method"] == "client" and receipt["confirmation"]["actor"].startswith("connection:")
+    receipt = signed.get(f"/api/cards/{done.structured_content['confirmationId']}/receipt").json()
+    assert receipt["confirmation"]["method"] == receipt["confirmation"]["channel"] == method
+    assert receipt["confirmation"]["actor"].startswith("connection:") and receipt["passkey"] is None
     report = verify_receipt(receipt)
-    assert "by an answer given in the MCP client" in report.kind
+    assert ("in the MCP client" if method == "client" else "by a confirmation code") in report.kind
     assert any("Which person approved" in line for line in report.does_not_prove)
 
 
