@@ -246,15 +246,20 @@ function cardEl(card, opts) {
   article.append(outcome);
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
-  if (card.passkeySigned && st !== 'pending') article.append(receiptEl(card));
+  if (hasReceipt(card)) article.append(receiptEl(card));
   // A request the person declined can be reopened from History: a new card, waiting for them.
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
 }
 
+// Every completed card has a receipt; one confirmed with a passkey also while running or failed.
+const hasReceipt = (card) => cardState(card) === 'completed'
+  || (card.passkeySigned && ['running', 'failed'].includes(cardState(card)));
+
 function receiptEl(card) {
+  const label = card.passkeySigned ? 'Download the passkey receipt' : 'Download the receipt';
   return el('p', { class: 'receipt' }, el('a', { href: `/api/cards/${encodeURIComponent(card.id)}/receipt`,
-    download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, 'Download the passkey receipt'),
+    download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, label),
   ' · check it with ', el('code', {}, 'countersign verify-receipt'));
 }
 
@@ -298,7 +303,7 @@ function actionsEl(card, article, outcome, opts) {
       box.append(el('p', {}, el('a', { href: '/signin', 'data-nav': true }, 'Sign in again')));
     }
     outcome.replaceChildren(box);
-    if (view && view.passkeySigned) article.append(receiptEl(view));
+    if (view && hasReceipt(view)) article.append(receiptEl(view));
     const expires = article.querySelector('.meta .expires');
     if (article.dataset.state !== 'pending' && expires) expires.remove();
     announce(outcome.textContent);

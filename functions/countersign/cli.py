@@ -262,7 +262,7 @@ def cmd_budget_upgrade(args) -> int:
 
 
 def cmd_verify_receipt(args) -> int:
-    """Check a passkey confirmation's receipt offline (docs/passkeys.md) and say what it proves."""
+    """Check a completed card's receipt offline (docs/passkeys.md) and say what it proves."""
     import json
 
     from .passkeys.receipts import ReceiptError, verify_receipt
@@ -274,7 +274,7 @@ def cmd_verify_receipt(args) -> int:
     except (ReceiptError, ValueError) as exc:
         print(f"FAILED: the receipt does not verify: {exc}")
         return 1
-    print("OK: the receipt verifies.\nIt proves:")
+    print(f"OK: the receipt verifies.\nKind: {report.kind}.\nIt proves:")
     for line in report.proves:
         print(f"  - {line}")
     print("It does not prove:")
@@ -332,7 +332,7 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--store")
     link.set_defaults(func=cmd_signin_link)
 
-    verify = sub.add_parser("verify-receipt", help="check a passkey confirmation's receipt offline")
+    verify = sub.add_parser("verify-receipt", help="check a completed card's receipt offline")
     verify.add_argument("file", metavar="FILE", help="the receipt JSON downloaded from the confirm page")
     verify.add_argument("--server-key", help="the deployment's public key (base64url) to trust instead of the "
                                             "receipt's own copy")

@@ -101,3 +101,28 @@ def test_without_webauthn_the_page_explains(live, tenant, page):
     ready(page, "settings")
     expect(page.locator('[data-section="passkeys"]')).to_contain_text("ask the workspace owner")
     set_policy(tenant, "never")
+
+
+def test_a_card_confirmed_without_a_passkey_offers_its_receipt(live, tenant, page, tmp_path):
+    """A session click on the card view shows the download at once; History offers it too."""
+    _, server = live
+    held, waiting = file_card(tenant, "edit_note"), file_card(tenant, "edit_note", note="n2")
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/confirm?card={held.id}")
+    ready(page)
+    with page.expect_response(f"**/api/cards/{held.id}/confirm") as done:
+        card(page, held.id).get_by_role("button", name="Confirm").click()
+    assert done.value.status == 200, done.value.text()
+    link = card(page, held.id).get_by_role("link", name="Download the receipt")
+    expect(link).to_be_visible()
+    page.goto(f"{server.origin}/history")
+    ready(page, "history")
+    with page.expect_download() as download:
+        card(page, held.id).get_by_role("link", name="Download the receipt").click()
+    path = tmp_path / "receipt.json"
+    download.value.save_as(path)
+    report = verify_receipt(json.loads(path.read_text()))
+    assert report.kind.startswith("confirmed without a passkey (by a click on the confirm page")
+    page.goto(f"{server.origin}/confirm?card={waiting.id}")
+    ready(page)
+    expect(card(page, waiting.id).get_by_role("link", name="Download the receipt")).to_have_count(0)

@@ -1,16 +1,20 @@
-"""Receipts of passkey-signed confirmations, and their offline verification (docs/passkeys.md).
+"""Receipts of confirmed cards, and their offline verification (docs/passkeys.md).
 
 A receipt is JSON: the workspace, the person, the card (tool, arguments, subject, preview,
-fingerprint, result), its ticket (the server-signed claims), the WebAuthn assertion (statement,
-authenticatorData, clientDataJSON bytes as received, signature, the credential's COSE public key),
-the audit trail, and a server seal: an Ed25519 signature over the canonical JSON of everything
-else. What each part proves:
+fingerprint, result), its ticket (the server-signed claims), how it was confirmed (``confirmation``:
+the method and the channel, actor and time of the audit entry that confirmed it), the WebAuthn
+assertion when a passkey signed it (statement, authenticatorData, clientDataJSON bytes as
+received, signature, the credential's COSE public key; ``null`` otherwise), the audit trail, and a
+server seal: an Ed25519 signature over the canonical JSON of everything else. What each part proves:
 
 * the passkey signature covers the statement (card id, fingerprint, preview digest, nonce, RP ID),
   the origin and the user-verified flag — nothing else;
 * the fingerprint is recomputed from the workspace id, tool and subject, the preview digest from
   the title and lines, and the ticket binds the arguments digest, so the statement pins them;
-* the seal covers the rest (names, emails, result, audit trail, the unsigned assertion fields).
+* the seal covers the rest (names, emails, result, audit trail, the unsigned assertion fields),
+  and whether an assertion is present: ``confirmation.method`` must agree with it, so removing the
+  assertion from a passkey receipt breaks the seal. A receipt without one proves only that this
+  server's key sealed the record, nothing about which person approved.
 
 Verification uses only hashlib, cryptography, cbor2 and PyNaCl; it reads no store.
 """
@@ -32,15 +36,37 @@ from ..gate.question import arguments_digest, preview_digest, subject_fingerprin
 from .statement import b64u, parse_statement, statement_challenge, unb64u
 
 RECEIPT_TYPE = "countersign-receipt"
-RECEIPT_VERSION = 1
+RECEIPT_VERSION = 2  # 1: passkey receipts only, without ``confirmation`` (still verified)
+
+# How a card was confirmed, from the channel of the audit entry that confirmed it.
+METHODS = {"page": "session", "client": "client", "code": "code"}
+HOW = {
+    "passkey": "with the person's passkey on the confirm page",
+    "session": "by a click on the confirm page in a signed-in session",
+    "client": "by an answer given in the MCP client",
+    "code": "by a confirmation code sent back through the MCP client",
+}
+CONFIRMING_EVENTS = ("running", "completed")
 
 
 class ReceiptError(ValueError):
     """A receipt that does not verify; the message says which check failed."""
 
 
+def confirmation_of(passkey: dict | None, audit: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How the card was confirmed: the first ``running``/``completed`` entry of its audit trail
+    (the answer's own entry; later steps carry the same channel). None if there is none."""
+    entry = next((e for e in audit if e["event"] in CONFIRMING_EVENTS), None)
+    if entry is None:
+        return None
+    method = "passkey" if passkey is not None else METHODS.get(entry["channel"], entry["channel"])
+    return {"method": method, "channel": entry["channel"], "actor": entry["actor"], "at": entry["at"]}
+
+
 def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], server_key: bytes,
                  key_id: str) -> dict[str, Any]:
+    trail = [{"at": e.at, "event": e.event, "actor": e.actor, "channel": e.channel, "detail": e.detail}
+             for e in audit]
     return {
         "type": RECEIPT_TYPE, "v": RECEIPT_VERSION,
         "workspace": {"id": workspace.id, "name": workspace.name},
@@ -50,9 +76,9 @@ def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], se
                  "state": card.state.value, "created_at": card.created_at, "updated_at": card.updated_at,
                  "result": card.result},
         "ticket": card.ticket,
+        "confirmation": confirmation_of(card.passkey, trail),
         "passkey": card.passkey,
-        "audit": [{"at": e.at, "event": e.event, "actor": e.actor, "channel": e.channel, "detail": e.detail}
-                  for e in audit],
+        "audit": trail,
         "server_key": b64u(server_key), "server_key_id": key_id,
     }
 
@@ -108,6 +134,7 @@ def check_assertion(p: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Verified:
+    kind: str = ""
     proves: list[str] = field(default_factory=list)
     does_not_prove: list[str] = field(default_factory=list)
 
@@ -130,9 +157,26 @@ def _strict(text: str) -> bytes:
     return raw
 
 
+def _confirmation(receipt: dict[str, Any], p: Any) -> dict[str, Any]:
+    """How the card was confirmed, checked against the assertion and the audit trail (both sealed)."""
+    if p is not None and not isinstance(p, dict):
+        raise ReceiptError("the passkey field is neither an assertion nor null")
+    if receipt["v"] == 1:  # version 1 receipts were only ever made for passkey confirmations
+        if p is None:
+            raise ReceiptError("this version 1 receipt has no passkey assertion")
+        return {"method": "passkey", "channel": "page"}
+    conf = receipt["confirmation"]
+    if not isinstance(conf, dict) or (conf.get("method") == "passkey") != (p is not None):
+        raise ReceiptError("the receipt says it was confirmed with a passkey but carries no assertion, or the "
+                           "other way round")
+    if conf != confirmation_of(p, receipt["audit"]):
+        raise ReceiptError("how the card was confirmed does not match its audit trail")
+    return conf
+
+
 def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified:
-    if receipt.get("type") != RECEIPT_TYPE or receipt.get("v") != RECEIPT_VERSION:
-        raise ReceiptError("not a countersign receipt of version 1")
+    if receipt.get("type") != RECEIPT_TYPE or receipt.get("v") not in (1, RECEIPT_VERSION):
+        raise ReceiptError(f"not a countersign receipt of version 1 or {RECEIPT_VERSION}")
     server_key = trusted_server_key or receipt["server_key"]
     if trusted_server_key and receipt["server_key"] != trusted_server_key:
         raise ReceiptError("the receipt was sealed by another server key than the one you trust")
@@ -143,8 +187,7 @@ def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified
     except Exception as exc:
         raise ReceiptError("the server seal does not verify: a field was changed") from exc
     card, ws, person, p = receipt["card"], receipt["workspace"], receipt["person"], receipt["passkey"]
-    if not isinstance(p, dict):
-        raise ReceiptError("this card was not confirmed with a passkey")
+    conf = _confirmation(receipt, p)
     payload_b64, sig_b64 = receipt["ticket"].split(".")
     try:
         verify_key.verify(unb64u(payload_b64), unb64u(sig_b64))
@@ -160,23 +203,50 @@ def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified
         moved.append("fingerprint (recomputed from the subject)")
     if moved:
         raise ReceiptError("the card does not match its ticket: " + ", ".join(moved))
+    bound = (f"The fingerprint is the one of this tool ({card['tool']}) and subject in workspace {ws['id']}; "
+             "the server's ticket binds these arguments and this preview to it.")
+    trust = ("That the server key is the deployment's: pass --server-key with the key you trust "
+             + ("(done)." if trusted_server_key else "(not given: the receipt's own key was used)."))
+    stands = "That the effect still stands: later changes are not in this receipt."
+    if p is None:
+        return _sessionless(receipt, conf, bound, trust, stands)
     stmt = check_assertion(p)
     if stmt.get("card") != card["id"] or stmt.get("fp") != fp or stmt.get("preview") != expected["preview_digest"]:
         raise ReceiptError("the passkey signed a statement about another card, change or preview")
     return Verified(
+        kind="confirmed with a passkey: the person's passkey signed the change, the server sealed the record",
         proves=[
             f"The passkey with public key {p['public_key_cose'][:16]}… signed, with user verification, on "
             f"{p['origin']} (RP ID {p['rp_id']}), a statement naming card {card['id']}, its fingerprint {fp[:16]}… "
             f"and the digest of the preview “{card['title']}” ({len(card['lines'])} lines).",
-            f"The fingerprint is the one of this tool ({card['tool']}) and subject in workspace {ws['id']}; "
-            "the server's ticket binds these arguments to it.",
+            bound,
             f"The server key {receipt['server_key_id']} sealed every other field (names, result, audit trail).",
         ],
         does_not_prove=[
             "That the passkey is this person's: compare its public key with the passkeys listed in their Settings "
             "(countersign keeps it; the receipt's own copy proves nothing by itself).",
-            "That the server key is the deployment's: pass --server-key with the key you trust "
-            + ("(done)." if trusted_server_key else "(not given: the receipt's own key was used)."),
-            "That the effect still stands: later changes are not in this receipt.",
+            trust,
+            stands,
+        ],
+    )
+
+
+def _sessionless(receipt: dict[str, Any], conf: dict[str, Any], bound: str, trust: str, stands: str) -> Verified:
+    card, ws = receipt["card"], receipt["workspace"]
+    how = HOW.get(conf["method"], f"through the {conf['channel']!r} channel")
+    return Verified(
+        kind=f"confirmed without a passkey ({how}): a record sealed by the server, not signed by the person",
+        proves=[
+            f"The server key {receipt['server_key_id']} sealed this record: card {card['id']} ({card['tool']}) "
+            f"in workspace {ws['id']}, its arguments, preview, result and audit trail, which says it was confirmed "
+            f"{how} ({conf['actor']}).",
+            bound,
+        ],
+        does_not_prove=[
+            "Which person approved: no passkey signed this card. The person, the confirmation and the audit trail "
+            "are what the server recorded; anyone holding the server's key, or the person's session or agent "
+            "connection, could have produced them.",
+            trust,
+            stands,
         ],
     )

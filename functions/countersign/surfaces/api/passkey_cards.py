@@ -1,4 +1,4 @@
-"""Confirming a card with a passkey, its receipt, and filing a passkey policy change.
+"""Confirming a card with a passkey, a completed card's receipt, and filing a passkey policy change.
 
 ``POST /api/cards/{id}/passkey/options`` builds the card's statement (card id, fingerprint,
 preview digest, a single-use nonce with a 2-minute expiry; countersign.passkeys.statement) and
@@ -96,19 +96,32 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
     return _view(runtime, signed, done)
 
 
+RECEIPT_STATES = (CardState.COMPLETED, CardState.RUNNING, CardState.FAILED)
+NO_RECEIPT = {"pending": "is still waiting for an answer", "running": "is still running",
+              "failed": "failed (its action did not complete)", "declined": "was declined",
+              "withdrawn": "was withdrawn", "expired": "expired unanswered"}
+
+
 @router.get("/cards/{card_id}/receipt", responses=errors(401, 403, 404, 409))
 def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
-    """The receipt of a card confirmed with a passkey (docs/passkeys.md); ``countersign verify-receipt`` checks it."""
+    """A completed card's receipt (docs/passkeys.md), with the passkey's assertion when one signed it;
+    a card confirmed with a passkey has one from its confirmation on (also running or failed).
+    ``countersign verify-receipt`` checks it and says what it proves."""
     runtime = runtime_of(request)
     if not CARD_ID.match(card_id):
         raise not_found()
     card = _load(runtime, signed, card_id)
-    if card.passkey is None or card.state not in (CardState.COMPLETED, CardState.RUNNING, CardState.FAILED):
-        raise ApiError(409, "no_receipt", "Only a card confirmed with a passkey has a receipt.")
+    if card.state is not CardState.COMPLETED and (card.passkey is None or card.state not in RECEIPT_STATES):
+        why = NO_RECEIPT.get(card.state.value, card.state.value)
+        raise ApiError(409, "no_receipt", f"No receipt: this card {why}; only a completed card has one.",
+                       state=card.state.value)
     keyring = runtime.keyring
     body = receipt_body(workspace=signed.workspace, person=signed.person, card=card,
                         audit=runtime.store.audit_trail(signed.workspace.id, card.id),
                         server_key=bytes(keyring.public_key()), key_id=keyring.key_id)
+    if body["confirmation"] is None:  # a completed card always has its confirming entry; never seal one without
+        raise ApiError(409, "no_receipt", "This card's audit trail does not say how it was confirmed.",
+                       state=card.state.value)
     sealed = seal_receipt(body, keyring.seal)
     download = f'attachment; filename="countersign-receipt-{card.id}.json"'
     return JSONResponse(sealed, headers={"Content-Disposition": download})

@@ -115,7 +115,7 @@ class CardView(BaseModel):
     refusal: Literal["changed"] | None = Field(
         default=None, description="Set when the card was closed at a click because what it describes changed")
     passkeyRequired: bool = Field(default=False, description="Only a passkey can confirm it (the workspace's policy)")
-    passkeySigned: bool = Field(default=False, description="Confirmed with a passkey: it has a receipt")
+    passkeySigned: bool = Field(default=False, description="Confirmed with a passkey: its receipt has the assertion")
 
 
 class CardPage(BaseModel):
