@@ -74,6 +74,7 @@ class ApiError extends Error {
     this.status = status;
     this.code = err.code || '';
     this.card = body && body.card ? body.card : null;
+    this.field = (body && body.field) || '';
   }
 }
 
@@ -518,7 +519,8 @@ async function viewSettings() {
   sections.push(await passkeysPanel({ api, el, announce, navigate, refresh: () => viewSettings() }));
   sections.push(connectionsEl(conns.connections || []));
   if (settings.canEditWorkspace) {
-    try { sections.push(upstreamsEl((await api('GET', '/settings/upstreams')).upstreams || [])); } catch (e) { /* none to show */ }
+    const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
+    try { sections.push(await upstreamsPanel({ api, el })); } catch (e) { /* no gateway here: nothing to show */ }
   }
 
   const signOut = el('button', { type: 'button', class: 'secondary' }, 'Sign out');
@@ -533,40 +535,6 @@ async function viewSettings() {
       s.workspace && s.workspace.name ? [' in ', el('strong', {}, s.workspace.name)] : ''),
     signOut));
   show(sections);
-}
-
-const UPSTREAM_CLASSES = { read: 'runs at once', held: 'waits for this page', client: 'may be answered in the client' };
-
-// Upstream MCP servers (docs/gateway.md): each change files a card, answered like any other.
-function upstreamsEl(upstreams) {
-  const panel = el('section', { class: 'panel', id: 'upstreams' }, el('h2', {}, 'Upstream MCP servers'));
-  if (!upstreams.length) {
-    panel.append(el('p', { class: 'muted' }, 'None yet. Add one with: countersign upstream add NAME --url URL --email YOU'));
-    return panel;
-  }
-  const file = async (button, method, path) => {
-    button.disabled = true;
-    try {
-      const filed = await api(method, path);
-      location.assign(filed.url);
-    } catch (e) {
-      button.disabled = false;
-      button.after(el('p', { class: 'error' }, (e && e.message) || 'That did not work.'));
-    }
-  };
-  for (const u of upstreams) {
-    const refresh = el('button', { type: 'button', class: 'secondary' }, 'Approve its tools again');
-    const remove = el('button', { type: 'button', class: 'secondary' }, 'Remove');
-    refresh.addEventListener('click', () => file(refresh, 'POST', `/settings/upstreams/${u.name}/refresh`));
-    remove.addEventListener('click', () => file(remove, 'DELETE', `/settings/upstreams/${u.name}`));
-    panel.append(el('div', { class: 'upstream', 'data-upstream': u.name },
-      el('h3', {}, u.name),
-      el('p', { class: 'muted' }, `${u.transport}: ${u.where}`, u.credential ? ' (a credential is set)' : ''),
-      el('ul', {}, u.tools.map((t) => el('li', {}, el('code', {}, t.name), ` ${t.title}: ${UPSTREAM_CLASSES[t.cls] || t.cls}`,
-        t.witness.length ? ` (witness: ${t.witness.map((w) => w.tool).join(', ')})` : ''))),
-      refresh, ' ', remove));
-  }
-  return panel;
 }
 
 function copyButton(input) {

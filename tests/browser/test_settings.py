@@ -117,3 +117,37 @@ def test_a_person_whose_address_bounced_is_told_on_the_page(live, tenant, page):
     page.reload()
     ready(page, "confirm")
     expect(page.locator("#email-notice")).to_be_hidden()
+
+
+def test_an_owner_asks_to_add_an_upstream_on_a_phone_and_bad_input_names_the_field(live, tenant, page, watch):
+    from tests.support.harness import SECRETS
+
+    secret = "browser-typed-token-5c2e9a71d04b8f63"
+    SECRETS.add(secret)
+    _, server = live
+    page.set_viewport_size({"width": 360, "height": 780})
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    panel = page.locator("[data-section=upstreams]")
+    expect(panel).to_contain_text("None yet.")
+    page.get_by_label("Server name").fill("Files")
+    page.get_by_label("Server URL").fill("https://files.example.com/mcp")
+    page.get_by_label("Credential (optional)").fill(f"Bearer {secret}")
+    with page.expect_response("**/api/settings/upstreams") as answer:
+        page.get_by_role("button", name="Request to add").click()
+    assert answer.value.status == 422 and secret not in answer.value.text()
+    expect(panel.locator("[role=alert]")).to_contain_text("name: 1 to 16 lowercase letters and digits")
+    expect(page.get_by_label("Server name")).to_have_attribute("aria-invalid", "true")
+    page.get_by_label("Server name").fill("files")
+    page.get_by_label("Server URL").fill("http://127.0.0.1:9/mcp")  # this server allows no private upstreams
+    with page.expect_response("**/api/settings/upstreams") as answer:
+        page.get_by_role("button", name="Request to add").click()
+    assert answer.value.status == 422 and answer.value.json()["field"] == "url"
+    expect(panel.locator("[role=alert]")).to_contain_text("url: an upstream must be https")
+    expect(page.get_by_label("Server URL")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Server name")).not_to_have_attribute("aria-invalid", "true")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
+    assert secret not in page.content()
+    assert tenant.store.list_docs(tenant.workspace_id, "upstream") == []
+    assert watch.errors == [], watch.errors

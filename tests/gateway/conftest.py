@@ -18,6 +18,7 @@ from .support import HttpUpstream
 
 TIMEOUT = 3
 UPSTREAM_SECRET = "upstream-token-3f9a1c0d5e7b2468"
+PAGE_SECRET = "page-typed-token-8e41b07c2d9f5a36"  # sent once through the Settings API
 
 
 def pytest_collection_modifyitems(items):
@@ -37,7 +38,7 @@ def gateway_live(tmp_path_factory):
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
     yield runtime, server
     server.stop()
-    SECRETS.update(secrets_of_run(runtime) | {UPSTREAM_SECRET})
+    SECRETS.update(secrets_of_run(runtime) | {UPSTREAM_SECRET, PAGE_SECRET})
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ from .effects import Effect, Outside, Phase
 
 __all__ = [
     "ALWAYS", "CLIENT", "NEVER", "Action", "ActionContext", "ActionError", "Arguments", "Effect", "GateClass",
-    "Outside", "Phase", "Plan", "Read", "Registry", "Step", "Toolset", "setting", "when",
+    "Outside", "Phase", "Plan", "Read", "Registry", "Step", "Toolset", "Unavailable", "setting", "when",
 ]
 
 DEFAULT_DRIFT_MESSAGE = (
@@ -53,6 +53,20 @@ class ActionError(Exception):
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+class Unavailable(ActionError):
+    """Something outside countersign that a plan must read (an upstream server) could not be reached.
+
+    Narrower than any other planning error: it says nothing about the subject. At an answer it is
+    therefore no drift — nothing ran, the card still waits and can be confirmed once the
+    dependency is back (:mod:`countersign.gate.runner`). ``code`` is the stable name the API
+    answers with (503). Raise it only for a failure to reach; an answer that differs is drift.
+    """
+
+    def __init__(self, message: str, field: str | None = None, code: str = "unavailable"):
+        super().__init__(message, field)
+        self.code = code
 
 
 class Arguments(BaseModel):

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.canonical import canonical_json, digest, fingerprint
 from ..store.records import MAX_ARGUMENTS_BYTES
-from .actions import Action, ActionError, GateClass, Plan
+from .actions import Action, ActionError, GateClass, Plan, Unavailable
 from .context import ActionContext
 from .errors import DriftError
 
@@ -44,9 +44,12 @@ def parse(action: Action, arguments: dict[str, Any]) -> Any:
 
 
 def plan_at_answer(action: Action, args: Any, ctx: ActionContext) -> Plan:
-    """The plan at answer time: a subject that can no longer be planned means the state moved."""
+    """The plan at answer time: a subject that can no longer be planned means the state moved;
+    an outside dependency that cannot be reached (:class:`Unavailable`) means nothing, and passes."""
     try:
         return action.plan(args, ctx)
+    except Unavailable:
+        raise
     except ActionError as exc:
         raise DriftError(f"{action.drift_message} ({exc.message})", field=exc.field) from None
 

@@ -23,7 +23,7 @@ from ..core.ids import new_id
 from ..faults import crash_point
 from ..store.errors import Conflict
 from ..store.records import Card, CardCommit, Connection, Person, Workspace
-from .actions import ActionError
+from .actions import ActionError, Unavailable
 from .cards import CardDesk
 from .effects import Effect, Phase
 from .errors import DriftError
@@ -32,6 +32,7 @@ from .question import Question
 log = logging.getLogger("countersign.gate")
 
 ATTEMPTS = 5
+WAITS_MESSAGE = "The card still waits."
 BUSY_MESSAGE = (
     "Other changes to the same records kept landing at the same moment; nothing ran and the request "
     "still waits. Try again."
@@ -97,6 +98,10 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
             if new:
                 raise
             raise desk.refuse_changed(card, now, actor, channel, f"{CHANGED_MESSAGE} {drift.message}") from None
+        except Unavailable as exc:  # no drift: the card is left as it was, still pending, and may be tried again
+            if new:
+                raise
+            raise Unavailable(f"{exc.message} {WAITS_MESSAGE}", exc.field, exc.code) from None
         _passkey_check(desk, card, q, passkey, now, actor, channel, new)
         try:
             effect = q.action.apply(q.plan, q.ctx)

@@ -13,6 +13,7 @@ import re
 from fastapi import APIRouter, Query, Request
 
 from ...core.cards import CardState, Refusal, RefusalReason, reported_state
+from ...gate.actions import Unavailable
 from ...gate.replies import decline_reason, iso
 from ...runtime import Runtime
 from ...store.errors import NotFound
@@ -142,7 +143,13 @@ def _refused(runtime: Runtime, signed: Signed, card_id: str, refusal: Refusal) -
     return ApiError(409, refusal.reason.value, refusal.message, card=_view(runtime, signed, card))
 
 
-CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: {"model": RefusalBody}}
+def unavailable(runtime: Runtime, signed: Signed, card_id: str, exc: Unavailable) -> ApiError:
+    """A confirm that could not reach what the card depends on: 503, the card as it stands (still pending)."""
+    card = runtime.store.get_card(signed.workspace.id, card_id, runtime.desk.now())
+    return ApiError(503, exc.code, exc.message, headers={"Retry-After": "5"}, card=_view(runtime, signed, card))
+
+
+CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: {"model": RefusalBody}, 503: {"model": RefusalBody}}
 
 
 @router.post("/cards/{card_id}/confirm", response_model=CardView, responses=CLICK_ERRORS)
@@ -159,6 +166,8 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
         raise not_found() from None
     except Refusal as refusal:
         raise _refused(runtime, signed, card_id, refusal) from None
+    except Unavailable as exc:
+        raise unavailable(runtime, signed, card_id, exc) from None
     names = ConnectionNames(runtime, signed.workspace.id)
     names.names.update({c.id: c.name for c in read.values()})
     return card_view(card, names(card.connection_id))

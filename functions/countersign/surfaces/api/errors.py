@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from ...gate.actions import ActionError
+from ...gate.actions import ActionError, Unavailable
 from ...gate.arguments import field_path, plain_sentence
 from ...store.errors import BadInput, Conflict, NotFound, StoreUnavailable
 
@@ -141,6 +141,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StoreUnavailable)
     async def unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:
         return error_response(503, "store_unavailable", exc.message, {"Retry-After": "5"})
+
+    @app.exception_handler(Unavailable)
+    async def dependency_unavailable(request: Request, exc: Unavailable) -> JSONResponse:
+        return error_response(503, exc.code, exc.message, {"Retry-After": "5"}, **({"field": exc.field} if exc.field
+                                                                                   else {}))
 
     @app.exception_handler(ActionError)
     async def action_error(request: Request, exc: ActionError) -> JSONResponse:

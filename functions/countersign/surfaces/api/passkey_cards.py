@@ -14,14 +14,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from ...core.cards import CardState, Refusal
-from ...gate.actions import ActionError
+from ...gate.actions import ActionError, Unavailable
 from ...gate.question import Question
 from ...passkeys.action import SetPasskeyPolicy
 from ...passkeys.ceremony import authentication_options, client_data
 from ...passkeys.receipts import receipt_body, seal_receipt
 from ...passkeys.statement import CONFIRM_TTL, confirm_statement, statement_challenge
 from ...store.errors import NotFound
-from .cards import CARD_ID, CLICK_ERRORS, _load, _refused, _view
+from .cards import CARD_ID, CLICK_ERRORS, _load, _refused, _view, unavailable
 from .errors import ApiError, not_found
 from .passkey_common import check, issue, refused, relying_party, spend
 from .passkeys import AssertionBody
@@ -93,6 +93,8 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
         raise not_found() from None
     except Refusal as refusal:
         raise _refused(runtime, signed, card.id, refusal) from None
+    except Unavailable as exc:
+        raise unavailable(runtime, signed, card.id, exc) from None
     return _view(runtime, signed, done)
 
 

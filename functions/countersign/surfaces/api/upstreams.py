@@ -1,16 +1,18 @@
 """Upstream MCP servers on the Settings page (docs/gateway.md): the list, and held requests to
-approve an upstream's tools again or to remove it. Owners and admins only. Adding one is done
-from the CLI (it takes a credential and a command); every change is a card, confirmed like any
-other. No answer ever carries a credential, sealed or not."""
+add one, approve its tools again or remove it. Owners and admins only; every change is a card,
+confirmed like any other (the same actions and checks as ``countersign upstream``). A credential
+is sent once, when adding, and sealed at once; no answer ever carries it, sealed or not."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Path, Request
-from pydantic import BaseModel
+import re
 
-from ...gate.actions import ActionError
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, Field
+
+from ...gate.actions import ActionError, Unavailable
 from .errors import ApiError
-from .schemas import errors
+from .schemas import Strict, errors
 from .session import Acting, SignedIn, runtime_of
 from .settings import EDITORS
 
@@ -37,6 +39,20 @@ class UpstreamList(BaseModel):
     upstreams: list[UpstreamView]
 
 
+HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
+
+
+class AddUpstreamBody(Strict):
+    name: str = Field(max_length=64, description="Its tools' prefix (server__tool): 1 to 16 lowercase letters and "
+                                                 "digits, starting with a letter")
+    # No stdio command here: a command runs on the server's machine, so only someone with a shell
+    # there adds one (countersign upstream add --command); the page adds HTTP upstreams only.
+    url: str = Field(max_length=2048, description="A Streamable HTTP URL (https)")
+    credentialHeader: str | None = Field(default=None, max_length=64,
+                                         description="The header the credential goes in (default Authorization)")
+    credential: str | None = Field(default=None, max_length=4096, description="Sent once, sealed, never shown")
+
+
 class FiledChange(BaseModel):
     confirmationId: str
     title: str
@@ -60,13 +76,15 @@ def list_upstreams(request: Request, signed: SignedIn) -> dict:
     return {"upstreams": found}
 
 
-def _file(request: Request, signed, tool: str, name: str) -> dict:
+def _file(request: Request, signed, tool: str, arguments: dict) -> dict:
     from ...toolsets.gateway.requests import file_change
 
     _editor(signed)
     desk = runtime_of(request).desk
     try:
-        card = file_change(desk, signed.workspace.id, signed.person, tool, {"name": name})
+        card = file_change(desk, signed.workspace.id, signed.person, tool, arguments)
+    except Unavailable as exc:
+        raise ApiError(503, exc.code, exc.message, headers={"Retry-After": "5"}, field="url") from None
     except ActionError as exc:
         raise ApiError(404 if exc.message.startswith("name: this workspace has no") else 422, "invalid",
                        exc.message, field=exc.field) from None
@@ -76,10 +94,39 @@ def _file(request: Request, signed, tool: str, name: str) -> dict:
 @router.post("/settings/upstreams/{name}/refresh", response_model=FiledChange, responses=errors(401, 403, 404, 422))
 def refresh_upstream(request: Request, signed: Acting, name: str = NAME) -> dict:
     """File a held request to approve the upstream's tools as it lists them now."""
-    return _file(request, signed, "upstream_refresh", name)
+    return _file(request, signed, "upstream_refresh", {"name": name})
 
 
 @router.delete("/settings/upstreams/{name}", response_model=FiledChange, responses=errors(401, 403, 404, 422))
 def remove_upstream(request: Request, signed: Acting, name: str = NAME) -> dict:
     """File a held request to remove the upstream."""
-    return _file(request, signed, "upstream_remove", name)
+    return _file(request, signed, "upstream_remove", {"name": name})
+
+
+def _credential(body: AddUpstreamBody) -> dict[str, str]:
+    """The one header the credential is sent in (checked here: it never reaches an error message)."""
+    if body.credential is None:
+        if body.credentialHeader is not None:
+            raise ApiError(422, "invalid", "credential: give the credential for that header, or no header.",
+                           field="credential")
+        return {}
+    header = body.credentialHeader if body.credentialHeader is not None else "Authorization"
+    if not HEADER_NAME.match(header):
+        raise ApiError(422, "invalid", "credentialHeader: a header name such as Authorization or X-Api-Key.",
+                       field="credentialHeader")
+    value = body.credential.strip()
+    if not value or any(c in value for c in "\r\n\0"):
+        raise ApiError(422, "invalid", "credential: one line of text, not blank.", field="credential")
+    return {header: value}
+
+
+@router.post("/settings/upstreams", response_model=FiledChange, responses=errors(401, 403, 422, 503))
+def add_upstream(request: Request, signed: Acting, body: AddUpstreamBody) -> dict:
+    """File a held request to put an upstream MCP server behind the gate: its tools are listed on
+    the card. The credential is sealed at once and never shown again."""
+    from ...toolsets.gateway.requests import add_arguments
+
+    _editor(signed)
+    headers = _credential(body)
+    arguments = add_arguments(runtime_of(request).desk, signed.workspace.id, body.name, body.url, None, headers)
+    return _file(request, signed, "upstream_add", arguments)

@@ -22,13 +22,31 @@ import jsonschema  # type: ignore[import-untyped]
 
 from ...core.canonical import canonical_json
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, CLIENT, NEVER, Action, ActionContext, ActionError, Effect, GateClass, Outside, Plan
+from ...gate.actions import (
+    ALWAYS,
+    CLIENT,
+    NEVER,
+    Action,
+    ActionContext,
+    ActionError,
+    Effect,
+    GateClass,
+    Outside,
+    Plan,
+    Unavailable,
+)
 from .config import Pin, Upstream, load, split_tool
 from .env import GatewayEnv
 from .preview import argument_lines, result_text, shown
 
 DRIFT = ("What the card showed from the upstream server moved between the preview and the answer; nothing was "
          "sent. Call the tool again for a new preview.")
+
+
+def unavailable(message: str) -> Unavailable:
+    """The upstream could not be reached while planning: no drift (nothing about it is known to have moved)."""
+    return Unavailable(f"{message.rstrip('. ')}. Nothing was sent; try again once it is back.",
+                       code="upstream_unavailable")
 
 
 def changed_sentence(upstream: str, tool: str) -> str:
@@ -125,6 +143,8 @@ class UpstreamCall(Action):
         link = self.env.link(upstream)
         try:
             results = client.run(lambda: client.observe(link, checks, reads))
+        except client.Unreachable as exc:
+            raise unavailable(exc.message) from None
         except client.UpstreamError as exc:
             raise ActionError(exc.message) from None
         seen = []

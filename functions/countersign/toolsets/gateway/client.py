@@ -41,6 +41,11 @@ class UpstreamError(Exception):
         self.sent = sent
 
 
+class Unreachable(UpstreamError):
+    """Nothing reached the upstream because it could not be reached (refused or dropped
+    connection, no answer in time): says nothing about its tools or data, unlike a refusal."""
+
+
 class OutcomeUnknown(UpstreamError):
     def __init__(self, message: str):
         super().__init__(message, sent=True)
@@ -82,6 +87,18 @@ def _code(exc: BaseException) -> int | None:
     return None
 
 
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` is a failure to reach the upstream (a transport failure, a closed
+    connection, a timeout), not an answer from it. An exception group counts when every failure
+    in it does."""
+    if isinstance(exc, BaseExceptionGroup):
+        return bool(exc.exceptions) and all(_unreachable(e) for e in exc.exceptions)
+    if isinstance(exc, MCPError):
+        return exc.error.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
+    return isinstance(exc, (OSError, TimeoutError, httpx2.TransportError, anyio.BrokenResourceError,
+                            anyio.ClosedResourceError, anyio.EndOfStream))
+
+
 async def _list(c: Client) -> list[types.Tool]:
     tools: list[types.Tool] = []
     cursor = None
@@ -99,8 +116,9 @@ async def list_tools(link: Link) -> list[dict[str, Any]]:
         with anyio.fail_after(link.timeout):
             async with _client(link) as c:
                 return [dump(t) for t in await _list(c)]
-    except Exception as exc:  # noqa: BLE001 - any failure of the transport means unreachable
-        raise UpstreamError(f"{link.name} could not be reached: {_words(exc)}") from None
+    except Exception as exc:  # noqa: BLE001 - any failure here means the tools cannot be listed now
+        kind = Unreachable if _unreachable(exc) else UpstreamError
+        raise kind(f"{link.name} could not be reached: {_words(exc)}") from None
 
 
 async def call(link: Link, tool: str, arguments: dict[str, Any], check: Callable[[dict | None], str | None]) -> dict:
@@ -150,6 +168,8 @@ async def observe(link: Link, checks: dict[str, Callable[[dict | None], str | No
                         results.append(result.model_dump(by_alias=True, mode="json", exclude_none=True))
                     return results
     except Exception as exc:  # noqa: BLE001 - reads only: whatever failed, nothing was written
+        if _unreachable(exc):
+            raise Unreachable(f"{link.name} could not be reached: {_words(exc)}") from None
         raise UpstreamError(f"{link.name} could not be read: {_words(exc)}") from None
     raise UpstreamError(refused or "refused")
 

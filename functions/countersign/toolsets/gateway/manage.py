@@ -47,6 +47,10 @@ def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
     link = env.link(upstream)
     try:
         listed = client.run(lambda: client.list_tools(link))
+    except client.Unreachable as exc:
+        from .action import unavailable
+
+        raise unavailable(exc.message) from None
     except client.UpstreamError as exc:
         raise ActionError(exc.message) from None
     return {t["name"]: t for t in listed if (t.get("execution") or {}).get("taskSupport") != "required"}
