@@ -80,6 +80,31 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
     expect(card(page, other.id).get_by_role("button", name="Confirm with passkey")).to_be_enabled()
     cdp.send("WebAuthn.setUserVerified", {"authenticatorId": auth, "isUserVerified": True})
 
+    # Under `every`, a card `risky` leaves to a click (edit_note: class client, not always) asks for
+    # the passkey too, with no plain Confirm beside it; under `never`, the plain Confirm runs it.
+    set_policy(tenant, "every")
+    edit = file_card(tenant, "edit_note", text="edited with a passkey", note="n2")
+    page.goto(f"{server.origin}/confirm?card={edit.id}")
+    ready(page)
+    expect(card(page, edit.id).get_by_role("button", name="Confirm with passkey")).to_be_enabled()
+    expect(card(page, edit.id).get_by_role("button", name="Confirm", exact=True)).to_have_count(0)
+    with page.expect_response("**/passkey/confirm") as done:
+        card(page, edit.id).get_by_role("button", name="Confirm with passkey").click()
+    assert done.value.status == 200, done.value.text()
+    expect(card(page, edit.id)).to_have_attribute("data-state", "completed")
+    expect(card(page, edit.id).get_by_role("link", name="Download the passkey receipt")).to_be_visible()
+    assert tenant.note("n2")["text"] == "edited with a passkey"
+    set_policy(tenant, "never")
+    plain = file_card(tenant, "edit_note", text="edited with a click", note="n1")
+    page.goto(f"{server.origin}/confirm?card={plain.id}")
+    ready(page)
+    expect(card(page, plain.id).get_by_role("button", name="Confirm with passkey")).to_have_count(0)
+    with page.expect_response(f"**/api/cards/{plain.id}/confirm") as done:
+        card(page, plain.id).get_by_role("button", name="Confirm", exact=True).click()
+    assert done.value.status == 200, done.value.text()
+    expect(card(page, plain.id)).to_have_attribute("data-state", "completed")
+    assert tenant.note("n1")["text"] == "edited with a click"
+
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
     with page.expect_response("**/remove") as removed:
