@@ -152,9 +152,6 @@ def asyncio_request(world) -> dict:
     return asyncio.run(gate_ask.request_card(world.desk, world.plain, "create_transactions", dict(BAKERY_ARGS)))
 
 
-@pytest.mark.xfail(strict=True, reason="open: a request's claim is released when its card is decided, so a call "
-                   "that looked before the first card existed and files after the person answered it files a "
-                   "second card (seen once in the load test); the claim should hold for the answer memory")
 def test_an_identical_call_that_files_after_the_first_card_was_answered_gets_that_answer(world):
     late = world.desk.question(world.plain, "create_transactions", BAKERY)  # looked: no card yet
     first = world.held()  # meanwhile another agent's identical call files the card

@@ -6,11 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.store.errors import NotFound
 from countersign.store.records import CardCommit, listed
-from tests.store._factories import DAY, World, audit, filed
+from tests.store._factories import DAY, World, audit, card, filed
 
 S = CardState
 R = RefusalReason
@@ -310,11 +310,17 @@ def test_latest_card_is_the_most_recently_filed_identical_request(store):
     first = w.file(created_at=100, fingerprint=fp)
     assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=150) == first
     w.move(first, S.DECLINED, 160, decline_reason="no")
-    second = w.file(created_at=200, fingerprint=fp)
-    w.file(created_at=300, fingerprint="fp-other")
-    w.file(created_at=300, fingerprint=fp, tool="send_email")
-    w.file(created_at=300, fingerprint=fp, who=w.add_person())
-    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=250) == second
+    # Within the answer memory the request is still the declined card's: filing returns that card.
+    early = card(w.ws, w.person, w.conn, created_at=200, fingerprint=fp)
+    held = store.file_card(early, filed(early))
+    assert held.id == first.id and held.state is S.DECLINED
+    second = w.file(created_at=160 + ANSWER_MEMORY_SECONDS, fingerprint=fp)
+    assert second.id != first.id and second.state is S.PENDING
+    later = 160 + ANSWER_MEMORY_SECONDS + 100
+    w.file(created_at=later, fingerprint="fp-other")
+    w.file(created_at=later, fingerprint=fp, tool="send_email")
+    w.file(created_at=later, fingerprint=fp, who=w.add_person())
+    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=later + 50) == second
 
 
 def test_latest_card_reflects_transitions_and_expiry(store):

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from countersign.core.cards import SPENT_MESSAGE, CardState, Refusal, RefusalReason
+from countersign.core.cards import ANSWER_MEMORY_SECONDS, SPENT_MESSAGE, CardState, Refusal, RefusalReason
 from countersign.store.errors import Conflict
 from countersign.store.records import CardCommit, DocWrite, RoleWrite, SettingWrite, WorkspaceNameWrite
 from tests.store._factories import World, audit
@@ -160,7 +160,10 @@ def test_a_decline_spends_the_ticket_and_releases_the_request(store):
     c = w.file(created_at=1000)
     declined = store.commit_card(CardCommit(c, S.DECLINED, 1001, (audit(c, "declined", 1001),), decline_reason="no"))
     assert store.latest_card(w.ws.id, w.person.id, c.tool, c.fingerprint, 1002) == declined
-    twin = replace(c, id=c.id + "x", ticket=c.ticket + "x", created_at=1002, expires_at=1002 + 3600, updated_at=1002)
     from tests.store._factories import filed
 
+    early = replace(c, id=c.id + "y", ticket=c.ticket + "y", created_at=1002, expires_at=1002 + 3600, updated_at=1002)
+    assert store.file_card(early, filed(early)).id == c.id  # the answer is remembered: that card answers
+    at = 1001 + ANSWER_MEMORY_SECONDS  # then the request is released
+    twin = replace(c, id=c.id + "x", ticket=c.ticket + "x", created_at=at, expires_at=at + 3600, updated_at=at)
     assert store.file_card(twin, filed(twin)) == twin

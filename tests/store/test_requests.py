@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.store.errors import Taken
 from countersign.store.records import CardCommit, DocWrite
@@ -45,9 +45,25 @@ def test_once_decided_the_request_files_anew(store, target):
     w = World(store)
     first = w.file(created_at=1000)
     w.move(first, target, 1001)
+    if target in (S.DECLINED, S.COMPLETED):  # answered: the request holds that answer for the answer memory
+        early = twin(w, first, 1002)
+        held = store.file_card(early, filed(early))
+        assert held.id == first.id and held.state is target
+        assert store.file_card(early, filed(early), replacing=first.id) == early  # a reopen files past it
+        return
     second = twin(w, first, 1002)
     assert store.file_card(second, filed(second)) == second
     assert store.latest_card(w.ws.id, w.person.id, first.tool, first.fingerprint, 1003) == second
+
+
+@pytest.mark.parametrize("target", [S.DECLINED, S.COMPLETED])
+def test_an_answered_request_files_anew_after_the_answer_memory(store, target):
+    w = World(store)
+    first = w.file(created_at=1000)
+    w.move(first, target, 1001)
+    second = twin(w, first, 1001 + ANSWER_MEMORY_SECONDS)
+    assert store.file_card(second, filed(second)) == second
+    assert store.latest_card(w.ws.id, w.person.id, first.tool, first.fingerprint, second.created_at) == second
 
 
 def test_once_lapsed_the_request_files_anew(store):
@@ -90,10 +106,13 @@ def test_a_decided_card_filed_new_is_the_latest_of_its_request_and_its_ticket_is
     assert store.get_doc(w.ws.id, "note", "n1").data == {"t": "x"}
     assert store.latest_card(w.ws.id, w.person.id, c.tool, c.fingerprint, 1001) == done
     assert [e.event for e in store.audit_trail(w.ws.id, c.id)] == ["filed", "completed"]
-    # its ticket is spent: the same card cannot be filed decided again
+    # its ticket is spent: the same card cannot be filed decided again, even once the request is free
     with pytest.raises(Refusal) as refused:
-        store.commit_card(CardCommit(replace(c, id=new_id("card_")), S.COMPLETED, 1002, (), new=True))
+        store.commit_card(CardCommit(replace(c, id=new_id("card_")), S.COMPLETED, 1000 + ANSWER_MEMORY_SECONDS, (),
+                                     new=True))
     assert refused.value.reason is RefusalReason.ALREADY_ANSWERED
-    # a decided card does not hold the request: the next identical call files
-    again = twin(w, c, 1003)
+    # an answered card holds the request for the answer memory, then the next identical call files
+    soon = twin(w, c, 1003)
+    assert store.file_card(soon, filed(soon)).id == c.id
+    again = twin(w, c, 1000 + ANSWER_MEMORY_SECONDS)
     assert store.file_card(again, filed(again)) == again

@@ -131,3 +131,18 @@ def reported_state(state: CardState | str) -> str:
     if state is CardState.RUNNING:
         return "pending"
     return state.value
+
+
+# An identical request within this long of its card's answer (declined or completed) gets that
+# answer; the request's claim is held as long, so a late filing returns the answered card.
+ANSWER_MEMORY_SECONDS = 15 * 60
+
+
+def request_held_until(target: CardState, now: int, refused: bool, forever: int) -> int:
+    """Until when a request stays claimed by its card after a move to ``target``: for ever while
+    it runs, for the answer memory once answered (declined or completed, not refused), else not."""
+    if target is CardState.RUNNING:
+        return forever
+    if target in (CardState.DECLINED, CardState.COMPLETED) and not refused:
+        return now + ANSWER_MEMORY_SECONDS
+    return 0

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.cards import CardState, Refusal, RefusalReason, refusal_for
+from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason, refusal_for
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..faults import crash_point
@@ -28,7 +28,6 @@ from .question import Question, arguments_digest, preview_digest
 
 log = logging.getLogger("countersign.gate")
 
-ANSWER_MEMORY_SECONDS = 15 * 60
 REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
 KEY_NOTE_SLACK = 3600  # the signing key in use is recorded an hour ahead, not at every filing
 
@@ -301,7 +300,7 @@ class CardDesk:
         new = self.new_card(q, "page", now)
         self._note_signing_key(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {card.id}")
-        held = self.store.file_card(new, filed, notify=False)
+        held = self.store.file_card(new, filed, notify=False, replacing=card.id)
         if held.id == new.id:
             self.event("card_filed")
         return held

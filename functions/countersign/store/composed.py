@@ -135,8 +135,8 @@ class ComposedStore(Store):
 
     # -- CardStore (cards) ------------------------------------------------------
 
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
-        return self._cards.file_card(card, audit, notify=notify)
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
+        return self._cards.file_card(card, audit, notify=notify, replacing=replacing)
 
     def get_card(self, workspace_id: str, card_id: str, now: int) -> Card:
         return self._cards.get_card(workspace_id, card_id, now)

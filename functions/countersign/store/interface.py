@@ -182,7 +182,7 @@ class CardStore(abc.ABC):
     # -- filing and reading -------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
         """File ``card`` (pending) as the live card of its request, in one transaction with its
         ``filed`` audit entry and (``notify``) the :class:`Notification` it owes its person.
 

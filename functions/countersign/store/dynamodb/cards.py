@@ -32,6 +32,7 @@ from ...core.cards import (
     check_step,
     effective_state,
     refusal_for,
+    request_held_until,
 )
 from .. import checks
 from ..errors import BadInput, Conflict, NotFound, StoreError, Taken
@@ -53,11 +54,11 @@ class DynamoCards(CardStore):
 
     # -- filing and reading -----------------------------------------------------------------------
 
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
         checks.check_arguments(card.arguments)  # plain JSON, at most 64 KiB as canonical JSON
         purge = self.table.purge_at(card.expires_at)
         ops = [
-            self._claim(card, card.expires_at, card.created_at, purge),
+            self._claim(card, card.expires_at, card.created_at, purge, replacing),
             {"Put": {"Item": codec.card_item(card, purge), "ConditionExpression": "attribute_not_exists(pk)"}},
             {"Put": {"Item": codec.audit_item(audit, self.table.seq.next(), purge),
                      "ConditionExpression": "attribute_not_exists(pk)"}},
@@ -79,13 +80,15 @@ class DynamoCards(CardStore):
             raise StoreError(f"The card could not be filed ({cancelled}); nothing was written.") from None
         return card
 
-    def _claim(self, card: Card, live_until: int, now: int, purge: int | None) -> dict[str, Any]:
-        """The request Put that makes ``card`` its latest card, unless a live card holds it."""
+    def _claim(self, card: Card, live_until: int, now: int, purge: int | None,
+               replacing: str | None = None) -> dict[str, Any]:
+        """The request Put that makes ``card`` its latest card, unless a card holds it (live, or
+        answered within the answer memory) that is not ``replacing``."""
         fields = {"workspace_id": card.workspace_id, "card_id": card.id, "live_until": live_until, "expires_at": purge}
         return {"Put": {
             "Item": {**codec.request_key_item(card.request_key), **codec.item(fields)},
-            "ConditionExpression": "attribute_not_exists(pk) OR live_until <= :now",
-            "ExpressionAttributeValues": codec.values({":now": now}),
+            "ConditionExpression": "attribute_not_exists(pk) OR live_until <= :now OR card_id = :replacing",
+            "ExpressionAttributeValues": codec.values({":now": now, ":replacing": replacing or ""}),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }}
 
@@ -196,7 +199,7 @@ class DynamoCards(CardStore):
         written = commit.written()
         txn_id = str(uuid.uuid4())
         purge = self.table.purge_at(card.expires_at)
-        live_until = LIVE_FOREVER if target is CardState.RUNNING else 0
+        live_until = request_held_until(target, now, commit.refusal is not None, LIVE_FOREVER)
         ops: dict[str, dict[str, Any]] = {}  # by role, in transaction order
         if commit.new:
             ops["card"] = {"Put": {"Item": codec.card_item(written, purge, txn_id),

@@ -20,6 +20,7 @@ from ...core.cards import (
     check_step,
     effective_state,
     refusal_for,
+    request_held_until,
 )
 from ...faults import crash_point
 from .. import checks
@@ -42,10 +43,10 @@ class SQLiteCards(CardStore):
 
     # -- filing and reading -----------------------------------------------------------------------
 
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True) -> Card:
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
         checks.check_arguments(card.arguments)
         with self.db.write() as db:
-            holder = _claim_request(db, card, card.expires_at, card.created_at)
+            holder = _claim_request(db, card, card.expires_at, card.created_at, replacing)
             if holder is not None:
                 return holder.at(card.created_at)
             _insert_card(db, card)
@@ -164,7 +165,7 @@ class SQLiteCards(CardStore):
                 _update_card(db, written)
             for entry in commit.audit:
                 _insert_audit(db, entry)
-            live_until = schema.LIVE_FOREVER if target is CardState.RUNNING else 0
+            live_until = request_held_until(target, now, commit.refusal is not None, schema.LIVE_FOREVER)
             if target is not CardState.EXPIRED:
                 db.execute(
                     "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?",
@@ -204,13 +205,15 @@ class SQLiteCards(CardStore):
             db.execute("DELETE FROM signing_keys WHERE key_id = ?", (key_id,))
 
 
-def _claim_request(db: sqlite3.Connection, card: Card, live_until: int, now: int) -> Card | None:
-    """Make ``card`` its request's latest card; or, if a live card holds the request, that card."""
+def _claim_request(db: sqlite3.Connection, card: Card, live_until: int, now: int,
+                   replacing: str | None = None) -> Card | None:
+    """Make ``card`` its request's latest card; or, if a card holds the request (live, or answered
+    within the answer memory) and it is not ``replacing``, that card."""
     claimed = db.execute(
         "INSERT INTO requests (key, workspace_id, card_id, live_until) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (key) DO UPDATE SET card_id = excluded.card_id, live_until = excluded.live_until"
-        " WHERE requests.live_until <= ? RETURNING card_id",
-        (card.request_key, card.workspace_id, card.id, live_until, now),
+        " WHERE requests.live_until <= ? OR requests.card_id = ? RETURNING card_id",
+        (card.request_key, card.workspace_id, card.id, live_until, now, replacing or ""),
     ).fetchall()
     if claimed:
         return None
