@@ -6,16 +6,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.browser.pages import outbox_dir, ready, signin_link_from_outbox
-
-
-def _wait_for_link(page, runtime, email, seen):
-    for _ in range(100):
-        try:
-            return signin_link_from_outbox(runtime, email, seen)
-        except (AssertionError, FileNotFoundError):
-            page.wait_for_timeout(50)
-    return signin_link_from_outbox(runtime, email, seen)
+from tests.browser.pages import outbox_dir, ready, wait_for_signin_link
 
 
 def sign_in_by_email(page, runtime, email: str) -> None:
@@ -26,7 +17,7 @@ def sign_in_by_email(page, runtime, email: str) -> None:
     with page.expect_response("**/api/signin/request") as asked:
         page.get_by_role("button", name="Email me a sign-in link").click()
     assert asked.value.status == 202
-    link = _wait_for_link(page, runtime, email, seen)
+    link = wait_for_signin_link(page, runtime, email, seen)
     page.goto(link)
     ready(page, "signin")
     with page.expect_response("**/api/signin/complete") as done:

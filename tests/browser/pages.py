@@ -212,3 +212,14 @@ def shot(page, name: str, full_page: bool = True) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=full_page)
     return path
+
+
+def wait_for_signin_link(page, runtime, email: str, seen: set[Path] | None = None) -> str:
+    """The sign-in link emailed to ``email``: the API sends it after answering (the same answer for
+    unknown addresses), so poll the outbox briefly."""
+    for _ in range(100):
+        try:
+            return signin_link_from_outbox(runtime, email, seen)
+        except (AssertionError, FileNotFoundError):
+            page.wait_for_timeout(50)
+    return signin_link_from_outbox(runtime, email, seen)

@@ -15,8 +15,8 @@ from tests.browser.pages import (
     ready,
     shot,
     sign_in,
-    signin_link_from_outbox,
     status_of,
+    wait_for_signin_link,
 )
 
 
@@ -42,7 +42,7 @@ def test_email_signin_then_confirm_and_decline(live, tenant, page, watch):
 
     # The link from the email opens a button; only the click signs in.
     page.wait_for_timeout(50)
-    link = _wait_for_link(page, runtime, tenant.person.email, seen)
+    link = wait_for_signin_link(page, runtime, tenant.person.email, seen)
     assert link.startswith(f"{server.origin}/signin#token=")
     page.goto(link)
     ready(page, "signin")
@@ -131,16 +131,6 @@ def _find_notification_link(runtime, email):
         assert links, text
         return links[0]
     raise AssertionError(f"no notification email to {email} in the outbox")
-
-
-def _wait_for_link(page, runtime, email, seen):
-    # The API sends the email after answering (same answer for unknown addresses): poll briefly.
-    for _ in range(100):
-        try:
-            return signin_link_from_outbox(runtime, email, seen)
-        except (AssertionError, FileNotFoundError):
-            page.wait_for_timeout(50)
-    return signin_link_from_outbox(runtime, email, seen)
 
 
 def test_one_card_page_and_new_cards_appear(live, tenant, page):
