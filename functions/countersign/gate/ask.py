@@ -30,6 +30,7 @@ from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_
 from ..store.records import Card, Workspace
 from . import replies
 from .actions import ActionError
+from .answering import with_nonce
 from .answers import say_no, say_yes
 from .cards import CardDesk
 from .context import Principal
@@ -123,17 +124,18 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
     if call.state is not None:
         return _second_round(desk, call, q)
 
-    earlier = desk.recent(q)
-    if earlier is not None:  # the same request is already waiting, or was just refused
-        return Done(card_reply(desk, earlier, q.ctx.workspace))
+    in_client = q.allows_in_client() and call.form_elicitation and (call.modern or call.elicit_form is not None)
+    if in_client or desk.settings.fallback == "code":  # (a card is filed, or found, by one transaction)
+        earlier = desk.recent(q)
+        if earlier is not None:  # the same request is already waiting, or was just refused
+            return Done(card_reply(desk, earlier, q.ctx.workspace))
 
-    if q.allows_in_client() and call.form_elicitation:
+    if in_client:
         if call.modern:
             nonce = secrets.token_urlsafe(16)
             return AskForm(q.plan.preview.question(), {"k": "form", "fp": q.fingerprint, "n": nonce, "t": q.ctx.now})
-        if call.elicit_form is not None:
-            return _Elicit("form", q)
-    return _fallback(desk, call, q, asked=False, looked=True)
+        return _Elicit("form", q)
+    return _fallback(desk, call, q, asked=False)
 
 
 def _answered_during_call(desk: CardDesk, call: Call, q: Question, answer: str, asked_at: int) -> Reply | _Elicit:
@@ -163,14 +165,21 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
         return Done(card_reply(desk, card, q.ctx.workspace))
     if state.get("k") != "form" or not isinstance(state.get("n"), str):
         raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
-    if not desk.store.use_nonce("ask:" + state["n"], q.ctx.now + NONCE_TTL, q.ctx.now):
+    nonce = ("ask:" + state["n"], q.ctx.now + NONCE_TTL)
+    answer = call.answer or CANCEL
+    asked_at = state["t"] if isinstance(state.get("t"), int) else q.ctx.now
+    if state.get("fp") == q.fingerprint and q.allows_in_client() and (
+            answer != CANCEL or desk.settings.require_elicitation):
+        # The answer resolves the request's card: its commit spends the nonce (no write before it).
+        return with_nonce(desk.store, asked_at, nonce, q.ctx.now,
+                          lambda: _settle(desk, call, q, answer, "client", asked_at))
+    if not desk.store.use_nonce(*nonce, q.ctx.now):
         raise AnswerReplayed()
     if state.get("fp") != q.fingerprint:
         raise DriftError(q.action.drift_message)
     if not q.allows_in_client():
         raise ConfirmationUnavailable("This action can only be confirmed on the confirm page.")
-    asked_at = state["t"] if isinstance(state.get("t"), int) else q.ctx.now
-    return _settle(desk, call, q, call.answer or CANCEL, "client", asked_at)
+    return _settle(desk, call, q, answer, "client", asked_at)
 
 
 def _settle(desk: CardDesk, call: Call, q: Question, answer: str, channel: str, asked_at: int) -> Reply | _Elicit:
@@ -186,9 +195,8 @@ def _settle(desk: CardDesk, call: Call, q: Question, answer: str, channel: str, 
     return Done(card_reply(desk, say_no(desk, q, channel, call.actor, asked_at, reason)))
 
 
-def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool, looked: bool = False) -> Reply | _Elicit:
-    """Nobody could be asked in the client (or the question was dismissed): a card or a code.
-    ``looked``: this call has just looked for the request's card and found none."""
+def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool) -> Reply | _Elicit:
+    """Nobody could be asked in the client (or the question was dismissed): a card or a code."""
     settings = desk.settings
     if settings.fallback == "code":
         if not q.allows_in_client():
@@ -199,21 +207,20 @@ def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool, looked: bool
                 "(COUNTERSIGN_REQUIRE_ELICITATION=1). Nothing changed."
             )
         return Done(_mint_code(desk, call, q))
-    return _hold(desk, call, q, looked)
+    return _hold(desk, call, q)
 
 
-def _file_or_find(desk: CardDesk, q: Question, looked: bool = False) -> Card:
-    """The card for this request: an identical live (or lately declined) one, else a new one.
+def _file_or_find(desk: CardDesk, q: Question) -> Card:
+    """The card for this request: an identical live (or lately answered) one, else a new one.
 
     A retry never mints a second card or a second email, and an agent cannot wear a person down
-    by asking again right after a no. ``looked``: the caller has just looked and found none (a
-    card filed since is still found: filing returns the live card of the same request).
+    by asking again right after a no. No read first: filing claims the request in its own
+    transaction and, when a card holds it (exactly when :meth:`CardDesk.recent` finds one),
+    writes nothing and returns that card.
     """
-    card = None if looked else desk.recent(q)
-    if card is None:
-        card, filed = desk.file(q, "page")
-        if filed:
-            desk.notify(card)  # already off the event loop (SMTP can be slow)
+    card, filed = desk.file(q, "page")
+    if filed:
+        desk.notify(card)  # already off the event loop (SMTP can be slow)
     return card
 
 
@@ -222,7 +229,7 @@ async def file_or_find(desk: CardDesk, q: Question) -> Card:
     return await anyio.to_thread.run_sync(_file_or_find, desk, q)
 
 
-def _hold(desk: CardDesk, call: Call, q: Question, looked: bool = False) -> Reply | _Elicit:
+def _hold(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     """File (or find) the hosted card and return its held reply.
 
     The agent always gets the held reply (the card's id, links and instructions) as the tool
@@ -231,7 +238,7 @@ def _hold(desk: CardDesk, call: Call, q: Question, looked: bool = False) -> Repl
     agent would never learn the card's id. A 2025 client on a stateful session that declared URL
     elicitation is shown the URL during the call first; if it cannot show it, the reply is the same.
     """
-    card = _file_or_find(desk, q, looked)
+    card = _file_or_find(desk, q)
     if card.state is CardState.PENDING and call.url_elicitation and call.elicit_url is not None:
         return _Elicit("url", q, card)
     return Done(card_reply(desk, card, q.ctx.workspace))

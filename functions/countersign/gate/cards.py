@@ -21,6 +21,7 @@ from ..faults import crash_point
 from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
+from . import answering
 from .actions import ActionError, Registry
 from .context import ActionContext, Principal
 from .errors import DriftError
@@ -62,13 +63,17 @@ class CardDesk:
         return self.settings.card_url(card_id)
 
     def commit(self, commit: CardCommit) -> Card:
-        """``store.commit_card``, telling ``on_event`` when the card turned out to be expired."""
+        """``store.commit_card``, telling ``on_event`` when the card turned out to be expired. An
+        answer being resolved (:mod:`.answering`) adds its claim condition and its nonce."""
+        commit = answering.stamp(commit)
         try:
-            return self.store.commit_card(commit)
+            done = self.store.commit_card(commit)
         except Refusal as refusal:
             if refusal.reason is RefusalReason.EXPIRED:
                 self.event("card_expired")
             raise
+        answering.committed(commit)
+        return done
 
     # -- questions --------------------------------------------------------------------------------
 
@@ -135,20 +140,32 @@ class CardDesk:
         or, if a card of the same request is live, that card. Returns (card, filed by this call)."""
         now = self.now()
         card = self.new_card(q, channel, now)
-        self._note_signing_key(card.expires_at)
-        held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now))
+        key = self._signing_key_note(card.expires_at)
+        held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now),
+                                    signing_key=key)
         if held.id != card.id:
             return held, False
+        self._key_noted(key)
         self.event("card_filed")
         crash_point("filed")
         return card, True
 
-    def _note_signing_key(self, until: int) -> None:
-        """Keep the store's record of the keys that signed live cards ahead of every deadline, so
-        a server started without this key refuses to start instead of refusing those cards."""
-        if until > self._key_noted_until:
-            self._key_noted_until = until + KEY_NOTE_SLACK
-            self.store.note_signing_key(self.keyring.key_id, self._key_noted_until)
+    def _signing_key_note(self, until: int) -> tuple[str, int] | None:
+        """What the filing of a card answerable until ``until`` notes about the key that signed it
+        (in the filing's own transaction), if this process has not noted it that far ahead yet.
+
+        The store's record of the keys that signed live cards stays ahead of every deadline, so a
+        server started without this key refuses to start instead of refusing those cards. The note
+        reaches a whole hour past ``until`` plus :data:`KEY_NOTE_SLACK`, so processes filing in the
+        same hour write the same note."""
+        if until <= self._key_noted_until:
+            return None
+        ahead = until + KEY_NOTE_SLACK
+        return self.keyring.key_id, ahead + (-ahead % KEY_NOTE_SLACK)
+
+    def _key_noted(self, note: tuple[str, int] | None) -> None:
+        if note is not None:
+            self._key_noted_until = max(self._key_noted_until, note[1])
 
     def notify(self, card: Card) -> None:
         if self.on_filed is None:
@@ -298,10 +315,11 @@ class CardDesk:
                           "so it cannot be reopened as it was. Nothing was filed; ask the agent for a fresh "
                           "request.") from None
         new = self.new_card(q, "page", now)
-        self._note_signing_key(new.expires_at)
+        key = self._signing_key_note(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {card.id}")
-        held = self.store.file_card(new, filed, notify=False, replacing=card.id)
+        held = self.store.file_card(new, filed, notify=False, replacing=card.id, signing_key=key)
         if held.id == new.id:
+            self._key_noted(key)
             self.event("card_filed")
         return held
 

@@ -135,8 +135,9 @@ class ComposedStore(Store):
 
     # -- CardStore (cards) ------------------------------------------------------
 
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
-        return self._cards.file_card(card, audit, notify=notify, replacing=replacing)
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
+                  signing_key: tuple[str, int] | None = None) -> Card:
+        return self._cards.file_card(card, audit, notify=notify, replacing=replacing, signing_key=signing_key)
 
     def get_card(self, workspace_id: str, card_id: str, now: int) -> Card:
         return self._cards.get_card(workspace_id, card_id, now)

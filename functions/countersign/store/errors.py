@@ -55,3 +55,10 @@ class Taken(StoreError):
     def __init__(self, card):
         super().__init__(f"The request is held by the card {card.id!r}.")
         self.card = card
+
+
+class Replayed(StoreError):
+    """A commit carried a single-use value (``CardCommit.nonce``) that was spent already: nothing was written."""
+
+    def __init__(self) -> None:
+        super().__init__("This single-use value was used already; nothing was written.")

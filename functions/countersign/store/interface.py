@@ -182,13 +182,16 @@ class CardStore(abc.ABC):
     # -- filing and reading -------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
+                  signing_key: tuple[str, int] | None = None) -> Card:
         """File ``card`` (pending) as the live card of its request, in one transaction with its
-        ``filed`` audit entry and (``notify``) the :class:`Notification` it owes its person.
+        ``filed`` audit entry and (``notify``) the :class:`Notification` it owes its person, and
+        (``signing_key``: key id, until) :meth:`note_signing_key` for the key that signed its ticket.
 
-        If another card of the same request is live (pending before its deadline, or running),
-        nothing is written and that card is returned instead: of any number of identical
-        filings, across processes, exactly one files. The caller compares ids to tell.
+        If another card holds the same request (live: pending before its deadline, or running; or
+        declined or completed within the answer memory), nothing is written and that card is
+        returned instead, read by the store only in that case: of any number of identical filings,
+        across processes, exactly one files. The caller compares ids to tell.
         :class:`BadInput` if the arguments exceed 64 KiB; :class:`Conflict` if the id exists.
         """
 
@@ -241,7 +244,10 @@ class CardStore(abc.ABC):
         Raises :class:`~countersign.core.cards.Refusal` when the card moved first (the refusal for
         the state it lost to), or its ticket is already spent; :class:`Conflict` when a write's
         expectation failed (nothing written: re-read and re-stage); for a ``new`` card whose
-        request is held by a live card, :class:`~countersign.store.errors.Taken` with that card.
+        request is held by a live card, :class:`~countersign.store.errors.Taken` with that card
+        (also when ``asked_at`` is set and the request's card was decided at or after it);
+        :class:`~countersign.store.errors.Replayed` when its ``nonce`` was spent already (checked
+        first: nothing else is reported then).
         """
 
     def transition_card(

@@ -155,6 +155,12 @@ class Card:
         """Whether this card still holds its request: pending before its deadline, or running."""
         return self.state_at(now) in (CardState.PENDING, CardState.RUNNING)
 
+    def decided_at(self) -> int:
+        """When this card stopped waiting: its last move, or its deadline if it lapsed untouched."""
+        if self.state is CardState.EXPIRED and self.updated_at < self.expires_at:
+            return self.expires_at
+        return self.updated_at
+
 
 @dataclass(frozen=True)
 class AuditEntry:
@@ -258,6 +264,13 @@ class CardCommit:
     new: bool = False
     step: bool = False  # a further step of a running action: running → running, by its runner
     passkey: dict[str, Any] | None = None  # the verified passkey assertion this move was confirmed with
+    # A ``new`` card answering a question put at ``asked_at``: its request is claimed only if no
+    # card holds it and none was decided at or after ``asked_at`` (an older yes never overrides a
+    # newer no); otherwise :class:`~countersign.store.errors.Taken` with that card, nothing written.
+    asked_at: int | None = None
+    # A single-use value (value, until) spent in the same transaction: if it was spent already,
+    # :class:`~countersign.store.errors.Replayed` and nothing is written (:meth:`LimitStore.use_nonce`).
+    nonce: tuple[str, int] | None = None
 
     def written(self) -> Card:
         """The card as this commit writes it (fields left None keep what an earlier move wrote)."""

@@ -35,7 +35,7 @@ from ...core.cards import (
     request_held_until,
 )
 from .. import checks
-from ..errors import BadInput, Conflict, NotFound, StoreError, Taken
+from ..errors import BadInput, Conflict, NotFound, Replayed, StoreError, Taken
 from ..interface import CardStore
 from ..records import AuditEntry, Card, CardCommit, Notification, request_key, ticket_digest
 from ..table import GSI1
@@ -54,11 +54,12 @@ class DynamoCards(CardStore):
 
     # -- filing and reading -----------------------------------------------------------------------
 
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
+                  signing_key: tuple[str, int] | None = None) -> Card:
         checks.check_arguments(card.arguments)  # plain JSON, at most 64 KiB as canonical JSON
         purge = self.table.purge_at(card.expires_at)
         ops = [
-            self._claim(card, card.expires_at, card.created_at, purge, replacing),
+            self._claim(card, card.expires_at, card.created_at, purge, replacing, settled_at=card.expires_at),
             {"Put": {"Item": codec.card_item(card, purge), "ConditionExpression": "attribute_not_exists(pk)"}},
             {"Put": {"Item": codec.audit_item(audit, self.table.seq.next(), purge),
                      "ConditionExpression": "attribute_not_exists(pk)"}},
@@ -67,6 +68,8 @@ class DynamoCards(CardStore):
             n = Notification(card.id, card.workspace_id, card.person_id, card.created_at, due_at=card.created_at)
             ops.append({"Put": {"Item": codec.notification_item(n, card.created_at + NOTIFICATION_RETENTION),
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
+        if signing_key is not None:
+            ops.append({"Put": {"Item": _key_note_item(*signing_key)}})
         try:
             self.table.transact(ops)
         except Cancelled as cancelled:
@@ -81,14 +84,24 @@ class DynamoCards(CardStore):
         return card
 
     def _claim(self, card: Card, live_until: int, now: int, purge: int | None,
-               replacing: str | None = None) -> dict[str, Any]:
+               replacing: str | None = None, *, settled_at: int, asked_at: int | None = None) -> dict[str, Any]:
         """The request Put that makes ``card`` its latest card, unless a card holds it (live, or
-        answered within the answer memory) that is not ``replacing``."""
-        fields = {"workspace_id": card.workspace_id, "card_id": card.id, "live_until": live_until, "expires_at": purge}
+        answered within the answer memory) that is not ``replacing``; with ``asked_at``, also
+        unless its card was decided at or after ``asked_at`` (or the item predates ``settled_at``:
+        the caller then reads the card and decides). ``settled_at``: when ``card`` stops (or, if it
+        lapses, will have stopped) waiting."""
+        fields = {"workspace_id": card.workspace_id, "card_id": card.id, "live_until": live_until,
+                  "settled_at": settled_at, "expires_at": purge}
+        if asked_at is not None:
+            condition = "attribute_not_exists(pk) OR (live_until <= :now AND settled_at < :asked)"
+            vals: dict[str, Any] = {":now": now, ":asked": asked_at}
+        else:
+            condition = "attribute_not_exists(pk) OR live_until <= :now OR card_id = :replacing"
+            vals = {":now": now, ":replacing": replacing or ""}
         return {"Put": {
             "Item": {**codec.request_key_item(card.request_key), **codec.item(fields)},
-            "ConditionExpression": "attribute_not_exists(pk) OR live_until <= :now OR card_id = :replacing",
-            "ExpressionAttributeValues": codec.values({":now": now, ":replacing": replacing or ""}),
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": codec.values(vals),
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }}
 
@@ -205,15 +218,22 @@ class DynamoCards(CardStore):
             ops["card"] = {"Put": {"Item": codec.card_item(written, purge, txn_id),
                                    "ConditionExpression": "attribute_not_exists(pk)",
                                    "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
-            ops["request"] = self._claim(card, live_until, now, purge)
+            ops["request"] = self._claim(card, live_until, now, purge, settled_at=now, asked_at=commit.asked_at)
         else:
             ops["card"] = self._move(card, written, source, txn_id)
             if target is not CardState.EXPIRED:
-                ops["request"] = self._release(card, live_until, purge)
+                ops["request"] = self._release(card, live_until, now, purge)
         if source is CardState.PENDING:
             fields = {"card_id": card.id, "at": now, "expires_at": purge}
             ops["spent"] = {"Put": {"Item": {**codec.spent_key(ticket_digest(card.ticket)), **codec.item(fields)},
                                     "ConditionExpression": "attribute_not_exists(pk)"}}
+        if commit.nonce is not None:
+            nonce, until = commit.nonce
+            ops["nonce"] = {"Put": {
+                "Item": {**codec.single_key("NONCE", nonce), **codec.item({"expires_at": until})},
+                "ConditionExpression": "attribute_not_exists(pk) OR expires_at <= :now",
+                "ExpressionAttributeValues": codec.values({":now": now}),
+            }}
         items = list(ops.values())
         roles = list(ops)
         for entry in commit.audit:
@@ -229,7 +249,19 @@ class DynamoCards(CardStore):
             if failed["card"] and mine is not None and mine.get("txn_id") == txn_id:
                 return written  # our own commit: its response was lost and the call retried
             raise self._why(card, commit, cancelled, failed, first_write, writes) from None
+        if target is CardState.EXPIRED and not commit.new:
+            self._settled(card, now)
         return written
+
+    def _settled(self, card: Card, now: int) -> None:
+        """A lapsed card marked expired was decided now (:meth:`Card.decided_at`): its request, if
+        it still names the card, says so (no transaction needed: the request stays released)."""
+        self.table.update(
+            codec.request_key_item(card.request_key),
+            UpdateExpression="SET settled_at = :now",
+            ConditionExpression="card_id = :card AND live_until <= :now",
+            ExpressionAttributeValues=codec.values({":now": now, ":card": card.id}),
+        )
 
     def _move(self, card: Card, written: Card, source: CardState, txn_id: str) -> dict[str, Any]:
         """The card's conditional Update: on the version read (and, out of pending, its deadline)."""
@@ -260,10 +292,10 @@ class DynamoCards(CardStore):
             "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
         }}
 
-    def _release(self, card: Card, live_until: int, purge: int | None) -> dict[str, Any]:
-        """The request follows its card: held while running, released once decided."""
-        fields = {":card": card.id, ":ws": card.workspace_id, ":live": live_until}
-        expression = "SET card_id = :card, workspace_id = :ws, live_until = :live"
+    def _release(self, card: Card, live_until: int, now: int, purge: int | None) -> dict[str, Any]:
+        """The request follows its card: held while running, released once decided (now)."""
+        fields = {":card": card.id, ":ws": card.workspace_id, ":live": live_until, ":now": now}
+        expression = "SET card_id = :card, workspace_id = :ws, live_until = :live, settled_at = :now"
         if purge is not None:
             fields[":purge"] = purge
             expression += ", expires_at = :purge"
@@ -278,6 +310,8 @@ class DynamoCards(CardStore):
              first_write: int, writes: list) -> Exception:
         """The error a cancelled commit stands for."""
         now = commit.now
+        if failed.get("nonce"):
+            return Replayed()
         if failed.get("request") and commit.new:  # a live card holds the request: it is the answer
             holder = cancelled.old(1)
             if holder is not None:
@@ -317,6 +351,11 @@ class DynamoCards(CardStore):
 
     # -- signing keys in use ----------------------------------------------------------------------
 
+    # Two layouts, both read: ``KEYS``/``<key id>`` (until, raised by a conditional update: the
+    # operator's note) and ``KEYS``/``<key id>#<until>`` (a Put that cannot fail, written with a
+    # filing in its transaction; TTL removes it once ``until`` has passed). The key's until is the
+    # latest of its items.
+
     def note_signing_key(self, key_id: str, until: int) -> None:
         self.table.update(
             codec.signing_key_key(key_id),
@@ -332,10 +371,27 @@ class DynamoCards(CardStore):
             ExpressionAttributeValues=codec.values({":pk": "KEYS"}),
             ConsistentRead=True,
         )
-        return {v["sk"]: v["until"] for v in found if v.get("until", 0) > now}
+        in_use: dict[str, int] = {}
+        for v in found:
+            key_id = v["sk"].split("#", 1)[0]
+            if v.get("until", 0) > now:
+                in_use[key_id] = max(in_use.get(key_id, 0), v["until"])
+        return in_use
 
     def forget_signing_key(self, key_id: str) -> None:
-        self.table.client.delete_item(TableName=self.table.name, Key=codec.signing_key_key(key_id))
+        found = self.table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :key)",
+            ExpressionAttributeValues=codec.values({":pk": "KEYS", ":key": key_id}),
+            ConsistentRead=True,
+        )
+        for v in list(found):
+            if v["sk"].split("#", 1)[0] == key_id:
+                self.table.client.delete_item(TableName=self.table.name, Key=codec.key("KEYS", v["sk"]))
+
+
+def _key_note_item(key_id: str, until: int) -> codec.Item:
+    """``note_signing_key`` as a Put that never fails (so it can ride in a filing's transaction)."""
+    return {**codec.key("KEYS", f"{key_id}#{until:012d}"), **codec.item({"until": until, "expires_at": until})}
 
 
 def _check_limit(limit: int) -> None:

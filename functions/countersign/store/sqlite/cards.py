@@ -24,7 +24,7 @@ from ...core.cards import (
 )
 from ...faults import crash_point
 from .. import checks
-from ..errors import BadInput, NotFound, Taken
+from ..errors import BadInput, NotFound, Replayed, Taken
 from ..interface import CardStore
 from ..records import AuditEntry, Card, CardCommit, Notification, listed, request_key, ticket_digest
 from . import schema
@@ -43,12 +43,15 @@ class SQLiteCards(CardStore):
 
     # -- filing and reading -----------------------------------------------------------------------
 
-    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None) -> Card:
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
+                  signing_key: tuple[str, int] | None = None) -> Card:
         checks.check_arguments(card.arguments)
         with self.db.write() as db:
             holder = _claim_request(db, card, card.expires_at, card.created_at, replacing)
             if holder is not None:
                 return holder.at(card.created_at)
+            if signing_key is not None:
+                _note_key(db, *signing_key)
             _insert_card(db, card)
             _insert_audit(db, audit)
             if notify:
@@ -140,10 +143,13 @@ class SQLiteCards(CardStore):
         writes = list(commit.writes)
         checks.check_doc_writes(writes)
         with self.db.write() as db:
+            if commit.nonce is not None and not _spend_nonce(db, *commit.nonce, now):
+                raise Replayed()
             if commit.new:
                 checks.check_arguments(card.arguments)
                 source = check_move(CardState.PENDING, target, card.expires_at, now)
-                holder = _claim_request(db, card, schema.LIVE_FOREVER if target is CardState.RUNNING else 0, now)
+                holder = _claim_request(db, card, schema.LIVE_FOREVER if target is CardState.RUNNING else 0, now,
+                                        asked_at=commit.asked_at)
                 if holder is not None:
                     raise Taken(holder.at(now))
             else:
@@ -191,11 +197,7 @@ class SQLiteCards(CardStore):
 
     def note_signing_key(self, key_id: str, until: int) -> None:
         with self.db.write() as db:
-            db.execute(
-                "INSERT INTO signing_keys (key_id, until) VALUES (?, ?)"
-                " ON CONFLICT (key_id) DO UPDATE SET until = max(until, excluded.until)",
-                (key_id, until),
-            )
+            _note_key(db, key_id, until)
 
     def signing_keys_in_use(self, now: int) -> dict[str, int]:
         return {r["key_id"]: r["until"] for r in self.db.all("SELECT * FROM signing_keys WHERE until > ?", now)}
@@ -205,10 +207,40 @@ class SQLiteCards(CardStore):
             db.execute("DELETE FROM signing_keys WHERE key_id = ?", (key_id,))
 
 
+def _note_key(db: sqlite3.Connection, key_id: str, until: int) -> None:
+    db.execute(
+        "INSERT INTO signing_keys (key_id, until) VALUES (?, ?)"
+        " ON CONFLICT (key_id) DO UPDATE SET until = max(until, excluded.until)",
+        (key_id, until),
+    )
+
+
+def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
+    """As :meth:`SQLiteLimits.use_nonce`, inside the caller's transaction."""
+    return db.execute(
+        "INSERT INTO nonces (nonce, expires_at) VALUES (?, ?) ON CONFLICT (nonce) DO UPDATE"
+        " SET expires_at = excluded.expires_at WHERE nonces.expires_at <= ?",
+        (nonce, expires_at, now),
+    ).rowcount == 1
+
+
+def _holder(db: sqlite3.Connection, card: Card) -> Card | None:
+    row = db.execute(
+        "SELECT cards.* FROM requests JOIN cards ON cards.id = requests.card_id WHERE requests.key = ?",
+        (card.request_key,),
+    ).fetchone()
+    return schema.card(row) if row else None
+
+
 def _claim_request(db: sqlite3.Connection, card: Card, live_until: int, now: int,
-                   replacing: str | None = None) -> Card | None:
+                   replacing: str | None = None, asked_at: int | None = None) -> Card | None:
     """Make ``card`` its request's latest card; or, if a card holds the request (live, or answered
-    within the answer memory) and it is not ``replacing``, that card."""
+    within the answer memory) and it is not ``replacing``, that card. ``asked_at``: a card of the
+    request decided at or after it holds the request too."""
+    if asked_at is not None:
+        earlier = _holder(db, card)
+        if earlier is not None and earlier.at(now).decided_at() >= asked_at:
+            return earlier
     claimed = db.execute(
         "INSERT INTO requests (key, workspace_id, card_id, live_until) VALUES (?, ?, ?, ?)"
         " ON CONFLICT (key) DO UPDATE SET card_id = excluded.card_id, live_until = excluded.live_until"
@@ -217,11 +249,9 @@ def _claim_request(db: sqlite3.Connection, card: Card, live_until: int, now: int
     ).fetchall()
     if claimed:
         return None
-    row = db.execute(
-        "SELECT cards.* FROM requests JOIN cards ON cards.id = requests.card_id WHERE requests.key = ?",
-        (card.request_key,),
-    ).fetchone()
-    return schema.card(row)
+    holder = _holder(db, card)
+    assert holder is not None  # the claim failed: a card holds the request
+    return holder
 
 
 def _spend(db: sqlite3.Connection, card: Card, now: int) -> None:
