@@ -78,6 +78,17 @@ class Steps:
             TRACE.clear()
         return out
 
+    def click(self, label: str, call):
+        """A step that is one HTTP request to the api handler (synchronous)."""
+        COUNTS.clear()
+        TRACE.clear()
+        out = call()
+        self.rows.append((label, dict(COUNTS)))
+        if TRACE:
+            print(label, *TRACE, sep="\n    ")
+            TRACE.clear()
+        return out
+
     def print(self) -> None:
         width = max(len(s) for s, _ in self.rows) + 2
         print(f"{'whole step':<{width}}{'requests':>9}  detail")
@@ -109,19 +120,16 @@ async def run(stack, steps: Steps) -> None:
             "apply_categories", {"changes": [{"transaction_id": txn, "category_id": cats[1]}]}))
         steps.rows.pop(-2)  # (the read that found the transaction)
         stack.sign_in()
-        COUNTS.clear()
-        done = stack.call("POST", f"/api/cards/{card_id}/confirm")
-        steps.rows.append(("click: POST /api/cards/{id}/confirm (set_category_budget)", dict(COUNTS)))
+        done = steps.click("click: POST /api/cards/{id}/confirm (set_category_budget)",
+                           lambda: stack.call("POST", f"/api/cards/{card_id}/confirm"))
         assert body_of(done)["state"] == "completed", body_of(done)
-        COUNTS.clear()
-        done = stack.call("POST", f"/api/cards/{recat.structured_content['confirmationId']}/confirm")
-        steps.rows.append(("click: POST /api/cards/{id}/confirm (apply_categories)", dict(COUNTS)))
+        done = steps.click("click: POST /api/cards/{id}/confirm (apply_categories)", lambda: stack.call(
+            "POST", f"/api/cards/{recat.structured_content['confirmationId']}/confirm"))
         assert body_of(done)["state"] == "completed", body_of(done)
         bought = await steps.count("held call -> card: buy_credits (mail)", lambda: agent.call_tool(
             "buy_credits", {"credits": 500}))
-        COUNTS.clear()
-        done = stack.call("POST", f"/api/cards/{bought.structured_content['confirmationId']}/confirm")
-        steps.rows.append(("click: POST /api/cards/{id}/confirm (buy_credits)", dict(COUNTS)))
+        done = steps.click("click: POST /api/cards/{id}/confirm (buy_credits)", lambda: stack.call(
+            "POST", f"/api/cards/{bought.structured_content['confirmationId']}/confirm"))
         assert body_of(done)["state"] == "completed", body_of(done)
         answered = await steps.count("2026 question + answer: set_category_budget", lambda: asking.call_tool(
             "set_category_budget", {"category_id": cats[2], "month": month, "amount": 67.89}))

@@ -7,7 +7,6 @@ from pydantic import Field
 from ...core.preview import Preview, money
 from ...gate.actions import ALWAYS, ActionContext, Arguments, Effect, Step
 from .action import MailAction
-from .kinds import PRICES
 from .printing import ledger_after
 from .snapshot import Mail
 from .text import credits, q
@@ -47,28 +46,15 @@ class BuyCredits(MailAction):
         return subject, Preview(title, lines), Effect.writes(result, [ledger_after(mail, bought=amount)])
 
     def next_steps(self, result, ctx):
-        steps = [Step("get_credits", "Check the new balance.")]
-        after = int(result.get("balance_milli", 0))
-        before = after - int(result.get("bought_milli", 0))
-        for name, cost in _drafts_and_costs(Mail(ctx)):
-            if before < cost <= after:  # this purchase is what it was waiting for
-                steps.append(Step("launch_campaign", f"Launch {q(name)}: it needs {credits(cost)}, which the "
-                                  "balance now covers.", person_must_act=True))
-        return steps
-
-
-def _drafts_and_costs(mail: Mail) -> list[tuple[str, int]]:
-    """(name, what its launch would debit) of each draft campaign that has designs and an audience."""
-    out = []
-    for camp in mail.campaigns.values():
-        designs = [mail.designs[d] for d in camp.data.get("design_ids", []) if d in mail.designs]
-        if camp.data.get("status") != "draft" or not designs:
-            continue
-        contacts, _ = mail.audience(camp)
-        cost = len(contacts) * sum(PRICES.get(d.data.get("format", ""), 0) for d in designs)
-        if cost:
-            out.append((camp.data["name"], cost))
-    return out
+        # From the result alone: a purchase confirmed on the page re-plans on the ledger, as the
+        # held call planned, and reads nothing more for a suggestion (which draft campaign the new
+        # balance covers would mean reading every campaign, design, list and contact).
+        return [
+            Step("get_credits", "Check the new balance."),
+            Step("launch_campaign", f"If a launch was refused for want of credits, it can go ahead now that the "
+                 f"balance is {credits(int(result.get('balance_milli', 0)))}: launch it again.",
+                 person_must_act=True),
+        ]
 
 
 ACTIONS = [BuyCredits()]
