@@ -14,6 +14,7 @@ import pytest
 from countersign.core.cards import CardState
 from countersign.core.codes import CodeRecord
 from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec
+from countersign.store.errors import Taken
 from countersign.store.records import CardCommit, DocWrite, Session, SignInToken
 from tests.store._factories import World, audit, card, filed
 from tests.support.aws import moto_dynamodb_store
@@ -181,3 +182,32 @@ def test_records_tied_to_a_card_or_a_moment_expire_through_ttl(ddb):
                    "CARD": purge, "REQ": purge, "SPENT": purge, "OUTBOX": 7 * 24 * 3600}
     never = {i["pk"].split("#")[0] for i in items if "expires_at" not in i}
     assert never == {"WS", "EMAIL", "TOKEN", "KEYS"}  # workspaces, persons, connections, keys in use stay
+
+
+def test_an_answer_with_its_nonce_is_one_transaction_and_a_filing_with_its_key_note_too(ddb):
+    w = World(ddb)
+    requests = Requests(ddb.client)
+    c = card(w.ws, w.person, w.conn, created_at=1000)
+    ddb.commit_card(CardCommit(c, S.COMPLETED, 1000, (filed(c),), result={"ok": True}, new=True, asked_at=990,
+                               nonce=("ask:n", 4600)))
+    other = card(w.ws, w.person, w.conn, created_at=1000, tool="other_tool")
+    ddb.file_card(other, filed(other), signing_key=("k1", 90000))
+    assert dict(requests.calls) == {"TransactWriteItems": 2}
+    keys = [codec.plain(i) for i in ddb.client.scan(TableName=ddb.table.name)["Items"] if i["pk"]["S"] == "KEYS"]
+    assert [(k["sk"], k["until"], k["expires_at"]) for k in keys] == [("k1#000000090000", 90000, 90000)]
+
+
+def test_a_request_recorded_before_settled_at_existed_is_decided_from_its_card(ddb):
+    """A request item written by an earlier release has no ``settled_at``: the answer's claim fails
+    and names the card, so the gate decides from the card itself (and claims as any filing)."""
+    w = World(ddb)
+    first = w.file(created_at=1000)
+    withdrawn = w.move(first, S.WITHDRAWN, 1001)
+    ddb.client.update_item(TableName=ddb.table.name, Key=codec.request_key_item(first.request_key),
+                           UpdateExpression="REMOVE settled_at")
+    c = card(w.ws, w.person, w.conn, created_at=1010, tool=first.tool, fingerprint=first.fingerprint)
+    with pytest.raises(Taken) as taken:
+        ddb.commit_card(CardCommit(c, S.COMPLETED, 1010, (filed(c),), result={"ok": True}, new=True, asked_at=1005))
+    assert taken.value.card == withdrawn.at(1010)  # decided before the question: the answer may claim
+    done = ddb.commit_card(CardCommit(c, S.COMPLETED, 1010, (filed(c),), result={"ok": True}, new=True))
+    assert ddb.latest_card(w.ws.id, w.person.id, c.tool, c.fingerprint, 1011) == done
