@@ -15,10 +15,11 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     token -> connection  TOKEN#<token hash>   (a full copy)        TOKEN
     card                 CARD#<id>                                 CARD
     audit entry          CARD#<id>                                 AUDIT#<at:012d>#<seq:020d>
-    request              REQ#<request key>                         REQ
+    request              REQ#<request key>                         REQ          (card_id, live_until, settled_at)
     spent ticket         SPENT#<ticket digest>                     SPENT
     notification         OUTBOX#<card id>                          OUTBOX
-    signing key in use   KEYS                                      <key id>
+    signing key in use   KEYS                                      <key id>     (noted by the operator)
+                         KEYS                                      <key id>#<until:012d>  (noted with a filing; TTL)
     sign-in token        SIGNIN#<hash>                             SIGNIN
     session              SESSION#<hash>                            SESSION
     confirmation code    CODE#<hash>                               CODE
