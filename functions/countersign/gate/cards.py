@@ -136,7 +136,8 @@ class CardDesk:
         now = self.now()
         card = self.new_card(q, channel, now)
         self._note_signing_key(card.expires_at)
-        held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now))
+        held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now),
+                                    notify=self._owes_email(card))
         if held.id != card.id:
             return held, False
         self.event("card_filed")
@@ -149,6 +150,19 @@ class CardDesk:
         if until > self._key_noted_until:
             self._key_noted_until = until + KEY_NOTE_SLACK
             self.store.note_signing_key(self.keyring.key_id, self._key_noted_until)
+
+    def _owes_email(self, card: Card) -> bool:
+        """Whether ``card`` is filed with the notification it may owe (the transactional outbox).
+        Not when the notifier that delivers inline knows the person's email is rate limited now
+        (:meth:`countersign.notify.CardNotifier.owes_email`): that card owes no email."""
+        owes = getattr(self.on_filed, "owes_email", None)
+        if owes is None:
+            return True
+        try:
+            return bool(owes(card))
+        except Exception:  # when in doubt, the notification is recorded and delivery decides
+            log.exception("owes_email failed for card %s", card.id)
+            return True
 
     def notify(self, card: Card) -> None:
         if self.on_filed is None:
