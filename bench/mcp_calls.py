@@ -18,7 +18,8 @@ the first card the email is rate limited, as for an agent filing cards in a row)
 JSON-RPC posts with httpx, shaped like the SDK client's own, to the same server); the SDK client
 in process (the same local app under httpx's ASGI transport); and the SDK client through the
 Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the table stream's job
-there, not the call's).
+there, not the call's). The real server and the in-process app each have a data folder of their
+own, seeded alike, so each is the only server emailing its person, as a deployment is.
 
 Throughput and p50/p99 of the lightest budget read at N = 1, 8 and 32 concurrent agents, against
 a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
@@ -198,13 +199,13 @@ async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, 
     return agents * calls / took, times[len(times) // 2] * 1000, times[int(len(times) * 0.99) - 1] * 1000
 
 
-async def throughput(pairs: dict[str, tuple], token: str, tool: str) -> None:
-    """``pairs``: transport name → ((our URL, our transport), (bare URL, bare transport))."""
+async def throughput(pairs: dict[str, tuple], tool: str) -> None:
+    """``pairs``: transport name → ((our URL, our transport), (bare URL, bare transport), token)."""
     print(f"\nthroughput of a light read: countersign {tool} vs a bare MCP SDK server's one trivial tool, same "
           "transport (medians of 3 interleaved rounds)")
     print(f"{'transport':<30}{'agents':>7}{'ours calls/s':>14}{'bare calls/s':>14}{'ratio':>7}{'ours p50/p99':>16}"
           f"{'bare p50/p99':>16}{'p99 ratio':>10}")
-    for name, ((our_url, ours), (bare_url, bare)) in pairs.items():
+    for name, ((our_url, ours), (bare_url, bare), token) in pairs.items():
         for agents in (1, 8, 32):
             calls = max(10, 160 // agents)
             rounds = []
@@ -216,7 +217,11 @@ async def throughput(pairs: dict[str, tuple], token: str, tool: str) -> None:
                   f"{b[1]:>8.1f}/{b[2]:<7.1f}{o[2] / b[2]:>9.2f}x")
 
 
-async def run(data: Path, port: int, bare_port: int, token: str, n: int) -> None:
+async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[str, str], n: int) -> None:
+    """``data``: the real server's data folder (SDK client and raw HTTP); ``local``: the in-process
+    app's and the Lambda shape's, so that each server is the only one delivering its emails, as a
+    server is (its notifier then knows the email slot it claimed, as in production)."""
+    token, local_token = tokens
     url, bare_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
     async with contextlib.AsyncExitStack() as stack:
         capture = Capture(httpx2.AsyncHTTPTransport())
@@ -228,17 +233,22 @@ async def run(data: Path, port: int, bare_port: int, token: str, n: int) -> None
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30))
         ways["raw HTTP (httpx JSON-RPC)"] = RawWay(RawClient(raw_http, url, capture.templates))
 
-        local_app, _ = build_local(settings_mod.load(settings_env(data, port)))
+        local_app, _ = build_local(settings_mod.load(settings_env(local, port)))
         await stack.enter_async_context(local_app.router.lifespan_context(local_app))
         in_process = httpx2.ASGITransport(app=local_app)
-        ways["SDK client, in process (ASGI)"] = await sdk_way(stack, url, token, in_process)
+        ways["SDK client, in process (ASGI)"] = await sdk_way(stack, url, local_token, in_process)
 
-        lam = build(settings_mod.load(settings_env(data, port)), deliver_inline=False)
+        lam = build(settings_mod.load(settings_env(local, port)), deliver_inline=False)
         instance = LambdaInstance(lambda_handler(build_server(lam.desk, lam.state_keys), lam.store))
         stack.callback(instance.close)
-        ways["SDK client, Mangum (Lambda shape)"] = await sdk_way(stack, url, token, LambdaTransport([instance]))
+        ways["SDK client, Mangum (Lambda shape)"] = await sdk_way(stack, url, local_token,
+                                                                  LambdaTransport([instance]))
+        if await categories(ways["SDK client, in process (ASGI)"]) != cats:  # type: ignore[arg-type]
+            raise RuntimeError("the two data folders were seeded differently")
 
         results = await latency(ways, cats, n)
+        for label, folder in (("real server", data), ("in process", local)):
+            print(f"emails written to {label}/outbox: {len(list((folder / 'outbox').glob('*.eml')))}")
         print_latency(results, n)
 
         bare_local = bare_local_app()
@@ -246,11 +256,11 @@ async def run(data: Path, port: int, bare_port: int, token: str, n: int) -> None
         stateless = StatelessMCP(build_server(lam.desk, lam.state_keys), lam.store)
         tool = lightest(results["SDK client, real HTTP"], "budget")[0]
         await throughput({
-            "real HTTP (local server)": ((url, None), (bare_url, None)),
-            "in process (local shape)": ((url, in_process), (url, httpx2.ASGITransport(app=bare_local))),
+            "real HTTP (local server)": ((url, None), (bare_url, None), token),
+            "in process (local shape)": ((url, in_process), (url, httpx2.ASGITransport(app=bare_local)), local_token),
             "in process (Lambda shape)": ((url, httpx2.ASGITransport(app=stateless)),
-                                          (url, httpx2.ASGITransport(app=BareStateless()))),
-        }, token, tool)
+                                          (url, httpx2.ASGITransport(app=BareStateless())), local_token),
+        }, tool)
 
 
 def main() -> None:
@@ -260,10 +270,10 @@ def main() -> None:
     parser.add_argument("--ledger", type=int, default=50_000, help="head-of-line ledger size (0: skip)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        data, port, bare_port = Path(tmp), free_port(), free_port()
-        token = seed(data, port)
+        data, local, port, bare_port = Path(tmp) / "server", Path(tmp) / "local", free_port(), free_port()
+        tokens = seed(data, port), seed(local, port)
         with server_process("ours", data, port), server_process("bare", None, bare_port):
-            asyncio.run(run(data, port, bare_port, token, options.n))
+            asyncio.run(run(data, local, port, bare_port, tokens, options.n))
     if options.ledger:
         from mcp_head_of_line import concurrency
 
