@@ -133,7 +133,10 @@ async def categories(way: SdkWay) -> list[str]:
     return [c["id"] for g in listed["groups"] if not g["internal"] for c in g["categories"]]
 
 
-async def latency(ways: dict[str, SdkWay | RawWay], cats: list[str], n: int) -> dict[str, dict[str, float]]:
+Times = dict[str, dict[str, list[float]]]  # way → call → seconds, one per measured round
+
+
+async def latency(ways: dict[str, SdkWay | RawWay], cats: list[str], n: int) -> Times:
     times: dict[str, dict[str, list[float]]] = {w: defaultdict(list) for w in ways}
     count = itertools.count()
     names = list(ways)
@@ -153,6 +156,10 @@ async def latency(ways: dict[str, SdkWay | RawWay], cats: list[str], n: int) -> 
                 await step
                 if i >= WARMUP:
                     times[name][label].append(time.perf_counter() - t0)
+    return times
+
+
+def medians(times: Times) -> dict[str, dict[str, float]]:
     return {w: {label: statistics.median(v) * 1000 for label, v in t.items()} for w, t in times.items()}
 
 
@@ -160,23 +167,32 @@ def lightest(medians: dict[str, float], toolset: str) -> tuple[str, float]:
     return min(((t, medians[f"read {t}"]) for t in READS[toolset]), key=lambda p: p[1])
 
 
-def print_latency(results: dict[str, dict[str, float]], n: int) -> None:
-    print(f"MCP call latency, median of {n} interleaved rounds (ms); ratio = ÷ the lightest read of the same "
-          "toolset, the same way, the same run")
+def ratio(times: dict[str, list[float]], call: str, read: str) -> float:
+    """The median over rounds of ``call`` ÷ ``read`` measured in the same round, seconds apart (on a
+    busy machine the load moves between rounds; this pairs each call with its own baseline)."""
+    return statistics.median(c / r for c, r in zip(times[call], times[f"read {read}"], strict=True))
+
+
+def print_latency(times: Times, n: int) -> dict[str, dict[str, float]]:
+    results = medians(times)
+    print(f"MCP call latency, median of {n} interleaved rounds (ms); ratio = median over rounds of the call ÷ "
+          "the lightest read of the same toolset (by median), the same way, the same round")
     print(f"{'way':<34}{'budget read':>22}{'held → card':>18}{'2026 ask + answer':>20}{'mail read':>20}"
           f"{'held buy_credits':>20}")
     for way, m in results.items():
-        bt, b = lightest(m, "budget")
-        mt, mr = lightest(m, "mail")
+        (bt, b), (mt, mr) = lightest(m, "budget"), lightest(m, "mail")
         held, asked = m["held set_category_budget"], m["ask + answer set_category_budget"]
         bought = m["held buy_credits"]
-        print(f"{way:<34}{bt:>15}{b:>7.2f}{held:>10.2f}{held / b:>7.2f}x{asked:>12.2f}{asked / b:>7.2f}x"
-              f"{mt:>13}{mr:>7.2f}{bought:>12.2f}{bought / mr:>7.2f}x")
+        t = times[way]
+        print(f"{way:<34}{bt:>15}{b:>7.2f}{held:>10.2f}{ratio(t, 'held set_category_budget', bt):>7.2f}x"
+              f"{asked:>12.2f}{ratio(t, 'ask + answer set_category_budget', bt):>7.2f}x"
+              f"{mt:>13}{mr:>7.2f}{bought:>12.2f}{ratio(t, 'held buy_credits', mt):>7.2f}x")
     print("\nevery read (median ms)")
     reads = [t for toolset in READS.values() for t in toolset]
     print(f"{'way':<34}" + "".join(f"{t:>18}" for t in reads))
     for way, m in results.items():
         print(f"{way:<34}" + "".join(f"{m[f'read {t}']:>18.2f}" for t in reads))
+    return results
 
 
 async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, transport=None):
@@ -246,10 +262,9 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         if await categories(ways["SDK client, in process (ASGI)"]) != cats:  # type: ignore[arg-type]
             raise RuntimeError("the two data folders were seeded differently")
 
-        results = await latency(ways, cats, n)
+        results = print_latency(await latency(ways, cats, n), n)
         for label, folder in (("real server", data), ("in process", local)):
             print(f"emails written to {label}/outbox: {len(list((folder / 'outbox').glob('*.eml')))}")
-        print_latency(results, n)
 
         bare_local = bare_local_app()
         await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
