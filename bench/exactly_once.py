@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# bench/ holds a file named mcp.py: keep this folder off sys.path so `import mcp` finds the SDK.
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
 
 from tests.crash.load import Load, run  # noqa: E402

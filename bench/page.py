@@ -27,9 +27,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-# Run as a script, bench/ would come first on sys.path and its own modules (bench/mcp.py) would
-# shadow packages of the same name; import from the repository root instead.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path.insert(0, str(ROOT))
 
 from countersign import accounts, settings as settings_mod  # noqa: E402

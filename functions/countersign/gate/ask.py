@@ -22,8 +22,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
-
 from ..core.canonical import digest
 from ..core.cards import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
@@ -35,6 +33,7 @@ from .answers import say_no, say_yes
 from .cards import CardDesk
 from .context import Principal
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
+from .offload import off_the_loop
 from .question import Question, parse
 from .runner import run_unheld
 
@@ -93,22 +92,23 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
 
     Everything that reads or writes the store (planning, filing, running, the email) happens in
     one worker thread, off the event loop, so one slow call never holds up the others; the loop
-    only awaits the questions a 2025 session puts during the call.
+    only awaits the questions a 2025 session puts during the call. (On Lambda, which serves one
+    request at a time, on the loop: :mod:`.offload`.)
     """
-    step = await anyio.to_thread.run_sync(_decide, desk, call)
+    step = await off_the_loop(_decide, desk, call)
     while isinstance(step, _Elicit):
         q = step.q
         if step.kind == "url":
             assert call.elicit_url is not None and step.card is not None
             await call.elicit_url(f"Confirm on the confirm page: {step.card.title}", desk.card_url(step.card.id),
                                   step.card.id)
-            card = await anyio.to_thread.run_sync(desk.store.get_card, step.card.workspace_id, step.card.id,
+            card = await off_the_loop(desk.store.get_card, step.card.workspace_id, step.card.id,
                                                   desk.now())
             return Done(card_reply(desk, card, q.ctx.workspace))
         assert call.elicit_form is not None
         asked_at = q.ctx.now
         answer = await call.elicit_form(q.plan.preview.question())
-        step = await anyio.to_thread.run_sync(_answered_during_call, desk, call, q, answer, asked_at)
+        step = await off_the_loop(_answered_during_call, desk, call, q, answer, asked_at)
     return step
 
 
@@ -226,7 +226,7 @@ def _file_or_find(desk: CardDesk, q: Question) -> Card:
 
 async def file_or_find(desk: CardDesk, q: Question) -> Card:
     """:func:`_file_or_find` in a worker thread."""
-    return await anyio.to_thread.run_sync(_file_or_find, desk, q)
+    return await off_the_loop(_file_or_find, desk, q)
 
 
 def _hold(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
@@ -314,7 +314,7 @@ async def request_card(desk: CardDesk, principal: Principal, tool: str, argument
     def held() -> dict[str, Any]:
         return card_reply(desk, _file_or_find(desk, desk.question(principal, tool, arguments)), principal.workspace)
 
-    return await anyio.to_thread.run_sync(held)
+    return await off_the_loop(held)
 
 
 def context_for(desk: CardDesk, principal: Principal):

@@ -142,7 +142,7 @@ class CardDesk:
         card = self.new_card(q, channel, now)
         key = self._signing_key_note(card.expires_at)
         held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now),
-                                    signing_key=key)
+                                    notify=self._owes_email(card), signing_key=key)
         if held.id != card.id:
             return held, False
         self._key_noted(key)
@@ -166,6 +166,19 @@ class CardDesk:
     def _key_noted(self, note: tuple[str, int] | None) -> None:
         if note is not None:
             self._key_noted_until = max(self._key_noted_until, note[1])
+
+    def _owes_email(self, card: Card) -> bool:
+        """Whether ``card`` is filed with the notification it may owe (the transactional outbox).
+        Not when the notifier that delivers inline knows the person's email is rate limited now
+        (:meth:`countersign.notify.CardNotifier.owes_email`): that card owes no email."""
+        owes = getattr(self.on_filed, "owes_email", None)
+        if owes is None:
+            return True
+        try:
+            return bool(owes(card))
+        except Exception:  # when in doubt, the notification is recorded and delivery decides
+            log.exception("owes_email failed for card %s", card.id)
+            return True
 
     def notify(self, card: Card) -> None:
         if self.on_filed is None:

@@ -13,6 +13,11 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
   email lists every card that waits — and the others are done as rate limited. The claim names
   its notification, so if its sender dies before sending, the retry may claim again;
 * nothing waits any more (answered before we looked) → the slot is released, done;
+* a card filed while this process holds the person's slot for another card (it claimed it within
+  the interval and has not released it) owes no email: :meth:`CardNotifier.owes_email` says so
+  before filing, the card is filed without a notification, and ``notifier(card)`` counts it rate
+  limited with no store request at all — the outcome the claim would have given, without the
+  lease, the refused claim and the finish (two commits) on the filing call's path;
 * a send that fails releases the slot and puts the notification back, due again after a backoff
   (:data:`MAX_ATTEMPTS` tries in all); a sender that dies mid-way leaves a lease that lapses, and
   the sweep (:meth:`CardNotifier.sweep`) picks it up. An email can therefore go out twice only if
@@ -26,6 +31,7 @@ metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_su
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -53,6 +59,8 @@ PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
 MAX_ATTEMPTS = 8
 BACKOFF_SECONDS = 60  # 1, 2, 4 … minutes between tries, at most an hour
+SLOT_MARGIN = 5  # seconds before a known slot ends from which cards take the whole path again
+MAX_REMEMBERED = 10_000  # persons whose slot this process holds; card ids filed owing no email
 
 SettingsSource = Settings | Callable[[], Settings]
 
@@ -79,13 +87,42 @@ class CardNotifier:
         self.clock = clock
         self.on_event = on_event
         self.counts: Counter[str] = Counter()
+        # person id → (claimed_at, claiming card id) of the email slots this process claimed and has
+        # not released; and the cards filed owing no email because of one, until they are told of
+        self._slots: dict[str, tuple[int, str]] = {}
+        self._unowed: set[str] = set()
+        self._lock = threading.Lock()
 
     @property
     def settings(self) -> Settings:
         return self._settings() if callable(self._settings) else self._settings
 
     def __call__(self, card: Card) -> str | None:
+        with self._lock:
+            unowed = card.id in self._unowed
+            self._unowed.discard(card.id)
+        if unowed:  # filed without a notification (owes_email): rate limited, nothing to deliver
+            return self._event(RATE_LIMITED)
         return self.deliver(card.id)
+
+    def owes_email(self, card: Card) -> bool:
+        """Whether ``card``, about to be filed, may owe its person an email. False only when this
+        process claimed the person's email slot for another card within the interval and has not
+        released it: that card's email went (or is going) out, and the claim refuses every other
+        card until the interval ends, so this one would be done as rate limited. It is then filed
+        without a notification (nothing is owed, so a crash loses nothing) and ``notifier(card)``
+        counts it rate limited without a store request. A claim made by another process, or before
+        this one started, is not known here: those cards take the whole path and the claim decides."""
+        with self._lock:
+            slot = self._slots.get(card.person_id)
+            if slot is None or slot[1] == card.id:
+                return True
+            if int(self.clock()) + SLOT_MARGIN >= slot[0] + self.settings.email_interval:
+                return True
+            if len(self._unowed) >= MAX_REMEMBERED:  # ids of cards another filing won, never told of
+                self._unowed.clear()
+            self._unowed.add(card.id)
+            return False
 
     def deliver(self, card_id: str) -> str | None:
         """Lease and deliver one card's notification; never raises."""
@@ -131,6 +168,7 @@ class CardNotifier:
             return SUPPRESSED
         if not self.store.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
+        self._claimed(person.id, now, n.card_id)
         try:
             email = self.compose(person, n.card_id, now, settings)
             if email is None:
@@ -188,7 +226,16 @@ class CardNotifier:
             from_address=self.sender.from_address,
         )
 
+    def _claimed(self, person_id: str, claimed_at: int, card_id: str) -> None:
+        with self._lock:
+            if len(self._slots) >= MAX_REMEMBERED:
+                self._slots.clear()
+            self._slots[person_id] = (claimed_at, card_id)
+
     def _release(self, person: Person, claimed_at: int) -> None:
+        with self._lock:
+            if self._slots.get(person.id, (None,))[0] == claimed_at:
+                del self._slots[person.id]
         try:
             self.store.release_email_slot(person.id, claimed_at)
         except Exception:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import anyio
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
@@ -19,6 +18,7 @@ from ..gate import ask as gate_ask, replies
 from ..gate.actions import ActionError, Arguments
 from ..gate.arguments import ArgumentError, parse_arguments, without_nulls
 from ..gate.cards import CardDesk
+from ..gate.offload import off_the_loop
 from ..store.errors import NotFound, StoreError
 from .mcp_guide import SEE_GUIDE
 from .mcp_tools import caller, make_tool, tool_error
@@ -80,7 +80,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                                                          limit=PAGE, cursor=args.cursor)
             return cards, after, desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
         try:
-            cards, after, total = await anyio.to_thread.run_sync(listed)
+            cards, after, total = await off_the_loop(listed)
         except StoreError as exc:
             raise tool_error(exc) from None
         return {
@@ -96,7 +96,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
             principal, card = mine(ctx, args.confirmation_id)
             return desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}")
         try:
-            card = await anyio.to_thread.run_sync(withdrawn)
+            card = await off_the_loop(withdrawn)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return {"status": "withdrawn", "confirmationId": card.id, "title": card.title,
@@ -112,7 +112,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                     later = desk.store.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
                                                    desk.now())
                 return card, later
-            card, later = await anyio.to_thread.run_sync(status)
+            card, later = await off_the_loop(status)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return replies.later_request(replies.status_reply(card, desk.card_url(card.id)), card, later)

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
+from ..gate.offload import one_at_a_time
 from ..store.interface import Store
 from .body_limit import BodyLimit
 from .mcp_auth import BearerAuth
@@ -68,17 +69,21 @@ class StatelessMCP:
 def lambda_app(server: MCPServer, store: Store, oauth=None):
     """The ASGI app of the ``mcp`` function: the stateless endpoint, and (``oauth``: the OAuth
     endpoints, :class:`~countersign.surfaces.oauth_http.OAuthEndpoints`) the authorization server
-    beside it, whose access tokens ``/mcp`` then accepts."""
+    beside it, whose access tokens ``/mcp`` then accepts. An instance serves one request at a time,
+    so a call's store and toolset work runs on the event loop (:mod:`countersign.gate.offload`)."""
     if oauth is None:
-        return StatelessMCP(server, store)
-    from .oauth_http import serves
+        mcp = StatelessMCP(server, store)
+        serves: Callable[[str], bool] = lambda path: False  # noqa: E731
+    else:
+        from .oauth_http import serves
 
-    mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
+        mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
 
     async def app(scope, receive, send):
-        if scope["type"] == "http" and serves(scope.get("path", "")):
-            return await oauth(scope, receive, send)
-        await mcp(scope, receive, send)
+        with one_at_a_time():
+            if scope["type"] == "http" and serves(scope.get("path", "")):
+                return await oauth(scope, receive, send)
+            await mcp(scope, receive, send)
 
     return app
 

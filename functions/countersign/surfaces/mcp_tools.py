@@ -18,7 +18,6 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources.types import TextResource
@@ -36,6 +35,7 @@ from ..gate.actions import Action, ActionError, Read
 from ..gate.arguments import without_nulls
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
+from ..gate.offload import off_the_loop
 from ..store.errors import StoreError
 from .mcp_auth import principal_of
 from .mcp_guide import GUIDE_TITLE, GUIDE_URI, INSTRUCTIONS, SEE_GUIDE, guide
@@ -263,7 +263,7 @@ def _read_tool(desk: CardDesk, read: Read) -> Tool:
         try:
             args = read.parse(without_nulls(arguments))
             # off the event loop: a read of a big budget never holds up the calls beside it
-            return await anyio.to_thread.run_sync(lambda: read.run(args, gate_ask.context_for(desk, principal)))
+            return await off_the_loop(lambda: read.run(args, gate_ask.context_for(desk, principal)))
         except (ActionError, StoreError) as exc:
             raise tool_error(exc) from None
 

@@ -1,0 +1,299 @@
+"""MCP call latency and throughput, with real toolsets and the notifier on: prints tables, asserts
+nothing. Every figure is a ratio against a baseline measured in the same run, interleaved.
+
+Latency, the median of ``--n`` rounds (three warm-up rounds discarded), each round making every
+call below once *every way*, the ways in a rotating order:
+
+  - every no-argument read of the ``budget`` and ``mail`` toolsets (the baseline: the *lightest*
+    read of the same toolset, measured the same way);
+  - a held call → card: ``set_category_budget`` (budget, class client, from a client that declares
+    no elicitation) and ``buy_credits`` (mail, class always);
+  - a 2026-07-28 question + answer: ``set_category_budget`` from a client that answers yes
+    (the question, then the retry carrying the answer: applied).
+
+The ways: the real ``mcp`` SDK client over real HTTP to a real server on 127.0.0.1 (the local
+server as ``countersign serve`` runs it, in its own process: the notifier delivers inline after
+filing, into ``DATA/outbox``, the file mailer; with the default 15-minute email interval, so after
+the first card the email is rate limited, as for an agent filing cards in a row); raw HTTP (plain
+JSON-RPC posts with httpx, shaped like the SDK client's own, to the same server); the SDK client
+in process (the same local app under httpx's ASGI transport); and the SDK client through the
+Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the table stream's job
+there, not the call's). The real server and the in-process app each have a data folder of their
+own, seeded alike, so each is the only server emailing its person, as a deployment is.
+
+Throughput and p50/p99 of the lightest budget read at N = 1, 8 and 32 concurrent agents, against
+a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
+of three interleaved rounds): over real HTTP (both servers in their own process), in process
+(local shape) and in process (Lambda shape). Then head-of-line (``bench/mcp_head_of_line.py``).
+
+    .venv/bin/python bench/mcp_calls.py [--n 30] [--ledger 50000 | 0 to skip head-of-line]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import logging
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
+
+import httpx2  # noqa: E402
+from mcp_servers import (  # noqa: E402
+    BareStateless,
+    Capture,
+    RawClient,
+    bare_local_app,
+    free_port,
+    server_process,
+    settings_env,
+    structured,
+)
+
+from countersign import accounts, settings as settings_mod  # noqa: E402
+from countersign.gate.context import ActionContext  # noqa: E402
+from countersign.runtime import build  # noqa: E402
+from countersign.surfaces.local import build_local  # noqa: E402
+from countersign.surfaces.mcp_http import StatelessMCP, lambda_handler  # noqa: E402
+from countersign.surfaces.mcp_tools import build_server  # noqa: E402
+from tests.support.apigw import LambdaInstance, LambdaTransport  # noqa: E402
+from tests.support.harness import accept, mcp_client  # noqa: E402
+
+READS = {
+    "budget": ("list_accounts", "list_categories", "get_month", "list_transactions", "list_operations"),
+    "mail": ("get_credits", "list_campaigns", "list_contacts", "list_lists", "list_designs"),
+}
+YES = {"action": "accept", "content": {"confirm": True}}
+WARMUP = 3
+
+
+def seed(data: Path, port: int) -> str:
+    """A workspace with the budget and mail demo data; the agent's connection token."""
+    runtime = build(settings_mod.load(settings_env(data, port)))
+    workspace, person = accounts.create_workspace(runtime.store, "Bench", "bench@example.com", "Bea Bench")
+    token = accounts.create_connection(runtime.store, workspace.id, person.id, "bench").token
+    ctx = ActionContext.of(runtime.store, workspace, person, None, runtime.desk.now())
+    for toolset in runtime.registry.toolsets:
+        if toolset.demo is not None:
+            toolset.demo(runtime.store, ctx)
+    return token
+
+
+class SdkWay:
+    """The real ``mcp`` SDK client: one that declares no elicitation, one that answers yes."""
+
+    def __init__(self, plain, asking):
+        self.plain, self.asking = plain, asking
+
+    async def read(self, tool: str) -> None:
+        result = await self.plain.call_tool(tool, {})
+        assert not result.is_error, result
+
+    async def held(self, tool: str, arguments: dict) -> None:
+        result = await self.plain.call_tool(tool, arguments)
+        assert (result.structured_content or {}).get("status") == "pending", result
+
+    async def ask(self, tool: str, arguments: dict) -> None:
+        result = await self.asking.call_tool(tool, arguments)
+        assert (result.structured_content or {}).get("status") == "completed", result
+
+
+class RawWay:
+    def __init__(self, raw: RawClient):
+        self.raw = raw
+
+    async def read(self, tool: str) -> None:
+        result = await self.raw.call(tool, {})
+        assert not result.get("isError"), result
+
+    async def held(self, tool: str, arguments: dict) -> None:
+        assert structured(await self.raw.call(tool, arguments)).get("status") == "pending"
+
+    async def ask(self, tool: str, arguments: dict) -> None:
+        result = await self.raw.ask_and_answer(tool, arguments, YES)
+        assert structured(result).get("status") == "completed", result
+
+
+async def sdk_way(stack: contextlib.AsyncExitStack, url: str, token: str, transport=None) -> SdkWay:
+    plain = await stack.enter_async_context(mcp_client(url, token, transport=transport))
+    asking = await stack.enter_async_context(mcp_client(url, token, answer=accept(), transport=transport))
+    return SdkWay(plain, asking)
+
+
+async def categories(way: SdkWay) -> list[str]:
+    listed = (await way.plain.call_tool("list_categories", {})).structured_content
+    return [c["id"] for g in listed["groups"] if not g["internal"] for c in g["categories"]]
+
+
+Times = dict[str, dict[str, list[float]]]  # way → call → seconds, one per measured round
+
+
+async def latency(ways: dict[str, SdkWay | RawWay], cats: list[str], n: int) -> Times:
+    times: dict[str, dict[str, list[float]]] = {w: defaultdict(list) for w in ways}
+    count = itertools.count()
+    names = list(ways)
+    for i in range(n + WARMUP):
+        for name in names[i % len(names):] + names[:i % len(names)]:
+            way, k = ways[name], next(count)
+            steps = [(f"read {t}", way.read(t)) for toolset in READS.values() for t in toolset]
+            held, asked = ({"category_id": cats[c], "month": "current", "amount": f"{base + k}.00"}
+                           for c, base in ((0, 1000), (1, 2000)))
+            steps += [
+                ("held set_category_budget", way.held("set_category_budget", held)),
+                ("ask + answer set_category_budget", way.ask("set_category_budget", asked)),
+                ("held buy_credits", way.held("buy_credits", {"credits": 10 + k})),
+            ]
+            for label, step in steps:
+                t0 = time.perf_counter()
+                await step
+                if i >= WARMUP:
+                    times[name][label].append(time.perf_counter() - t0)
+    return times
+
+
+def medians(times: Times) -> dict[str, dict[str, float]]:
+    return {w: {label: statistics.median(v) * 1000 for label, v in t.items()} for w, t in times.items()}
+
+
+def lightest(medians: dict[str, float], toolset: str) -> tuple[str, float]:
+    return min(((t, medians[f"read {t}"]) for t in READS[toolset]), key=lambda p: p[1])
+
+
+def ratio(times: dict[str, list[float]], call: str, read: str) -> float:
+    """The median over rounds of ``call`` ÷ ``read`` measured in the same round, seconds apart (on a
+    busy machine the load moves between rounds; this pairs each call with its own baseline)."""
+    return statistics.median(c / r for c, r in zip(times[call], times[f"read {read}"], strict=True))
+
+
+def print_latency(times: Times, n: int) -> dict[str, dict[str, float]]:
+    results = medians(times)
+    print(f"MCP call latency, median of {n} interleaved rounds (ms); ratio = median over rounds of the call ÷ "
+          "the lightest read of the same toolset (by median), the same way, the same round")
+    print(f"{'way':<34}{'budget read':>22}{'held → card':>18}{'2026 ask + answer':>20}{'mail read':>20}"
+          f"{'held buy_credits':>20}")
+    for way, m in results.items():
+        (bt, b), (mt, mr) = lightest(m, "budget"), lightest(m, "mail")
+        held, asked = m["held set_category_budget"], m["ask + answer set_category_budget"]
+        bought = m["held buy_credits"]
+        t = times[way]
+        print(f"{way:<34}{bt:>15}{b:>7.2f}{held:>10.2f}{ratio(t, 'held set_category_budget', bt):>7.2f}x"
+              f"{asked:>12.2f}{ratio(t, 'ask + answer set_category_budget', bt):>7.2f}x"
+              f"{mt:>13}{mr:>7.2f}{bought:>12.2f}{ratio(t, 'held buy_credits', mt):>7.2f}x")
+    print("\nevery read (median ms)")
+    reads = [t for toolset in READS.values() for t in toolset]
+    print(f"{'way':<34}" + "".join(f"{t:>18}" for t in reads))
+    for way, m in results.items():
+        print(f"{way:<34}" + "".join(f"{m[f'read {t}']:>18.2f}" for t in reads))
+    return results
+
+
+async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, transport=None):
+    """(calls per second, p50 ms, p99 ms) of ``agents`` concurrent clients making ``calls`` calls each."""
+    times: list[float] = []
+    async with contextlib.AsyncExitStack() as stack:
+        opened = [await stack.enter_async_context(mcp_client(url, token, transport=transport)) for _ in range(agents)]
+        for c in opened:
+            await c.list_tools()
+
+        async def agent(c):
+            for _ in range(calls):
+                t0 = time.perf_counter()
+                await c.call_tool(tool, {})
+                times.append(time.perf_counter() - t0)
+        started = time.perf_counter()
+        await asyncio.gather(*(agent(c) for c in opened))
+        took = time.perf_counter() - started
+    times.sort()
+    return agents * calls / took, times[len(times) // 2] * 1000, times[int(len(times) * 0.99) - 1] * 1000
+
+
+async def throughput(pairs: dict[str, tuple], tool: str) -> None:
+    """``pairs``: transport name → ((our URL, our transport), (bare URL, bare transport), token)."""
+    print(f"\nthroughput of a light read: countersign {tool} vs a bare MCP SDK server's one trivial tool, same "
+          "transport (medians of 3 interleaved rounds)")
+    print(f"{'transport':<30}{'agents':>7}{'ours calls/s':>14}{'bare calls/s':>14}{'ratio':>7}{'ours p50/p99':>16}"
+          f"{'bare p50/p99':>16}{'p99 ratio':>10}")
+    for name, ((our_url, ours), (bare_url, bare), token) in pairs.items():
+        for agents in (1, 8, 32):
+            calls = max(10, 160 // agents)
+            rounds = []
+            for _ in range(3):
+                rounds.append((await _throughput(our_url, token, tool, agents, calls, ours),
+                               await _throughput(bare_url, token, "ping", agents, calls, bare)))
+            o, b = (tuple(statistics.median(r[side][k] for r in rounds) for k in range(3)) for side in (0, 1))
+            print(f"{name:<30}{agents:>7}{o[0]:>14.0f}{b[0]:>14.0f}{o[0] / b[0]:>7.2f}{o[1]:>8.1f}/{o[2]:<7.1f}"
+                  f"{b[1]:>8.1f}/{b[2]:<7.1f}{o[2] / b[2]:>9.2f}x")
+
+
+async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[str, str], n: int) -> None:
+    """``data``: the real server's data folder (SDK client and raw HTTP); ``local``: the in-process
+    app's and the Lambda shape's, so that each server is the only one delivering its emails, as a
+    server is (its notifier then knows the email slot it claimed, as in production)."""
+    token, local_token = tokens
+    url, bare_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
+    async with contextlib.AsyncExitStack() as stack:
+        capture = Capture(httpx2.AsyncHTTPTransport())
+        ways: dict[str, SdkWay | RawWay] = {"SDK client, real HTTP": await sdk_way(stack, url, token, capture)}
+        cats = await categories(ways["SDK client, real HTTP"])  # type: ignore[arg-type]
+        await ways["SDK client, real HTTP"].ask(  # shows Capture the answer round too
+            "set_category_budget", {"category_id": cats[1], "month": "current", "amount": "1.00"})
+        raw_http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30))
+        ways["raw HTTP (httpx JSON-RPC)"] = RawWay(RawClient(raw_http, url, capture.templates))
+
+        local_app, _ = build_local(settings_mod.load(settings_env(local, port)))
+        await stack.enter_async_context(local_app.router.lifespan_context(local_app))
+        in_process = httpx2.ASGITransport(app=local_app)
+        ways["SDK client, in process (ASGI)"] = await sdk_way(stack, url, local_token, in_process)
+
+        lam = build(settings_mod.load(settings_env(local, port)), deliver_inline=False)
+        instance = LambdaInstance(lambda_handler(build_server(lam.desk, lam.state_keys), lam.store))
+        stack.callback(instance.close)
+        ways["SDK client, Mangum (Lambda shape)"] = await sdk_way(stack, url, local_token,
+                                                                  LambdaTransport([instance]))
+        if await categories(ways["SDK client, in process (ASGI)"]) != cats:  # type: ignore[arg-type]
+            raise RuntimeError("the two data folders were seeded differently")
+
+        results = print_latency(await latency(ways, cats, n), n)
+        for label, folder in (("real server", data), ("in process", local)):
+            print(f"emails written to {label}/outbox: {len(list((folder / 'outbox').glob('*.eml')))}")
+
+        bare_local = bare_local_app()
+        await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
+        stateless = StatelessMCP(build_server(lam.desk, lam.state_keys), lam.store)
+        tool = lightest(results["SDK client, real HTTP"], "budget")[0]
+        await throughput({
+            "real HTTP (local server)": ((url, None), (bare_url, None), token),
+            "in process (local shape)": ((url, in_process), (url, httpx2.ASGITransport(app=bare_local)), local_token),
+            "in process (Lambda shape)": ((url, httpx2.ASGITransport(app=stateless)),
+                                          (url, httpx2.ASGITransport(app=BareStateless())), local_token),
+        }, tool)
+
+
+def main() -> None:
+    logging.disable(logging.INFO)  # per-request INFO lines would dominate what is measured in process
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=30)
+    parser.add_argument("--ledger", type=int, default=50_000, help="head-of-line ledger size (0: skip)")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        data, local, port, bare_port = Path(tmp) / "server", Path(tmp) / "local", free_port(), free_port()
+        tokens = seed(data, port), seed(local, port)
+        with server_process("ours", data, port), server_process("bare", None, bare_port):
+            asyncio.run(run(data, local, port, bare_port, tokens, options.n))
+    if options.ledger:
+        from mcp_head_of_line import concurrency
+
+        concurrency(options.ledger)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""What ``bench/mcp_calls.py`` measures against: real servers on 127.0.0.1, a bare ``mcp`` SDK
+server with one trivial tool in the same shapes as ours, and a raw JSON-RPC client.
+
+* ``python bench/mcp_servers.py ours DATA PORT``: the local server as ``countersign serve`` runs it
+  (:func:`countersign.surfaces.local.build_local`: the stateful ``/mcp`` endpoint behind the local
+  Host/Origin check, request limits and bearer auth; the notifier delivering inline after filing
+  into ``DATA/outbox``, the file mailer; the upkeep loop). uvicorn's access log is off (on both).
+* ``python bench/mcp_servers.py bare - PORT``: the bare SDK server, local shape, under uvicorn.
+
+It prints ``listening`` once the socket is bound.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+for entry in (str(ROOT / "functions"), str(ROOT)):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+import httpx2  # noqa: E402
+
+PACKS = "budget,mail"
+
+
+def settings_env(data: Path, port: int) -> dict[str, str]:
+    return {"COUNTERSIGN_DATA": str(data), "COUNTERSIGN_PUBLIC_URL": f"http://127.0.0.1:{port}",
+            "COUNTERSIGN_PACKS": PACKS}
+
+
+# -- the bare SDK server ---------------------------------------------------------------------------
+
+
+def bare_server():
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer("bare")
+
+    @server.tool()
+    def ping() -> dict:
+        return {"ok": True}
+
+    return server
+
+
+def _no_rebinding():
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def bare_local_app():
+    """The bare server in the local server's shape: one long-lived session manager (its lifespan
+    must run), stateful sessions, SSE allowed — as :func:`countersign.surfaces.mcp_http.stateful_app`."""
+    return bare_server().streamable_http_app(streamable_http_path="/mcp", stateless_http=False, json_response=False,
+                                             transport_security=_no_rebinding())
+
+
+class BareStateless:
+    """The bare server in the Lambda shape: a fresh session manager per request inside the SDK's
+    lifespan, JSON responses, no auth, no store — as :class:`countersign.surfaces.mcp_http.StatelessMCP`."""
+
+    def __init__(self):
+        self.server = bare_server()
+
+    async def __call__(self, scope, receive, send):
+        app = self.server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
+                                              transport_security=_no_rebinding())
+        async with app.router.lifespan_context(app):
+            await app(scope, receive, send)
+
+
+# -- real servers in their own processes ------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def server_process(kind: str, data: Path | None, port: int):
+    """A server (``ours`` or ``bare``) in a child process on 127.0.0.1:``port``, until the block ends."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, __file__, kind, str(data or "-"), str(port)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip() == "listening":
+                break
+        else:
+            raise RuntimeError(f"the {kind} server did not start (exit {proc.wait()})")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(kind: str, data: str, port: int) -> int:
+    from countersign import settings as settings_mod
+    from countersign.surfaces.local import build_local, serve
+
+    if kind == "ours":
+        app, _ = build_local(settings_mod.load(settings_env(Path(data), port)))
+    else:
+        app = bare_local_app()
+    return serve(app, "127.0.0.1", port, on_listening=lambda: print("listening", flush=True), log_level="warning")
+
+
+# -- a raw JSON-RPC client ----------------------------------------------------------------------------
+
+
+class Capture(httpx2.AsyncBaseTransport):
+    """Wraps a transport and keeps the last ``tools/call`` request the SDK client sent (headers and
+    body): from a client that declares no elicitation (``plain``), from one that does (``asking``),
+    and an answer round (``answer``), as templates for :class:`RawClient`."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport):
+        self.inner = inner
+        self.templates: dict[str, tuple[dict[str, str], dict[str, Any]]] = {}
+
+    async def handle_async_request(self, request):
+        if request.method == "POST":
+            body = json.loads(await request.aread() or b"null")
+            if isinstance(body, dict) and body.get("method") == "tools/call":
+                meta = body["params"].get("_meta") or {}
+                caps = next((v for k, v in meta.items() if k.endswith("clientCapabilities")), None) or {}
+                key = "answer" if "requestState" in body["params"] else "asking" if caps.get("elicitation") else "plain"
+                self.templates[key] = (dict(request.headers), body)
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self):
+        await self.inner.aclose()
+
+
+SKIP_HEADERS = {"host", "content-length", "mcp-session-id", "authorization", "mcp-name"}
+
+
+class RawClient:
+    """Plain JSON-RPC posts with httpx, shaped like the SDK client's own (from :class:`Capture`)."""
+
+    def __init__(self, http: httpx2.AsyncClient, url: str, templates: dict):
+        self.http, self.url, self.templates, self.id = http, url, templates, 1000
+
+    async def call(self, tool: str, arguments: dict, *, asking: bool = False, answer: dict | None = None,
+                   state: str | None = None) -> dict:
+        headers, body = self.templates["answer" if state is not None else "asking" if asking else "plain"]
+        self.id += 1
+        params = {k: v for k, v in body["params"].items() if k not in ("inputResponses", "requestState")}
+        params.update(name=tool, arguments=arguments)
+        if state is not None:
+            params.update(inputResponses={"confirm": answer}, requestState=state)
+        sent = {**body, "id": self.id, "params": params}
+        h = {k: v for k, v in headers.items() if k.lower() not in SKIP_HEADERS}
+        h["mcp-name"] = tool
+        response = await self.http.post(self.url, content=json.dumps(sent), headers=h)
+        response.raise_for_status()
+        return _result(response)
+
+    async def ask_and_answer(self, tool: str, arguments: dict, answer: dict) -> dict:
+        first = await self.call(tool, arguments, asking=True)
+        if "requestState" not in first:
+            raise RuntimeError(f"{tool} was not asked: {first}")
+        return await self.call(tool, arguments, answer=answer, state=first["requestState"])
+
+
+def _result(response) -> dict:
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = [line[5:].strip() for line in text.splitlines() if line.startswith("data:") and line[5:].strip()][-1]
+    message = json.loads(text)
+    if "error" in message:
+        raise RuntimeError(f"JSON-RPC error: {message['error']}")
+    return message["result"]
+
+
+def structured(result: dict) -> dict:
+    return result.get("structuredContent") or {}
+
+
+def wait_until(check, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    sys.exit(_serve(sys.argv[1], sys.argv[2], int(sys.argv[3])))
