@@ -28,11 +28,12 @@ pytestmark = pytest.mark.anyio
 PIN = Path(__file__).with_name("tools_list.json")
 
 
-def _function_runtime(tmp_path):
-    """The runtime the ``mcp`` Lambda function builds: the default packs, no inline email."""
+def _function_runtime(tmp_path, lazy: bool = True):
+    """The runtime the ``mcp`` Lambda function builds: the default packs (imported on first use),
+    no inline email."""
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path), "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
                                   "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48)})
-    return build(settings, deliver_inline=False)
+    return build(settings, deliver_inline=False, lazy_toolsets=lazy)
 
 
 async def _listed(server) -> dict:
@@ -49,8 +50,9 @@ def _text(listed: dict) -> str:
     return json.dumps(listed, indent=1, ensure_ascii=False) + "\n"
 
 
-async def test_tools_list_is_pinned(tmp_path):
-    runtime = _function_runtime(tmp_path)
+@pytest.mark.parametrize("lazy", [True, False], ids=["toolsets-on-first-use", "toolsets-at-start"])
+async def test_tools_list_is_pinned(tmp_path, lazy):
+    runtime = _function_runtime(tmp_path, lazy)
     got = _text(await _listed(build_server(runtime.desk, runtime.state_keys)))
     if os.environ.get("COUNTERSIGN_REPIN") == "1":
         PIN.write_text(got)
@@ -63,8 +65,12 @@ async def test_tools_list_is_pinned(tmp_path):
     assert got == pinned  # key order too: what a client receives, byte for byte
 
 
-async def test_a_second_listing_is_the_same(tmp_path):
-    """Whatever is built on first use is built once: listing again gives the same bytes."""
+async def test_a_call_before_any_listing_builds_one_tool_and_the_listing_after_it_is_the_same(tmp_path):
+    """Whatever is built on first use is built once, in the listed order whatever was asked first."""
     runtime = _function_runtime(tmp_path)
     server = build_server(runtime.desk, runtime.state_keys)
-    assert _text(await _listed(server)) == _text(await _listed(server))
+    tool = server._tool_manager.get_tool("get_credits")
+    assert tool is not None and server._tool_manager.get_tool("get_credits") is tool
+    assert server._tool_manager.get_tool("no_such_tool") is None
+    first = _text(await _listed(server))
+    assert first == PIN.read_text() == _text(await _listed(server))

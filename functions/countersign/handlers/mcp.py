@@ -25,7 +25,7 @@ from ..surfaces.oauth_http import OAuthEndpoints
 from ..surfaces.origin import accepted, require_origin
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False)  # the notifier function emails
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # the notifier function emails; toolsets on first use
 observability.wire(runtime)
 # Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
 # and per-address request limits (429); then the stateless MCP endpoint and, beside it, the OAuth
