@@ -27,6 +27,12 @@ which makes no request; the endpoint points at a closed local port to be sure), 
 the environment rather than by Secrets Manager ARN, SES mail. The time is measured inside the
 child around the ``import`` statement; the median of RUNS is shown, and its ratio to the hello
 handler's. Absolute numbers depend on the machine; the ratios travel better. It asserts nothing.
+
+Then the first requests, so that cost moved from the import to the first request shows: the MCP
+function and ``hello_mcp_aws`` (precompiled), each imported in a fresh interpreter and handed
+API Gateway v2 events at once: ``tools/list`` then ``tools/call`` twice, and ``tools/call`` first.
+The function's requests carry a real connection token, looked up in DynamoDB: moto's server on a
+loopback port, with the stack's table (this needs the dev dependencies, as the tests do).
 """
 
 from __future__ import annotations
@@ -122,7 +128,7 @@ import base64, json, sys, time
 started = time.perf_counter()
 module = __import__(sys.argv[1], fromlist=["handler"])
 took = [time.perf_counter() - started]
-token, tool = sys.argv[2], sys.argv[3]
+token, tool, order = sys.argv[2], sys.argv[3], sys.argv[4].split(",")
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
 
@@ -153,8 +159,8 @@ def event(method, params, name):
             "body": body, "isBase64Encoded": False}
 
 
-for method, params, name in (("tools/list", {}, None), ("tools/call", {"name": tool, "arguments": {}}, tool),
-                             ("tools/call", {"name": tool, "arguments": {}}, tool)):
+REQUESTS = {"list": ("tools/list", {}, None), "call": ("tools/call", {"name": tool, "arguments": {}}, tool)}
+for method, params, name in map(REQUESTS.get, order):
     started = time.perf_counter()
     got = module.handler(event(method, params, name), Context())
     took.append(time.perf_counter() - started)
@@ -294,40 +300,45 @@ def loopback_dynamodb(table: str) -> tuple[object, str, str]:
 
 
 FIRST = [("hello_mcp_aws", "ping"), ("countersign.handlers.mcp", "get_credits")]
+ORDERS = ("list,call,call", "call,list,call")
 
 
-def first_requests(env: dict[str, str], token: str, runs: int) -> dict[str, list[float]]:
-    """Median ms per module of (import, first tools/list, first tools/call, second tools/call,
-    whole process), one fresh interpreter each, interleaved, after one discarded round."""
-    times: dict[str, list[list[float]]] = {m: [] for m, _ in FIRST}
+def first_requests(env: dict[str, str], token: str, runs: int) -> dict[tuple[str, str], list[float]]:
+    """Median ms per (module, order) of (import, 1st, 2nd and 3rd request, whole process), one fresh
+    interpreter each, interleaved, after one discarded round."""
+    times: dict[tuple[str, str], list[list[float]]] = {(m, o): [] for m, _ in FIRST for o in ORDERS}
     for attempt in range(runs + 1):
-        for module, tool in FIRST:
-            started = time.perf_counter()
-            done = subprocess.run([sys.executable, "-S", "-c", REQUESTS_PROBE, module, token, tool], env=env,
-                                  capture_output=True, text=True, timeout=300)
-            whole = (time.perf_counter() - started) * 1000
-            if done.returncode != 0:
-                raise SystemExit(f"first requests of {module} failed:\n{done.stderr[-3000:]}")
-            if attempt:
-                times[module].append([t * 1000 for t in json.loads(done.stdout.strip().splitlines()[-1])] + [whole])
-    return {m: [statistics.median(column) for column in zip(*rows, strict=True)] for m, rows in times.items()}
+        for order in ORDERS:
+            for module, tool in FIRST:
+                started = time.perf_counter()
+                done = subprocess.run([sys.executable, "-S", "-c", REQUESTS_PROBE, module, token, tool, order],
+                                      env=env, capture_output=True, text=True, timeout=300)
+                whole = (time.perf_counter() - started) * 1000
+                if done.returncode != 0:
+                    raise SystemExit(f"first requests of {module} failed:\n{done.stderr[-3000:]}")
+                if attempt:
+                    took = json.loads(done.stdout.strip().splitlines()[-1])
+                    times[(module, order)].append([t * 1000 for t in took] + [whole])
+    return {key: [statistics.median(column) for column in zip(*rows, strict=True)] for key, rows in times.items()}
 
 
-def print_first_requests(results: dict[str, list[float]]) -> None:
-    header = (f"{'entry module (precompiled)':34} {'import':>7} {'1st list':>8} {'1st call':>8} {'2nd call':>8} "
-              f"{'import+list+call':>16} {'x hello':>8} {'process ms':>10} {'x hello':>8}")
+def print_first_requests(results: dict[tuple[str, str], list[float]]) -> None:
+    header = (f"{'entry module (precompiled)':34} {'requests':15} {'import':>7} {'1st':>7} {'2nd':>7} {'3rd':>7} "
+              f"{'import+1st+2nd':>14} {'x hello':>8} {'process ms':>10} {'x hello':>8}")
     print(header)
     print("-" * len(header))
-    hello = results[FIRST[0][0]]
-    for module, tool in FIRST:
-        got = results[module]
-        first = sum(got[:3])
-        print(f"{module + ' (' + tool + ')':34} {got[0]:7.0f} {got[1]:8.1f} {got[2]:8.1f} {got[3]:8.1f} "
-              f"{first:16.0f} {first / sum(hello[:3]):8.2f} {got[4]:10.0f} {got[4] / hello[4]:8.2f}")
+    for order in ORDERS:
+        hello = results[(FIRST[0][0], order)]
+        for module, tool in FIRST:
+            got = results[(module, order)]
+            first = sum(got[:3])
+            print(f"{module + ' (' + tool + ')':34} {order:15} {got[0]:7.0f} {got[1]:7.1f} {got[2]:7.1f} {got[3]:7.1f} "
+                  f"{first:14.0f} {first / sum(hello[:3]):8.2f} {got[4]:10.0f} {got[4] / hello[4]:8.2f}")
     print("\nms, medians; each request is an API Gateway v2 event handed to the module's handler in the same fresh "
-          "interpreter, right after its import: tools/list, then tools/call twice (2026-07-28, stateless). "
-          "countersign's requests carry a connection token, looked up in DynamoDB (moto's server on loopback), and "
-          "get_credits reads the store; the hello's ping reads nothing.")
+          "interpreter right after its import (2026-07-28, stateless), in the order shown: a first tools/list "
+          "builds every tool, a first tools/call only its own. countersign's requests carry a connection token, "
+          "looked up in DynamoDB (moto's server on loopback), and get_credits reads the store; the hello's ping "
+          "reads nothing.")
 
 
 BASELINE = {"countersign.handlers.mcp": "hello_mcp_aws", "hello_mcp": "hello", "hello_mcp_aws": "hello_mcp"}
@@ -378,7 +389,8 @@ def main() -> None:
         print_first_requests(first)
         print(json.dumps({f"{mode}:{module}": [round(ms, 1), round(whole, 1)]
                           for (mode, module), (ms, whole) in results.items()}
-                         | {f"first:{module}": [round(t, 1) for t in took] for module, took in first.items()}))
+                         | {f"first:{module}:{order}": [round(t, 1) for t in took]
+                            for (module, order), took in first.items()}))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
