@@ -27,6 +27,12 @@ which makes no request; the endpoint points at a closed local port to be sure), 
 the environment rather than by Secrets Manager ARN, SES mail. The time is measured inside the
 child around the ``import`` statement; the median of RUNS is shown, and its ratio to the hello
 handler's. Absolute numbers depend on the machine; the ratios travel better. It asserts nothing.
+
+Then the first requests, so that cost moved from the import to the first request shows: the MCP
+function and ``hello_mcp_aws`` (precompiled), each imported in a fresh interpreter and handed
+API Gateway v2 events at once: ``tools/list`` then ``tools/call`` twice, and ``tools/call`` first.
+The function's requests carry a real connection token, looked up in DynamoDB: moto's server on a
+loopback port, with the stack's table (this needs the dev dependencies, as the tests do).
 """
 
 from __future__ import annotations
@@ -66,7 +72,20 @@ def ping() -> str:
 
 
 app = server.streamable_http_app(stateless_http=True, json_response=True)
-handler = Mangum(app, lifespan="off")
+
+
+async def serve(scope, receive, send):
+    # as countersign's StatelessMCP: the SDK's session manager runs once, so each request gets its own;
+    # behind API Gateway the Host is the execute-api name (DNS-rebinding protection is for workstations)
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    fresh = server.streamable_http_app(stateless_http=True, json_response=True, transport_security=(
+        TransportSecuritySettings(enable_dns_rebinding_protection=False)))
+    async with fresh.router.lifespan_context(fresh):
+        await fresh(scope, receive, send)
+
+
+handler = Mangum(serve, lifespan="off")
 '''
 
 HELLO = '''from fastapi import FastAPI
@@ -101,6 +120,54 @@ module = __import__(sys.argv[1], fromlist=["handler"])
 took = time.perf_counter() - started
 assert callable(module.handler)
 print(took)
+"""
+
+
+REQUESTS_PROBE = """
+import base64, json, sys, time
+started = time.perf_counter()
+module = __import__(sys.argv[1], fromlist=["handler"])
+took = [time.perf_counter() - started]
+token, tool, order = sys.argv[2], sys.argv[3], sys.argv[4].split(",")
+META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class Context:
+    function_name = "countersign-bench"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:eu-west-1:123456789012:function:countersign-bench"
+    aws_request_id = "bench"
+
+    def get_remaining_time_in_millis(self):
+        return 30_000
+
+
+def event(method, params, name):
+    headers = {"host": "abc123.execute-api.eu-west-1.amazonaws.com", "content-type": "application/json",
+               "accept": "application/json, text/event-stream", "authorization": "Bearer " + token,
+               "mcp-protocol-version": "2026-07-28", "mcp-method": method}
+    if name:
+        headers["mcp-name"] = name
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=META)})
+    return {"version": "2.0", "routeKey": "$default", "rawPath": "/mcp", "rawQueryString": "", "headers": headers,
+            "requestContext": {"accountId": "123456789012", "apiId": "abc123", "domainName": headers["host"],
+                               "domainPrefix": "abc123", "requestId": "bench", "routeKey": "$default",
+                               "stage": "$default", "time": "01/Dec/2026:00:00:00 +0000",
+                               "timeEpoch": int(time.time() * 1000),
+                               "http": {"method": "POST", "path": "/mcp", "protocol": "HTTP/1.1",
+                                        "sourceIp": "198.51.100.7", "userAgent": "bench"}},
+            "body": body, "isBase64Encoded": False}
+
+
+REQUESTS = {"list": ("tools/list", {}, None), "call": ("tools/call", {"name": tool, "arguments": {}}, tool)}
+for method, params, name in map(REQUESTS.get, order):
+    started = time.perf_counter()
+    got = module.handler(event(method, params, name), Context())
+    took.append(time.perf_counter() - started)
+    body = base64.b64decode(got["body"]) if got.get("isBase64Encoded") else got["body"].encode()
+    answer = json.loads(body)
+    assert got["statusCode"] == 200 and "result" in answer and not answer["result"].get("isError"), body[:2000]
+print(json.dumps(took))
 """
 
 
@@ -201,6 +268,79 @@ def measure(env: dict[str, str], runs: int) -> dict[str, tuple[float, float]]:
     return {m: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts)) for m, ts in times.items()}
 
 
+def loopback_dynamodb(table: str) -> tuple[object, str, str]:
+    """(moto's server on a loopback port, its endpoint, an agent connection token): DynamoDB with the
+    stack's table and one workspace, so the first-request probes go through the function's whole
+    path (bearer token looked up in the store, the tool's own reads) over a real socket."""
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    os.environ.update(AWS_ENDPOINT_URL=endpoint, AWS_DEFAULT_REGION="eu-west-1", AWS_ACCESS_KEY_ID="bench",
+                      AWS_SECRET_ACCESS_KEY="bench", AWS_EC2_METADATA_DISABLED="true")
+    # bench/ holds a file named mcp.py: keep it off sys.path so countersign's `import mcp` finds the SDK
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+    sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
+    import boto3
+
+    from countersign import accounts
+    from countersign.store import open_store
+    from tests.support.aws import create_table_from_template
+
+    create_table_from_template(boto3.client("dynamodb"), table)
+    store = open_store(f"dynamodb://{table}")
+    workspace, person = accounts.create_workspace(store, "Bench", "bench@example.com")
+    return server, endpoint, accounts.create_connection(store, workspace.id, person.id, "bench").token
+
+
+FIRST = [("hello_mcp_aws", "ping"), ("countersign.handlers.mcp", "get_credits")]
+ORDERS = ("list,call,call", "call,list,call")
+
+
+def first_requests(env: dict[str, str], token: str, runs: int) -> dict[tuple[str, str], list[float]]:
+    """Median ms per (module, order) of (import, 1st, 2nd and 3rd request, whole process), one fresh
+    interpreter each, interleaved, after one discarded round."""
+    times: dict[tuple[str, str], list[list[float]]] = {(m, o): [] for m, _ in FIRST for o in ORDERS}
+    for attempt in range(runs + 1):
+        for order in ORDERS:
+            for module, tool in FIRST:
+                started = time.perf_counter()
+                done = subprocess.run([sys.executable, "-S", "-c", REQUESTS_PROBE, module, token, tool, order],
+                                      env=env, capture_output=True, text=True, timeout=300)
+                whole = (time.perf_counter() - started) * 1000
+                if done.returncode != 0:
+                    raise SystemExit(f"first requests of {module} failed:\n{done.stderr[-3000:]}")
+                if attempt:
+                    took = json.loads(done.stdout.strip().splitlines()[-1])
+                    times[(module, order)].append([t * 1000 for t in took] + [whole])
+    return {key: [statistics.median(column) for column in zip(*rows, strict=True)] for key, rows in times.items()}
+
+
+def print_first_requests(results: dict[tuple[str, str], list[float]]) -> None:
+    header = (f"{'entry module (precompiled)':34} {'requests':15} {'import':>7} {'1st':>7} {'2nd':>7} {'3rd':>7} "
+              f"{'import+1st+2nd':>14} {'x hello':>8} {'process ms':>10} {'x hello':>8}")
+    print(header)
+    print("-" * len(header))
+    for order in ORDERS:
+        hello = results[(FIRST[0][0], order)]
+        for module, tool in FIRST:
+            got = results[(module, order)]
+            first = sum(got[:3])
+            print(f"{module + ' (' + tool + ')':34} {order:15} {got[0]:7.0f} {got[1]:7.1f} {got[2]:7.1f} {got[3]:7.1f} "
+                  f"{first:14.0f} {first / sum(hello[:3]):8.2f} {got[4]:10.0f} {got[4] / hello[4]:8.2f}")
+    print("\nms, medians; each request is an API Gateway v2 event handed to the module's handler in the same fresh "
+          "interpreter right after its import (2026-07-28, stateless), in the order shown: a first tools/list "
+          "builds every tool, a first tools/call only its own. countersign's requests carry a connection token, "
+          "looked up in DynamoDB (moto's server on loopback), and get_credits reads the store; the hello's ping "
+          "reads nothing.")
+
+
 BASELINE = {"countersign.handlers.mcp": "hello_mcp_aws", "hello_mcp": "hello", "hello_mcp_aws": "hello_mcp"}
 
 
@@ -222,6 +362,12 @@ def main() -> None:
             data = work / f"data-{mode.split()[0]}"
             for module, took in measure(function_env(bundle, data, precompiled), runs).items():
                 results[(mode, module)] = took
+        server, endpoint, token = loopback_dynamodb("countersign-bench")
+        try:
+            env = dict(function_env(compiled, work / "data-first", True), AWS_ENDPOINT_URL=endpoint)
+            first = first_requests(env, token, runs)
+        finally:
+            server.stop()  # type: ignore[attr-defined]
         if any(source.rglob("*.pyc")):
             print("warning: the source-only bundle gained .pyc files; its numbers are not source-only\n")
 
@@ -239,8 +385,12 @@ def main() -> None:
         print("\nRatios are of whole-process times. x its AWS hello: countersign's handlers against the hello that "
               "also builds a boto3 DynamoDB client, Logger and Metrics (mcp: the MCP SDK one); the hellos' rows "
               "show what each addition costs. x bare hello: against FastAPI + Mangum (mcp: the MCP SDK hello).")
+        print()
+        print_first_requests(first)
         print(json.dumps({f"{mode}:{module}": [round(ms, 1), round(whole, 1)]
-                          for (mode, module), (ms, whole) in results.items()}))
+                          for (mode, module), (ms, whole) in results.items()}
+                         | {f"first:{module}:{order}": [round(t, 1) for t in took]
+                            for (module, order), took in first.items()}))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,8 +1,11 @@
 """The ``mcp`` Lambda function: the MCP endpoint behind API Gateway's HTTP API, via Mangum, and
 the OAuth endpoints beside it (``/.well-known/oauth-*``, ``/oauth/*``: docs/oauth.md).
 
-Everything is built once per instance, at import (cold start): settings, store client, keys,
-the tool registry and the ``MCPServer``. Requests carry no state between them; request-state
+Built once per instance, at import (cold start): settings, store client, keys and the
+``MCPServer``. The toolsets are imported, and each tool's schemas built, on first use and then
+kept: a first ``tools/call`` imports the toolsets and builds that one tool, a first ``tools/list``
+builds them all (:class:`~countersign.surfaces.mcp_tools.ToolsOnDemand`), so a cold start pays for
+neither and no request pays twice. Requests carry no state between them; request-state
 keys are shared by every instance (``COUNTERSIGN_STATE_KEYS``), so a 2026-07-28 retry may land
 anywhere. A filed card's email is not sent from here: the card's notification is written with
 it (the outbox) and the table's stream hands it to the ``notifier`` function. Logs, metrics and
@@ -25,7 +28,7 @@ from ..surfaces.oauth_http import OAuthEndpoints
 from ..surfaces.origin import accepted, require_origin
 
 observability.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False)  # the notifier function emails
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # the notifier function emails; toolsets on first use
 observability.wire(runtime)
 # Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
 # and per-address request limits (429); then the stateless MCP endpoint and, beside it, the OAuth

@@ -23,9 +23,6 @@ from ..gate.ask import context_for
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
 from ..store.errors import StoreError
-from ..toolsets.gateway import client
-from ..toolsets.gateway.action import UpstreamCall, check_arguments, pin_check, resolve
-from ..toolsets.gateway.config import SEPARATOR, load_all, split_tool
 from .mcp_auth import principal_of
 
 HOLDS = {"read": "Runs at once: it only reads.",
@@ -34,6 +31,8 @@ HOLDS = {"read": "Runs at once: it only reads.",
 
 
 def upstream_tools(desk: CardDesk, principal: Principal) -> list[Tool]:
+    from ..toolsets.gateway.config import SEPARATOR, load_all  # the toolset on first use, not at a cold start
+
     ctx = context_for(desk, principal)
     tools = []
     for upstream in load_all(ctx):
@@ -55,6 +54,9 @@ def _error(message: str) -> CallToolResult:
 
 
 async def _read(desk: CardDesk, principal: Principal, name: str, arguments: dict[str, Any]) -> CallToolResult:
+    from ..toolsets.gateway import client
+    from ..toolsets.gateway.action import UpstreamCall, check_arguments, pin_check, resolve
+
     ctx = context_for(desk, principal)
     upstream, tool, pin = resolve(ctx, name)
     check_arguments(pin, arguments)
@@ -81,6 +83,9 @@ class GatedServer(MCPServer):
         return listed
 
     async def _handle_call_tool(self, ctx, params) -> CallToolResult | InputRequiredResult:
+        from ..toolsets.gateway.action import resolve
+        from ..toolsets.gateway.config import split_tool
+
         if self._tool_manager.get_tool(params.name) is not None or split_tool(params.name) is None:
             return await super()._handle_call_tool(ctx, params)
         from .mcp_tools import action_run

@@ -22,6 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources.types import TextResource
 from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.mcpserver.tools.tool_manager import ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ToolAnnotations
@@ -57,20 +58,73 @@ Run = Callable[..., Awaitable[Any]]
 
 
 def build_server(desk: CardDesk, state_keys: list[bytes]) -> MCPServer:
-    """An ``MCPServer`` with every tool registered once (cheap enough to build per Lambda instance)."""
-    from .mcp_confirmations import confirmation_tools
+    """An ``MCPServer`` whose tools are built when first asked for (:class:`ToolsOnDemand`): building
+    the server imports no toolset and makes no tool, so a Lambda instance's cold start pays for
+    neither, and its first ``tools/call`` builds only the tool it calls."""
     from .mcp_gateway import GatedServer
 
     security = RequestStateSecurity(keys=state_keys, ttl=900, bind_principal=_principal_binding)
-    tools = [_action_tool(desk, action) for action in desk.registry.actions.values() if action.agent_tool]
-    tools += [_read_tool(desk, read) for read in desk.registry.reads.values()]
-    tools += confirmation_tools(desk)
     resource = TextResource(uri=GUIDE_URI, name="guide", title=GUIDE_TITLE, mime_type="text/markdown",
                             description="When a person is asked, what each status means, and what calling again does.",
                             text=guide(desk.settings))
-    return GatedServer(desk, SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools,
-                       resources=[resource], request_state_security=security, subscriptions=False,
-                       middleware=[tool_call_shape])
+    server = GatedServer(desk, SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=[],
+                         resources=[resource], request_state_security=security, subscriptions=False,
+                         middleware=[tool_call_shape])
+    server._tool_manager = ToolsOnDemand(desk)
+    return server
+
+
+class ToolsOnDemand(ToolManager):
+    """The server's own tools, each made the first time it is looked up and kept: the enabled
+    toolsets' agent actions, then their reads, then the confirmation tools, listed in that order
+    (what ``tools/list`` returns is the same whenever, and however often, it is built).
+
+    A name that is none of these (an upstream's ``server__tool``, or unknown) is ``None``, as
+    before, and :class:`~countersign.surfaces.mcp_gateway.GatedServer` routes it."""
+
+    def __init__(self, desk: CardDesk):
+        super().__init__()
+        self._desk = desk
+        self._confirmations: list[str] | None = None
+
+    def _confirmation_names(self) -> list[str]:
+        if self._confirmations is None:
+            from .mcp_confirmations import confirmation_tools
+
+            built = confirmation_tools(self._desk)
+            for tool in built:
+                self._tools.setdefault(tool.name, tool)
+            self._confirmations = [tool.name for tool in built]
+        return self._confirmations
+
+    def _make(self, name: str) -> Tool | None:
+        registry = self._desk.registry
+        action = registry.actions.get(name)
+        if action is not None:
+            return _action_tool(self._desk, action) if action.agent_tool else None
+        read = registry.reads.get(name)
+        if read is not None:
+            return _read_tool(self._desk, read)
+        self._confirmation_names()
+        return self._tools.get(name)
+
+    def get_tool(self, name: str) -> Tool | None:
+        tool = self._tools.get(name)
+        if tool is None:
+            tool = self._make(name)
+            if tool is not None:
+                self._tools[name] = tool
+        return tool
+
+    def list_tools(self) -> list[Tool]:
+        registry = self._desk.registry
+        names = [name for name, action in registry.actions.items() if action.agent_tool]
+        names += list(registry.reads)
+        names += self._confirmation_names()
+        return [tool for tool in map(self.get_tool, dict.fromkeys(names)) if tool is not None]
+
+    def add_tool(self, *args: Any, **kwargs: Any) -> Tool:
+        raise TypeError("countersign's tools come from the registry and the confirmation tools; none is added later")
 
 
 def _principal_binding(ctx) -> str | None:
