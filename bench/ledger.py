@@ -30,7 +30,7 @@ from countersign.gate.actions import ActionContext  # noqa: E402
 from countersign.store.interface import MAX_DOC_WRITES  # noqa: E402
 from countersign.store.sqlite import SQLiteStore  # noqa: E402
 from countersign.toolsets.budget import TOOLSET, demo, layout  # noqa: E402
-from countersign.toolsets.budget.model import CATEGORY, RTA_ID, new_txn  # noqa: E402
+from countersign.toolsets.budget.model import CATEGORY, MONTH, RTA_ID, new_txn  # noqa: E402
 
 NOW = 1_790_000_000  # 2026-09-21
 PER_MONTH = 300
@@ -69,7 +69,9 @@ class Counting:
 
 def fill(store, size: int) -> tuple[ActionContext, str]:
     workspace, person = accounts.create_workspace(store, "Bench", f"bench{size}@example.com", now=NOW)
-    base = [w for w in demo.build(NOW) if w.kind not in ("budget_txns", "budget_total", "budget_locator")]
+    demo_docs = demo.build(NOW)
+    base = [w for w in demo_docs if w.kind not in ("budget_txns", "budget_total", "budget_locator", MONTH)]
+    budgets = {w.id: w.data["budgeted"] for w in demo_docs if w.kind == MONTH and w.data}
     rng = random.Random(size)
     cats = [w.id for w in base if w.kind == CATEGORY]
     months = -(-size // PER_MONTH)
@@ -88,7 +90,7 @@ def fill(store, size: int) -> tuple[ActionContext, str]:
                                          RTA_ID if income else rng.choice(cats + [None]),
                                          cleared=rng.choice(("cleared", "reconciled", "uncleared")),
                                          approved=rng.random() > 0.05, memo=rng.choice(("", "weekly", "card"))), ))
-    writes = base + layout.build(entries)
+    writes = base + layout.build(entries, budgets)
     for start in range(0, len(writes), MAX_DOC_WRITES):
         store.write_docs(workspace.id, writes[start:start + MAX_DOC_WRITES])
     return ActionContext.of(store, workspace, person, None, NOW), entries[-1][1]["id"]
