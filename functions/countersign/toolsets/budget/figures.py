@@ -27,7 +27,7 @@ def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
 
 
 def _figures(ledger: Ledger, month: str) -> dict[str, Any]:
-    ledger.prefetch([(MONTH, month), (TOTAL, month_total_id(month)), *rollup_keys(month, TOTAL)])
+    ledger.prefetch([(MONTH, month), (TOTAL, month_total_id(month)), *rollup_keys(month)])
     rolled = ledger.get(TOTAL, LEDGER_ID)
     if rolled is None:
         return _added_up(ledger, month)

@@ -245,97 +245,24 @@ class Staged:
             for piece in pieces[1:]:
                 self.put(TXNS, self._new_chunk(month, account), dict(data, transactions=piece))
 
-    def _peek(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+    def peek(self, kind: str, doc_id: str) -> dict[str, Any] | None:
         """A doc as staged so far, without staging it (so it is not written)."""
         if (kind, doc_id) in self.docs:
             return self.docs[(kind, doc_id)]
+        return self.stored(kind, doc_id)
+
+    def stored(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+        """A doc as the ledger read it (None: absent)."""
         doc = self.ledger.get(kind, doc_id)
         return doc.data if doc and doc.version else None
 
-    def _changed_months(self) -> tuple[dict[str, dict[str, tuple[dict[str, int], int]]], dict[str, Any]]:
-        """What the staged budget months and month totals change: per year and month the (net per
-        category, flow) added, and the counts added to the ledger's."""
-        nets: dict[str, dict[str, tuple[dict[str, int], int]]] = {}
-        counts: dict[str, Any] = {}
-        for (kind, ident), data in self.docs.items():
-            if kind == MONTH:
-                month = ident
-            elif kind == TOTAL and ident.startswith("m."):
-                month = ident[2:]
-            else:
-                continue
-            before = self._stored(kind, ident) or {}
-            for sign, side in ((-1, before), (+1, data or {})):
-                net, flow = rollup.budget_net(side.get("budgeted") or {}) if kind == MONTH else rollup.total_net(side)
-                of_year = nets.setdefault(month[:4], {})
-                n0, f0 = of_year.get(month[5:7], ({}, 0))
-                of_year[month[5:7]] = ({c: n0.get(c, 0) + sign * net.get(c, 0) for c in {*n0, *net}},
-                                       f0 + sign * flow)
-                if kind == TOTAL:
-                    add_into(counts, rollup.counts_of(side), sign)
-        for year in list(nets):
-            nets[year] = {m: ({c: v for c, v in net.items() if v}, flow) for m, (net, flow) in nets[year].items()
-                          if flow or any(net.values())}
-            if not nets[year]:
-                del nets[year]
-        return nets, counts
-
-    def _stored(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        doc = self.ledger.get(kind, doc_id)
-        return doc.data if doc and doc.version else None
-
-    def _rollup(self, build: bool = False) -> None:
-        """Bring the roll-ups (:mod:`.rollup`) up to date with the staged budget months and month
-        totals: the ledger doc's counts, the nets of the touched years and the carry (``end``) of
-        every year from the first touched one on. A budget without a ledger doc gets its roll-up
-        built from what is stored first (``build``: even when nothing changed)."""
-        nets, counts = self._changed_months()
-        if not (nets or counts or build):
-            return
-        stored = self._stored(TOTAL, rollup.LEDGER_ID)
-        if stored is None:
-            self._build_rollup()
-        if not (nets or counts):
-            return
-        ledger = copy.deepcopy(self._peek(TOTAL, rollup.LEDGER_ID) or {})
-        add_into(ledger, counts, +1)
-        years = ledger["years"] = sorted(set(ledger.get("years") or []) | set(nets))
-        if ledger != stored:
-            self.put(TOTAL, rollup.LEDGER_ID, ledger)
-        if not nets:
-            return
-        first = min(nets)
-        earlier = [y for y in years if y < first]
-        self.ledger.prefetch((TOTAL, rollup.year_id(y)) for y in [*earlier[-1:], *(y for y in years if y >= first)])
-        end = rollup.empty_end()
-        if earlier:
-            end = (self._peek(TOTAL, rollup.year_id(earlier[-1])) or {}).get("end") or end
-        for year in (y for y in years if y >= first):
-            data = copy.deepcopy(self._peek(TOTAL, rollup.year_id(year)) or {})
-            if not data and earlier:  # a new year carries on from the one before: write that too, so a
-                before = rollup.year_id(earlier[-1])  # change to it meanwhile is a conflict, not a lost carry
-                self.put(TOTAL, before, self._peek(TOTAL, before))
-            for month, (net, flow) in nets.get(year, {}).items():
-                rollup.add_net(data, month, net, flow, +1)
-            end = data["end"] = rollup.carry(end, data)
-            self.put(TOTAL, rollup.year_id(year), data)  # so is every later year: its carry moved
-            earlier.append(year)
-
-    def _build_rollup(self) -> None:
-        """Stage the roll-up of what is stored (before this change), every doc a creation."""
-        def stored(kind: str, prefix: str = "") -> list[tuple[str, dict]]:
-            docs = (self.ledger.get(kind, d.id) for d in self.ledger.range(kind, prefix))
-            return [(d.id, d.data) for d in docs if d is not None and d.version]
-
-        ledger, years = rollup.from_months(stored(MONTH), [(i[2:], d) for i, d in stored(TOTAL, "m.")])
-        self.ledger.prefetch((TOTAL, rollup.year_id(y)) for y in years)
-        self.put(TOTAL, rollup.LEDGER_ID, ledger)
-        for year, data in years.items():
-            self.put(TOTAL, rollup.year_id(year), data)
+    def rollup_bound(self) -> int:
+        """At most how many roll-up docs :meth:`writes` adds to the staged docs (:mod:`.rollup`)."""
+        return rollup.bound(self)
 
     def writes(self, *, build_rollup: bool = False) -> list[DocWrite]:
         self._cut()
-        self._rollup(build_rollup)
+        rollup.stage(self, build_rollup)
         out = []
         for (kind, doc_id), data in self.docs.items():
             version = self.versions[(kind, doc_id)]

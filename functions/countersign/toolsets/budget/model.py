@@ -40,7 +40,6 @@ from typing import Any
 from ...gate.actions import ActionError, Plan
 from ...store.interface import DocReader
 from ...store.records import Doc
-from .rollup import rollup_keys
 from .values import (  # noqa: F401  (the budget's values, imported from here by the other modules)
     AMOUNT_IS,
     EARLIEST_MONTH,
@@ -290,11 +289,13 @@ class Ledger:
     def locate_with(self, txn_ids: Sequence[Any], keys: Iterable[tuple[str, str]] = ()) -> None:
         """:meth:`locate`, then ``keys`` and the totals a change of those transactions writes, in
         one read (so staging the change reads nothing more)."""
+        from .rollup import rollup_keys  # (it imports this module)
+
         ids = [i for i in txn_ids if isinstance(i, str)]
         self.locate(ids)
         totals = [key for r in filter(None, map(self.find_txn, ids))
                   for key in [(TOTAL, month_total_id(r.data["date"])), (TOTAL, account_total_id(r.account_id)),
-                              (TOTAL, open_total_id(r.account_id)), *rollup_keys(r.data["date"], TOTAL)]]
+                              (TOTAL, open_total_id(r.account_id)), *rollup_keys(r.data["date"])]]
         self.prefetch([*keys, *totals])
 
     def month_of(self, txn_id: str) -> str | None:

@@ -103,11 +103,11 @@ def _prefetch(ledger: Ledger, changes: list[dict]) -> None:
             data = ref.data if ref else c["after"] or c["before"] or {}
             account = ref.account_id if ref else c.get("account") or c.get("bucket", "").rsplit(".", 1)[0]
             if data.get("date"):
-                keys += [(TOTAL, month_total_id(data["date"])), *rollup_keys(data["date"], TOTAL)]
+                keys += [(TOTAL, month_total_id(data["date"])), *rollup_keys(data["date"])]
                 ledger.month_chunks(month_key(data["date"]))
             keys += [(TOTAL, account_total_id(account)), (TOTAL, open_total_id(account))]
         elif c["t"] == "budget":
-            keys += [(MONTH, c["month"]), (CATEGORY, c["category"]), *rollup_keys(c["month"], TOTAL)]
+            keys += [(MONTH, c["month"]), (CATEGORY, c["category"]), *rollup_keys(c["month"])]
         elif c["t"] == "category":
             keys.append((CATEGORY, c["id"]))
     ledger.prefetch(keys)

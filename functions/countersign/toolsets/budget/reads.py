@@ -154,19 +154,17 @@ class ListTransactions(Read):
         page: list[TxnRef] = []
         total = 0
         for month, counted in _months_newest_first(ledger, args, since):
+            if counted is not None and (total + counted <= offset or total >= offset + args.limit):
+                total += counted  # counted from the month's totals; its transactions are not read
+            elif counted != 0:
+                refs = [r for r in reversed(ledger.month_transactions(month)) if _matches(r, args, since)]
+                page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
+                total += len(refs)
             if total >= offset + args.limit:
                 known = _known_total(ledger, args, since)
                 if known is not None:  # the page is full and the ledger's counts tell the rest
                     total = known
                     break
-            if counted == 0:
-                continue
-            if counted is not None and (total + counted <= offset or total >= offset + args.limit):
-                total += counted  # counted from the month's totals; its transactions are not read
-                continue
-            refs = [r for r in reversed(ledger.month_transactions(month)) if _matches(r, args, since)]
-            page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
-            total += len(refs)
         nxt = offset + args.limit
         return {
             "transactions": [transaction_view(ledger, r.account_id, r.data) for r in page[:args.limit]],

@@ -25,8 +25,14 @@ budget's window of years, far below ``MAX_DOC_WRITES``).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from .model import MONTH, TOTAL
+
+if TYPE_CHECKING:
+    from .layout import Staged
 
 COUNTS = ("n", "accounts", "cats", "uncategorised", "unapproved")
 LEDGER_ID = "ledger"
@@ -36,11 +42,11 @@ def year_id(year: str) -> str:
     return f"y.{year}"
 
 
-def rollup_keys(month: str, total_kind: str) -> list[tuple[str, str]]:
+def rollup_keys(month: str) -> list[tuple[str, str]]:
     """The docs a read or change of ``month`` (``YYYY-MM…``) needs in the usual case: the ledger
     doc, its year and the year before (read with the month's own docs, in one read)."""
     year = month[:4]
-    return [(total_kind, LEDGER_ID), (total_kind, year_id(year)), (total_kind, year_id(f"{int(year) - 1:04d}"))]
+    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(year)), (TOTAL, year_id(f"{int(year) - 1:04d}"))]
 
 
 # -- what a month doc contributes ----------------------------------------------------------------------
@@ -136,3 +142,111 @@ def from_months(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str,
         end = years[year]["end"] = carry(end, years[year])
     ledger["years"] = sorted(years)
     return ledger, years
+
+
+# -- staging: the roll-ups of a change, in the same commit ------------------------------------------
+
+Nets = dict[str, dict[str, tuple[dict[str, int], int]]]  # year → month → (net per category, flow)
+
+
+def _month_of(kind: str, ident: str) -> str | None:
+    if kind == MONTH:
+        return ident
+    if kind == TOTAL and ident.startswith("m."):
+        return ident[2:]
+    return None
+
+
+def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
+    """What the staged budget months and month totals change: per year and month the (net per
+    category, flow) added, and the counts added to the ledger's."""
+    from .layout import add_into
+
+    nets: Nets = {}
+    counts: dict[str, Any] = {}
+    for (kind, ident), data in staged.docs.items():
+        month = _month_of(kind, ident)
+        if month is None:
+            continue
+        for sign, side in ((-1, staged.stored(kind, ident) or {}), (+1, data or {})):
+            net, flow = budget_net(side.get("budgeted") or {}) if kind == MONTH else total_net(side)
+            of_year = nets.setdefault(month[:4], {})
+            n0, f0 = of_year.get(month[5:7], ({}, 0))
+            of_year[month[5:7]] = ({c: n0.get(c, 0) + sign * net.get(c, 0) for c in {*n0, *net}}, f0 + sign * flow)
+            if kind == TOTAL:
+                add_into(counts, counts_of(side), sign)
+    for year in list(nets):
+        nets[year] = {m: ({c: v for c, v in net.items() if v}, flow) for m, (net, flow) in nets[year].items()
+                      if flow or any(net.values())}
+        if not nets[year]:
+            del nets[year]
+    return nets, counts
+
+
+def stage(staged: Staged, build: bool = False) -> None:
+    """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
+    doc's counts, the nets of the touched years and the carry (``end``) of every year from the
+    first touched one on. A budget without a ledger doc gets its roll-up built from what is stored
+    first (``build``: even when nothing changed)."""
+    from .layout import add_into
+
+    nets, counts = changes(staged)
+    if not (nets or counts or build):
+        return
+    stored = staged.stored(TOTAL, LEDGER_ID)
+    if stored is None:
+        _build(staged)
+    if not (nets or counts):
+        return
+    ledger = copy.deepcopy(staged.peek(TOTAL, LEDGER_ID) or {})
+    add_into(ledger, counts, +1)
+    years = ledger["years"] = sorted(set(ledger.get("years") or []) | set(nets))
+    if ledger != stored:
+        staged.put(TOTAL, LEDGER_ID, ledger)
+    if not nets:
+        return
+    first = min(nets)
+    earlier = [y for y in years if y < first]
+    staged.ledger.prefetch((TOTAL, year_id(y)) for y in [*earlier[-1:], *(y for y in years if y >= first)])
+    end = empty_end()
+    if earlier:
+        end = (staged.peek(TOTAL, year_id(earlier[-1])) or {}).get("end") or end
+    for year in (y for y in years if y >= first):
+        data = copy.deepcopy(staged.peek(TOTAL, year_id(year)) or {})
+        if not data and earlier:  # a new year carries on from the one before: write that too, so a
+            before = year_id(earlier[-1])  # change to it meanwhile is a conflict, not a lost carry
+            staged.put(TOTAL, before, staged.peek(TOTAL, before))
+        for month, (net, flow) in nets.get(year, {}).items():
+            add_net(data, month, net, flow, +1)
+        end = data["end"] = carry(end, data)
+        staged.put(TOTAL, year_id(year), data)  # so is every later year: its carry moved
+        earlier.append(year)
+
+
+def _build(staged: Staged) -> None:
+    """Stage the roll-up of what is stored (before this change), every doc a creation."""
+    ledger, years = from_months(_stored_months(staged, MONTH), [(i[2:], d) for i, d in _stored_months(staged, TOTAL)])
+    staged.ledger.prefetch((TOTAL, year_id(y)) for y in years)
+    staged.put(TOTAL, LEDGER_ID, ledger)
+    for year, data in years.items():
+        staged.put(TOTAL, year_id(year), data)
+
+
+def _stored_months(staged: Staged, kind: str) -> list[tuple[str, dict]]:
+    found = (staged.ledger.get(kind, d.id) for d in staged.ledger.range(kind, "m." if kind == TOTAL else ""))
+    return [(d.id, d.data) for d in found if d is not None and d.version]
+
+
+def bound(staged: Staged) -> int:
+    """At most how many roll-up docs :func:`stage` adds for what is staged (so a batch that must
+    stay within ``MAX_DOC_WRITES`` can count them before it grows)."""
+    touched = {m[:4] for m in (_month_of(k, i) for k, i in staged.docs) if m is not None}
+    if not touched:
+        return 0
+    stored = staged.stored(TOTAL, LEDGER_ID)
+    if stored is not None:
+        years = set(stored.get("years") or [])
+    else:  # built first, from every stored month
+        years = {i[:4] for i, _ in _stored_months(staged, MONTH)} | {i[2:6] for i, _ in _stored_months(staged, TOTAL)}
+    years |= touched
+    return 2 + sum(1 for y in years if y >= min(touched))  # the ledger doc, the year before, these
