@@ -208,6 +208,6 @@ def assert_rolled_up(store, workspace_id: str) -> None:
     assert totals[rollup.LEDGER_ID] == dict(ledger, years=sorted(stored_years))
     end = rollup.empty_end()
     for year in sorted(stored_years):
-        expected = years.get(year) or {"end": rollup.carry(end, {})}
+        expected = years.get(year) or {"start": end, "end": rollup.carry(end, {})}
         assert stored_years[year] == expected, year
         end = expected["end"]

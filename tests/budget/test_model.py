@@ -275,3 +275,19 @@ def test_a_budget_of_the_older_layout_is_upgraded_once(book):
     ledger = Ledger(book.store, book.workspace_id)
     assert month_figures(ledger, "2026-09-01") == figures
     assert ledger.txn("t_interest").account_id == "acc_savings"
+
+
+def test_open_months_kept_in_an_account_total_by_an_older_version_still_count(book):
+    """An older version kept the months of an account's cleared transactions in ``a.<account>``:
+    reconcile still finds them, and the account's next write hands them to ``o.<account>``."""
+    opened = book.store.get_doc(book.workspace_id, TOTAL, "o.acc_checking")
+    account = book.store.get_doc(book.workspace_id, TOTAL, "a.acc_checking")
+    book.store.write_docs(book.workspace_id, [
+        DocWrite(TOTAL, "o.acc_checking", None, opened.version),
+        DocWrite(TOTAL, "a.acc_checking", dict(account.data, open=opened.data["open"]), account.version)])
+    plan = book.plan("reconcile_account", account_id="acc_checking", balance="2253.10")
+    assert {t["id"] for t in plan.subject["transactions"]} == {"t_pay", "t_market", "t_bistro"}
+    book.do("create_transactions", account_id="acc_checking", transactions=[
+        {"date": "2026-09-18", "payee": "Shop", "amount": "-1.00", "cleared": "cleared"}])
+    assert "open" not in book.store.get_doc(book.workspace_id, TOTAL, "a.acc_checking").data
+    assert book.store.get_doc(book.workspace_id, TOTAL, "o.acc_checking").data == {"open": {"2026-09": 4}}

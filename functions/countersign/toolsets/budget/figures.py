@@ -2,9 +2,9 @@
 
 Available carries over month to month; an overspent (negative) balance does not carry over: it
 is taken from Ready to Assign the next month, as YNAB does for cash spending. So a month's
-figures depend on every month before it; the roll-ups (:mod:`.rollup`) keep that carry at the end
-of every year, so a read takes the month's budget and totals, the ledger doc and two year docs —
-the same five docs, in one read, however long the history. A budget whose roll-ups are not
+figures depend on every month before it; the roll-ups (:mod:`.rollup`) keep that carry at the start
+of every year, so a read takes the month's budget and totals, the ledger doc and its year doc —
+the same four docs, in one read, however long the history. A budget whose roll-ups are not
 built yet (written by an older version and not written to since) is added up month by month
 from its first, as before.
 """
@@ -32,14 +32,13 @@ def _figures(ledger: Ledger, month: str) -> dict[str, Any]:
     if rolled is None:
         return _added_up(ledger, month)
     year = month[:4]
-    years = rolled.data.get("years") or []
-    earlier = [y for y in years if y < year]
-    end = empty_end()
-    if earlier:
-        doc = ledger.get(TOTAL, year_id(earlier[-1]))
-        end = doc.data.get("end") or end if doc else end
-    this_year = ledger.get(TOTAL, year_id(year)) if year in years else None
-    carried = carry(end, this_year.data if this_year else {}, int(month[5:7]))
+    this_year = ledger.get(TOTAL, year_id(year))
+    if this_year is not None:
+        carried = carry(this_year.data.get("start") or empty_end(), this_year.data, int(month[5:7]))
+    else:  # nothing in this year: the last year before it that has something carries on
+        earlier = [y for y in rolled.data.get("years") or [] if y < year]
+        doc = ledger.get(TOTAL, year_id(earlier[-1])) if earlier else None
+        carried = carry((doc.data.get("end") if doc else None) or empty_end(), {}, int(month[5:7]))
     available = carried["available"]
     budgets = ledger.get(MONTH, month)
     current = ledger.get(TOTAL, month_total_id(month))

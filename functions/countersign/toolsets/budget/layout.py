@@ -146,8 +146,11 @@ class Staged:
         return self.docs[key]
 
     def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
-        self.get(kind, doc_id)
-        self.docs[(kind, doc_id)] = data
+        key = (kind, doc_id)
+        if key not in self.docs:  # the version it was read at (no working copy: it is replaced)
+            doc = self.ledger.get(kind, doc_id)
+            self.versions[key] = doc.version if doc else 0
+        self.docs[key] = data
 
     # -- transactions ---------------------------------------------------------------------------------
 

@@ -11,21 +11,23 @@ Two kinds of ``budget_total`` doc, written in the same commit as the change they
   months, once) or ``countersign budget upgrade``. Until then reads add up history as before.
 * ``y.<YYYY>`` — a year: per category the month's *net* (budgeted + activity) of each month that
   has one (``d``: ``{category: {"09": milliunits}}``), the month's *flow* (income + activity of
-  every category, ``f``: ``{"09": milliunits}``), and ``end``: the carry at the end of December —
-  every category's available (``available``) and the flow of every month so far (``flow``).
+  every category, ``f``: ``{"09": milliunits}``), ``start``: the carry at the end of the year
+  before — every category's available (``available``) and the flow of every month so far
+  (``flow``) — and ``end``: the carry at the end of December.
 
 Why that suffices: a category's available is ``a(m) = max(a(m-1), 0) + net(m)`` (an overspent
 balance does not carry over; it is taken from Ready to Assign instead), and money is conserved:
 Ready to Assign + the sum of every available = income + activity of every month so far. So a
-month's figures are the previous year's ``end`` carried through this year's months (at most 12)
-— two year docs, whatever the history. A change to a month of year Y rewrites ``y.Y`` and, since
-its ``end`` carries into every later year, every later year doc (one doc per year: bounded by the
-budget's window of years, far below ``MAX_DOC_WRITES``).
+month's figures are its year's ``start`` carried through the year's months up to it (at most 12)
+— one year doc, whatever the history (a year without one: the ``end`` of the last year before it
+that has one). A change to a month of year Y rewrites ``y.Y`` and, since its ``end`` is the next
+year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years,
+far below ``MAX_DOC_WRITES``); a year doc made new also rewrites the year doc before it, unchanged,
+so that a change to that one meanwhile is a conflict rather than a lost carry.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -44,9 +46,8 @@ def year_id(year: str) -> str:
 
 def rollup_keys(month: str) -> list[tuple[str, str]]:
     """The docs a read or change of ``month`` (``YYYY-MM…``) needs in the usual case: the ledger
-    doc, its year and the year before (read with the month's own docs, in one read)."""
-    year = month[:4]
-    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(year)), (TOTAL, year_id(f"{int(year) - 1:04d}"))]
+    doc and its year (read with the month's own docs, in one read)."""
+    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(month[:4]))]
 
 
 # -- what a month doc contributes ----------------------------------------------------------------------
@@ -79,21 +80,35 @@ def carry(end: dict[str, Any], year: dict[str, Any], last: int = 12) -> dict[str
     the carry at the end of any December before it (months between that hold nothing only take
     the overspent balances, as this year's first month does). A category overspent in month
     ``last`` itself keeps its negative balance: it is taken the month after."""
+    until = f"{last:02d}"
     available = dict(end.get("available") or {})
     nets = year.get("d") or {}
     for cat in set(available) | set(nets):
         a = available.get(cat, 0)
-        months = sorted(m for m in (nets.get(cat) or {}) if int(m) <= last)
+        months = sorted(m for m in (nets.get(cat) or {}) if m <= until)
         for m in months:
             a = max(a, 0) + nets[cat][m]
-        if not months or int(months[-1]) < last:
+        if not months or months[-1] < until:
             a = max(a, 0)  # a month without a net passed: an overspent balance was taken
         if a:
             available[cat] = a
         else:
             available.pop(cat, None)
-    flow = int(end.get("flow", 0)) + sum(v for m, v in (year.get("f") or {}).items() if int(m) <= last)
+    flow = int(end.get("flow", 0)) + sum(v for m, v in (year.get("f") or {}).items() if m <= until)
     return {"available": available, "flow": flow}
+
+
+def copy_of(data: dict[str, Any]) -> dict[str, Any]:
+    """A working copy of a roll-up doc (dicts of numbers, dicts of dicts of numbers, lists)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out[key] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
+        elif isinstance(value, list):
+            out[key] = list(value)
+        else:
+            out[key] = value
+    return out
 
 
 # -- building from the month docs -------------------------------------------------------------------
@@ -139,6 +154,7 @@ def from_months(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str,
         add_into(ledger, counts_of(data), +1)
     end = empty_end()
     for year in sorted(years):
+        years[year]["start"] = end
         end = years[year]["end"] = carry(end, years[year])
     ledger["years"] = sorted(years)
     return ledger, years
@@ -198,26 +214,30 @@ def stage(staged: Staged, build: bool = False) -> None:
         _build(staged)
     if not (nets or counts):
         return
-    ledger = copy.deepcopy(staged.peek(TOTAL, LEDGER_ID) or {})
-    add_into(ledger, counts, +1)
-    years = ledger["years"] = sorted(set(ledger.get("years") or []) | set(nets))
-    if ledger != stored:
+    current = staged.peek(TOTAL, LEDGER_ID) or {}
+    years = sorted(set(current.get("years") or []) | set(nets))
+    if counts or years != current.get("years"):
+        ledger = copy_of(current)
+        add_into(ledger, counts, +1)
+        ledger["years"] = years
         staged.put(TOTAL, LEDGER_ID, ledger)
     if not nets:
         return
     first = min(nets)
     earlier = [y for y in years if y < first]
-    staged.ledger.prefetch((TOTAL, year_id(y)) for y in [*earlier[-1:], *(y for y in years if y >= first)])
-    end = empty_end()
-    if earlier:
-        end = (staged.peek(TOTAL, year_id(earlier[-1])) or {}).get("end") or end
+    staged.ledger.prefetch((TOTAL, year_id(y)) for y in years if y >= first)
+    start = (staged.peek(TOTAL, year_id(first)) or {}).get("start")
+    end = start if start is not None else empty_end()
     for year in (y for y in years if y >= first):
-        data = copy.deepcopy(staged.peek(TOTAL, year_id(year)) or {})
+        data = copy_of(staged.peek(TOTAL, year_id(year)) or {})
         if not data and earlier:  # a new year carries on from the one before: write that too, so a
             before = year_id(earlier[-1])  # change to it meanwhile is a conflict, not a lost carry
-            staged.put(TOTAL, before, staged.peek(TOTAL, before))
+            previous = staged.peek(TOTAL, before)
+            staged.put(TOTAL, before, previous)
+            end = (previous or {}).get("end") or end
         for month, (net, flow) in nets.get(year, {}).items():
             add_net(data, month, net, flow, +1)
+        data["start"] = end
         end = data["end"] = carry(end, data)
         staged.put(TOTAL, year_id(year), data)  # so is every later year: its carry moved
         earlier.append(year)
