@@ -13,7 +13,7 @@ from countersign.gate.errors import DriftError
 from countersign.gate.question import plan_at_answer, subject_fingerprint
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
-from countersign.toolsets.budget import TOOLSET, layout
+from countersign.toolsets.budget import TOOLSET, layout, rollup
 from countersign.toolsets.budget.model import (
     ACCOUNT,
     CATEGORY,
@@ -69,10 +69,8 @@ def seed_small(store, workspace_id: str) -> None:
         writes.append(
             DocWrite(CATEGORY, cid, {"name": name, "group_id": group, "position": pos, "hidden": False, "note": ""}, 0)
         )
-    writes.append(
-        DocWrite(MONTH, "2026-09-01", {"budgeted": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}, 0)
-    )
-    writes.extend(layout.build((account, t) for account, txns in _txns().items() for t in txns))
+    writes.extend(layout.build(((account, t) for account, txns in _txns().items() for t in txns),
+                               {"2026-09-01": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}))
     store.write_docs(workspace_id, writes)
 
 
@@ -166,10 +164,11 @@ class Book:
         self.store.write_docs(self.workspace_id, staged.writes())
 
     def set_budget(self, month: str, category_id: str, milliunits: int) -> None:
-        doc = self.store.get_doc(self.workspace_id, MONTH, month)
-        data = dict(doc.data) if doc else {"budgeted": {}}
-        data["budgeted"] = dict(data["budgeted"], **{category_id: milliunits})
-        self.store.write_docs(self.workspace_id, [DocWrite(MONTH, month, data, doc.version if doc else 0)])
+        """Another writer budgets (the roll-ups with it), behind any plan made before."""
+        staged = layout.Staged(Ledger(self.store, self.workspace_id))
+        data = staged.get(MONTH, month) or {"budgeted": {}}
+        staged.put(MONTH, month, dict(data, budgeted=dict(data["budgeted"], **{category_id: milliunits})))
+        self.store.write_docs(self.workspace_id, staged.writes())
 
     def set_category(self, category_id: str, **fields) -> None:
         doc = self.store.get_doc(self.workspace_id, CATEGORY, category_id)
@@ -197,3 +196,18 @@ def set_group(book: Book, group_id: str, **fields) -> None:
 def every_transaction(ledger: Ledger) -> list:
     """Every transaction of the ledger (a test's whole view; the toolset itself never reads them all)."""
     return [ref for doc in ledger.range(TOTAL, "m.") for ref in ledger.month_transactions(doc.id[2:])]
+
+
+def assert_rolled_up(store, workspace_id: str) -> None:
+    """The roll-ups agree with the month totals and budget months they summarise: what a rebuild
+    from those gives (a year left without anything keeps its doc, with only its carry)."""
+    totals = {d.id: d.data for d in store.list_docs(workspace_id, TOTAL)}
+    months = [(d.id, d.data) for d in store.list_docs(workspace_id, MONTH)]
+    ledger, years = rollup.from_months(months, [(i[2:], d) for i, d in sorted(totals.items()) if i.startswith("m.")])
+    stored_years = {i[2:]: d for i, d in totals.items() if i.startswith("y.")}
+    assert totals[rollup.LEDGER_ID] == dict(ledger, years=sorted(stored_years))
+    end = rollup.empty_end()
+    for year in sorted(stored_years):
+        expected = years.get(year) or {"start": end, "end": rollup.carry(end, {})}
+        assert stored_years[year] == expected, year
+        end = expected["end"]

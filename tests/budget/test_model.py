@@ -26,7 +26,7 @@ from countersign.toolsets.budget.model import (
     to_milliunits,
 )
 from countersign.toolsets.budget.operations import budget_change, commit, reverse, txn_change
-from tests.budget.ledger import NOW
+from tests.budget.ledger import NOW, assert_rolled_up
 
 
 def ts(y, m, d):
@@ -134,7 +134,7 @@ def test_balances_and_month_figures(book):
     assert figures["ready_to_assign"] == 2_100 + 2_400_000 - 520_000
     october = month_figures(ledger, "2026-10-01")
     assert october["available"]["cat_restaurants"] == 77_500  # carried over
-    assert october["available"]["cat_tennis"] == 0  # overspending does not carry over...
+    assert october["available"].get("cat_tennis", 0) == 0  # overspending does not carry over...
     assert october["ready_to_assign"] == figures["ready_to_assign"] - 18_000  # ...it comes out of Ready to Assign
 
 
@@ -251,7 +251,9 @@ def test_totals_always_agree_with_the_transactions(book):
         for txn in chunk.data["transactions"]:
             for total_id, delta in layout.contribution(chunk.data["account_id"], txn).items():
                 layout.add_into(expected.setdefault(total_id, {}), delta, +1)
-    assert {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL)} == expected
+    totals = {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL)}
+    assert {i: d for i, d in totals.items() if i[:2] in ("m.", "a.", "o.")} == expected
+    assert_rolled_up(book.store, book.workspace_id)
 
 
 def test_a_budget_of_the_older_layout_is_upgraded_once(book):
@@ -273,3 +275,19 @@ def test_a_budget_of_the_older_layout_is_upgraded_once(book):
     ledger = Ledger(book.store, book.workspace_id)
     assert month_figures(ledger, "2026-09-01") == figures
     assert ledger.txn("t_interest").account_id == "acc_savings"
+
+
+def test_open_months_kept_in_an_account_total_by_an_older_version_still_count(book):
+    """An older version kept the months of an account's cleared transactions in ``a.<account>``:
+    reconcile still finds them, and the account's next write hands them to ``o.<account>``."""
+    opened = book.store.get_doc(book.workspace_id, TOTAL, "o.acc_checking")
+    account = book.store.get_doc(book.workspace_id, TOTAL, "a.acc_checking")
+    book.store.write_docs(book.workspace_id, [
+        DocWrite(TOTAL, "o.acc_checking", None, opened.version),
+        DocWrite(TOTAL, "a.acc_checking", dict(account.data, open=opened.data["open"]), account.version)])
+    plan = book.plan("reconcile_account", account_id="acc_checking", balance="2253.10")
+    assert {t["id"] for t in plan.subject["transactions"]} == {"t_pay", "t_market", "t_bistro"}
+    book.do("create_transactions", account_id="acc_checking", transactions=[
+        {"date": "2026-09-18", "payee": "Shop", "amount": "-1.00", "cleared": "cleared"}])
+    assert "open" not in book.store.get_doc(book.workspace_id, TOTAL, "a.acc_checking").data
+    assert book.store.get_doc(book.workspace_id, TOTAL, "o.acc_checking").data == {"open": {"2026-09": 4}}

@@ -11,7 +11,7 @@ from ...gate.actions import ActionContext
 from ...store.interface import DocStore
 from ...store.records import DocWrite
 from . import layout
-from .model import ACCOUNT, CATEGORY, GROUP, MONTH, RTA_ID, add_months, new_txn, today
+from .model import ACCOUNT, CATEGORY, GROUP, RTA_ID, add_months, new_txn, today
 
 ACCOUNTS = [
     ("acc_checking", "Checking", "checking"),
@@ -142,8 +142,7 @@ def build(now: int) -> list[DocWrite]:
     for _, txn in txns[-30::7]:
         txn["flag"] = "blue"
 
-    writes.extend(layout.build(txns))  # the chunks, with their totals
-
+    budgets = {}
     for i in range(3):
         month = add_months(first.isoformat(), i)
         budgeted = {}
@@ -151,7 +150,8 @@ def build(now: int) -> list[DocWrite]:
             for key, _, units in cats:
                 bump = 10 * (i % 2) if key in ("restaurants", "groceries", "entertainment") else 0
                 budgeted[_cat(key)] = _milli(units + bump)
-        writes.append(DocWrite(MONTH, month, {"budgeted": budgeted}, 0))
+        budgets[month] = budgeted
+    writes.extend(layout.build(txns, budgets))  # the chunks and budget months, with their totals and roll-ups
     return writes
 
 

@@ -1,17 +1,20 @@
-"""A month's budget figures, from the month docs and the month totals (never the transactions).
+"""A month's budget figures, from the month's docs and the roll-ups (never the transactions).
 
 Available carries over month to month; an overspent (negative) balance does not carry over: it
 is taken from Ready to Assign the next month, as YNAB does for cash spending. So a month's
-figures depend on every month before it: this reads two small docs per month of the budget's
-history (its budgets and its totals, each bounded by the number of categories), however many
-transactions those months hold.
+figures depend on every month before it; the roll-ups (:mod:`.rollup`) keep that carry at the start
+of every year, so a read takes the month's budget and totals, the ledger doc and its year doc —
+the same four docs, in one read, however long the history. A budget whose roll-ups are not
+built yet (written by an older version and not written to since) is added up month by month
+from its first, as before.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .model import MONTH, TOTAL, Ledger, add_months
+from .model import MONTH, TOTAL, Ledger, add_months, month_total_id
+from .rollup import LEDGER_ID, carry, empty_end, rollup_keys, year_id
 
 
 def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
@@ -24,6 +27,34 @@ def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
 
 
 def _figures(ledger: Ledger, month: str) -> dict[str, Any]:
+    ledger.prefetch([(MONTH, month), (TOTAL, month_total_id(month)), *rollup_keys(month)])
+    rolled = ledger.get(TOTAL, LEDGER_ID)
+    if rolled is None:
+        return _added_up(ledger, month)
+    year = month[:4]
+    this_year = ledger.get(TOTAL, year_id(year))
+    if this_year is not None:
+        carried = carry(this_year.data.get("start") or empty_end(), this_year.data, int(month[5:7]))
+    else:  # nothing in this year: the last year before it that has something carries on
+        earlier = [y for y in rolled.data.get("years") or [] if y < year]
+        doc = ledger.get(TOTAL, year_id(earlier[-1])) if earlier else None
+        carried = carry((doc.data.get("end") if doc else None) or empty_end(), {}, int(month[5:7]))
+    available = carried["available"]
+    budgets = ledger.get(MONTH, month)
+    current = ledger.get(TOTAL, month_total_id(month))
+    totals = current.data if current else {}
+    return {
+        "month": month,
+        "income": int(totals.get("income", 0)),
+        "ready_to_assign": carried["flow"] - sum(available.values()),
+        "budgeted": {k: int(v) for k, v in ((budgets.data.get("budgeted") if budgets else None) or {}).items()},
+        "activity": dict(totals.get("activity") or {}),
+        "available": available,
+    }
+
+
+def _added_up(ledger: Ledger, month: str) -> dict[str, Any]:
+    """The figures added up from the budget's first month (a budget without roll-ups)."""
     after = add_months(month, 1)
     budgets = {d.id: d.data.get("budgeted") or {} for d in ledger.range(MONTH, stop=after)}
     totals = {d.id[2:] + "-01": d.data for d in ledger.range(TOTAL, "m.", stop="m." + after[:7])}

@@ -221,7 +221,7 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
     """Check every row, then write the new accounts, categories and transactions.
 
     Up to 90 docs go in one atomic batch; a larger import is written in batches (each holding
-    the totals of its own transactions), every row having been checked first.
+    the totals and roll-ups of its own transactions), every row having been checked first.
     """
     parsed = parse_register(text)
     ledger = Ledger(store, ctx.workspace_id)
@@ -321,7 +321,8 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
                       subtransactions=subs, import_id=f"{acc}|{import_id}", transfer=transfer or None)
         chunks.add(staged.add(acc, txn))
         result.imported += 1
-        if len(writes) + len(staged.docs) >= MAX_DOC_WRITES - 10:  # a batch's totals agree with its transactions
+        # a batch's totals and roll-ups agree with its transactions
+        if len(writes) + len(staged.docs) + staged.rollup_bound() >= MAX_DOC_WRITES - 10:
             _write(store, ctx.workspace_id, [*writes, *staged.writes()])
             writes.clear()
             staged = Staged(Ledger(store, ctx.workspace_id))

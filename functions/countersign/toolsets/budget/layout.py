@@ -9,9 +9,15 @@
   A transaction whose id does not (made before this layout) has a ``budget_locator`` doc.
 * Every change to a transaction changes, in the same commit, the **totals** it counts towards:
   ``m.<YYYY-MM>`` (count, income, activity and transaction count per category, uncategorised,
-  unapproved, transactions per account) and ``a.<account>`` (count, cleared and uncleared balance,
-  and per month how many cleared transactions wait to be reconciled). Reads add up totals, never
-  transactions.
+  unapproved, transactions per account), ``a.<account>`` (count, cleared and uncleared balance)
+  and ``o.<account>`` (per month, how many cleared transactions wait to be reconciled: only
+  ``reconcile_account`` reads it, so the balances ``list_accounts`` reads stay a few numbers; an
+  ``a.`` doc written before kept them itself, and gives them to ``o.`` at its next write).
+  Reads add up totals, never transactions.
+* Every change to a budget month or a month total changes, in the same commit, the
+  **roll-ups** (:mod:`.rollup`): the ``ledger`` doc (the whole ledger's counts) and the year docs
+  ``y.<YYYY>`` (each year's nets and flow, and the carry at its end), so a month's figures read a
+  fixed number of docs however long the history (:meth:`Staged.writes`).
 
 :class:`Staged` is the one way a change is written: working copies of the docs it touches, with
 the versions they were read at.
@@ -26,10 +32,13 @@ from typing import Any
 
 from ...core.canonical import canonical_json
 from ...core.ids import _ALPHABET
+from ...store.errors import Conflict
 from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
 from ...store.records import DocWrite
+from . import rollup
 from .model import (
     LOCATOR,
+    MONTH,
     RTA_ID,
     TOTAL,
     TXNS,
@@ -39,6 +48,7 @@ from .model import (
     is_uncategorised,
     month_key,
     month_total_id,
+    open_total_id,
     sort_transactions,
     txn_categories,
     txn_month,
@@ -87,9 +97,10 @@ def contribution(account_id: str, txn: dict) -> dict[str, dict[str, Any]]:
     if not txn.get("approved"):
         month["unapproved"] = 1
     account: dict[str, Any] = {"n": 1, "uncleared" if txn["cleared"] == "uncleared" else "cleared": txn["amount"]}
+    out = {month_total_id(txn["date"]): month, account_total_id(account_id): account}
     if txn["cleared"] == "cleared":
-        account["open"] = {month_key(txn["date"]): 1}
-    return {month_total_id(txn["date"]): month, account_total_id(account_id): account}
+        out[open_total_id(account_id)] = {"open": {month_key(txn["date"]): 1}}
+    return out
 
 
 def add_into(target: dict[str, Any], delta: dict[str, Any], sign: int) -> None:
@@ -135,8 +146,11 @@ class Staged:
         return self.docs[key]
 
     def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
-        self.get(kind, doc_id)
-        self.docs[(kind, doc_id)] = data
+        key = (kind, doc_id)
+        if key not in self.docs:  # the version it was read at (no working copy: it is replaced)
+            doc = self.ledger.get(kind, doc_id)
+            self.versions[key] = doc.version if doc else 0
+        self.docs[key] = data
 
     # -- transactions ---------------------------------------------------------------------------------
 
@@ -145,6 +159,11 @@ class Staged:
             data = self.get(TOTAL, total_id) or {}
             add_into(data, delta, sign)
             self.put(TOTAL, total_id, data)
+        account = self.get(TOTAL, account_total_id(account_id))
+        if account and "open" in account:  # kept there before the open months had a doc of their own
+            opened = self.get(TOTAL, open_total_id(account_id)) or {}
+            add_into(opened, {"open": account.pop("open")}, +1)
+            self.put(TOTAL, open_total_id(account_id), opened)
 
     def _locate(self, txn_id: str, month: str | None) -> None:
         if txn_month(txn_id) is None:
@@ -229,8 +248,24 @@ class Staged:
             for piece in pieces[1:]:
                 self.put(TXNS, self._new_chunk(month, account), dict(data, transactions=piece))
 
-    def writes(self) -> list[DocWrite]:
+    def peek(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+        """A doc as staged so far, without staging it (so it is not written)."""
+        if (kind, doc_id) in self.docs:
+            return self.docs[(kind, doc_id)]
+        return self.stored(kind, doc_id)
+
+    def stored(self, kind: str, doc_id: str) -> dict[str, Any] | None:
+        """A doc as the ledger read it (None: absent)."""
+        doc = self.ledger.get(kind, doc_id)
+        return doc.data if doc and doc.version else None
+
+    def rollup_bound(self) -> int:
+        """At most how many roll-up docs :meth:`writes` adds to the staged docs (:mod:`.rollup`)."""
+        return rollup.bound(self)
+
+    def writes(self, *, build_rollup: bool = False) -> list[DocWrite]:
         self._cut()
+        rollup.stage(self, build_rollup)
         out = []
         for (kind, doc_id), data in self.docs.items():
             version = self.versions[(kind, doc_id)]
@@ -244,13 +279,16 @@ class Staged:
         return out
 
 
-def build(entries: Iterable[tuple[str, dict]]) -> list[DocWrite]:
+def build(entries: Iterable[tuple[str, dict]], budgets: dict[str, dict[str, int]] | None = None) -> list[DocWrite]:
     """The docs of a new ledger's transactions (``(account id, transaction)`` pairs, none stored
-    yet): their chunks, totals and locators, every one a creation. Demo data and tests use it."""
+    yet) and budget months (``{"2026-09-01": {category: milliunits}}``): their chunks, totals,
+    locators and roll-ups, every one a creation. Demo data and tests use it."""
     staged = Staged(_Empty())
     for account_id, txn in sorted(entries, key=lambda e: (e[1]["date"], e[1]["id"])):
         staged.add(account_id, txn)
-    return staged.writes()
+    for month, budgeted in sorted((budgets or {}).items()):
+        staged.put(MONTH, month, {"budgeted": dict(budgeted)})
+    return staged.writes(build_rollup=True)
 
 
 class _Empty(Ledger):
@@ -272,11 +310,17 @@ class _NoDocs(DocReader):
 
 
 def upgrade(store: DocStore, workspace_id: str) -> int:
-    """Move a budget written before the chunked layout (one ``budget_txns`` doc per account-month,
-    ``<account>.<YYYY-MM>``) into chunks with their totals and locators; how many transactions
-    moved. Run once per workspace after upgrading (``countersign budget upgrade``); safe to run
-    again or after an interruption: each old doc is replaced in one batch with its chunks and
-    totals, after its locators (harmless alone) are written."""
+    """Bring a budget written by an older version to this layout (``countersign budget upgrade``;
+    safe to run again, or after an interruption):
+
+    * a budget written before the chunked layout (one ``budget_txns`` doc per account-month,
+      ``<account>.<YYYY-MM>``) has its transactions moved into chunks with their totals and
+      locators, each old doc replaced in one batch with its chunks and totals, after its locators
+      (harmless alone) are written;
+    * a budget without the roll-ups (:mod:`.rollup`) gets them, in one batch (a budget that is
+      written to gets them at its first write anyway; until then its reads add up its history).
+
+    Returns how many transactions moved."""
     moved = 0
     # a chunk id starts with its month (a digit); an old doc's with its account id (a letter)
     for old in store.list_docs(workspace_id, TXNS, start=":"):
@@ -290,4 +334,10 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
         store.write_docs(workspace_id, [*(w for w in writes if w.kind != LOCATOR),
                                         DocWrite(TXNS, old.id, None, old.version)])
         moved += len(old.data.get("transactions", []))
+    built = Staged(Ledger(store, workspace_id)).writes(build_rollup=True)
+    if built:
+        try:
+            store.write_docs(workspace_id, built)  # every doc a creation
+        except Conflict:
+            pass  # a first write built them meanwhile
     return moved

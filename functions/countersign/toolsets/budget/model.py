@@ -9,9 +9,12 @@ Docs (kind → id → data):
 * ``budget_txns``     ``2026-09.<account>.0003`` ``{account_id, month, transactions: [...]}`` — a
   chunk of one account's transactions of one month, at most :data:`~.layout.CHUNK_MAX` bytes
   (a month holds as many chunks as it needs), so no item grows with the ledger.
-* ``budget_total``    ``m.2026-09`` (a month: income, activity and counts) and ``a.<account>`` (an
-  account: balances, and the months holding cleared transactions not yet reconciled) — kept in the
-  same commit as the transactions they sum (:mod:`.layout`), so a read never adds up history.
+* ``budget_total``    ``m.2026-09`` (a month: income, activity and counts), ``a.<account>`` (an
+  account: balances), ``o.<account>`` (the months holding its cleared transactions not yet
+  reconciled) — kept in the same commit as the transactions they sum (:mod:`.layout`) — and the
+  roll-ups ``ledger`` (the whole ledger's counts) and ``y.2026`` (a year's nets and the carry at
+  its end), kept in the same commit as the month totals and budget months they sum
+  (:mod:`.rollup`), so a read never adds up history.
 * ``budget_locator``  ``<transaction id>`` ``{month}`` — only for ids that do not carry their month
   (ones made before this layout); a new id is ``t_20260912_…``.
 * ``budget_op``       ``op_…``       the operation log (see :mod:`.operations`); ids sort by time.
@@ -87,6 +90,10 @@ def month_total_id(month: str) -> str:
 
 def account_total_id(account_id: str) -> str:
     return f"a.{account_id}"
+
+
+def open_total_id(account_id: str) -> str:
+    return f"o.{account_id}"
 
 
 # -- transactions ----------------------------------------------------------------------------------
@@ -236,6 +243,20 @@ class Ledger:
                 self._point.setdefault((kind, doc.id), doc)
         return self._ranges[key]
 
+    def month_totals_newest_first(self, since: str | None = None) -> Iterator[Doc]:
+        """The month totals (``m.<YYYY-MM>``), newest first, back to month ``since``; read a few at
+        a time, as the caller goes on (so a page of recent transactions reads recent months only)."""
+        stop, size = None, 4
+        while True:
+            docs = self.store.list_docs(self.workspace_id, TOTAL, "m.", start=f"m.{since}" if since else None,
+                                        stop=stop, limit=size, descending=True)
+            for doc in docs:
+                self._point.setdefault((TOTAL, doc.id), doc)
+            yield from docs
+            if len(docs) < size:
+                return
+            stop, size = docs[-1].id, min(size * 4, 100)
+
     # -- transactions --------------------------------------------------------------------------------
 
     def month_chunks(self, month: str) -> list[Doc]:
@@ -268,10 +289,13 @@ class Ledger:
     def locate_with(self, txn_ids: Sequence[Any], keys: Iterable[tuple[str, str]] = ()) -> None:
         """:meth:`locate`, then ``keys`` and the totals a change of those transactions writes, in
         one read (so staging the change reads nothing more)."""
+        from .rollup import rollup_keys  # (it imports this module)
+
         ids = [i for i in txn_ids if isinstance(i, str)]
         self.locate(ids)
-        totals = [(TOTAL, k(r)) for r in filter(None, map(self.find_txn, ids))
-                  for k in (lambda r: month_total_id(r.data["date"]), lambda r: account_total_id(r.account_id))]
+        totals = [key for r in filter(None, map(self.find_txn, ids))
+                  for key in [(TOTAL, month_total_id(r.data["date"])), (TOTAL, account_total_id(r.account_id)),
+                              (TOTAL, open_total_id(r.account_id)), *rollup_keys(r.data["date"])]]
         self.prefetch([*keys, *totals])
 
     def month_of(self, txn_id: str) -> str | None:
@@ -364,7 +388,9 @@ class Ledger:
         """An account's transactions in the months its totals name (``cleared``: only in that state,
         read from the months that hold one; otherwise every month of the ledger)."""
         if cleared == "cleared":
-            months = sorted(self.account_total(account_id).get("open") or {})
+            opened = self.get(TOTAL, open_total_id(account_id))
+            months = sorted({*(self.account_total(account_id).get("open") or {}),  # (written before o. docs)
+                             *((opened.data.get("open") if opened else None) or {})})
         else:
             months = sorted(d.id[2:] for d in self.range(TOTAL, "m."))
         for month in months:

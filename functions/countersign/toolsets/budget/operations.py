@@ -26,7 +26,20 @@ from ...core.ids import new_id
 from ...gate.actions import ActionContext, ActionError
 from ...store.records import DocWrite
 from .layout import Staged
-from .model import CATEGORY, DRIFT, MONTH, OP, TOTAL, Ledger, account_total_id, display, month_key, month_total_id
+from .model import (
+    CATEGORY,
+    DRIFT,
+    MONTH,
+    OP,
+    TOTAL,
+    Ledger,
+    account_total_id,
+    display,
+    month_key,
+    month_total_id,
+    open_total_id,
+)
+from .rollup import rollup_keys
 
 
 class Moved(Exception):
@@ -90,11 +103,11 @@ def _prefetch(ledger: Ledger, changes: list[dict]) -> None:
             data = ref.data if ref else c["after"] or c["before"] or {}
             account = ref.account_id if ref else c.get("account") or c.get("bucket", "").rsplit(".", 1)[0]
             if data.get("date"):
-                keys.append((TOTAL, month_total_id(data["date"])))
+                keys += [(TOTAL, month_total_id(data["date"])), *rollup_keys(data["date"])]
                 ledger.month_chunks(month_key(data["date"]))
-            keys.append((TOTAL, account_total_id(account)))
+            keys += [(TOTAL, account_total_id(account)), (TOTAL, open_total_id(account))]
         elif c["t"] == "budget":
-            keys += [(MONTH, c["month"]), (CATEGORY, c["category"])]
+            keys += [(MONTH, c["month"]), (CATEGORY, c["category"]), *rollup_keys(c["month"])]
         elif c["t"] == "category":
             keys.append((CATEGORY, c["id"]))
     ledger.prefetch(keys)

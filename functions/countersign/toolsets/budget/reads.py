@@ -10,6 +10,7 @@ from ...gate.actions import ActionContext, ActionError, Arguments, Read
 from .figures import month_figures
 from .model import OP, TOTAL, Ledger, TxnRef, account_total_id, amounts, is_uncategorised, parse_date, resolve_month
 from .operations import operation_view
+from .rollup import LEDGER_ID
 
 
 class NoArgs(Arguments):
@@ -153,14 +154,17 @@ class ListTransactions(Read):
         page: list[TxnRef] = []
         total = 0
         for month, counted in _months_newest_first(ledger, args, since):
-            if counted == 0:
-                continue
             if counted is not None and (total + counted <= offset or total >= offset + args.limit):
                 total += counted  # counted from the month's totals; its transactions are not read
-                continue
-            refs = [r for r in reversed(ledger.month_transactions(month)) if _matches(r, args, since)]
-            page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
-            total += len(refs)
+            elif counted != 0:
+                refs = [r for r in reversed(ledger.month_transactions(month)) if _matches(r, args, since)]
+                page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
+                total += len(refs)
+            if total >= offset + args.limit:
+                known = _known_total(ledger, args, since)
+                if known is not None:  # the page is full and the ledger's counts tell the rest
+                    total = known
+                    break
         nxt = offset + args.limit
         return {
             "transactions": [transaction_view(ledger, r.account_id, r.data) for r in page[:args.limit]],
@@ -169,28 +173,44 @@ class ListTransactions(Read):
         }
 
 
+def _filters(args: ListTransactionsArgs) -> list:
+    return [f for f in (args.account_id, args.category_id, args.uncategorised or None, args.unapproved or None)
+            if f is not None]
+
+
+def _count(t: dict[str, Any], args: ListTransactionsArgs) -> int:
+    """How many transactions of totals ``t`` (a month's or the ledger's) match one filter or none."""
+    if args.account_id is not None:
+        return int((t.get("accounts") or {}).get(args.account_id, 0))
+    if args.category_id is not None:
+        return int((t.get("cats") or {}).get(args.category_id, 0))
+    if args.uncategorised:
+        return int(t.get("uncategorised", 0))
+    if args.unapproved:
+        return int(t.get("unapproved", 0))
+    return int(t.get("n", 0))
+
+
+def _known_total(ledger: Ledger, args: ListTransactionsArgs, since: str | None) -> int | None:
+    """How many transactions match in the whole ledger, from its roll-up (one filter or none, no
+    ``since``); None when only reading the months can tell."""
+    if since is not None or len(_filters(args)) > 1:
+        return None
+    rolled = ledger.get(TOTAL, LEDGER_ID)
+    return _count(rolled.data, args) if rolled is not None else None
+
+
 def _months_newest_first(ledger: Ledger, args: ListTransactionsArgs, since: str | None):
-    """Each month of the ledger, newest first, with how many of its transactions match when its
-    totals tell (None: its transactions must be read to know)."""
-    filters = [f for f in (args.account_id, args.category_id, args.uncategorised or None, args.unapproved or None)
-               if f is not None]
-    for doc in reversed(ledger.range(TOTAL, "m.")):
+    """Each month of the ledger (back to ``since``), newest first, with how many of its
+    transactions match when its totals tell (None: its transactions must be read to know)."""
+    filters = _filters(args)
+    for doc in ledger.month_totals_newest_first(since[:7] if since is not None else None):
         month = doc.id[2:]
-        if since is not None and month < since[:7]:
-            break
         t = doc.data
         if len(filters) > 1 or (since is not None and month == since[:7]):
             yield month, (None if t.get("n") else 0)
-        elif args.account_id is not None:
-            yield month, int((t.get("accounts") or {}).get(args.account_id, 0))
-        elif args.category_id is not None:
-            yield month, int((t.get("cats") or {}).get(args.category_id, 0))
-        elif args.uncategorised:
-            yield month, int(t.get("uncategorised", 0))
-        elif args.unapproved:
-            yield month, int(t.get("unapproved", 0))
         else:
-            yield month, int(t.get("n", 0))
+            yield month, _count(t, args)
 
 
 def _matches(ref: TxnRef, args: ListTransactionsArgs, since: str | None) -> bool:

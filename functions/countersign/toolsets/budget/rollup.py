@@ -1,0 +1,272 @@
+"""Roll-ups: what a read would otherwise add up over the whole history, kept so that it reads a
+fixed number of docs however long the history is.
+
+Two kinds of ``budget_total`` doc, written in the same commit as the change they summarise
+(:meth:`.layout.Staged.writes`):
+
+* ``ledger`` — the whole ledger's counts (``n``, ``accounts``, ``cats``, ``uncategorised``,
+  ``unapproved``: the month totals' counts added up) and ``years``, the years that have a
+  year doc. Its presence says the roll-up is built; a budget written before it has none until its
+  first write that changes a total or a budget (which builds it from the month totals and budget
+  months, once) or ``countersign budget upgrade``. Until then reads add up history as before.
+* ``y.<YYYY>`` — a year: per category the month's *net* (budgeted + activity) of each month that
+  has one (``d``: ``{category: {"09": milliunits}}``), the month's *flow* (income + activity of
+  every category, ``f``: ``{"09": milliunits}``), ``start``: the carry at the end of the year
+  before — every category's available (``available``) and the flow of every month so far
+  (``flow``) — and ``end``: the carry at the end of December.
+
+Why that suffices: a category's available is ``a(m) = max(a(m-1), 0) + net(m)`` (an overspent
+balance does not carry over; it is taken from Ready to Assign instead), and money is conserved:
+Ready to Assign + the sum of every available = income + activity of every month so far. So a
+month's figures are its year's ``start`` carried through the year's months up to it (at most 12)
+— one year doc, whatever the history (a year without one: the ``end`` of the last year before it
+that has one). A change to a month of year Y rewrites ``y.Y`` and, since its ``end`` is the next
+year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years,
+far below ``MAX_DOC_WRITES``); a year doc made new also rewrites the year doc before it, unchanged,
+so that a change to that one meanwhile is a conflict rather than a lost carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from .model import MONTH, TOTAL
+
+if TYPE_CHECKING:
+    from .layout import Staged
+
+COUNTS = ("n", "accounts", "cats", "uncategorised", "unapproved")
+LEDGER_ID = "ledger"
+
+
+def year_id(year: str) -> str:
+    return f"y.{year}"
+
+
+def rollup_keys(month: str) -> list[tuple[str, str]]:
+    """The docs a read or change of ``month`` (``YYYY-MM…``) needs in the usual case: the ledger
+    doc and its year (read with the month's own docs, in one read)."""
+    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(month[:4]))]
+
+
+# -- what a month doc contributes ----------------------------------------------------------------------
+
+
+def budget_net(budgeted: dict[str, int]) -> tuple[dict[str, int], int]:
+    """(net per category, flow) of a budget month's ``budgeted``: the net only (flow is unchanged)."""
+    return {c: int(v) for c, v in budgeted.items() if v}, 0
+
+
+def total_net(total: dict[str, Any]) -> tuple[dict[str, int], int]:
+    """(net per category, flow) of a month total: its activity, and income + activity."""
+    activity = {c: int(v) for c, v in (total.get("activity") or {}).items() if v}
+    return activity, int(total.get("income", 0)) + sum(activity.values())
+
+
+def counts_of(total: dict[str, Any]) -> dict[str, Any]:
+    return {k: total[k] for k in COUNTS if k in total}
+
+
+# -- carrying --------------------------------------------------------------------------------------
+
+
+def empty_end() -> dict[str, Any]:
+    return {"available": {}, "flow": 0}
+
+
+def carry(end: dict[str, Any], year: dict[str, Any], last: int = 12) -> dict[str, Any]:
+    """The carry at the end of month ``last`` (1–12) of ``year`` (a year doc's data), from ``end``,
+    the carry at the end of any December before it (months between that hold nothing only take
+    the overspent balances, as this year's first month does). A category overspent in month
+    ``last`` itself keeps its negative balance: it is taken the month after."""
+    until = f"{last:02d}"
+    available = dict(end.get("available") or {})
+    nets = year.get("d") or {}
+    for cat in set(available) | set(nets):
+        a = available.get(cat, 0)
+        months = sorted(m for m in (nets.get(cat) or {}) if m <= until)
+        for m in months:
+            a = max(a, 0) + nets[cat][m]
+        if not months or months[-1] < until:
+            a = max(a, 0)  # a month without a net passed: an overspent balance was taken
+        if a:
+            available[cat] = a
+        else:
+            available.pop(cat, None)
+    flow = int(end.get("flow", 0)) + sum(v for m, v in (year.get("f") or {}).items() if m <= until)
+    return {"available": available, "flow": flow}
+
+
+def copy_of(data: dict[str, Any]) -> dict[str, Any]:
+    """A working copy of a roll-up doc (dicts of numbers, dicts of dicts of numbers, lists)."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out[key] = {k: (dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
+        elif isinstance(value, list):
+            out[key] = list(value)
+        else:
+            out[key] = value
+    return out
+
+
+# -- building from the month docs -------------------------------------------------------------------
+
+
+def add_net(year: dict[str, Any], mm: str, net: dict[str, int], flow: int, sign: int) -> None:
+    """``year``'s nets and flow of month ``mm`` += ``sign`` × (``net``, ``flow``)."""
+    d = year.setdefault("d", {})
+    for cat, v in net.items():
+        months = d.setdefault(cat, {})
+        total = months.get(mm, 0) + sign * v
+        if total:
+            months[mm] = total
+        else:
+            months.pop(mm, None)
+            if not months:
+                del d[cat]
+    if flow:
+        f = year.setdefault("f", {})
+        total = f.get(mm, 0) + sign * flow
+        if total:
+            f[mm] = total
+        else:
+            f.pop(mm, None)
+    for key in ("d", "f"):
+        if key in year and not year[key]:
+            del year[key]
+
+
+def from_months(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str, dict]]) -> tuple[dict, dict]:
+    """(the ledger doc, {year: year doc}) of a budget's months: ``budgets`` are (``YYYY-MM-01``,
+    budget month data), ``totals`` (``YYYY-MM``, month total data)."""
+    from .layout import add_into  # the totals' own arithmetic
+
+    ledger: dict[str, Any] = {}
+    years: dict[str, dict[str, Any]] = {}
+    for month, data in budgets:
+        net, flow = budget_net(data.get("budgeted") or {})
+        add_net(years.setdefault(month[:4], {}), month[5:7], net, flow, +1)
+    for month, data in totals:
+        net, flow = total_net(data)
+        add_net(years.setdefault(month[:4], {}), month[5:7], net, flow, +1)
+        add_into(ledger, counts_of(data), +1)
+    end = empty_end()
+    for year in sorted(years):
+        years[year]["start"] = end
+        end = years[year]["end"] = carry(end, years[year])
+    ledger["years"] = sorted(years)
+    return ledger, years
+
+
+# -- staging: the roll-ups of a change, in the same commit ------------------------------------------
+
+Nets = dict[str, dict[str, tuple[dict[str, int], int]]]  # year → month → (net per category, flow)
+
+
+def _month_of(kind: str, ident: str) -> str | None:
+    if kind == MONTH:
+        return ident
+    if kind == TOTAL and ident.startswith("m."):
+        return ident[2:]
+    return None
+
+
+def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
+    """What the staged budget months and month totals change: per year and month the (net per
+    category, flow) added, and the counts added to the ledger's."""
+    from .layout import add_into
+
+    nets: Nets = {}
+    counts: dict[str, Any] = {}
+    for (kind, ident), data in staged.docs.items():
+        month = _month_of(kind, ident)
+        if month is None:
+            continue
+        for sign, side in ((-1, staged.stored(kind, ident) or {}), (+1, data or {})):
+            net, flow = budget_net(side.get("budgeted") or {}) if kind == MONTH else total_net(side)
+            of_year = nets.setdefault(month[:4], {})
+            n0, f0 = of_year.get(month[5:7], ({}, 0))
+            of_year[month[5:7]] = ({c: n0.get(c, 0) + sign * net.get(c, 0) for c in {*n0, *net}}, f0 + sign * flow)
+            if kind == TOTAL:
+                add_into(counts, counts_of(side), sign)
+    for year in list(nets):
+        nets[year] = {m: ({c: v for c, v in net.items() if v}, flow) for m, (net, flow) in nets[year].items()
+                      if flow or any(net.values())}
+        if not nets[year]:
+            del nets[year]
+    return nets, counts
+
+
+def stage(staged: Staged, build: bool = False) -> None:
+    """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
+    doc's counts, the nets of the touched years and the carry (``end``) of every year from the
+    first touched one on. A budget without a ledger doc gets its roll-up built from what is stored
+    first (``build``: even when nothing changed)."""
+    from .layout import add_into
+
+    nets, counts = changes(staged)
+    if not (nets or counts or build):
+        return
+    stored = staged.stored(TOTAL, LEDGER_ID)
+    if stored is None:
+        _build(staged)
+    if not (nets or counts):
+        return
+    current = staged.peek(TOTAL, LEDGER_ID) or {}
+    years = sorted(set(current.get("years") or []) | set(nets))
+    if counts or years != current.get("years"):
+        ledger = copy_of(current)
+        add_into(ledger, counts, +1)
+        ledger["years"] = years
+        staged.put(TOTAL, LEDGER_ID, ledger)
+    if not nets:
+        return
+    first = min(nets)
+    earlier = [y for y in years if y < first]
+    staged.ledger.prefetch((TOTAL, year_id(y)) for y in years if y >= first)
+    start = (staged.peek(TOTAL, year_id(first)) or {}).get("start")
+    end = start if start is not None else empty_end()
+    for year in (y for y in years if y >= first):
+        data = copy_of(staged.peek(TOTAL, year_id(year)) or {})
+        if not data and earlier:  # a new year carries on from the one before: write that too, so a
+            before = year_id(earlier[-1])  # change to it meanwhile is a conflict, not a lost carry
+            previous = staged.peek(TOTAL, before)
+            staged.put(TOTAL, before, previous)
+            end = (previous or {}).get("end") or end
+        for month, (net, flow) in nets.get(year, {}).items():
+            add_net(data, month, net, flow, +1)
+        data["start"] = end
+        end = data["end"] = carry(end, data)
+        staged.put(TOTAL, year_id(year), data)  # so is every later year: its carry moved
+        earlier.append(year)
+
+
+def _build(staged: Staged) -> None:
+    """Stage the roll-up of what is stored (before this change), every doc a creation."""
+    ledger, years = from_months(_stored_months(staged, MONTH), [(i[2:], d) for i, d in _stored_months(staged, TOTAL)])
+    staged.ledger.prefetch((TOTAL, year_id(y)) for y in years)
+    staged.put(TOTAL, LEDGER_ID, ledger)
+    for year, data in years.items():
+        staged.put(TOTAL, year_id(year), data)
+
+
+def _stored_months(staged: Staged, kind: str) -> list[tuple[str, dict]]:
+    found = (staged.ledger.get(kind, d.id) for d in staged.ledger.range(kind, "m." if kind == TOTAL else ""))
+    return [(d.id, d.data) for d in found if d is not None and d.version]
+
+
+def bound(staged: Staged) -> int:
+    """At most how many roll-up docs :func:`stage` adds for what is staged (so a batch that must
+    stay within ``MAX_DOC_WRITES`` can count them before it grows)."""
+    touched = {m[:4] for m in (_month_of(k, i) for k, i in staged.docs) if m is not None}
+    if not touched:
+        return 0
+    stored = staged.stored(TOTAL, LEDGER_ID)
+    if stored is not None:
+        years = set(stored.get("years") or [])
+    else:  # built first, from every stored month
+        years = {i[:4] for i, _ in _stored_months(staged, MONTH)} | {i[2:6] for i, _ in _stored_months(staged, TOTAL)}
+    years |= touched
+    return 2 + sum(1 for y in years if y >= min(touched))  # the ledger doc, the year before, these

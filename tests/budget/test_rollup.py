@@ -1,0 +1,222 @@
+"""The roll-ups (year docs and the ledger doc) against the slow, obvious computation from every
+transaction: over random histories of years, with backdated writes, undos (deletes), category
+moves and budgets in past and future years, every read agrees; and a read costs the same
+whatever the history's length."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from countersign.gate.actions import ActionError
+from countersign.store.records import DocWrite
+from countersign.store.sqlite import SQLiteStore
+from countersign.toolsets.budget import layout, rollup
+from countersign.toolsets.budget.importer import import_register
+from countersign.toolsets.budget.model import RTA_ID, TOTAL, display
+from tests.budget import brute
+from tests.budget.ledger import assert_rolled_up, new_book
+
+CATEGORIES = ["cat_groceries", "cat_restaurants", "cat_household", "cat_tennis", "cat_books"]
+ACCOUNTS = ["acc_checking", "acc_savings"]
+YEARS = [2019, 2020, 2022, 2025, 2026, 2027, 2029]  # gaps between some of them
+
+_STORE: list[SQLiteStore] = []
+
+
+def shared_store() -> SQLiteStore:
+    """One SQLite store for every example (each gets its own workspace)."""
+    if not _STORE:
+        _STORE.append(SQLiteStore(str(Path(tempfile.mkdtemp()) / "rollup.db")))
+    return _STORE[0]
+
+
+months = st.builds(lambda y, m: f"{y}-{m:02d}", st.sampled_from(YEARS), st.integers(1, 12))
+amounts = st.integers(-40_000, 30_000).filter(bool).map(lambda cents: cents * 10)  # what display() shows exactly
+new_txn = st.fixed_dictionaries({
+    "month": months, "day": st.integers(1, 28), "amount": amounts,
+    "category": st.sampled_from([*CATEGORIES, RTA_ID, None]), "cleared": st.sampled_from(["cleared", "uncleared"]),
+})
+ops = st.one_of(
+    st.tuples(st.just("create"), st.sampled_from(ACCOUNTS), st.lists(new_txn, min_size=1, max_size=4)),
+    st.tuples(st.just("budget"), st.sampled_from(CATEGORIES), months, st.integers(0, 50_000).map(lambda c: c * 10)),
+    st.tuples(st.just("recategorise"), st.integers(0, 10_000), st.sampled_from([*CATEGORIES, RTA_ID])),
+    st.tuples(st.just("undo"), st.integers(0, 10_000)),
+    st.tuples(st.just("move_category"), st.sampled_from(CATEGORIES)),
+    st.tuples(st.just("approve"), st.integers(0, 10_000)),
+    st.tuples(st.just("forget_rollups"),),
+)
+
+
+def run(book, op) -> None:
+    kind = op[0]
+    if kind == "create":
+        _, account, txns = op
+        book.do("create_transactions", account_id=account, transactions=[
+            {"date": f"{t['month']}-{t['day']:02d}", "payee": "P", "amount": display(t["amount"]),
+             "category_id": t["category"], "cleared": t["cleared"]} for t in txns])
+    elif kind == "budget":
+        _, category, month, amount = op
+        if book.budgeted(f"{month}-01", category) != amount:
+            book.do("set_category_budget", category_id=category, month=month, amount=display(amount))
+    elif kind in ("recategorise", "approve"):
+        ids = sorted(book.all_txns())
+        txn = book.all_txns()[ids[op[1] % len(ids)]]
+        if kind == "approve" and not txn["approved"]:
+            book.do("approve_transactions", transaction_ids=[txn["id"]])
+        elif kind == "recategorise" and not txn["subtransactions"] and txn["category_id"] != op[2]:
+            book.do("apply_categories", changes=[{"transaction_id": txn["id"], "category_id": op[2]}])
+    elif kind == "undo":
+        undoable = [d for d in book.ops() if d.data["undoable"] and not d.data["undone_by"]]
+        if undoable:
+            try:
+                book.do("undo_operation", operation_id=undoable[op[1] % len(undoable)].id)
+            except ActionError as exc:  # a later write changed what it wrote: refused, nothing written
+                assert "changed since" in exc.message
+    elif kind == "move_category":
+        group = "grp_fun" if book.category(op[1])["group_id"] == "grp_everyday" else "grp_everyday"
+        book.do("update_category", category_id=op[1], group_id=group)
+    elif kind == "forget_rollups":  # as a budget written by the version before the roll-ups
+        gone = [DocWrite(TOTAL, d.id, None, d.version) for d in book.store.list_docs(book.workspace_id, TOTAL)
+                if d.id == rollup.LEDGER_ID or d.id.startswith("y.")]
+        book.store.write_docs(book.workspace_id, gone)
+
+
+def check_reads(book, months_to_read: list[str]) -> None:
+    txns, budgets = brute.everything(book.store, book.workspace_id)
+    for month in months_to_read:
+        got = book.read("get_month", month=month)
+        want = brute.month_figures(txns, budgets, f"{month}-01")
+        assert got["ready_to_assign_milliunits"] == want["ready_to_assign"], month
+        assert got["income_milliunits"] == want["income"], month
+        for row in got["categories"]:
+            assert row["available_milliunits"] == want["available"].get(row["id"], 0), (month, row["name"])
+            assert row["activity_milliunits"] == want["activity"].get(row["id"], 0), (month, row["name"])
+            assert row["budgeted_milliunits"] == want["budgeted"].get(row["id"], 0), (month, row["name"])
+    accounts = {a["id"]: a for a in book.read("list_accounts")["accounts"]}
+    for account, (cleared, uncleared) in brute.balances(txns).items():
+        assert (accounts[account]["cleared_balance_milliunits"], accounts[account]["uncleared_balance_milliunits"]) \
+            == (cleared, uncleared)
+    for args, keep in [({}, lambda a, t: True),
+                       ({"category_id": "cat_books"}, lambda a, t: "cat_books" in {t["category_id"]}
+                        | {s["category_id"] for s in t["subtransactions"]}),
+                       ({"account_id": "acc_savings"}, lambda a, t: a == "acc_savings"),
+                       ({"uncategorised": True}, lambda a, t: t["category_id"] is None and not t["subtransactions"])]:
+        want_ids = brute.newest_first(txns, keep)
+        page = book.read("list_transactions", limit=3, **args)
+        assert page["total"] == len(want_ids), args
+        assert [t["id"] for t in page["transactions"]] == want_ids[:3], args
+        if len(want_ids) > 4:
+            later = book.read("list_transactions", limit=2, cursor="3", **args)
+            assert [t["id"] for t in later["transactions"]] == want_ids[3:5], args
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(ops, min_size=1, max_size=10), st.lists(months, min_size=1, max_size=4))
+def test_reads_agree_with_every_transaction_over_random_histories(history, read_months):
+    book = new_book(shared_store())
+    for op in history:
+        run(book, op)
+    years = sorted({m[:4] for m in read_months} | {"2026"})
+    check_reads(book, sorted({*read_months, "2026-09", *(f"{y}-01" for y in years), *(f"{y}-12" for y in years)}))
+    if any(d.id == rollup.LEDGER_ID for d in book.store.list_docs(book.workspace_id, TOTAL)):
+        assert_rolled_up(book.store, book.workspace_id)
+
+
+def test_backdated_changes_carry_through_every_later_year(book):
+    """On both stores: an overspending in 2019 is taken from 2019's Ready to Assign, a budget in
+    2019 carries to 2027, and undoing the backdated write puts every year back."""
+    book.do("set_category_budget", category_id="cat_books", month="2027-03", amount="10")
+    book.do("create_transactions", account_id="acc_checking", transactions=[
+        {"date": "2019-05-02", "payee": "Old shop", "amount": "-30", "category_id": "cat_books"},
+        {"date": "2019-05-03", "payee": "Old pay", "amount": "100", "category_id": RTA_ID}])
+    book.do("set_category_budget", category_id="cat_tennis", month="2019-04", amount="25")
+    created = [d for d in book.ops() if d.data["kind"] == "create_transactions"][-1].id
+    check_reads(book, ["2019-04", "2019-05", "2019-06", "2020-01", "2026-09", "2027-03", "2028-01"])
+    assert book.read("get_month", month="2027-03")["categories"][-1]["available_milliunits"] is not None
+    book.do("undo_operation", operation_id=created)
+    check_reads(book, ["2019-05", "2020-01", "2026-09", "2027-03"])
+    assert_rolled_up(book.store, book.workspace_id)
+
+
+def test_a_budget_without_rollups_reads_the_same_and_its_first_write_builds_them(book):
+    before = {m: book.read("get_month", month=m) for m in ("2026-08", "2026-09", "2026-10")}
+    run(book, ("forget_rollups",))
+    assert {m: book.read("get_month", month=m) for m in before} == before
+    assert book.read("list_transactions")["total"] == len(book.all_txns())
+    book.do("set_category_budget", category_id="cat_books", month="2026-10", amount="5")
+    assert_rolled_up(book.store, book.workspace_id)
+    check_reads(book, ["2026-08", "2026-09", "2026-10"])
+    run(book, ("forget_rollups",))
+    assert layout.upgrade(book.store, book.workspace_id) == 0  # nothing to move; the roll-ups are built
+    assert_rolled_up(book.store, book.workspace_id)
+    assert layout.upgrade(book.store, book.workspace_id) == 0
+
+
+def test_a_backdated_import_over_many_years_keeps_every_batch_within_one_transaction(book):
+    """Rows over 26 years, most before anything in the budget, into a budget that also budgets
+    a later year: every batch (the store refuses one over MAX_DOC_WRITES) carries its roll-ups,
+    and the figures agree with the transactions."""
+    from tests.budget.test_demo_import import register
+
+    book.do("set_category_budget", category_id="cat_books", month="2031-02", amount="40")
+    rows = [f'"Checking","","{2001 + i % 26}-{i % 12 + 1:02d}-0{1 + i % 9}","Shop {i}","Fun: Books","Fun","Books",'
+            f'"","${i % 70 + 1}.00","","Cleared"' for i in range(60)]
+    result = import_register(book.store, book.ctx, register(*rows))
+    assert result.imported == 60
+    assert_rolled_up(book.store, book.workspace_id)
+    check_reads(book, ["2001-01", "2013-07", "2026-09", "2027-01", "2031-02", "2032-01"])
+
+
+class Counting:
+    def __init__(self, store):
+        self.store, self.calls, self.docs = store, 0, 0
+
+    def get_doc(self, *a, **k):
+        self.calls += 1
+        found = self.store.get_doc(*a, **k)
+        self.docs += bool(found)
+        return found
+
+    def get_docs(self, *a, **k):
+        self.calls += 1
+        found = self.store.get_docs(*a, **k)
+        self.docs += len(found)
+        return found
+
+    def list_docs(self, *a, **k):
+        self.calls += 1
+        found = self.store.list_docs(*a, **k)
+        self.docs += len(found)
+        return found
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+
+@pytest.mark.parametrize("read,args", [("get_month", {}), ("list_categories", {}), ("list_accounts", {}),
+                                       ("list_transactions", {"limit": 5}),
+                                       ("list_transactions", {"limit": 2, "category_id": "cat_books"})])
+def test_a_read_reads_as_much_after_ten_years_as_after_one(read, args):
+    """The same read of the same month reads as many docs and makes as many store calls whether
+    the history before this year holds one year or ten."""
+    from countersign.gate.actions import ActionContext
+    from tests.budget.ledger import READS
+
+    costs = []
+    for first_year in (2025, 2016):
+        book = new_book(shared_store())
+        for year in range(first_year, 2026):
+            run(book, ("create", "acc_checking", [
+                {"month": f"{year}-{m:02d}", "day": 3, "amount": -5_000 * m, "category": "cat_books",
+                 "cleared": "cleared"} for m in (1, 6, 11)]))
+            run(book, ("budget", "cat_books", f"{year}-06", 20_000))
+        counting = Counting(book.store)
+        ctx = ActionContext.of(counting, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+        r = READS[read]
+        r.run(r.parse(args), ctx)
+        costs.append((counting.calls, counting.docs))
+    assert costs[0] == costs[1]
