@@ -96,3 +96,48 @@ async def test_an_agent_filing_cards_in_a_row_emails_its_person_once(tenant):
     assert [runtime.store.get_notification(i) for i in ids[1:]] == [None, None]
     runtime.sweep()
     assert emails() == 1  # nothing was left owed
+
+
+def test_a_card_whose_filing_outlives_the_interval_is_still_emailed(store, channel, settings, clock):
+    """owes_email decides before the filing commits; a filing that waited past the interval's end
+    (longer than SLOT_MARGIN on the store) gets the email the whole path would have sent."""
+    world = World(store)
+    notify = CardNotifier(store, channel.sender, settings, clock)
+    start = clock.now
+    assert notify(file_as_the_desk(world, notify, clock.now, "First")) == "email_sent"
+    clock.now = start + INTERVAL - SLOT_MARGIN - 1
+    late = dataclasses.replace(card(world.ws, world.person, world.conn, created_at=int(clock.now), ttl=DAY),
+                               title="Late")
+    owed = notify.owes_email(late)
+    assert owed is False
+    clock.now = start + INTERVAL + 1  # the filing waited; the interval is over when it commits
+    store.file_card(late, filed(late), notify=owed)
+    assert notify(late) == "email_sent"
+    assert len(channel.sent()) == 2
+
+
+def test_a_card_filed_while_the_slot_holder_finds_nothing_waiting_is_emailed(store, channel, settings, clock,
+                                                                             monkeypatch):
+    """Two threads of one server: the notifier claims the slot for a card that lapsed, lists what
+    waits (nothing), and releases the slot; a card filed between the listing and the release must
+    still be emailed (a slot that sent nothing makes no card owe nothing)."""
+    world = World(store)
+    notify = CardNotifier(store, channel.sender, settings, clock)
+    lapsed = dataclasses.replace(card(world.ws, world.person, world.conn, created_at=int(clock.now), ttl=60),
+                                 title="Lapsed")
+    store.file_card(lapsed, filed(lapsed), notify=True)
+    clock.now += 120
+    filed_between: list = []
+    listing = store.list_pending_cards
+
+    def listing_then_another_files(*args, **kwargs):
+        out = listing(*args, **kwargs)
+        if not filed_between:
+            filed_between.append(file_as_the_desk(world, notify, clock.now, "Between"))
+        return out
+
+    monkeypatch.setattr(store, "list_pending_cards", listing_then_another_files)
+    assert notify.deliver(lapsed.id) == "email_nothing_pending"
+    monkeypatch.undo()
+    assert notify(filed_between[0]) == "email_sent"
+    assert len(channel.sent()) == 1

@@ -13,11 +13,13 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
   email lists every card that waits — and the others are done as rate limited. The claim names
   its notification, so if its sender dies before sending, the retry may claim again;
 * nothing waits any more (answered before we looked) → the slot is released, done;
-* a card filed while this process holds the person's slot for another card (it claimed it within
-  the interval and has not released it) owes no email: :meth:`CardNotifier.owes_email` says so
-  before filing, the card is filed without a notification, and ``notifier(card)`` counts it rate
-  limited with no store request at all — the outcome the claim would have given, without the
-  lease, the refused claim and the finish (two commits) on the filing call's path;
+* a card filed while this process holds the person's slot because it *sent* an email under it
+  (a slot is released only when nothing was sent) owes no email until :data:`SLOT_MARGIN` seconds
+  before the interval ends: :meth:`CardNotifier.owes_email` says so before filing, the card is
+  filed without a notification, and ``notifier(card)`` counts it rate limited with no store
+  request at all — the outcome the claim would have given, without the lease, the refused claim
+  and the finish (two commits) on the filing call's path. A filing that still commits after the
+  interval ended is delivered directly (the claim decides, as on the whole path);
 * a send that fails releases the slot and puts the notification back, due again after a backoff
   (:data:`MAX_ATTEMPTS` tries in all); a sender that dies mid-way leaves a lease that lapses, and
   the sweep (:meth:`CardNotifier.sweep`) picks it up. An email can therefore go out twice only if
@@ -59,7 +61,10 @@ PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
 MAX_ATTEMPTS = 8
 BACKOFF_SECONDS = 60  # 1, 2, 4 … minutes between tries, at most an hour
-SLOT_MARGIN = 5  # seconds before a known slot ends from which cards take the whole path again
+# Seconds before a known slot ends from which cards take the whole path again: longer than a filing
+# can wait on the store after owes_email decided (SQLite's busy timeout is 30 s), so the interval
+# cannot end between the decision and the commit; if it does anyway, the card is delivered directly.
+SLOT_MARGIN = 60
 MAX_REMEMBERED = 10_000  # persons whose slot this process holds; card ids filed owing no email
 
 SettingsSource = Settings | Callable[[], Settings]
@@ -90,7 +95,7 @@ class CardNotifier:
         # person id → (claimed_at, claiming card id) of the email slots this process claimed and has
         # not released; and the cards filed owing no email because of one, until they are told of
         self._slots: dict[str, tuple[int, str]] = {}
-        self._unowed: set[str] = set()
+        self._unowed: dict[str, int] = {}  # card id → when the slot that made it owe nothing ends
         self._lock = threading.Lock()
 
     @property
@@ -99,17 +104,30 @@ class CardNotifier:
 
     def __call__(self, card: Card) -> str | None:
         with self._lock:
-            unowed = card.id in self._unowed
-            self._unowed.discard(card.id)
-        if unowed:  # filed without a notification (owes_email): rate limited, nothing to deliver
+            slot_end = self._unowed.pop(card.id, None)
+        if slot_end is None:
+            return self.deliver(card.id)
+        now = int(self.clock())
+        if now < slot_end:  # filed without a notification (owes_email): rate limited, nothing owed
             return self._event(RATE_LIMITED)
-        return self.deliver(card.id)
+        # The filing outlived the interval it was decided in (it waited longer than SLOT_MARGIN):
+        # the claim decides, as on the whole path. There is no notification to lease; a send that
+        # fails here is logged and not retried.
+        log.warning("card %s was filed after its person's email interval ended; delivering directly", card.id)
+        try:
+            outcome = self._notify(Notification(card.id, card.workspace_id, card.person_id, card.created_at,
+                                                attempts=MAX_ATTEMPTS - 1), now)
+        except Exception:
+            log.exception("email about card %s failed", card.id)
+            outcome = None
+        return self._event(outcome or FAILED)
 
     def owes_email(self, card: Card) -> bool:
         """Whether ``card``, about to be filed, may owe its person an email. False only when this
-        process claimed the person's email slot for another card within the interval and has not
-        released it: that card's email went (or is going) out, and the claim refuses every other
-        card until the interval ends, so this one would be done as rate limited. It is then filed
+        process sent the person an email about another card under a slot claimed within the
+        interval (more than :data:`SLOT_MARGIN` seconds before it ends): that slot is never
+        released, and the claim refuses every other card until the interval ends, so this one would
+        be done as rate limited. It is then filed
         without a notification (nothing is owed, so a crash loses nothing) and ``notifier(card)``
         counts it rate limited without a store request. A claim made by another process, or before
         this one started, is not known here: those cards take the whole path and the claim decides."""
@@ -121,7 +139,7 @@ class CardNotifier:
                 return True
             if len(self._unowed) >= MAX_REMEMBERED:  # ids of cards another filing won, never told of
                 self._unowed.clear()
-            self._unowed.add(card.id)
+            self._unowed[card.id] = slot[0] + self.settings.email_interval
             return False
 
     def deliver(self, card_id: str) -> str | None:
@@ -168,7 +186,6 @@ class CardNotifier:
             return SUPPRESSED
         if not self.store.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
-        self._claimed(person.id, now, n.card_id)
         try:
             email = self.compose(person, n.card_id, now, settings)
             if email is None:
@@ -182,6 +199,7 @@ class CardNotifier:
         except Exception:
             self._release(person, now)
             raise
+        self._sent(person.id, now, n.card_id)
         crash_point("after_send")
         return SENT
 
@@ -226,7 +244,9 @@ class CardNotifier:
             from_address=self.sender.from_address,
         )
 
-    def _claimed(self, person_id: str, claimed_at: int, card_id: str) -> None:
+    def _sent(self, person_id: str, claimed_at: int, card_id: str) -> None:
+        """An email went out under the slot claimed at ``claimed_at``: that slot is never released,
+        so until the interval ends every other card of the person would be rate limited."""
         with self._lock:
             if len(self._slots) >= MAX_REMEMBERED:
                 self._slots.clear()
