@@ -25,6 +25,7 @@ from countersign.runtime import build
 from countersign.surfaces.local import build_local
 from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run
 from tests.support.live import LiveServer
+from tests.support.secret_scan import occurring
 
 
 @pytest.fixture
@@ -68,7 +69,7 @@ def secret_scan():
     logging.getLogger().removeHandler(capture)
     responses = b"".join(TRANSCRIPT).decode("utf-8", "replace")
     logs = "\n".join(capture.lines)
-    leaked = [s[:12] + "…" for s in SECRETS if len(s) >= 16 and (s in responses or s in logs)]
+    leaked = [s[:12] + "…" for s in occurring((s for s in SECRETS if len(s) >= 16), responses, logs)]
     assert not leaked, f"secrets reached an MCP response or a log line: {leaked}"
 
 

@@ -37,9 +37,9 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
     expect(page.locator('[data-section="passkeys"] li')).to_have_count(1)
 
     # Signed out, the sign-in page's autofill (conditional mediation) signs in with the passkey.
+    # (Its email field's autocomplete is read below, where no autofill can take the page away first.)
     context.clear_cookies()
     page.goto(f"{server.origin}/signin")
-    assert page.locator("#email").get_attribute("autocomplete") == "username webauthn"
     expect(page.locator("body")).not_to_have_attribute("data-view", "signin")
     # And the button does too (a discoverable credential: no address asked). In a browser that offers
     # no autofill: with one, the pending autofill request could sign in by itself before the click.
@@ -47,6 +47,7 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
     page.add_init_script("PublicKeyCredential.isConditionalMediationAvailable = async () => false;")
     page.goto(f"{server.origin}/signin")
     ready(page, "signin")
+    assert page.locator("#email").get_attribute("autocomplete") == "username webauthn"
     with page.expect_response("**/api/signin/passkey") as signed:
         page.get_by_role("button", name="Sign in with a passkey").click()
     assert signed.value.status == 200, signed.value.text()

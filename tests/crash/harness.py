@@ -9,7 +9,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +26,8 @@ from tests.support.confirm_page import Page
 from tests.support.harness import mcp_client
 from tests.support.stepped_toolset import seed_parcels
 
+from .forked import start_server
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -42,8 +43,7 @@ class ServerProcess:
         full = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
         full.update(PYTHONPATH=str(REPO), **env)
         self.log = open(data / f"server-{port}-{time.time_ns()}.log", "wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.crash.server", str(data), str(port)],
-                                     cwd=REPO, env=full, stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = start_server([str(data), str(port)], full, self.log)
         self._wait_ready()
 
     @property

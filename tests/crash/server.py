@@ -14,13 +14,17 @@ from tests.support.harness import all_toolsets
 from tests.support.stepped_toolset import TOOLSET as STEPPED
 
 
-def main() -> None:
-    data, port = sys.argv[1], int(sys.argv[2])
+def make_app(data: str, port: int):
     env = dict(os.environ, COUNTERSIGN_DATA=data, COUNTERSIGN_PUBLIC_URL=f"http://localhost:{port}")
     settings = settings_mod.load(env)
     runtime = build(settings, toolsets=[*all_toolsets(), STEPPED])
     app, _ = build_local(settings, runtime=runtime)
-    raise SystemExit(serve(app, "127.0.0.1", port, log_level="warning"))
+    return app
+
+
+def main() -> None:
+    data, port = sys.argv[1], int(sys.argv[2])
+    raise SystemExit(serve(make_app(data, port), "127.0.0.1", port, log_level="warning"))
 
 
 if __name__ == "__main__":

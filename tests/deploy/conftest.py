@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.deploy import sam_build
 from tests.support.aws import REPO_ROOT, load_template
 
 SAM_VENV = REPO_ROOT / ".venv-sam"
@@ -21,6 +22,23 @@ def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/deploy/" in str(item.fspath):
             item.add_marker(pytest.mark.deploy)
+
+
+SAM_BUILD_TEST = "tests/deploy/test_tools.py::test_sam_build"
+
+
+def pytest_collection_finish(session):
+    """A run that will run test_sam_build starts its ``sam build`` now, in the background
+    (tests/deploy/sam_build.py): it is mostly waiting for the package index."""
+    if session.config.option.collectonly or not any(i.nodeid == SAM_BUILD_TEST for i in session.items):
+        return
+    sam = SAM_VENV / "bin" / "sam"
+    if os.access(sam, os.X_OK):  # else the test fails and says how to install it
+        sam_build.start(sam, tool_env())
+
+
+def pytest_sessionfinish(session):
+    sam_build.stop()
 
 
 def tool(name: str) -> Path:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import glob
-import os
-import shutil
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from tests.deploy import sam_build
 from tests.deploy.conftest import tool, tool_env
+from tests.deploy.sam_build import python312
 from tests.support.aws import REPO_ROOT, TEMPLATE_PATH
 
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
@@ -35,23 +34,6 @@ def test_cfn_lint_including_informational_rules():
     assert done.returncode == 0, f"cfn-lint failed:\n{done.stdout}\n{done.stderr}"
 
 
-def python312() -> str | None:
-    """A working python3.12: on PATH, else (for pyenv machines whose shim is not selected) from pyenv."""
-    candidates = [shutil.which("python3.12")]
-    roots = [os.environ.get("PYENV_ROOT"), str(Path.home() / ".pyenv")]
-    for root in filter(None, roots):
-        candidates += sorted(glob.glob(os.path.join(root, "versions", "3.12*", "bin", "python3.12")), reverse=True)
-    for candidate in filter(None, candidates):
-        try:
-            ok = subprocess.run([candidate, "-c", "import sys; assert sys.version_info[:2] == (3, 12)"],
-                                capture_output=True, timeout=30).returncode == 0
-        except (OSError, subprocess.TimeoutExpired):
-            ok = False
-        if ok:
-            return candidate
-    return None
-
-
 def _pyc_flags(path: Path) -> tuple[bytes, int]:
     with open(path, "rb") as fh:
         header = fh.read(8)
@@ -66,7 +48,7 @@ def _elf_machine(path: Path) -> int | None:
     return struct.unpack("<H", header[18:20])[0]
 
 
-def test_sam_build(tmp_path):
+def test_sam_build():
     """``sam build`` through infra/Makefile: each function's own dependencies for arm64, no MCP SDK
     in the api function, neither the SDK nor a web framework in the notifier and the sweeper,
     precompiled unchecked-hash bytecode for python3.12."""
@@ -74,11 +56,9 @@ def test_sam_build(tmp_path):
     if found is None:
         pytest.skip("sam build needs a working python3.12 (the runtime's version, used to precompile the "
                     "bytecode); none on PATH or under pyenv, so this one check is skipped")
-    env = tool_env()
-    env["PATH"] = f"{Path(found).parent}{os.pathsep}{env.get('PATH', '')}"
-    build_dir = tmp_path / "build"
-    done = _run([tool("sam"), "build", "--template", TEMPLATE_PATH, "--build-dir", build_dir,
-                 "--cache-dir", tmp_path / "cache", "--parallel"], timeout=600, env=env)
+    # Started in the background when the run was collected (tests/deploy/sam_build.py), or now.
+    done = sam_build.start(tool("sam"), tool_env()).result(timeout=600)
+    build_dir = done.build_dir
     assert done.returncode == 0, f"sam build failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
 
     magic312 = subprocess.run(

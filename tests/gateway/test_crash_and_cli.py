@@ -13,6 +13,9 @@ from tests.crash.harness import Crashable
 from .support import HttpUpstream
 
 FAST = {"countersign_run_lease": "1", "countersign_sweep_interval": "1"}
+# The server that dies after the upstream call holds the card's lease longer than the call can take
+# under load: with one second, its own upkeep settled the card while the call was still going.
+DYING = {"countersign_run_lease": "3", "countersign_sweep_interval": "1"}
 PRIVATE = {"countersign_upstream_private": "1"}
 
 pytestmark = pytest.mark.slow
@@ -49,7 +52,7 @@ def test_killed_after_sending_the_upstream_call_it_is_outcome_unknown_never_sent
         assert listed[0]["name"] == "fs" and listed[0]["credential"] is True
         assert "k-1234567890abcdef" not in json.dumps(listed)
         card_id = crash.call("fs__write_file", {"path": "a.txt", "content": "x"})["confirmationId"]
-        crash.start(countersign_fault="after_outside", **PRIVATE, **FAST)
+        crash.start(countersign_fault="after_outside", **PRIVATE, **DYING)
         with pytest.raises(Exception):  # noqa: B017 - the connection drops with the process
             crash.click(card_id)
         assert crash.server.killed(), crash.server.output()
