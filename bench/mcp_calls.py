@@ -23,7 +23,7 @@ own, seeded alike, so each is the only server emailing its person, as a deployme
 
 Throughput and p50/p99 of the lightest budget read at N = 1, 8 and 32 concurrent agents, against
 a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
-of three interleaved rounds): over real HTTP (both servers in their own process), in process
+of five interleaved rounds): over real HTTP (both servers in their own process), in process
 (local shape) and in process (Lambda shape). Then head-of-line (``bench/mcp_head_of_line.py``).
 
     .venv/bin/python bench/mcp_calls.py [--n 30] [--ledger 50000 | 0 to skip head-of-line]
@@ -215,17 +215,17 @@ async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, 
     return agents * calls / took, times[len(times) // 2] * 1000, times[int(len(times) * 0.99) - 1] * 1000
 
 
-async def throughput(pairs: dict[str, tuple], tool: str) -> None:
+async def throughput(pairs: dict[str, tuple], tool: str, rounds_of: int = 5) -> None:
     """``pairs``: transport name → ((our URL, our transport), (bare URL, bare transport), token)."""
     print(f"\nthroughput of a light read: countersign {tool} vs a bare MCP SDK server's one trivial tool, same "
-          "transport (medians of 3 interleaved rounds)")
+          f"transport (medians of {rounds_of} interleaved rounds)")
     print(f"{'transport':<30}{'agents':>7}{'ours calls/s':>14}{'bare calls/s':>14}{'ratio':>7}{'ours p50/p99':>16}"
           f"{'bare p50/p99':>16}{'p99 ratio':>10}")
     for name, ((our_url, ours), (bare_url, bare), token) in pairs.items():
         for agents in (1, 8, 32):
-            calls = max(10, 160 // agents)
+            calls = max(6, 96 // agents)
             rounds = []
-            for _ in range(3):
+            for _ in range(rounds_of):
                 rounds.append((await _throughput(our_url, token, tool, agents, calls, ours),
                                await _throughput(bare_url, token, "ping", agents, calls, bare)))
             o, b = (tuple(statistics.median(r[side][k] for r in rounds) for k in range(3)) for side in (0, 1))
