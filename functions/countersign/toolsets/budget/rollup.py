@@ -7,8 +7,10 @@ Two kinds of ``budget_total`` doc, written in the same commit as the change they
 * ``ledger`` — the whole ledger's counts (``n``, ``accounts``, ``cats``, ``uncategorised``,
   ``unapproved``: the month totals' counts added up) and ``years``, the years that have a
   year doc. Its presence says the roll-up is built; a budget written before it has none until its
-  first write that changes a total or a budget (which builds it from the month totals and budget
-  months, once) or ``countersign budget upgrade``. Until then reads add up history as before.
+  first write that changes a total or a budget or ``countersign budget upgrade`` builds it from
+  the month totals and budget months, in batches of their own before that write's commit, the
+  ledger doc last (:mod:`.rebuild`). Until then reads add up history as before, and writes keep
+  no roll-ups.
 * ``y.<YYYY>`` — a year: per category the month's *net* (budgeted + activity) of each month that
   has one (``d``: ``{category: {"09": milliunits}}``), the month's *flow* (income + activity of
   every category, ``f``: ``{"09": milliunits}``), ``start``: the carry at the end of the year
@@ -21,9 +23,12 @@ Ready to Assign + the sum of every available = income + activity of every month 
 month's figures are its year's ``start`` carried through the year's months up to it (at most 12)
 — one year doc, whatever the history (a year without one: the ``end`` of the last year before it
 that has one). A change to a month of year Y rewrites ``y.Y`` and, since its ``end`` is the next
-year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years,
-far below ``MAX_DOC_WRITES``); a year doc made new also rewrites the year doc before it, unchanged,
-so that a change to that one meanwhile is a conflict rather than a lost carry.
+year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years, some 37);
+a year doc made new also rewrites the year doc before it, unchanged, so that a change to that one
+meanwhile is a conflict rather than a lost carry. Those rewrites count towards the commit's
+``MAX_DOC_WRITES``: a change is counted when planned (:func:`.operations.commit`), and one that
+would pass it is refused before the person is asked (split it); the importer counts them
+(:func:`bound`) before a batch grows.
 """
 
 from __future__ import annotations
