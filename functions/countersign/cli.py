@@ -245,7 +245,8 @@ def cmd_budget_import(args) -> int:
 
 
 def cmd_budget_upgrade(args) -> int:
-    """Move a budget written before the chunked layout into it (once per workspace; safe to repeat)."""
+    """Move a budget written before the chunked layout into it, and build (or rebuild, where they
+    disagree with the months) its roll-ups (once per workspace after a deploy; safe to repeat)."""
     from .toolsets.budget.layout import upgrade
 
     s, store = _store(args)
@@ -354,7 +355,8 @@ def parser() -> argparse.ArgumentParser:
     budget_import.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
     budget_import.set_defaults(func=cmd_budget_import)
     budget_upgrade = budget.add_parser("upgrade", help="move a budget written by an older version into the "
-                                                       "chunked layout (once; safe to repeat)")
+                                                       "chunked layout and build or repair its roll-ups "
+                                                       "(after a deploy; safe to repeat)")
     budget_upgrade.add_argument("--email", help="a member of the workspace (default: the demo person)")
     budget_upgrade.add_argument("--data")
     budget_upgrade.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 from pydantic import WithJsonSchema
 
-from ...gate.actions import CLIENT, Action, ActionContext, Step
+from ...gate.actions import CLIENT, Action, ActionContext, Plan, Step
 from .model import DRIFT
 
 Amount = Annotated[Any, WithJsonSchema({
@@ -20,6 +21,25 @@ class BudgetAction(Action):
 
     gate = CLIENT
     drift_message = DRIFT
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Every plan also runs its apply under :func:`.operations.planning` (nothing is written,
+        nothing built), so a change too big for one commit is refused before the person is asked."""
+        super().__init_subclass__(**kwargs)
+        made = cls.__dict__.get("plan")
+        if made is None:
+            return
+
+        @functools.wraps(made)
+        def plan(self: BudgetAction, args: Any, ctx: ActionContext) -> Plan:
+            from .operations import planning
+
+            out = made(self, args, ctx)
+            with planning():
+                self.apply(out, ctx)
+            return out
+
+        setattr(cls, "plan", plan)  # noqa: B010 (a method replaced on the class)
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         op = result.get("operation_id")

@@ -26,6 +26,7 @@ from ...store.records import DocWrite
 from .layout import Staged, new_txn_id
 from .model import ACCOUNT, CATEGORY, GROUP, OP, RTA_ID, TRANSFER_PREFIX, Ledger, month_key, new_txn
 from .operations import new_operation
+from .rebuild import ensure_built
 
 REQUIRED = ("Account", "Date", "Payee", "Memo", "Outflow", "Inflow", "Cleared")
 CLEARED = {"cleared": "cleared", "uncleared": "uncleared", "reconciled": "reconciled"}
@@ -221,7 +222,9 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
     """Check every row, then write the new accounts, categories and transactions.
 
     Up to 90 docs go in one atomic batch; a larger import is written in batches (each holding
-    the totals and roll-ups of its own transactions), every row having been checked first.
+    the totals and roll-ups of its own transactions, counted before the batch grows: a batch is
+    never split), every row having been checked first. A budget without roll-ups gets them first,
+    in batches of their own (:func:`.rebuild.ensure_built`).
     """
     parsed = parse_register(text)
     ledger = Ledger(store, ctx.workspace_id)
@@ -295,6 +298,8 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         joined.append((row, parts))
         i += count
 
+    if ensure_built(store, ctx.workspace_id):  # every row checked: the roll-ups first, if there are none
+        ledger = Ledger(store, ctx.workspace_id)
     # an import id names its date, so a transaction imported before is in the month of its row
     existing_ids = {ref.data["import_id"] for month in sorted({month_key(r.date) for r, _ in joined})
                     for ref in ledger.month_transactions(month) if ref.data.get("import_id")}
@@ -340,6 +345,11 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
 
 
 def _write(store: DocStore, workspace_id: str, writes: list[DocWrite]) -> None:
-    for start in range(0, len(writes), MAX_DOC_WRITES):
-        store.write_docs(workspace_id, writes[start:start + MAX_DOC_WRITES])
+    """One batch, one transaction: a batch over the store's limit is refused, never split (its
+    totals and roll-ups would part)."""
+    if len(writes) > MAX_DOC_WRITES:
+        raise RegisterError(0, f"a batch of this import would write {len(writes)} records at once (the limit is "
+                               f"{MAX_DOC_WRITES}): its rows reach back across too many years of roll-ups; "
+                               "import the oldest years on their own first")
+    store.write_docs(workspace_id, writes)
 

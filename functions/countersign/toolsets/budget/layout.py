@@ -17,7 +17,14 @@
 * Every change to a budget month or a month total changes, in the same commit, the
   **roll-ups** (:mod:`.rollup`): the ``ledger`` doc (the whole ledger's counts) and the year docs
   ``y.<YYYY>`` (each year's nets and flow, and the carry at its end), so a month's figures read a
-  fixed number of docs however long the history (:meth:`Staged.writes`).
+  fixed number of docs however long the history (:meth:`Staged.writes`). A budget without the
+  ``ledger`` doc has no roll-ups: its writes keep none, its reads add up the months, and a writer
+  builds them first, in batches of their own, the ledger doc last (:mod:`.rebuild`).
+
+  Deploying: a version before the roll-ups writes months without updating them, so every function
+  (every Lambda, every local server) must run this code before the first write after a deploy;
+  if an older one wrote meanwhile, ``countersign budget upgrade`` finds the roll-ups that
+  disagree with the months and rebuilds them.
 
 :class:`Staged` is the one way a change is written: working copies of the docs it touches, with
 the versions they were read at.
@@ -32,7 +39,6 @@ from typing import Any
 
 from ...core.canonical import canonical_json
 from ...core.ids import _ALPHABET
-from ...store.errors import Conflict
 from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
 from ...store.records import DocWrite
 from . import rollup
@@ -259,9 +265,9 @@ class Staged:
         doc = self.ledger.get(kind, doc_id)
         return doc.data if doc and doc.version else None
 
-    def rollup_bound(self) -> int:
+    def rollup_bound(self, *, assume_built: bool = False) -> int:
         """At most how many roll-up docs :meth:`writes` adds to the staged docs (:mod:`.rollup`)."""
-        return rollup.bound(self)
+        return rollup.bound(self, assume_built=assume_built)
 
     def writes(self, *, build_rollup: bool = False) -> list[DocWrite]:
         self._cut()
@@ -317,10 +323,16 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
       ``<account>.<YYYY-MM>``) has its transactions moved into chunks with their totals and
       locators, each old doc replaced in one batch with its chunks and totals, after its locators
       (harmless alone) are written;
-    * a budget without the roll-ups (:mod:`.rollup`) gets them, in one batch (a budget that is
-      written to gets them at its first write anyway; until then its reads add up its history).
+    * a budget without the roll-ups (:mod:`.rollup`) gets them (:func:`.rebuild.ensure_built`: year
+      docs first, the ledger doc last; a budget that is written to gets them before its first
+      write anyway; until then its reads add up its history);
+    * roll-ups that disagree with the budget months and month totals (year docs missing or stale:
+      months written by a version that did not keep them, a build cut short by an older version)
+      are rebuilt (:func:`.rebuild.rebuild`); roll-ups that agree are left alone.
 
     Returns how many transactions moved."""
+    from .rebuild import rebuild
+
     moved = 0
     # a chunk id starts with its month (a digit); an old doc's with its account id (a letter)
     for old in store.list_docs(workspace_id, TXNS, start=":"):
@@ -334,10 +346,5 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
         store.write_docs(workspace_id, [*(w for w in writes if w.kind != LOCATOR),
                                         DocWrite(TXNS, old.id, None, old.version)])
         moved += len(old.data.get("transactions", []))
-    built = Staged(Ledger(store, workspace_id)).writes(build_rollup=True)
-    if built:
-        try:
-            store.write_docs(workspace_id, built)  # every doc a creation
-        except Conflict:
-            pass  # a first write built them meanwhile
+    rebuild(store, workspace_id)
     return moved

@@ -20,10 +20,13 @@ committing the same changes backwards, which first checks that every target stil
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from ...core.ids import new_id
 from ...gate.actions import ActionContext, ActionError
+from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
 from .layout import Staged
 from .model import (
@@ -39,7 +42,8 @@ from .model import (
     month_total_id,
     open_total_id,
 )
-from .rollup import rollup_keys
+from .rebuild import ensure_built
+from .rollup import LEDGER_ID, rollup_keys
 
 
 class Moved(Exception):
@@ -226,7 +230,21 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     A target that moved since the ledger was read raises :class:`ActionError` with
     ``moved_message``; every write names the version it read, so one that moves between this read
     and the commit is refused there (and the gate plans again).
+
+    A budget without roll-ups gets them first, in batches of their own (:func:`.rebuild.ensure_built`),
+    never inside this commit. A change whose writes (the roll-up docs it rewrites counted) would
+    pass ``MAX_DOC_WRITES`` raises :class:`ActionError` — at plan time too, since every budget
+    action's plan runs its apply under :func:`planning` (:class:`.base.BudgetAction`).
     """
+    planning = _PLANNING.get()
+    built = True
+    if any(c["t"] in ("txn", "budget") for c in changes):
+        _prefetch(ledger, changes)  # the ledger doc with them (stage() finds them read)
+        if ledger.get(TOTAL, LEDGER_ID) is None:  # no roll-ups yet: built first, in batches of their own
+            built = False
+            if not planning and isinstance(ctx.store, DocStore):
+                ensure_built(ctx.store, ctx.workspace_id)
+                ledger, built = Ledger(ctx.store, ctx.workspace_id), True
     try:
         staged = stage(ledger, changes)
     except Moved as exc:
@@ -236,7 +254,34 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     writes = staged.writes()
     writes.extend(extra)
     writes.append(DocWrite(OP, op_id, op, 0))
+    count = len(writes) + (0 if built else staged.rollup_bound(assume_built=True))
+    if count > MAX_DOC_WRITES:
+        raise ActionError(too_many(count, staged))
     return op_id, writes
+
+
+def too_many(count: int, staged: Staged) -> str:
+    months = sorted({i if k == MONTH else i[2:] for (k, i) in staged.docs
+                     if k == MONTH or (k == TOTAL and i.startswith("m."))})
+    since = f" and the budget's yearly roll-ups from {months[0][:4]} on" if months else ""
+    return (f"This change would write {count} records in one commit (its transactions, their month and "
+            f"account totals{since}); the limit is {MAX_DOC_WRITES}. Split it into smaller changes: fewer "
+            "transactions or months at once (a change to an early year also rewrites every later year's "
+            "roll-up). Nothing was written.")
+
+
+@contextmanager
+def planning():
+    """While planning: :func:`commit` only counts (it builds no roll-ups; what a build would
+    leave to rewrite is counted as if built)."""
+    token = _PLANNING.set(True)
+    try:
+        yield
+    finally:
+        _PLANNING.reset(token)
+
+
+_PLANNING: ContextVar[bool] = ContextVar("budget_planning", default=False)
 
 
 def get_operation(ledger: Ledger, op_id: Any, field: str = "operation_id"):

@@ -7,8 +7,10 @@ Two kinds of ``budget_total`` doc, written in the same commit as the change they
 * ``ledger`` — the whole ledger's counts (``n``, ``accounts``, ``cats``, ``uncategorised``,
   ``unapproved``: the month totals' counts added up) and ``years``, the years that have a
   year doc. Its presence says the roll-up is built; a budget written before it has none until its
-  first write that changes a total or a budget (which builds it from the month totals and budget
-  months, once) or ``countersign budget upgrade``. Until then reads add up history as before.
+  first write that changes a total or a budget or ``countersign budget upgrade`` builds it from
+  the month totals and budget months, in batches of their own before that write's commit, the
+  ledger doc last (:mod:`.rebuild`). Until then reads add up history as before, and writes keep
+  no roll-ups.
 * ``y.<YYYY>`` — a year: per category the month's *net* (budgeted + activity) of each month that
   has one (``d``: ``{category: {"09": milliunits}}``), the month's *flow* (income + activity of
   every category, ``f``: ``{"09": milliunits}``), ``start``: the carry at the end of the year
@@ -21,9 +23,12 @@ Ready to Assign + the sum of every available = income + activity of every month 
 month's figures are its year's ``start`` carried through the year's months up to it (at most 12)
 — one year doc, whatever the history (a year without one: the ``end`` of the last year before it
 that has one). A change to a month of year Y rewrites ``y.Y`` and, since its ``end`` is the next
-year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years,
-far below ``MAX_DOC_WRITES``); a year doc made new also rewrites the year doc before it, unchanged,
-so that a change to that one meanwhile is a conflict rather than a lost carry.
+year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years, some 37);
+a year doc made new also rewrites the year doc before it, unchanged, so that a change to that one
+meanwhile is a conflict rather than a lost carry. Those rewrites count towards the commit's
+``MAX_DOC_WRITES``: a change is counted when planned (:func:`.operations.commit`), and one that
+would pass it is refused before the person is asked (split it); the importer counts them
+(:func:`bound`) before a batch grows.
 """
 
 from __future__ import annotations
@@ -202,8 +207,9 @@ def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
 def stage(staged: Staged, build: bool = False) -> None:
     """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
     doc's counts, the nets of the touched years and the carry (``end``) of every year from the
-    first touched one on. A budget without a ledger doc gets its roll-up built from what is stored
-    first (``build``: even when nothing changed)."""
+    first touched one on. A budget without a ledger doc has no roll-ups to keep: nothing is added
+    (a writer builds them first, in batches of their own: :func:`ensure_built`), unless ``build``
+    (a new ledger staged whole in memory, :func:`.layout.build`): then they are built with it."""
     from .layout import add_into
 
     nets, counts = changes(staged)
@@ -211,6 +217,8 @@ def stage(staged: Staged, build: bool = False) -> None:
         return
     stored = staged.stored(TOTAL, LEDGER_ID)
     if stored is None:
+        if not build:  # not built: reads add up the months; the build is its own batches (ensure_built)
+            return
         _build(staged)
     if not (nets or counts):
         return
@@ -257,16 +265,21 @@ def _stored_months(staged: Staged, kind: str) -> list[tuple[str, dict]]:
     return [(d.id, d.data) for d in found if d is not None and d.version]
 
 
-def bound(staged: Staged) -> int:
+def bound(staged: Staged, *, assume_built: bool = False) -> int:
     """At most how many roll-up docs :func:`stage` adds for what is staged (so a batch that must
-    stay within ``MAX_DOC_WRITES`` can count them before it grows)."""
+    stay within ``MAX_DOC_WRITES`` can count them before it grows): the ledger doc, the year doc
+    before the first touched year and every year doc from that year on. None for a budget
+    without a ledger doc (nothing is kept until it is built) unless ``assume_built``: then as
+    many as after :func:`ensure_built` (whose own batches are not counted)."""
     touched = {m[:4] for m in (_month_of(k, i) for k, i in staged.docs) if m is not None}
     if not touched:
         return 0
     stored = staged.stored(TOTAL, LEDGER_ID)
     if stored is not None:
         years = set(stored.get("years") or [])
-    else:  # built first, from every stored month
+    elif assume_built:  # what a build from every stored month would hold
         years = {i[:4] for i, _ in _stored_months(staged, MONTH)} | {i[2:6] for i, _ in _stored_months(staged, TOTAL)}
+    else:
+        return 0
     years |= touched
-    return 2 + sum(1 for y in years if y >= min(touched))  # the ledger doc, the year before, these
+    return 2 + sum(1 for y in years if y >= min(touched))

@@ -1,0 +1,107 @@
+"""Building the roll-ups (:mod:`.rollup`) of a budget that has none, and repairing them.
+
+The ``ledger`` doc says the roll-ups are built: reads trust the year docs only while it exists,
+and a writer keeps them only while it exists. So a build writes every year doc first, in as many
+batches as it takes (each a conditional write of the version it read), and the ledger doc
+**last**, as a creation: a build cut short (a crash, a timeout) leaves no ledger doc, reads keep
+adding up the months, and the next writer (or ``countersign budget upgrade``) builds again from
+the start, overwriting what the cut-short one wrote. Two builders racing: each write names the
+version it read, so one is refused (:class:`~countersign.store.errors.Conflict`) and reads again.
+
+A budget change never carries a build in its own commit: :func:`ensure_built` runs first, as its
+own batches (:func:`.operations.commit`, the importer), so the change's commit stays within
+``MAX_DOC_WRITES`` and is one transaction.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...store.errors import Conflict
+from ...store.interface import MAX_DOC_WRITES, DocStore
+from ...store.records import DocWrite
+from .model import MONTH, TOTAL, Ledger
+from .rollup import LEDGER_ID, carry, empty_end, from_months, year_id
+
+ATTEMPTS = 5
+
+
+def expected(ledger: Ledger) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """(the ledger doc, {year: year doc}) the stored budget months and month totals give."""
+    months = [(d.id, d.data) for d in ledger.range(MONTH)]
+    totals = [(d.id[2:], d.data) for d in ledger.range(TOTAL, "m.")]
+    return from_months(months, totals)
+
+
+def _build_writes(ledger: Ledger) -> list[DocWrite]:
+    """The writes that make the stored roll-ups what the months give: every year doc that
+    differs (or should not exist), each naming the version read, and the ledger doc last."""
+    doc, years = expected(ledger)
+    stored = {d.id: d for d in ledger.range(TOTAL, "y.")}
+    writes = []
+    for year, data in sorted(years.items()):
+        old = stored.pop(year_id(year), None)
+        if old is None or old.data != data:
+            writes.append(DocWrite(TOTAL, year_id(year), data, old.version if old else 0))
+    writes += [DocWrite(TOTAL, ident, None, old.version) for ident, old in sorted(stored.items())]
+    writes.append(DocWrite(TOTAL, LEDGER_ID, doc, 0))
+    return writes
+
+
+def ensure_built(store: DocStore, workspace_id: str) -> bool:
+    """Build the roll-ups of a budget without a ledger doc (year docs first, in batches of at most
+    ``MAX_DOC_WRITES``; the ledger doc in the last). Returns whether this call built them (False:
+    they were there, or another writer built them meanwhile). Raises :class:`Conflict` only if
+    every attempt raced another writer."""
+    for _ in range(ATTEMPTS):
+        ledger = Ledger(store, workspace_id)
+        if ledger.get(TOTAL, LEDGER_ID) is not None:
+            return False
+        writes = _build_writes(ledger)
+        try:
+            for start in range(0, len(writes), MAX_DOC_WRITES):
+                store.write_docs(workspace_id, writes[start:start + MAX_DOC_WRITES])
+        except Conflict:
+            continue  # another builder (or writer) got there first: look again
+        return True
+    raise Conflict("the budget's roll-ups were being built by another writer; try again")
+
+
+def is_consistent(ledger: Ledger) -> bool:
+    """Whether the stored roll-ups agree with the budget months and month totals (a year doc left
+    with nothing in it keeps only its carry; the ledger doc lists exactly the stored year docs)."""
+    rolled = ledger.get(TOTAL, LEDGER_ID)
+    if rolled is None:
+        return False
+    doc, years = expected(ledger)
+    stored = {d.id[2:]: d.data for d in ledger.range(TOTAL, "y.")}
+    if rolled.data != dict(doc, years=sorted(stored)) or not set(years) <= set(stored):
+        return False
+    end = empty_end()
+    for year in sorted(stored):
+        want = years.get(year) or {"start": end, "end": carry(end, {})}
+        if stored[year] != want:
+            return False
+        end = want["end"]
+    return True
+
+
+def rebuild(store: DocStore, workspace_id: str) -> bool:
+    """Repair roll-ups that disagree with the months (year docs missing or stale: a build cut short
+    by an older version, or months written by a version that did not keep the roll-ups): the
+    ledger doc goes first (reads add up the months meanwhile, and are right), then they are built
+    again. Returns whether anything was repaired; a budget whose roll-ups agree is left alone."""
+    for _ in range(ATTEMPTS):
+        ledger = Ledger(store, workspace_id)
+        rolled = ledger.get(TOTAL, LEDGER_ID)
+        if rolled is None:
+            return ensure_built(store, workspace_id)
+        if is_consistent(ledger):
+            return False
+        try:
+            store.write_docs(workspace_id, [DocWrite(TOTAL, LEDGER_ID, None, rolled.version)])
+        except Conflict:
+            continue
+        ensure_built(store, workspace_id)
+        return True
+    raise Conflict("the budget was being written meanwhile; run the repair again")
