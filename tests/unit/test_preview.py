@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -129,3 +131,30 @@ def test_joiners_that_shape_a_script_or_an_emoji_stay():
     persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # ZWNJ inside a Persian word
     assert Preview(family).title == family and Preview(persian).title == persian
     assert Preview("a\u200db").title == "a[U+200D]b"  # inside Latin it hides nothing useful
+
+
+def test_every_code_point_between_latin_letters_and_in_plain_text():
+    """Each character is blanked (controls, line and paragraph separators), marked (format
+    characters, the invisible letters) or kept, by what it is, whether it stands alone between
+    two Latin letters or inside a longer line of plain text."""
+    import unicodedata
+
+    from countersign.core.preview import plain_line
+
+    invisible = set("\u034f\u115f\u1160\u3164\uffa0")
+    points = itertools.chain(range(0xD800), range(0xE000, 0x10000),  # the whole BMP but surrogates
+                             range(0x1D100, 0x1D200), range(0x1F000, 0x1FB00), range(0xE0000, 0xE0200))
+    changed = 0
+    for cp in points:  # with musical format characters, emoji, tag characters and variation selectors
+        c = chr(cp)
+        category = unicodedata.category(c)
+        if category == "Cc" or c in "\u2028\u2029":
+            expected = " "
+        elif category == "Cf" or c in invisible:
+            expected = f"[U+{cp:04X}]"
+        else:
+            expected = c
+        changed += expected != c
+        assert plain_line(f"x{c}y") == f"x{expected}y", hex(cp)
+        assert plain_line(f"Plain text x{c}y and more") == f"Plain text x{expected}y and more", hex(cp)
+    assert changed > 150

@@ -35,6 +35,11 @@ def plain_line(text: str) -> str:
     """One line of preview text as a person should see it: control characters and line breaks
     become spaces, and characters nobody can see are shown as ``[U+XXXX]``."""
     text = str(text)
+    if text.isprintable() and (text.isascii() or _INVISIBLE_LETTERS.isdisjoint(text)):
+        # Nothing to change (the common case, at C speed): a printable string holds no control,
+        # format (Cf) or line-separator character, and no joiner (Cf); only the invisible letters
+        # above are printable.
+        return text
     out = []
     for i, c in enumerate(text):
         category = unicodedata.category(c)
