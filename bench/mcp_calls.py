@@ -21,6 +21,10 @@ Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the tabl
 there, not the call's). The real server and the in-process app each have a data folder of their
 own, seeded alike, so each is the only server emailing its person, as a deployment is.
 
+The protocol's own floor, for the question + answer: a bare ``mcp`` SDK server's two rounds of a
+tool that asks and then answers the retry, with no work, ÷ its trivial ``ping`` (real HTTP, in
+process, stateless): no server can answer a question in two rounds for less than that ratio.
+
 Throughput and p50/p99 of the lightest budget read at N = 1, 8 and 32 concurrent agents, against
 a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
 of five interleaved rounds): over real HTTP (both servers in their own process), in process
@@ -195,6 +199,30 @@ def print_latency(times: Times, n: int) -> dict[str, dict[str, float]]:
     return results
 
 
+async def floor(pairs: dict[str, tuple], n: int) -> None:
+    """What two rounds cost with no work at all: a bare SDK server's 2026 question + answer
+    (``confirm``: asks, then answers the retry) ÷ its trivial ``ping``, the same client, the same
+    round (medians over ``n`` rounds). ``pairs``: way → (URL, transport)."""
+    print(f"\nthe protocol's own floor: a bare MCP SDK server's question + answer ÷ its ping (SDK client, "
+          f"median over {n} rounds)")
+    print(f"{'way':<34}{'ping ms':>10}{'ask + answer ms':>17}{'ratio':>8}")
+    for name, (url, transport) in pairs.items():
+        async with contextlib.AsyncExitStack() as stack:
+            way = await sdk_way(stack, url, "-", transport)
+            pings, asks = [], []
+            for i in range(n + WARMUP):
+                t0 = time.perf_counter()
+                await way.read("ping")
+                t1 = time.perf_counter()
+                answered = await way.asking.call_tool("confirm", {})
+                assert not answered.is_error and "completed" in str(answered.content), answered
+                if i >= WARMUP:
+                    pings.append(t1 - t0)
+                    asks.append(time.perf_counter() - t1)
+        print(f"{name:<34}{statistics.median(pings) * 1000:>10.2f}{statistics.median(asks) * 1000:>17.2f}"
+              f"{statistics.median(a / p for a, p in zip(asks, pings, strict=True)):>7.2f}x")
+
+
 async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, transport=None):
     """(calls per second, p50 ms, p99 ms) of ``agents`` concurrent clients making ``calls`` calls each."""
     times: list[float] = []
@@ -268,6 +296,9 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
 
         bare_local = bare_local_app()
         await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
+        await floor({"bare SDK server, real HTTP": (bare_url, None),
+                     "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
+                     "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}, n)
         stateless = StatelessMCP(build_server(lam.desk, lam.state_keys), lam.store)
         tool = lightest(results["SDK client, real HTTP"], "budget")[0]
         await throughput({

@@ -27,6 +27,11 @@ for entry in (str(ROOT / "functions"), str(ROOT)):
         sys.path.insert(0, entry)
 
 import httpx2  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.request_state import RequestStateSecurity  # noqa: E402
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult  # noqa: E402
+
+from countersign.surfaces.mcp_tools import CONFIRM_SCHEMA  # noqa: E402
 
 PACKS = "budget,mail"
 
@@ -40,13 +45,21 @@ def settings_env(data: Path, port: int) -> dict[str, str]:
 
 
 def bare_server():
-    from mcp.server.mcpserver import MCPServer
-
-    server = MCPServer("bare")
+    """One trivial tool (``ping``), and one that asks a 2026-07-28 question and answers the retry
+    (``confirm``: the protocol's two rounds, with sealed request state as ours, and no work)."""
+    server = MCPServer("bare", request_state_security=RequestStateSecurity(keys=[b"k" * 32], ttl=900,
+                                                                           bind_principal=None))
 
     @server.tool()
     def ping() -> dict:
         return {"ok": True}
+
+    @server.tool()
+    async def confirm(ctx: Context) -> dict | InputRequiredResult:
+        if ctx.request_state is None:
+            params = ElicitRequestFormParams(message="Apply?", requested_schema=CONFIRM_SCHEMA)
+            return InputRequiredResult(input_requests={"confirm": ElicitRequest(params=params)}, request_state="{}")
+        return {"status": "completed"}
 
     return server
 

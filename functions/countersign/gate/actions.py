@@ -80,6 +80,9 @@ class Arguments(BaseModel):
 class Plan:
     subject: Any
     preview: Preview
+    # The effect, when planning already staged it (to size it, say): the gate commits it as it is
+    # instead of calling ``apply`` again on the same state. Not part of the subject.
+    effect: Effect | None = field(default=None, compare=False, repr=False, kw_only=True)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core.canonical import canonical_json, digest, fingerprint
 from ..store.records import MAX_ARGUMENTS_BYTES
-from .actions import Action, ActionError, GateClass, Plan, Unavailable
+from .actions import Action, ActionError, Effect, GateClass, Plan, Unavailable
 from .context import ActionContext
 from .errors import DriftError
 
@@ -86,6 +86,10 @@ class Question:
         from ..passkeys.policy import needs_passkey
 
         return needs_passkey(self.ctx.workspace, self.action, self.gate)
+
+    def effect(self) -> Effect:
+        """What a yes commits: the effect the plan staged (:attr:`Plan.effect`), else ``apply``'s."""
+        return self.plan.effect if self.plan.effect is not None else self.action.apply(self.plan, self.ctx)
 
     def replan(self, now: int, shown: str | None = None) -> Question:
         """This question on the state as it is at ``now`` (the workspace read again).

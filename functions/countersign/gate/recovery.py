@@ -71,7 +71,7 @@ def _resume_outside(desk: CardDesk, card: Card, now: int) -> Card:
     try:
         person = desk.store.get_person(card.workspace_id, card.person_id)
         q = desk.question_of(card, person, now)
-        effect = q.action.apply(q.plan, q.ctx)
+        effect = q.effect()
     except (DriftError, ActionError, NotFound) as exc:
         why = getattr(exc, "message", str(exc))
         outside = (card.run or {}).get("outside")

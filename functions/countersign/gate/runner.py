@@ -104,7 +104,7 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
             raise Unavailable(f"{exc.message} {WAITS_MESSAGE}", exc.field, exc.code) from None
         _passkey_check(desk, card, q, passkey, now, actor, channel, new)
         try:
-            effect = q.action.apply(q.plan, q.ctx)
+            effect = q.effect()
         except ActionError as exc:
             return fail(desk, card, now, actor, channel, exc.message, new=new)
         except Exception:
@@ -221,7 +221,7 @@ def run_unheld(desk: CardDesk, q: Question) -> dict:
     An outside call is made with one key for the whole call, however many times it is re-planned."""
     key = f"countersign-{new_id('run_')}"
     for attempt in range(ATTEMPTS):
-        effect = q.action.apply(q.plan, q.ctx)
+        effect = q.effect()
         result = dict(effect.result)
         try:
             if effect.outside is not None:

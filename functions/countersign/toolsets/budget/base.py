@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Annotated, Any
 
@@ -23,8 +24,10 @@ class BudgetAction(Action):
     drift_message = DRIFT
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Every plan also runs its apply under :func:`.operations.planning` (nothing is written,
-        nothing built), so a change too big for one commit is refused before the person is asked."""
+        """Every plan also stages its change, running its apply under :func:`.operations.planning`
+        (nothing is written, nothing built), so a change too big for one commit is refused before
+        the person is asked; the staged effect rides on the plan (:attr:`Plan.effect`) and the
+        gate commits it without staging the change again."""
         super().__init_subclass__(**kwargs)
         made = cls.__dict__.get("plan")
         if made is None:
@@ -35,9 +38,9 @@ class BudgetAction(Action):
             from .operations import planning
 
             out = made(self, args, ctx)
-            with planning():
-                self.apply(out, ctx)
-            return out
+            with planning() as staging:
+                effect = self.apply(out, ctx)
+            return dataclasses.replace(out, effect=effect) if staging.complete else out
 
         setattr(cls, "plan", plan)  # noqa: B010 (a method replaced on the class)
 

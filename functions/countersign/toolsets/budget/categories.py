@@ -8,7 +8,7 @@ from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import BudgetAction, title_to_summary
-from .model import BudgetPlan, Ledger, ledger_of
+from .model import MAX_CATEGORIES, BudgetPlan, Ledger, ledger_of, too_many_categories
 from .operations import category_change, commit
 
 MAX_NAME = 100
@@ -115,6 +115,9 @@ class CreateCategory(BudgetAction):
     def plan(self, args: CreateCategoryArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         group = _writable_group(ledger, args.group_id)
+        have = len(ledger.categories) - 1  # not Ready to Assign
+        if have >= MAX_CATEGORIES:
+            raise ActionError(too_many_categories(1, have))
         name = _name(args.name, "name")
         _check_free(ledger, group.id, name, "name")
         subject = {"group": group.id, "group_name": group.data["name"], "name": name}

@@ -24,7 +24,19 @@ from ...gate.actions import ActionContext
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
 from .layout import Staged, new_txn_id
-from .model import ACCOUNT, CATEGORY, GROUP, OP, RTA_ID, TRANSFER_PREFIX, Ledger, month_key, new_txn
+from .model import (
+    ACCOUNT,
+    CATEGORY,
+    GROUP,
+    MAX_CATEGORIES,
+    OP,
+    RTA_ID,
+    TRANSFER_PREFIX,
+    Ledger,
+    month_key,
+    new_txn,
+    too_many_categories,
+)
 from .operations import new_operation
 from .rebuild import ensure_built
 
@@ -218,6 +230,19 @@ def _split_part_memo(memo: str) -> str:
     return m[3].strip()
 
 
+def _check_category_room(joined: list[tuple[Row, list[Row]]], groups: dict[str, str],
+                         categories: dict[tuple[str, str], str]) -> None:
+    """:class:`RegisterError` before anything is written if the file's new categories would pass
+    :data:`~.model.MAX_CATEGORIES` (what exists, by group and name, as the import matches them)."""
+    named = {(group.casefold(), name.casefold())
+             for row, parts in joined for group, name in ([(p.group, p.category) for p in parts]
+                                                          or [(row.group, row.category)])
+             if name and group and name.casefold() not in INCOME_NAMES}
+    new = [key for key in named if (groups.get(key[0]), key[1]) not in categories]
+    if new and len(categories) - 1 + len(new) > MAX_CATEGORIES:  # (categories holds Ready to Assign)
+        raise RegisterError(0, too_many_categories(len(new), len(categories) - 1))
+
+
 def import_register(store: DocStore, ctx: ActionContext, text: str, source: str = "register.csv") -> Result:
     """Check every row, then write the new accounts, categories and transactions.
 
@@ -298,6 +323,7 @@ def import_register(store: DocStore, ctx: ActionContext, text: str, source: str 
         joined.append((row, parts))
         i += count
 
+    _check_category_room(joined, groups, categories)
     if ensure_built(store, ctx.workspace_id):  # every row checked: the roll-ups first, if there are none
         ledger = Ledger(store, ctx.workspace_id)
     # an import id names its date, so a transaction imported before is in the month of its row

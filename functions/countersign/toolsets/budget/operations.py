@@ -19,9 +19,10 @@ committing the same changes backwards, which first checks that every target stil
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ...core.ids import new_id
@@ -242,7 +243,9 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
         _prefetch(ledger, changes)  # the ledger doc with them (stage() finds them read)
         if ledger.get(TOTAL, LEDGER_ID) is None:  # no roll-ups yet: built first, in batches of their own
             built = False
-            if not planning and isinstance(ctx.store, DocStore):
+            if planning is not None:
+                planning.complete = False  # these writes leave out the roll-ups: only their count holds
+            elif isinstance(ctx.store, DocStore):
                 ensure_built(ctx.store, ctx.workspace_id)
                 ledger, built = Ledger(ctx.store, ctx.workspace_id), True
     try:
@@ -270,18 +273,27 @@ def too_many(count: int, staged: Staged) -> str:
             "roll-up). Nothing was written.")
 
 
+@dataclass
+class Planning:
+    """One plan's staging of its change: ``complete`` unless :func:`commit` left out roll-ups it
+    would have built first (then the staged writes are only counted, never committed)."""
+
+    complete: bool = True
+
+
 @contextmanager
-def planning():
-    """While planning: :func:`commit` only counts (it builds no roll-ups; what a build would
-    leave to rewrite is counted as if built)."""
-    token = _PLANNING.set(True)
+def planning() -> Iterator[Planning]:
+    """While planning: :func:`commit` builds no roll-ups (what a build would leave to rewrite is
+    counted as if built) and says so on the :class:`Planning` it yields."""
+    staging = Planning()
+    token = _PLANNING.set(staging)
     try:
-        yield
+        yield staging
     finally:
         _PLANNING.reset(token)
 
 
-_PLANNING: ContextVar[bool] = ContextVar("budget_planning", default=False)
+_PLANNING: ContextVar[Planning | None] = ContextVar("budget_planning", default=None)
 
 
 def get_operation(ledger: Ledger, op_id: Any, field: str = "operation_id"):
