@@ -8,7 +8,7 @@ import pytest
 from countersign.core.cards import CardState, Refusal, RefusalReason
 from countersign.toolsets.gateway import requests
 
-from .conftest import UPSTREAM_SECRET
+from .conftest import SHORT_TIMEOUT, UPSTREAM_SECRET
 from .flows import add, call, change, text
 
 pytestmark = pytest.mark.anyio
@@ -89,9 +89,10 @@ async def test_an_upstream_error_is_the_cards_result(gw, upstream):
     assert upstream.calls() == ["fail_write d.txt"]
 
 
-async def test_a_timeout_is_outcome_unknown_and_never_sent_again(gw, upstream):
+async def test_a_timeout_is_outcome_unknown_and_never_sent_again(gw_short, upstream):
+    gw = gw_short  # upstream operations time out after SHORT_TIMEOUT seconds
     add(gw, url=upstream.url)
-    upstream.flag("slow", "5")
+    upstream.flag("slow", str(SHORT_TIMEOUT * 2))
     held = (await call(gw, "fs__slow_write", {"path": "e.txt", "content": "x"})).structured_content
     card = gw.confirm_on_page(held["confirmationId"])
     assert card.state is CardState.FAILED and card.result["error"].startswith("Outcome unknown:")
