@@ -174,3 +174,28 @@ def test_the_mcp_function_never_imports_py_webauthn():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_confirm_api_loads_py_webauthn_only_for_a_ceremony():
+    """The confirm API's cold start (its app built on a runtime with every toolset) loads no
+    py_webauthn, cbor2 or cryptography's key types: most of its requests are page loads and
+    clicks. The first ceremony loads py_webauthn, and works."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempfile\n"
+        "from countersign.surfaces.api.app import create_api\n"
+        "from countersign.runtime import build\n"
+        "from countersign.settings import load\n"
+        "create_api(build(load({'COUNTERSIGN_DATA': tempfile.mkdtemp()}), deliver_inline=False))\n"
+        "found = sorted(m for m in ('webauthn', 'cbor2', 'cryptography.hazmat.primitives.asymmetric.ec')"
+        " if m in sys.modules)\n"
+        "assert not found, found\n"
+        "from countersign.passkeys.ceremony import RelyingParty, authentication_options\n"
+        "options = authentication_options(RelyingParty.of('http://localhost:8000'), b'c' * 32)\n"
+        "assert options['rpId'] == 'localhost' and options['userVerification'] == 'required', options\n"
+        "assert 'webauthn' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

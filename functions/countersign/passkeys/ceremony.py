@@ -6,6 +6,10 @@ user verification required on both ceremonies, discoverable (resident) keys, ES2
 ``clientDataJSON.crossOrigin`` must not be true, and an assertion's ``userHandle`` must be the
 one its passkey was registered with. Sign counts are recorded but never relied on: synced
 passkeys report 0; replay is stopped by the single-use challenge.
+
+py_webauthn (with pyOpenSSL and cryptography behind it) is imported by the ceremonies that use it,
+not with this module: the confirm API imports this at cold start, and most of its requests are
+clicks and page loads that make no ceremony.
 """
 
 from __future__ import annotations
@@ -15,26 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from webauthn import (
-    generate_authentication_options,
-    generate_registration_options,
-    options_to_json,
-    verify_authentication_response,
-    verify_registration_response,
-)
-from webauthn.helpers.cose import COSEAlgorithmIdentifier
-from webauthn.helpers.structs import (
-    AuthenticatorSelectionCriteria,
-    PublicKeyCredentialDescriptor,
-    ResidentKeyRequirement,
-    UserVerificationRequirement,
-)
-
 from ..store.records import Passkey
 from .statement import b64u, unb64u
 
-ALGORITHMS = [COSEAlgorithmIdentifier.ECDSA_SHA_256, COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256]
 TIMEOUT_MS = 120_000
+
+
+def algorithms() -> list[Any]:
+    """ES256 and RS256, the only ones accepted (and the only ones :mod:`.receipts` verifies)."""
+    from webauthn.helpers.cose import COSEAlgorithmIdentifier
+
+    return [COSEAlgorithmIdentifier.ECDSA_SHA_256, COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256]
 
 
 class PasskeyError(Exception):
@@ -64,14 +59,24 @@ class Registered:
 
 
 def _json(options: Any) -> dict[str, Any]:
+    from webauthn import options_to_json
+
     return json.loads(options_to_json(options))
 
 
 def registration_options(rp: RelyingParty, challenge: bytes, user_handle: bytes, user_name: str,
                          display_name: str, existing: list[str]) -> dict[str, Any]:
+    from webauthn import generate_registration_options
+    from webauthn.helpers.structs import (
+        AuthenticatorSelectionCriteria,
+        PublicKeyCredentialDescriptor,
+        ResidentKeyRequirement,
+        UserVerificationRequirement,
+    )
+
     return _json(generate_registration_options(
         rp_id=rp.rp_id, rp_name=rp.name, user_id=user_handle, user_name=user_name, user_display_name=display_name,
-        challenge=challenge, timeout=TIMEOUT_MS, supported_pub_key_algs=ALGORITHMS,
+        challenge=challenge, timeout=TIMEOUT_MS, supported_pub_key_algs=algorithms(),
         authenticator_selection=AuthenticatorSelectionCriteria(
             resident_key=ResidentKeyRequirement.REQUIRED, require_resident_key=True,
             user_verification=UserVerificationRequirement.REQUIRED),
@@ -81,6 +86,9 @@ def registration_options(rp: RelyingParty, challenge: bytes, user_handle: bytes,
 
 def authentication_options(rp: RelyingParty, challenge: bytes, allow: list[str] | None = None) -> dict[str, Any]:
     """``allow`` None: a discoverable sign-in (no credentials listed, no username asked)."""
+    from webauthn import generate_authentication_options
+    from webauthn.helpers.structs import PublicKeyCredentialDescriptor, UserVerificationRequirement
+
     return _json(generate_authentication_options(
         rp_id=rp.rp_id, challenge=challenge, timeout=TIMEOUT_MS,
         allow_credentials=[PublicKeyCredentialDescriptor(id=unb64u(c)) for c in (allow or [])],
@@ -106,11 +114,13 @@ def _not_cross_origin(credential: Any) -> None:
 
 
 def verify_registration(rp: RelyingParty, credential: Any, challenge: bytes) -> Registered:
+    from webauthn import verify_registration_response
+
     _not_cross_origin(credential)
     try:
         verified = verify_registration_response(
             credential=credential, expected_challenge=challenge, expected_rp_id=rp.rp_id,
-            expected_origin=rp.origin, require_user_verification=True, supported_pub_key_algs=ALGORITHMS)
+            expected_origin=rp.origin, require_user_verification=True, supported_pub_key_algs=algorithms())
     except Exception as exc:  # py_webauthn raises several types for bad bytes (pitfall 3)
         raise PasskeyError(f"The passkey could not be registered: {exc}") from exc
     transports = credential.get("response", {}).get("transports") or []
@@ -132,6 +142,8 @@ def credential_id_of(credential: Any) -> str:
 def verify_assertion(rp: RelyingParty, credential: Any, challenge: bytes, passkey: Passkey) -> int:
     """Check an assertion made by ``passkey`` over ``challenge``: origin, RP ID, user presence and
     verification, signature, not cross-origin, the userHandle. Returns the new sign count."""
+    from webauthn import verify_authentication_response
+
     _not_cross_origin(credential)
     handle = (credential.get("response") or {}).get("userHandle")
     if handle is not None and handle != passkey.user_handle:

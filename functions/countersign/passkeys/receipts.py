@@ -26,9 +26,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import cbor2
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from nacl.signing import VerifyKey
 
 from ..core.canonical import canonical_bytes
@@ -91,6 +88,9 @@ def seal_receipt(body: dict[str, Any], sign: Any) -> dict[str, Any]:
 
 
 def cose_key(cose: bytes) -> tuple[int, Any]:
+    import cbor2  # (only verifying a receipt needs it: the confirm API's cold start does not load it)
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
     k = cbor2.loads(cose)
     if k.get(1) == 2 and k.get(3) == -7 and k.get(-1) == 1:
         x, y = int.from_bytes(k[-2], "big"), int.from_bytes(k[-3], "big")
@@ -120,6 +120,9 @@ def check_assertion(p: dict[str, Any]) -> dict[str, Any]:
         raise ReceiptError("authenticatorData is for another RP ID")
     if len(auth_data) < 37 or auth_data[32] & 0x05 != 0x05:
         raise ReceiptError("the authenticator did not report user presence and verification")
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, padding
+
     alg, key = cose_key(unb64u(p["public_key_cose"]))
     signed = auth_data + hashlib.sha256(cdj_raw).digest()
     try:
