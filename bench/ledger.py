@@ -27,6 +27,7 @@ for entry in (ROOT / "functions", ROOT):
 
 from countersign import accounts  # noqa: E402
 from countersign.gate.actions import ActionContext  # noqa: E402
+from countersign.gate.question import Question  # noqa: E402
 from countersign.store.interface import MAX_DOC_WRITES  # noqa: E402
 from countersign.store.sqlite import SQLiteStore  # noqa: E402
 from countersign.toolsets.budget import TOOLSET, demo, layout  # noqa: E402
@@ -109,9 +110,8 @@ def steps(ctx: ActionContext, recent: str):
     def plan_apply(tool, **args):
         a = ACTIONS[tool]
 
-        def run(c):
-            plan = a.plan(a.parse(args), c)
-            return a.apply(plan, c)  # staged writes, not committed: every repeat sees the same ledger
+        def run(c):  # what the gate does for a yes: plan (which stages the change), then the effect
+            return Question.of(a, args, c).effect()  # staged writes, not committed: every repeat sees the same ledger
         return run
 
     return {
