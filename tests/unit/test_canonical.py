@@ -224,3 +224,23 @@ def test_the_fingerprint_example_in_the_guarantees_is_what_the_code_computes():
     assert canonical_json(["w_123", {"tool": "edit_note", "change": subject}]) == hashed
     assert subject_fingerprint("w_123", "edit_note", subject) == expected
     assert "SHA-256( canonical_json( [workspace_id, order_free({\"tool\": tool, \"change\": subject})] ) )" in section
+
+
+def _containers(value) -> list:
+    """Every dict and list inside ``value``, itself included."""
+    if isinstance(value, dict):
+        return [value, *(c for v in value.values() for c in _containers(v))]
+    if isinstance(value, list):
+        return [value, *(c for v in value for c in _containers(v))]
+    return []
+
+
+@FAST
+@given(json_values)
+def test_json_copy_is_equal_and_shares_no_container(value):
+    from countersign.core.canonical import json_copy
+
+    copied = json_copy(value)
+    assert copied == value and canonical_json(copied) == canonical_json(value)
+    originals = {id(c) for c in _containers(value)}
+    assert not originals & {id(c) for c in _containers(copied)}  # changing the copy never changes the original

@@ -32,12 +32,11 @@ the versions they were read at.
 
 from __future__ import annotations
 
-import copy
 import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from ...core.canonical import canonical_json
+from ...core.canonical import canonical_json, json_copy
 from ...core.ids import _ALPHABET
 from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
 from ...store.records import DocWrite
@@ -148,7 +147,7 @@ class Staged:
             elif kind == TXNS:  # never changed in place: each change makes a new list (and new transactions)
                 self.docs[key] = dict(doc.data, transactions=list(doc.data.get("transactions", [])))
             else:
-                self.docs[key] = copy.deepcopy(doc.data)
+                self.docs[key] = json_copy(doc.data)
         return self.docs[key]
 
     def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
