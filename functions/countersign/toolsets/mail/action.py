@@ -1,9 +1,9 @@
-"""The base of every mail action: a plan carries the effect it prepared from the same reads, so the
-writes the gate commits name the versions read a moment ago; and the two ways to write a document."""
+"""The base of every mail action: a plan carries the effect it prepared from the same reads
+(:attr:`Plan.effect`), so the writes the gate commits name the versions read a moment ago; and
+the two ways to write a document."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.preview import Preview
@@ -11,15 +11,6 @@ from ...gate.actions import Action, ActionContext, ActionError, Effect, Plan
 from ...store.errors import Conflict
 from ...store.records import Doc, DocWrite
 from .text import label
-
-
-@dataclass(frozen=True)
-class MailPlan(Plan):
-    """A plan whose effect is prepared from the same reads: the gate hands apply the plan it just
-    made (at the call, or the re-plan at the click), so every write carries the versions read a
-    moment ago."""
-
-    work: Effect | None = field(default=None, compare=False, repr=False)
 
 
 class MailAction(Action):
@@ -31,14 +22,16 @@ class MailAction(Action):
         raise NotImplementedError
 
     def plan(self, args: Any, ctx: ActionContext) -> Plan:
-        subject, preview, work = self.prepare(args, ctx)
-        return MailPlan(subject, preview, work)
+        """The plan carries its effect (:attr:`Plan.effect`), prepared from the same reads: what
+        the gate commits for a yes (at the call, or the re-plan at the click) names the versions
+        read a moment ago."""
+        subject, preview, effect = self.prepare(args, ctx)
+        return Plan(subject, preview, effect=effect)
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        work = getattr(plan, "work", None)
-        if work is None:
+        if plan.effect is None:
             raise ActionError(f"{self.name}: this plan was not prepared by the mail toolset; call the tool again.")
-        return work
+        return plan.effect
 
     def moved(self, conflict: Conflict, ctx: ActionContext) -> str | None:
         """Name the document whose version moved (read once for its current name)."""
