@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.support.aws import load_template
+from tests.support.aws import template_copy
 
 ACCOUNT = "123456789012"
 REGION = "eu-west-1"
@@ -35,7 +35,7 @@ class Stack:
     parameters: dict[str, str]
     refs: dict[str, str]  # logical id -> what Ref returns
     attributes: dict[str, str]  # "Logical.Attr" -> what GetAtt returns
-    template: dict[str, Any] = field(default_factory=load_template)
+    template: dict[str, Any] = field(default_factory=template_copy)
     stack_name: str = "countersign"
 
     def __post_init__(self):

@@ -20,7 +20,7 @@ import json
 import uuid
 from typing import Any
 
-from tests.support.aws import REGION, load_template
+from tests.support.aws import REGION, template_copy
 
 NOTIFIER = "NotifierFunction"
 SWEEPER = "SweeperFunction"
@@ -83,7 +83,7 @@ def to_lambda_event(records: list[dict], stream_arn: str, region: str = REGION) 
 
 def stream_event_source(template: dict | None = None) -> dict:
     """The ``DynamoDB`` event of NotifierFunction (its SAM properties)."""
-    template = template or load_template()
+    template = template or template_copy()
     events = template["Resources"][NOTIFIER]["Properties"]["Events"]
     [source] = [e["Properties"] for e in events.values() if e["Type"] == "DynamoDB"]
     return source
