@@ -151,15 +151,20 @@ def test_leases_outlast_every_function_and_the_sweep_interval_is_the_schedule(re
     assert event["Properties"]["Schedule"] == "rate(1 minute)"
 
 
+def in_a_fresh_interpreter(code: str) -> None:
+    """Run ``code`` in a new Python process (nothing imported yet); it asserts what it checks."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
 
 def test_the_mcp_function_never_imports_py_webauthn():
     """Passkeys belong to the confirm API (docs/passkeys.md): everything the MCP handler imports,
     the gate and its passkey policy included, and the runtime built with every toolset, load no
     py_webauthn (nor cbor2, which only it needs)."""
-    import subprocess
-    import sys
-
-    code = (
+    in_a_fresh_interpreter(
         "import sys, tempfile\n"
         "from countersign.surfaces.mcp_http import lambda_app\n"
         "from countersign.surfaces.mcp_tools import build_server\n"
@@ -172,18 +177,13 @@ def test_the_mcp_function_never_imports_py_webauthn():
         "found = sorted(m for m in ('webauthn', 'cbor2', 'OpenSSL') if m in sys.modules)\n"
         "assert not found, found\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_the_confirm_api_loads_py_webauthn_only_for_a_ceremony():
     """The confirm API's cold start (its app built on a runtime with every toolset) loads no
     py_webauthn, cbor2 or cryptography's key types: most of its requests are page loads and
     clicks. The first ceremony loads py_webauthn, and works."""
-    import subprocess
-    import sys
-
-    code = (
+    in_a_fresh_interpreter(
         "import sys, tempfile\n"
         "from countersign.surfaces.api.app import create_api\n"
         "from countersign.runtime import build\n"
@@ -197,5 +197,3 @@ def test_the_confirm_api_loads_py_webauthn_only_for_a_ceremony():
         "assert options['rpId'] == 'localhost' and options['userVerification'] == 'required', options\n"
         "assert 'webauthn' in sys.modules\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
