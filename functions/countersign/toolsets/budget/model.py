@@ -43,6 +43,7 @@ from ...store.records import Doc
 from .values import (  # noqa: F401  (the budget's values, imported from here by the other modules)
     AMOUNT_IS,
     EARLIEST_MONTH,
+    MAX_CATEGORIES,
     MAX_UNITS,
     YEARS_AHEAD,
     add_months,
@@ -55,6 +56,7 @@ from .values import (  # noqa: F401  (the budget's values, imported from here by
     resolve_month,
     to_milliunits,
     today,
+    too_many_categories,
 )
 
 ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP, TOTAL, LOCATOR = (
@@ -63,16 +65,6 @@ ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP, TOTAL, LOCATOR = (
 )
 
 DRIFT = "The budget changed between the preview and the answer"
-# The most categories a budget holds. A year's roll-up and a month's totals keep an entry per
-# category, and a stored item must stay under DynamoDB's 400 KB: at this many, budgeted and spent
-# in every month, the largest (a year doc) is under half of that (tests/budget/test_item_bound.py).
-MAX_CATEGORIES = 500
-
-
-def too_many_categories(adding: int, have: int) -> str:
-    return (f"This budget has {have} categories; adding {adding} more would pass the most one budget holds "
-            f"({MAX_CATEGORIES}): rename and reuse one that is no longer needed (update_category). "
-            "Nothing was written.")
 
 INFLOW_GROUP_ID = "inflow"
 RTA_ID = "ready_to_assign"

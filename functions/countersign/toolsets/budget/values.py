@@ -1,4 +1,4 @@
-"""Values of the budget: amounts (milliunits) and their text, dates, and the months a budget holds."""
+"""Values of the budget: amounts (milliunits) and their text, dates, the months and the categories a budget holds."""
 
 from __future__ import annotations
 
@@ -11,6 +11,16 @@ from ...core.preview import money
 from ...gate.actions import ActionError
 
 MAX_UNITS = Decimal(1_000_000_000)  # a billion in any currency is not a household budget amount
+# The most categories a budget holds. A year's roll-up and a month's totals keep an entry per
+# category, and a stored item must stay under DynamoDB's 400 KB: at this many, budgeted and spent
+# in every month, the largest (a year doc) is under half of that (tests/budget/test_item_bound.py).
+MAX_CATEGORIES = 500
+
+
+def too_many_categories(adding: int, have: int) -> str:
+    return (f"This budget has {have} categories; adding {adding} more would pass the most one budget holds "
+            f"({MAX_CATEGORIES}): rename and reuse one that is no longer needed (update_category). "
+            "Nothing was written.")
 
 
 # -- amounts ---------------------------------------------------------------------------------------
