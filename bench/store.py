@@ -2,6 +2,11 @@
 
     .venv/bin/python bench/store.py [N_SQLITE] [N_DYNAMODB]     (defaults: 1000 and 40)
 
+Then, on SQLite, a person's listings as their cards pile up: the pending list (its first page and
+its count) beside 100 and 10,000 cards left past their deadline, and the history's first page with
+100 and 10,000 cards in it; the ratio is 10,000 ÷ 100, medians of interleaved rounds (flat is
+1.0: partial indexes serve both, so lapsed cards are never scanned).
+
 SQLite runs on a temporary file; DynamoDB runs on moto, so its rates measure moto and botocore,
 not the service. moto 5.2.5 deep-copies the whole table for every item of every
 ``TransactWriteItems`` (to roll back), so its rates fall as the table grows: keep N_DYNAMODB small.
@@ -15,6 +20,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -122,6 +128,44 @@ def bench_sqlite(n: int) -> dict:
             store.close()
 
 
+def bench_sqlite_listings(sizes=(100, 10_000), rounds: int = 200) -> dict[str, dict[int, float]]:
+    """Median ms of each listing, per number of lapsed cards (see the module's docstring)."""
+    from countersign.store.sqlite import SQLiteStore
+
+    with tempfile.TemporaryDirectory() as tmp:
+        stores, nows = {}, {}
+        for size in sizes:
+            store = stores[size] = SQLiteStore(os.path.join(tmp, f"listings{size}.db"))
+            ws, who, conn = setup(store)
+            for i in range(size + 10):  # the last 10 are still waiting at ``now``
+                store.file_card(*make_card(ws, who, conn, i))
+            nows[size] = (ws.id, who.id, T0 + size + DAY)
+        listings = {
+            "pending list (first page of 50)": lambda st, ws, who, now: st.list_pending_cards(ws, who, now),
+            "pending count": lambda st, ws, who, now: st.count_pending_cards(ws, who, now),
+            "history (first page of 50)": lambda st, ws, who, now: st.list_card_history(ws, who, now),
+        }
+        times: dict[str, dict[int, list[float]]] = {name: {size: [] for size in sizes} for name in listings}
+        for _ in range(rounds):
+            for name, listing in listings.items():
+                for size in sizes:
+                    started = time.perf_counter()
+                    listing(stores[size], *nows[size])
+                    times[name][size].append(time.perf_counter() - started)
+        for store in stores.values():
+            store.close()
+    return {name: {size: statistics.median(t) * 1000 for size, t in by.items()} for name, by in times.items()}
+
+
+def print_listings(medians: dict[str, dict[int, float]]) -> None:
+    sizes = list(next(iter(medians.values())))
+    print("SQLite listings as a person's cards pile up (median ms; ratio: the largest ÷ the smallest)")
+    print(f"{'listing':<34}" + "".join(f"{f'{s} lapsed':>14}" for s in sizes) + f"{'ratio':>8}")
+    for name, by in medians.items():
+        print(f"{name:<34}" + "".join(f"{by[s]:>14.3f}" for s in sizes) + f"{by[sizes[-1]] / by[sizes[0]]:>7.2f}x")
+    print()
+
+
 def bench_dynamodb(n: int) -> tuple[dict, list[tuple[str, dict]]]:
     from moto import mock_aws
 
@@ -200,6 +244,7 @@ def main() -> None:
         print(f"{name:<20}{n:>6}{r['filed/s']:>16.0f}{r['confirmed/s']:>20.0f}")
     print("\n(moto rates measure moto + botocore in process, not DynamoDB latency; moto deep-copies the")
     print(" table for every transaction item, so they drop as the table grows)\n")
+    print_listings(bench_sqlite_listings())
 
     print("DynamoDB requests per step")
     width = max(len(s) for s, _ in steps) + 2
