@@ -151,3 +151,34 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
             } == set(paths)
     for path in ("/api/docs", "/api/redoc", "/docs", "/redoc"):
         assert page.get(path).status_code == 404
+
+
+def test_openapi_documents_every_error_body_it_names(page):
+    """Error responses are documented by reference (no validator built per entry at cold start):
+    every reference resolves, and the bodies are the ones the API sends."""
+    document = page.get("/api/openapi.json").json()
+    components = document["components"]["schemas"]
+
+    def refs(value):
+        if isinstance(value, dict):
+            if "$ref" in value:
+                yield value["$ref"]
+            for v in value.values():
+                yield from refs(v)
+        elif isinstance(value, list):
+            for v in value:
+                yield from refs(v)
+
+    named = set(refs(document))
+    assert {"#/components/schemas/ErrorBody", "#/components/schemas/RefusalBody"} <= named
+    assert {r.rsplit("/", 1)[1] for r in named} <= set(components), "a reference names no schema"
+    confirm = document["paths"]["/api/cards/{card_id}/confirm"]["post"]["responses"]
+    assert confirm["409"]["description"] == "Conflict"
+    assert confirm["409"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/RefusalBody"}
+    assert confirm["401"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+    assert components["ErrorBody"] == {
+        "properties": {"error": {"$ref": "#/components/schemas/ErrorDetail"},
+                       "field": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Field"}},
+        "required": ["error"], "title": "ErrorBody", "type": "object"}
+    assert components["RefusalBody"]["properties"]["card"] == {"$ref": "#/components/schemas/CardView"}
+    assert set(components["ErrorDetail"]["required"]) == {"code", "message"}

@@ -17,6 +17,7 @@ from ...runtime import Runtime
 from ..limits import RequestLimit
 from . import cards, connections, errors, oauth, passkey_cards, passkeys, session, settings, signin, upstreams
 from .guard import Guard
+from .schemas import add_documented
 
 log = logging.getLogger("countersign.api")
 
@@ -61,6 +62,8 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer
+    built = app.openapi
+    app.openapi = lambda: app.openapi_schema or add_documented(built())  # type: ignore[method-assign]
     # Innermost first: answers of 1 KiB or more are gzipped for a client that accepts it (through
     # CloudFront too, whose /api behaviour caches nothing); the page's per-address request limit
     # (countersign.surfaces.limits); the Guard's headers and body limit around everything.

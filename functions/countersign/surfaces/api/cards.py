@@ -19,7 +19,7 @@ from ...runtime import Runtime
 from ...store.errors import NotFound
 from ...store.records import Card
 from .errors import ApiError, not_found
-from .schemas import CardPage, CardView, DeclineBody, RefusalBody, errors
+from .schemas import CardPage, CardView, DeclineBody, RefusalBody, documented, errors
 from .session import Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["cards"])
@@ -149,7 +149,7 @@ def unavailable(runtime: Runtime, signed: Signed, card_id: str, exc: Unavailable
     return ApiError(503, exc.code, exc.message, headers={"Retry-After": "5"}, card=_view(runtime, signed, card))
 
 
-CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: {"model": RefusalBody}, 503: {"model": RefusalBody}}
+CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: documented(RefusalBody), 503: documented(RefusalBody)}
 
 
 @router.post("/cards/{card_id}/confirm", response_model=CardView, responses=CLICK_ERRORS)
