@@ -303,6 +303,36 @@ with mock_aws():
     assert report["toolsets"] == ["budget", "mail", "gateway", "passkeys"]
 
 
+def test_the_api_function_cold_start_loads_no_pyopenssl(tmp_path):
+    """pyOpenSSL is in the API function's bundle for py_webauthn; botocore would import it at the
+    DynamoDB client's creation only to take urllib3's standard-library SSLContext. A cold import of
+    the handler (DynamoDB store, nothing asked of it) loads neither pyOpenSSL nor cryptography's
+    x509, botocore has that same SSLContext, and py_webauthn still loads pyOpenSSL when needed."""
+    script = """
+import sys
+import countersign.handlers.api as api
+assert type(api.runtime.store).__name__ == "DynamoDBStore"
+loaded = sorted(m for m in ("OpenSSL", "cryptography.x509") if m in sys.modules)
+assert not loaded, loaded
+import botocore.httpsession, urllib3.util.ssl_
+assert botocore.httpsession.SSLContext is urllib3.util.ssl_.SSLContext
+import webauthn
+assert "OpenSSL" in sys.modules
+print("ok")
+"""
+    env = dict(os.environ, COUNTERSIGN_STORE="dynamodb://countersign-api", COUNTERSIGN_DATA=str(tmp_path),
+               COUNTERSIGN_PUBLIC_URL=PUBLIC, COUNTERSIGN_MAIL="ses:countersign@example.com",
+               COUNTERSIGN_SIGNING_KEY=secrets.token_urlsafe(32), COUNTERSIGN_STATE_KEYS=secrets.token_urlsafe(48),
+               AWS_DEFAULT_REGION="eu-west-1", AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+               AWS_ENDPOINT_URL="http://127.0.0.1:9",  # a closed loopback port: the import asks nothing
+               AWS_LAMBDA_FUNCTION_NAME="countersign-api")
+    env.pop("COUNTERSIGN_PACKS", None)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("ok")
+
+
 def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("database on fire: secret detail")

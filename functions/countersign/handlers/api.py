@@ -10,14 +10,23 @@ costs about a second and a half of cold start and this function never speaks MCP
 from __future__ import annotations
 
 import os
+import sys
 
-from mangum import Mangum
+# botocore imports ``urllib3.contrib.pyopenssl`` only to take from it urllib3's own standard-library
+# SSLContext, and takes the same class from ``urllib3.util.ssl_`` when that import fails. In this
+# function's bundle pyOpenSSL is installed (py_webauthn needs it for attestation certificates), so
+# that import would load pyOpenSSL and cryptography's x509 at every cold start (~50 ms, before the
+# first request) for nothing: nothing here injects pyOpenSSL into urllib3. py_webauthn imports
+# pyOpenSSL itself, at the first passkey ceremony. Before anything imports boto3:
+sys.modules.setdefault("urllib3.contrib.pyopenssl", None)  # type: ignore[arg-type]
 
-from .. import observability
-from ..runtime import build
-from ..settings import load
-from ..surfaces.api.app import create_api
-from ..surfaces.origin import accepted, require_origin
+from mangum import Mangum  # noqa: E402
+
+from .. import observability  # noqa: E402
+from ..runtime import build  # noqa: E402
+from ..settings import load  # noqa: E402
+from ..surfaces.api.app import create_api  # noqa: E402
+from ..surfaces.origin import accepted, require_origin  # noqa: E402
 
 observability.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # files no card; toolsets at the first click
