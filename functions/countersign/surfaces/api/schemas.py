@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
+from ...gate.arguments import without_nulls
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -193,10 +195,10 @@ def documented(model: type[BaseModel]) -> dict[str, Any]:
 
 def add_documented(openapi: dict[str, Any]) -> dict[str, Any]:
     """``openapi`` (FastAPI's document) with the schemas of :data:`DOCUMENTED` among its components,
-    as FastAPI would have put them there."""
+    as FastAPI would have put them there (it renders without None values, and sorted)."""
     schemas = openapi.setdefault("components", {}).setdefault("schemas", {})
     for model in DOCUMENTED:
-        schema = _without_nones(model.model_json_schema(ref_template="#/components/schemas/{model}",
+        schema = without_nulls(model.model_json_schema(ref_template="#/components/schemas/{model}",
                                                         mode="serialization"))
         for name, nested in schema.pop("$defs", {}).items():
             schemas.setdefault(name, nested)  # FastAPI's own rendering of a model it documents anyway
@@ -204,14 +206,6 @@ def add_documented(openapi: dict[str, Any]) -> dict[str, Any]:
     openapi["components"]["schemas"] = dict(sorted(schemas.items()))
     return openapi
 
-
-def _without_nones(value: Any) -> Any:
-    """As FastAPI renders its document (``exclude_none``): no key whose value is None."""
-    if isinstance(value, dict):
-        return {k: _without_nones(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nones(v) for v in value]
-    return value
 
 
 class ConsentClient(BaseModel):
