@@ -82,4 +82,9 @@ def rehearsal(moto_stack):
     in test_rehearsal.py and test_protection.py look at what it left."""
     from tests.deploy import confirmation
 
-    return confirmation.rehearse(moto_stack)
+    try:
+        return confirmation.rehearse(moto_stack)
+    except Exception as failure:
+        # The functions' own logs (Powertools JSON, exceptions included, already redacted) say
+        # why a step failed; their temp folder is gone by the time anyone looks.
+        raise AssertionError(f"the rehearsal failed: {failure}\n{moto_stack.logs_tail()}") from failure

@@ -201,6 +201,16 @@ class MotoStack:
                 out.append(email.message_from_string(raw, policy=policy.default))
         return out
 
+    def logs_tail(self, lines: int = 40) -> str:
+        """The last lines each function logged (stdout and stderr), for a failure's message."""
+        out = []
+        for instance in self.instances:
+            for path in (instance.log_path, instance.stderr_path):
+                text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+                tail = "\n".join(text.splitlines()[-lines:])
+                out.append(f"--- {path.name} (last {lines} lines) ---\n{tail}")
+        return "\n".join(out)
+
     def close(self):
         for instance in self.instances:
             instance.close()
