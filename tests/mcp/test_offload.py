@@ -4,16 +4,21 @@ instance, which serves one request at a time. The answers are the same either wa
 
 from __future__ import annotations
 
+import contextvars
 import tempfile
 import threading
+import time
 
+import anyio
+import anyio.to_thread
 import httpx2
 import pytest
 
 from countersign import accounts, settings as settings_mod
 from countersign.gate.actions import Read, Toolset
-from countersign.gate.offload import off_the_loop, one_at_a_time
+from countersign.gate.offload import PROVEN_AFTER, LightRuns, off_the_loop, one_at_a_time, read_work
 from countersign.runtime import build
+from countersign.surfaces.local import build_local
 from countersign.surfaces.mcp_http import StatelessMCP, lambda_handler
 from countersign.surfaces.mcp_tools import build_server
 from tests.support.apigw import LambdaInstance, LambdaTransport
@@ -67,3 +72,85 @@ async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same(
     assert served_here is not threading.current_thread() and served_here.name == "AnyIO worker thread"
     # the instance's own thread, whose event loop Mangum runs: no hop to a worker thread
     assert on_the_instance.name.startswith("ThreadPoolExecutor")
+
+
+# -- reads that have proven light run on the loop (countersign.gate.offload.read_work) -------------
+
+
+async def test_a_read_hops_until_its_runs_prove_light_and_again_after_a_slow_one():
+    loop_thread = threading.current_thread()
+    runs = LightRuns(light_seconds=0.05, proven_after=3)
+
+    def where(slow: bool = False):
+        def run():
+            if slow:
+                time.sleep(0.06)  # longer than light_seconds: this read has to prove itself again
+            return threading.current_thread()
+        return run
+
+    seen = [await read_work("probe", where(), runs) for _ in range(4)]
+    assert [t is loop_thread for t in seen] == [False, False, False, True]
+    assert await read_work("probe", where(slow=True), runs) is loop_thread  # the slow run, on the loop once
+    seen = [await read_work("probe", where(), runs) for _ in range(4)]
+    assert [t is loop_thread for t in seen] == [False, False, False, True]
+    assert await read_work("other", where(), runs) is not loop_thread  # each read proves itself
+    with one_at_a_time():
+        assert await read_work("new", where(slow=True), runs) is loop_thread
+
+
+async def test_a_read_on_the_loop_sets_nothing_in_the_callers_context():
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("probe", default="caller's")
+    runs = LightRuns(light_seconds=1.0, proven_after=0)  # proven from the start: on the loop
+
+    def sets():
+        var.set("the read's")
+        return threading.current_thread()
+
+    assert await read_work("probe", sets, runs) is threading.current_thread()
+    assert var.get() == "caller's"
+
+
+class Blocking(Read):
+    """Waits until the test lets it go (a slow read: a big report, a cold disk)."""
+
+    name = "blocking_report"
+    description = "Waits for the test."
+
+    def __init__(self):
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def run(self, args, ctx) -> dict:
+        self.started.set()
+        assert self.release.wait(30), "never released"
+        return {"done": True}
+
+
+class Light(WhichThread):
+    name = "light_read"
+
+
+async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_light_reads_stop_hopping():
+    blocking, light = Blocking(), Light()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
+        runtime = build(settings, toolsets=[Toolset(name="probe", reads=[blocking, light])])
+        app, _ = build_local(settings, runtime=runtime)
+        workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
+        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        transport = httpx2.ASGITransport(app=app)
+        async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as slow_client, \
+                mcp_client(URL, token, transport=transport) as client:
+            async with anyio.create_task_group() as tg:
+                async def slow():
+                    result = await slow_client.call_tool("blocking_report", {})
+                    assert result.structured_content == {"done": True}
+                tg.start_soon(slow)
+                await anyio.to_thread.run_sync(blocking.started.wait, 30)
+                with anyio.fail_after(30):  # on the loop, the slow read would hold this call until released
+                    answers = [await client.call_tool("light_read", {}) for _ in range(PROVEN_AFTER + 2)]
+                assert not blocking.release.is_set()
+                blocking.release.set()
+        runtime.store.close()
+    assert all(a.structured_content == {"workspace": workspace.id} for a in answers)
+    loop_thread = threading.current_thread()
+    assert [t is loop_thread for t in light.threads] == [False] * PROVEN_AFTER + [True, True]

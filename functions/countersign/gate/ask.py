@@ -91,7 +91,7 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     """Run, ask, or hold ``call``; see the module docstring.
 
     Everything that reads or writes the store (planning, filing, running, the email) happens in
-    one worker thread, off the event loop, so one slow call never holds up the others; the loop
+    a worker thread, off the event loop, so one slow call never holds up the others; the loop
     only awaits the questions a 2025 session puts during the call. (On Lambda, which serves one
     request at a time, on the loop: :mod:`.offload`.)
     """

@@ -18,7 +18,7 @@ from ..gate import ask as gate_ask, replies
 from ..gate.actions import ActionError, Arguments
 from ..gate.arguments import ArgumentError, parse_arguments, without_nulls
 from ..gate.cards import CardDesk
-from ..gate.offload import off_the_loop
+from ..gate.offload import off_the_loop, read_work
 from ..store.errors import NotFound, StoreError
 from .mcp_guide import SEE_GUIDE
 from .mcp_tools import caller, make_tool, tool_error
@@ -80,7 +80,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                                                          limit=PAGE, cursor=args.cursor)
             return cards, after, desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
         try:
-            cards, after, total = await off_the_loop(listed)
+            cards, after, total = await read_work("list_confirmations", listed)
         except StoreError as exc:
             raise tool_error(exc) from None
         return {
@@ -112,7 +112,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                     later = desk.store.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
                                                    desk.now())
                 return card, later
-            card, later = await off_the_loop(status)
+            card, later = await read_work("get_confirmation_status", status)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return replies.later_request(replies.status_reply(card, desk.card_url(card.id)), card, later)

@@ -36,7 +36,7 @@ from ..gate.actions import Action, ActionError, Read
 from ..gate.arguments import without_nulls
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
-from ..gate.offload import off_the_loop
+from ..gate.offload import read_work
 from ..store.errors import StoreError
 from .mcp_auth import principal_of
 from .mcp_guide import GUIDE_TITLE, GUIDE_URI, INSTRUCTIONS, SEE_GUIDE, guide
@@ -316,8 +316,9 @@ def _read_tool(desk: CardDesk, read: Read) -> Tool:
         principal = caller(ctx)
         try:
             args = read.parse(without_nulls(arguments))
-            # off the event loop: a read of a big budget never holds up the calls beside it
-            return await off_the_loop(lambda: read.run(args, gate_ask.context_for(desk, principal)))
+            # off the event loop until it has proven light: a read of a big budget never holds up
+            # the calls beside it (countersign.gate.offload)
+            return await read_work(f"read:{read.name}", lambda: read.run(args, gate_ask.context_for(desk, principal)))
         except (ActionError, StoreError) as exc:
             raise tool_error(exc) from None
 
