@@ -150,7 +150,12 @@ async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_ligh
                     answers = [await client.call_tool("light_read", {}) for _ in range(PROVEN_AFTER + 2)]
                 assert not blocking.release.is_set()
                 blocking.release.set()
+            # proven light in one workspace is not proven in another (its budget may be far bigger)
+            other, someone = accounts.create_workspace(runtime.store, "Other", "other@example.com")
+            other_token = accounts.create_connection(runtime.store, other.id, someone.id, "probe").token
+            async with mcp_client(URL, other_token, transport=transport) as elsewhere:
+                assert (await elsewhere.call_tool("light_read", {})).structured_content == {"workspace": other.id}
         runtime.store.close()
     assert all(a.structured_content == {"workspace": workspace.id} for a in answers)
     loop_thread = threading.current_thread()
-    assert [t is loop_thread for t in light.threads] == [False] * PROVEN_AFTER + [True, True]
+    assert [t is loop_thread for t in light.threads] == [False] * PROVEN_AFTER + [True, True, False]

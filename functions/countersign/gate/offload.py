@@ -14,7 +14,8 @@ either way. So a *read* (which writes nothing and sends nothing) runs on the loo
 :data:`PROVEN_AFTER` runs each took less than :data:`LIGHT_SECONDS` of wall time (measured where
 it ran, waits on the disk or network included), and in a worker thread otherwise — every read
 until it has proven itself, and the next :data:`PROVEN_AFTER` runs after any that took longer
-(:func:`read_work`). A slow read therefore keeps its share of the interpreter as before; the
+(:func:`read_work`). A read proves itself per workspace: light for a small budget is not light
+for a big one. A slow read therefore keeps its share of the interpreter as before; the
 cost is that the first slow run of a read that had been light (a far larger page, a cold disk)
 holds the loop for its own length once. Writes always hop (:func:`off_the_loop`): a commit
 waits on the disk, and filing a card may send its email inline.

@@ -80,7 +80,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                                                          limit=PAGE, cursor=args.cursor)
             return cards, after, desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
         try:
-            cards, after, total = await read_work("list_confirmations", listed)
+            cards, after, total = await read_work(f"{principal.workspace.id}:list_confirmations", listed)
         except StoreError as exc:
             raise tool_error(exc) from None
         return {

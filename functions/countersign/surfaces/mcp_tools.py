@@ -316,9 +316,11 @@ def _read_tool(desk: CardDesk, read: Read) -> Tool:
         principal = caller(ctx)
         try:
             args = read.parse(without_nulls(arguments))
-            # off the event loop until it has proven light: a read of a big budget never holds up
-            # the calls beside it (countersign.gate.offload)
-            return await read_work(f"read:{read.name}", lambda: read.run(args, gate_ask.context_for(desk, principal)))
+            # off the event loop until it has proven light, in this workspace (a read light for a
+            # small budget may not be for a big one): it never holds up the calls beside it
+            # (countersign.gate.offload)
+            return await read_work(f"{principal.workspace.id}:{read.name}",
+                                   lambda: read.run(args, gate_ask.context_for(desk, principal)))
         except (ActionError, StoreError) as exc:
             raise tool_error(exc) from None
 
