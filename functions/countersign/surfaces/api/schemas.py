@@ -207,7 +207,6 @@ def add_documented(openapi: dict[str, Any]) -> dict[str, Any]:
     return openapi
 
 
-
 class ConsentClient(BaseModel):
     name: str
     clientId: str
