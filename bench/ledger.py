@@ -119,11 +119,18 @@ def steps(ctx: ActionContext, recent: str):
         "list_categories": read("list_categories"),
         "list_accounts": read("list_accounts"),
         "list_transactions (50)": read("list_transactions"),
+        # a page of 20 is more than the 300 ledger's month holds (all of it is the answer there; the
+        # larger ledgers read the two months a page needs); a page of 10 is answered from one month at
+        # every size, so it shows what history alone costs
         "list_transactions uncategorised": read("list_transactions", uncategorised=True, limit=20),
+        "list_transactions uncategorised (10)": read("list_transactions", uncategorised=True, limit=10),
         "plan+apply set_category_budget": plan_apply("set_category_budget", category_id="cat_groceries",
                                                      month="current", amount="612.34"),
         "plan+apply budget 10 years back": plan_apply("set_category_budget", category_id="cat_groceries",
                                                       month="2016-09", amount="612.34"),
+        # so much that no later overspending absorbs it: every later year's carry moves (the worst case)
+        "plan+apply 10 years back, carried": plan_apply("set_category_budget", category_id="cat_groceries",
+                                                        month="2016-09", amount="5000000"),
         "plan+apply apply_categories": plan_apply("apply_categories", changes=[
             {"transaction_id": recent, "category_id": "cat_books"}]),
     }

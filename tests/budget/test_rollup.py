@@ -142,6 +142,40 @@ def test_backdated_changes_carry_through_every_later_year(book):
     assert_rolled_up(book.store, book.workspace_id)
 
 
+def _year_versions(book) -> dict[str, int]:
+    return {d.id: d.version for d in book.store.list_docs(book.workspace_id, TOTAL) if d.id.startswith("y.")}
+
+
+def test_a_backdated_change_an_overspent_month_absorbs_rewrites_no_later_year(book):
+    """On both stores: a budget in 2019 for a category overspent later that year (the overspending
+    is taken from Ready to Assign, not carried) leaves the carry at the end of 2019 as it was, so
+    no later year doc is written; moving a 2020 spending between two overspent categories and a
+    2024 one in one write rewrites 2020 and 2024 on, not the years between; every figure still
+    agrees with the transactions."""
+    for year in range(2019, 2026):
+        book.do("create_transactions", account_id="acc_checking", transactions=[
+            {"date": f"{year}-02-03", "payee": "Pay", "amount": "500", "category_id": RTA_ID},
+            {"date": f"{year}-05-03", "payee": "Court", "amount": "-30", "category_id": "cat_tennis"},
+            {"date": f"{year}-07-03", "payee": "Shop", "amount": "-20", "category_id": "cat_books"}])
+        book.do("set_category_budget", category_id="cat_books", month=f"{year}-06", amount="50")
+    before = _year_versions(book)
+    book.do("set_category_budget", category_id="cat_tennis", month="2019-03", amount="10")
+    after = _year_versions(book)
+    assert after["y.2019"] > before["y.2019"]
+    assert {y: v for y, v in after.items() if y != "y.2019"} == {y: v for y, v in before.items() if y != "y.2019"}
+    check_reads(book, ["2019-03", "2019-05", "2019-06", "2020-01", "2022-05", "2026-09"])
+    assert_rolled_up(book.store, book.workspace_id)
+
+    court_2020, shop_2024 = (t["id"] for t in sorted(book.all_txns().values(), key=lambda t: t["date"])
+                             if t["date"] in ("2020-05-03", "2024-07-03"))
+    book.do("apply_categories", changes=[{"transaction_id": court_2020, "category_id": "cat_household"},
+                                         {"transaction_id": shop_2024, "category_id": "cat_groceries"}])
+    moved = _year_versions(book)
+    assert [y for y in sorted(moved) if moved[y] != after[y]] == ["y.2020", "y.2024", "y.2025", "y.2026"]
+    check_reads(book, ["2020-05", "2020-12", "2021-01", "2023-12", "2024-07", "2025-01", "2026-09"])
+    assert_rolled_up(book.store, book.workspace_id)
+
+
 def test_a_budget_without_rollups_reads_the_same_and_its_first_write_builds_them(book):
     before = {m: book.read("get_month", month=m) for m in ("2026-08", "2026-09", "2026-10")}
     run(book, ("forget_rollups",))

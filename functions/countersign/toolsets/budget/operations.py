@@ -269,8 +269,8 @@ def too_many(count: int, staged: Staged) -> str:
     since = f" and the budget's yearly roll-ups from {months[0][:4]} on" if months else ""
     return (f"This change would write {count} records in one commit (its transactions, their month and "
             f"account totals{since}); the limit is {MAX_DOC_WRITES}. Split it into smaller changes: fewer "
-            "transactions or months at once (a change to an early year also rewrites every later year's "
-            "roll-up). Nothing was written.")
+            "transactions or months at once (a change to an early year also rewrites the roll-up of every "
+            "later year its carry reaches). Nothing was written.")
 
 
 @dataclass

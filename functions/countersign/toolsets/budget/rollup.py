@@ -23,7 +23,10 @@ Ready to Assign + the sum of every available = income + activity of every month 
 month's figures are its year's ``start`` carried through the year's months up to it (at most 12)
 — one year doc, whatever the history (a year without one: the ``end`` of the last year before it
 that has one). A change to a month of year Y rewrites ``y.Y`` and, since its ``end`` is the next
-year's ``start``, every later year doc (one doc per year: bounded by the budget's window of years, some 37);
+year's ``start``, every later year doc whose carry it moves: a change the year absorbs (the
+category is overspent later that year, and an overspent balance is not carried; a budget or a
+move between categories leaves the flow as it was) rewrites ``y.Y`` alone, one carried to the
+end every later year doc (one doc per year: bounded by the budget's window of years, some 37);
 a year doc made new also rewrites the year doc before it, unchanged, so that a change to that one
 meanwhile is a conflict rather than a lost carry. Those rewrites count towards the commit's
 ``MAX_DOC_WRITES``: a change is counted when planned (:func:`.operations.commit`), and one that
@@ -206,8 +209,8 @@ def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
 
 def stage(staged: Staged, build: bool = False) -> None:
     """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
-    doc's counts, the nets of the touched years and the carry (``end``) of every year from the
-    first touched one on. A budget without a ledger doc has no roll-ups to keep: nothing is added
+    doc's counts, the nets of the touched years and the carry (``end``) of every later year
+    whose carry moved (:func:`_carry_on`). A budget without a ledger doc has no roll-ups to keep: nothing is added
     (a writer builds them first, in batches of their own: :func:`ensure_built`), unless ``build``
     (a new ledger staged whole in memory, :func:`.layout.build`): then they are built with it."""
     from .layout import add_into
@@ -231,13 +234,35 @@ def stage(staged: Staged, build: bool = False) -> None:
         staged.put(TOTAL, LEDGER_ID, ledger)
     if not nets:
         return
-    first = min(nets)
-    earlier = [y for y in years if y < first]
-    staged.ledger.prefetch((TOTAL, year_id(y)) for y in years if y >= first)
-    start = (staged.peek(TOTAL, year_id(first)) or {}).get("start")
+    _carry_on(staged, years, nets)
+
+
+def _carry_on(staged: Staged, years: list[str], nets: Nets) -> None:
+    """Stage the year docs of ``years`` (every year with a doc, and the touched ones) from the
+    first touched one on: the touched years get their nets, and each later year its new carry,
+    until the carry stops moving — a change absorbed by an overspent month (its balance is taken
+    from Ready to Assign, not carried) leaves every later year as it is, up to the next touched
+    year. The later years are read as the carry moves on, twice as many each time: a change
+    absorbed soon reads few, one carried to the end a handful of reads."""
+    later = [y for y in years if y >= min(nets)]
+    wanted = 2
+    staged.ledger.prefetch([(TOTAL, year_id(y)) for y in nets] + [(TOTAL, year_id(y)) for y in later[:wanted]])
+    start = (staged.peek(TOTAL, year_id(later[0])) or {}).get("start")
     end = start if start is not None else empty_end()
-    for year in (y for y in years if y >= first):
-        data = copy_of(staged.peek(TOTAL, year_id(year)) or {})
+    i = 0
+    while i < len(later):
+        if i >= wanted:
+            wanted *= 2
+            staged.ledger.prefetch((TOTAL, year_id(y)) for y in later[i:wanted])
+        year = later[i]
+        stored = staged.peek(TOTAL, year_id(year))
+        if year not in nets and stored and stored.get("start") == end:  # its carry did not move
+            i = next((j for j in range(i + 1, len(later)) if later[j] in nets), len(later))
+            if i < len(later):  # so neither did any year's up to the next touched one
+                end = (staged.peek(TOTAL, year_id(later[i])) or {}).get("start", end)
+            continue
+        data = copy_of(stored or {})
+        earlier = [y for y in years if y < year]
         if not data and earlier:  # a new year carries on from the one before: write that too, so a
             before = year_id(earlier[-1])  # change to it meanwhile is a conflict, not a lost carry
             previous = staged.peek(TOTAL, before)
@@ -247,8 +272,8 @@ def stage(staged: Staged, build: bool = False) -> None:
             add_net(data, month, net, flow, +1)
         data["start"] = end
         end = data["end"] = carry(end, data)
-        staged.put(TOTAL, year_id(year), data)  # so is every later year: its carry moved
-        earlier.append(year)
+        staged.put(TOTAL, year_id(year), data)  # so is every later year whose carry moved
+        i += 1
 
 
 def _build(staged: Staged) -> None:
