@@ -80,9 +80,9 @@ def fill(store, size: int) -> tuple[ActionContext, str]:
     for _ in range(months - 1):
         first = (first - timedelta(days=1)).replace(day=1)
     entries = []
+    span = (date(2026, 9, 20) - first).days  # up to "today": every size's newest month is the current one
     for i in range(size):
-        day = first + timedelta(days=i * (30 * months) // size)
-        day = min(day, date(2026, 9, 20))
+        day = first + timedelta(days=i * span // max(size - 1, 1))
         account = rng.choice(("acc_checking", "acc_checking", "acc_cash", "acc_savings"))
         income = i % 40 == 0
         txn_id = f"t_{day:%Y%m%d}_{i:016d}"
@@ -119,11 +119,11 @@ def steps(ctx: ActionContext, recent: str):
         "list_categories": read("list_categories"),
         "list_accounts": read("list_accounts"),
         "list_transactions (50)": read("list_transactions"),
-        # a page of 20 is more than the 300 ledger's month holds (all of it is the answer there; the
-        # larger ledgers read the two months a page needs); a page of 10 is answered from one month at
-        # every size, so it shows what history alone costs
+        # a page of 20 is more than the 300 ledger holds (all 13 are the answer there, from its one
+        # month; the larger ledgers read the two months a page needs); a page of 5 is answered from
+        # the current month at every size, so it shows what history alone costs
         "list_transactions uncategorised": read("list_transactions", uncategorised=True, limit=20),
-        "list_transactions uncategorised (10)": read("list_transactions", uncategorised=True, limit=10),
+        "list_transactions uncategorised (5)": read("list_transactions", uncategorised=True, limit=5),
         "plan+apply set_category_budget": plan_apply("set_category_budget", category_id="cat_groceries",
                                                      month="current", amount="612.34"),
         "plan+apply budget 10 years back": plan_apply("set_category_budget", category_id="cat_groceries",

@@ -92,18 +92,39 @@ def carry(end: dict[str, Any], year: dict[str, Any], last: int = 12) -> dict[str
     available = dict(end.get("available") or {})
     nets = year.get("d") or {}
     for cat in set(available) | set(nets):
-        a = available.get(cat, 0)
-        months = sorted(m for m in (nets.get(cat) or {}) if m <= until)
-        for m in months:
-            a = max(a, 0) + nets[cat][m]
-        if not months or months[-1] < until:
-            a = max(a, 0)  # a month without a net passed: an overspent balance was taken
-        if a:
-            available[cat] = a
-        else:
-            available.pop(cat, None)
+        _settle(available, cat, _carried(available.get(cat, 0), nets.get(cat) or {}, until))
     flow = int(end.get("flow", 0)) + sum(v for m, v in (year.get("f") or {}).items() if m <= until)
     return {"available": available, "flow": flow}
+
+
+def carry_moved(start: dict[str, Any], was: dict[str, Any], year: dict[str, Any]) -> dict[str, Any]:
+    """:func:`carry` of ``year`` (to December) from ``start``, given that from ``was`` it gives the
+    year's stored ``end``: only the categories whose carry-in moved are carried again (a budget
+    change moves one), and the flow by as much as it moved."""
+    old, new = was.get("available") or {}, start.get("available") or {}
+    available = dict(year["end"].get("available") or {})
+    nets = year.get("d") or {}
+    for cat in {c for c in {*old, *new} if old.get(c, 0) != new.get(c, 0)}:
+        _settle(available, cat, _carried(new.get(cat, 0), nets.get(cat) or {}, "12"))
+    moved = int(start.get("flow", 0)) - int(was.get("flow", 0))
+    return {"available": available, "flow": int(year["end"].get("flow", 0)) + moved}
+
+
+def _carried(a: int, nets: dict[str, int], until: str) -> int:
+    """One category's available at the end of month ``until``, from ``a`` at the end of the year before."""
+    months = sorted(m for m in nets if m <= until)
+    for m in months:
+        a = max(a, 0) + nets[m]
+    if not months or months[-1] < until:
+        a = max(a, 0)  # a month without a net passed: an overspent balance was taken
+    return a
+
+
+def _settle(available: dict[str, int], cat: str, a: int) -> None:
+    if a:
+        available[cat] = a
+    else:
+        available.pop(cat, None)
 
 
 def copy_of(data: dict[str, Any]) -> dict[str, Any]:
@@ -260,6 +281,12 @@ def _carry_on(staged: Staged, years: list[str], nets: Nets) -> None:
             i = next((j for j in range(i + 1, len(later)) if later[j] in nets), len(later))
             if i < len(later):  # so neither did any year's up to the next touched one
                 end = (staged.peek(TOTAL, year_id(later[i])) or {}).get("start", end)
+            continue
+        if year not in nets and stored:  # only its carry-in moved: its nets are as stored
+            data = dict(stored, start=end, end=carry_moved(end, stored.get("start") or empty_end(), stored))
+            staged.put(TOTAL, year_id(year), data)
+            end = data["end"]
+            i += 1
             continue
         data = copy_of(stored or {})
         earlier = [y for y in years if y < year]
