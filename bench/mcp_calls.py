@@ -21,9 +21,11 @@ Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the tabl
 there, not the call's). The real server and the in-process app each have a data folder of their
 own, seeded alike, so each is the only server emailing its person, as a deployment is.
 
-The protocol's own floor, for the question + answer: a bare ``mcp`` SDK server's two rounds of a
-tool that asks and then answers the retry, with no work, ÷ its trivial ``ping`` (real HTTP, in
-process, stateless): no server can answer a question in two rounds for less than that ratio.
+The floors, on a bare ``mcp`` SDK server (real HTTP, in process, stateless): for the question +
+answer, its two rounds of a tool that asks and then answers the retry, with no work, ÷ its
+trivial ``ping`` — no server can answer a question in two rounds for less than that ratio; for a
+held call, one tool call whose only work is one durable write (a SQLite commit with fsync, as the
+card's filing makes) ÷ the same ping — what a write that is on disk before the reply costs.
 
 Throughput and p50/p99 of the lightest budget read (over every way's latency; not
 ``list_operations``, which the rounds above make heavier: each answer adds an operation to the
@@ -202,27 +204,37 @@ def print_latency(times: Times, n: int) -> dict[str, dict[str, float]]:
 
 
 async def floor(pairs: dict[str, tuple], n: int) -> None:
-    """What two rounds cost with no work at all: a bare SDK server's 2026 question + answer
-    (``confirm``: asks, then answers the retry) ÷ its trivial ``ping``, the same client, the same
-    round (medians over ``n`` rounds). ``pairs``: way → (URL, transport)."""
-    print(f"\nthe protocol's own floor: a bare MCP SDK server's question + answer ÷ its ping (SDK client, "
-          f"median over {n} rounds)")
-    print(f"{'way':<34}{'ping ms':>10}{'ask + answer ms':>17}{'ratio':>8}")
+    """What the protocol and the disk cost with no work at all, on a bare SDK server: its 2026
+    question + answer (``confirm``: asks, then answers the retry) and one durable write
+    (``record``: one SQLite commit with fsync, as a held call's filing makes) ÷ its trivial
+    ``ping``, the same client, the same round (medians over ``n`` rounds). ``pairs``: way → (URL,
+    transport)."""
+    print(f"\nthe floors: a bare MCP SDK server's question + answer, and one durable write, ÷ its ping "
+          f"(SDK client, median over {n} rounds)")
+    print(f"{'way':<34}{'ping ms':>10}{'ask + answer ms':>17}{'ratio':>8}{'record ms':>11}{'ratio':>8}")
     for name, (url, transport) in pairs.items():
         async with contextlib.AsyncExitStack() as stack:
             way = await sdk_way(stack, url, "-", transport)
-            pings, asks = [], []
+            pings, asks, records = [], [], []
             for i in range(n + WARMUP):
                 t0 = time.perf_counter()
                 await way.read("ping")
                 t1 = time.perf_counter()
                 answered = await way.asking.call_tool("confirm", {})
                 assert not answered.is_error and "completed" in str(answered.content), answered
+                t2 = time.perf_counter()
+                await way.read("record")
                 if i >= WARMUP:
                     pings.append(t1 - t0)
-                    asks.append(time.perf_counter() - t1)
+                    asks.append(t2 - t1)
+                    records.append(time.perf_counter() - t2)
         print(f"{name:<34}{statistics.median(pings) * 1000:>10.2f}{statistics.median(asks) * 1000:>17.2f}"
-              f"{statistics.median(a / p for a, p in zip(asks, pings, strict=True)):>7.2f}x")
+              f"{_over(asks, pings):>7.2f}x{statistics.median(records) * 1000:>11.2f}{_over(records, pings):>7.2f}x")
+
+
+def _over(times: list[float], baseline: list[float]) -> float:
+    """The median over rounds of each time ÷ its own round's baseline."""
+    return statistics.median(t / b for t, b in zip(times, baseline, strict=True))
 
 
 async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, transport=None):

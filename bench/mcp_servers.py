@@ -15,8 +15,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -45,13 +47,22 @@ def settings_env(data: Path, port: int) -> dict[str, str]:
 
 
 def bare_server():
-    """One trivial tool (``ping``), and one that asks a 2026-07-28 question and answers the retry
-    (``confirm``: the protocol's two rounds, with sealed request state as ours, and no work)."""
+    """One trivial tool (``ping``); one that asks a 2026-07-28 question and answers the retry
+    (``confirm``: the protocol's two rounds, with sealed request state as ours, and no work); and
+    one that makes one durable write (``record``: a row inserted in its own transaction in a SQLite
+    file in WAL mode with ``synchronous = FULL``, as countersign's store commits, and nothing else)."""
     server = MCPServer("bare", request_state_security=RequestStateSecurity(keys=[b"k" * 32], ttl=900,
                                                                            bind_principal=None))
+    db = _durable_table()
 
     @server.tool()
     def ping() -> dict:
+        return {"ok": True}
+
+    @server.tool()
+    def record() -> dict:
+        with db:
+            db.execute("INSERT INTO rows (at) VALUES (?)", (time.time(),))
         return {"ok": True}
 
     @server.tool()
@@ -62,6 +73,20 @@ def bare_server():
         return {"status": "completed"}
 
     return server
+
+
+_DURABLE: list[sqlite3.Connection] = []
+
+
+def _durable_table() -> sqlite3.Connection:
+    """The process's one table for ``record`` (the stateless shape builds a server per request)."""
+    if not _DURABLE:
+        db = sqlite3.connect(str(Path(tempfile.mkdtemp(prefix="bare-")) / "bare.db"), check_same_thread=False)
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, at REAL)")
+        _DURABLE.append(db)
+    return _DURABLE[0]
 
 
 def _no_rebinding():

@@ -19,6 +19,10 @@ import sys
 # first request) for nothing: nothing here injects pyOpenSSL into urllib3. py_webauthn imports
 # pyOpenSSL itself, at the first passkey ceremony. Before anything imports boto3:
 sys.modules.setdefault("urllib3.contrib.pyopenssl", None)  # type: ignore[arg-type]
+# FastAPI imports ``pydantic.v1`` (~30 ms) at the first route that takes or returns a model, only
+# to refuse a pydantic v1 model, and treats it as absent when that import fails (as it will be
+# once pydantic drops it). Nothing in this function's bundle uses pydantic v1:
+sys.modules.setdefault("pydantic.v1", None)  # type: ignore[arg-type]
 
 from mangum import Mangum  # noqa: E402
 
