@@ -176,6 +176,27 @@ def test_a_backdated_change_an_overspent_month_absorbs_rewrites_no_later_year(bo
     assert_rolled_up(book.store, book.workspace_id)
 
 
+def test_a_backdated_change_carried_through_every_later_year_reads_them_in_a_few_store_calls():
+    """A budget in 2014 so large that no later month absorbs it moves the carry of every later
+    year: each is rewritten, and they are read in batches that double (a handful of store calls,
+    not one per year)."""
+    from countersign.gate.actions import ActionContext
+    from countersign.gate.question import Question
+    from tests.budget.ledger import ACTIONS
+
+    book = new_book(shared_store())
+    for year in range(2014, 2026):
+        run(book, ("create", "acc_checking", [{"month": f"{year}-03", "day": 3, "amount": -5_000,
+                                               "category": "cat_books", "cleared": "cleared"}]))
+    counting = Counting(book.store)
+    ctx = ActionContext.of(counting, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+    effect = Question.of(ACTIONS["set_category_budget"], {"category_id": "cat_books", "month": "2014-01",
+                                                          "amount": "5000"}, ctx).effect()
+    written = {w.id for phase in effect.phases for w in phase.writes if w.id.startswith("y.")}
+    assert written == {f"y.{y}" for y in range(2014, 2027)}
+    assert counting.calls <= 5, counting.calls  # the plan's read, then 2, 4 and 8 later years
+
+
 def test_a_budget_without_rollups_reads_the_same_and_its_first_write_builds_them(book):
     before = {m: book.read("get_month", month=m) for m in ("2026-08", "2026-09", "2026-10")}
     run(book, ("forget_rollups",))

@@ -266,15 +266,17 @@ def _carry_on(staged: Staged, years: list[str], nets: Nets) -> None:
     year. The later years are read as the carry moves on, twice as many each time: a change
     absorbed soon reads few, one carried to the end a handful of reads."""
     later = [y for y in years if y >= min(nets)]
-    wanted = 2
-    staged.ledger.prefetch([(TOTAL, year_id(y)) for y in nets] + [(TOTAL, year_id(y)) for y in later[:wanted]])
+    window = 2
+    fetched = window  # later[:fetched] are read (with every touched year)
+    staged.ledger.prefetch([(TOTAL, year_id(y)) for y in nets] + [(TOTAL, year_id(y)) for y in later[:fetched]])
     start = (staged.peek(TOTAL, year_id(later[0])) or {}).get("start")
     end = start if start is not None else empty_end()
     i = 0
     while i < len(later):
-        if i >= wanted:
-            wanted *= 2
-            staged.ledger.prefetch((TOTAL, year_id(y)) for y in later[i:wanted])
+        if i >= fetched:
+            window *= 2
+            staged.ledger.prefetch((TOTAL, year_id(y)) for y in later[i:i + window])
+            fetched = i + window
         year = later[i]
         stored = staged.peek(TOTAL, year_id(year))
         if year not in nets and stored and stored.get("start") == end:  # its carry did not move
