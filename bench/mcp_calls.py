@@ -70,7 +70,7 @@ from countersign import accounts, settings as settings_mod  # noqa: E402
 from countersign.gate.context import ActionContext  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from countersign.surfaces.local import build_local  # noqa: E402
-from countersign.surfaces.mcp_http import StatelessMCP, lambda_handler  # noqa: E402
+from countersign.surfaces.mcp_http import lambda_app, lambda_handler  # noqa: E402
 from countersign.surfaces.mcp_tools import build_server  # noqa: E402
 from tests.support.apigw import LambdaInstance, LambdaTransport  # noqa: E402
 from tests.support.harness import accept, mcp_client  # noqa: E402
@@ -313,7 +313,9 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         await floor({"bare SDK server, real HTTP": (bare_url, None),
                      "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
                      "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}, n)
-        stateless = StatelessMCP(build_server(lam.desk, lam.state_keys), lam.store)
+        # the app a Lambda instance runs (under Mangum): the work on the loop, one request at a time
+        # as far as the work knows (here the agents' calls interleave on the loop, as no instance's do)
+        stateless = lambda_app(build_server(lam.desk, lam.state_keys), lam.store)
         # the lightest over every way: list_operations grows heavier as the rounds above add operations
         tool = min(READS["budget"], key=lambda t: sum(m[f"read {t}"] for m in results.values()))
         await throughput({

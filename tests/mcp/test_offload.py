@@ -78,25 +78,54 @@ async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same(
 # -- reads that have proven light run on the loop (countersign.gate.offload.read_work) -------------
 
 
-async def test_a_read_hops_until_its_runs_prove_light_and_again_after_a_slow_one():
+def _where(slow: float = 0.0, spin: float = 0.0):
+    """A read's work: waits ``slow`` seconds (the CPU idle, as on a disk or a lock), computes for
+    ``spin`` seconds, and says which thread it ran in."""
+    def run():
+        time.sleep(slow)
+        until = time.thread_time() + spin
+        while time.thread_time() < until:
+            pass
+        return threading.current_thread()
+    return run
+
+
+async def _runs_on_loop(key: str, count: int, runs: LightRuns, **work) -> list[bool]:
     loop_thread = threading.current_thread()
+    return [await read_work(key, _where(**work), runs) is loop_thread for _ in range(count)]
+
+
+async def test_a_read_hops_until_its_runs_prove_light_and_proves_itself_twice_as_long_after_holding_the_loop():
     runs = LightRuns(light_seconds=0.05, proven_after=3)
-
-    def where(slow: bool = False):
-        def run():
-            if slow:
-                time.sleep(0.06)  # longer than light_seconds: this read has to prove itself again
-            return threading.current_thread()
-        return run
-
-    seen = [await read_work("probe", where(), runs) for _ in range(4)]
-    assert [t is loop_thread for t in seen] == [False, False, False, True]
-    assert await read_work("probe", where(slow=True), runs) is loop_thread  # the slow run, on the loop once
-    seen = [await read_work("probe", where(), runs) for _ in range(4)]
-    assert [t is loop_thread for t in seen] == [False, False, False, True]
-    assert await read_work("other", where(), runs) is not loop_thread  # each read proves itself
+    assert await _runs_on_loop("probe", 4, runs) == [False, False, False, True]
+    assert await _runs_on_loop("probe", 1, runs, slow=0.06) == [True]  # it held the loop, once
+    assert runs.needed("probe") == 6
+    assert await _runs_on_loop("probe", 7, runs) == [False] * 6 + [True]
+    # light on the loop for as long again as proving itself takes: as trusted as before
+    assert await _runs_on_loop("probe", 2, runs) == [True, True] and runs.needed("probe") == 3
+    assert await _runs_on_loop("other", 1, runs) == [False]  # each read proves itself
     with one_at_a_time():
-        assert await read_work("new", where(slow=True), runs) is loop_thread
+        assert await read_work("new", _where(slow=0.06), runs) is threading.current_thread()
+
+
+async def test_in_a_thread_a_run_counts_its_cpu_time_not_its_waits():
+    """Under load a worker thread waits for the interpreter lock while the loop and the other
+    workers run, so its wall time says little of what the read would cost on the loop: a read
+    that waits but computes little proves light in a thread; one that computes does not."""
+    runs = LightRuns(light_seconds=0.05, proven_after=3)
+    assert await _runs_on_loop("waits", 4, runs, slow=0.06) == [False, False, False, True]
+    assert await _runs_on_loop("computes", 5, runs, spin=0.06) == [False] * 5
+    assert runs.needed("waits") == 6  # it then held the loop on its first run there
+
+
+async def test_a_read_that_keeps_holding_the_loop_is_tried_there_ever_more_rarely():
+    runs = LightRuns(light_seconds=0.005, proven_after=1)
+    tried = []
+    for _ in range(runs.most_wary + 2):  # each time: proves light in threads, then holds the loop once
+        needed = runs.needed("waits")
+        assert await _runs_on_loop("waits", needed + 1, runs, slow=0.006) == [False] * needed + [True]
+        tried.append(needed)
+    assert tried == [1, 2, 4, 8, 16, 32, 64, 128, 128]
 
 
 async def test_a_read_on_the_loop_sets_nothing_in_the_callers_context():

@@ -11,14 +11,16 @@ at every SQLite statement, which halved the local server's read throughput at 8 
 agents (``bench/mcp_calls.py``). And for work shorter than the interpreter's switch interval
 (5 ms) a thread shares nothing: such work runs to its end before the loop gets the GIL back
 either way. So a *read* (which writes nothing and sends nothing) runs on the loop once its last
-:data:`PROVEN_AFTER` runs each took less than :data:`LIGHT_SECONDS` of wall time (measured where
-it ran, waits on the disk or network included), and in a worker thread otherwise — every read
-until it has proven itself, and the next :data:`PROVEN_AFTER` runs after any that took longer
+:data:`PROVEN_AFTER` runs each took less than :data:`LIGHT_SECONDS` (the CPU time of a run in a
+worker thread, the wall time of a run on the loop: :class:`LightRuns`), and in a worker thread
+otherwise — every read until it has proven itself, and after any run on the loop that took
+longer until it has proven itself again, over twice as many runs each time that happens
 (:func:`read_work`). A read proves itself per workspace: light for a small budget is not light
-for a big one. A slow read therefore keeps its share of the interpreter as before; the
-cost is that the first slow run of a read that had been light (a far larger page, a cold disk)
-holds the loop for its own length once. Writes always hop (:func:`off_the_loop`): a commit
-waits on the disk, and filing a card may send its email inline.
+for a big one. A slow read therefore keeps its share of the interpreter as before; the cost is
+that the first slow run on the loop of a read that had proven light (a far larger page, a cold
+disk, a wait its CPU time did not show) holds the loop for its own length, once each time.
+Writes always hop (:func:`off_the_loop`): a commit waits on the disk, and filing a card may send
+its email inline.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ T = TypeVar("T")
 
 LIGHT_SECONDS = 0.002
 PROVEN_AFTER = 8
+MOST_WARY = 7  # a read that keeps holding the loop is tried there once in 8 × 2**7 = 1,024 runs
 
 _ONE_AT_A_TIME: ContextVar[bool] = ContextVar("countersign_one_at_a_time", default=False)
 
@@ -48,29 +51,53 @@ async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
 
 
 class LightRuns:
-    """How many of each kind of read's latest runs in a row were light (shared by every request
-    of the process; a lost update between threads only delays or hastens one decision)."""
+    """Which kinds of read have proven light (shared by every request of the process; a lost
+    update between threads only delays or hastens one decision).
 
-    def __init__(self, light_seconds: float = LIGHT_SECONDS, proven_after: int = PROVEN_AFTER):
-        self.light_seconds, self.proven_after = light_seconds, proven_after
+    What a run costs is measured where it ran. On the loop, its wall time: how long the loop was
+    held, whatever for. In a worker thread, the thread's CPU time: its wall time there also counts
+    the waits for the interpreter lock while the loop and other workers run, which grow with the
+    load, so under load a light read would never prove itself again. The CPU time leaves out
+    waits on the disk or the network, so a read that waits but computes little proves light in
+    a thread and holds the loop for its wait on its first run there: each time that happens it
+    must prove itself twice as long (8, 16, 32… light runs, up to :data:`MOST_WARY` doublings),
+    and each further :data:`PROVEN_AFTER` light runs on the loop halve that again."""
+
+    def __init__(self, light_seconds: float = LIGHT_SECONDS, proven_after: int = PROVEN_AFTER,
+                 most_wary: int = MOST_WARY):
+        self.light_seconds, self.proven_after, self.most_wary = light_seconds, proven_after, most_wary
         self._streak: dict[str, int] = {}
+        self._wary: dict[str, int] = {}  # how many times over the streak needed has doubled
+
+    def needed(self, key: str) -> int:
+        """How many light runs in a row ``key`` needs before it runs on the loop."""
+        return self.proven_after << self._wary.get(key, 0)
 
     def proven(self, key: str) -> bool:
-        return self._streak.get(key, 0) >= self.proven_after
+        return self._streak.get(key, 0) >= self.needed(key)
 
-    def record(self, key: str, seconds: float) -> None:
-        if seconds < self.light_seconds:
-            self._streak[key] = min(self._streak.get(key, 0) + 1, self.proven_after)
-        else:
+    def record(self, key: str, seconds: float, on_loop: bool) -> None:
+        if seconds >= self.light_seconds:
             self._streak[key] = 0
+            if on_loop:  # it held the loop: trusted again only after a longer streak
+                self._wary[key] = min(self._wary.get(key, 0) + 1, self.most_wary)
+            return
+        streak = self._streak.get(key, 0) + 1
+        wary = self._wary.get(key, 0)
+        if on_loop and wary and streak >= self.needed(key) + self.proven_after:
+            self._wary[key] = wary - 1  # light on the loop for a while: a little less wary
+            streak = self.needed(key)
+        self._streak[key] = min(streak, self.needed(key) + self.proven_after)
 
-    def timed(self, key: str, fn: Callable[[], T]) -> Callable[[], T]:
+    def timed(self, key: str, fn: Callable[[], T], on_loop: bool) -> Callable[[], T]:
+        clock = time.perf_counter if on_loop else time.thread_time
+
         def run() -> T:
-            started = time.perf_counter()
+            started = clock()
             try:
                 return fn()
             finally:
-                self.record(key, time.perf_counter() - started)
+                self.record(key, clock() - started, on_loop)
         return run
 
 
@@ -83,10 +110,9 @@ async def read_work(key: str, fn: Callable[[], T], runs: LightRuns = LIGHT_RUNS)
     loop it runs in a copy of the context, as in a thread: nothing it sets leaks into the caller."""
     if _ONE_AT_A_TIME.get():
         return fn()
-    work = runs.timed(key, fn)
     if runs.proven(key):
-        return contextvars.copy_context().run(work)
-    return await anyio.to_thread.run_sync(work)
+        return contextvars.copy_context().run(runs.timed(key, fn, on_loop=True))
+    return await anyio.to_thread.run_sync(runs.timed(key, fn, on_loop=False))
 
 
 @contextlib.contextmanager
