@@ -120,7 +120,7 @@ def steps(ctx: ActionContext, recent: str):
         "list_accounts": read("list_accounts"),
         "list_transactions (50)": read("list_transactions"),
         # a page of 20 is more than the 300 ledger holds (all 13 are the answer there, from its one
-        # month; the larger ledgers read the two months a page needs); a page of 5 is answered from
+        # month; the larger ledgers read the months a page of 20 needs); a page of 5 is answered from
         # the current month at every size, so it shows what history alone costs
         "list_transactions uncategorised": read("list_transactions", uncategorised=True, limit=20),
         "list_transactions uncategorised (5)": read("list_transactions", uncategorised=True, limit=5),

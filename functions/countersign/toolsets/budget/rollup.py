@@ -231,9 +231,10 @@ def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
 def stage(staged: Staged, build: bool = False) -> None:
     """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
     doc's counts, the nets of the touched years and the carry (``end``) of every later year
-    whose carry moved (:func:`_carry_on`). A budget without a ledger doc has no roll-ups to keep: nothing is added
-    (a writer builds them first, in batches of their own: :func:`ensure_built`), unless ``build``
-    (a new ledger staged whole in memory, :func:`.layout.build`): then they are built with it."""
+    whose carry moved (:func:`_carry_on`). A budget without a ledger doc has no roll-ups to keep:
+    nothing is added (a writer builds them first, in batches of their own: :func:`ensure_built`),
+    unless ``build`` (a new ledger staged whole in memory, :func:`.layout.build`): then they are
+    built with it."""
     from .layout import add_into
 
     nets, counts = changes(staged)
