@@ -108,14 +108,16 @@ async def test_a_read_hops_until_its_runs_prove_light_and_proves_itself_twice_as
         assert await read_work("new", _where(slow=0.06), runs) is threading.current_thread()
 
 
-async def test_in_a_thread_a_run_counts_its_cpu_time_not_its_waits():
+async def test_in_a_thread_a_run_counts_its_cpu_time_not_its_short_waits():
     """Under load a worker thread waits for the interpreter lock while the loop and the other
     workers run, so its wall time says little of what the read would cost on the loop: a read
-    that waits but computes little proves light in a thread; one that computes does not."""
-    runs = LightRuns(light_seconds=0.05, proven_after=3)
-    assert await _runs_on_loop("waits", 4, runs, slow=0.06) == [False, False, False, True]
-    assert await _runs_on_loop("computes", 5, runs, spin=0.06) == [False] * 5
+    that waits briefly but computes little proves light in a thread; one that computes does not,
+    nor one that waits longer than a lock wait would (a stalled disk, a network call)."""
+    runs = LightRuns(light_seconds=0.02, proven_after=3, wait_seconds=0.2)
+    assert await _runs_on_loop("waits", 4, runs, slow=0.03) == [False, False, False, True]
     assert runs.needed("waits") == 6  # it then held the loop on its first run there
+    assert await _runs_on_loop("computes", 5, runs, spin=0.03) == [False] * 5
+    assert await _runs_on_loop("stalls", 4, runs, slow=0.25) == [False] * 4
 
 
 async def test_a_read_that_keeps_holding_the_loop_is_tried_there_ever_more_rarely():

@@ -39,6 +39,7 @@ T = TypeVar("T")
 LIGHT_SECONDS = 0.002
 PROVEN_AFTER = 8
 MOST_WARY = 7  # a read that keeps holding the loop is tried there once in 8 × 2**7 = 1,024 runs
+WAIT_SECONDS = 0.05  # a run in a thread this long waited on more than the interpreter lock
 
 _ONE_AT_A_TIME: ContextVar[bool] = ContextVar("countersign_one_at_a_time", default=False)
 
@@ -57,15 +58,18 @@ class LightRuns:
     What a run costs is measured where it ran. On the loop, its wall time: how long the loop was
     held, whatever for. In a worker thread, the thread's CPU time: its wall time there also counts
     the waits for the interpreter lock while the loop and other workers run, which grow with the
-    load, so under load a light read would never prove itself again. The CPU time leaves out
-    waits on the disk or the network, so a read that waits but computes little proves light in
-    a thread and holds the loop for its wait on its first run there: each time that happens it
-    must prove itself twice as long (8, 16, 32… light runs, up to :data:`MOST_WARY` doublings),
-    and each further :data:`PROVEN_AFTER` light runs on the loop halve that again."""
+    load, so under load a light read would never prove itself again; a run there that took longer
+    than :data:`WAIT_SECONDS` all the same waited on something else (a stalled disk, a network
+    call, a lock) and is not light. Shorter waits the CPU time leaves out, so a read that waits
+    briefly but computes little proves light in a thread and holds the loop for its wait on its
+    first run there: each time that happens it must prove itself twice as long (8, 16, 32… light
+    runs, up to :data:`MOST_WARY` doublings), and each further :data:`PROVEN_AFTER` light runs on
+    the loop halve that again."""
 
     def __init__(self, light_seconds: float = LIGHT_SECONDS, proven_after: int = PROVEN_AFTER,
-                 most_wary: int = MOST_WARY):
+                 most_wary: int = MOST_WARY, wait_seconds: float = WAIT_SECONDS):
         self.light_seconds, self.proven_after, self.most_wary = light_seconds, proven_after, most_wary
+        self.wait_seconds = wait_seconds
         self._streak: dict[str, int] = {}
         self._wary: dict[str, int] = {}  # how many times over the streak needed has doubled
 
@@ -76,8 +80,8 @@ class LightRuns:
     def proven(self, key: str) -> bool:
         return self._streak.get(key, 0) >= self.needed(key)
 
-    def record(self, key: str, seconds: float, on_loop: bool) -> None:
-        if seconds >= self.light_seconds:
+    def record(self, key: str, light: bool, on_loop: bool) -> None:
+        if not light:
             self._streak[key] = 0
             if on_loop:  # it held the loop: trusted again only after a longer streak
                 self._wary[key] = min(self._wary.get(key, 0) + 1, self.most_wary)
@@ -90,14 +94,14 @@ class LightRuns:
         self._streak[key] = min(streak, self.needed(key) + self.proven_after)
 
     def timed(self, key: str, fn: Callable[[], T], on_loop: bool) -> Callable[[], T]:
-        clock = time.perf_counter if on_loop else time.thread_time
-
         def run() -> T:
-            started = clock()
+            wall, cpu = time.perf_counter(), time.thread_time()
             try:
                 return fn()
             finally:
-                self.record(key, clock() - started, on_loop)
+                wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+                light = wall < self.light_seconds if on_loop else cpu < self.light_seconds and wall < self.wait_seconds
+                self.record(key, light, on_loop)
         return run
 
 
