@@ -197,6 +197,24 @@ def test_a_backdated_change_carried_through_every_later_year_reads_them_in_a_few
     assert counting.calls <= 5, counting.calls  # the plan's read, then 2, 4 and 8 later years
 
 
+def test_a_year_whose_months_add_nothing_has_no_rollup_and_the_rollups_check_as_consistent(book):
+    """A year whose only transaction is uncategorised adds no net and no flow: the write makes no
+    year doc for it, and a rebuild from the months (what ``countersign budget upgrade`` compares
+    against) expects none, so a consistent budget is not reported, or rewritten, as stale."""
+    from countersign.toolsets.budget import rebuild
+    from countersign.toolsets.budget.model import Ledger
+
+    book.do("create_transactions", account_id="acc_checking", transactions=[
+        {"date": "2015-12-03", "payee": "Shop", "amount": "-40", "category_id": "cat_books"},
+        {"date": "2018-05-03", "payee": "Unsorted", "amount": "-5", "category_id": None},
+        {"date": "2019-03-03", "payee": "Court", "amount": "-8", "category_id": "cat_tennis"}])
+    assert "y.2018" not in _year_versions(book)
+    assert rebuild.is_consistent(Ledger(book.store, book.workspace_id))
+    assert_rolled_up(book.store, book.workspace_id)
+    assert rebuild.rebuild(book.store, book.workspace_id) is False  # nothing to repair
+    check_reads(book, ["2018-05", "2019-03", "2026-09"])
+
+
 def test_a_budget_without_rollups_reads_the_same_and_its_first_write_builds_them(book):
     before = {m: book.read("get_month", month=m) for m in ("2026-08", "2026-09", "2026-10")}
     run(book, ("forget_rollups",))

@@ -138,6 +138,32 @@ def test_a_backdated_change_too_big_for_one_commit_is_refused_before_the_person_
     check_reads(book, ["2000-06", "2002-06", "2003-01", "2026-09", "2030-12"])
 
 
+def test_a_change_is_counted_as_if_its_carry_reached_every_later_year(book, monkeypatch):
+    """A budget in 2019 that an overspending later that year absorbs writes its month, its year and
+    its operation; it is counted against the limit as if its carry moved every later year, since a
+    write meanwhile can stop the absorbing and the count must not refuse it after the person said
+    yes. Under a limit of 6 it is refused when planned, nothing written; under 12, it goes through.
+    An approval moves no net: it rewrites no year and is counted as the 4 writes it makes."""
+    from countersign.toolsets.budget import operations
+
+    for year in range(2019, 2026):
+        book.do("create_transactions", account_id="acc_checking", approved=year != 2019, transactions=[
+            {"date": f"{year}-05-03", "payee": "Court", "amount": "-30", "category_id": "cat_tennis"}])
+    before = book.snapshot()
+    monkeypatch.setattr(operations, "MAX_DOC_WRITES", 6)
+    with pytest.raises(ActionError) as refused:
+        book.plan("set_category_budget", category_id="cat_tennis", month="2019-03", amount="10")
+    assert "the limit is 6" in refused.value.message
+    assert book.snapshot() == before
+    (court_2019,) = (t["id"] for t in book.all_txns().values() if t["date"] == "2019-05-03")
+    book.do("approve_transactions", transaction_ids=[court_2019])
+    assert book.txn(court_2019)["approved"]
+    monkeypatch.setattr(operations, "MAX_DOC_WRITES", 12)
+    book.do("set_category_budget", category_id="cat_tennis", month="2019-03", amount="10")
+    assert book.budgeted("2019-03-01", "cat_tennis") == 10_000
+    assert_rolled_up(book.store, book.workspace_id)
+
+
 def test_upgrade_repairs_rollups_that_disagree_with_the_months(book):
     """Year docs missing (a build cut short by an older version) and months written by a version
     that did not keep the roll-ups: the figures are wrong until ``budget upgrade`` rebuilds them."""

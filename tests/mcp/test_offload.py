@@ -96,7 +96,7 @@ async def _runs_on_loop(key: str, count: int, runs: LightRuns, **work) -> list[b
 
 
 async def test_a_read_hops_until_its_runs_prove_light_and_proves_itself_twice_as_long_after_holding_the_loop():
-    runs = LightRuns(light_seconds=0.05, proven_after=3)
+    runs = LightRuns(light_seconds=0.05, proven_after=3, wait_seconds=30.0)
     assert await _runs_on_loop("probe", 4, runs) == [False, False, False, True]
     assert await _runs_on_loop("probe", 1, runs, slow=0.06) == [True]  # it held the loop, once
     assert runs.needed("probe") == 6
@@ -113,15 +113,15 @@ async def test_in_a_thread_a_run_counts_its_cpu_time_not_its_short_waits():
     workers run, so its wall time says little of what the read would cost on the loop: a read
     that waits briefly but computes little proves light in a thread; one that computes does not,
     nor one that waits longer than a lock wait would (a stalled disk, a network call)."""
-    runs = LightRuns(light_seconds=0.02, proven_after=3, wait_seconds=0.2)
+    runs = LightRuns(light_seconds=0.02, proven_after=3, wait_seconds=0.5)
     assert await _runs_on_loop("waits", 4, runs, slow=0.03) == [False, False, False, True]
     assert runs.needed("waits") == 6  # it then held the loop on its first run there
     assert await _runs_on_loop("computes", 5, runs, spin=0.03) == [False] * 5
-    assert await _runs_on_loop("stalls", 4, runs, slow=0.25) == [False] * 4
+    assert await _runs_on_loop("stalls", 4, runs, slow=0.55) == [False] * 4
 
 
 async def test_a_read_that_keeps_holding_the_loop_is_tried_there_ever_more_rarely():
-    runs = LightRuns(light_seconds=0.005, proven_after=1)
+    runs = LightRuns(light_seconds=0.005, proven_after=1, wait_seconds=30.0)
     tried = []
     for _ in range(runs.most_wary + 2):  # each time: proves light in threads, then holds the loop once
         needed = runs.needed("waits")
@@ -162,9 +162,10 @@ class Light(WhichThread):
 
 
 async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_light_reads_stop_hopping(monkeypatch):
-    # What moves a read is under test here, not the 2 ms threshold (the test above): a generous one,
-    # so a busy machine's pause inside a light read does not restart its streak.
+    # What moves a read is under test here, not the 2 ms threshold or the wait bound (the tests
+    # above): generous ones, so a busy machine's pause inside a light read does not restart its streak.
     monkeypatch.setattr(offload.LIGHT_RUNS, "light_seconds", 1.0)
+    monkeypatch.setattr(offload.LIGHT_RUNS, "wait_seconds", 30.0)
     blocking, light = Blocking(), Light()
     with tempfile.TemporaryDirectory() as tmp:
         settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})

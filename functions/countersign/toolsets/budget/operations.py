@@ -29,6 +29,7 @@ from ...core.ids import new_id
 from ...gate.actions import ActionContext, ActionError
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
+from . import rollup
 from .layout import Staged
 from .model import (
     CATEGORY,
@@ -247,7 +248,7 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
                 planning.complete = False  # these writes leave out the roll-ups: only their count holds
             elif isinstance(ctx.store, DocStore):
                 ensure_built(ctx.store, ctx.workspace_id)
-                ledger, built = Ledger(ctx.store, ctx.workspace_id), True
+                ledger = Ledger(ctx.store, ctx.workspace_id)
     try:
         staged = stage(ledger, changes)
     except Moved as exc:
@@ -257,7 +258,15 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     writes = staged.writes()
     writes.extend(extra)
     writes.append(DocWrite(OP, op_id, op, 0))
-    count = len(writes) + (0 if built else staged.rollup_bound(assume_built=True))
+    # the roll-ups counted at the most they could be (every year from the first touched one on; as
+    # if built, where they are not yet), not as many as this carry moves: a change planned while a
+    # later month absorbs its carry must not be refused at its apply, after the person said yes,
+    # because another write meanwhile stopped that
+    # (a change that moves no net, an approval say, rewrites no year and is counted as it is)
+    count = len(writes)
+    if not built or rollup.changes(staged)[0]:
+        rolled = sum(1 for w in writes if w.kind == TOTAL and (w.id == LEDGER_ID or w.id.startswith("y.")))
+        count += staged.rollup_bound(assume_built=True) - rolled
     if count > MAX_DOC_WRITES:
         raise ActionError(too_many(count, staged))
     return op_id, writes
@@ -269,8 +278,8 @@ def too_many(count: int, staged: Staged) -> str:
     since = f" and the budget's yearly roll-ups from {months[0][:4]} on" if months else ""
     return (f"This change would write {count} records in one commit (its transactions, their month and "
             f"account totals{since}); the limit is {MAX_DOC_WRITES}. Split it into smaller changes: fewer "
-            "transactions or months at once (a change to an early year also rewrites the roll-up of every "
-            "later year its carry reaches). Nothing was written.")
+            "transactions or months at once (a change to an early year may also rewrite every later year's "
+            "roll-up, and is counted as if it did). Nothing was written.")
 
 
 @dataclass

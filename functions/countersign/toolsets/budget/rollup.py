@@ -29,9 +29,10 @@ move between categories leaves the flow as it was) rewrites ``y.Y`` alone, one c
 end every later year doc (one doc per year: bounded by the budget's window of years, some 37);
 a year doc made new also rewrites the year doc before it, unchanged, so that a change to that one
 meanwhile is a conflict rather than a lost carry. Those rewrites count towards the commit's
-``MAX_DOC_WRITES``: a change is counted when planned (:func:`.operations.commit`), and one that
-would pass it is refused before the person is asked (split it); the importer counts them
-(:func:`bound`) before a batch grows.
+``MAX_DOC_WRITES``, counted at the most they could be (:func:`bound`: every year from the first
+touched one on, whether or not its carry moves): a change is counted when planned
+(:func:`.operations.commit`), and one that would pass it is refused before the person is asked
+(split it); the importer counts them before a batch grows.
 """
 
 from __future__ import annotations
@@ -181,6 +182,9 @@ def from_months(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str,
         net, flow = total_net(data)
         add_net(years.setdefault(month[:4], {}), month[5:7], net, flow, +1)
         add_into(ledger, counts_of(data), +1)
+    # a year whose months add no net and no flow (a budget set back to nothing, only uncategorised
+    # spending) has no doc, as a change staged by :func:`stage` would make none
+    years = {year: data for year, data in years.items() if data}
     end = empty_end()
     for year in sorted(years):
         years[year]["start"] = end
