@@ -13,6 +13,7 @@ It prints ``listening`` once the socket is bound.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import sqlite3
@@ -75,18 +76,14 @@ def bare_server():
     return server
 
 
-_DURABLE: list[sqlite3.Connection] = []
-
-
+@functools.cache
 def _durable_table() -> sqlite3.Connection:
     """The process's one table for ``record`` (the stateless shape builds a server per request)."""
-    if not _DURABLE:
-        db = sqlite3.connect(str(Path(tempfile.mkdtemp(prefix="bare-")) / "bare.db"), check_same_thread=False)
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = FULL")
-        db.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, at REAL)")
-        _DURABLE.append(db)
-    return _DURABLE[0]
+    db = sqlite3.connect(str(Path(tempfile.mkdtemp(prefix="bare-")) / "bare.db"), check_same_thread=False)
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = FULL")
+    db.execute("CREATE TABLE rows (id INTEGER PRIMARY KEY, at REAL)")
+    return db
 
 
 def _no_rebinding():

@@ -258,15 +258,7 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     writes = staged.writes()
     writes.extend(extra)
     writes.append(DocWrite(OP, op_id, op, 0))
-    # the roll-ups counted at the most they could be (every year from the first touched one on; as
-    # if built, where they are not yet), not as many as this carry moves: a change planned while a
-    # later month absorbs its carry must not be refused at its apply, after the person said yes,
-    # because another write meanwhile stopped that
-    # (a change that moves no net, an approval say, rewrites no year and is counted as it is)
-    count = len(writes)
-    if not built or rollup.changes(staged)[0]:
-        rolled = sum(1 for w in writes if w.kind == TOTAL and (w.id == LEDGER_ID or w.id.startswith("y.")))
-        count += staged.rollup_bound(assume_built=True) - rolled
+    count = rollup.counted(staged, writes, built=built)
     if count > MAX_DOC_WRITES:
         raise ActionError(too_many(count, staged))
     return op_id, writes

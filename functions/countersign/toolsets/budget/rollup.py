@@ -29,7 +29,7 @@ move between categories leaves the flow as it was) rewrites ``y.Y`` alone, one c
 end every later year doc (one doc per year: bounded by the budget's window of years, some 37);
 a year doc made new also rewrites the year doc before it, unchanged, so that a change to that one
 meanwhile is a conflict rather than a lost carry. Those rewrites count towards the commit's
-``MAX_DOC_WRITES``, counted at the most they could be (:func:`bound`: every year from the first
+``MAX_DOC_WRITES``, counted at the most they could be (:func:`counted`, :func:`bound`: every year from the first
 touched one on, whether or not its carry moves): a change is counted when planned
 (:func:`.operations.commit`), and one that would pass it is refused before the person is asked
 (split it); the importer counts them before a batch grows.
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from .model import MONTH, TOTAL
 
 if TYPE_CHECKING:
+    from ...store.records import DocWrite
     from .layout import Staged
 
 COUNTS = ("n", "accounts", "cats", "uncategorised", "unapproved")
@@ -296,9 +297,9 @@ def _carry_on(staged: Staged, years: list[str], nets: Nets) -> None:
             i += 1
             continue
         data = copy_of(stored or {})
-        earlier = [y for y in years if y < year]
-        if not data and earlier:  # a new year carries on from the one before: write that too, so a
-            before = year_id(earlier[-1])  # change to it meanwhile is a conflict, not a lost carry
+        earlier = [y for y in years if y < year] if not data else []
+        if earlier:  # a new year carries on from the one before: write that too, so a change to
+            before = year_id(earlier[-1])  # that one meanwhile is a conflict, not a lost carry
             previous = staged.peek(TOTAL, before)
             staged.put(TOTAL, before, previous)
             end = (previous or {}).get("end") or end
@@ -342,3 +343,16 @@ def bound(staged: Staged, *, assume_built: bool = False) -> int:
         return 0
     years |= touched
     return 2 + sum(1 for y in years if y >= min(touched))
+
+
+def counted(staged: Staged, writes: list[DocWrite], *, built: bool) -> int:
+    """How many records a commit of ``writes`` (:meth:`.layout.Staged.writes`) counts against
+    ``MAX_DOC_WRITES``: its roll-ups at the most they could be (:func:`bound`), not as many as
+    this carry happens to move, so that a change planned while a later month absorbs its carry is
+    not refused at its apply, after the person said yes, because another write meanwhile stopped
+    that. A change that moves no net (an approval, say) rewrites no year and counts as it is;
+    ``built``: whether the budget had its roll-ups (else they are counted as if it had)."""
+    if built and not changes(staged)[0]:
+        return len(writes)
+    rolled = sum(1 for w in writes if w.kind == TOTAL and (w.id == LEDGER_ID or w.id.startswith("y.")))
+    return len(writes) - rolled + bound(staged, assume_built=True)
