@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Annotated, Any
 
 from pydantic import WithJsonSchema
@@ -23,26 +22,21 @@ class BudgetAction(Action):
     gate = CLIENT
     drift_message = DRIFT
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Every plan also stages its change, running its apply under :func:`.operations.planning`
-        (nothing is written, nothing built), so a change too big for one commit is refused before
-        the person is asked; the staged effect rides on the plan (:attr:`Plan.effect`) and the
-        gate commits it without staging the change again."""
-        super().__init_subclass__(**kwargs)
-        made = cls.__dict__.get("plan")
-        if made is None:
-            return
+    def propose(self, args: Any, ctx: ActionContext) -> Plan:  # pragma: no cover - abstract
+        """The plan of the change: what it will do and the preview the person is asked about."""
+        raise NotImplementedError
 
-        @functools.wraps(made)
-        def plan(self: BudgetAction, args: Any, ctx: ActionContext) -> Plan:
-            from .operations import planning
+    def plan(self, args: Any, ctx: ActionContext) -> Plan:
+        """:meth:`propose`, with the change staged too: its apply runs under
+        :func:`.operations.planning` (nothing is written, nothing built), so a change too big for
+        one commit is refused before the person is asked; the staged effect rides on the plan
+        (:attr:`Plan.effect`) and the gate commits it without staging the change again."""
+        from .operations import planning
 
-            out = made(self, args, ctx)
-            with planning() as staging:
-                effect = self.apply(out, ctx)
-            return dataclasses.replace(out, effect=effect) if staging.complete else out
-
-        setattr(cls, "plan", plan)  # noqa: B010 (a method replaced on the class)
+        out = self.propose(args, ctx)
+        with planning() as staging:
+            effect = self.apply(out, ctx)
+        return dataclasses.replace(out, effect=effect) if staging.complete else out
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         op = result.get("operation_id")

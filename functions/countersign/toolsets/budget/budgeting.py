@@ -27,7 +27,7 @@ class SetCategoryBudget(BudgetAction):
     )
     arguments = SetBudgetArgs
 
-    def plan(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         try:  # the two docs it needs, in one read (a bad category is still reported before a bad month)
             month = resolve_month(args.month, ctx.now)

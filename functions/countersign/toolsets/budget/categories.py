@@ -54,7 +54,7 @@ class UpdateCategory(BudgetAction):
     )
     arguments = UpdateCategoryArgs
 
-    def plan(self, args: UpdateCategoryArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: UpdateCategoryArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         category = ledger.category(args.category_id)
         if category.data.get("internal"):
@@ -112,7 +112,7 @@ class CreateCategory(BudgetAction):
     description = "Create a category in a group. The person sees 'Create category ‘Pets’ in Everyday?'."
     arguments = CreateCategoryArgs
 
-    def plan(self, args: CreateCategoryArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: CreateCategoryArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         group = _writable_group(ledger, args.group_id)
         have = len(ledger.categories) - 1  # not Ready to Assign

@@ -29,7 +29,7 @@ class ApplyCategories(BudgetAction):
     )
     arguments = ApplyCategoriesArgs
 
-    def plan(self, args: ApplyCategoriesArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: ApplyCategoriesArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         ledger.locate_with([c.transaction_id for c in args.changes],
                            [(CATEGORY, c.category_id) for c in args.changes if isinstance(c.category_id, str)])
@@ -94,7 +94,7 @@ class ApproveTransactions(BudgetAction):
     gate = NEVER
     destructive = False
 
-    def plan(self, args: ApproveArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: ApproveArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         ledger.locate_with(args.transaction_ids)
         seen: set[str] = set()

@@ -36,7 +36,7 @@ class ReconcileAccount(BudgetAction):
     )
     arguments = ReconcileArgs
 
-    def plan(self, args: ReconcileArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: ReconcileArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         account = ledger.account(args.account_id)
         balance = to_milliunits(args.balance, "balance")

@@ -60,7 +60,7 @@ class CreateTransactions(BudgetAction):
     )
     arguments = CreateTransactionsArgs
 
-    def plan(self, args: CreateTransactionsArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: CreateTransactionsArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         account = ledger.account(args.account_id)
         if account.data.get("closed"):
@@ -127,7 +127,7 @@ class SplitTransaction(BudgetAction):
     )
     arguments = SplitArgs
 
-    def plan(self, args: SplitArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: SplitArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         ref = ledger.txn(args.transaction_id)
         txn = ref.data

@@ -92,7 +92,7 @@ class UndoOperation(BudgetAction):
             raise ActionError(f"operation_id: {op['summary']} cannot be undone.{note}", field="operation_id")
         return doc
 
-    def plan(self, args: UndoArgs, ctx: ActionContext) -> Plan:
+    def propose(self, args: UndoArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
         doc = self._check(ledger, args.operation_id)
         inverse = reverse(doc.data["changes"])
