@@ -78,6 +78,8 @@ class Run:
         self.crash = Crashable(data)
         self.seen: dict[str, set[str]] = defaultdict(set)  # payee -> card ids the agents were given
         self.requests = 0
+        self.calls = 0  # what the agents will call, a shared request once per agent (set at once)
+        self.answered = 0  # calls an agent has had its reply to
         self.up = threading.Event()
         self.agents_done = threading.Event()
         self.lock = threading.Lock()
@@ -89,8 +91,15 @@ class Run:
         self.up.set()
 
     def killer(self, kills: list[int]) -> None:
-        for _ in range(self.load.kills):
-            time.sleep(self.rng.uniform(1.0, 3.0))
+        """Kill the server ``kills`` times while the agents work: once each further share of
+        their calls is answered (a fifth, two fifths… for 4), a random moment after, so every
+        kill lands under load however fast the machine runs them."""
+        rng = random.Random(self.load.seed + 100)
+        for n in range(1, self.load.kills + 1):
+            while not self.agents_done.is_set() and (
+                    not self.calls or self.answered < self.calls * n / (self.load.kills + 1)):
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0.0, 0.3))
             if self.agents_done.is_set():
                 break
             self.up.clear()
@@ -110,9 +119,10 @@ class Run:
                     async with mcp_client(f"{self.crash.server.origin}/mcp", self.crash.token) as client:
                         held = (await client.call_tool("create_transactions", _args(payee))).structured_content
                         await client.call_tool("list_accounts", {})
-                    if held and held.get("confirmationId"):
-                        with self.lock:
+                    with self.lock:
+                        if held and held.get("confirmationId"):
                             self.seen[payee].add(held["confirmationId"])
+                        self.answered += 1
                     break
                 except Exception:  # noqa: BLE001 - the server died under this call: call again, as an agent would
                     await asyncio.sleep(0.3)
@@ -129,6 +139,7 @@ class Run:
                     payee = f"Payee {index}-{r}"
                 plans[index].append(payee)
                 self.requests += 1
+        self.calls = sum(len(plan) for plan in plans)  # a shared request is two agents' calls
         await asyncio.gather(*(self.agent(i, plan) for i, plan in enumerate(plans)))
 
     # -- people ------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ to prove the redaction on the real handlers; ``quit``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import json
 import logging
@@ -135,6 +136,8 @@ def main() -> None:
         "countersign_files": loaded,
         "mcp_imported": any(m == "mcp" or m.startswith("mcp.") for m in sys.modules),
         "top_level": sorted({m.split(".")[0] for m in sys.modules}),
+        # what a full collection would walk now, beside what the import froze (countersign.heap)
+        "gc_tracked": len(gc.get_objects()), "gc_frozen": gc.get_freeze_count(),
     }) + "\n")
     context = Context(function_name)
     invocation = 0

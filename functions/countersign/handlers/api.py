@@ -26,7 +26,7 @@ sys.modules.setdefault("pydantic.v1", None)  # type: ignore[arg-type]
 
 from mangum import Mangum  # noqa: E402
 
-from .. import observability  # noqa: E402
+from .. import heap, observability  # noqa: E402
 from ..runtime import build  # noqa: E402
 from ..settings import load  # noqa: E402
 from ..surfaces.api.app import create_api  # noqa: E402
@@ -41,3 +41,4 @@ handler = observability.instrument(require_origin(
     Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
 ))
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)

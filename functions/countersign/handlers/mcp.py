@@ -18,7 +18,7 @@ import os
 
 from mangum import Mangum
 
-from .. import observability
+from .. import heap, observability
 from ..runtime import build
 from ..settings import load
 from ..surfaces.limits import RequestLimit
@@ -41,3 +41,4 @@ handler = observability.instrument(require_origin(
     Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
 ))
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import observability
+from .. import heap, observability
 from ..runtime import build
 from ..settings import load
 from ..surfaces.feedback import feedback_handler, is_feedback
@@ -36,3 +36,4 @@ def route(event: dict, context: Any) -> Any:
 # The correlation id: the first stream record's eventID, or the SNS message's id.
 handler = observability.instrument(route, correlation_id_path="Records[0].eventID || Records[0].Sns.MessageId",
                                    summary=summary)
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)

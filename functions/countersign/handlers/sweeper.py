@@ -9,7 +9,7 @@ the other functions; no MCP SDK, no web framework. Logs, metrics and traces:
 
 from __future__ import annotations
 
-from .. import observability
+from .. import heap, observability
 from ..runtime import build
 from ..settings import load
 from ..surfaces.sweeper import schedule_handler, summary
@@ -19,3 +19,4 @@ runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # plans only 
 observability.wire(runtime)
 handler = observability.instrument(schedule_handler(runtime, observability.metric),
                                    correlation_id_path="id", summary=summary)
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)

@@ -41,7 +41,7 @@ from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from .. import accounts, settings as settings_mod
+from .. import accounts, heap, settings as settings_mod
 from ..gate.context import ActionContext
 from ..runtime import Runtime, build
 from ..settings import Settings
@@ -142,8 +142,10 @@ class _Server(uvicorn.Server):
 
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)
-        if self.started and self.on_listening is not None:
-            self.on_listening()
+        if self.started:
+            heap.settle(collect=True)  # the app is built and its lifespan started (countersign.heap)
+            if self.on_listening is not None:
+                self.on_listening()
 
 
 class Prefix(BaseRoute):
