@@ -19,7 +19,10 @@ JSON-RPC posts with httpx, shaped like the SDK client's own, to the same server)
 in process (the same local app under httpx's ASGI transport); and the SDK client through the
 Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the table stream's job
 there, not the call's). The real server and the in-process app each have a data folder of their
-own, seeded alike, so each is the only server emailing its person, as a deployment is.
+own, seeded alike, so each is the only server emailing its person, as a deployment is. Once every
+app in this process is built, their heap is frozen, as ``countersign serve`` and each Lambda
+function freeze theirs (``countersign.heap``), so a garbage collection here walks what the
+requests make, not what the apps and the client built to start.
 
 The floors, on a bare ``mcp`` SDK server (real HTTP, in process, stateless): for the question +
 answer, its two rounds of a tool that asks and then answers the retry, with no work, ÷ its
@@ -66,7 +69,7 @@ from mcp_servers import (  # noqa: E402
     structured,
 )
 
-from countersign import accounts, settings as settings_mod  # noqa: E402
+from countersign import accounts, heap, settings as settings_mod  # noqa: E402
 from countersign.gate.context import ActionContext  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from countersign.surfaces.local import build_local  # noqa: E402
@@ -303,13 +306,14 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
                                                                   LambdaTransport([instance]))
         if await categories(ways["SDK client, in process (ASGI)"]) != cats:  # type: ignore[arg-type]
             raise RuntimeError("the two data folders were seeded differently")
+        bare_local = bare_local_app()
+        await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
+        heap.settle(collect=True)  # what every app here built, frozen as a server's once it listens
 
         results = print_latency(await latency(ways, cats, n), n)
         for label, folder in (("real server", data), ("in process", local)):
             print(f"emails written to {label}/outbox: {len(list((folder / 'outbox').glob('*.eml')))}")
 
-        bare_local = bare_local_app()
-        await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
         await floor({"bare SDK server, real HTTP": (bare_url, None),
                      "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
                      "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}, n)

@@ -5,6 +5,7 @@ instance, which serves one request at a time. The answers are the same either wa
 from __future__ import annotations
 
 import contextvars
+import sqlite3
 import tempfile
 import threading
 import time
@@ -195,3 +196,47 @@ async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_ligh
     assert all(a.structured_content == {"workspace": workspace.id} for a in answers)
     loop_thread = threading.current_thread()
     assert [t is loop_thread for t in light.threads] == [False] * PROVEN_AFTER + [True, True, False]
+
+
+async def test_recording_a_connections_use_waits_for_the_write_lock_off_the_event_loop():
+    """Settings shows each connection's last use: a write, once a minute. While another writer
+    holds SQLite's write lock (a long commit, a stalled disk), that write waits — in a worker
+    thread, so the event loop serves the other agents' calls meanwhile; then it is recorded."""
+    read = WhichThread()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
+        runtime = build(settings, toolsets=[Toolset(name="probe", reads=[read])])
+        app, _ = build_local(settings, runtime=runtime)
+        workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
+        warm = accounts.create_connection(runtime.store, workspace.id, person.id, "warm").token
+        fresh = accounts.create_connection(runtime.store, workspace.id, person.id, "fresh")
+        transport = httpx2.ASGITransport(app=app)
+        async with app.router.lifespan_context(app), mcp_client(URL, warm, transport=transport) as client:
+            await client.call_tool("which_thread", {})  # its use this minute is recorded
+            writer = sqlite3.connect(str(settings.data_dir / "countersign.db"), check_same_thread=False)
+            writer.execute("BEGIN IMMEDIATE")  # what a long commit holds
+            released = threading.Event()
+
+            def release():
+                released.set()
+                writer.rollback()
+            timer = threading.Timer(10, release)  # on the loop, the fresh agent's write would hold it this long
+            timer.start()
+            try:
+                async with anyio.create_task_group() as tg:
+                    async def newcomer():
+                        async with mcp_client(URL, fresh.token, transport=transport) as other:
+                            answer = await other.call_tool("which_thread", {})
+                            assert answer.structured_content == {"workspace": workspace.id}
+                    tg.start_soon(newcomer)
+                    await anyio.sleep(0.3)  # its first request is waiting for the write lock
+                    answers = [await client.call_tool("which_thread", {}) for _ in range(3)]
+                    assert not released.is_set()
+                    timer.cancel()
+                    release()
+            finally:
+                timer.cancel()
+                writer.close()
+        assert all(a.structured_content == {"workspace": workspace.id} for a in answers)
+        assert fresh.connection.id in runtime.store.connections_last_used(workspace.id)
+        runtime.store.close()

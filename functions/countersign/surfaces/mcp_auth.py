@@ -23,6 +23,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from ..gate.context import Principal
+from ..gate.offload import off_the_loop
 from ..oauth import SCOPE, resource_metadata_url, resource_of
 from ..oauth.tokens import is_oauth_token, verify_access
 from ..store.errors import NotFound
@@ -62,21 +63,29 @@ class BearerAuth:
         self.public_url = public_url
         self._noted: dict[str, int] = {}  # connection id → when this process last recorded its use
 
-    def authenticate(self, token: str | None) -> Principal | str:
+    async def authenticate(self, token: str | None) -> Principal | str:
+        """The principal ``token`` names, or why there is none. The lookups are reads, made on the
+        event loop (SQLite's WAL readers never wait on a writer); recording the use is a write,
+        which may wait for the write lock and the disk, so it runs off the loop
+        (:func:`~countersign.gate.offload.off_the_loop`)."""
         outcome = self._authenticate(token)
         if isinstance(outcome, Principal):
-            self._note_use(outcome)
+            due = self._use_due(outcome)
+            if due is not None:
+                connection = outcome.connection
+                await off_the_loop(self.store.note_connection_use, connection.workspace_id, connection.id, due)
         return outcome
 
-    def _note_use(self, principal: Principal) -> None:
-        """Settings shows each connection's last use, to the minute: at most one write a minute."""
+    def _use_due(self, principal: Principal) -> int | None:
+        """Settings shows each connection's last use, to the minute: at most one write a minute
+        per connection and process; the time to record, or None when this process did lately."""
         now, connection = int(time.time()), principal.connection
         if self._noted.get(connection.id, 0) > now - 60:
-            return
+            return None
         self._noted[connection.id] = now
         if len(self._noted) > 10_000:
             self._noted.clear()
-        self.store.note_connection_use(connection.workspace_id, connection.id, now)
+        return now
 
     def _authenticate(self, token: str | None) -> Principal | str:
         if not token:
@@ -99,7 +108,7 @@ class BearerAuth:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         token = _bearer(scope)
-        outcome = self.authenticate(token)
+        outcome = await self.authenticate(token)
         if isinstance(outcome, str):
             return await self._unauthorized(send, outcome, has_token=token is not None)
         scope[SCOPE_KEY] = outcome
