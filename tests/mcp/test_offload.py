@@ -9,6 +9,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
@@ -18,7 +19,7 @@ import pytest
 from countersign import accounts, settings as settings_mod
 from countersign.gate import offload
 from countersign.gate.actions import Read, Toolset
-from countersign.gate.offload import PROVEN_AFTER, LightRuns, off_the_loop, one_at_a_time, read_work
+from countersign.gate.offload import PROVEN_AFTER, LightRuns, OneAtATime, off_the_loop, one_at_a_time, read_work
 from countersign.runtime import build
 from countersign.surfaces.local import build_local
 from countersign.surfaces.mcp_http import StatelessMCP, lambda_handler
@@ -49,6 +50,19 @@ async def test_off_the_loop_hops_unless_one_request_at_a_time():
     with one_at_a_time():
         assert await off_the_loop(threading.current_thread) is loop_thread
     assert await off_the_loop(threading.current_thread) is not loop_thread
+
+
+async def test_an_app_served_one_at_a_time_keeps_its_middlewares_store_calls_on_the_loop():
+    """A Lambda handler's outermost layer (handlers/mcp.py, handlers/api.py): a middleware's
+    off_the_loop call (a request limit's count) stays on the loop, as the call's work does."""
+    threads = []
+
+    async def middleware(scope, receive, send):
+        threads.append(await off_the_loop(threading.current_thread))
+
+    await OneAtATime(middleware)({"type": "http"}, None, None)
+    await middleware({"type": "http"}, None, None)
+    assert threads == [threading.current_thread(), threads[1]] and threads[1] is not threading.current_thread()
 
 
 async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same():
@@ -198,45 +212,115 @@ async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_ligh
     assert [t is loop_thread for t in light.threads] == [False] * PROVEN_AFTER + [True, True, False]
 
 
+class WriteLockHeld:
+    """SQLite's write lock held by another connection, as a long commit holds it, until
+    :meth:`release` (or 10 s, the most a caller on the event loop would be held up here)."""
+
+    def __init__(self, database: Path):
+        self.writer = sqlite3.connect(str(database), check_same_thread=False)
+        self.writer.execute("BEGIN IMMEDIATE")
+        self.released = threading.Event()
+        self.timer = threading.Timer(10, self.release)
+        self.timer.start()
+
+    def release(self) -> None:
+        self.timer.cancel()
+        if not self.released.is_set():
+            self.released.set()
+            self.writer.rollback()
+            self.writer.close()
+
+
+async def while_a_write_waits_for_the_lock(database: Path, waiting, meanwhile) -> None:
+    """Start ``waiting()`` (it must wait for the write lock), then ``meanwhile()``, which must be
+    answered before the lock is given up: the loop was free while the write waited."""
+    lock = WriteLockHeld(database)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(waiting)
+            await anyio.sleep(0.3)  # it is waiting for the write lock
+            await meanwhile()
+            assert not lock.released.is_set(), "the event loop waited for the write lock"
+            lock.release()
+    finally:
+        lock.release()
+
+
+def probe_app(tmp: str, **env: str):
+    """(runtime, local app, workspace, person) of a local server with the probe toolset."""
+    settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
+                                  **env})
+    runtime = build(settings, toolsets=[Toolset(name="probe", reads=[WhichThread()])])
+    app, _ = build_local(settings, runtime=runtime)
+    workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
+    return runtime, app, workspace, person
+
+
 async def test_recording_a_connections_use_waits_for_the_write_lock_off_the_event_loop():
     """Settings shows each connection's last use: a write, once a minute. While another writer
     holds SQLite's write lock (a long commit, a stalled disk), that write waits — in a worker
     thread, so the event loop serves the other agents' calls meanwhile; then it is recorded."""
-    read = WhichThread()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
-        runtime = build(settings, toolsets=[Toolset(name="probe", reads=[read])])
-        app, _ = build_local(settings, runtime=runtime)
-        workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
+        runtime, app, workspace, person = probe_app(tmp)
         warm = accounts.create_connection(runtime.store, workspace.id, person.id, "warm").token
         fresh = accounts.create_connection(runtime.store, workspace.id, person.id, "fresh")
         transport = httpx2.ASGITransport(app=app)
+        answers = []
         async with app.router.lifespan_context(app), mcp_client(URL, warm, transport=transport) as client:
             await client.call_tool("which_thread", {})  # its use this minute is recorded
-            writer = sqlite3.connect(str(settings.data_dir / "countersign.db"), check_same_thread=False)
-            writer.execute("BEGIN IMMEDIATE")  # what a long commit holds
-            released = threading.Event()
 
-            def release():
-                released.set()
-                writer.rollback()
-            timer = threading.Timer(10, release)  # on the loop, the fresh agent's write would hold it this long
-            timer.start()
-            try:
-                async with anyio.create_task_group() as tg:
-                    async def newcomer():
-                        async with mcp_client(URL, fresh.token, transport=transport) as other:
-                            answer = await other.call_tool("which_thread", {})
-                            assert answer.structured_content == {"workspace": workspace.id}
-                    tg.start_soon(newcomer)
-                    await anyio.sleep(0.3)  # its first request is waiting for the write lock
-                    answers = [await client.call_tool("which_thread", {}) for _ in range(3)]
-                    assert not released.is_set()
-                    timer.cancel()
-                    release()
-            finally:
-                timer.cancel()
-                writer.close()
-        assert all(a.structured_content == {"workspace": workspace.id} for a in answers)
+            async def newcomer():  # its first request records its use
+                async with mcp_client(URL, fresh.token, transport=transport) as other:
+                    answers.append(await other.call_tool("which_thread", {}))
+
+            async def meanwhile():
+                answers.extend([await client.call_tool("which_thread", {}) for _ in range(3)])
+            await while_a_write_waits_for_the_lock(runtime.settings.data_dir / "countersign.db", newcomer, meanwhile)
+        assert [a.structured_content for a in answers] == [{"workspace": workspace.id}] * 4
         assert fresh.connection.id in runtime.store.connections_last_used(workspace.id)
+        runtime.store.close()
+
+
+async def test_a_request_limit_counts_off_the_event_loop():
+    """Each request's count against its limit is a write: while another writer holds SQLite's
+    write lock, a counted request waits for it in a worker thread, and the loop answers others."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime, app, workspace, person = probe_app(tmp, COUNTERSIGN_LIMIT_CONNECTION="100")
+        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        transport = httpx2.ASGITransport(app=app)
+        answers = []
+        async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as client, \
+                httpx2.AsyncClient(transport=transport, base_url="https://confirm.example.com") as http:
+            async def counted():
+                answers.append(await client.call_tool("which_thread", {}))
+
+            async def meanwhile():  # a request no limit counts (no token), answered on the loop
+                refused = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                assert refused.status_code == 401
+            await while_a_write_waits_for_the_lock(runtime.settings.data_dir / "countersign.db", counted, meanwhile)
+        assert [a.structured_content for a in answers] == [{"workspace": workspace.id}]
+        runtime.store.close()
+
+
+async def test_an_oauth_registration_writes_off_the_event_loop():
+    """The authorization server's writes (a registration here; codes, tokens, an ended grant
+    alike) wait for the write lock in a worker thread: agents' calls go on meanwhile."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime, app, workspace, person = probe_app(tmp)
+        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        transport = httpx2.ASGITransport(app=app)
+        registered = []
+        async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as client, \
+                httpx2.AsyncClient(transport=transport, base_url="https://confirm.example.com") as http:
+            async def register():
+                registered.append(await http.post("/oauth/register", json={
+                    "client_name": "Probe", "redirect_uris": ["http://127.0.0.1:3000/callback"],
+                    "grant_types": ["authorization_code", "refresh_token"], "token_endpoint_auth_method": "none"}))
+
+            async def meanwhile():
+                answer = await client.call_tool("which_thread", {})
+                assert answer.structured_content == {"workspace": workspace.id}
+            await while_a_write_waits_for_the_lock(runtime.settings.data_dir / "countersign.db", register, meanwhile)
+        assert registered[0].status_code == 201, registered[0].text
+        assert runtime.store.get_oauth_client(registered[0].json()["client_id"], runtime.desk.now()) is not None
         runtime.store.close()

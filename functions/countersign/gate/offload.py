@@ -19,8 +19,11 @@ longer until it has proven itself again, over twice as many runs each time that 
 for a big one. A slow read therefore keeps its share of the interpreter as before; the cost is
 that the first slow run on the loop of a read that had proven light (a far larger page, a cold
 disk, a wait its CPU time did not show) holds the loop for its own length, once each time.
-Writes always hop (:func:`off_the_loop`): a commit waits on the disk, and filing a card may send
-its email inline.
+Writes always hop (:func:`off_the_loop`): a commit waits on the disk (and, on SQLite, for the
+write lock another writer holds), and filing a card may send its email inline. So do the writes
+of the layers in front of the tools: a request limit's count and the record of a connection's
+last use. A Lambda handler serves each request inside :func:`one_at_a_time` from its outermost
+layer (:class:`OneAtATime`), so there those stay on the loop too.
 """
 
 from __future__ import annotations
@@ -30,9 +33,12 @@ import contextvars
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 T = TypeVar("T")
 
@@ -117,6 +123,18 @@ async def read_work(key: str, fn: Callable[[], T], runs: LightRuns = LIGHT_RUNS)
     if runs.proven(key):
         return contextvars.copy_context().run(runs.timed(key, fn, on_loop=True))
     return await anyio.to_thread.run_sync(runs.timed(key, fn, on_loop=False))
+
+
+class OneAtATime:
+    """The ASGI ``app``, each request served inside :func:`one_at_a_time` (a Lambda instance's
+    outermost layer: its middleware's store calls stay on the loop too)."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        with one_at_a_time():
+            await self.app(scope, receive, send)
 
 
 @contextlib.contextmanager

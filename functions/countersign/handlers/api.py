@@ -27,6 +27,7 @@ sys.modules.setdefault("pydantic.v1", None)  # type: ignore[arg-type]
 from mangum import Mangum  # noqa: E402
 
 from .. import heap, observability  # noqa: E402
+from ..gate.offload import OneAtATime  # noqa: E402
 from ..runtime import build  # noqa: E402
 from ..settings import load  # noqa: E402
 from ..surfaces.api.app import create_api  # noqa: E402
@@ -38,7 +39,9 @@ observability.wire(runtime)
 app = create_api(runtime)
 # A request without CloudFront's origin secret is refused (403) before the app sees it.
 handler = observability.instrument(require_origin(
-    Mangum(app, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
+    # one request at a time: the page limit's count on the loop, not in a thread (gate/offload.py)
+    Mangum(OneAtATime(app), lifespan="off",
+           api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
 ))
 heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)

@@ -19,6 +19,7 @@ import os
 from mangum import Mangum
 
 from .. import heap, observability
+from ..gate.offload import OneAtATime
 from ..runtime import build
 from ..settings import load
 from ..surfaces.limits import RequestLimit
@@ -33,10 +34,10 @@ observability.wire(runtime)
 # Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
 # and per-address request limits (429); then the stateless MCP endpoint and, beside it, the OAuth
 # authorization server (it needs the SDK, which is loaded here anyway).
-endpoint = RequestLimit(
+endpoint = OneAtATime(RequestLimit(
     lambda_app(build_server(runtime.desk, runtime.state_keys), runtime.store, oauth=OAuthEndpoints(runtime)),
     runtime, "mcp",
-)
+))  # one request at a time: the limit's count, like the call's work, on the loop (gate/offload.py)
 handler = observability.instrument(require_origin(
     Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),

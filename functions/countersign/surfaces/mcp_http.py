@@ -17,7 +17,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
-from ..gate.offload import one_at_a_time
+from ..gate.offload import OneAtATime
 from ..store.interface import Store
 from .body_limit import BodyLimit
 from .mcp_auth import BearerAuth
@@ -80,12 +80,11 @@ def lambda_app(server: MCPServer, store: Store, oauth=None):
         mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
 
     async def app(scope, receive, send):
-        with one_at_a_time():
-            if scope["type"] == "http" and serves(scope.get("path", "")):
-                return await oauth(scope, receive, send)
-            await mcp(scope, receive, send)
+        if scope["type"] == "http" and serves(scope.get("path", "")):
+            return await oauth(scope, receive, send)
+        await mcp(scope, receive, send)
 
-    return app
+    return OneAtATime(app)
 
 
 def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):

@@ -191,5 +191,5 @@ class OAuthEndpoints:
             return _error(401, "invalid_client", "unknown client_id")
         record = self.provider.find_token(token)
         if record is not None and record.client_id == client_id:
-            self.provider.revoke(record)
+            await self.provider.revoke(record)
         return Response(status_code=200, headers=NO_STORE)

@@ -34,6 +34,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
+from ..gate.offload import off_the_loop
 from ..oauth import (
     CONSENT_PARAMETER,
     CONSENT_PATH,
@@ -121,7 +122,8 @@ class Provider:
         with anyio.fail_after(self.fetcher.timeout + 1):
             fetched = await anyio.to_thread.run_sync(self.fetcher.fetch, client_id, abandon_on_cancel=True)
         now = self.now()
-        self.store.put_oauth_client(OAuthClientRecord(client_id, fetched.document, now, now + fetched.cache_seconds))
+        await off_the_loop(self.store.put_oauth_client,
+                           OAuthClientRecord(client_id, fetched.document, now, now + fetched.cache_seconds))
         return _client(client_id, fetched.document)
 
     async def get_client(self, client_id: str) -> Client | None:
@@ -156,7 +158,8 @@ class Provider:
         metadata = client_info.model_dump(mode="json", exclude_none=True,
                                           exclude={"client_id", "client_secret", "client_secret_expires_at"})
         now = self.now()
-        self.store.put_oauth_client(OAuthClientRecord(client_info.client_id, metadata, now, now + UNUSED_CLIENT_TTL))
+        await off_the_loop(self.store.put_oauth_client,
+                           OAuthClientRecord(client_info.client_id, metadata, now, now + UNUSED_CLIENT_TTL))
 
     # -- the authorization request ------------------------------------------------------------------
 
@@ -165,7 +168,7 @@ class Provider:
         if params.resource is not None and not same_resource(params.resource, resource):
             raise AuthorizeError("invalid_target", f"this server's only resource is {resource}")
         request_id, now = secrets.token_urlsafe(32), self.now()
-        self.store.put_pending_authorization(PendingAuthorization(
+        await off_the_loop(self.store.put_pending_authorization, PendingAuthorization(
             request_hash=secret_hash(request_id), client_id=client.client_id, client_name=client.client_name or "",
             redirect_uri=str(params.redirect_uri),
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
@@ -183,7 +186,7 @@ class Provider:
         if record is None or record.client_id != client.client_id:
             return None
         if record.used_at is not None:  # a replay: the code may have been stolen
-            end_grant(self.runtime.desk, record.workspace_id, record.connection_id, "an authorization code was reused")
+            await self._end_grant(record, "an authorization code was reused")
             return None
         if not grant_is_live(self.store, record.workspace_id, record.connection_id):
             return None
@@ -196,11 +199,11 @@ class Provider:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: CodeGrant
                                           ) -> OAuthToken:
         record, now = authorization_code.record, self.now()
-        if not self.store.spend_issued_code(record.code_hash, now):
-            end_grant(self.runtime.desk, record.workspace_id, record.connection_id, "an authorization code was reused")
+        if not await off_the_loop(self.store.spend_issued_code, record.code_hash, now):
+            await self._end_grant(record, "an authorization code was reused")
             raise TokenError("invalid_grant", "authorization code does not exist")
         minted = mint(record, now)
-        self.store.put_issued_tokens(minted.records)
+        await off_the_loop(self.store.put_issued_tokens, minted.records)
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
                           scope=" ".join(minted.scopes), refresh_token=minted.refresh_token)
 
@@ -211,7 +214,7 @@ class Provider:
         if record is None or record.kind != REFRESH or record.client_id != client.client_id:
             return None
         if record.used_at is not None:  # a rotated token came back: whoever holds it, the grant ends
-            end_grant(self.runtime.desk, record.workspace_id, record.connection_id, "a refresh token was reused")
+            await self._end_grant(record, "a refresh token was reused")
             return None
         if not grant_is_live(self.store, record.workspace_id, record.connection_id):
             return None
@@ -223,8 +226,8 @@ class Provider:
                                      scopes: list[str]) -> OAuthToken:
         record, now = refresh_token.record, self.now()
         minted = mint(record, now)
-        if not self.store.rotate_refresh_token(record.token_hash, now, minted.records):
-            end_grant(self.runtime.desk, record.workspace_id, record.connection_id, "a refresh token was reused")
+        if not await off_the_loop(self.store.rotate_refresh_token, record.token_hash, now, minted.records):
+            await self._end_grant(record, "a refresh token was reused")
             raise TokenError("invalid_grant", "refresh token does not exist")
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
                           scope=" ".join(minted.scopes), refresh_token=minted.refresh_token)
@@ -243,12 +246,16 @@ class Provider:
                            expires_at=record.expires_at, resource=record.resource, subject=record.person_id,
                            record=record)
 
-    def revoke(self, record: IssuedToken) -> None:
+    async def revoke(self, record: IssuedToken) -> None:
         """Revoking either token of a grant ends the grant: the connection, its tokens, its cards."""
-        end_grant(self.runtime.desk, record.workspace_id, record.connection_id, "the client revoked its token")
+        await self._end_grant(record, "the client revoked its token")
 
     async def revoke_token(self, token: AccessGrant | RefreshGrant) -> None:
-        self.revoke(token.record)
+        await self.revoke(token.record)
+
+    async def _end_grant(self, record: IssuedCode | IssuedToken, why: str) -> None:
+        """End the grant ``record`` belongs to (writes: off the event loop, as every write here)."""
+        await off_the_loop(end_grant, self.runtime.desk, record.workspace_id, record.connection_id, why)
 
     async def exchange_identity_assertion(self, client: OAuthClientInformationFull, params: IdentityAssertionParams
                                           ) -> OAuthToken:
