@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "bench")]
 
 from coldstart import function_env  # noqa: E402
+from mcp_servers import free_port  # noqa: E402
 
 CHILD = r"""
 import gc, json, os, statistics, sys, time
@@ -91,14 +92,6 @@ TARGETS = [
     ("notifier  countersign.handlers.notifier", "countersign.handlers.notifier"),
     ("sweeper  countersign.handlers.sweeper", "countersign.handlers.sweeper"),
 ]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def child(target: str, tmp: Path, n: int) -> dict:

@@ -247,13 +247,14 @@ async def while_a_write_waits_for_the_lock(database: Path, waiting, meanwhile) -
 
 
 def probe_app(tmp: str, **env: str):
-    """(runtime, local app, workspace, person) of a local server with the probe toolset."""
+    """(runtime, local app, workspace, person, an agent's token) of a local server with the probe toolset."""
     settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
                                   **env})
     runtime = build(settings, toolsets=[Toolset(name="probe", reads=[WhichThread()])])
     app, _ = build_local(settings, runtime=runtime)
     workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
-    return runtime, app, workspace, person
+    token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+    return runtime, app, workspace, person, token
 
 
 async def test_recording_a_connections_use_waits_for_the_write_lock_off_the_event_loop():
@@ -261,8 +262,7 @@ async def test_recording_a_connections_use_waits_for_the_write_lock_off_the_even
     holds SQLite's write lock (a long commit, a stalled disk), that write waits — in a worker
     thread, so the event loop serves the other agents' calls meanwhile; then it is recorded."""
     with tempfile.TemporaryDirectory() as tmp:
-        runtime, app, workspace, person = probe_app(tmp)
-        warm = accounts.create_connection(runtime.store, workspace.id, person.id, "warm").token
+        runtime, app, workspace, person, warm = probe_app(tmp)
         fresh = accounts.create_connection(runtime.store, workspace.id, person.id, "fresh")
         transport = httpx2.ASGITransport(app=app)
         answers = []
@@ -285,8 +285,7 @@ async def test_a_request_limit_counts_off_the_event_loop():
     """Each request's count against its limit is a write: while another writer holds SQLite's
     write lock, a counted request waits for it in a worker thread, and the loop answers others."""
     with tempfile.TemporaryDirectory() as tmp:
-        runtime, app, workspace, person = probe_app(tmp, COUNTERSIGN_LIMIT_CONNECTION="100")
-        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        runtime, app, workspace, _, token = probe_app(tmp, COUNTERSIGN_LIMIT_CONNECTION="100")
         transport = httpx2.ASGITransport(app=app)
         answers = []
         async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as client, \
@@ -306,8 +305,7 @@ async def test_an_oauth_registration_writes_off_the_event_loop():
     """The authorization server's writes (a registration here; codes, tokens, an ended grant
     alike) wait for the write lock in a worker thread: agents' calls go on meanwhile."""
     with tempfile.TemporaryDirectory() as tmp:
-        runtime, app, workspace, person = probe_app(tmp)
-        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        runtime, app, workspace, _, token = probe_app(tmp)
         transport = httpx2.ASGITransport(app=app)
         registered = []
         async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as client, \
