@@ -1,0 +1,164 @@
+// The Settings view: email and workspace switches, passkeys, connections (tokens), upstream MCP
+// servers, sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
+
+function toggleEl(el, id, label, checked, hint, onchange) {
+  const input = el('input', { type: 'checkbox', id, name: id });
+  input.checked = !!checked;
+  const note = el('span', { class: 'saved', 'aria-live': 'polite' });
+  input.addEventListener('change', async () => {
+    input.disabled = true;
+    note.textContent = 'Saving…';
+    try {
+      await onchange(input.checked);
+      note.textContent = 'Saved';
+    } catch (e) {
+      input.checked = !input.checked;
+      note.textContent = e.message;
+    } finally { input.disabled = false; }
+  });
+  return el('div', { class: 'toggle' },
+    el('label', { for: id }, input, el('span', {}, label)),
+    hint ? el('p', { class: 'hint' }, hint) : null, note);
+}
+
+const WORKSPACE_SETTINGS = [
+  ['ask_before_drafting', 'Ask before drafting steps', 'Agents wait for a person before drafting steps (importing contacts, generating designs, rewriting copy).'],
+  ['ask_before_approvals', 'Ask before approvals', 'Agents wait for a person before approving designs and messages.'],
+  ['confirm_in_client', 'Allow answers in the MCP client', 'For actions that permit it, a person may answer in their MCP client instead of this page.'],
+];
+
+export async function viewSettings(page) {
+  const { api, el, show, announce, navigate, setSession } = page;
+  const [settings, conns] = await Promise.all([api('GET', '/settings'), api('GET', '/connections')]);
+  const s = page.session;
+  const sections = [el('h1', {}, 'Settings')];
+
+  sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Email'),
+    toggleEl(el, 'agent_requests_email', 'Email me when an agent asks', settings.me && settings.me.agent_requests_email,
+      'At most one email every 15 minutes, listing what waits.',
+      (v) => api('PATCH', '/settings/me', { agent_requests_email: v }))));
+
+  if (settings.canEditWorkspace && settings.workspace) {
+    sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Workspace'),
+      WORKSPACE_SETTINGS.map(([key, label, hint]) => toggleEl(el, 'ws_' + key, label, settings.workspace[key], hint,
+        (v) => api('PATCH', '/settings/workspace', { [key]: v })))));
+  }
+
+  const { passkeysPanel } = await import('./passkey-settings.js'); // loaded only for this view
+  sections.push(await passkeysPanel({ api, el, announce, navigate, refresh: () => viewSettings(page) }));
+  sections.push(connectionsEl(page, conns.connections || []));
+  if (settings.canEditWorkspace) {
+    const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
+    try { sections.push(await upstreamsPanel({ api, el })); } catch (e) { /* no gateway here: nothing to show */ }
+  }
+
+  const signOut = el('button', { type: 'button', class: 'secondary' }, 'Sign out');
+  signOut.addEventListener('click', async () => {
+    signOut.disabled = true;
+    try { await api('POST', '/signout'); } catch (e) { /* signed out either way */ }
+    setSession(null);
+    navigate('/signin');
+  });
+  sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Account'),
+    el('p', {}, 'Signed in as ', el('strong', {}, s.person.email), s.person.role ? ` (${s.person.role})` : '',
+      s.workspace && s.workspace.name ? [' in ', el('strong', {}, s.workspace.name)] : ''),
+    signOut));
+  show(sections);
+}
+
+function copyButton(el, input) {
+  const btn = el('button', { type: 'button', class: 'secondary' }, 'Copy');
+  btn.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(input.value);
+    } catch (e) {
+      input.select();
+      try { document.execCommand('copy'); } catch (e2) { /* selected for manual copy */ }
+    }
+    btn.textContent = 'Copied';
+    setTimeout(() => { btn.textContent = 'Copy'; }, 2000);
+  });
+  return btn;
+}
+
+function connectionsEl({ api, el, announce, timeEl }, connections) {
+  const list = el('ul', { class: 'connections' });
+  const empty = el('p', { class: 'muted' }, 'No connections yet.');
+  const render = (c) => {
+    const li = el('li', { 'data-connection-id': c.id });
+    const when = timeEl(c.createdAt, 'created');
+    const used = c.lastUsedAt ? timeEl(c.lastUsedAt, 'last used') : el('span', { class: 'muted' }, 'never used');
+    li.append(el('div', { class: 'conn-name' }, el('strong', {}, c.name), when ? [' · ', when] : null,
+      ' · ', el('span', { class: 'last-used' }, used)));
+    if (c.oauth) {
+      li.append(el('div', { class: 'conn-oauth muted' }, 'Connected itself with OAuth; returns to ',
+        el('span', { class: 'mono' }, c.oauth.redirectHost)));
+    }
+    if (c.revoked) {
+      li.append(el('span', { class: 'badge' }, 'Revoked'));
+      return li;
+    }
+    const revoke = el('button', { type: 'button', class: 'secondary', 'data-action': 'revoke' }, 'Revoke');
+    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke-yes' }, 'Revoke it');
+    const no = el('button', { type: 'button', class: 'secondary' }, 'Cancel');
+    const ask = el('div', { class: 'confirm-revoke', hidden: true },
+      el('p', {}, 'The agent using this token loses access, and its waiting requests are withdrawn.'),
+      el('div', { class: 'actions' }, yes, no));
+    revoke.addEventListener('click', () => { revoke.hidden = true; ask.hidden = false; });
+    no.addEventListener('click', () => { ask.hidden = true; revoke.hidden = false; });
+    yes.addEventListener('click', async () => {
+      yes.disabled = no.disabled = true;
+      try {
+        await api('POST', `/connections/${encodeURIComponent(c.id)}/revoke`);
+        li.replaceWith(render(Object.assign({}, c, { revoked: true })));
+        announce(`${c.name} was revoked.`);
+      } catch (e) {
+        yes.disabled = no.disabled = false;
+        ask.append(el('p', { class: 'error', role: 'alert' }, e.message));
+      }
+    });
+    li.append(revoke, ask);
+    return li;
+  };
+  for (const c of connections) list.append(render(c));
+  empty.hidden = connections.length > 0;
+
+  const name = el('input', { type: 'text', id: 'connection-name', name: 'name', required: true, maxlength: 100,
+    autocomplete: 'off', placeholder: 'Claude on laptop' });
+  const create = el('button', { type: 'submit', class: 'primary' }, 'Create connection');
+  const out = el('div', { class: 'new-token', 'aria-live': 'polite' });
+  const form = el('form', { class: 'create-connection' },
+    el('label', { for: 'connection-name' }, 'Name of the new connection'), name, create, out);
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    create.disabled = true;
+    out.replaceChildren();
+    try {
+      const made = await api('POST', '/connections', { name: name.value.trim() });
+      const token = el('input', { type: 'text', readonly: true, id: 'new-token', class: 'secret', 'aria-label': 'Token' });
+      token.value = made.token;
+      const url = el('input', { type: 'text', readonly: true, id: 'new-mcp-url', 'aria-label': 'MCP URL' });
+      url.value = made.mcpUrl || '';
+      const done = el('button', { type: 'button', class: 'secondary' }, 'Done');
+      done.addEventListener('click', () => out.replaceChildren());
+      out.append(el('div', { class: 'outcome ok' },
+        el('p', { class: 'headline' }, 'Token for ', made.connection.name),
+        el('p', {}, 'Copy it now: it is shown only once.'),
+        el('div', { class: 'copy-row' }, token, copyButton(el, token)),
+        el('p', { class: 'label' }, 'MCP URL'),
+        el('div', { class: 'copy-row' }, url, copyButton(el, url)),
+        done));
+      list.append(render(made.connection));
+      empty.hidden = true;
+      name.value = '';
+      token.focus();
+      token.select();
+    } catch (e) {
+      out.append(el('p', { class: 'error', role: 'alert' }, e.message));
+    } finally { create.disabled = false; }
+  });
+
+  return el('section', { class: 'panel' }, el('h2', {}, 'Connections'),
+    el('p', { class: 'hint' }, 'Each agent connects to the MCP URL with its own token. Requests it files wait for you.'),
+    list, empty, form);
+}
