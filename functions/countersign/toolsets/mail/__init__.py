@@ -6,12 +6,12 @@ setup and configuration run on the call (a few, like the return address, wait on
 from __future__ import annotations
 
 from ...gate.actions import Action, Toolset
-from . import approvals, campaigns, credits, drafting, pieces, preferences, roles, setup, suppression
+from . import approvals, audience, campaigns, credits, drafting, pieces, preferences, roles, setup, suppression
 from .demo import demo
 from .reads import READS
 
 ACTIONS: list[Action] = [
-    *setup.ACTIONS, *preferences.ACTIONS, *drafting.ACTIONS, *approvals.ACTIONS, *campaigns.ACTIONS,
+    *setup.ACTIONS, *preferences.ACTIONS, *drafting.ACTIONS, *audience.ACTIONS, *approvals.ACTIONS, *campaigns.ACTIONS,
     *pieces.ACTIONS, *credits.ACTIONS, *suppression.ACTIONS, *roles.ACTIONS,
 ]
 
