@@ -21,8 +21,8 @@ that the first slow run on the loop of a read that had proven light (a far large
 disk, a wait its CPU time did not show) holds the loop for its own length, once each time.
 Writes always hop (:func:`off_the_loop`): a commit waits on the disk (and, on SQLite, for the
 write lock another writer holds), and filing a card may send its email inline. So do the writes
-of the layers in front of the tools: a request limit's count and the record of a connection's
-last use. A Lambda handler serves each request inside :func:`one_at_a_time` from its outermost
+of the layers in front of the tools: a request limit's count, the record of a connection's last
+use, the OAuth authorization server's codes and tokens. A Lambda handler serves each request inside :func:`one_at_a_time` from its outermost
 layer (:class:`OneAtATime`), so there those stay on the loop too.
 """
 
