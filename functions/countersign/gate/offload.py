@@ -22,8 +22,9 @@ disk, a wait its CPU time did not show) holds the loop for its own length, once 
 Writes always hop (:func:`off_the_loop`): a commit waits on the disk (and, on SQLite, for the
 write lock another writer holds), and filing a card may send its email inline. So do the writes
 of the layers in front of the tools: a request limit's count, the record of a connection's last
-use, the OAuth authorization server's codes and tokens. A Lambda handler serves each request inside :func:`one_at_a_time` from its outermost
-layer (:class:`OneAtATime`), so there those stay on the loop too.
+use, the OAuth authorization server's codes and tokens. A Lambda handler serves each request
+inside :func:`one_at_a_time` from its outermost layer (:class:`OneAtATime`), so there those stay
+on the loop too.
 """
 
 from __future__ import annotations
