@@ -49,7 +49,9 @@ def report():
     os._exit(0)
 
 def agent(url, token, calls):
-    # an agent's session (initialize, tools/list) and ``calls`` reads, as raw JSON-RPC posts
+    # an agent's session (initialize, tools/list) and ``calls`` reads, as raw JSON-RPC posts: not the
+    # SDK client (tests/support/harness.py), whose own objects, made after the freeze, would be counted
+    # as the server's in this process
     import httpx2 as httpx
     headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
     with httpx.Client(headers=headers, timeout=30) as http:
