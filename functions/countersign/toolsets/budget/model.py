@@ -33,13 +33,25 @@ once per answer; every write still names the version it read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ...gate.actions import ActionError, Plan
 from ...store.interface import DocReader
 from ...store.records import Doc
+from .txn import (  # noqa: F401  (what a transaction is, imported from here by the other modules)
+    TxnRef,
+    category_lines,
+    is_split,
+    is_transfer,
+    is_uncategorised,
+    new_txn,
+    sort_transactions,
+    txn_categories,
+    txn_line,
+    txn_month,
+)
 from .values import (  # noqa: F401  (the budget's values, imported from here by the other modules)
     AMOUNT_IS,
     EARLIEST_MONTH,
@@ -79,13 +91,6 @@ SPLIT = "Split"
 TRANSFER_PREFIX = "Transfer : "
 
 
-def txn_month(txn_id: str) -> str | None:
-    """``t_20260912_…`` → ``2026-09``; None for an id that does not carry its month."""
-    if len(txn_id) > 11 and txn_id.startswith("t_") and txn_id[10] == "_" and txn_id[2:10].isdigit():
-        return f"{txn_id[2:6]}-{txn_id[6:8]}"
-    return None
-
-
 def month_total_id(month: str) -> str:
     return f"m.{month_key(month)}"
 
@@ -96,71 +101,6 @@ def account_total_id(account_id: str) -> str:
 
 def open_total_id(account_id: str) -> str:
     return f"o.{account_id}"
-
-
-# -- transactions ----------------------------------------------------------------------------------
-
-
-class TxnRef(NamedTuple):
-    """A transaction found in the ledger: its chunk, its account and its data (do not mutate).
-    A named tuple: a read makes one per transaction of every month it reads, and a frozen
-    dataclass takes about three times as long to make."""
-
-    chunk: str
-    account_id: str
-    data: dict[str, Any]
-
-    @property
-    def id(self) -> str:
-        return self.data["id"]
-
-
-def is_transfer(txn: dict) -> bool:
-    return bool(txn.get("transfer"))
-
-
-def is_split(txn: dict) -> bool:
-    return bool(txn.get("subtransactions"))
-
-
-def is_uncategorised(txn: dict) -> bool:
-    return txn.get("category_id") is None and not is_split(txn) and not is_transfer(txn)
-
-
-def category_lines(txn: dict) -> list[tuple[str | None, int]]:
-    """(category, amount) of each part of a transaction that counts towards the budget."""
-    if is_split(txn):
-        return [(s.get("category_id"), s["amount"]) for s in txn["subtransactions"]]
-    if is_transfer(txn):
-        return []
-    return [(txn.get("category_id"), txn["amount"])]
-
-
-def txn_categories(txn: dict) -> set[str]:
-    """Every category a transaction names, split lines included."""
-    return ({txn["category_id"]} if txn.get("category_id") else set()) | {
-        s["category_id"] for s in txn.get("subtransactions") or [] if s.get("category_id")}
-
-
-def sort_transactions(txns: Iterable[dict]) -> list[dict]:
-    return sorted(txns, key=lambda t: (t["date"], t["id"]))
-
-
-def new_txn(txn_id: str, day: str, payee: str, amount: int, category_id: str | None = None, *, memo: str = "",
-            cleared: str = "uncleared", approved: bool = True, flag: str | None = None,
-            subtransactions: list[dict] | None = None, import_id: str | None = None,
-            transfer: str | None = None) -> dict[str, Any]:
-    """A transaction with every field present (so a change's ``before`` always compares like with like)."""
-    return {
-        "id": txn_id, "date": day, "payee": payee, "amount": int(amount), "category_id": category_id, "memo": memo,
-        "cleared": cleared, "approved": bool(approved), "flag": flag, "subtransactions": list(subtransactions or []),
-        "import_id": import_id, "transfer": transfer,
-    }
-
-
-def txn_line(txn: dict) -> str:
-    """``2026-09-12, Market, -86.40``: how a budget preview names a transaction (date, payee, amount)."""
-    return f"{txn['date']}, {txn['payee']}, {display(txn['amount'])}"
 
 
 # -- the ledger ------------------------------------------------------------------------------------
@@ -268,19 +208,31 @@ class Ledger:
         if month not in self._chunks:
             chunks = self.store.list_docs(self.workspace_id, TXNS, f"{month}.")
             self._chunks[month] = chunks
-            refs = self._refs[month] = []
             for doc in chunks:
                 self._point.setdefault((TXNS, doc.id), doc)
+        return self._chunks[month]
+
+    def _month_refs(self, month: str) -> list[TxnRef]:
+        """A month's transactions as its chunks hold them, each indexed by id (made once, and only
+        when a plan looks one up or a read wants them all)."""
+        if month not in self._refs:
+            refs = self._refs[month] = []
+            for doc in self.month_chunks(month):
                 account_id = doc.data["account_id"]
                 for txn in doc.data.get("transactions", []):
                     ref = self._index[txn["id"]] = TxnRef(doc.id, account_id, txn)
                     refs.append(ref)
-        return self._chunks[month]
+        return self._refs[month]
 
-    def month_transactions(self, month: str) -> list[TxnRef]:
-        """A month's transactions, by date and id."""
-        self.month_chunks(month)
-        return sorted(self._refs[month], key=lambda r: (r.data["date"], r.data["id"]))
+    def month_transactions(self, month: str, keep: Callable[[str, dict], bool] | None = None) -> list[TxnRef]:
+        """A month's transactions, by date and id; with ``keep(account_id, transaction)``, only the
+        ones it accepts (a filtered page makes no ref for the others)."""
+        if keep is None:
+            refs = self._month_refs(month)
+        else:
+            refs = [TxnRef(doc.id, doc.data["account_id"], txn) for doc in self.month_chunks(month)
+                    for txn in doc.data.get("transactions", []) if keep(doc.data["account_id"], txn)]
+        return sorted(refs, key=lambda r: (r.data["date"], r.data["id"]))
 
     def locate(self, txn_ids: Sequence[str]) -> None:
         """Read the months that hold these transactions (their locators first, in one read, for
@@ -317,7 +269,7 @@ class Ledger:
         if txn_id not in self._index:
             month = self.month_of(txn_id)
             if month is not None:
-                self.month_chunks(month)
+                self._month_refs(month)
         return self._index.get(txn_id)
 
     # -- lookups (ActionError naming the field for an unknown id) --------------------------------

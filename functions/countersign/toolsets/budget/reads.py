@@ -157,7 +157,7 @@ class ListTransactions(Read):
             if counted is not None and (total + counted <= offset or total >= offset + args.limit):
                 total += counted  # counted from the month's totals; its transactions are not read
             elif counted != 0:
-                refs = [r for r in reversed(ledger.month_transactions(month)) if _matches(r, args, since)]
+                refs = ledger.month_transactions(month, lambda account, t: _matches(account, t, args, since))[::-1]
                 page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
                 total += len(refs)
             if total >= offset + args.limit:
@@ -213,11 +213,10 @@ def _months_newest_first(ledger: Ledger, args: ListTransactionsArgs, since: str 
             yield month, _count(t, args)
 
 
-def _matches(ref: TxnRef, args: ListTransactionsArgs, since: str | None) -> bool:
-    t = ref.data
+def _matches(account_id: str, t: dict[str, Any], args: ListTransactionsArgs, since: str | None) -> bool:
     if since and t["date"] < since:
         return False
-    if args.account_id and ref.account_id != args.account_id:
+    if args.account_id and account_id != args.account_id:
         return False
     if args.category_id and args.category_id not in (
             {t.get("category_id")} | {s.get("category_id") for s in t.get("subtransactions") or []}):
