@@ -33,6 +33,10 @@ NOW = int(datetime(2026, 9, 20, 12, tzinfo=UTC).timestamp())  # "current" is 202
 ACTIONS = {a.name: a for a in TOOLSET.actions}
 READS = {r.name: r for r in TOOLSET.reads}
 
+# Categorise the seed's two uncategorised outflows (the apply_categories arguments).
+RECAT = {"changes": [{"transaction_id": "t_market", "category_id": "cat_groceries"},
+                     {"transaction_id": "t_shop", "category_id": "cat_household"}]}
+
 
 def _txns():
     """Ids made before the chunked layout (``t_pay``): they do not carry their month, so each has a locator."""

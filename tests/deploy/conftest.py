@@ -62,6 +62,11 @@ def template():
     return load_template()
 
 
+@pytest.fixture(scope="module")
+def resources(template):
+    return template["Resources"]
+
+
 @pytest.fixture(scope="package")
 def moto_stack(tmp_path_factory):
     import logging

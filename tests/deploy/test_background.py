@@ -11,13 +11,11 @@ import subprocess
 
 import pytest
 
-from tests.deploy.test_template import ACCOUNT, FUNCTIONS, KIND, PACKAGE, REGION, TABLE_ARN, WEB, _actions, stack
+from tests.deploy.cfn import ACCOUNT, REGION
+from tests.deploy.example_stack import FUNCTIONS, KIND, PACKAGE, TABLE_ARN, stack, statement_actions
 from tests.support.aws import REPO_ROOT
 
-
-@pytest.fixture(scope="module")
-def resources(template):
-    return template["Resources"]
+WEB = {"mcp", "mcp-types", "uvicorn", "fastapi", "starlette", "mangum", "sse-starlette"}
 
 
 def _requirement_names(kind):
@@ -126,7 +124,7 @@ def test_the_dead_letter_queue_is_encrypted_and_kept_long(resources):
     assert queue["Properties"] == {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}
     # SAM grants sqs:SendMessage on it for the destination; no function statement names SQS.
     for function in FUNCTIONS:
-        assert not any(a.startswith("sqs:") for st in stack().statements(function) for a in _actions(st))
+        assert not any(a.startswith("sqs:") for st in stack().statements(function) for a in statement_actions(st))
 
 
 def test_the_sweeper_runs_every_minute_without_retries(resources):

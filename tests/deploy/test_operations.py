@@ -14,16 +14,11 @@ import subprocess
 import pytest
 
 from tests.deploy.conftest import SAM_VENV, tool_env
-from tests.deploy.test_template import ALARM_TOPIC, FUNCTIONS, HTTP_FUNCTIONS, PACKAGE, stack
+from tests.deploy.example_stack import ALARM_TOPIC, FUNCTIONS, HTTP_FUNCTIONS, PACKAGE, stack
 from tests.support.aws import REPO_ROOT, TEMPLATE_PATH
 
 DOCS = REPO_ROOT / "docs" / "alarms.md"
 CONCURRENCY = {"McpFunction": "40", "ApiFunction": "20", "NotifierFunction": "5", "SweeperFunction": "2"}
-
-
-@pytest.fixture(scope="module")
-def resources(template):
-    return template["Resources"]
 
 
 def alarms(resources) -> dict[str, dict]:
@@ -94,9 +89,9 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
 
 def test_each_alarm_reads_the_right_dimensions(resources):
     from countersign.store.dynamodb import DynamoDBStore  # noqa: F401  (the store's calls, below)
-    from tests.deploy.test_template import _store_operations
+    from tests.deploy.example_stack import store_operations
 
-    operations = {a.split(":")[1] for a in _store_operations()} - {"ConditionCheckItem"}
+    operations = {a.split(":")[1] for a in store_operations()} - {"ConditionCheckItem"}
     operations |= {"TransactWriteItems"}
     for name, alarm in alarms(resources).items():
         metrics = metrics_of(alarm)

@@ -241,7 +241,7 @@ def test_metrics_are_emitted_as_emf(rehearsal):
     assert sweeper.get("email_sent") == 1 and sweeper.get("email_rate_limited") == 1, sweeper
 
 
-# Granted but not reached by this rehearsal (the static test in test_template.py ties the DynamoDB
+# Granted but not reached by this rehearsal (the static test in test_least_privilege.py ties the DynamoDB
 # actions to the store's code): McpFunction spends confirmation codes by deleting them; the sweeper
 # releases a person's email slot when a send fails or nothing waits any more (the notifier does it
 # here; tests/aws_lambda/test_sweeper.py shows the sweeper doing it) and a resumed action may delete,

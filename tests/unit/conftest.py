@@ -1,10 +1,14 @@
-"""Every test under tests/unit is a unit test of the pure core (marker ``unit``)."""
+"""Every test under tests/unit is a unit test of the pure core (marker ``unit``); ``ring`` is the
+keyring the ticket tests (test_ticket_*.py) sign and verify with."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+
+from countersign.core.tickets import Keyring
+from tests.unit.tickets import SECRET_A
 
 _HERE = Path(__file__).resolve().parent
 
@@ -15,3 +19,9 @@ def pytest_collection_modifyitems(config, items):
         path = Path(str(item.path)).resolve()
         if path == _HERE or _HERE in path.parents:
             item.add_marker(pytest.mark.unit)
+
+
+@pytest.fixture
+def ring() -> Keyring:
+    """A keyring of the ticket tests' SECRET_A (tests/unit/tickets.py)."""
+    return Keyring.from_secrets([SECRET_A])

@@ -1,0 +1,91 @@
+"""The example deployment the template tests resolve template.yaml against.
+
+:func:`stack` is a :class:`tests.deploy.cfn.Stack` (CloudFormation's intrinsic functions,
+evaluated) with example parameters and example names and ARNs for the resources, so the checks see
+what a deployed stack would. Also here: the functions and their kinds, the example ARNs the checks
+compare with, and the IAM actions of a statement and of the store's DynamoDB calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tests.deploy.cfn import ACCOUNT, REGION, Stack
+from tests.support.aws import REPO_ROOT
+
+HTTP_FUNCTIONS = {"McpFunction": "countersign.handlers.mcp.handler", "ApiFunction": "countersign.handlers.api.handler"}
+# Not behind the HTTP API: the table's stream (OUTBOX inserts) and a schedule (every minute).
+BACKGROUND_FUNCTIONS = {"NotifierFunction": "countersign.handlers.notifier.handler",
+                        "SweeperFunction": "countersign.handlers.sweeper.handler"}
+FUNCTIONS = {**HTTP_FUNCTIONS, **BACKGROUND_FUNCTIONS}
+KIND = {"McpFunction": "mcp", "ApiFunction": "api", "NotifierFunction": "notifier", "SweeperFunction": "sweeper"}
+PACKAGE = REPO_ROOT / "functions" / "countersign"
+TABLE_ARN = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/countersign-Table-X"
+SIGNING_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SigningKeySecret-AbCdEf"
+STATE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:StateKeysSecret-GhIjKl"
+ORIGIN_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:OriginVerifySecret-MnOpQr"
+SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
+CONFIGURATION_SET = "SesConfigurationSet-AbC123"
+ALARM_TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-AlarmTopic-X"
+
+
+def stack(**parameters) -> Stack:
+    return Stack(
+        parameters={"FromAddress": "countersign@example.com", "SenderDomain": "example.com", **parameters},
+        refs={
+            "Table": "countersign-Table-X",
+            "SigningKeySecret": SIGNING_ARN,
+            "StateKeysSecret": STATE_ARN,
+            "OriginVerifySecret": ORIGIN_ARN,
+            "HttpApi": "abc123",
+            "Distribution": "E2EXAMPLE",
+            "SiteBucket": "countersign-sitebucket-x",
+            "SecurityHeadersPolicy": "policy-id",
+            "McpFunction": "countersign-McpFunction-X",
+            "ApiFunction": "countersign-ApiFunction-X",
+            "NotifierFunction": "countersign-NotifierFunction-X",
+            "SweeperFunction": "countersign-SweeperFunction-X",
+            "SigningKey": SIGNING_ARN,
+            "NotifierDLQ": "https://sqs.eu-west-1.amazonaws.com/123456789012/countersign-NotifierDLQ-X",
+            "SesConfigurationSet": CONFIGURATION_SET,
+            "McpFunction.Alias": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:countersign-McpFunction-X:live",
+            "ApiFunction.Alias": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:countersign-ApiFunction-X:live",
+            "AlarmTopic": ALARM_TOPIC,
+            "SesEventsTopic": f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-SesEventsTopic-X",
+            "Dashboard": "countersign-countersign",
+        },
+        attributes={
+            "Table.Arn": TABLE_ARN,
+            "Distribution.DomainName": "d111111abcdef8.cloudfront.net",
+            "SiteBucket.Arn": "arn:aws:s3:::countersign-sitebucket-x",
+            "SiteBucket.RegionalDomainName": "countersign-sitebucket-x.s3.eu-west-1.amazonaws.com",
+            "SiteOriginAccessControl.Id": "OAC123",
+            "SpaRoutesFunction.FunctionARN": "arn:cf-function",
+            "McpFunction.Arn": "arn:mcp",
+            "ApiFunction.Arn": "arn:api",
+            "Table.StreamArn": f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000",
+            "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
+            "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access",
+            "NotifierDLQ.QueueName": "countersign-NotifierDLQ-X",
+        },
+    )
+
+
+def statement_actions(statement) -> list[str]:
+    action = statement["Action"]
+    return action if isinstance(action, list) else [action]
+
+
+def store_operations() -> set[str]:
+    """The DynamoDB IAM actions the store's code can need, read from its source."""
+    text = "".join(p.read_text() for p in sorted((PACKAGE / "store" / "dynamodb").glob("*.py")))
+    calls = set(re.findall(r"\bclient\.([a-z_]+)\(", text)) - {"close", "get_paginator"}
+    calls |= set(re.findall(r"\bget_paginator\(\"([a-z_]+)\"\)", text))  # a paginated read
+    camel = {"".join(part.title() for part in c.split("_")) for c in calls}
+    kinds = set(re.findall(r'\{"(Put|Update|Delete|ConditionCheck)":', text))
+    actions = {f"dynamodb:{op}" for op in camel if op not in ("TransactWriteItems", "TransactGetItems")}
+    item_action = {
+        "Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem",
+    }
+    actions |= {f"dynamodb:{item_action[k]}" for k in kinds}
+    return actions

@@ -1,0 +1,185 @@
+"""What template.yaml puts in front of the functions: the HTTP API (routes to the functions' live
+aliases, throttling, access log) and the one CloudFront origin for page, API and MCP (the private
+page bucket, cache behaviours, the origin secret CloudFront proves itself with, security headers and
+page routes as the local server has them, a custom domain only with its certificate).
+
+Resolved with :func:`tests.deploy.example_stack.stack` (example parameters, names and ARNs).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from countersign.surfaces import local
+from tests.deploy.cfn import ACCOUNT, REGION
+from tests.deploy.example_stack import ORIGIN_ARN, stack
+
+CACHING_OPTIMIZED = "658327ea-f89d-4fab-a63d-7e88639e58f6"
+CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
+ALL_VIEWER_EXCEPT_HOST = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
+
+
+# -- the HTTP API -----------------------------------------------------------------------------------
+
+
+def test_http_api_routes_and_throttling(resources):
+    s = stack()
+    stage = s.resolve(resources["HttpApiStage"]["Properties"])
+    assert stage["StageName"] == "$default" and stage["AutoDeploy"] is True
+    assert stage["DefaultRouteSettings"] == {"ThrottlingRateLimit": "50", "ThrottlingBurstLimit": "100"}
+    assert "authorization" not in stage["AccessLogSettings"]["Format"].lower()
+    routes = {}
+    for res in resources.values():
+        if res["Type"] == "AWS::ApiGatewayV2::Route":
+            integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
+            # The alias "live", never the function itself: a canary deploy shifts what it serves.
+            uri = resources[integration]["Properties"]["IntegrationUri"]["Ref"].removesuffix(".Alias")
+            assert resources[integration]["Properties"]["PayloadFormatVersion"] == "2.0"
+            routes[res["Properties"]["RouteKey"]] = uri
+    assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction",
+                      "ANY /oauth/{proxy+}": "McpFunction", "ANY /.well-known/{proxy+}": "McpFunction"}
+    permissions = sorted((s.resolve(r["Properties"]["FunctionName"]), s.resolve(r["Properties"]["SourceArn"]))
+                         for r in resources.values() if r["Type"] == "AWS::Lambda::Permission")
+    api = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*"
+    assert permissions == sorted([  # every route invokes its function's alias: a canary shifts them all
+        (s.refs["ApiFunction.Alias"], f"{api}/api/*"),
+        (s.refs["McpFunction.Alias"], f"{api}/.well-known/*"),
+        (s.refs["McpFunction.Alias"], f"{api}/mcp"),
+        (s.refs["McpFunction.Alias"], f"{api}/oauth/*"),
+    ])
+
+
+# -- the page and the one origin ----------------------------------------------------------------------
+
+
+def test_private_bucket_read_only_by_this_distribution(resources):
+    s = stack()
+    bucket = resources["SiteBucket"]["Properties"]
+    assert bucket["PublicAccessBlockConfiguration"] == dict.fromkeys(
+        ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"), True)
+    assert bucket["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]}
+    [statement] = s.resolve(resources["SiteBucketPolicy"]["Properties"]["PolicyDocument"])["Statement"]
+    assert statement["Principal"] == {"Service": "cloudfront.amazonaws.com"} and statement["Action"] == "s3:GetObject"
+    assert statement["Condition"] == {
+        "StringEquals": {"AWS:SourceArn": f"arn:aws:cloudfront::{ACCOUNT}:distribution/E2EXAMPLE"}
+    }
+
+
+def test_one_origin_for_page_api_and_mcp(resources):
+    config = stack().resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+    origins = {o["Id"]: o for o in config["Origins"]}
+    assert origins["site"]["OriginAccessControlId"] == "OAC123"
+    assert origins["site"]["S3OriginConfig"] == {"OriginAccessIdentity": ""}  # mandatory with OAC
+    assert origins["api"]["DomainName"] == f"abc123.execute-api.{REGION}.amazonaws.com"
+    assert origins["api"]["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
+    default = config["DefaultCacheBehavior"]
+    assert default["TargetOriginId"] == "site" and default["CachePolicyId"] == CACHING_OPTIMIZED
+    assert default["ViewerProtocolPolicy"] == "redirect-to-https"
+    assert default["FunctionAssociations"] == [{"EventType": "viewer-request", "FunctionARN": "arn:cf-function"}]
+    behaviours = {b["PathPattern"]: b for b in config["CacheBehaviors"]}
+    assert set(behaviours) == {"/api/*", "/mcp", "/oauth/*", "/.well-known/*"}
+    for behaviour in behaviours.values():
+        assert behaviour["TargetOriginId"] == "api"
+        assert behaviour["CachePolicyId"] == CACHING_DISABLED
+        assert behaviour["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST
+        assert {"POST", "GET", "DELETE"} <= set(behaviour["AllowedMethods"])
+        assert behaviour["ViewerProtocolPolicy"] == "https-only"
+    for behaviour in [default, *behaviours.values()]:
+        assert behaviour["ResponseHeadersPolicyId"] == "policy-id"
+    assert "CustomErrorResponses" not in config  # they would turn the API's 404s into the page
+
+
+SECRET_REFERENCE = re.compile(
+    r"^\{\{resolve:secretsmanager:(?P<id>arn:[^{}]+?):SecretString(?P<rest>(?::[^:{}]*){0,3})\}\}$"
+)
+
+
+def test_cloudfront_proves_itself_to_the_api_with_the_origin_secret(resources):
+    """Only the API origin carries X-Countersign-Origin, and its value is a dynamic reference to
+    the secret ApiFunction reads (never a literal): the whole secret string, the current version
+    unless OriginSecretVersion pins one (which is what makes a deploy re-resolve it)."""
+    from countersign.surfaces.api.signin import ORIGIN_HEADER
+
+    def origins(s):
+        return {o["Id"]: o for o in s.resolve(resources["Distribution"]["Properties"]["DistributionConfig"]["Origins"])}
+
+    default = origins(stack())
+    assert "OriginCustomHeaders" not in default["site"]
+    [header] = default["api"]["OriginCustomHeaders"]
+    assert header["HeaderName"].lower() == ORIGIN_HEADER
+    match = SECRET_REFERENCE.match(header["HeaderValue"])
+    assert match and match["id"] == ORIGIN_ARN == stack().environment("ApiFunction")["COUNTERSIGN_ORIGIN_SECRET"]
+    assert match["rest"] == ""  # no JSON key, no version: AWSCURRENT at the last change
+
+    version = "a1b2c3d4-5678-90ab-cdef-EXAMPLE11111"
+    [pinned] = origins(stack(OriginSecretVersion=version))["api"]["OriginCustomHeaders"]
+    match = SECRET_REFERENCE.match(pinned["HeaderValue"])
+    # {{resolve:secretsmanager:secret-id:SecretString:json-key:version-stage:version-id}}, key and stage empty
+    assert match and match["id"] == ORIGIN_ARN and match["rest"] == f":::{version}"
+    assert "{{resolve:" not in json.dumps(resources["ApiFunction"])  # the function reads it itself, by ARN
+
+
+@pytest.mark.parametrize("value", ["", "a1b2c3d4-5678-90ab-cdef-EXAMPLE11111", "EXAMPLE1-90ab-cdef-fedc-ba987EXAMPLE"])
+def test_origin_secret_version_accepts_version_ids(template, value):
+    pattern = template["Parameters"]["OriginSecretVersion"]["AllowedPattern"]
+    assert re.fullmatch(pattern, value)
+    for wrong in ("AWSCURRENT:", "}}", "a b", "x" * 65):
+        assert not re.fullmatch(pattern, wrong), wrong
+
+
+def test_security_headers_match_the_local_server(resources):
+    config = resources["SecurityHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]
+    security = config["SecurityHeadersConfig"]
+    assert security["ContentSecurityPolicy"]["ContentSecurityPolicy"] == local.CONTENT_SECURITY_POLICY
+    assert security["FrameOptions"]["FrameOption"] == "DENY"
+    assert security["ReferrerPolicy"]["ReferrerPolicy"] == "no-referrer"
+    assert "ContentTypeOptions" in security
+    custom = {i["Header"].lower(): i["Value"] for i in config["CustomHeadersConfig"]["Items"]}
+    expected = {k.decode(): v.decode() for k, v in local.SECURITY_HEADERS}
+    for name in ("cross-origin-opener-policy", "cross-origin-resource-policy", "permissions-policy"):
+        assert custom[name] == expected[name]
+    assert all(i["Override"] for i in config["CustomHeadersConfig"]["Items"])
+
+
+def test_page_routes_match_the_local_server(resources):
+    code = resources["SpaRoutesFunction"]["Properties"]["FunctionCode"]
+    routes = set(json.loads(re.search(r"PAGE_ROUTES = (\{.*?\});", code).group(1)))
+    assert routes == set(local.PAGE_ROUTES)
+    assert resources["SpaRoutesFunction"]["Properties"]["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node runs the CloudFront function's JavaScript")
+def test_page_routes_function_rewrites_only_page_routes(resources):
+    code = resources["SpaRoutesFunction"]["Properties"]["FunctionCode"]
+    script = code + """
+const uris = ["/", "/confirm", "/history", "/settings", "/signin", "/app.js", "/app.css", "/index.html",
+              "/confirm/x", "/nope", "/api/session", "/mcp"];
+console.log(JSON.stringify(Object.fromEntries(uris.map(u => [u, handler({request: {uri: u}}).uri]))));
+"""
+    done = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(done.stdout)
+    page = "/index.html"
+    assert got == {"/": page, "/confirm": page, "/history": page, "/settings": page, "/signin": page,
+                   "/app.js": "/app.js", "/app.css": "/app.css", "/index.html": page, "/confirm/x": "/confirm/x",
+                   "/nope": "/nope", "/api/session": "/api/session", "/mcp": "/mcp"}
+
+
+def test_custom_domain_serves_from_its_certificate(resources):
+    custom = stack(
+        DomainName="confirm.example.com", CertificateArn="arn:aws:acm:us-east-1:123456789012:certificate/abc"
+    )
+    config = custom.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+    assert config["Aliases"] == ["confirm.example.com"]
+    assert config["ViewerCertificate"]["AcmCertificateArn"].startswith("arn:aws:acm:us-east-1:")
+    default = stack().resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+    assert "Aliases" not in default and default["ViewerCertificate"] == {"CloudFrontDefaultCertificate": True}
+    # A DomainName without its certificate is ignored, never half-applied.
+    half = stack(DomainName="confirm.example.com")
+    assert half.environment("McpFunction")["COUNTERSIGN_PUBLIC_URL"] == "https://d111111abcdef8.cloudfront.net"
+    assert "Aliases" not in half.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
