@@ -40,7 +40,8 @@ def test_page_routes_serve_index(http, path):
     _security(r.headers)
 
 
-@pytest.mark.parametrize("path,kind", [("/app.js", "text/javascript"), ("/app.css", "text/css")])
+@pytest.mark.parametrize("path,kind", [("/app.js", "text/javascript"), ("/cards.js", "text/javascript"),
+                                       ("/dom.js", "text/javascript"), ("/app.css", "text/css")])
 def test_assets_by_exact_name(http, path, kind):
     r = http.get(path, headers={"accept-encoding": "identity"})
     assert r.status_code == 200 and r.headers["content-type"].startswith(kind)

@@ -47,4 +47,6 @@ def test_pending_list_with_ten_cards_is_under_30_kb(live, tenant, browser):
     total = sum(wire.values())
     assert total < BUDGET, (total, {urls.get(k): v for k, v in wire.items()})
     assert {origin_of(u) for u in urls.values()} == {server.origin}
-    assert len(urls) <= 6, sorted(urls.values())
+    # the page, its style, its four modules (app, dom, cards, passkeys: loaded in parallel, no round
+    # trip after another), the session and the cards: a few more would be fine, dozens would not
+    assert len(urls) <= 8, sorted(urls.values())

@@ -1,0 +1,221 @@
+// countersign confirm page: one card — its lines, its outcome (or why a click was refused), its
+// receipt, and the answers (confirm, with a passkey where the workspace asks for one; decline, with a
+// reason; ask me again, from History). The views that list cards are app.js's.
+import * as passkeys from './passkeys.js';
+import { announce, append, el, timeEl } from './dom.js';
+
+// The API, the session and the routing stay in app.js, which hands them over once, before any card
+// is drawn.
+let api, setSession, navigate;
+export function usePage(page) {
+  ({ api, setSession, navigate } = page);
+}
+
+const REFUSALS = {
+  changed: 'Refused: this changed since the card was drawn',
+  withdrawn: 'Refused: the agent withdrew this request',
+  expired: 'Refused: this request expired',
+  already_answered: 'Already answered',
+  being_confirmed: 'This is being confirmed right now',
+  busy: 'Not this time: nothing ran — try again in a moment',
+  tampered: 'Refused: this card was tampered with',
+  not_yours: 'This request waits on someone else',
+  not_found: 'This request no longer exists',
+  signed_out: 'You are signed out',
+};
+
+const OUTCOMES = {
+  completed: 'Confirmed — it ran',
+  failed: 'Confirmed — but it failed',
+  declined: 'Declined',
+  withdrawn: 'Withdrawn by the agent — nothing ran',
+  expired: 'Expired — nothing ran',
+  running: 'Being confirmed…',
+  pending: 'Waiting for your answer',
+};
+
+export function cardState(card) {
+  return (card && (card.state || card.status)) || 'pending';
+}
+
+function valueText(value) {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+function resultEl(result) {
+  if (result === null || result === undefined) return null;
+  if (typeof result !== 'object' || Array.isArray(result)) return el('p', { class: 'result' }, valueText(result));
+  const entries = Object.entries(result).slice(0, 30);
+  if (!entries.length) return null;
+  return el('dl', { class: 'result' }, entries.map(([k, v]) => [el('dt', {}, k), el('dd', {}, valueText(v))]));
+}
+
+function nextEl(next) {
+  if (!Array.isArray(next) || !next.length) return null;
+  return el('div', { class: 'next' },
+    el('p', { class: 'label' }, 'Next steps for the agent'),
+    el('ul', {}, next.slice(0, 10).map((s) => el('li', {},
+      s && s.description ? s.description : valueText(s),
+      s && s.personMustAct ? el('strong', {}, ' (you will need to act)') : null))));
+}
+
+// The outcome box of a card: its final state, or why a click was refused.
+function outcomeEl(card, refusal) {
+  const st = cardState(card);
+  // A card refused at the click because its data moved is stored as declined, marked refusal: changed.
+  const changed = !refusal && st === 'declined' && card && card.refusal === 'changed';
+  if (changed) refusal = { code: 'changed', message: card.reason };
+  const key = refusal ? refusal.code || 'error' : st;
+  const good = !refusal && st === 'completed';
+  const box = el('div', { class: 'outcome ' + (good ? 'ok' : (st === 'pending' && !refusal ? 'info' : 'warn')), 'data-outcome': key });
+  const headline = refusal ? (REFUSALS[refusal.code] || 'That did not work') : (OUTCOMES[st] || st);
+  box.append(el('p', { class: 'headline' }, headline));
+  if (refusal && refusal.message) box.append(el('p', {}, refusal.message));
+  if (card && !refusal && st === 'declined' && card.reason) box.append(el('p', {}, 'Reason: ', card.reason));
+  if (refusal && card && (key === 'already_answered' || key === 'being_confirmed')) {
+    box.append(el('p', { class: 'muted' }, 'Now: ', OUTCOMES[st] || st));
+    if (st === 'declined' && card.reason) box.append(el('p', {}, 'Reason: ', card.reason));
+  }
+  if (card && st === 'completed') append(box, [resultEl(card.result), nextEl(card.next)]);
+  if (card && st === 'failed') {
+    const err = card.result && typeof card.result === 'object' && card.result.error ? card.result.error : card.reason;
+    if (err) box.append(el('p', {}, valueText(err)));
+  }
+  return box;
+}
+
+export function cardEl(card, opts) {
+  opts = opts || {};
+  const st = cardState(card);
+  const article = el('article', { class: 'card', 'data-card-id': card.id, 'data-state': st });
+  const titleId = 'card-title-' + card.id;
+  article.setAttribute('aria-labelledby', titleId);
+  article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, card.title || card.tool || 'Request'));
+  const lines = Array.isArray(card.lines) ? card.lines : [];
+  if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, valueText(l)))));
+  const meta = el('p', { class: 'meta' });
+  meta.append('Asked by ', el('strong', {}, card.connectionName || 'an agent'));
+  const asked = timeEl(card.createdAt);
+  if (asked) meta.append(' · ', asked);
+  if (st === 'pending') {
+    const exp = timeEl(card.expiresAt, 'expires');
+    if (exp) meta.append(el('span', { class: 'expires' }, ' · ', exp));
+  }
+  article.append(meta);
+  const outcome = el('div', { class: 'outcome-slot', 'aria-live': 'polite' });
+  article.append(outcome);
+  if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
+  else outcome.append(outcomeEl(card, null));
+  if (hasReceipt(card)) article.append(receiptEl(card));
+  // A request the person declined can be reopened from History: a new card, waiting for them.
+  if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
+  return article;
+}
+
+// Every completed card has a receipt; one confirmed with a passkey also while running or failed.
+const hasReceipt = (card) => cardState(card) === 'completed'
+  || (card.passkeySigned && ['running', 'failed'].includes(cardState(card)));
+
+function receiptEl(card) {
+  const label = card.passkeySigned ? 'Download the passkey receipt' : 'Download the receipt';
+  return el('p', { class: 'receipt' }, el('a', { href: `/api/cards/${encodeURIComponent(card.id)}/receipt`,
+    download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, label),
+  ' · check it with ', el('code', {}, 'countersign verify-receipt'));
+}
+
+function reopenEl(card, outcome) {
+  const btn = el('button', { type: 'button', class: 'secondary', 'data-action': 'reopen' }, 'Ask me again');
+  btn.addEventListener('click', async () => {
+    btn.disabled = true;
+    try {
+      const fresh = await api('POST', `/cards/${encodeURIComponent(card.id)}/reopen`);
+      navigate('/confirm?card=' + encodeURIComponent(fresh.id));
+    } catch (e) {
+      btn.remove();
+      outcome.append(el('p', { class: 'error', role: 'alert' }, e.message));
+    }
+  });
+  return el('div', { class: 'actions' }, btn);
+}
+
+function actionsEl(card, article, outcome, opts) {
+  const confirmBtn = el('button', { type: 'button', class: 'primary', 'data-action': 'confirm' },
+    card.passkeyRequired ? 'Confirm with passkey' : 'Confirm');
+  const declineBtn = el('button', { type: 'button', class: 'secondary', 'data-action': 'decline' }, 'Decline');
+  const row = el('div', { class: 'actions' }, confirmBtn, declineBtn);
+  const reasonId = 'reason-' + card.id;
+  const reason = el('textarea', { id: reasonId, name: 'reason', rows: 2, maxlength: 500, autocomplete: 'off' });
+  const sendDecline = el('button', { type: 'submit', class: 'danger', 'data-action': 'send-decline' }, 'Decline');
+  const keep = el('button', { type: 'button', class: 'secondary', 'data-action': 'keep' }, 'Keep it');
+  const form = el('form', { class: 'decline', hidden: true },
+    el('label', { for: reasonId }, 'Reason (optional, the agent sees it)'), reason,
+    el('div', { class: 'actions' }, sendDecline, keep));
+  const wrap = el('div', { class: 'answer' }, row, form);
+  const all = [confirmBtn, declineBtn, sendDecline, keep, reason];
+
+  const busy = (on) => all.forEach((b) => { b.disabled = on; });
+  const finish = (view, refusal) => {
+    wrap.remove();
+    // Without the card as it now stands (not yours, gone, signed out) it is no longer answerable here.
+    article.dataset.state = view ? cardState(view) : 'refused';
+    const box = outcomeEl(view, refusal);
+    if (refusal && refusal.code === 'signed_out') {
+      box.append(el('p', {}, el('a', { href: '/signin', 'data-nav': true }, 'Sign in again')));
+    }
+    outcome.replaceChildren(box);
+    if (view && hasReceipt(view)) article.append(receiptEl(view));
+    const expires = article.querySelector('.meta .expires');
+    if (article.dataset.state !== 'pending' && expires) expires.remove();
+    announce(outcome.textContent);
+    if (opts.onAnswered) opts.onAnswered(card.id);
+  };
+  const answer = (path, body, label, btn) =>
+    answerWith(() => api('POST', `/cards/${encodeURIComponent(card.id)}/${path}`, body), label, btn);
+  const answerWith = async (send, label, btn) => {
+    busy(true);
+    const before = btn.textContent;
+    btn.textContent = label;
+    try {
+      finish(await send(), null);
+    } catch (e) {
+      if (e.status === 409 || e.status === 403 || e.status === 404 || e.status === 401) {
+        const code = e.code || (e.status === 404 ? 'not_found' : e.status === 401 ? 'signed_out' : 'error');
+        finish(e.card, { code, message: e.status === 401 ? 'Sign in again to answer this request.' : e.message });
+        if (e.status === 401) setSession(null);
+      } else {
+        busy(false);
+        btn.textContent = before;
+        const err = el('p', { class: 'error', role: 'alert' }, e.message);
+        outcome.replaceChildren(err);
+      }
+    }
+  };
+
+  confirmBtn.addEventListener('click', () => (card.passkeyRequired
+    ? answerWith(() => passkeys.confirmWithPasskey(api, card.id), 'Waiting for your passkey…', confirmBtn)
+    : answer('confirm', undefined, 'Confirming…', confirmBtn)));
+  if (card.passkeyRequired) {
+    wrap.prepend(el('p', { class: 'muted', 'data-passkey-note': true }, passkeys.available()
+      ? 'This workspace asks for your passkey to confirm this request.'
+      : passkeys.UNAVAILABLE));
+  }
+  declineBtn.addEventListener('click', () => {
+    row.hidden = true;
+    form.hidden = false;
+    reason.focus();
+  });
+  keep.addEventListener('click', () => {
+    form.hidden = true;
+    row.hidden = false;
+    declineBtn.focus();
+  });
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const text = reason.value.trim();
+    answer('decline', text ? { reason: text } : {}, 'Declining…', sendDecline);
+  });
+  return wrap;
+}

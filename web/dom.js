@@ -1,0 +1,68 @@
+// countersign confirm page: the helpers every view draws with (no framework, no build step).
+// Every piece of text that comes from data is set with textContent (through el()), never as markup.
+
+// ---- DOM helpers ---------------------------------------------------------------------------------
+
+// el('p', {class: 'x', onclick: fn}, 'text', child, [more]) — strings become text nodes.
+export function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'class') node.className = value;
+    else if (key === 'text') node.textContent = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (value === true) node.setAttribute(key, '');
+    else node.setAttribute(key, String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+export function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+export const main = () => document.getElementById('main');
+
+export function show(...children) {
+  const m = main();
+  m.replaceChildren();
+  append(m, children);
+}
+
+export function announce(text) {
+  const s = document.getElementById('status');
+  s.textContent = '';
+  setTimeout(() => { s.textContent = text; }, 30);
+}
+
+// ---- time ------------------------------------------------------------------------------------------
+
+function toDate(value) {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'number') return new Date(value < 1e12 ? value * 1000 : value);
+  const d = new Date(value);
+  return isNaN(d.getTime()) ? null : d;
+}
+
+const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+function fromNow(date) {
+  const seconds = Math.round((date.getTime() - Date.now()) / 1000);
+  const abs = Math.abs(seconds);
+  if (abs < 60) return relative.format(Math.round(seconds), 'second');
+  if (abs < 3600) return relative.format(Math.round(seconds / 60), 'minute');
+  if (abs < 86400 * 2) return relative.format(Math.round(seconds / 3600), 'hour');
+  return relative.format(Math.round(seconds / 86400), 'day');
+}
+
+export function timeEl(value, prefix) {
+  const d = toDate(value);
+  if (!d) return null;
+  return el('time', { datetime: d.toISOString(), title: absolute.format(d) }, prefix ? prefix + ' ' : '', fromNow(d));
+}
