@@ -246,7 +246,8 @@ def cmd_budget_import(args) -> int:
 
 def cmd_budget_upgrade(args) -> int:
     """Move a budget written before the chunked layout into it, and build (or rebuild, where they
-    disagree with the months) its roll-ups (once per workspace after a deploy; safe to repeat)."""
+    disagree with the months) its roll-ups and its months' needs-attention docs (once per
+    workspace after a deploy; safe to repeat)."""
     from .toolsets.budget.layout import upgrade
 
     s, store = _store(args)

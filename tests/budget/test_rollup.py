@@ -39,6 +39,7 @@ amounts = st.integers(-40_000, 30_000).filter(bool).map(lambda cents: cents * 10
 new_txn = st.fixed_dictionaries({
     "month": months, "day": st.integers(1, 28), "amount": amounts,
     "category": st.sampled_from([*CATEGORIES, RTA_ID, None]), "cleared": st.sampled_from(["cleared", "uncleared"]),
+    "approved": st.booleans(),  # (a call's first transaction says, for the call)
 })
 ops = st.one_of(
     st.tuples(st.just("create"), st.sampled_from(ACCOUNTS), st.lists(new_txn, min_size=1, max_size=4)),
@@ -48,6 +49,7 @@ ops = st.one_of(
     st.tuples(st.just("move_category"), st.sampled_from(CATEGORIES)),
     st.tuples(st.just("approve"), st.integers(0, 10_000)),
     st.tuples(st.just("forget_rollups"),),
+    st.tuples(st.just("forget_attention"),),
 )
 
 
@@ -55,7 +57,7 @@ def run(book, op) -> None:
     kind = op[0]
     if kind == "create":
         _, account, txns = op
-        book.do("create_transactions", account_id=account, transactions=[
+        book.do("create_transactions", account_id=account, approved=txns[0].get("approved", True), transactions=[
             {"date": f"{t['month']}-{t['day']:02d}", "payee": "P", "amount": display(t["amount"]),
              "category_id": t["category"], "cleared": t["cleared"]} for t in txns])
     elif kind == "budget":
@@ -83,10 +85,17 @@ def run(book, op) -> None:
         gone = [DocWrite(TOTAL, d.id, None, d.version) for d in book.store.list_docs(book.workspace_id, TOTAL)
                 if d.id == rollup.LEDGER_ID or d.id.startswith("y.")]
         book.store.write_docs(book.workspace_id, gone)
+    elif kind == "forget_attention":  # as a budget written by the version before the needs-attention docs
+        book.store.write_docs(book.workspace_id, [DocWrite(TOTAL, d.id, None, d.version) for d in
+                                                  book.store.list_docs(book.workspace_id, TOTAL, "u.")])
 
 
 def check_reads(book, months_to_read: list[str]) -> None:
     txns, budgets = brute.everything(book.store, book.workspace_id)
+    attending = {t["id"]: {"account_id": a, "txn": t} for a, t in txns
+                 if not t["approved"] or (t["category_id"] is None and not t["subtransactions"])}
+    for doc in book.store.list_docs(book.workspace_id, TOTAL, "u."):  # each entry as its transaction is
+        assert all(attending.get(i) == e and e["txn"]["date"][:7] == doc.id[2:] for i, e in doc.data["txns"].items())
     for month in months_to_read:
         got = book.read("get_month", month=month)
         want = brute.month_figures(txns, budgets, f"{month}-01")
@@ -104,7 +113,9 @@ def check_reads(book, months_to_read: list[str]) -> None:
                        ({"category_id": "cat_books"}, lambda a, t: "cat_books" in {t["category_id"]}
                         | {s["category_id"] for s in t["subtransactions"]}),
                        ({"account_id": "acc_savings"}, lambda a, t: a == "acc_savings"),
-                       ({"uncategorised": True}, lambda a, t: t["category_id"] is None and not t["subtransactions"])]:
+                       ({"uncategorised": True}, lambda a, t: t["category_id"] is None and not t["subtransactions"]),
+                       ({"unapproved": True, "account_id": "acc_checking"},
+                        lambda a, t: not t["approved"] and a == "acc_checking")]:
         want_ids = brute.newest_first(txns, keep)
         page = book.read("list_transactions", limit=3, **args)
         assert page["total"] == len(want_ids), args

@@ -13,7 +13,9 @@
   and ``o.<account>`` (per month, how many cleared transactions wait to be reconciled: only
   ``reconcile_account`` reads it, so the balances ``list_accounts`` reads stay a few numbers; an
   ``a.`` doc written before kept them itself, and gives them to ``o.`` at its next write).
-  Reads add up totals, never transactions.
+  Reads add up totals, never transactions. Beside them, ``u.<YYYY-MM>`` holds a copy of the
+  month's transactions that are uncategorised or unapproved (:mod:`.attention`), so the pages
+  that ask for those read only them.
 * Every change to a budget month or a month total changes, in the same commit, the
   **roll-ups** (:mod:`.rollup`): the ``ledger`` doc (the whole ledger's counts) and the year docs
   ``y.<YYYY>`` (each year's nets and flow, and the carry at its end), so a month's figures read a
@@ -40,7 +42,7 @@ from ...core.canonical import canonical_json, json_copy
 from ...core.ids import _ALPHABET
 from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
 from ...store.records import DocWrite
-from . import rollup
+from . import attention, rollup
 from .model import (
     LOCATOR,
     MONTH,
@@ -169,6 +171,7 @@ class Staged:
             opened = self.get(TOTAL, open_total_id(account_id)) or {}
             add_into(opened, {"open": account.pop("open")}, +1)
             self.put(TOTAL, open_total_id(account_id), opened)
+        attention.count(self, account_id, txn, sign)
 
     def _locate(self, txn_id: str, month: str | None) -> None:
         if txn_month(txn_id) is None:
@@ -325,6 +328,8 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
     * a budget without the roll-ups (:mod:`.rollup`) gets them (:func:`.rebuild.ensure_built`: year
       docs first, the ledger doc last; a budget that is written to gets them before its first
       write anyway; until then its reads add up its history);
+    * a month whose transactions needing attention are not all in its ``u.`` doc (written before
+      there was one, or by an older version since) gets it rebuilt (:func:`.attention.rebuild`);
     * roll-ups that disagree with the budget months and month totals (year docs missing or stale:
       months written by a version that did not keep them, a build cut short by an older version)
       are rebuilt (:func:`.rebuild.rebuild`); roll-ups that agree are left alone.
@@ -346,4 +351,5 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
                                         DocWrite(TXNS, old.id, None, old.version)])
         moved += len(old.data.get("transactions", []))
     rebuild(store, workspace_id)
+    attention.rebuild(store, workspace_id)
     return moved

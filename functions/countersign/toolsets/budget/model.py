@@ -11,7 +11,9 @@ Docs (kind → id → data):
   (a month holds as many chunks as it needs), so no item grows with the ledger.
 * ``budget_total``    ``m.2026-09`` (a month: income, activity and counts), ``a.<account>`` (an
   account: balances), ``o.<account>`` (the months holding its cleared transactions not yet
-  reconciled) — kept in the same commit as the transactions they sum (:mod:`.layout`) — and the
+  reconciled), ``u.2026-09`` (a copy of the month's transactions that are uncategorised or
+  unapproved, :mod:`.attention`) — kept in the same commit as the transactions they sum
+  (:mod:`.layout`) — and the
   roll-ups ``ledger`` (the whole ledger's counts) and ``y.2026`` (a year's nets and the carry at
   its end), kept in the same commit as the month totals and budget months they sum
   (:mod:`.rollup`), so a read never adds up history.
@@ -247,12 +249,14 @@ class Ledger:
     def locate_with(self, txn_ids: Sequence[Any], keys: Iterable[tuple[str, str]] = ()) -> None:
         """:meth:`locate`, then ``keys`` and the totals a change of those transactions writes, in
         one read (so staging the change reads nothing more)."""
-        from .rollup import rollup_keys  # (it imports this module)
+        from .attention import attention_id  # (they import this module)
+        from .rollup import rollup_keys
 
         ids = [i for i in txn_ids if isinstance(i, str)]
         self.locate(ids)
         totals = [key for r in filter(None, map(self.find_txn, ids))
-                  for key in [(TOTAL, month_total_id(r.data["date"])), (TOTAL, account_total_id(r.account_id)),
+                  for key in [(TOTAL, month_total_id(r.data["date"])), (TOTAL, attention_id(r.data["date"])),
+                              (TOTAL, account_total_id(r.account_id)),
                               (TOTAL, open_total_id(r.account_id)), *rollup_keys(r.data["date"])]]
         self.prefetch([*keys, *totals])
 

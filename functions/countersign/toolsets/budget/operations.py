@@ -30,6 +30,7 @@ from ...gate.actions import ActionContext, ActionError
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
 from . import rollup
+from .attention import attention_id
 from .layout import Staged
 from .model import (
     CATEGORY,
@@ -109,7 +110,8 @@ def _prefetch(ledger: Ledger, changes: list[dict]) -> None:
             data = ref.data if ref else c["after"] or c["before"] or {}
             account = ref.account_id if ref else c.get("account") or c.get("bucket", "").rsplit(".", 1)[0]
             if data.get("date"):
-                keys += [(TOTAL, month_total_id(data["date"])), *rollup_keys(data["date"])]
+                keys += [(TOTAL, month_total_id(data["date"])), (TOTAL, attention_id(data["date"])),
+                         *rollup_keys(data["date"])]
                 ledger.month_chunks(month_key(data["date"]))
             keys += [(TOTAL, account_total_id(account)), (TOTAL, open_total_id(account))]
         elif c["t"] == "budget":

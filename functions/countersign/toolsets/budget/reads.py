@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from ...gate.actions import ActionContext, ActionError, Arguments, Read
+from . import attention
 from .figures import month_figures
 from .model import OP, TOTAL, Ledger, TxnRef, account_total_id, amounts, is_uncategorised, parse_date, resolve_month
 from .operations import operation_view
@@ -157,7 +158,7 @@ class ListTransactions(Read):
             if counted is not None and (total + counted <= offset or total >= offset + args.limit):
                 total += counted  # counted from the month's totals; its transactions are not read
             elif counted != 0:
-                refs = ledger.month_transactions(month, lambda account, t: _matches(account, t, args, since))[::-1]
+                refs = _month_matches(ledger, month, args, since)
                 page.extend(refs[max(offset - total, 0):max(offset + args.limit - total, 0)])
                 total += len(refs)
             if total >= offset + args.limit:
@@ -211,6 +212,16 @@ def _months_newest_first(ledger: Ledger, args: ListTransactionsArgs, since: str 
             yield month, (None if t.get("n") else 0)
         else:
             yield month, _count(t, args)
+
+
+def _month_matches(ledger: Ledger, month: str, args: ListTransactionsArgs, since: str | None) -> list[TxnRef]:
+    """The month's transactions that match, newest first: from its needs-attention doc when the
+    page asks only for transactions it holds all of, else from its chunks."""
+    held = attention.complete(ledger, month, uncategorised=args.uncategorised, unapproved=args.unapproved)
+    if held is None:
+        return ledger.month_transactions(month, lambda account, t: _matches(account, t, args, since))[::-1]
+    return sorted((r for r in held if _matches(r.account_id, r.data, args, since)),
+                  key=lambda r: (r.data["date"], r.data["id"]), reverse=True)
 
 
 def _matches(account_id: str, t: dict[str, Any], args: ListTransactionsArgs, since: str | None) -> bool:
