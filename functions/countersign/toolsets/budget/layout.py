@@ -148,6 +148,8 @@ class Staged:
                 self.docs[key] = None
             elif kind == TXNS:  # never changed in place: each change makes a new list (and new transactions)
                 self.docs[key] = dict(doc.data, transactions=list(doc.data.get("transactions", [])))
+            elif kind == TOTAL and doc_id.startswith(attention.PREFIX):
+                self.docs[key] = attention.working_copy(doc.data)
             else:
                 self.docs[key] = json_copy(doc.data)
         return self.docs[key]
