@@ -30,9 +30,9 @@ trivial ``ping`` — no server can answer a question in two rounds for less than
 held call, one tool call whose only work is one durable write (a SQLite commit with fsync, as the
 card's filing makes) ÷ the same ping — what a write that is on disk before the reply costs.
 
-Throughput and p50/p99 of the lightest budget read (over every way's latency; not
-``list_operations``, which the rounds above make heavier: each answer adds an operation to the
-twenty it returns) at N = 1, 8 and 32 concurrent agents, against
+Throughput and p50/p99 of the lightest budget read of the run (by its latency summed over every
+way; it prints which: ``list_operations`` often, though the rounds above make it heavier, each
+answer adding an operation to the twenty it returns) at N = 1, 8 and 32 concurrent agents, against
 a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
 of five interleaved rounds): over real HTTP (both servers in their own process), in process
 (local shape) and in process (Lambda shape). Then head-of-line (``bench/mcp_head_of_line.py``).
@@ -320,7 +320,7 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         # the app a Lambda instance runs (under Mangum): the work on the loop, one request at a time
         # as far as the work knows (here the agents' calls interleave on the loop, as no instance's do)
         stateless = lambda_app(build_server(lam.desk, lam.state_keys), lam.store)
-        # the lightest over every way: list_operations grows heavier as the rounds above add operations
+        # the lightest over every way, whichever it is this run (list_operations grows as the rounds add operations)
         tool = min(READS["budget"], key=lambda t: sum(m[f"read {t}"] for m in results.values()))
         await throughput({
             "real HTTP (local server)": ((url, None), (bare_url, None), token),

@@ -83,7 +83,7 @@ def run(book, op) -> None:
         book.do("update_category", category_id=op[1], group_id=group)
     elif kind == "forget_rollups":  # as a budget written by the version before the roll-ups
         gone = [DocWrite(TOTAL, d.id, None, d.version) for d in book.store.list_docs(book.workspace_id, TOTAL)
-                if d.id == rollup.LEDGER_ID or d.id.startswith("y.")]
+                if rollup.is_rollup(d.id)]
         book.store.write_docs(book.workspace_id, gone)
     elif kind == "forget_attention":  # as a budget written by the version before the needs-attention docs
         book.store.write_docs(book.workspace_id, [DocWrite(TOTAL, d.id, None, d.version) for d in
@@ -153,16 +153,35 @@ def test_backdated_changes_carry_through_every_later_year(book):
     assert_rolled_up(book.store, book.workspace_id)
 
 
+def test_undoing_the_only_write_of_a_block_of_years_leaves_no_rollup_of_it(book):
+    """A spending in 2016 makes the year doc and the block doc of 2015–2019 and moves the carry
+    of every later block; undoing it takes both docs away and puts every later carry back."""
+    before = {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
+    book.do("create_transactions", account_id="acc_checking", transactions=[
+        {"date": "2016-02-03", "payee": "Pay", "amount": "300", "category_id": RTA_ID},
+        {"date": "2016-02-04", "payee": "Shop", "amount": "-30", "category_id": "cat_books"}])
+    assert {"y.2016", "e.2015"} <= set(_year_versions(book))
+    check_reads(book, ["2016-02", "2021-01", "2026-09"])
+    created = [d for d in book.ops() if d.data["kind"] == "create_transactions"][-1].id
+    book.do("undo_operation", operation_id=created)
+    after = {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
+    assert after == before
+    assert_rolled_up(book.store, book.workspace_id)
+    check_reads(book, ["2016-02", "2021-01", "2026-09"])
+
+
 def _year_versions(book) -> dict[str, int]:
-    return {d.id: d.version for d in book.store.list_docs(book.workspace_id, TOTAL) if d.id.startswith("y.")}
+    """The version of every year doc and block doc."""
+    return {d.id: d.version for d in book.store.list_docs(book.workspace_id, TOTAL) if d.id.startswith(("y.", "e."))}
 
 
 def test_a_backdated_change_an_overspent_month_absorbs_rewrites_no_later_year(book):
     """On both stores: a budget in 2019 for a category overspent later that year (the overspending
     is taken from Ready to Assign, not carried) leaves the carry at the end of 2019 as it was, so
-    no later year doc is written; moving a 2020 spending between two overspent categories and a
-    2024 one in one write rewrites 2020 and 2024 on, not the years between; every figure still
-    agrees with the transactions."""
+    only 2019 and its block's doc are written, no later block; moving a 2020 spending between two
+    overspent categories and a 2024 one in one write rewrites those two years, their block and
+    the block after it (whose carry moved), no other year; every figure still agrees with the
+    transactions."""
     for year in range(2019, 2026):
         book.do("create_transactions", account_id="acc_checking", transactions=[
             {"date": f"{year}-02-03", "payee": "Pay", "amount": "500", "category_id": RTA_ID},
@@ -172,8 +191,7 @@ def test_a_backdated_change_an_overspent_month_absorbs_rewrites_no_later_year(bo
     before = _year_versions(book)
     book.do("set_category_budget", category_id="cat_tennis", month="2019-03", amount="10")
     after = _year_versions(book)
-    assert after["y.2019"] > before["y.2019"]
-    assert {y: v for y, v in after.items() if y != "y.2019"} == {y: v for y, v in before.items() if y != "y.2019"}
+    assert [y for y in sorted(after) if after[y] != before[y]] == ["e.2015", "y.2019"]
     check_reads(book, ["2019-03", "2019-05", "2019-06", "2020-01", "2022-05", "2026-09"])
     assert_rolled_up(book.store, book.workspace_id)
 
@@ -182,15 +200,15 @@ def test_a_backdated_change_an_overspent_month_absorbs_rewrites_no_later_year(bo
     book.do("apply_categories", changes=[{"transaction_id": court_2020, "category_id": "cat_household"},
                                          {"transaction_id": shop_2024, "category_id": "cat_groceries"}])
     moved = _year_versions(book)
-    assert [y for y in sorted(moved) if moved[y] != after[y]] == ["y.2020", "y.2024", "y.2025", "y.2026"]
+    assert [y for y in sorted(moved) if moved[y] != after[y]] == ["e.2020", "e.2025", "y.2020", "y.2024"]
     check_reads(book, ["2020-05", "2020-12", "2021-01", "2023-12", "2024-07", "2025-01", "2026-09"])
     assert_rolled_up(book.store, book.workspace_id)
 
 
-def test_a_backdated_change_carried_through_every_later_year_reads_them_in_a_few_store_calls():
+def test_a_backdated_change_carried_through_every_later_year_writes_one_doc_per_later_block():
     """A budget in 2014 so large that no later month absorbs it moves the carry of every later
-    year: each is rewritten, and they are read in batches that double (a handful of store calls,
-    not one per year)."""
+    year: its own year doc is rewritten and each block doc from its block on (2010, 2015, 2020,
+    2025: no other year doc), read in batches that double (a few store calls, not one per year)."""
     from countersign.gate.actions import ActionContext
     from countersign.gate.question import Question
     from tests.budget.ledger import ACTIONS
@@ -203,9 +221,12 @@ def test_a_backdated_change_carried_through_every_later_year_reads_them_in_a_few
     ctx = ActionContext.of(counting, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
     effect = Question.of(ACTIONS["set_category_budget"], {"category_id": "cat_books", "month": "2014-01",
                                                           "amount": "5000"}, ctx).effect()
-    written = {w.id for phase in effect.phases for w in phase.writes if w.id.startswith("y.")}
-    assert written == {f"y.{y}" for y in range(2014, 2027)}
-    assert counting.calls <= 5, counting.calls  # the plan's read, then 2, 4 and 8 later years
+    written = {w.id for phase in effect.phases for w in phase.writes if rollup.is_rollup(w.id)}
+    assert written == {"y.2014", "e.2010", "e.2015", "e.2020", "e.2025"}
+    assert counting.calls <= 3, counting.calls  # the plan's read, then 2 and 4 later blocks
+    book.do("set_category_budget", category_id="cat_books", month="2014-01", amount="5000")
+    check_reads(book, ["2014-01", "2014-12", "2019-06", "2020-03", "2025-12", "2026-09"])
+    assert_rolled_up(book.store, book.workspace_id)
 
 
 def test_a_year_whose_months_add_nothing_has_no_rollup_and_the_rollups_check_as_consistent(book):
@@ -238,6 +259,45 @@ def test_a_budget_without_rollups_reads_the_same_and_its_first_write_builds_them
     assert layout.upgrade(book.store, book.workspace_id) == 0  # nothing to move; the roll-ups are built
     assert_rolled_up(book.store, book.workspace_id)
     assert layout.upgrade(book.store, book.workspace_id) == 0
+
+
+def _to_older_layout(book) -> None:
+    """Rewrite the roll-ups as the layout before the block docs kept them: each year doc with the
+    carry at its ``start`` and ``end``, no block docs, a ledger doc without ``v``."""
+    from countersign.toolsets.budget.carry import carry, empty_start
+
+    docs = {d.id: d for d in book.store.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
+    writes, end = [], empty_start()
+    for ident in sorted(i for i in docs if i.startswith("y.")):
+        start, end = end, carry(end, docs[ident].data)
+        writes.append(DocWrite(TOTAL, ident, dict(docs[ident].data, start=start, end=end), docs[ident].version))
+    writes += [DocWrite(TOTAL, i, None, d.version) for i, d in docs.items() if i.startswith("e.")]
+    ledger = docs[rollup.LEDGER_ID]
+    writes.append(DocWrite(TOTAL, ledger.id, {k: v for k, v in ledger.data.items() if k != "v"}, ledger.version))
+    book.store.write_docs(book.workspace_id, writes)
+
+
+@pytest.mark.parametrize("rebuilt_by", ["a write", "upgrade"])
+def test_a_budget_in_the_older_layout_reads_right_and_is_rebuilt_in_this_one(book, rebuilt_by):
+    """Roll-ups in the layout before the block docs are not trusted: reads add up the months (and
+    agree with every transaction), and the first write (or ``budget upgrade``) rebuilds them."""
+    from countersign.toolsets.budget import rebuild
+    from countersign.toolsets.budget.model import Ledger
+
+    for year in (2016, 2019, 2023):
+        book.do("create_transactions", account_id="acc_checking", transactions=[
+            {"date": f"{year}-04-03", "payee": "Shop", "amount": "-25", "category_id": "cat_books"}])
+    book.do("set_category_budget", category_id="cat_tennis", month="2016-02", amount="40")
+    _to_older_layout(book)
+    assert not rebuild.is_consistent(Ledger(book.store, book.workspace_id))
+    check_reads(book, ["2016-02", "2016-12", "2019-04", "2024-01", "2026-09"])
+    if rebuilt_by == "a write":
+        book.do("set_category_budget", category_id="cat_books", month="2019-03", amount="30")
+    else:
+        assert layout.upgrade(book.store, book.workspace_id) == 0
+    assert_rolled_up(book.store, book.workspace_id)
+    assert not any("start" in d.data for d in book.store.list_docs(book.workspace_id, TOTAL, "y."))
+    check_reads(book, ["2016-02", "2016-12", "2019-04", "2024-01", "2026-09"])
 
 
 def test_a_backdated_import_over_many_years_keeps_every_batch_within_one_transaction(book):

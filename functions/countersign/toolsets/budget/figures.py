@@ -3,8 +3,9 @@
 Available carries over month to month; an overspent (negative) balance does not carry over: it
 is taken from Ready to Assign the next month, as YNAB does for cash spending. So a month's
 figures depend on every month before it; the roll-ups (:mod:`.rollup`) keep that carry at the start
-of every year, so a read takes the month's budget and totals, the ledger doc and its year doc —
-the same four docs, in one read, however long the history. A budget whose roll-ups are not
+of every block of years and each year's effect on it, so a read takes the month's budget and
+totals, the ledger doc, its year doc and its block doc — the same five docs, in one read, however
+long the history. A budget whose roll-ups are not
 built yet (written by an older version and not written to since) is added up month by month
 from its first, as before.
 """
@@ -13,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .carry import carry
 from .model import MONTH, TOTAL, Ledger, add_months, month_total_id
-from .rollup import LEDGER_ID, carry, empty_end, rollup_keys, year_id
+from .rollup import LEDGER_ID, is_built, rollup_keys, start_of, year_id
 
 
 def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
@@ -29,16 +31,12 @@ def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
 def _figures(ledger: Ledger, month: str) -> dict[str, Any]:
     ledger.prefetch([(MONTH, month), (TOTAL, month_total_id(month)), *rollup_keys(month)])
     rolled = ledger.get(TOTAL, LEDGER_ID)
-    if rolled is None:
+    if rolled is None or not is_built(rolled.data):
         return _added_up(ledger, month)
     year = month[:4]
     this_year = ledger.get(TOTAL, year_id(year))
-    if this_year is not None:
-        carried = carry(this_year.data.get("start") or empty_end(), this_year.data, int(month[5:7]))
-    else:  # nothing in this year: the last year before it that has something carries on
-        earlier = [y for y in rolled.data.get("years") or [] if y < year]
-        doc = ledger.get(TOTAL, year_id(earlier[-1])) if earlier else None
-        carried = carry((doc.data.get("end") if doc else None) or empty_end(), {}, int(month[5:7]))
+    start = start_of(ledger, rolled.data.get("years") or [], year)
+    carried = carry(start, this_year.data if this_year is not None else {}, int(month[5:7]))
     available = carried["available"]
     budgets = ledger.get(MONTH, month)
     current = ledger.get(TOTAL, month_total_id(month))

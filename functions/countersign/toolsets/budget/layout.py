@@ -17,10 +17,11 @@
   month's transactions that are uncategorised or unapproved (:mod:`.attention`), so the pages
   that ask for those read only them.
 * Every change to a budget month or a month total changes, in the same commit, the
-  **roll-ups** (:mod:`.rollup`): the ``ledger`` doc (the whole ledger's counts) and the year docs
-  ``y.<YYYY>`` (each year's nets and flow, and the carry at its end), so a month's figures read a
-  fixed number of docs however long the history (:meth:`Staged.writes`). A budget without the
-  ``ledger`` doc has no roll-ups: its writes keep none, its reads add up the months, and a writer
+  **roll-ups** (:mod:`.rollup`): the ``ledger`` doc (the whole ledger's counts), the year docs
+  ``y.<YYYY>`` (each year's nets and flow) and the block docs ``e.<YYYY>`` (per five years the
+  carry into them and each year's effect on it), so a month's figures read a fixed number of docs
+  however long the history (:meth:`Staged.writes`). A budget without the ``ledger`` doc (or with
+  one of an older layout) has no roll-ups: its writes keep none, its reads add up the months, and a writer
   builds them first, in batches of their own, the ledger doc last (:mod:`.rebuild`).
 
   Deploying: a version before the roll-ups writes months without updating them, so every function
@@ -327,12 +328,13 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
       ``<account>.<YYYY-MM>``) has its transactions moved into chunks with their totals and
       locators, each old doc replaced in one batch with its chunks and totals, after its locators
       (harmless alone) are written;
-    * a budget without the roll-ups (:mod:`.rollup`) gets them (:func:`.rebuild.ensure_built`: year
-      docs first, the ledger doc last; a budget that is written to gets them before its first
-      write anyway; until then its reads add up its history);
+    * a budget without the roll-ups (:mod:`.rollup`), or with those of an older layout, gets them
+      (:func:`.rebuild.ensure_built`: year and block docs first, the ledger doc last; a budget
+      that is written to gets them before its first write anyway; until then its reads add up
+      its history);
     * a month whose transactions needing attention are not all in its ``u.`` doc (written before
       there was one, or by an older version since) gets it rebuilt (:func:`.attention.rebuild`);
-    * roll-ups that disagree with the budget months and month totals (year docs missing or stale:
+    * roll-ups that disagree with the budget months and month totals (year or block docs missing or stale:
       months written by a version that did not keep them, a build cut short by an older version)
       are rebuilt (:func:`.rebuild.rebuild`); roll-ups that agree are left alone.
 

@@ -14,9 +14,10 @@ Docs (kind → id → data):
   reconciled), ``u.2026-09`` (a copy of the month's transactions that are uncategorised or
   unapproved, :mod:`.attention`) — kept in the same commit as the transactions they sum
   (:mod:`.layout`) — and the
-  roll-ups ``ledger`` (the whole ledger's counts) and ``y.2026`` (a year's nets and the carry at
-  its end), kept in the same commit as the month totals and budget months they sum
-  (:mod:`.rollup`), so a read never adds up history.
+  roll-ups ``ledger`` (the whole ledger's counts), ``y.2026`` (a year's nets) and ``e.2025``
+  (a block of five years: the carry into it and each year's effect on it), kept in the same
+  commit as the month totals and budget months they sum (:mod:`.rollup`), so a read never adds
+  up history.
 * ``budget_locator``  ``<transaction id>`` ``{month}`` — only for ids that do not carry their month
   (ones made before this layout); a new id is ``t_20260912_…``.
 * ``budget_op``       ``op_…``       the operation log (see :mod:`.operations`); ids sort by time.

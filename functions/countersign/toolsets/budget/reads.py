@@ -11,7 +11,7 @@ from . import attention
 from .figures import month_figures
 from .model import OP, TOTAL, Ledger, TxnRef, account_total_id, amounts, is_uncategorised, parse_date, resolve_month
 from .operations import operation_view
-from .rollup import LEDGER_ID
+from .rollup import LEDGER_ID, is_built
 
 
 class NoArgs(Arguments):
@@ -198,7 +198,7 @@ def _known_total(ledger: Ledger, args: ListTransactionsArgs, since: str | None) 
     if since is not None or len(_filters(args)) > 1:
         return None
     rolled = ledger.get(TOTAL, LEDGER_ID)
-    return _count(rolled.data, args) if rolled is not None else None
+    return _count(rolled.data, args) if rolled is not None and is_built(rolled.data) else None
 
 
 def _months_newest_first(ledger: Ledger, args: ListTransactionsArgs, since: str | None):

@@ -1,9 +1,10 @@
 """Building the roll-ups (:mod:`.rollup`) of a budget that has none, and repairing them.
 
-The ``ledger`` doc says the roll-ups are built: reads trust the year docs only while it exists,
-and a writer keeps them only while it exists. So a build writes every year doc first, in as many
-batches as it takes (each a conditional write of the version it read), and the ledger doc
-**last**, as a creation: a build cut short (a crash, a timeout) leaves no ledger doc, reads keep
+The ``ledger`` doc says the roll-ups are built: reads trust the year and block docs only while
+it exists in this layout (:data:`.rollup.LAYOUT`), and a writer keeps them only then. So a build
+writes every year and block doc first, in as many batches as it takes (each a conditional write
+of the version it read), and the ledger doc **last** (a creation, or over one in an older
+layout): a build cut short (a crash, a timeout) leaves no ledger doc in this layout, reads keep
 adding up the months, and the next writer (or ``countersign budget upgrade``) builds again from
 the start, overwriting what the cut-short one wrote. Two builders racing: each write names the
 version it read, so one is refused (:class:`~countersign.store.errors.Conflict`) and reads again.
@@ -19,43 +20,53 @@ from typing import Any
 
 from ...store.errors import Conflict
 from ...store.interface import MAX_DOC_WRITES, DocStore
-from ...store.records import DocWrite
+from ...store.records import Doc, DocWrite
 from .model import MONTH, TOTAL, Ledger
-from .rollup import LEDGER_ID, carry, empty_end, from_months, year_id
+from .rollup import LEDGER_ID, is_built, is_rollup, rolled_up
 
 ATTEMPTS = 5
 
 
-def expected(ledger: Ledger) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """(the ledger doc, {year: year doc}) the stored budget months and month totals give."""
+def expected(ledger: Ledger) -> dict[str, dict[str, Any]]:
+    """Every roll-up doc (by id) the stored budget months and month totals give."""
     months = [(d.id, d.data) for d in ledger.range(MONTH)]
     totals = [(d.id[2:], d.data) for d in ledger.range(TOTAL, "m.")]
-    return from_months(months, totals)
+    return rolled_up(months, totals)
+
+
+def stored_rollups(ledger: Ledger) -> dict[str, Doc]:
+    """Every stored roll-up doc (by id), in whatever layout."""
+    found = [ledger.get(TOTAL, LEDGER_ID), *ledger.range(TOTAL, "e."), *ledger.range(TOTAL, "y.")]
+    return {d.id: d for d in found if d is not None and is_rollup(d.id)}
 
 
 def _build_writes(ledger: Ledger) -> list[DocWrite]:
-    """The writes that make the stored roll-ups what the months give: every year doc that
-    differs (or should not exist), each naming the version read, and the ledger doc last."""
-    doc, years = expected(ledger)
-    stored = {d.id: d for d in ledger.range(TOTAL, "y.")}
+    """The writes that make the stored roll-ups what the months give: every year and block doc
+    that differs (or should not exist), each naming the version read, and the ledger doc last."""
+    want = expected(ledger)
+    stored = stored_rollups(ledger)
+    old_ledger = stored.pop(LEDGER_ID, None)
     writes = []
-    for year, data in sorted(years.items()):
-        old = stored.pop(year_id(year), None)
+    for ident, data in sorted(want.items()):
+        if ident == LEDGER_ID:
+            continue
+        old = stored.pop(ident, None)
         if old is None or old.data != data:
-            writes.append(DocWrite(TOTAL, year_id(year), data, old.version if old else 0))
+            writes.append(DocWrite(TOTAL, ident, data, old.version if old else 0))
     writes += [DocWrite(TOTAL, ident, None, old.version) for ident, old in sorted(stored.items())]
-    writes.append(DocWrite(TOTAL, LEDGER_ID, doc, 0))
+    writes.append(DocWrite(TOTAL, LEDGER_ID, want[LEDGER_ID], old_ledger.version if old_ledger else 0))
     return writes
 
 
 def ensure_built(store: DocStore, workspace_id: str) -> bool:
-    """Build the roll-ups of a budget without a ledger doc (year docs first, in batches of at most
-    ``MAX_DOC_WRITES``; the ledger doc in the last). Returns whether this call built them (False:
-    they were there, or another writer built them meanwhile). Raises :class:`Conflict` only if
-    every attempt raced another writer."""
+    """Build the roll-ups of a budget without a ledger doc in this layout (year and block docs
+    first, in batches of at most ``MAX_DOC_WRITES``; the ledger doc in the last). Returns
+    whether this call built them (False: they were there, or another writer built them
+    meanwhile). Raises :class:`Conflict` only if every attempt raced another writer."""
     for _ in range(ATTEMPTS):
         ledger = Ledger(store, workspace_id)
-        if ledger.get(TOTAL, LEDGER_ID) is not None:
+        rolled = ledger.get(TOTAL, LEDGER_ID)
+        if rolled is not None and is_built(rolled.data):
             return False
         writes = _build_writes(ledger)
         try:
@@ -68,22 +79,12 @@ def ensure_built(store: DocStore, workspace_id: str) -> bool:
 
 
 def is_consistent(ledger: Ledger) -> bool:
-    """Whether the stored roll-ups agree with the budget months and month totals (a year doc left
-    with nothing in it keeps only its carry; the ledger doc lists exactly the stored year docs)."""
+    """Whether the stored roll-ups are built and are exactly what the budget months and month
+    totals give."""
     rolled = ledger.get(TOTAL, LEDGER_ID)
-    if rolled is None:
+    if rolled is None or not is_built(rolled.data):
         return False
-    doc, years = expected(ledger)
-    stored = {d.id[2:]: d.data for d in ledger.range(TOTAL, "y.")}
-    if rolled.data != dict(doc, years=sorted(stored)) or not set(years) <= set(stored):
-        return False
-    end = empty_end()
-    for year in sorted(stored):
-        want = years.get(year) or {"start": end, "end": carry(end, {})}
-        if stored[year] != want:
-            return False
-        end = want["end"]
-    return True
+    return {i: d.data for i, d in stored_rollups(ledger).items()} == expected(ledger)
 
 
 def rebuild(store: DocStore, workspace_id: str) -> bool:
@@ -94,7 +95,7 @@ def rebuild(store: DocStore, workspace_id: str) -> bool:
     for _ in range(ATTEMPTS):
         ledger = Ledger(store, workspace_id)
         rolled = ledger.get(TOTAL, LEDGER_ID)
-        if rolled is None:
+        if rolled is None or not is_built(rolled.data):
             return ensure_built(store, workspace_id)
         if is_consistent(ledger):
             return False

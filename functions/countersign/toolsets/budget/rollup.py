@@ -1,35 +1,35 @@
-"""Roll-ups: what a read would otherwise add up over the whole history, kept so that it reads a
-fixed number of docs however long the history is.
+"""Roll-ups: what a read would otherwise add up over the whole history, kept so that a read,
+a plan and an apply read and write a fixed number of docs however long the history is.
 
-Two kinds of ``budget_total`` doc, written in the same commit as the change they summarise
+Three kinds of ``budget_total`` doc, written in the same commit as the change they summarise
 (:meth:`.layout.Staged.writes`):
 
 * ``ledger`` — the whole ledger's counts (``n``, ``accounts``, ``cats``, ``uncategorised``,
-  ``unapproved``: the month totals' counts added up) and ``years``, the years that have a
-  year doc. Its presence says the roll-up is built; a budget written before it has none until its
-  first write that changes a total or a budget or ``countersign budget upgrade`` builds it from
-  the month totals and budget months, in batches of their own before that write's commit, the
-  ledger doc last (:mod:`.rebuild`). Until then reads add up history as before, and writes keep
-  no roll-ups.
+  ``unapproved``: the month totals' counts added up), ``years``, the years that have a year doc,
+  and ``v``, the layout (:data:`LAYOUT`). Its presence, in this layout, says the roll-ups are
+  built; a budget written before them (or in an older layout) has none until its first write
+  that changes a total or a budget or ``countersign budget upgrade`` builds them from the month
+  totals and budget months, in batches of their own before that write's commit, the ledger doc
+  last (:mod:`.rebuild`). Until then reads add up history, and writes keep no roll-ups.
 * ``y.<YYYY>`` — a year: per category the month's *net* (budgeted + activity) of each month that
-  has one (``d``: ``{category: {"09": milliunits}}``), the month's *flow* (income + activity of
-  every category, ``f``: ``{"09": milliunits}``), ``start``: the carry at the end of the year
-  before — every category's available (``available``) and the flow of every month so far
-  (``flow``) — and ``end``: the carry at the end of December.
+  has one (``d``: ``{category: {"09": milliunits}}``) and the month's *flow* (income + activity
+  of every category, ``f``: ``{"09": milliunits}``). Only that year's own numbers.
+* ``e.<YYYY>`` — a block of :data:`BLOCK_YEARS` years from ``YYYY``: ``start``, the carry at
+  the end of the year before the block (:mod:`.carry`), and ``y``, each of its years that has a
+  year doc with that year's *effect* on the carry (``{"2016": {"e": {category: [L, K]}, "f":
+  flow}}``).
 
-Why that suffices: a category's available is ``a(m) = max(a(m-1), 0) + net(m)`` (an overspent
-balance does not carry over; it is taken from Ready to Assign instead), and money is conserved:
-Ready to Assign + the sum of every available = income + activity of every month so far. So a
-month's figures are its year's ``start`` carried through the year's months up to it (at most 12)
-— one year doc, whatever the history (a year without one: the ``end`` of the last year before it
-that has one). A change to a month of year Y rewrites ``y.Y`` and, since its ``end`` is the next
-year's ``start``, every later year doc whose carry it moves: a change the year absorbs (the
-category is overspent later that year, and an overspent balance is not carried; a budget or a
-move between categories leaves the flow as it was) rewrites ``y.Y`` alone, one carried to the
-end every later year doc (one doc per year: bounded by the budget's window of years, some 37);
-a year doc made new also rewrites the year doc before it, unchanged, so that a change to that one
-meanwhile is a conflict rather than a lost carry. Those rewrites count towards the commit's
-``MAX_DOC_WRITES``, counted at the most they could be (:func:`counted`, :func:`bound`: every year from the first
+So a month's figures are its block's ``start`` carried through the effects of the block's years
+before it (at most four) and then through its own year's months (at most 12): its year doc and
+its block doc, whatever the history (a block without a doc: the last block before it that has
+one, carried through all of its years). A change to a month of year Y rewrites ``y.Y``, its
+block doc, and every later block doc whose ``start`` it moves: none when the change leaves the
+year's effect as it was or the block absorbs it (an overspent balance is not carried; a budget
+or a move between categories leaves the flow as it was), one per later block when carried to
+the end (bounded by the budget's window of years: some 8 blocks). A block doc made new also
+rewrites the block doc before it, unchanged, so that a change to that one meanwhile is a
+conflict rather than a lost carry. Those rewrites count towards the commit's ``MAX_DOC_WRITES``,
+counted at the most they could be (:func:`counted`, :func:`bound`: every block from the first
 touched one on, whether or not its carry moves): a change is counted when planned
 (:func:`.operations.commit`), and one that would pass it is refused before the person is asked
 (split it); the importer counts them before a batch grows.
@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .carry import empty_start, moved_out, through, with_moved, year_effect
 from .model import MONTH, TOTAL
 
 if TYPE_CHECKING:
@@ -48,16 +49,49 @@ if TYPE_CHECKING:
 
 COUNTS = ("n", "accounts", "cats", "uncategorised", "unapproved")
 LEDGER_ID = "ledger"
+LAYOUT = 2  # 1 (no ``v``): year docs that held the carry at their start and end
+BLOCK_YEARS = 5
 
 
 def year_id(year: str) -> str:
     return f"y.{year}"
 
 
+def block_of(year: str) -> str:
+    """The first year of ``year``'s block (``2016`` → ``2015``)."""
+    return str(int(year) // BLOCK_YEARS * BLOCK_YEARS)
+
+
+def block_id(block: str) -> str:
+    return f"e.{block}"
+
+
+def is_rollup(doc_id: str) -> bool:
+    return doc_id == LEDGER_ID or doc_id.startswith(("y.", "e."))
+
+
+def is_built(ledger_doc: dict[str, Any] | None) -> bool:
+    """Whether ``ledger_doc`` (the ``ledger`` doc's data, or None) says the roll-ups are built in
+    this layout (an older layout's are rebuilt before anything trusts them)."""
+    return ledger_doc is not None and ledger_doc.get("v") == LAYOUT
+
+
 def rollup_keys(month: str) -> list[tuple[str, str]]:
     """The docs a read or change of ``month`` (``YYYY-MM…``) needs in the usual case: the ledger
-    doc and its year (read with the month's own docs, in one read)."""
-    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(month[:4]))]
+    doc, its year and its block (read with the month's own docs, in one read)."""
+    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(month[:4])), (TOTAL, block_id(block_of(month[:4])))]
+
+
+def start_of(ledger: Any, years: list[str], year: str) -> dict[str, Any]:
+    """The carry at the end of the December before ``year``, from the roll-ups ``ledger`` (a
+    :class:`.model.Ledger`) holds, whose ledger doc lists ``years``: ``year``'s block doc, else
+    (a block without one) the last block before it that has one, carried through all its years."""
+    block = ledger.get(TOTAL, block_id(block_of(year)))
+    if block is not None:
+        return through(block.data, before=year)
+    earlier = [y for y in years if y < year]
+    found = ledger.get(TOTAL, block_id(block_of(earlier[-1]))) if earlier else None
+    return through(found.data) if found is not None else empty_start()
 
 
 # -- what a month doc contributes ----------------------------------------------------------------------
@@ -76,57 +110,6 @@ def total_net(total: dict[str, Any]) -> tuple[dict[str, int], int]:
 
 def counts_of(total: dict[str, Any]) -> dict[str, Any]:
     return {k: total[k] for k in COUNTS if k in total}
-
-
-# -- carrying --------------------------------------------------------------------------------------
-
-
-def empty_end() -> dict[str, Any]:
-    return {"available": {}, "flow": 0}
-
-
-def carry(end: dict[str, Any], year: dict[str, Any], last: int = 12) -> dict[str, Any]:
-    """The carry at the end of month ``last`` (1–12) of ``year`` (a year doc's data), from ``end``,
-    the carry at the end of any December before it (months between that hold nothing only take
-    the overspent balances, as this year's first month does). A category overspent in month
-    ``last`` itself keeps its negative balance: it is taken the month after."""
-    until = f"{last:02d}"
-    available = dict(end.get("available") or {})
-    nets = year.get("d") or {}
-    for cat in set(available) | set(nets):
-        _settle(available, cat, _carried(available.get(cat, 0), nets.get(cat) or {}, until))
-    flow = int(end.get("flow", 0)) + sum(v for m, v in (year.get("f") or {}).items() if m <= until)
-    return {"available": available, "flow": flow}
-
-
-def carry_moved(start: dict[str, Any], was: dict[str, Any], year: dict[str, Any]) -> dict[str, Any]:
-    """:func:`carry` of ``year`` (to December) from ``start``, given that from ``was`` it gives the
-    year's stored ``end``: only the categories whose carry-in moved are carried again (a budget
-    change moves one), and the flow by as much as it moved."""
-    old, new = was.get("available") or {}, start.get("available") or {}
-    available = dict(year["end"].get("available") or {})
-    nets = year.get("d") or {}
-    for cat in {c for c in {*old, *new} if old.get(c, 0) != new.get(c, 0)}:
-        _settle(available, cat, _carried(new.get(cat, 0), nets.get(cat) or {}, "12"))
-    moved = int(start.get("flow", 0)) - int(was.get("flow", 0))
-    return {"available": available, "flow": int(year["end"].get("flow", 0)) + moved}
-
-
-def _carried(a: int, nets: dict[str, int], until: str) -> int:
-    """One category's available at the end of month ``until``, from ``a`` at the end of the year before."""
-    months = sorted(m for m in nets if m <= until)
-    for m in months:
-        a = max(a, 0) + nets[m]
-    if not months or months[-1] < until:
-        a = max(a, 0)  # a month without a net passed: an overspent balance was taken
-    return a
-
-
-def _settle(available: dict[str, int], cat: str, a: int) -> None:
-    if a:
-        available[cat] = a
-    else:
-        available.pop(cat, None)
 
 
 def copy_of(data: dict[str, Any]) -> dict[str, Any]:
@@ -169,9 +152,9 @@ def add_net(year: dict[str, Any], mm: str, net: dict[str, int], flow: int, sign:
             del year[key]
 
 
-def from_months(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str, dict]]) -> tuple[dict, dict]:
-    """(the ledger doc, {year: year doc}) of a budget's months: ``budgets`` are (``YYYY-MM-01``,
-    budget month data), ``totals`` (``YYYY-MM``, month total data)."""
+def rolled_up(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str, dict]]) -> dict[str, dict]:
+    """Every roll-up doc (by id) of a budget's months: ``budgets`` are (``YYYY-MM-01``, budget
+    month data), ``totals`` (``YYYY-MM``, month total data)."""
     from .layout import add_into  # the totals' own arithmetic
 
     ledger: dict[str, Any] = {}
@@ -184,14 +167,16 @@ def from_months(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str,
         add_net(years.setdefault(month[:4], {}), month[5:7], net, flow, +1)
         add_into(ledger, counts_of(data), +1)
     # a year whose months add no net and no flow (a budget set back to nothing, only uncategorised
-    # spending) has no doc, as a change staged by :func:`stage` would make none
-    years = {year: data for year, data in years.items() if data}
-    end = empty_end()
-    for year in sorted(years):
-        years[year]["start"] = end
-        end = years[year]["end"] = carry(end, years[year])
-    ledger["years"] = sorted(years)
-    return ledger, years
+    # spending) has no doc, as a change staged by :func:`stage` would leave none
+    years = {year: data for year, data in sorted(years.items()) if data}
+    docs: dict[str, dict] = {year_id(year): data for year, data in years.items()}
+    start = empty_start()
+    for block in sorted({block_of(y) for y in years}):
+        doc = {"start": start, "y": {y: year_effect(data) for y, data in years.items() if block_of(y) == block}}
+        docs[block_id(block)] = doc
+        start = through(doc)
+    docs[LEDGER_ID] = dict(ledger, years=sorted(years), v=LAYOUT)
+    return docs
 
 
 # -- staging: the roll-ups of a change, in the same commit ------------------------------------------
@@ -235,89 +220,124 @@ def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
 
 def stage(staged: Staged, build: bool = False) -> None:
     """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
-    doc's counts, the nets of the touched years and the carry (``end``) of every later year
-    whose carry moved (:func:`_carry_on`). A budget without a ledger doc has no roll-ups to keep:
-    nothing is added (a writer builds them first, in batches of their own: :func:`ensure_built`),
-    unless ``build`` (a new ledger staged whole in memory, :func:`.layout.build`): then they are
-    built with it."""
+    doc's counts and years, the nets of the touched years, their blocks' effects and the
+    ``start`` of every later block whose carry moved (:func:`_carry_on`). A budget whose roll-ups
+    are not built has none to keep: nothing is added (a writer builds them first, in batches of
+    their own: :func:`.rebuild.ensure_built`), unless ``build`` (a new ledger staged whole in
+    memory, :func:`.layout.build`): then they are built with it."""
     from .layout import add_into
 
     nets, counts = changes(staged)
     if not (nets or counts or build):
         return
-    stored = staged.stored(TOTAL, LEDGER_ID)
-    if stored is None:
+    if not is_built(staged.stored(TOTAL, LEDGER_ID)):
         if not build:  # not built: reads add up the months; the build is its own batches (ensure_built)
             return
         _build(staged)
     if not (nets or counts):
         return
     current = staged.peek(TOTAL, LEDGER_ID) or {}
-    years = sorted(set(current.get("years") or []) | set(nets))
-    if counts or years != current.get("years"):
+    was = sorted(current.get("years") or [])
+    years = set(was)
+    for year in sorted(nets):
+        data = copy_of(staged.peek(TOTAL, year_id(year)) or {})
+        for month, (net, flow) in nets[year].items():
+            add_net(data, month, net, flow, +1)
+        staged.put(TOTAL, year_id(year), data)  # one left with nothing goes away (Staged.writes)
+        (years.add if data else years.discard)(year)
+    if counts or sorted(years) != was:
         ledger = copy_of(current)
         add_into(ledger, counts, +1)
-        ledger["years"] = years
+        ledger["years"] = sorted(years)
         staged.put(TOTAL, LEDGER_ID, ledger)
-    if not nets:
-        return
-    _carry_on(staged, years, nets)
+    if nets:
+        _carry_on(staged, was, nets)
 
 
-def _carry_on(staged: Staged, years: list[str], nets: Nets) -> None:
-    """Stage the year docs of ``years`` (every year with a doc, and the touched ones) from the
-    first touched one on: the touched years get their nets, and each later year its new carry,
-    until the carry stops moving — a change absorbed by an overspent month (its balance is taken
-    from Ready to Assign, not carried) leaves every later year as it is, up to the next touched
-    year. The later years are read as the carry moves on, twice as many each time: a change
-    absorbed soon reads few, one carried to the end a handful of reads."""
-    later = [y for y in years if y >= min(nets)]
-    window = 2
-    fetched = window  # later[:fetched] are read (with every touched year)
-    staged.ledger.prefetch([(TOTAL, year_id(y)) for y in nets] + [(TOTAL, year_id(y)) for y in later[:fetched]])
-    start = (staged.peek(TOTAL, year_id(later[0])) or {}).get("start")
-    end = start if start is not None else empty_end()
+def _carry_on(staged: Staged, was: list[str], nets: Nets) -> None:
+    """Stage the block docs from the first touched block on: the touched blocks get their years'
+    new effects, and each later block its new ``start``, until the carry out of a block is what
+    it was — a change absorbed by an overspent month (its balance is taken from Ready to Assign,
+    not carried) leaves every later block as it is, up to the next touched one, unread.
+    ``was``: the years that had a year doc before this change (so the blocks that had a doc).
+    The later blocks (at most some 8) are read in one read once the carry moves past a block."""
+    touched = {block_of(y) for y in nets}
+    had = {block_of(y) for y in was}
+    blocks = sorted(had | touched)
+    later = [b for b in blocks if b >= min(touched)]
+    read = set(touched)
+    keys = [(TOTAL, block_id(b)) for b in sorted(touched)]
+    earlier = [b for b in blocks if b < later[0] and b in had]
+    if later[0] not in had and earlier:  # a new block carries on from the one before it
+        keys.append((TOTAL, block_id(earlier[-1])))
+    staged.ledger.prefetch(keys)
+    end: dict[str, Any] | None = None  # the carry into later[i] (None: as stored, or the block before's)
+    old_end: dict[str, Any] | None = None  # what it was before this change
     i = 0
     while i < len(later):
-        if i >= fetched:
-            window *= 2
-            staged.ledger.prefetch((TOTAL, year_id(y)) for y in later[i:i + window])
-            fetched = i + window
-        year = later[i]
-        stored = staged.peek(TOTAL, year_id(year))
-        if year not in nets and stored and stored.get("start") == end:  # its carry did not move
-            i = next((j for j in range(i + 1, len(later)) if later[j] in nets), len(later))
-            if i < len(later):  # so neither did any year's up to the next touched one
-                end = (staged.peek(TOTAL, year_id(later[i])) or {}).get("start", end)
-            continue
-        if year not in nets and stored:  # only its carry-in moved: its nets are as stored
-            data = dict(stored, start=end, end=carry_moved(end, stored.get("start") or empty_end(), stored))
-            staged.put(TOTAL, year_id(year), data)
-            end = data["end"]
-            i += 1
-            continue
-        data = copy_of(stored or {})
-        earlier = [y for y in years if y < year] if not data else []
-        if earlier:  # a new year carries on from the one before: write that too, so a change to
-            before = year_id(earlier[-1])  # that one meanwhile is a conflict, not a lost carry
-            previous = staged.peek(TOTAL, before)
-            staged.put(TOTAL, before, previous)
-            end = (previous or {}).get("end") or end
-        for month, (net, flow) in nets.get(year, {}).items():
-            add_net(data, month, net, flow, +1)
-        data["start"] = end
-        end = data["end"] = carry(end, data)
-        staged.put(TOTAL, year_id(year), data)  # so is every later year whose carry moved
+        block = later[i]
+        if block not in read:  # the carry moved on: every later block is read at once (a few)
+            staged.ledger.prefetch((TOTAL, block_id(b)) for b in later[i:])
+            read.update(later[i:])
+        stored = staged.peek(TOTAL, block_id(block)) or {}
+        if end is None:
+            end = old_end = stored["start"] if stored else _end_before(staged, [b for b in blocks if b < block])
+        entries = dict(stored.get("y") or {})
+        for year in (y for y in nets if block_of(y) == block):
+            data = staged.peek(TOTAL, year_id(year))
+            if data:  # only the categories whose nets this change moved are worked out again
+                cats = {c for net, _flow in nets[year].values() for c in net}
+                entries[year] = year_effect(data, entries[year], cats) if year in entries else year_effect(data)
+            else:
+                entries.pop(year, None)
+        data = {"start": end, "y": dict(sorted(entries.items()))} if entries else {}
+        if data != stored:
+            staged.put(TOTAL, block_id(block), data)  # one left without years goes away
+        after = later[i + 1] if i + 1 < len(later) else None
+        if after is None:
+            break
+        if stored:  # the categories whose carry out moved (one change: a few), not every one
+            moved, flow = moved_out(data or {"start": end}, stored)
+            if not (moved or flow):
+                i = _next_touched(later, touched, i)  # nor does any up to the next touched block
+                end = old_end = None
+                continue
+            if after not in read:
+                staged.ledger.prefetch((TOTAL, block_id(b)) for b in later[i + 1:])
+                read.update(later[i + 1:])
+            was_out = (staged.stored(TOTAL, block_id(after)) or {}).get("start") or through(stored)
+            end, old_end = with_moved(was_out, moved, flow), was_out  # (the next block's start was its carry out)
+        else:  # a new block: what came into it went straight through before
+            out = through(data) if entries else end
+            if out == old_end:
+                i = _next_touched(later, touched, i)
+                end = old_end = None
+                continue
+            end = out
         i += 1
+
+
+def _next_touched(later: list[str], touched: set[str], i: int) -> int:
+    return next((j for j in range(i + 1, len(later)) if later[j] in touched), len(later))
+
+
+def _end_before(staged: Staged, earlier: list[str]) -> dict[str, Any]:
+    """The carry out of the last of the ``earlier`` blocks that has a doc, staged again unchanged
+    (so that a change to it meanwhile is a conflict, not a lost carry)."""
+    for block in reversed(earlier):
+        data = staged.peek(TOTAL, block_id(block))
+        if data:
+            staged.put(TOTAL, block_id(block), data)
+            return through(data)
+    return empty_start()
 
 
 def _build(staged: Staged) -> None:
     """Stage the roll-up of what is stored (before this change), every doc a creation."""
-    ledger, years = from_months(_stored_months(staged, MONTH), [(i[2:], d) for i, d in _stored_months(staged, TOTAL)])
-    staged.ledger.prefetch((TOTAL, year_id(y)) for y in years)
-    staged.put(TOTAL, LEDGER_ID, ledger)
-    for year, data in years.items():
-        staged.put(TOTAL, year_id(year), data)
+    docs = rolled_up(_stored_months(staged, MONTH), [(i[2:], d) for i, d in _stored_months(staged, TOTAL)])
+    staged.ledger.prefetch((TOTAL, ident) for ident in docs)
+    for ident, data in docs.items():
+        staged.put(TOTAL, ident, data)
 
 
 def _stored_months(staged: Staged, kind: str) -> list[tuple[str, dict]]:
@@ -327,22 +347,23 @@ def _stored_months(staged: Staged, kind: str) -> list[tuple[str, dict]]:
 
 def bound(staged: Staged, *, assume_built: bool = False) -> int:
     """At most how many roll-up docs :func:`stage` adds for what is staged (so a batch that must
-    stay within ``MAX_DOC_WRITES`` can count them before it grows): the ledger doc, the year doc
-    before the first touched year and every year doc from that year on. None for a budget
-    without a ledger doc (nothing is kept until it is built) unless ``assume_built``: then as
-    many as after :func:`ensure_built` (whose own batches are not counted)."""
+    stay within ``MAX_DOC_WRITES`` can count them before it grows): the ledger doc, each touched
+    year doc, the block doc before the first touched block and every block doc from that block
+    on. 0 for a budget whose roll-ups are not built (nothing is kept until they are) unless
+    ``assume_built``: then as many as after :func:`.rebuild.ensure_built` (whose own batches are
+    not counted)."""
     touched = {m[:4] for m in (_month_of(k, i) for k, i in staged.docs) if m is not None}
     if not touched:
         return 0
     stored = staged.stored(TOTAL, LEDGER_ID)
-    if stored is not None:
-        years = set(stored.get("years") or [])
+    if is_built(stored):
+        years = set((stored or {}).get("years") or [])
     elif assume_built:  # what a build from every stored month would hold
         years = {i[:4] for i, _ in _stored_months(staged, MONTH)} | {i[2:6] for i, _ in _stored_months(staged, TOTAL)}
     else:
         return 0
-    years |= touched
-    return 2 + sum(1 for y in years if y >= min(touched))
+    first = block_of(min(touched))
+    return 2 + len(touched) + sum(1 for b in {block_of(y) for y in years | touched} if b >= first)
 
 
 def counted(staged: Staged, writes: list[DocWrite], *, built: bool) -> int:
@@ -354,5 +375,5 @@ def counted(staged: Staged, writes: list[DocWrite], *, built: bool) -> int:
     ``built``: whether the budget had its roll-ups (else they are counted as if it had)."""
     if built and not changes(staged)[0]:
         return len(writes)
-    rolled = sum(1 for w in writes if w.kind == TOTAL and (w.id == LEDGER_ID or w.id.startswith("y.")))
+    rolled = sum(1 for w in writes if w.kind == TOTAL and is_rollup(w.id))
     return len(writes) - rolled + bound(staged, assume_built=True)
