@@ -9,7 +9,7 @@ from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
 from .operations import budget_change, commit
-from .rollup import rollup_keys
+from .rollup import change_keys
 
 
 class SetBudgetArgs(Arguments):
@@ -31,7 +31,7 @@ class SetCategoryBudget(BudgetAction):
         ledger = Ledger(ctx.store, ctx.workspace_id)
         try:  # the two docs it needs, in one read (a bad category is still reported before a bad month)
             month = resolve_month(args.month, ctx.now)
-            ledger.prefetch([(CATEGORY, args.category_id), (MONTH, month), *rollup_keys(month)])
+            ledger.prefetch([(CATEGORY, args.category_id), (MONTH, month), *change_keys(month, ctx.now)])
         except ActionError:
             pass
         category = ledger.category(args.category_id)

@@ -46,7 +46,7 @@ from .model import (
     open_total_id,
 )
 from .rebuild import ensure_built
-from .rollup import LEDGER_ID, is_built, rollup_keys
+from .rollup import LEDGER_ID, change_keys, is_built, rollup_keys
 
 
 class Moved(Exception):
@@ -99,9 +99,11 @@ def stage(ledger: Ledger, changes: list[dict]) -> Staged:
     return staged
 
 
-def _prefetch(ledger: Ledger, changes: list[dict]) -> None:
+def _prefetch(ledger: Ledger, changes: list[dict], now: int | None = None) -> None:
     """Read what staging ``changes`` needs in as few reads as possible: the months holding their
-    transactions, then every total, budget month and category they touch in one read."""
+    transactions, then every total, budget month and category they touch in one read (and, given
+    ``now``, every roll-up their carry may move: :func:`.rollup.change_keys`)."""
+    keyed = rollup_keys if now is None else (lambda month: change_keys(month, now))
     ledger.locate([c["id"] for c in changes if c["t"] == "txn"])
     keys: list[tuple[str, str]] = []
     for c in changes:
@@ -111,11 +113,11 @@ def _prefetch(ledger: Ledger, changes: list[dict]) -> None:
             account = ref.account_id if ref else c.get("account") or c.get("bucket", "").rsplit(".", 1)[0]
             if data.get("date"):
                 keys += [(TOTAL, month_total_id(data["date"])), (TOTAL, attention_id(data["date"])),
-                         *rollup_keys(data["date"])]
+                         *keyed(data["date"])]
                 ledger.month_chunks(month_key(data["date"]))
             keys += [(TOTAL, account_total_id(account)), (TOTAL, open_total_id(account))]
         elif c["t"] == "budget":
-            keys += [(MONTH, c["month"]), (CATEGORY, c["category"]), *rollup_keys(c["month"])]
+            keys += [(MONTH, c["month"]), (CATEGORY, c["category"]), *keyed(c["month"])]
         elif c["t"] == "category":
             keys.append((CATEGORY, c["id"]))
     ledger.prefetch(keys)
@@ -243,7 +245,7 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     planning = _PLANNING.get()
     built = True
     if any(c["t"] in ("txn", "budget") for c in changes):
-        _prefetch(ledger, changes)  # the ledger doc with them (stage() finds them read)
+        _prefetch(ledger, changes, ctx.now)  # the roll-ups with them (stage() finds them read)
         rolled = ledger.get(TOTAL, LEDGER_ID)
         if rolled is None or not is_built(rolled.data):  # no roll-ups yet: built first, in batches of their own
             built = False

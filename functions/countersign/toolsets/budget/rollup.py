@@ -82,6 +82,17 @@ def rollup_keys(month: str) -> list[tuple[str, str]]:
     return [(TOTAL, LEDGER_ID), (TOTAL, year_id(month[:4])), (TOTAL, block_id(block_of(month[:4])))]
 
 
+def change_keys(month: str, now: int) -> list[tuple[str, str]]:
+    """What a change to ``month`` reads first: :func:`rollup_keys`, and the doc of every later
+    block up to the current year's. A change to an earlier block whose carry moves on needs
+    those (:func:`_carry_on`), and one read is cheaper than a second; one absorbed reads them
+    for nothing, and a block without a doc costs nothing to ask for."""
+    from .values import today
+
+    first, last = int(block_of(month[:4])), int(block_of(str(today(now).year)))
+    return rollup_keys(month) + [(TOTAL, block_id(str(b))) for b in range(first + BLOCK_YEARS, last + 1, BLOCK_YEARS)]
+
+
 def start_of(ledger: Any, years: list[str], year: str) -> dict[str, Any]:
     """The carry at the end of the December before ``year``, from the roll-ups ``ledger`` (a
     :class:`.model.Ledger`) holds, whose ledger doc lists ``years``: ``year``'s block doc, else
@@ -260,7 +271,9 @@ def _carry_on(staged: Staged, was: list[str], nets: Nets) -> None:
     it was — a change absorbed by an overspent month (its balance is taken from Ready to Assign,
     not carried) leaves every later block as it is, up to the next touched one, unread.
     ``was``: the years that had a year doc before this change (so the blocks that had a doc).
-    The later blocks (at most some 8) are read in one read once the carry moves past a block."""
+    A change reads the later blocks up to the current year's with its first read
+    (:func:`change_keys`); any others (budgets in years ahead) are read at once when the carry
+    moves past a block."""
     touched = {block_of(y) for y in nets}
     had = {block_of(y) for y in was}
     blocks = sorted(had | touched)
@@ -373,7 +386,7 @@ def counted(staged: Staged, writes: list[DocWrite], *, built: bool) -> int:
     not refused at its apply, after the person said yes, because another write meanwhile stopped
     that. A change that moves no net (an approval, say) rewrites no year and counts as it is;
     ``built``: whether the budget had its roll-ups (else they are counted as if it had)."""
-    if built and not changes(staged)[0]:
-        return len(writes)
+    if built and not any(w.kind == TOTAL and w.id.startswith("y.") for w in writes):
+        return len(writes)  # (a change that moves a net rewrites that net's year doc)
     rolled = sum(1 for w in writes if w.kind == TOTAL and is_rollup(w.id))
     return len(writes) - rolled + bound(staged, assume_built=True)
