@@ -17,7 +17,8 @@ Three kinds of ``budget_total`` doc, written in the same commit as the change th
 * ``e.<YYYY>`` — a block of :data:`BLOCK_YEARS` years from ``YYYY``: ``start``, the carry at
   the end of the year before the block (:mod:`.carry`), and ``y``, each of its years that has a
   year doc with that year's *effect* on the carry (``{"2016": {"e": {category: [L, K]}, "f":
-  flow}}``).
+  flow}}``). Five years, so that a block of the most categories a budget holds stays under half
+  of DynamoDB's item limit, while a budget's window (2000 to ten years ahead) holds some 8.
 
 So a month's figures are its block's ``start`` carried through the effects of the block's years
 before it (at most four) and then through its own year's months (at most 12): its year doc and
