@@ -5,9 +5,9 @@ is taken from Ready to Assign the next month, as YNAB does for cash spending. So
 figures depend on every month before it; the roll-ups (:mod:`.rollup`) keep that carry at the start
 of every block of years and each year's effect on it, so a read takes the month's budget and
 totals, the ledger doc, its year doc and its block doc — the same five docs, in one read, however
-long the history. A budget whose roll-ups are not
-built yet (written by an older version and not written to since) is added up month by month
-from its first, as before.
+long the history. A budget whose roll-ups are not built yet (written by an older version, or
+kept in an older layout, and not written to since) is added up month by month from its first,
+as before.
 """
 
 from __future__ import annotations
