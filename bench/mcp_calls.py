@@ -268,7 +268,7 @@ async def throughput(pairs: dict[str, tuple], tool: str, rounds_of: int = 5) -> 
           f"{'bare p50/p99':>16}{'p99 ratio':>10}")
     for name, ((our_url, ours), (bare_url, bare), token) in pairs.items():
         for agents in (1, 8, 32):
-            calls = max(6, 96 // agents)
+            calls = max(30, 480 // agents)  # windows of ~0.5 s: a 20 ms stall moves one by 4 %, not 20
             rounds = []
             for _ in range(rounds_of):
                 rounds.append((await _throughput(our_url, token, tool, agents, calls, ours),

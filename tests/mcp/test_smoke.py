@@ -21,3 +21,18 @@ async def test_modern_accept(tenant):
         result = await client.call_tool("edit_note", {"note_id": "n1", "text": "new"})
         assert result.structured_content["status"] == "completed", result
     assert tenant.note("n1")["text"] == "new"
+
+
+async def test_a_results_text_is_its_structured_content_as_compact_json(tenant):
+    """What a host that reads only the text gets is the same content, without the SDK's
+    two-space indentation (a third more bytes and tokens): a read, a held reply, an answer."""
+    import json
+
+    async with tenant.client() as client, tenant.client(answer=accept()) as asking:
+        results = [await client.call_tool("list_notes", {}),
+                   await client.call_tool("edit_note", {"note_id": "n1", "text": "held"}),
+                   await asking.call_tool("edit_note", {"note_id": "n2", "text": "asked"})]
+    for result in results:
+        (text,) = [block.text for block in result.content]
+        assert "\n" not in text
+        assert text == json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)

@@ -18,6 +18,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
+import pydantic_core
 from mcp.server.mcpserver import Context, MCPServer, RequestStateSecurity
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resources.types import TextResource
@@ -25,7 +26,14 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.tools.tool_manager import ToolManager
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult, ToolAnnotations
+from mcp_types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from mcp_types.version import is_version_at_least
 from pydantic import BaseModel, Field
 
@@ -140,6 +148,16 @@ class _AsSent(FuncMetadata):
 
     def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
         return {"arguments": arguments_to_validate}
+
+    def convert_result(self, result: Any) -> CallToolResult | InputRequiredResult:
+        """As the SDK converts a tool's result, but with the structured content's text copy as
+        compact JSON: the SDK indents it by two spaces, which adds about a third to a
+        listing's bytes, to be sent and parsed (and, by a host that shows the text to its
+        model, read) for the same content."""
+        if isinstance(result, dict) and self.output_schema is not None and not self.wrap_output:
+            text = pydantic_core.to_json(result, fallback=str).decode()
+            result = CallToolResult(content=[TextContent(type="text", text=text)], structured_content=result)
+        return super().convert_result(result)
 
 
 def _signature_of(model: type[BaseModel], extra: list[inspect.Parameter], returns: Any) -> inspect.Signature:
