@@ -16,7 +16,7 @@ from typing import Any
 
 from .carry import carry
 from .model import MONTH, TOTAL, Ledger, add_months, month_total_id
-from .rollup import LEDGER_ID, is_built, rollup_keys, start_of, year_id
+from .rollup import built_ledger, rollup_keys, start_of, year_id
 
 
 def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
@@ -30,8 +30,8 @@ def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:
 
 def _figures(ledger: Ledger, month: str) -> dict[str, Any]:
     ledger.prefetch([(MONTH, month), (TOTAL, month_total_id(month)), *rollup_keys(month)])
-    rolled = ledger.get(TOTAL, LEDGER_ID)
-    if rolled is None or not is_built(rolled.data):
+    rolled = built_ledger(ledger)
+    if rolled is None:
         return _added_up(ledger, month)
     year = month[:4]
     this_year = ledger.get(TOTAL, year_id(year))

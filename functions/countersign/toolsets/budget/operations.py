@@ -46,7 +46,7 @@ from .model import (
     open_total_id,
 )
 from .rebuild import ensure_built
-from .rollup import LEDGER_ID, change_keys, is_built, rollup_keys
+from .rollup import built_ledger, change_keys, rollup_keys
 
 
 class Moved(Exception):
@@ -246,8 +246,7 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     built = True
     if any(c["t"] in ("txn", "budget") for c in changes):
         _prefetch(ledger, changes, ctx.now)  # the roll-ups with them (stage() finds them read)
-        rolled = ledger.get(TOTAL, LEDGER_ID)
-        if rolled is None or not is_built(rolled.data):  # no roll-ups yet: built first, in batches of their own
+        if built_ledger(ledger) is None:  # no roll-ups yet: built first, in batches of their own
             built = False
             if planning is not None:
                 planning.complete = False  # these writes leave out the roll-ups: only their count holds

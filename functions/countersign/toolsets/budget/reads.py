@@ -11,7 +11,7 @@ from . import attention
 from .figures import month_figures
 from .model import OP, TOTAL, Ledger, TxnRef, account_total_id, amounts, is_uncategorised, parse_date, resolve_month
 from .operations import operation_view
-from .rollup import LEDGER_ID, is_built
+from .rollup import built_ledger
 
 
 class NoArgs(Arguments):
@@ -197,8 +197,8 @@ def _known_total(ledger: Ledger, args: ListTransactionsArgs, since: str | None) 
     ``since``); None when only reading the months can tell."""
     if since is not None or len(_filters(args)) > 1:
         return None
-    rolled = ledger.get(TOTAL, LEDGER_ID)
-    return _count(rolled.data, args) if rolled is not None and is_built(rolled.data) else None
+    rolled = built_ledger(ledger)
+    return _count(rolled.data, args) if rolled is not None else None
 
 
 def _months_newest_first(ledger: Ledger, args: ListTransactionsArgs, since: str | None):

@@ -22,7 +22,7 @@ from ...store.errors import Conflict
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import Doc, DocWrite
 from .model import MONTH, TOTAL, Ledger
-from .rollup import LEDGER_ID, is_built, is_rollup, rolled_up
+from .rollup import LEDGER_ID, built_ledger, rolled_up
 
 ATTEMPTS = 5
 
@@ -37,7 +37,7 @@ def expected(ledger: Ledger) -> dict[str, dict[str, Any]]:
 def stored_rollups(ledger: Ledger) -> dict[str, Doc]:
     """Every stored roll-up doc (by id), in whatever layout."""
     found = [ledger.get(TOTAL, LEDGER_ID), *ledger.range(TOTAL, "e."), *ledger.range(TOTAL, "y.")]
-    return {d.id: d for d in found if d is not None and is_rollup(d.id)}
+    return {d.id: d for d in found if d is not None}
 
 
 def _build_writes(ledger: Ledger) -> list[DocWrite]:
@@ -65,8 +65,7 @@ def ensure_built(store: DocStore, workspace_id: str) -> bool:
     meanwhile). Raises :class:`Conflict` only if every attempt raced another writer."""
     for _ in range(ATTEMPTS):
         ledger = Ledger(store, workspace_id)
-        rolled = ledger.get(TOTAL, LEDGER_ID)
-        if rolled is not None and is_built(rolled.data):
+        if built_ledger(ledger) is not None:
             return False
         writes = _build_writes(ledger)
         try:
@@ -81,8 +80,7 @@ def ensure_built(store: DocStore, workspace_id: str) -> bool:
 def is_consistent(ledger: Ledger) -> bool:
     """Whether the stored roll-ups are built and are exactly what the budget months and month
     totals give."""
-    rolled = ledger.get(TOTAL, LEDGER_ID)
-    if rolled is None or not is_built(rolled.data):
+    if built_ledger(ledger) is None:
         return False
     return {i: d.data for i, d in stored_rollups(ledger).items()} == expected(ledger)
 
@@ -94,8 +92,8 @@ def rebuild(store: DocStore, workspace_id: str) -> bool:
     again. Returns whether anything was repaired; a budget whose roll-ups agree is left alone."""
     for _ in range(ATTEMPTS):
         ledger = Ledger(store, workspace_id)
-        rolled = ledger.get(TOTAL, LEDGER_ID)
-        if rolled is None or not is_built(rolled.data):
+        rolled = built_ledger(ledger)
+        if rolled is None:
             return ensure_built(store, workspace_id)
         if is_consistent(ledger):
             return False

@@ -43,10 +43,12 @@ from typing import TYPE_CHECKING, Any
 
 from .carry import empty_start, moved_out, through, with_moved, year_effect
 from .model import MONTH, TOTAL
+from .values import today
 
 if TYPE_CHECKING:
-    from ...store.records import DocWrite
+    from ...store.records import Doc, DocWrite
     from .layout import Staged
+    from .model import Ledger
 
 COUNTS = ("n", "accounts", "cats", "uncategorised", "unapproved")
 LEDGER_ID = "ledger"
@@ -77,6 +79,12 @@ def is_built(ledger_doc: dict[str, Any] | None) -> bool:
     return ledger_doc is not None and ledger_doc.get("v") == LAYOUT
 
 
+def built_ledger(ledger: Ledger) -> Doc | None:
+    """The ``ledger`` doc ``ledger`` read, if it says the roll-ups are built in this layout."""
+    doc = ledger.get(TOTAL, LEDGER_ID)
+    return doc if doc is not None and is_built(doc.data) else None
+
+
 def rollup_keys(month: str) -> list[tuple[str, str]]:
     """The docs a read or change of ``month`` (``YYYY-MM…``) needs in the usual case: the ledger
     doc, its year and its block (read with the month's own docs, in one read)."""
@@ -88,15 +96,13 @@ def change_keys(month: str, now: int) -> list[tuple[str, str]]:
     block up to the current year's. A change to an earlier block whose carry moves on needs
     those (:func:`_carry_on`), and one read is cheaper than a second; one absorbed reads them
     for nothing, and a block without a doc costs nothing to ask for."""
-    from .values import today
-
     first, last = int(block_of(month[:4])), int(block_of(str(today(now).year)))
     return rollup_keys(month) + [(TOTAL, block_id(str(b))) for b in range(first + BLOCK_YEARS, last + 1, BLOCK_YEARS)]
 
 
-def start_of(ledger: Any, years: list[str], year: str) -> dict[str, Any]:
-    """The carry at the end of the December before ``year``, from the roll-ups ``ledger`` (a
-    :class:`.model.Ledger`) holds, whose ledger doc lists ``years``: ``year``'s block doc, else
+def start_of(ledger: Ledger, years: list[str], year: str) -> dict[str, Any]:
+    """The carry at the end of the December before ``year``, from the roll-ups ``ledger`` holds,
+    whose ledger doc lists ``years``: ``year``'s block doc, else
     (a block without one) the last block before it that has one, carried through all its years."""
     block = ledger.get(TOTAL, block_id(block_of(year)))
     if block is not None:
