@@ -8,6 +8,12 @@ confirm page calls it. Every request any boto3 client makes to DynamoDB during t
 counted (the step's own HTTP request to the handler and everything it does), by operation. The
 lightest read of the same toolset is measured in the same run as the baseline. Goals (issue 13):
 held call <= 4, click <= 6, 2026 question + answer <= 8. It prints; it asserts nothing.
+
+The steps run on instances that have served their token (or session) before, as a warm Lambda
+instance serving an agent has: each remembers whose the credential is and reads it with its member
+in one request (``countersign.store.callers``). The last row is a new instance's first use of the
+token: the client connects (two reads for the token, then a note of its use), lists the tools and
+makes one read.
 """
 
 from __future__ import annotations
@@ -135,6 +141,12 @@ async def run(stack, steps: Steps) -> None:
             "set_category_budget", {"category_id": cats[2], "month": month, "amount": 67.89}))
         assert answered.structured_content.get("status") == "completed", answered.structured_content
         await steps.count("list_confirmations", lambda: agent.call_tool("list_confirmations", {}))
+
+    async def first_call() -> None:  # a new instance: it has not seen this token yet
+        async with stack.client(1) as fresh:
+            await fresh.call_tool("list_accounts", {})
+
+    await steps.count("new instance, first use of the token: connect, tools/list, list_accounts", first_call)
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ import os
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from .gate.actions import Registry, Toolset
 from .gate.cards import CardDesk
 from .settings import ConfigError, Settings
 from .store import Store, open_store
+from .store.callers import Owners
 from .store.records import Card
 
 log = logging.getLogger("countersign")
@@ -41,6 +42,8 @@ class Runtime:
     notifier: Any = None
     # The origin secret's previous value (AWSPREVIOUS), accepted too while a rotation settles.
     origin_previous: str | None = None
+    # Whose each confirm-page session this process has seen is (:mod:`countersign.store.callers`).
+    sessions: Owners = field(default_factory=Owners)
 
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled

@@ -11,6 +11,7 @@ from mangum import Mangum
 
 from countersign import accounts
 from countersign.gate.context import ActionContext
+from countersign.store.records import secret_hash
 from countersign.surfaces.api.app import create_api
 from countersign.surfaces.mcp_http import lambda_handler
 from countersign.surfaces.mcp_tools import build_server
@@ -178,3 +179,15 @@ async def test_drift_at_the_click_is_refused_on_dynamodb(stack):
     assert status["status"] == "declined" and DRIFT in status["reason"]
     events = [e.event for e in stack.trail(card_id)]
     assert events[0] == "filed" and "running" not in events and "completed" not in events
+
+
+def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack):
+    """The api instance remembers whose a session is, nothing more: a role changed after sign-in
+    shows on the next request, and a session ended is refused on the next one."""
+    stack.sign_in()
+    assert body_of(stack.call("GET", "/api/session"))["person"]["role"] == "owner"
+    stack.runtime.store.update_person(stack.workspace.id, stack.person.id, role="member")
+    assert body_of(stack.call("GET", "/api/session"))["person"]["role"] == "member"
+    stack.runtime.store.delete_session(secret_hash(stack.session_id))
+    refused = stack.call("GET", "/api/session")
+    assert refused["statusCode"] == 401 and body_of(refused)["error"]["code"] == "signed_out"

@@ -7,6 +7,7 @@ import json
 import mcp_types as types
 import pytest
 
+from countersign.store.records import secret_hash
 from countersign.surfaces.mcp_http import lambda_handler
 from countersign.surfaces.mcp_tools import build_server
 from tests.aws_lambda.conftest import instance_runtime
@@ -120,4 +121,28 @@ async def test_named_stage_base_path(aws, stack_tenant):
     assert result["statusCode"] == 200, response_body(result)
     payload = json.loads(response_body(result))
     assert [n["id"] for n in payload["result"]["structuredContent"]["notes"]] == ["n1", "n2"]
+    instance.close()
+
+
+async def test_a_warm_instance_reads_its_callers_afresh_every_time(aws, stack_tenant):
+    """An instance remembers only whose a token is (so that it reads the token and the member in
+    one request): a connection revoked after its first calls is refused on the very next one."""
+    runtime, workspace, person, token = stack_tenant
+    [instance] = _instances(aws, 1)
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream",
+               "authorization": f"Bearer {token}", "mcp-protocol-version": "2025-11-25"}
+    client_info = {"name": "t", "version": "1"}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info}}
+
+    def initialize() -> dict:
+        return instance.invoke(http_event("POST", "/mcp", headers=headers, body=json.dumps(init)))
+
+    assert initialize()["statusCode"] == 200
+    assert initialize()["statusCode"] == 200  # (read by owner now)
+    connection = runtime.store.get_connection_by_token_hash(secret_hash(token))
+    runtime.store.revoke_connection(workspace.id, connection.id, runtime.desk.now())
+    refused = initialize()
+    assert refused["statusCode"] == 401
+    assert "This connection was revoked." in refused["headers"]["www-authenticate"]
     instance.close()

@@ -13,9 +13,11 @@ import pytest
 
 from countersign.core.cards import CardState
 from countersign.core.codes import CodeRecord
+from countersign.store.callers import Owner
 from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec
 from countersign.store.errors import Taken
-from countersign.store.records import CardCommit, DocWrite, Session, SignInToken
+from countersign.store.oauth_records import ACCESS, IssuedToken
+from countersign.store.records import CardCommit, DocWrite, Session, SignInToken, secret_hash
 from tests.store._factories import World, audit, card, filed
 from tests.support.aws import moto_dynamodb_store
 
@@ -56,6 +58,26 @@ def test_a_confirm_with_its_effect_is_one_transaction(ddb):
     ddb.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),),
                                writes=(DocWrite("note", "n1", {"t": 1}, 0),), result={"ok": True}))
     assert dict(requests.calls) == {"TransactWriteItems": 1}
+
+
+def test_a_credential_read_with_its_member_by_owner_is_one_request(ddb):
+    """What a warm instance does for each call of a token, access token or session it has seen
+    (countersign.store.callers): the credential, the workspace and the person in one read."""
+    w = World(ddb)
+    owner, oauth_owner = Owner(w.ws.id, w.person.id), Owner(w.ws.id, w.person.id, w.conn.id)
+    session = Session(session_hash=secret_hash("s"), person_id=w.person.id, workspace_id=w.ws.id, csrf_token="x",
+                      created_at=0, expires_at=5000)
+    ddb.create_session(session)
+    token = IssuedToken(token_hash=secret_hash("a"), kind=ACCESS, connection_id=w.conn.id, workspace_id=w.ws.id,
+                        person_id=w.person.id, client_id="c1", resource="https://cs.example/mcp", created_at=0,
+                        expires_at=5000)
+    ddb.put_issued_tokens([token])
+    for read in (lambda: ddb.get_connection_as(w.conn.token_hash, owner),
+                 lambda: ddb.get_session_as(session.session_hash, owner, 1000),
+                 lambda: ddb.get_access_as(token.token_hash, oauth_owner, 1000)):
+        requests = Requests(ddb.client)
+        assert read() is not None
+        assert dict(requests.calls) == {"BatchGetItem": 1}
 
 
 def test_two_instances_that_both_found_no_card_file_one(ddb):

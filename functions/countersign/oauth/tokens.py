@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..core.ids import new_secret_token
 from ..gate.context import Principal
+from ..store.callers import Owner, Owners
 from ..store.errors import NotFound
 from ..store.interface import Store
 from ..store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken
@@ -21,6 +22,7 @@ from . import ACCESS_PREFIX, ACCESS_TTL, REFRESH_PREFIX, REFRESH_TTL, same_resou
 
 INVALID = "The access token is not valid: it expired, was revoked, or was never issued here."
 OTHER_RESOURCE = "The access token was issued for another resource than this MCP server."
+REVOKED = "This connection was revoked."
 
 
 @dataclass(frozen=True)
@@ -51,27 +53,48 @@ def is_oauth_token(token: str) -> bool:
     return token.startswith((ACCESS_PREFIX, REFRESH_PREFIX))
 
 
-def verify_access(store: Store, token: str, resource: str | None, now: int) -> Principal | str:
+def verify_access(store: Store, token: str, resource: str | None, now: int,
+                  owners: Owners | None = None) -> Principal | str:
     """The principal an access token acts as, or why it is refused (a sentence for the 401).
 
     ``resource``: this server's resource URL; None refuses every OAuth token (a server that
-    cannot say what it is cannot check an audience)."""
+    cannot say what it is cannot check an audience). ``owners``: what this process remembers of
+    the tokens it has accepted, so that a token seen before is read with its connection and member
+    in one request (:mod:`countersign.store.callers`)."""
     if not token.startswith(ACCESS_PREFIX):
         return INVALID
-    issued = store.get_issued_token(secret_hash(token), now)
+    token_hash = secret_hash(token)
+    owner = owners.get(token_hash) if owners is not None else None
+    found = store.get_access_as(token_hash, owner, now) if owner is not None else None
+    if found is None:
+        issued = store.get_issued_token(token_hash, now)
+        refused = _refusal(issued, resource)
+        if refused is not None or issued is None:
+            return refused or INVALID
+        try:
+            connection = store.get_connection(issued.workspace_id, issued.connection_id)
+            if connection.revoked:
+                return REVOKED
+            workspace, person = store.get_member(issued.workspace_id, connection.person_id)
+        except NotFound:
+            return INVALID
+        if owners is not None and connection.person_id == issued.person_id:
+            owners.remember(token_hash, Owner(issued.workspace_id, issued.person_id, issued.connection_id))
+    else:
+        issued, connection, workspace, person = found
+        refused = _refusal(issued, resource) or (REVOKED if connection.revoked else None)
+        if refused is not None:
+            return refused
+    return Principal(workspace=workspace, person=person, connection=connection)
+
+
+def _refusal(issued: IssuedToken | None, resource: str | None) -> str | None:
+    """Why ``issued`` (as read) does not let its bearer in here, if it does not."""
     if issued is None or issued.kind != ACCESS:
         return INVALID
     if resource is None or not same_resource(issued.resource, resource):
         return OTHER_RESOURCE
-    try:
-        connection = store.get_connection(issued.workspace_id, issued.connection_id)
-        if connection.revoked:
-            return "This connection was revoked."
-        workspace = store.get_workspace(issued.workspace_id)
-        person = store.get_person(issued.workspace_id, connection.person_id)
-    except NotFound:
-        return INVALID
-    return Principal(workspace=workspace, person=person, connection=connection)
+    return None
 
 
 def grant_is_live(store: Store, workspace_id: str, connection_id: str) -> bool:

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..core.cards import CardState
 from ..core.codes import CodeRecord
+from .callers import CallerReads
 from .credential_stores import OAuthStore, PasskeyStore
 from .records import (
     AuditEntry,
@@ -369,8 +370,10 @@ class SuppressionStore(abc.ABC):
         """Card emails go to ``email`` again (nothing happens if it was not suppressed)."""
 
 
-class Store(DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore, SuppressionStore, PasskeyStore):
-    """Everything countersign persists: the roles in one object."""
+class Store(CallerReads, DocStore, CardStore, OutboxStore, AccountStore, LimitStore, OAuthStore, SuppressionStore,
+            PasskeyStore):
+    """Everything countersign persists: the roles in one object, and a caller's credential with its
+    member in one read (:mod:`.callers`)."""
 
     def close(self) -> None:  # pragma: no cover - optional
         """Release connections."""

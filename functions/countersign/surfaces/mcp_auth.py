@@ -25,7 +25,8 @@ from mcp.server.auth.provider import AccessToken
 from ..gate.context import Principal
 from ..gate.offload import off_the_loop
 from ..oauth import SCOPE, resource_metadata_url, resource_of
-from ..oauth.tokens import is_oauth_token, verify_access
+from ..oauth.tokens import REVOKED, is_oauth_token, verify_access
+from ..store.callers import Owner, Owners
 from ..store.errors import NotFound
 from ..store.interface import Store
 from ..store.records import secret_hash
@@ -62,6 +63,8 @@ class BearerAuth:
         self.realm = realm
         self.public_url = public_url
         self._noted: dict[str, int] = {}  # connection id → when this process last recorded its use
+        # whose each token this process accepted is: the next call reads its records in one request
+        self.owners = Owners()
 
     async def authenticate(self, token: str | None) -> Principal | str:
         """The principal ``token`` names, or why there is none. The lookups are reads, made on the
@@ -92,16 +95,23 @@ class BearerAuth:
             return "Authentication required: send Authorization: Bearer <connection token>."
         if is_oauth_token(token):
             resource = resource_of(self.public_url()) if self.public_url is not None else None
-            return verify_access(self.store, token, resource, int(time.time()))
-        connection = self.store.get_connection_by_token_hash(secret_hash(token))
+            return verify_access(self.store, token, resource, int(time.time()), self.owners)
+        token_hash = secret_hash(token)
+        owner = self.owners.get(token_hash)
+        found = self.store.get_connection_as(token_hash, owner) if owner is not None else None
+        if found is not None:
+            known, workspace, person = found
+            return REVOKED if known.revoked else Principal(workspace=workspace, person=person, connection=known)
+        connection = self.store.get_connection_by_token_hash(token_hash)
         if connection is None:
             return "The connection token is not valid."
         if connection.revoked:
-            return "This connection was revoked."
+            return REVOKED
         try:
             workspace, person = self.store.get_member(connection.workspace_id, connection.person_id)
         except NotFound:
             return "The connection token is not valid."
+        self.owners.remember(token_hash, Owner(connection.workspace_id, connection.person_id))
         return Principal(workspace=workspace, person=person, connection=connection)
 
     async def __call__(self, scope, receive, send):

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..composed import ComposedStore
 from .accounts import DynamoAccounts
+from .callers import DynamoCallerReads
 from .cards import DynamoCards
 from .client import Table
 from .docs import DynamoDocs
@@ -21,7 +22,7 @@ __all__ = ["CARD_RETENTION", "DynamoDBStore"]
 CARD_RETENTION = 365 * 24 * 3600  # decided cards and their audit trail stay this long after the deadline
 
 
-class DynamoDBStore(ComposedStore):
+class DynamoDBStore(DynamoCallerReads, ComposedStore):
     def __init__(self, table_name: str, *, client: Any = None, region_name: str | None = None,
                  card_retention: int | None = CARD_RETENTION):
         self._own_client = client is None

@@ -65,6 +65,13 @@ def _live(found: dict[str, Any] | None, now: int) -> bool:
     return found is not None and found.get("expires_at", now + 1) > now
 
 
+def issued_token_from(found: dict[str, Any] | None, now: int) -> IssuedToken | None:
+    """A token's item as its record; None when absent or expired at ``now``."""
+    if found is None or not _live(found, now):
+        return None
+    return _record(IssuedToken, found, used_at=found.get("used_at"))
+
+
 class DynamoOAuth(OAuthStore):
     def __init__(self, table: Table):
         self.table = table
@@ -150,10 +157,7 @@ class DynamoOAuth(OAuthStore):
             raise StoreError(f"Could not store the tokens: {cancelled}") from None
 
     def get_issued_token(self, token_hash: str, now: int) -> IssuedToken | None:
-        found = self.table.get(token_key(token_hash))
-        if found is None or not _live(found, now):
-            return None
-        return _record(IssuedToken, found, used_at=found.get("used_at"))
+        return issued_token_from(self.table.get(token_key(token_hash)), now)
 
     def rotate_refresh_token(self, token_hash: str, now: int, replacements: Sequence[IssuedToken]) -> bool:
         spend = {"Update": {
