@@ -13,7 +13,9 @@ import pytest
 
 from countersign.core.cards import CardState
 from countersign.core.codes import CodeRecord
-from countersign.store.callers import Owner
+from countersign.gate.context import Principal
+from countersign.oauth.tokens import verify_access
+from countersign.store.callers import Owner, Owners
 from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec
 from countersign.store.errors import Taken
 from countersign.store.oauth_records import ACCESS, IssuedToken
@@ -78,6 +80,22 @@ def test_a_credential_read_with_its_member_by_owner_is_one_request(ddb):
         requests = Requests(ddb.client)
         assert read() is not None
         assert dict(requests.calls) == {"BatchGetItem": 1}
+
+
+def test_an_access_token_costs_two_requests_the_first_time_and_one_after(ddb):
+    w = World(ddb)
+    token = IssuedToken(token_hash=secret_hash("csa_t"), kind=ACCESS, connection_id=w.conn.id, workspace_id=w.ws.id,
+                        person_id=w.person.id, client_id="c1", resource="https://cs.example/mcp", created_at=0,
+                        expires_at=5000)
+    ddb.put_issued_tokens([token])
+    owners = Owners()
+    for expected in ({"GetItem": 1, "BatchGetItem": 1}, {"BatchGetItem": 1}):
+        requests = Requests(ddb.client)
+        principal = verify_access(ddb, "csa_t", "https://cs.example/mcp", 1000, owners)
+        assert isinstance(principal, Principal) and principal.connection == w.conn
+        assert dict(requests.calls) == expected
+    ddb.revoke_connection(w.ws.id, w.conn.id, 1001)
+    assert verify_access(ddb, "csa_t", "https://cs.example/mcp", 1002, owners) == "This connection was revoked."
 
 
 def test_two_instances_that_both_found_no_card_file_one(ddb):

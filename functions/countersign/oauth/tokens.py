@@ -66,26 +66,20 @@ def verify_access(store: Store, token: str, resource: str | None, now: int,
     token_hash = secret_hash(token)
     owner = owners.get(token_hash) if owners is not None else None
     found = store.get_access_as(token_hash, owner, now) if owner is not None else None
-    if found is None:
+    if found is None:  # not seen here before: the token says whose it is, then one read of the rest
         issued = store.get_issued_token(token_hash, now)
         refused = _refusal(issued, resource)
         if refused is not None or issued is None:
             return refused or INVALID
-        try:
-            connection = store.get_connection(issued.workspace_id, issued.connection_id)
-            if connection.revoked:
-                return REVOKED
-            workspace, person = store.get_member(issued.workspace_id, connection.person_id)
-        except NotFound:
+        owner = Owner(issued.workspace_id, issued.person_id, issued.connection_id)
+        found = store.get_access_as(token_hash, owner, now)
+        if found is None:  # its connection or member is gone (or it expired in between)
             return INVALID
-        if owners is not None and connection.person_id == issued.person_id:
-            owners.remember(token_hash, Owner(issued.workspace_id, issued.person_id, issued.connection_id))
-    else:
-        issued, connection, workspace, person = found
-        refused = _refusal(issued, resource) or (REVOKED if connection.revoked else None)
-        if refused is not None:
-            return refused
-    return Principal(workspace=workspace, person=person, connection=connection)
+        if owners is not None:
+            owners.remember(token_hash, owner)
+    issued, connection, workspace, person = found
+    refused = _refusal(issued, resource) or (REVOKED if connection.revoked else None)
+    return refused or Principal(workspace=workspace, person=person, connection=connection)
 
 
 def _refusal(issued: IssuedToken | None, resource: str | None) -> str | None:
