@@ -86,7 +86,6 @@ class CallerReads:
         return None if member is None else (issued, connection, *member)
 
 
-
 def _member(store: _Reads, owner: Owner) -> Member | None:
     try:
         return store.get_member(owner.workspace_id, owner.person_id)
@@ -113,6 +112,3 @@ class Owners:
         if len(self._known) >= self.most and credential_hash not in self._known:
             self._known.clear()
         self._known[credential_hash] = owner
-
-    def forget(self, credential_hash: str) -> None:
-        self._known.pop(credential_hash, None)
