@@ -11,14 +11,16 @@ held call <= 4, click <= 6, 2026 question + answer <= 8. It prints; it asserts n
 
 The steps run on instances that have served their token (or session) before, as a warm Lambda
 instance serving an agent has: each remembers whose the credential is and reads it with its member
-in one request (``countersign.store.callers``). The last row is a new instance's first use of the
-token: the client connects (two reads for the token, then a note of its use), lists the tools and
-makes one read.
+in one request (``countersign.store.callers``). Then a new instance's first use of the token: the
+client connects (two reads for the token, then a note of its use), lists the tools and makes one
+read; and the same for an agent connected with OAuth (an access token of its grant, on an instance
+serving the OAuth endpoints as the ``mcp`` function does), then its next call.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import secrets
 import sys
@@ -147,6 +149,44 @@ async def run(stack, steps: Steps) -> None:
             await fresh.call_tool("list_accounts", {})
 
     await steps.count("new instance, first use of the token: connect, tools/list, list_accounts", first_call)
+    await oauth_calls(stack, steps)
+
+
+async def oauth_calls(stack, steps: Steps) -> None:
+    """An agent connected with OAuth (an access token of a grant), on an instance that serves the
+    OAuth endpoints as the ``mcp`` function does: its first call there, then the next."""
+    from countersign import accounts
+    from countersign.oauth.tokens import mint
+    from countersign.store.oauth_records import IssuedCode
+    from countersign.surfaces.mcp_http import lambda_handler
+    from countersign.surfaces.mcp_tools import build_server
+    from countersign.surfaces.oauth_http import OAuthEndpoints
+    from tests.aws_lambda.conftest import instance_runtime
+    from tests.support.apigw import LambdaInstance, LambdaTransport
+    from tests.support.harness import mcp_client
+
+    runtime = instance_runtime(stack.env)
+    now = runtime.desk.now()
+    made = accounts.create_connection(runtime.store, stack.workspace.id, stack.person.id, "OAuth agent")
+    code = IssuedCode(code_hash="-", client_id="bench-client", connection_id=made.connection.id,
+                      workspace_id=stack.workspace.id, person_id=stack.person.id, redirect_uri="https://agent/cb",
+                      redirect_uri_provided_explicitly=True, code_challenge="-", resource=f"{stack.public}/mcp",
+                      expires_at=now + 60, scopes=("mcp",))
+    minted = mint(code, now)
+    runtime.store.put_issued_tokens(list(minted.records))
+    instance = LambdaInstance(lambda_handler(build_server(runtime.desk, runtime.state_keys), runtime.store, "/",
+                                             oauth=OAuthEndpoints(runtime)))
+    async with contextlib.AsyncExitStack() as exits:
+        async def first_use():
+            agent = await exits.enter_async_context(
+                mcp_client(f"{stack.public}/mcp", minted.access_token, transport=LambdaTransport([instance])))
+            await agent.list_tools()
+            await agent.call_tool("list_accounts", {})
+            return agent
+
+        agent = await steps.count("OAuth agent, new instance: connect, tools/list, list_accounts", first_use)
+        await steps.count("OAuth agent, its next call: list_accounts", lambda: agent.call_tool("list_accounts", {}))
+    instance.close()
 
 
 def main() -> None:
