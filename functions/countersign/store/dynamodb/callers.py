@@ -23,8 +23,7 @@ def _read(table: Table, first: list[codec.Item], owner: Owner) -> tuple[list[dic
     without the member."""
     keys = [*first, codec.workspace_key(owner.workspace_id), codec.person_key(owner.workspace_id, owner.person_id)]
     found = {(item["pk"], item["sk"]): item for item in table.batch_get(keys)}
-    items = [found.get((k["pk"]["S"], k["sk"]["S"])) for k in keys]
-    *wanted, workspace, person = items
+    *wanted, workspace, person = [found.get((k["pk"]["S"], k["sk"]["S"])) for k in keys]
     if workspace is None or person is None:
         return None
     return wanted, codec.workspace_from(workspace), codec.person_from(person)
@@ -35,21 +34,23 @@ class DynamoCallerReads:
 
     def get_connection_as(self, token_hash: str, owner: Owner) -> tuple[Connection, Workspace, Person] | None:
         read = _read(self.table, [codec.token_key(token_hash)], owner)
-        if read is None or read[0][0] is None:
+        if read is None:
             return None
-        connection = codec.connection_from(read[0][0])
-        if not owns(owner, connection.workspace_id, connection.person_id):
+        (token,), workspace, person = read
+        if token is None:
             return None
-        return connection, read[1], read[2]
+        connection = codec.connection_from(token)
+        return (connection, workspace, person) if owns(owner, connection.workspace_id, connection.person_id) else None
 
     def get_session_as(self, session_hash: str, owner: Owner, now: int) -> tuple[Session, Workspace, Person] | None:
         read = _read(self.table, [codec.single_key("SESSION", session_hash)], owner)
-        if read is None or read[0][0] is None or read[0][0]["expires_at"] <= now:
+        if read is None:
             return None
-        session = codec.session_from(read[0][0])
-        if not owns(owner, session.workspace_id, session.person_id):
+        (item,), workspace, person = read
+        if item is None or item["expires_at"] <= now:
             return None
-        return session, read[1], read[2]
+        session = codec.session_from(item)
+        return (session, workspace, person) if owns(owner, session.workspace_id, session.person_id) else None
 
     def get_access_as(self, token_hash: str, owner: Owner,
                       now: int) -> tuple[IssuedToken, Connection, Workspace, Person] | None:

@@ -72,7 +72,8 @@ def current(request: Request) -> Signed | None:
     owner = runtime.sessions.get(session_hash)  # whose it is, when this process has seen it: one read
     found = runtime.store.get_session_as(session_hash, owner, now) if owner is not None else None
     if found is not None:
-        return Signed(found[0], found[2], found[1])
+        live, workspace, person = found
+        return Signed(live, person, workspace)
     session = runtime.store.get_session(session_hash, now)
     if session is None:
         return None
