@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import botocore.client
 import pytest
 from mangum import Mangum
 
@@ -181,11 +182,24 @@ async def test_drift_at_the_click_is_refused_on_dynamodb(stack):
     assert events[0] == "filed" and "running" not in events and "completed" not in events
 
 
-def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack):
-    """The api instance remembers whose a session is, nothing more: a role changed after sign-in
-    shows on the next request, and a session ended is refused on the next one."""
+def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack, monkeypatch):
+    """The api instance remembers whose a session is, nothing more: the session and its person
+    come in one read, a role changed after sign-in shows on the next request, and a session ended
+    is refused on the next one."""
     stack.sign_in()
+    calls: list[tuple[str, dict]] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def recording(client, operation, params):
+        calls.append((operation, params))
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", recording)
     assert body_of(stack.call("GET", "/api/session"))["person"]["role"] == "owner"
+    operation, params = calls[0]
+    keys = {k["pk"]["S"].split("#")[0] for t in params.get("RequestItems", {}).values() for k in t["Keys"]}
+    assert operation == "BatchGetItem" and keys == {"SESSION", "WS"}
+    assert not any(op == "GetItem" and p["Key"]["pk"]["S"].startswith("SESSION#") for op, p in calls)
     stack.runtime.store.update_person(stack.workspace.id, stack.person.id, role="member")
     assert body_of(stack.call("GET", "/api/session"))["person"]["role"] == "member"
     stack.runtime.store.delete_session(secret_hash(stack.session_id))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import botocore.client
 import mcp_types as types
 import pytest
 
@@ -124,7 +125,7 @@ async def test_named_stage_base_path(aws, stack_tenant):
     instance.close()
 
 
-async def test_a_warm_instance_reads_its_callers_afresh_every_time(aws, stack_tenant):
+async def test_a_warm_instance_reads_its_callers_afresh_every_time(aws, stack_tenant, monkeypatch):
     """An instance remembers only whose a token is (so that it reads the token and the member in
     one request): a connection revoked after its first calls is refused on the very next one."""
     runtime, workspace, person, token = stack_tenant
@@ -139,7 +140,16 @@ async def test_a_warm_instance_reads_its_callers_afresh_every_time(aws, stack_te
         return instance.invoke(http_event("POST", "/mcp", headers=headers, body=json.dumps(init)))
 
     assert initialize()["statusCode"] == 200
-    assert initialize()["statusCode"] == 200  # (read by owner now)
+    calls: list[str] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def counting(client, operation, params):
+        calls.append(operation)
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", counting)
+    assert initialize()["statusCode"] == 200
+    assert calls == ["BatchGetItem"]  # the token, its workspace and its person, in one read
     connection = runtime.store.get_connection_by_token_hash(secret_hash(token))
     runtime.store.revoke_connection(workspace.id, connection.id, runtime.desk.now())
     refused = initialize()
