@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 AWS_PART = '''
 import boto3
@@ -248,7 +249,7 @@ def once(module: str, env: dict[str, str]) -> tuple[float, float]:
     """(import ms measured inside the child, whole process ms measured outside) of one fresh interpreter."""
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-S", "-c", PROBE, module], env=env, capture_output=True, text=True,
-                          timeout=300)
+                          timeout=300, cwd=env["LAMBDA_TASK_ROOT"])  # where a Lambda starts
     whole = (time.perf_counter() - started) * 1000
     if done.returncode != 0:
         raise SystemExit(f"importing {module} failed:\n{done.stderr[-3000:]}")
@@ -284,9 +285,6 @@ def loopback_dynamodb(table: str) -> tuple[object, str, str]:
     endpoint = f"http://127.0.0.1:{port}"
     os.environ.update(AWS_ENDPOINT_URL=endpoint, AWS_DEFAULT_REGION="eu-west-1", AWS_ACCESS_KEY_ID="bench",
                       AWS_SECRET_ACCESS_KEY="bench", AWS_EC2_METADATA_DISABLED="true")
-    # bench/ holds a file named mcp.py: keep it off sys.path so countersign's `import mcp` finds the SDK
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
-    sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
     import boto3
 
     from countersign import accounts
@@ -312,7 +310,8 @@ def first_requests(env: dict[str, str], token: str, runs: int) -> dict[tuple[str
             for module, tool in FIRST:
                 started = time.perf_counter()
                 done = subprocess.run([sys.executable, "-S", "-c", REQUESTS_PROBE, module, token, tool, order],
-                                      env=env, capture_output=True, text=True, timeout=300)
+                                      env=env, capture_output=True, text=True, timeout=300,
+                                      cwd=env["LAMBDA_TASK_ROOT"])
                 whole = (time.perf_counter() - started) * 1000
                 if done.returncode != 0:
                     raise SystemExit(f"first requests of {module} failed:\n{done.stderr[-3000:]}")

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 from tests.crash.load import Load, run  # noqa: E402
 

@@ -29,8 +29,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "bench")]
-
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 from coldstart import function_env  # noqa: E402
 from mcp_servers import free_port  # noqa: E402
 
@@ -102,7 +101,8 @@ def child(target: str, tmp: Path, n: int) -> dict:
         args = [target, str(tmp / f"local{n}"), str(free_port())]
     else:
         env, args = function_env(ROOT / "functions", tmp / f"data{n}", precompiled=True), [target]
-    done = subprocess.run([sys.executable, "-c", CHILD, *args], env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", CHILD, *args], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp)
     if done.returncode != 0:
         raise SystemExit(f"{target} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])

@@ -21,9 +21,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for entry in (ROOT / "functions", ROOT):
-    if str(entry) not in sys.path:
-        sys.path.insert(0, str(entry))
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 from countersign import accounts  # noqa: E402
 from countersign.gate.actions import ActionContext  # noqa: E402

@@ -48,15 +48,13 @@ import contextlib
 import itertools
 import logging
 import statistics
-import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
-
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 import httpx2  # noqa: E402
 from mcp_servers import (  # noqa: E402
     BareStateless,

@@ -31,8 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "functions")]
-
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 import httpx2  # noqa: E402
 
 from countersign import accounts, settings as settings_mod  # noqa: E402
@@ -118,7 +117,6 @@ def _on_the_loop():
 
 
 def _budget_runtime(data: Path, size: int):
-    sys.path.insert(0, str(ROOT / "bench"))
     import ledger as ledger_bench  # bench/ledger.py: a ledger of ``size`` transactions
 
     from countersign.toolsets.budget import TOOLSET as BUDGET

@@ -25,10 +25,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-for entry in (str(ROOT / "functions"), str(ROOT)):
-    if entry not in sys.path:
-        sys.path.insert(0, entry)
-
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 import httpx2  # noqa: E402
 from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from mcp.server.request_state import RequestStateSecurity  # noqa: E402

@@ -27,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 from countersign import accounts, settings as settings_mod  # noqa: E402
 from countersign.runtime import build  # noqa: E402

@@ -16,13 +16,10 @@ consistent). ``KEYS_ONLY`` lists from the index and then reads each card from th
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for entry in (ROOT / "functions", ROOT):
-    if str(entry) not in sys.path:
-        sys.path.insert(0, str(entry))
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 from countersign.core.cards import CardState  # noqa: E402
 from countersign.store.dynamodb import codec  # noqa: E402

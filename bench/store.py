@@ -27,9 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-for entry in (ROOT / "functions", ROOT):
-    if str(entry) not in sys.path:
-        sys.path.insert(0, str(entry))
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 # moto needs credentials and a region; never let the bench reach real AWS.
 os.environ.setdefault("AWS_DEFAULT_REGION", "eu-west-1")

@@ -28,10 +28,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]  # keep `import mcp` the SDK
-for entry in (ROOT / "functions", ROOT):
-    if str(entry) not in sys.path:
-        sys.path.insert(0, str(entry))
+import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "eu-west-1")
 for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
