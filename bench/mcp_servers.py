@@ -20,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,8 @@ def server_process(kind: str, data: Path | None, port: int):
                 break
         else:
             raise RuntimeError(f"the {kind} server did not start (exit {proc.wait()})")
+        # keep reading what it prints (the SDK logs a failed tool at INFO): a full pipe would stop it
+        threading.Thread(target=proc.stdout.read, daemon=True).start()
         yield proc
     finally:
         proc.terminate()
