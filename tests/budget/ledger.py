@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import pytest
+
 from countersign import accounts
 from countersign.core.ids import new_id
-from countersign.gate.actions import ActionContext, Plan
+from countersign.gate.actions import ActionContext, ActionError, Plan
 from countersign.gate.errors import DriftError
 from countersign.gate.question import plan_at_answer, subject_fingerprint
 from countersign.store.errors import Conflict
@@ -119,6 +121,14 @@ class Book:
 
     def do(self, tool: str, **args) -> dict:
         return self.apply(tool, self.plan(tool, **args))
+
+    def refuses(self, tool: str, field: str, **args) -> None:
+        """Planning ``tool`` with ``args`` is refused naming ``field``, and nothing is written."""
+        before = self.snapshot()
+        with pytest.raises(ActionError) as err:
+            self.plan(tool, **args)
+        assert err.value.field == field, err.value.message
+        assert self.snapshot() == before
 
     def read(self, tool: str, **args) -> dict:
         r = READS[tool]
