@@ -94,6 +94,20 @@ def stack(aws):
     s.close()
 
 
+@pytest.fixture
+def calls(monkeypatch) -> list[tuple[str, dict]]:
+    """Every DynamoDB request made (operation, parameters), from where a test clears it."""
+    made: list[tuple[str, dict]] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def recording(client, operation, params):
+        made.append((operation, params))
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", recording)
+    return made
+
+
 async def _restaurants(client) -> tuple[str, dict]:
     """The month and the Restaurants row, as an agent finds them through the reads."""
     listed = (await client.call_tool("list_categories", {})).structured_content
@@ -182,19 +196,12 @@ async def test_drift_at_the_click_is_refused_on_dynamodb(stack):
     assert events[0] == "filed" and "running" not in events and "completed" not in events
 
 
-def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack, monkeypatch):
+def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack, calls):
     """The api instance remembers whose a session is, nothing more: the session and its person
     come in one read, a role changed after sign-in shows on the next request, and a session ended
     is refused on the next one."""
     stack.sign_in()
-    calls: list[tuple[str, dict]] = []
-    real = botocore.client.BaseClient._make_api_call
-
-    def recording(client, operation, params):
-        calls.append((operation, params))
-        return real(client, operation, params)
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", recording)
+    calls.clear()
     assert body_of(stack.call("GET", "/api/session"))["person"]["role"] == "owner"
     operation, params = calls[0]
     keys = {k["pk"]["S"].split("#")[0] for t in params.get("RequestItems", {}).values() for k in t["Keys"]}
@@ -205,3 +212,48 @@ def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack, monk
     stack.runtime.store.delete_session(secret_hash(stack.session_id))
     refused = stack.call("GET", "/api/session")
     assert refused["statusCode"] == 401 and body_of(refused)["error"]["code"] == "signed_out"
+
+
+async def test_a_warm_api_instance_reads_a_clicks_card_with_its_session(stack, calls):
+    """On an instance that knows the session, a click's first read is the session, its member and
+    the card the path names, in one request: the click then runs on the card as read there, and a
+    card it cannot use there (another workspace's, or one answered meanwhile) is refused as before."""
+    async with stack.client(0) as agent:
+        month, row = await _restaurants(agent)
+        target = row["budgeted_milliunits"] + 25_000
+        held = (await agent.call_tool("set_category_budget", {"category_id": row["id"], "month": month,
+                                                              "amount": target / 1000})).structured_content
+        other = (await agent.call_tool("set_category_budget", {"category_id": row["id"], "month": month,
+                                                               "amount": (target + 1_000) / 1000})).structured_content
+    stack.sign_in()
+    assert stack.call("GET", "/api/session")["statusCode"] == 200  # the instance now knows whose it is
+    calls.clear()
+    confirmed = stack.call("POST", f"/api/cards/{held['confirmationId']}/confirm")
+    click, calls[:] = list(calls), []
+    assert confirmed["statusCode"] == 200 and body_of(confirmed)["state"] == "completed", response_body(confirmed)
+    assert stack.budgeted(month, row["id"]) == target
+    operation, params = click[0]
+    keys = {k["pk"]["S"].split("#")[0] for t in params.get("RequestItems", {}).values() for k in t["Keys"]}
+    assert operation == "BatchGetItem" and keys == {"SESSION", "WS", "CARD"}
+    assert not any(op == "GetItem" and p["Key"]["pk"]["S"].startswith("CARD#") for op, p in click)
+    # then the card's connection, the budget's docs and the one commit: four requests in all
+    assert [op for op, _ in click] == ["BatchGetItem", "GetItem", "BatchGetItem", "TransactWriteItems"]
+
+    # answered meanwhile, on the same instance: the read with the session shows it declined
+    declined = stack.call("POST", f"/api/cards/{other['confirmationId']}/decline", {})
+    assert declined["statusCode"] == 200 and body_of(declined)["state"] == "declined"
+    again = stack.call("POST", f"/api/cards/{other['confirmationId']}/confirm")
+    assert again["statusCode"] == 409 and body_of(again)["error"]["code"] == "already_answered"
+    # a card id of no card, or of another workspace's card, is not found
+    assert stack.call("POST", "/api/cards/c_nothing/confirm")["statusCode"] == 404
+    assert stack.call("POST", f"/api/cards/{await _held_elsewhere(stack)}/confirm")["statusCode"] == 404
+
+
+async def _held_elsewhere(stack) -> str:
+    """A card waiting in another workspace of the same table (its own agent's)."""
+    workspace, person = accounts.create_workspace(stack.runtime.store, "Elsewhere", "else@example.com")
+    token = accounts.create_connection(stack.runtime.store, workspace.id, person.id, "Their agent").token
+    async with mcp_client(f"{stack.public}/mcp", token, transport=LambdaTransport([stack.mcp[1]])) as theirs:
+        held = (await theirs.call_tool("buy_credits", {"credits": 100})).structured_content
+    assert held["status"] == "pending", held
+    return held["confirmationId"]

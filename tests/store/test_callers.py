@@ -7,6 +7,7 @@ or deleted, or the credential is not that owner's — so the caller takes the lo
 
 from __future__ import annotations
 
+from countersign.core.cards import CardState
 from countersign.core.ids import new_id
 from countersign.store.callers import Owner, Owners
 from countersign.store.oauth_records import ACCESS, REFRESH, IssuedToken
@@ -81,6 +82,45 @@ def test_a_deleted_unknown_or_someone_elses_session_reads_as_none(store):
     assert store.get_session_as(secret_hash("unknown"), _owner(w), NOW) is None
     store.delete_session(s.session_hash)
     assert store.get_session_as(s.session_hash, _owner(w), NOW) is None
+
+
+def test_a_session_reads_with_its_member_and_the_card_a_click_names(store):
+    w = World(store)
+    s, mine = _session(w), w.file(created_at=NOW - 10, ttl=100)
+    member = store.get_member(w.ws.id, w.person.id)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW, mine.id) == (
+        s, *member, store.get_card(w.ws.id, mine.id, NOW))
+    # the card as it stands at that moment: past its deadline, expired
+    later = mine.expires_at + 1
+    _, _, _, lapsed = store.get_session_and_card(s.session_hash, _owner(w), later, mine.id)
+    assert lapsed == store.get_card(w.ws.id, mine.id, later) and lapsed.state is CardState.EXPIRED
+    # a card that moved is read as it is now
+    declined = w.move(mine, CardState.DECLINED, NOW + 1)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW + 2, mine.id)[3] == declined
+
+
+def test_the_card_beside_a_session_is_none_unless_it_is_in_the_sessions_workspace(store):
+    w, other = World(store), World(store, "Other")
+    s = _session(w)
+    theirs = other.file(created_at=NOW)
+    member = store.get_member(w.ws.id, w.person.id)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW, theirs.id) == (s, *member, None)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW, "c_unknown") == (s, *member, None)
+    # a colleague's card of the same workspace is read: the desk refuses it as not theirs
+    colleague = w.add_person()
+    colleagues = w.file(who=colleague)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW, colleagues.id)[3] == store.get_card(
+        w.ws.id, colleagues.id, NOW)
+
+
+def test_a_session_that_reads_as_none_alone_reads_as_none_with_a_card(store):
+    w, other = World(store), World(store, "Other")
+    s, mine = _session(w, expires_at=NOW + 50), w.file(created_at=NOW)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW + 50, mine.id) is None  # expired
+    assert store.get_session_and_card(s.session_hash, _owner(other), NOW, mine.id) is None
+    assert store.get_session_and_card(secret_hash("unknown"), _owner(w), NOW, mine.id) is None
+    store.delete_session(s.session_hash)
+    assert store.get_session_and_card(s.session_hash, _owner(w), NOW, mine.id) is None
 
 
 def test_an_access_token_reads_with_its_connection_and_member(store):

@@ -64,22 +64,27 @@ def test_a_confirm_with_its_effect_is_one_transaction(ddb):
 
 def test_a_credential_read_with_its_member_by_owner_is_one_request(ddb):
     """What a warm instance does for each call of a token, access token or session it has seen
-    (countersign.store.callers): the credential, the workspace and the person in one read."""
+    (countersign.store.callers): the credential, the workspace and the person in one read (a
+    session with the card a click names, too)."""
     w = World(ddb)
     owner, oauth_owner = Owner(w.ws.id, w.person.id), Owner(w.ws.id, w.person.id, w.conn.id)
     session = Session(session_hash=secret_hash("s"), person_id=w.person.id, workspace_id=w.ws.id, csrf_token="x",
                       created_at=0, expires_at=5000)
     ddb.create_session(session)
+    card = w.file(created_at=1000)  # a click's card is read with its session
     token = IssuedToken(token_hash=secret_hash("a"), kind=ACCESS, connection_id=w.conn.id, workspace_id=w.ws.id,
                         person_id=w.person.id, client_id="c1", resource="https://cs.example/mcp", created_at=0,
                         expires_at=5000)
     ddb.put_issued_tokens([token])
     for read in (lambda: ddb.get_connection_as(w.conn.token_hash, owner),
                  lambda: ddb.get_session_as(session.session_hash, owner, 1000),
+                 lambda: ddb.get_session_and_card(session.session_hash, owner, 1000, card.id),
                  lambda: ddb.get_access_as(token.token_hash, oauth_owner, 1000)):
         requests = Requests(ddb.client)
         assert read() is not None
         assert dict(requests.calls) == {"BatchGetItem": 1}
+    _, _, _, read_with_it = ddb.get_session_and_card(session.session_hash, owner, 1000, card.id)
+    assert read_with_it == ddb.get_card(w.ws.id, card.id, 1000)
 
 
 def test_an_access_token_costs_two_requests_the_first_time_and_one_after(ddb):

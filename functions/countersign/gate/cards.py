@@ -251,26 +251,31 @@ class CardDesk:
 
     # -- the confirm page -------------------------------------------------------------------------
 
-    def open_card(self, workspace_id: str, person: Person, card_id: str) -> Card:
+    def open_card(self, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:
         """One card of ``person``, as it stands now: a card a dead process left running past its
-        lease is settled first (:mod:`.recovery`). :class:`Refusal` ``not_yours`` for another's card."""
+        lease is settled first (:mod:`.recovery`). :class:`Refusal` ``not_yours`` for another's card.
+        ``card``: this card as this request has just read it (with its session), not read again."""
         from .recovery import settle_if_lapsed
 
         now = self.now()
-        card = self.store.get_card(workspace_id, card_id, now)
+        if card is not None and (card.id, card.workspace_id) == (card_id, workspace_id):
+            card = card.at(now)
+        else:
+            card = self.store.get_card(workspace_id, card_id, now)
         if card.person_id != person.id:
             raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
         return settle_if_lapsed(self, card, now)
 
     def confirm_click(self, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None, *,
-                      workspace: Workspace | None = None, connections: dict[str, Connection] | None = None) -> Card:
+                      workspace: Workspace | None = None, connections: dict[str, Connection] | None = None,
+                      card: Card | None = None) -> Card:
         """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
         ``passkey``: the assertion the confirm API verified over this card's statement.
-        ``workspace``: as this request read it (not read again); ``connections`` receives the
-        connection the card came from, so the caller can name it without reading it again."""
+        ``workspace`` and ``card``: as this request read them (not read again); ``connections``
+        receives the connection the card came from, so the caller can name it without reading it again."""
         from .runner import run_card
 
-        card = self.open_card(workspace_id, person, card_id)
+        card = self.open_card(workspace_id, person, card_id, card)
         now = self.now()
         if card.state is not CardState.PENDING:
             if card.state is CardState.EXPIRED:
@@ -292,12 +297,13 @@ class CardDesk:
         return run_card(self, card, person, "page", actor, passkey=passkey, workspace=workspace,
                         connection=connection)
 
-    def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None) -> Card:
-        card = self.open_card(workspace_id, person, card_id)
+    def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None,
+                      card: Card | None = None) -> Card:
+        card = self.open_card(workspace_id, person, card_id, card)
         reason = (reason or "").strip()[:500] or None
         return self.decline(card, self.now(), f"person:{person.id}", "page", reason)
 
-    def reopen(self, workspace_id: str, person: Person, card_id: str) -> Card:
+    def reopen(self, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:
         """A person's own click on a request they declined (from History): a new pending card for
         the same request, filed by them with a fresh ticket and deadline, and no email. The person
         can change their mind; an agent still cannot ask again within :data:`ANSWER_MEMORY_SECONDS`.
@@ -307,7 +313,7 @@ class CardDesk:
         otherwise). One live card per request still holds: if a card of the request is live, that
         card is returned (``store.file_card``).
         """
-        card = self.open_card(workspace_id, person, card_id)
+        card = self.open_card(workspace_id, person, card_id, card)
         if card.state is not CardState.DECLINED or card.refusal:
             raise Refusal(RefusalReason.ALREADY_ANSWERED,
                           "Only a request you declined can be reopened; this one was not.")

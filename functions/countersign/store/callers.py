@@ -22,7 +22,7 @@ from typing import Protocol
 
 from .errors import NotFound
 from .oauth_records import IssuedToken
-from .records import Connection, Person, Session, Workspace
+from .records import Card, Connection, Person, Session, Workspace
 
 Member = tuple[Workspace, Person]
 
@@ -35,6 +35,8 @@ class _Reads(Protocol):
     def get_session(self, session_hash: str, now: int) -> Session | None: ...
     def get_issued_token(self, token_hash: str, now: int) -> IssuedToken | None: ...
     def get_member(self, workspace_id: str, person_id: str) -> Member: ...
+    def get_card(self, workspace_id: str, card_id: str, now: int) -> Card: ...
+    def get_session_as(self, session_hash: str, owner: Owner, now: int) -> tuple[Session, Workspace, Person] | None: ...
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,19 @@ class CallerReads:
             return None
         member = _member(self, owner)
         return None if member is None else (session, *member)
+
+    def get_session_and_card(self: _Reads, session_hash: str, owner: Owner, now: int,
+                             card_id: str) -> tuple[Session, Workspace, Person, Card | None] | None:
+        """:meth:`get_session_as`, and the card ``card_id`` of the owner's workspace as it stands at
+        ``now`` (None if there is none): a click's session and its card in one read."""
+        found = self.get_session_as(session_hash, owner, now)
+        if found is None:
+            return None
+        try:
+            card: Card | None = self.get_card(owner.workspace_id, card_id, now)
+        except NotFound:
+            card = None
+        return (*found, card)
 
     def get_access_as(self: _Reads, token_hash: str, owner: Owner,
                       now: int) -> tuple[IssuedToken, Connection, Workspace, Person] | None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..callers import Owner, owns
 from ..oauth_records import IssuedToken
-from ..records import Connection, Person, Session, Workspace
+from ..records import Card, Connection, Person, Session, Workspace
 from . import codec
 from .client import Table
 from .oauth import issued_token_from, token_key as oauth_token_key
@@ -47,10 +47,20 @@ class DynamoCallerReads:
         if read is None:
             return None
         (item,), workspace, person = read
-        if item is None or item["expires_at"] <= now:
+        session = _live_session(item, owner, now)
+        return None if session is None else (session, workspace, person)
+
+    def get_session_and_card(self, session_hash: str, owner: Owner, now: int,
+                             card_id: str) -> tuple[Session, Workspace, Person, Card | None] | None:
+        read = _read(self.table, [codec.single_key("SESSION", session_hash), codec.card_key(card_id)], owner)
+        if read is None:
             return None
-        session = codec.session_from(item)
-        return (session, workspace, person) if owns(owner, session.workspace_id, session.person_id) else None
+        (item, stored), workspace, person = read
+        session = _live_session(item, owner, now)
+        if session is None:
+            return None
+        card = codec.card_from(stored).at(now) if stored and stored["workspace_id"] == owner.workspace_id else None
+        return session, workspace, person, card
 
     def get_access_as(self, token_hash: str, owner: Owner,
                       now: int) -> tuple[IssuedToken, Connection, Workspace, Person] | None:
@@ -67,3 +77,10 @@ class DynamoCallerReads:
                 or connection.person_id != owner.person_id):
             return None
         return issued, connection, workspace, person
+
+
+def _live_session(item: dict[str, Any] | None, owner: Owner, now: int) -> Session | None:
+    if item is None or item["expires_at"] <= now:
+        return None
+    session = codec.session_from(item)
+    return session if owns(owner, session.workspace_id, session.person_id) else None

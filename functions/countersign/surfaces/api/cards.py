@@ -8,8 +8,6 @@ A card view never carries the ticket, fingerprint, arguments or subject.
 
 from __future__ import annotations
 
-import re
-
 from fastapi import APIRouter, Query, Request
 
 from ...core.cards import CardState, Refusal, RefusalReason, reported_state
@@ -20,11 +18,10 @@ from ...store.errors import NotFound
 from ...store.records import Card
 from .errors import ApiError, not_found
 from .schemas import CardPage, CardView, DeclineBody, RefusalBody, documented, errors
-from .session import Acting, Signed, SignedIn, runtime_of
+from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["cards"])
 
-CARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 DEFAULT_PAGE = 20
 MAX_PAGE = 100
 
@@ -84,7 +81,7 @@ def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
     if not CARD_ID.match(card_id):
         raise not_found()
     try:
-        return runtime.desk.open_card(signed.workspace.id, signed.person, card_id)
+        return runtime.desk.open_card(signed.workspace.id, signed.person, card_id, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal:
@@ -161,7 +158,7 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     read: dict = {}  # the card's connection, read once for the run and its view
     try:
         card = runtime.desk.confirm_click(signed.workspace.id, signed.person, card_id, workspace=signed.workspace,
-                                          connections=read)
+                                          connections=read, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -180,7 +177,8 @@ def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | 
     if not CARD_ID.match(card_id):
         raise not_found()
     try:
-        card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None)
+        card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None,
+                                          card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -196,7 +194,7 @@ def reopen(card_id: str, request: Request, signed: Acting) -> dict:
     if not CARD_ID.match(card_id):
         raise not_found()
     try:
-        card = runtime.desk.reopen(signed.workspace.id, signed.person, card_id)
+        card = runtime.desk.reopen(signed.workspace.id, signed.person, card_id, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

@@ -15,10 +15,9 @@ from ...oauth.redirects import host_of
 from ...store.errors import NotFound
 from ...store.oauth_records import OAuthGrant
 from ...store.records import Connection
-from .cards import CARD_ID
 from .errors import ApiError, not_found
 from .schemas import ConnectionList, NewConnectionBody, NewConnectionView, RevokedView, errors
-from .session import Acting, SignedIn, runtime_of
+from .session import CARD_ID, Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["connections"])
 

@@ -21,12 +21,12 @@ from ...passkeys.ceremony import authentication_options, client_data
 from ...passkeys.receipts import receipt_body, seal_receipt
 from ...passkeys.statement import CONFIRM_TTL, confirm_statement, statement_challenge
 from ...store.errors import NotFound
-from .cards import CARD_ID, CLICK_ERRORS, _load, _refused, _view, unavailable
+from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
 from .errors import ApiError, not_found
 from .passkey_common import check, issue, refused, relying_party, spend
 from .passkeys import AssertionBody
 from .schemas import CardView, Strict, errors
-from .session import Acting, Signed, SignedIn, runtime_of
+from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["passkeys"])
 

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 from dataclasses import dataclass
 from typing import Annotated
@@ -20,7 +21,7 @@ from ...core.ids import new_secret_token
 from ...runtime import Runtime
 from ...store.callers import Owner
 from ...store.errors import NotFound
-from ...store.records import Person, Session, Workspace, secret_hash
+from ...store.records import Card, Person, Session, Workspace, secret_hash
 from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
 from .schemas import SessionView, errors
 
@@ -32,6 +33,9 @@ COOKIE_ATTRIBUTES = "Path=/; Secure; HttpOnly; SameSite=Lax"
 router = APIRouter(tags=["session"])
 
 
+CARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
 @dataclass(frozen=True)
 class Signed:
     """A signed-in person on the confirm page."""
@@ -39,6 +43,9 @@ class Signed:
     session: Session
     person: Person
     workspace: Workspace
+    # the card the request's path names, when it was read with the session (one request on
+    # DynamoDB): a click's first read of its card; None when it was not
+    card: Card | None = None
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -70,7 +77,13 @@ def current(request: Request) -> Signed | None:
     runtime = runtime_of(request)
     session_hash, now = secret_hash(session_id), runtime.desk.now()
     owner = runtime.sessions.get(session_hash)  # whose it is, when this process has seen it: one read
-    found = runtime.store.get_session_as(session_hash, owner, now) if owner is not None else None
+    card_id = _card_named(request)
+    if owner is not None and card_id is not None:  # a card's page or click: the card in the same read
+        with_card = runtime.store.get_session_and_card(session_hash, owner, now, card_id)
+        if with_card is not None:
+            live, workspace, person, card = with_card
+            return Signed(live, person, workspace, card)
+    found = runtime.store.get_session_as(session_hash, owner, now) if owner is not None and card_id is None else None
     if found is not None:
         live, workspace, person = found
         return Signed(live, person, workspace)
@@ -83,6 +96,12 @@ def current(request: Request) -> Signed | None:
         return None
     runtime.sessions.remember(session_hash, Owner(session.workspace_id, session.person_id))
     return Signed(session, person, workspace)
+
+
+def _card_named(request: Request) -> str | None:
+    """The card a request's path names (``/api/cards/{card_id}...``), if it is a card id at all."""
+    card_id = request.path_params.get("card_id")
+    return card_id if isinstance(card_id, str) and CARD_ID.match(card_id) else None
 
 
 def signed_in(request: Request) -> Signed:
