@@ -1,7 +1,8 @@
 """Logs, metrics and traces of the Lambda functions (Powertools), with secrets kept out of logs.
 
 Only the Lambda entry points (``countersign.handlers``) call :func:`setup`; nothing here runs at
-import, so the local server and the tests keep plain ``logging``.
+import, so the local server and the tests keep plain ``logging`` (the local server's lines are
+redacted all the same: :func:`redact_local_logs`).
 
 * **Logger**: JSON lines on stdout, one ``correlation_id`` per request (API Gateway's request id,
   which the HTTP API's access log also records), the Lambda context keys, and every record of
@@ -155,6 +156,31 @@ class RedactFilter(logging.Filter):
         if record.exc_text:
             record.exc_text = redact(record.exc_text)
         return True
+
+
+class RedactAccessFilter(logging.Filter):
+    """:func:`redact` for uvicorn's access log, whose formatter unpacks ``record.args`` (client,
+    method, path, HTTP version, status) itself: the path, the one part a client writes, is
+    redacted in place and the shape kept. Any other record is redacted whole."""
+
+    whole = RedactFilter()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
+            record.args = (*args[:2], redact(args[2]), *args[3:])
+            return True
+        return self.whole.filter(record)
+
+
+def redact_local_logs() -> None:
+    """The local server's log lines through :func:`redact`, as the functions' are: the root
+    logger's handlers (the MCP SDK installs one) and uvicorn's own. Called once uvicorn has set
+    up its loggers; plain logging otherwise, and no Powertools."""
+    for name, make in (("", RedactFilter), ("uvicorn", RedactFilter), ("uvicorn.access", RedactAccessFilter)):
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, (RedactFilter, RedactAccessFilter)) for f in handler.filters):
+                handler.addFilter(make())
 
 
 def _formatter_class():

@@ -146,6 +146,30 @@ def test_redact_filter_covers_plain_handlers_too():
     assert ticket not in stream.getvalue() and R in stream.getvalue()
 
 
+def test_the_local_servers_lines_are_redacted_through_the_handlers_it_has(monkeypatch):
+    """What ``countersign serve`` writes through: the root's handler (the MCP SDK installs one)
+    and uvicorn's, its access log formatting ``record.args`` itself, which must keep their shape."""
+    from uvicorn.logging import AccessFormatter
+
+    root_out, access_out = io.StringIO(), io.StringIO()
+    root_handler, access_handler = logging.StreamHandler(root_out), logging.StreamHandler(access_out)
+    access_handler.setFormatter(AccessFormatter('%(client_addr)s - "%(request_line)s" %(status_code)s'))
+    access = logging.getLogger("uvicorn.access")
+    monkeypatch.setattr(logging.getLogger(), "handlers", [root_handler])
+    monkeypatch.setattr(access, "handlers", [access_handler])
+    monkeypatch.setattr(access, "propagate", False)
+    monkeypatch.setattr(access, "level", logging.INFO)
+    observability.redact_local_logs()
+    observability.redact_local_logs()  # once is enough: a second call adds nothing
+    assert len(root_handler.filters) == len(access_handler.filters) == 1
+    token, ticket = new_secret_token(accounts.CONNECTION_TOKEN_PREFIX), _ticket()
+    logging.getLogger(f"mcp.local-{uuid.uuid4().hex[:6]}").warning("Tool failed: Bearer %s, ticket %s", token, ticket)
+    access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5000", "GET", f"/api/x?token={token}", "1.1", 404)
+    assert token not in root_out.getvalue() and ticket not in root_out.getvalue()
+    assert "Tool failed: Bearer [redacted]" in root_out.getvalue()
+    assert access_out.getvalue() == '127.0.0.1:5000 - "GET /api/x?token=[redacted] HTTP/1.1" 404 Not Found\n'
+
+
 # -- the desk's card events (the metric names) -----------------------------------------------------
 
 

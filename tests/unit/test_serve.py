@@ -153,6 +153,20 @@ def test_a_configured_proxy_is_believed(served):
     assert answers == [202] * 21  # 21 different clients behind the proxy
 
 
+def test_what_the_server_logs_is_redacted_as_on_aws(served):
+    """Its log lines go through the functions' redaction (docs/security.md): a secret in a request
+    line is logged as ``[redacted]``, and the line itself is still there."""
+    server = served()
+    secret = "cs_" + "Zq7Rm2Xk9Lp4Vw8N" * 2
+    assert httpx2.get(f"{server.origin}/api/nothing?token={secret}&ticket=a", timeout=10).status_code == 404
+    deadline = time.monotonic() + 10
+    while not any("/api/nothing" in line for line in server.out + server.err) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [line for line in server.out + server.err if "/api/nothing" in line]
+    assert "token=[redacted]" in line and "404" in line, line
+    assert secret not in "".join(server.out + server.err)
+
+
 def test_a_wrong_trusted_proxy_value_stops_start_up(tmp_path):
     done = cli("serve", "--data", str(tmp_path / "d"), env=clean_env(COUNTERSIGN_TRUSTED_PROXIES="my-proxy"))
     assert done.returncode == 2

@@ -43,6 +43,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from .. import accounts, heap, settings as settings_mod
 from ..gate.context import ActionContext
+from ..observability import redact_local_logs
 from ..runtime import Runtime, build
 from ..settings import Settings
 from ..store.errors import NotFound
@@ -127,6 +128,7 @@ def serve(app: ASGIApp, host: str, port: int, on_listening: Callable[[], None] |
     Returns 0, or 1 when the server could not start (uvicorn has said why).
     """
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", proxy_headers=False, log_level=log_level)
+    redact_local_logs()  # uvicorn's loggers exist now: every line it and the app write is redacted
     server = _Server(config, on_listening)
     try:
         server.run()
