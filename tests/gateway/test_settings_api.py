@@ -62,6 +62,9 @@ def test_the_settings_page_adds_an_upstream_as_a_held_request_and_never_shows_it
 
 @pytest.mark.parametrize(("body", "field", "words"), [
     ({"name": "Web!", "url": "URL"}, "name", "lowercase letters and digits"),
+    ({"name": "web\n", "url": "URL"}, "name", "lowercase letters and digits"),  # `$` matches before a final \n
+    ({"name": "web", "url": "URL", "credentialHeader": "X-Api-Key\n", "credential": PAGE_SECRET},
+     "credentialHeader", "a header name"),
     ({"name": "web", "url": "ftp://files.example.com/mcp"}, "url", "http(s) URL"),
     ({"name": "web", "url": f"https://me:{PAGE_SECRET}@files.example.com/mcp"}, "url", "not in the URL"),
     ({"name": "web"}, "url", "required"),

@@ -37,6 +37,10 @@ BAD = [
     ("buy_credits", {"credits": "lots"}, "credits: must be a whole number"),
     ("suppress_domain", {"domain": "not a domain"}, "domain: 'not a domain' is not a domain name"),
     ("update_brand_kit", {"primary_color": "red"}, "primary_color: 'red' is not a hex colour"),
+    # a pattern's `$` also matches before a final line break: none gets through
+    ("update_brand_kit", {"primary_color": "#aabbcc\n"}, "primary_color: '#aabbcc\\n' is not a hex colour"),
+    ("update_workspace_preferences", {"sender_name": "Bo", "sender_email": "bo@acme.example\n"},
+     "sender_email: 'bo@acme.example\\n' is not an email address"),
     ("update_brand_kit", {"logo_url": "http://x.example/logo.png"}, "logo_url: must be an https:// URL"),
     ("update_brand_kit", {}, "Give at least one of"),
     ("update_workspace_preferences", {"timezone": "Mars/Olympus"}, "timezone: 'Mars/Olympus' is not an IANA time zone"),

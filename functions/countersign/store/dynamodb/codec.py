@@ -189,7 +189,7 @@ def decode_cursor(cursor: str) -> str:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raw = ""
-    if not _TIME_KEY.match(raw) or encode_cursor(raw) != cursor:
+    if not _TIME_KEY.fullmatch(raw) or encode_cursor(raw) != cursor:
         raise BadInput("cursor", "is not a cursor this listing returned.")
     return raw
 

@@ -78,7 +78,7 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
 def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
     """A card of the signed-in person, as it stands now: 404 if unknown or in another workspace,
     403 if someone else's."""
-    if not CARD_ID.match(card_id):
+    if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
         return runtime.desk.open_card(signed.workspace.id, signed.person, card_id, card=signed.card)
@@ -153,7 +153,7 @@ CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: documented(RefusalBody), 503:
 def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     """Run the card's action now (once), if nothing behind it changed. Answers with the outcome."""
     runtime = runtime_of(request)
-    if not CARD_ID.match(card_id):
+    if not CARD_ID.fullmatch(card_id):
         raise not_found()
     read: dict = {}  # the card's connection, read once for the run and its view
     try:
@@ -174,7 +174,7 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
 def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | None = None) -> dict:
     """Say no, optionally with a reason the agent is shown."""
     runtime = runtime_of(request)
-    if not CARD_ID.match(card_id):
+    if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
         card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None,
@@ -191,7 +191,7 @@ def reopen(card_id: str, request: Request, signed: Acting) -> dict:
     """Ask again about a request you declined: a new card for the same request, waiting for your
     answer (or the request's card that already waits). Refused if it changed since."""
     runtime = runtime_of(request)
-    if not CARD_ID.match(card_id):
+    if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
         card = runtime.desk.reopen(signed.workspace.id, signed.person, card_id, card=signed.card)

@@ -55,7 +55,7 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
     """Revoke a connection (its token stops working) and withdraw the cards it filed that still wait."""
     runtime = runtime_of(request)
     store = runtime.store
-    if not CARD_ID.match(connection_id):
+    if not CARD_ID.fullmatch(connection_id):
         raise not_found("connection")
     try:
         connection = store.get_connection(signed.workspace.id, connection_id)

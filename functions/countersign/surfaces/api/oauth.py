@@ -36,7 +36,7 @@ def _gone() -> ApiError:
 
 
 def _pending(request: Request, request_id: str) -> PendingAuthorization:
-    if not REQUEST_ID.match(request_id):
+    if not REQUEST_ID.fullmatch(request_id):
         raise _gone()
     runtime = runtime_of(request)
     found = runtime.store.get_pending_authorization(secret_hash(request_id), runtime.desk.now())

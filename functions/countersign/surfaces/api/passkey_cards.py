@@ -36,7 +36,7 @@ class PolicyBody(Strict):
 
 
 def _pending(request: Request, signed: Signed, card_id: str):
-    if not CARD_ID.match(card_id):
+    if not CARD_ID.fullmatch(card_id):
         raise not_found()
     card = _load(runtime_of(request), signed, card_id)
     if card.state is not CardState.PENDING:
@@ -110,7 +110,7 @@ def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
     a card confirmed with a passkey has one from its confirmation on (also running or failed).
     ``countersign verify-receipt`` checks it and says what it proves."""
     runtime = runtime_of(request)
-    if not CARD_ID.match(card_id):
+    if not CARD_ID.fullmatch(card_id):
         raise not_found()
     card = _load(runtime, signed, card_id)
     if card.state is not CardState.COMPLETED and (card.passkey is None or card.state not in RECEIPT_STATES):

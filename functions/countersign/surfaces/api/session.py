@@ -101,7 +101,7 @@ def current(request: Request) -> Signed | None:
 def _card_named(request: Request) -> str | None:
     """The card a request's path names (``/api/cards/{card_id}...``), if it is a card id at all."""
     card_id = request.path_params.get("card_id")
-    return card_id if isinstance(card_id, str) and CARD_ID.match(card_id) else None
+    return card_id if isinstance(card_id, str) and CARD_ID.fullmatch(card_id) else None
 
 
 def signed_in(request: Request) -> Signed:

@@ -111,7 +111,7 @@ def _credential(body: AddUpstreamBody) -> dict[str, str]:
                            field="credential")
         return {}
     header = body.credentialHeader if body.credentialHeader is not None else "Authorization"
-    if not HEADER_NAME.match(header):
+    if not HEADER_NAME.fullmatch(header):
         raise ApiError(422, "invalid", "credentialHeader: a header name such as Authorization or X-Api-Key.",
                        field="credentialHeader")
     value = body.credential.strip()

@@ -113,7 +113,7 @@ def load_all(ctx: ActionContext) -> list[Upstream]:
 def split_tool(name: str) -> tuple[str, str] | None:
     """``fs__write_file`` -> (``fs``, ``write_file``); None for a name that is no upstream tool's."""
     prefix, sep, tool = name.partition(SEPARATOR)
-    if not sep or not tool or not NAME_RULE.match(prefix):
+    if not sep or not tool or not NAME_RULE.fullmatch(prefix):
         return None
     return prefix, tool
 

@@ -110,7 +110,7 @@ class AddUpstream(_Config):
     description = "Put an upstream MCP server behind the gate."
 
     def plan(self, args: AddArgs, ctx: ActionContext) -> Plan:
-        if not NAME_RULE.match(args.name):
+        if not NAME_RULE.fullmatch(args.name):
             raise ActionError("name: 1 to 16 lowercase letters and digits, starting with a letter.", field="name")
         if load(ctx, args.name) is not None:
             raise ActionError(f"name: the upstream {args.name!r} exists; remove it first.", field="name")

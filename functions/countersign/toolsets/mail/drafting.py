@@ -76,7 +76,7 @@ class ImportContacts(MailAction):
         new, existing, seen = [], [], set()
         for i, c in enumerate(args.contacts):
             data = contact_data(c)
-            if not EMAIL_RE.match(data["email"]):
+            if not EMAIL_RE.fullmatch(data["email"]):
                 raise ActionError(
                     f"contacts[{i}].email: {c.email!r} is not an email address.", field=f"contacts[{i}].email"
                 )

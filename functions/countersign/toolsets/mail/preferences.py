@@ -109,7 +109,7 @@ class UpdateWorkspacePreferences(MailAction):
         fields = ("sender_name", "sender_email", "sender_meeting_link", "sender_default")
         if args.sender_id is None and all(getattr(args, f) is None for f in fields):
             return [], [], []
-        if args.sender_email is not None and not EMAIL_RE.match(args.sender_email):
+        if args.sender_email is not None and not EMAIL_RE.fullmatch(args.sender_email):
             raise ActionError(f"sender_email: {args.sender_email!r} is not an email address.", field="sender_email")
         if args.sender_meeting_link and not args.sender_meeting_link.startswith("https://"):
             raise ActionError("sender_meeting_link: must be an https:// URL.", field="sender_meeting_link")

@@ -74,7 +74,7 @@ class UpdateBrandKit(MailAction):
         if not given:
             raise ActionError("Give at least one of primary_color, accent_color, logo_url, font, tagline.")
         for key in ("primary_color", "accent_color"):
-            if key in given and not COLOR_RE.match(given[key]):
+            if key in given and not COLOR_RE.fullmatch(given[key]):
                 raise ActionError(f"{key}: {given[key]!r} is not a hex colour like #1a2b3c.", field=key)
             if key in given:
                 given[key] = given[key].lower()

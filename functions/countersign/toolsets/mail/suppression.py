@@ -32,7 +32,7 @@ class SuppressDomain(MailAction):
     def prepare(self, args: SuppressDomainArgs, ctx: ActionContext):
         mail = Mail(ctx)
         domain = args.domain.strip().lower().lstrip("@")
-        if not DOMAIN_RE.match(domain):
+        if not DOMAIN_RE.fullmatch(domain):
             raise ActionError(f"domain: {args.domain!r} is not a domain name like globex.com.", field="domain")
         sup = mail.suppression
         if domain in sup.data.get("domains", []):
