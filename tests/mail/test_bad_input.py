@@ -42,6 +42,12 @@ BAD = [
     ("update_workspace_preferences", {"sender_name": "Bo", "sender_email": "bo@acme.example\n"},
      "sender_email: 'bo@acme.example\\n' is not an email address"),
     ("update_brand_kit", {"logo_url": "http://x.example/logo.png"}, "logo_url: must be an https:// URL"),
+    ("update_brand_kit", {"logo_url": "https://"}, "logo_url: must be an https:// URL"),  # no host
+    ("update_brand_kit", {"logo_url": "https://x.example/a logo.png"}, "logo_url: must be an https:// URL"),
+    ("update_brand_kit", {"logo_url": "https://x.example/logo.png\n"}, "logo_url: must be an https:// URL"),
+    ("update_workspace_preferences", {"sender_name": "Bo", "sender_email": "bo@acme.example",
+                                      "sender_meeting_link": "https://meet.example/bo\tx"},
+     "sender_meeting_link: must be an https:// URL"),
     ("update_brand_kit", {}, "Give at least one of"),
     ("update_workspace_preferences", {"timezone": "Mars/Olympus"}, "timezone: 'Mars/Olympus' is not an IANA time zone"),
     ("update_workspace_preferences", {"sender_id": "sd_nope", "sender_email": "a@b.example"},

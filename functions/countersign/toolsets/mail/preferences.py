@@ -23,7 +23,7 @@ from .action import MailAction, create, put
 from .kinds import KIND_SENDER, MANAGERS
 from .snapshot import Mail
 from .text import q
-from .validation import validate_name
+from .validation import check_https_url, validate_name
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
@@ -111,8 +111,8 @@ class UpdateWorkspacePreferences(MailAction):
             return [], [], []
         if args.sender_email is not None and not EMAIL_RE.fullmatch(args.sender_email):
             raise ActionError(f"sender_email: {args.sender_email!r} is not an email address.", field="sender_email")
-        if args.sender_meeting_link and not args.sender_meeting_link.startswith("https://"):
-            raise ActionError("sender_meeting_link: must be an https:// URL.", field="sender_meeting_link")
+        if args.sender_meeting_link:
+            check_https_url(args.sender_meeting_link, "sender_meeting_link")
         changes: list[dict[str, Any]] = []
         writes: list[DocWrite] = []
         lines: list[str] = []

@@ -14,7 +14,7 @@ from ...store.records import WorkspaceNameWrite
 from .action import MailAction, put
 from .snapshot import Mail
 from .text import address_line, q
-from .validation import validate_name
+from .validation import check_https_url, validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
@@ -78,8 +78,8 @@ class UpdateBrandKit(MailAction):
                 raise ActionError(f"{key}: {given[key]!r} is not a hex colour like #1a2b3c.", field=key)
             if key in given:
                 given[key] = given[key].lower()
-        if "logo_url" in given and not given["logo_url"].startswith("https://"):
-            raise ActionError("logo_url: must be an https:// URL.", field="logo_url")
+        if "logo_url" in given:
+            check_https_url(given["logo_url"], "logo_url")
         for key in ("font", "tagline"):
             if key in given:
                 given[key] = validate_name(given[key], key, 140)

@@ -4,6 +4,7 @@ one step may write."""
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 from ...gate.actions import ActionError
 from ...store.interface import MAX_DOC_WRITES
@@ -20,6 +21,13 @@ def validate_name(value: str | None, field_name: str, limit: int = 120) -> str:
     if any(ord(c) < 32 and c not in "\n\t" for c in value):
         raise ActionError(f"{field_name}: contains control characters.", field=field_name)
     return value
+
+
+def check_https_url(value: str, field_name: str) -> None:
+    """``value`` is an https:// URL with a host, and no space or control character anywhere in it."""
+    parts = urlsplit(value) if value.isprintable() and not any(c.isspace() for c in value) else None
+    if parts is None or parts.scheme != "https" or not parts.hostname or not value.startswith("https://"):
+        raise ActionError(f"{field_name}: must be an https:// URL.", field=field_name)
 
 
 def check_write_count(writes: int, what: str) -> None:
