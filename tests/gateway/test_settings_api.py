@@ -66,6 +66,8 @@ def test_the_settings_page_adds_an_upstream_as_a_held_request_and_never_shows_it
     ({"name": "web", "url": "URL", "credentialHeader": "X-Api-Key\n", "credential": PAGE_SECRET},
      "credentialHeader", "a header name"),
     ({"name": "web", "url": "ftp://files.example.com/mcp"}, "url", "http(s) URL"),
+    ({"name": "web", "url": "http://127.0.0.1:9/mcp\n"}, "url", "http(s) URL"),
+    ({"name": "web", "url": "http://127.0.0.1:9/m cp"}, "url", "http(s) URL"),
     ({"name": "web", "url": f"https://me:{PAGE_SECRET}@files.example.com/mcp"}, "url", "not in the URL"),
     ({"name": "web"}, "url", "required"),
     # A stdio command runs on the server's machine: only its CLI adds one, never the page.

@@ -129,8 +129,9 @@ def _refused(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 def check_url(url: str, *, allow_private: bool) -> str:
     """An upstream URL is https on a public address. With ``allow_private`` (the explicit setting
     ``COUNTERSIGN_UPSTREAM_PRIVATE``) it may also be http and private or loopback."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    parts = urlsplit(url)  # (which drops tabs and line breaks: they are refused here first)
+    if not url.isprintable() or any(c.isspace() for c in url) or parts.scheme not in ("https", "http") \
+            or not parts.hostname:
         raise ActionError("url: an upstream is an http(s) URL such as https://mcp.example.com/mcp.", field="url")
     if parts.username or parts.password:
         raise ActionError("url: put credentials in --header, not in the URL.", field="url")
