@@ -116,7 +116,8 @@ async def test_connections_create_list_revoke(signed, tenant):
 
 
 def test_connection_input_and_ownership(signed, tenant, other_tenant):
-    for body, field in (({"name": ""}, "name"), ({"name": "x" * 101}, "name"), ({"name": 3}, "name"), ({}, "name")):
+    for body, field in (({"name": ""}, "name"), ({"name": "x" * 101}, "name"), ({"name": 3}, "name"), ({}, "name"),
+                        ({"name": "Claude\non laptop"}, "name"), ({"name": "Claude \x1b[31mred"}, "name")):
         response = signed.post("/api/connections", body)
         assert response.status_code == 422, body
         assert response.json()["error"]["message"].startswith(field)
