@@ -77,16 +77,13 @@ def current(request: Request) -> Signed | None:
     runtime = runtime_of(request)
     session_hash, now = secret_hash(session_id), runtime.desk.now()
     owner = runtime.sessions.get(session_hash)  # whose it is, when this process has seen it: one read
-    card_id = _card_named(request)
-    if owner is not None and card_id is not None:  # a card's page or click: the card in the same read
-        with_card = runtime.store.get_session_and_card(session_hash, owner, now, card_id)
-        if with_card is not None:
-            live, workspace, person, card = with_card
-            return Signed(live, person, workspace, card)
-    found = runtime.store.get_session_as(session_hash, owner, now) if owner is not None and card_id is None else None
-    if found is not None:
-        live, workspace, person = found
-        return Signed(live, person, workspace)
+    if owner is not None:  # a card's page or click reads the card in the same request
+        card_id = _card_named(request)
+        found = (runtime.store.get_session_and_card(session_hash, owner, now, card_id) if card_id is not None
+                 else runtime.store.get_session_as(session_hash, owner, now))
+        if found is not None:
+            live, workspace, person, *card = found
+            return Signed(live, person, workspace, *card)
     session = runtime.store.get_session(session_hash, now)
     if session is None:
         return None
