@@ -273,9 +273,12 @@ def loopback_dynamodb(table: str) -> tuple[object, str, str]:
     """(moto's server on a loopback port, its endpoint, an agent connection token): DynamoDB with the
     stack's table and one workspace, so the first-request probes go through the function's whole
     path (bearer token looked up in the store, the tool's own reads) over a real socket."""
+    import logging
     import socket
 
     from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # not a line per request amid the tables
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -38,6 +38,11 @@ of five interleaved rounds): over real HTTP (both servers in their own process),
 (local shape) and in process (Lambda shape). Then head-of-line (``bench/mcp_head_of_line.py``).
 
     .venv/bin/python bench/mcp_calls.py [--n 30] [--ledger 50000 | 0 to skip head-of-line]
+                                        [--rounds 5] [--window 480]
+
+``--rounds`` and ``--window`` set the throughput rounds per cell and the calls in each (at least
+30 per agent). ``tests/bench`` runs every bench this small to check it still runs end to end; its
+figures then mean nothing.
 """
 
 from __future__ import annotations
@@ -258,7 +263,7 @@ async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, 
     return agents * calls / took, times[len(times) // 2] * 1000, times[int(len(times) * 0.99) - 1] * 1000
 
 
-async def throughput(pairs: dict[str, tuple], tool: str, rounds_of: int = 5) -> None:
+async def throughput(pairs: dict[str, tuple], tool: str, rounds_of: int = 5, window: int = 480) -> None:
     """``pairs``: transport name → ((our URL, our transport), (bare URL, bare transport), token)."""
     print(f"\nthroughput of a light read: countersign {tool} vs a bare MCP SDK server's one trivial tool, same "
           f"transport (medians of {rounds_of} interleaved rounds)")
@@ -266,7 +271,8 @@ async def throughput(pairs: dict[str, tuple], tool: str, rounds_of: int = 5) -> 
           f"{'bare p50/p99':>16}{'p99 ratio':>10}")
     for name, ((our_url, ours), (bare_url, bare), token) in pairs.items():
         for agents in (1, 8, 32):
-            calls = max(30, 480 // agents)  # windows of ~0.5 s: a 20 ms stall moves one by 4 %, not 20
+            # windows of ~0.5 s: a 20 ms stall moves one by 4 %, not 20
+            calls = max(min(30, window), window // agents)
             rounds = []
             for _ in range(rounds_of):
                 rounds.append((await _throughput(our_url, token, tool, agents, calls, ours),
@@ -276,7 +282,8 @@ async def throughput(pairs: dict[str, tuple], tool: str, rounds_of: int = 5) -> 
                   f"{b[1]:>8.1f}/{b[2]:<7.1f}{o[2] / b[2]:>9.2f}x")
 
 
-async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[str, str], n: int) -> None:
+async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[str, str], n: int,
+              rounds_of: int = 5, window: int = 480) -> None:
     """``data``: the real server's data folder (SDK client and raw HTTP); ``local``: the in-process
     app's and the Lambda shape's, so that each server is the only one delivering its emails, as a
     server is (its notifier then knows the email slot it claimed, as in production)."""
@@ -325,7 +332,7 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
             "in process (local shape)": ((url, in_process), (url, httpx2.ASGITransport(app=bare_local)), local_token),
             "in process (Lambda shape)": ((url, httpx2.ASGITransport(app=stateless)),
                                           (url, httpx2.ASGITransport(app=BareStateless())), local_token),
-        }, tool)
+        }, tool, rounds_of, window)
 
 
 def main() -> None:
@@ -333,12 +340,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--ledger", type=int, default=50_000, help="head-of-line ledger size (0: skip)")
+    parser.add_argument("--rounds", type=int, default=5, help="throughput rounds per cell")
+    parser.add_argument("--window", type=int, default=480, help="throughput calls per round (at least 30 per agent)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data, local, port, bare_port = Path(tmp) / "server", Path(tmp) / "local", free_port(), free_port()
         tokens = seed(data, port), seed(local, port)
         with server_process("ours", data, port), server_process("bare", None, bare_port):
-            asyncio.run(run(data, local, port, bare_port, tokens, options.n))
+            asyncio.run(run(data, local, port, bare_port, tokens, options.n, options.rounds, options.window))
     if options.ledger:
         from mcp_head_of_line import concurrency
 

@@ -1,0 +1,85 @@
+"""The benches still run end to end, each at its smallest, and say what they are there to say.
+
+``bench/`` is how the performance goals are measured (docs/benchmarks.md), and nothing else runs
+it: a change to the code a bench drives would otherwise break it unnoticed until the next time
+someone measures. So each bench runs here as a user runs it, in its own process, small enough to
+take seconds. Times are not checked (they mean nothing at this size, and tests never assert times).
+What is checked is what each bench prints that does not depend on the machine: every table and
+row is there; the DynamoDB requests of each whole call and click, which are counts, are within the
+issue's goals; the budget reads the same documents at 300 and at 1,000 transactions; the notifier
+wrote exactly one email for the whole run (the first card's; the others were rate limited); a
+started server's frozen heap leaves a full collection less to walk than the same heap thawed.
+``bench/coldstart.py`` (40 s at its smallest) and ``bench/page.py`` (``tests/browser/test_weight.py``
+checks the bytes) are left out.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+RATIO = r"\d+\.\d\dx"
+
+
+def bench(*args: str) -> str:
+    """The bench's output; fails the test, showing its end, if it does not finish cleanly."""
+    done = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"{args[0]} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    return done.stdout
+
+
+def row(text: str, label: str) -> str:
+    """The one line of ``text`` that starts with ``label``."""
+    found = [line for line in text.splitlines() if line.startswith(label)]
+    assert len(found) == 1, f"{label!r}: {len(found)} lines in\n{text}"
+    return found[0]
+
+
+def test_mcp_bench_prints_every_table():
+    out = bench("bench/mcp.py", "--n", "2", "--rounds", "1", "--window", "8", "--ledger", "300")
+    for way in ("SDK client, real HTTP", "raw HTTP (httpx JSON-RPC)", "SDK client, in process (ASGI)",
+                "SDK client, Mangum (Lambda shape)"):
+        latency, reads = [line for line in out.splitlines() if line.startswith(way + " ")]  # two tables
+        assert len(re.findall(RATIO, latency)) == 3, latency  # held, question + answer, held mail
+        assert len(re.findall(r"\d+\.\d\d", reads)) == 10, reads  # every read of both toolsets
+    assert row(out, "emails written to real server/outbox:").endswith(": 1")
+    assert row(out, "emails written to in process/outbox:").endswith(": 1")
+    for way in ("real HTTP", "in process (ASGI)", "stateless (Lambda)"):
+        assert len(re.findall(RATIO, row(out, f"bare SDK server, {way}"))) == 2
+    for transport in ("real HTTP (local server)", "in process (local shape)", "in process (Lambda shape)"):
+        agents = [line.split()[len(transport.split())] for line in out.splitlines() if line.startswith(transport)]
+        assert agents == ["1", "8", "32"], out
+    assert out.count("behind ÷ its fair share") == 2, out  # head-of-line beside budget reads and slow reads
+
+
+def test_whole_calls_stay_within_the_goals():
+    out = bench("bench/whole_calls.py")
+    goals = {"held call -> card:": 4, "click: POST /api/cards/{id}/confirm": 6, "2026 question + answer:": 8}
+    for prefix, most in goals.items():
+        counts = [int(re.search(r"\s(\d+)  [A-Z]", line)[1]) for line in out.splitlines() if line.startswith(prefix)]
+        assert counts and all(0 < count <= most for count in counts), (prefix, counts, out)
+
+
+def test_ledger_bench_reads_the_same_docs_whatever_the_history():
+    out = bench("bench/ledger.py", "300", "1000")
+    for step in ("get_month", "list_categories", "list_accounts", "plan+apply set_category_budget",
+                 "plan+apply 10 years back, carried"):
+        reads = re.findall(r"\d+d/\d+c(?:\+\d+w)?", row(out, step + " "))
+        assert len(reads) == 2 and reads[0] == reads[1], (step, reads)
+    assert re.search(r"largest item \(canonical JSON bytes\): 300: [\d.]+ KB, 1000: [\d.]+ KB", out), out
+
+
+def test_heap_bench_shows_a_frozen_heap_walks_less():
+    out = bench("bench/heap.py", "1")
+    for process in ("local server (countersign serve)", "api  countersign.handlers.api",
+                    "mcp  countersign.handlers.mcp", "notifier  countersign.handlers.notifier",
+                    "sweeper  countersign.handlers.sweeper"):
+        frozen, walked, _, thawed, _, _ = row(out, process)[len(process):].split()
+        assert int(walked) < int(thawed) and int(frozen) > int(walked), (process, frozen, walked, thawed)
