@@ -12,8 +12,9 @@ call below once *every way*, the ways in a rotating order:
     (the question, then the retry carrying the answer: applied).
 
 Before each measured call, the same way makes one read it does not measure (``SETTLE``; on the
-bare server, a ``ping``), so every measured call follows a read: a call right after a commit
-with fsync is slower on this VM, and it would otherwise fall on whichever call came after a write.
+bare server, a ``ping``), so every measured call follows a light read: a call right after a
+commit with fsync, or after a heavy read, is slower on this VM, and each call would otherwise pay
+for whatever its round put before it.
 
 The ways: the real ``mcp`` SDK client over real HTTP to a real server on 127.0.0.1 (the local
 server as ``countersign serve`` runs it, in its own process: the notifier delivers inline after
@@ -45,8 +46,8 @@ of five interleaved rounds): over real HTTP (both servers in their own process),
                                         [--rounds 5] [--window 480]
 
 ``--rounds`` and ``--window`` set the throughput rounds per cell and the calls in each (at least
-30 per agent). ``tests/bench`` runs every bench this small to check it still runs end to end; its
-figures then mean nothing.
+30 per agent, or the whole window when it is smaller). ``tests/bench`` runs this bench (and three
+others) that small to check it still runs end to end; its figures then mean nothing.
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ READS = {
 YES = {"action": "accept", "content": {"confirm": True}}
 # Called, unmeasured, before every measured call of the latency rounds (and the floors' ping before
 # theirs): on this VM a call right after a commit with fsync takes 0.2-0.4 ms longer, whoever made
-# the commit, so without it whichever call followed a write paid for it (the first read of each
-# round, the question after a held call) and the others did not (docs/benchmarks.md).
+# the commit, and one right after a heavy read 0.1-0.3 ms, so without it each call paid for what
+# its round put before it (the first read of each round, after the last held call, most) and the
+# others did not (docs/benchmarks.md, "What comes before a call").
 SETTLE = "list_lists"
 WARMUP = 3
 
@@ -356,7 +358,8 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--ledger", type=int, default=50_000, help="head-of-line ledger size (0: skip)")
     parser.add_argument("--rounds", type=int, default=5, help="throughput rounds per cell")
-    parser.add_argument("--window", type=int, default=480, help="throughput calls per round (at least 30 per agent)")
+    parser.add_argument("--window", type=int, default=480,
+                        help="throughput calls per round (30 per agent at least, or all of them when fewer)")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data, local, port, bare_port = Path(tmp) / "server", Path(tmp) / "local", free_port(), free_port()
