@@ -1,16 +1,17 @@
-"""Page weight of the confirm page: the pending list with 10 cards, and one card.
+"""Page weight of the confirm page: the pending list with 10 cards and with 50, and one card.
 
 Starts its own local server (countersign's local app on a temporary data folder, notes toolset),
-files 10 cards through MCP, signs in once, then loads each page in headless Debian chromium (the
-project's launch arguments: no DNS, loopback only). For each page: one warm-up navigation, then
-the median of 3 fresh contexts (empty cache, session cookie only) of
+files cards through MCP (10, then 40 more), signs in once, then loads each page in headless Debian
+chromium (the project's launch arguments: no DNS, loopback only). For each page: one warm-up
+navigation, then the median of 3 fresh contexts (empty cache, session cookie only) of
 
   bytes    sum of CDP Network.loadingFinished encodedDataLength (headers + body as sent)
   requests number of requests the page made
   origins  the origins it contacted
   ready    ms from navigation start to performance.mark('app-ready')
 
-It asserts nothing. Run: .venv/bin/python bench/page.py [--cards N] [--runs N]
+It asserts nothing. Run: .venv/bin/python bench/page.py [--cards N [N ...]] [--runs N] (the
+pending list is measured at each number of cards given, 10 and 50 by default).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -41,18 +43,22 @@ from tests.support.sample_toolset import TOOLSET as NOTES  # noqa: E402
 BUDGET = 30 * 1024
 
 
-def start(data: Path, cards: int):
+def start(data: Path):
+    """(runtime, server, person, the agent's token): a local server with one workspace, no cards yet."""
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
     runtime = build(settings, toolsets=[NOTES])
     app, _ = build_local(settings, runtime=runtime)
     server = LiveServer(app).start()
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
+    workspace, person = accounts.create_workspace(runtime.store, "Bench workspace", "bench@example.com", "Bea Bench")
+    token = accounts.create_connection(runtime.store, workspace.id, person.id, "Claude on laptop").token
+    return runtime, server, person, token
 
-    store = runtime.store
-    workspace, person = accounts.create_workspace(store, "Bench workspace", "bench@example.com", "Bea Bench")
-    token = accounts.create_connection(store, workspace.id, person.id, "Claude on laptop").token
-    store.write_docs(
-        workspace.id,
+
+def file_cards(runtime, server, person, token: str, first: int, last: int) -> list[str]:
+    """Cards ``first``..``last`` (one note each, published through MCP): their ids."""
+    runtime.store.write_docs(
+        person.workspace_id,
         [
             DocWrite(
                 "note",
@@ -60,22 +66,22 @@ def start(data: Path, cards: int):
                 {"title": f"Supplier payment #{i:03d}", "text": f"Pay Acme Wholesale invoice {i:03d}"},
                 0,
             )
-            for i in range(1, cards + 1)
+            for i in range(first, last + 1)
         ],
     )
 
     async def file() -> list[str]:
         ids = []
         async with mcp_client(f"{server.origin}/mcp", token) as client:
-            for i in range(1, cards + 1):
+            for i in range(first, last + 1):
                 text = (f"Pay Acme Wholesale Ltd. invoice INV-2026-{i:04d}\n1,250.00 from Checking (…4821)\n"
                         f"Memo: October stock, order #{7000 + i}")
                 result = await client.call_tool("publish_note", {"note_id": f"n{i}", "text": text})
                 ids.append(result.structured_content["confirmationId"])
         return ids
 
-    card_ids = asyncio.run(file())
-    return runtime, server, person, card_ids
+    with ThreadPoolExecutor(1) as thread:  # beside playwright's sync API, whose loop runs in this thread
+        return thread.submit(asyncio.run, file()).result()
 
 
 def measure(browser, url: str, state: dict) -> dict:
@@ -147,7 +153,7 @@ def report(name: str, runs: list[dict]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cards", type=int, default=10)
+    parser.add_argument("--cards", type=int, nargs="+", default=[10, 50])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     logging.disable(logging.INFO)  # the server's and the MCP client's request logs
@@ -155,7 +161,7 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="countersign-bench-") as tmp:
-        runtime, server, person, card_ids = start(Path(tmp), args.cards)
+        runtime, server, person, token = start(Path(tmp))
         try:
             with sync_playwright() as p:
                 try:
@@ -173,14 +179,17 @@ def main() -> int:
                     state = login.storage_state()
                     login.close()
 
-                    print(f"server {server.origin}, {len(card_ids)} pending cards, chromium {browser.version}, "
+                    print(f"server {server.origin}, chromium {browser.version}, "
                           f"median of {args.runs} fresh contexts after a warm-up")
-                    for name, url in (
-                        (f"pending list (/confirm, {len(card_ids)} cards)", f"{server.origin}/confirm"),
-                        ("one card (/confirm?card=…)", f"{server.origin}/confirm?card={card_ids[0]}"),
-                    ):
-                        measure(browser, url, state)  # warm-up
-                        report(name, [measure(browser, url, state) for _ in range(args.runs)])
+                    card_ids: list[str] = []
+                    for count in sorted(set(args.cards)):
+                        card_ids += file_cards(runtime, server, person, token, len(card_ids) + 1, count)
+                        pages = [(f"pending list (/confirm, {count} cards)", f"{server.origin}/confirm")]
+                        if count == min(args.cards):
+                            pages.append(("one card (/confirm?card=…)", f"{server.origin}/confirm?card={card_ids[0]}"))
+                        for name, url in pages:
+                            measure(browser, url, state)  # warm-up
+                            report(name, [measure(browser, url, state) for _ in range(args.runs)])
                 finally:
                     browser.close()
         finally:

@@ -9,8 +9,9 @@ row is there; the DynamoDB requests of each whole call and click, which are coun
 issue's goals; the budget reads the same documents at 300 and at 1,000 transactions; the notifier
 wrote exactly one email for the whole run (the first card's; the others were rate limited); a
 started server's frozen heap leaves a full collection less to walk than the same heap thawed.
-``bench/coldstart.py`` (40 s at its smallest) and ``bench/page.py`` (``tests/browser/test_weight.py``
-checks the bytes) are left out.
+``bench/page.py`` shows as many cards as were filed, up to the page's 20, each page under its
+byte budget (``tests/browser/test_weight.py`` checks the exact bytes). ``bench/coldstart.py`` (40 s
+at its smallest) is left out.
 """
 
 from __future__ import annotations
@@ -83,3 +84,13 @@ def test_heap_bench_shows_a_frozen_heap_walks_less():
                     "sweeper  countersign.handlers.sweeper"):
         frozen, walked, _, thawed, _, _ = row(out, process)[len(process):].split()
         assert int(walked) < int(thawed) and int(frozen) > int(walked), (process, frozen, walked, thawed)
+
+
+@pytest.mark.browser
+def test_page_bench_shows_the_cards_filed_under_the_budget():
+    out = bench("bench/page.py", "--cards", "2", "3", "--runs", "1")
+    sections = re.findall(r"^(pending list \(/confirm, \d+ cards\)|one card \(/confirm\?card=…\))\n"
+                          r"  cards shown +(\d+)\n  bytes +[\d,]+ B +\([\d.]+ KiB; budget 30 KiB: (\w+)\)", out, re.M)
+    assert sections == [("pending list (/confirm, 2 cards)", "2", "under"),
+                        ("one card (/confirm?card=…)", "1", "under"),
+                        ("pending list (/confirm, 3 cards)", "3", "under")], out
