@@ -6,8 +6,8 @@ someone measures. So each bench runs here as a user runs it, in its own process,
 take seconds. Times are not checked (they mean nothing at this size, and tests never assert times).
 What is checked is what each bench prints that does not depend on the machine: every table and
 row is there; the DynamoDB requests of each whole call and click, which are counts, are within the
-issue's goals; the budget reads the same documents at 300 and at 1,000 transactions; the notifier
-wrote exactly one email for the whole run (the first card's; the others were rate limited); a
+issue's goals; the budget reads the same documents at 300 and at 1,000 transactions; each
+server's notifier wrote exactly one email in the run (the first card's; the rest were rate limited); a
 started server's frozen heap leaves a full collection less to walk than the same heap thawed.
 ``bench/page.py`` shows as many cards as were filed, up to the page's 20, each page under its
 byte budget (``tests/browser/test_weight.py`` checks the exact bytes). ``bench/coldstart.py`` (40 s
