@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import botocore.client
 import pytest
 from mangum import Mangum
 
@@ -20,6 +19,7 @@ from countersign.toolsets.budget import TOOLSET as BUDGET
 from countersign.toolsets.budget.model import MONTH
 from tests.aws_lambda.conftest import instance_runtime
 from tests.support.apigw import LambdaInstance, LambdaTransport, http_event, response_body
+from tests.support.aws import record_requests
 from tests.support.harness import accept, mcp_client
 
 pytestmark = pytest.mark.anyio
@@ -97,15 +97,7 @@ def stack(aws):
 @pytest.fixture
 def calls(monkeypatch) -> list[tuple[str, dict]]:
     """Every DynamoDB request made (operation, parameters), from where a test clears it."""
-    made: list[tuple[str, dict]] = []
-    real = botocore.client.BaseClient._make_api_call
-
-    def recording(client, operation, params):
-        made.append((operation, params))
-        return real(client, operation, params)
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", recording)
-    return made
+    return record_requests(monkeypatch)
 
 
 async def _restaurants(client) -> tuple[str, dict]:

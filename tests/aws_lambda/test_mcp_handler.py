@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import botocore.client
 import mcp_types as types
 import pytest
 
@@ -13,6 +12,7 @@ from countersign.surfaces.mcp_http import lambda_handler
 from countersign.surfaces.mcp_tools import build_server
 from tests.aws_lambda.conftest import instance_runtime
 from tests.support.apigw import LambdaInstance, LambdaTransport, http_event, response_body
+from tests.support.aws import record_requests
 from tests.support.harness import accept, mcp_client
 
 pytestmark = pytest.mark.anyio
@@ -140,16 +140,9 @@ async def test_a_warm_instance_reads_its_callers_afresh_every_time(aws, stack_te
         return instance.invoke(http_event("POST", "/mcp", headers=headers, body=json.dumps(init)))
 
     assert initialize()["statusCode"] == 200
-    calls: list[str] = []
-    real = botocore.client.BaseClient._make_api_call
-
-    def counting(client, operation, params):
-        calls.append(operation)
-        return real(client, operation, params)
-
-    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", counting)
+    calls = record_requests(monkeypatch)
     assert initialize()["statusCode"] == 200
-    assert calls == ["BatchGetItem"]  # the token, its workspace and its person, in one read
+    assert [operation for operation, _ in calls] == ["BatchGetItem"]  # the token, its workspace and its person
     connection = runtime.store.get_connection_by_token_hash(secret_hash(token))
     runtime.store.revoke_connection(workspace.id, connection.id, runtime.desk.now())
     refused = initialize()

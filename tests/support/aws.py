@@ -135,3 +135,19 @@ def moto_dynamodb_store(table_name: str | None = None, region_name: str = REGION
             yield store
         finally:
             store.close()
+
+
+def record_requests(monkeypatch: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Every AWS request any boto3 client makes from now on, as (operation, parameters), for the
+    rest of the test (``monkeypatch`` undoes it). A test may clear the list where its step begins."""
+    import botocore.client
+
+    made: list[tuple[str, dict[str, Any]]] = []
+    real = botocore.client.BaseClient._make_api_call
+
+    def recording(client: Any, operation: str, params: dict[str, Any]) -> Any:
+        made.append((operation, params))
+        return real(client, operation, params)
+
+    monkeypatch.setattr(botocore.client.BaseClient, "_make_api_call", recording)
+    return made
