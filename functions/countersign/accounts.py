@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 from .core.ids import new_id, new_secret_token
+from .store import checks
 from .store.errors import BadInput
 from .store.interface import Store
 from .store.records import ROLES, Connection, Person, SignInToken, Workspace, secret_hash
@@ -34,9 +35,7 @@ def create_workspace(
 ) -> tuple[Workspace, Person]:
     """A new workspace and its owner."""
     now = _now() if now is None else now
-    name = (name or "").strip()
-    if not name:
-        raise BadInput("name", "a workspace needs a name")
+    name = checks.check_workspace_name(name or "")
     workspace = Workspace(id=new_id("w_"), name=name, created_at=now)
     store.create_workspace(workspace)
     owner = add_person(store, workspace.id, owner_email, "owner", owner_name, now)

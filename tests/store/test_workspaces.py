@@ -59,7 +59,8 @@ def test_rename_workspace_to_exactly_100_characters(store):
     assert store.get_workspace(ws.id).name == "n" * 100
 
 
-@pytest.mark.parametrize("bad", ["", "   ", "\t\n", "x" * 101, " " + "é" * 101 + " "])
+@pytest.mark.parametrize("bad", ["", "   ", "\t\n", "x" * 101, " " + "é" * 101 + " ",
+                                 "Acme\nMail", "Acme\tMail", "Acme\r\nMail", "Acme\u2028Mail", "Acme\x07"])
 def test_rename_workspace_refuses_bad_names_and_keeps_the_old_one(store, bad):
     ws = workspace("Acme")
     store.create_workspace(ws)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from ..core.canonical import canonical_bytes
@@ -24,7 +25,8 @@ def check_role(role: Any) -> None:
 
 
 def check_workspace_name(name: Any) -> str:
-    """The name as stored: stripped, 1 to :data:`MAX_WORKSPACE_NAME` characters."""
+    """The name as stored: stripped, 1 to :data:`MAX_WORKSPACE_NAME` characters, one line (it heads
+    confirm pages and emails)."""
     if not isinstance(name, str):
         raise BadInput("name", "must be a string.")
     name = name.strip()
@@ -32,6 +34,8 @@ def check_workspace_name(name: Any) -> str:
         raise BadInput("name", "a workspace needs a name; it must not be empty.")
     if len(name) > MAX_WORKSPACE_NAME:
         raise BadInput("name", f"{len(name)} characters; a workspace name has at most {MAX_WORKSPACE_NAME}.")
+    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
+        raise BadInput("name", "a workspace name is one line, without tabs, line breaks or control characters.")
     return name
 
 

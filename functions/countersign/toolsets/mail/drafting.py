@@ -18,7 +18,7 @@ from .kinds import KIND_CONTACT, KIND_DESIGN, KIND_LIST
 from .preferences import EMAIL_RE
 from .snapshot import Mail, has_address
 from .text import count, digest, q, recipients_line
-from .validation import check_write_count, validate_name
+from .validation import check_write_count, one_line, validate_name
 
 DRAFTING = setting("ask_before_drafting")
 MAX_IMPORT = 80  # one atomic write per import
@@ -46,14 +46,14 @@ class ImportContactsArgs(Arguments):
 
 
 def contact_data(c: ContactIn) -> dict:
-    address = {k: getattr(c, k).strip() for k in ("line1", "line2", "city", "region", "postal_code", "country")
-               if getattr(c, k)}
+    address = {k: one_line(getattr(c, k)) for k in ("line1", "line2", "city", "region", "postal_code", "country")
+               if one_line(getattr(c, k))}
     if "country" in address:
         address["country"] = address["country"].upper()
     return {
         "name": validate_name(c.name, "contacts.name"),
         "email": c.email.strip().lower(),
-        "company": (c.company or "").strip(),
+        "company": one_line(c.company),
         "address": address,
         "suppressed": False,
     }
@@ -160,7 +160,7 @@ class GenerateDesignImage(MailAction):
 
     def prepare(self, args: GenerateImageArgs, ctx: ActionContext):
         mail = Mail(ctx)
-        prompt = validate_name(args.prompt, "prompt", 500)
+        prompt = validate_name(args.prompt, "prompt", 500, multiline=True)
         image = f"generated://{hashlib.sha256(prompt.encode()).hexdigest()[:16]}.png"
         if (args.design_id is None) == (args.new_design_name is None):
             raise ActionError("Give design_id (a new draft of that design) or new_design_name (a new design).",
@@ -265,7 +265,7 @@ class RewriteWaitingDrafts(MailAction):
         camp = mail.campaign(args.campaign_id)
         if camp.data["status"] == "ended":
             raise ActionError(f"campaign_id: {q(camp.data['name'])} has ended.", field="campaign_id")
-        instructions = validate_name(args.instructions, "instructions", 300)
+        instructions = validate_name(args.instructions, "instructions", 300, multiline=True)
         waiting = [(b, i, p) for b, i, p in mail.pieces(camp.id) if p["status"] == "waiting"]
         if not waiting:
             raise ActionError(f"No drafts are waiting for review on {q(camp.data['name'])}.", field="campaign_id")

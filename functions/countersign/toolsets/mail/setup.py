@@ -14,7 +14,7 @@ from ...store.records import WorkspaceNameWrite
 from .action import MailAction, put
 from .snapshot import Mail
 from .text import address_line, q
-from .validation import check_https_url, validate_name
+from .validation import check_https_url, one_line, validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
@@ -159,7 +159,10 @@ class SetReturnAddress(MailAction):
         mail = Mail(ctx)
         new = {k: (v.strip() if isinstance(v, str) else v) for k, v in args.model_dump(exclude_none=True).items()}
         for key in ("name", "line1", "city", "postal_code"):
-            validate_name(new[key], key)
+            new[key] = validate_name(new[key], key)
+        for key in ("line2", "region"):  # optional: one line too, and may be left empty
+            if key in new:
+                new[key] = one_line(new[key])
         new["country"] = new["country"].upper()
         if not new["country"].isalpha():
             raise ActionError("country: use a two-letter country code such as US or GB.", field="country")

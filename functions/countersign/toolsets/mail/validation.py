@@ -12,15 +12,23 @@ from ...store.interface import MAX_DOC_WRITES
 DOMAIN_RE = re.compile(r"^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 
 
-def validate_name(value: str | None, field_name: str, limit: int = 120) -> str:
-    value = (value or "").strip()
+def validate_name(value: str | None, field_name: str, limit: int = 120, *, multiline: bool = False) -> str:
+    """``value`` as stored: a name (a contact's, a list's, a sender's...) is one line, its runs of
+    spaces, tabs and line breaks made one space, as the budget toolset does with its names; a
+    ``multiline`` text (a prompt, instructions) keeps its line breaks and tabs."""
+    if any(ord(c) < 32 and c not in "\n\r\t" for c in value or ""):
+        raise ActionError(f"{field_name}: contains control characters.", field=field_name)
+    value = (value or "").strip() if multiline else one_line(value)
     if not value:
         raise ActionError(f"{field_name}: must not be empty.", field=field_name)
     if len(value) > limit:
         raise ActionError(f"{field_name}: at most {limit} characters.", field=field_name)
-    if any(ord(c) < 32 and c not in "\n\t" for c in value):
-        raise ActionError(f"{field_name}: contains control characters.", field=field_name)
     return value
+
+
+def one_line(value: str | None) -> str:
+    """``value`` on one line: each run of spaces, tabs and line breaks one space, none at either end."""
+    return " ".join((value or "").split())
 
 
 def check_https_url(value: str, field_name: str) -> None:
