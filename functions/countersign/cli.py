@@ -15,7 +15,7 @@ from pathlib import Path
 from . import accounts, cli_upstream, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
-from .store.errors import StoreUnusable
+from .store.errors import BadInput, StoreUnusable
 
 
 def _settings(args) -> Settings:
@@ -271,7 +271,16 @@ def cmd_verify_receipt(args) -> int:
 
     try:
         with open(args.file, encoding="utf-8") as f:
-            receipt = json.load(f)
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 2
+    try:
+        receipt = json.loads(text)
+    except ValueError as exc:
+        print(f"FAILED: the receipt does not verify: {args.file} is not JSON ({exc})")
+        return 1
+    try:
         report = verify_receipt(receipt, args.server_key)
     except (ReceiptError, ValueError) as exc:
         print(f"FAILED: the receipt does not verify: {exc}")
@@ -374,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
-    except StoreUnusable as exc:
+    except (StoreUnusable, BadInput) as exc:  # BadInput: a name or an email refused, nothing written
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
     except OSError as exc:  # the data folder or a key file cannot be made or read

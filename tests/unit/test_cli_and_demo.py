@@ -140,6 +140,28 @@ def test_unknown_email_exits_2(capsys, tmp_path):
     assert "nobody@example.com" in capsys.readouterr().err
 
 
+
+@pytest.mark.parametrize(("name", "email", "refusal"), [
+    ("Acme\nMail", "a@example.com", "error: name: a workspace name is one line, without tabs, line breaks"),
+    ("   ", "a@example.com", "error: name: a workspace needs a name"),
+    ("Acme", "not an email", "error: email: 'not an email' is not an email address"),
+])
+def test_a_bad_workspace_exits_2_naming_the_problem_and_creates_nothing(capsys, tmp_path, name, email, refusal):
+    data = str(tmp_path / "data")
+    assert cli.main(["workspace", "create", "--data", data, "--name", name, "--owner-email", email]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(refusal) and "Traceback" not in err
+    assert cli.main(["signin-link", "--data", data, "--email", "a@example.com"]) == 2  # no member was created
+
+
+def test_a_connection_name_on_two_lines_exits_2_naming_it(capsys, tmp_path):
+    data = str(tmp_path / "data")
+    assert cli.main(["workspace", "create", "--data", data, "--name", "X", "--owner-email", "a@example.com"]) == 0
+    capsys.readouterr()
+    assert cli.main(["connection", "create", "--data", data, "--email", "a@example.com", "--name", "A\ngent"]) == 2
+    assert capsys.readouterr().err.startswith("error: name: a connection's name is one line")
+
+
 # -- the demo --------------------------------------------------------------------------------------
 
 
@@ -320,3 +342,17 @@ def test_suppression_show_and_lift(capsys, tmp_path):
     captured = capsys.readouterr()
     assert json.loads(captured.out) == {"email": "a@example.com", "suppressed": False, "lifted": False}
     assert "was not suppressed: nothing changed" in captured.err
+
+
+def test_verify_receipt_names_a_missing_or_unreadable_file_and_a_file_that_is_not_json(capsys, tmp_path):
+    missing = tmp_path / "nope.json"
+    assert cli.main(["verify-receipt", str(missing)]) == 2
+    assert capsys.readouterr().err == f"error: cannot read {missing}: No such file or directory\n"
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(b"\xff\xfe\x00")
+    assert cli.main(["verify-receipt", str(binary)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: cannot read {binary}: 'utf-8' codec can't decode")
+    text = tmp_path / "notes.json"
+    text.write_text("not a receipt")
+    assert cli.main(["verify-receipt", str(text)]) == 1
+    assert capsys.readouterr().out.startswith(f"FAILED: the receipt does not verify: {text} is not JSON")
