@@ -11,10 +11,13 @@ call below once *every way*, the ways in a rotating order:
   - a 2026-07-28 question + answer: ``set_category_budget`` from a client that answers yes
     (the question, then the retry carrying the answer: applied).
 
-Before each measured call, the same way makes one read it does not measure (``SETTLE``; on the
-bare server, a ``ping``), so every measured call follows a light read: a call right after a
-commit with fsync, or after a heavy read, is slower on this VM, and each call would otherwise pay
-for whatever its round put before it.
+Each way makes its calls of a round in an order of its own, shuffled (seeded by the round), and
+before each measured call one read it does not measure (``SETTLE``; on the bare server, a
+``ping``), so every measured call follows a light read, and each call follows each other step as
+often: on this VM a call right after a commit with fsync, or after a heavy read, is slower, and
+so is the first call of a way's turn; in a fixed order each call paid for its place. Before the
+first round, each data folder gets a full page of operations, so ``list_operations`` reads the
+same page in every round.
 
 The ways: the real ``mcp`` SDK client over real HTTP to a real server on 127.0.0.1 (the local
 server as ``countersign serve`` runs it, in its own process: the notifier delivers inline after
@@ -36,8 +39,8 @@ held call, one tool call whose only work is one durable write (a SQLite commit w
 card's filing makes) ÷ the same ping — what a write that is on disk before the reply costs.
 
 Throughput and p50/p99 of the lightest budget read of the run (by its latency summed over every
-way; it prints which: ``list_accounts`` or ``list_operations``, within 10 % of each other in the
-rounds, the first lighter called in a loop) at N = 1, 8 and 32 concurrent agents, against
+way; it prints which, ``list_accounts`` in every run since the order is shuffled) at N = 1, 8 and
+32 concurrent agents, against
 a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
 of five interleaved rounds): over real HTTP (both servers in their own process), in process
 (local shape) and in process (Lambda shape). Then head-of-line (``bench/mcp_head_of_line.py``).
@@ -57,6 +60,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import random
 import statistics
 import tempfile
 import time
@@ -98,6 +102,10 @@ YES = {"action": "accept", "content": {"confirm": True}}
 # others did not (docs/benchmarks.md, "What comes before a call").
 SETTLE = "list_lists"
 WARMUP = 3
+# A full page of list_operations before the first round: each answered question adds an operation,
+# so a log filled by the rounds themselves made list_operations light in the first rounds and
+# heavier after (a 9 KB page of 20), and it was taken for the lightest read for rounds it was not.
+OPERATIONS_PAGE = 20
 
 
 def seed(data: Path, port: int) -> str:
@@ -158,6 +166,12 @@ async def categories(way: SdkWay) -> list[str]:
     return [c["id"] for g in listed["groups"] if not g["internal"] for c in g["categories"]]
 
 
+async def fill_operations(way: SdkWay, cats: list[str]) -> None:
+    """A full page of list_operations in the way's data folder (:data:`OPERATIONS_PAGE`)."""
+    for k in range(OPERATIONS_PAGE):
+        await way.ask("set_category_budget", {"category_id": cats[2], "month": "current", "amount": f"{3000 + k}.00"})
+
+
 Times = dict[str, dict[str, list[float]]]  # way → call → seconds, one per measured round
 
 
@@ -176,6 +190,10 @@ async def latency(ways: dict[str, SdkWay | RawWay], cats: list[str], n: int) -> 
                 ("ask + answer set_category_budget", way.ask("set_category_budget", asked)),
                 ("held buy_credits", way.held("buy_credits", {"credits": 10 + k})),
             ]
+            # in an order of its own each round: in a fixed order the first read of each way's turn
+            # paid for the ways before it (0.5 ms more) and the question, after the held call of the
+            # same tool, ran warm (docs/benchmarks.md, "What comes before a call")
+            random.Random(k).shuffle(steps)
             for label, step in steps:
                 await way.read(SETTLE)  # not measured: what comes before each measured call is a read
                 t0 = time.perf_counter()
@@ -233,26 +251,25 @@ async def floor(pairs: dict[str, tuple], n: int) -> None:
     for name, (url, transport) in pairs.items():
         async with contextlib.AsyncExitStack() as stack:
             way = await sdk_way(stack, url, "-", transport)
-            pings, asks, records = [], [], []
+            measured: dict[str, list[float]] = {"ping": [], "confirm": [], "record": []}
             for i in range(n + WARMUP):
-                await way.read("ping")  # not measured, as before each call in the latency rounds
-                t0 = time.perf_counter()
-                await way.read("ping")
-                t1 = time.perf_counter()
-                await way.read("ping")
-                t2 = time.perf_counter()
-                answered = await way.asking.call_tool("confirm", {})
-                assert not answered.is_error and "completed" in str(answered.content), answered
-                t3 = time.perf_counter()
-                await way.read("ping")
-                t4 = time.perf_counter()
-                await way.read("record")
-                if i >= WARMUP:
-                    pings.append(t1 - t0)
-                    asks.append(t3 - t2)
-                    records.append(time.perf_counter() - t4)
+                for tool in random.Random(i).sample(list(measured), len(measured)):  # as the latency rounds
+                    await way.read("ping")  # not measured, as before each call in the latency rounds
+                    t0 = time.perf_counter()
+                    await _bare_call(way, tool)
+                    if i >= WARMUP:
+                        measured[tool].append(time.perf_counter() - t0)
+            pings, asks, records = measured["ping"], measured["confirm"], measured["record"]
         print(f"{name:<34}{statistics.median(pings) * 1000:>10.2f}{statistics.median(asks) * 1000:>17.2f}"
               f"{_over(asks, pings):>7.2f}x{statistics.median(records) * 1000:>11.2f}{_over(records, pings):>7.2f}x")
+
+
+async def _bare_call(way: SdkWay, tool: str) -> None:
+    if tool == "confirm":  # asks, then answers the retry
+        answered = await way.asking.call_tool("confirm", {})
+        assert not answered.is_error and "completed" in str(answered.content), answered
+    else:
+        await way.read(tool)
 
 
 def _over(times: list[float], baseline: list[float]) -> float:
@@ -310,8 +327,7 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         capture = Capture(httpx2.AsyncHTTPTransport())
         ways: dict[str, SdkWay | RawWay] = {"SDK client, real HTTP": await sdk_way(stack, url, token, capture)}
         cats = await categories(ways["SDK client, real HTTP"])  # type: ignore[arg-type]
-        await ways["SDK client, real HTTP"].ask(  # shows Capture the answer round too
-            "set_category_budget", {"category_id": cats[1], "month": "current", "amount": "1.00"})
+        await fill_operations(ways["SDK client, real HTTP"], cats)  # (shows Capture the answer round too)
         raw_http = await stack.enter_async_context(
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30))
         ways["raw HTTP (httpx JSON-RPC)"] = RawWay(RawClient(raw_http, url, capture.templates))
@@ -328,6 +344,7 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
                                                                   LambdaTransport([instance]))
         if await categories(ways["SDK client, in process (ASGI)"]) != cats:  # type: ignore[arg-type]
             raise RuntimeError("the two data folders were seeded differently")
+        await fill_operations(ways["SDK client, in process (ASGI)"], cats)
         bare_local = bare_local_app()
         await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
         heap.settle(collect=True)  # what every app here built, frozen as a server's once it listens
@@ -342,7 +359,7 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         # the app a Lambda instance runs (under Mangum): the work on the loop, one request at a time
         # as far as the work knows (here the agents' calls interleave on the loop, as no instance's do)
         stateless = lambda_app(build_server(lam.desk, lam.state_keys), lam.store)
-        # the lightest over every way, whichever it is this run (list_operations grows as the rounds add operations)
+        # the lightest over every way, whichever it is this run
         tool = min(READS["budget"], key=lambda t: sum(m[f"read {t}"] for m in results.values()))
         await throughput({
             "real HTTP (local server)": ((url, None), (bare_url, None), token),
