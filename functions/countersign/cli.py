@@ -1,5 +1,5 @@
-"""``countersign``: serve | keys | workspace | connection | signin-link | backup | suppression | budget import |
-budget upgrade | upstream | verify-receipt."""
+"""``countersign``: serve | keys | workspace | connection (create, list, revoke) | signin-link | backup |
+suppression | budget import | budget upgrade | upstream | verify-receipt."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import accounts, cli_upstream, settings as settings_mod
+from . import accounts, cli_connections, cli_upstream, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
 from .store.errors import BadInput, StoreUnusable
@@ -317,7 +317,8 @@ def parser() -> argparse.ArgumentParser:
 
     for name, helptext in (("workspace", "manage workspaces"), ("connection", "manage agent connections")):
         group = sub.add_parser(name, help=helptext).add_subparsers(dest="action", required=True)
-        create = group.add_parser("create")
+        create = group.add_parser("create", help="a workspace and its owner" if name == "workspace"
+                                  else "an agent connection for a member; prints its token once")
         create.add_argument("--data")
         create.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
         if name == "workspace":
@@ -329,6 +330,7 @@ def parser() -> argparse.ArgumentParser:
             create.add_argument("--email", required=True, help="the member who authorises this agent")
             create.add_argument("--name", required=True, help='a name such as "Claude on laptop"')
             create.set_defaults(func=cmd_connection_create)
+            cli_connections.add_parsers(group)
 
     save = sub.add_parser("backup", help="copy the SQLite database (recent commits included) while it runs")
     save.add_argument("dest", metavar="DEST",

@@ -19,3 +19,15 @@ def store(request, tmp_path):
 
         with moto_dynamodb_store() as s:
             yield s
+
+
+def principal_by_token(store, token: str):
+    """The principal an agent's connection token acts as (its connection, workspace and member)."""
+    from countersign.gate.context import Principal
+    from countersign.store.records import secret_hash
+
+    connection = store.get_connection_by_token_hash(secret_hash(token))
+    assert connection is not None, "the agent token does not authenticate"
+    workspace = store.get_workspace(connection.workspace_id)
+    person = store.get_person(connection.workspace_id, connection.person_id)
+    return Principal(workspace, person, connection)

@@ -21,6 +21,7 @@ from countersign.runtime import build
 from countersign.store.records import secret_hash
 from countersign.store.sqlite import SQLiteStore
 from countersign.surfaces.local import seed_demo
+from tests.support.stores import principal_by_token
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_KEYS = {"mcp_url", "agent_token", "person_email", "confirm_url", "signin_url"}
@@ -171,12 +172,7 @@ def _read(runtime, name: str, ctx: ActionContext, **args) -> dict:
 
 
 def _principal(runtime, token: str) -> Principal:
-    store = runtime.store
-    connection = store.get_connection_by_token_hash(secret_hash(token))
-    assert connection is not None, "the demo agent token does not authenticate"
-    workspace = store.get_workspace(connection.workspace_id)
-    person = store.get_person(connection.workspace_id, connection.person_id)
-    return Principal(workspace, person, connection)
+    return principal_by_token(runtime.store, token)
 
 
 def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):

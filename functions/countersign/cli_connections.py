@@ -1,0 +1,68 @@
+"""``countersign connection list`` and ``revoke``: a member's agent connections as the confirm
+page's Connections section shows them, and revoking one there or here alike: every token of it
+stops at once, and the cards it filed that still wait are withdrawn."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def cmd_connection_list(args) -> int:
+    from .cli import _store
+    from .surfaces.api.connections import connection_view
+
+    _settings, store = _store(args)
+    person = store.get_person_by_email(args.email)
+    if person is None:
+        print(f"error: no member with email {args.email!r}", file=sys.stderr)
+        return 2
+    used = store.connections_last_used(person.workspace_id)
+    grants = {g.connection_id: g for g in store.list_oauth_grants(person.workspace_id, person.id)}
+    print(json.dumps([connection_view(c, used.get(c.id), grants.get(c.id))
+                      for c in store.list_connections(person.workspace_id, person.id)], indent=2))
+    return 0
+
+
+def cmd_connection_revoke(args) -> int:
+    from .cli import _settings
+    from .oauth.grants import revoke_connection
+    from .runtime import build
+    from .store.errors import BadInput, NotFound
+    from .surfaces.api.connections import connection_view
+
+    runtime = build(_settings(args))
+    store = runtime.store
+    person = store.get_person_by_email(args.email)
+    if person is None:
+        print(f"error: no member with email {args.email!r}", file=sys.stderr)
+        return 2
+    try:
+        connection = store.get_connection(person.workspace_id, args.connection_id)
+    except (NotFound, BadInput):
+        connection = None
+    if connection is None or connection.person_id != person.id:  # another member's reads as unknown
+        print(f"error: {args.email} has no connection {args.connection_id!r}; `connection list` shows theirs",
+              file=sys.stderr)
+        return 2
+    withdrawn = 0
+    if connection.revoked:
+        print("# this connection was revoked already: nothing changed", file=sys.stderr)
+    else:
+        connection, withdrawn = revoke_connection(runtime.desk, person.workspace_id, connection, actor="system",
+                                                  channel="system")
+    print(json.dumps({"connection": connection_view(connection), "withdrawn_cards": withdrawn}, indent=2))
+    return 0
+
+
+def add_parsers(group) -> None:
+    """``list`` and ``revoke`` beside ``connection create`` (``group``: its subparsers)."""
+    listing = group.add_parser("list", help="a member's connections: name, when made and last used, revoked or not")
+    revoking = group.add_parser("revoke", help="revoke a member's connection: its token stops at once, and the "
+                                               "cards it filed that still wait are withdrawn")
+    revoking.add_argument("connection_id", metavar="CONNECTION_ID", help="its id (k_…), from `connection list`")
+    for parser, func in ((listing, cmd_connection_list), (revoking, cmd_connection_revoke)):
+        parser.add_argument("--email", required=True, help="the member whose connections these are")
+        parser.add_argument("--data")
+        parser.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        parser.set_defaults(func=func)
