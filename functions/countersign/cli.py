@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import accounts, cli_connections, cli_upstream, settings as settings_mod
+from . import accounts, cli_connections, cli_receipts, cli_upstream, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
 from .store.errors import BadInput, StoreUnusable
@@ -35,6 +35,14 @@ def _settings(args) -> Settings:
             if recorded:
                 env["COUNTERSIGN_PUBLIC_URL"] = recorded
     return settings_mod.load(env)
+
+
+def member(store, email: str):
+    """The member with ``email``, or None once it has said there is none (the command exits 2)."""
+    person = store.get_person_by_email(email)
+    if person is None:
+        print(f"error: no member with email {email!r}", file=sys.stderr)
+    return person
 
 
 def cmd_keys(args) -> int:
@@ -90,9 +98,8 @@ def cmd_workspace_create(args) -> int:
 
 def cmd_connection_create(args) -> int:
     s, store = _store(args)
-    person = store.get_person_by_email(args.email)
+    person = member(store, args.email)
     if person is None:
-        print(f"error: no member with email {args.email!r}", file=sys.stderr)
         return 2
     new = accounts.create_connection(store, person.workspace_id, person.id, args.name)
     print(
@@ -104,9 +111,8 @@ def cmd_connection_create(args) -> int:
 
 def cmd_signin_link(args) -> int:
     s, store = _store(args)
-    person = store.get_person_by_email(args.email)
+    person = member(store, args.email)
     if person is None:
-        print(f"error: no member with email {args.email!r}", file=sys.stderr)
         return 2
     token = accounts.mint_signin_token(store, person)
     print(f"{s.public_url}/signin#token={token}")
@@ -224,9 +230,8 @@ def cmd_budget_import(args) -> int:
     if not email:
         print("error: --email is required (no demo.json in the data folder names a member)", file=sys.stderr)
         return 2
-    person = store.get_person_by_email(email)
+    person = member(store, email)
     if person is None:
-        print(f"error: no member with email {email!r}", file=sys.stderr)
         return 2
     path = Path(args.file).expanduser()
     try:
@@ -260,37 +265,6 @@ def cmd_budget_upgrade(args) -> int:
         print("error: --email must name a member of the workspace to upgrade", file=sys.stderr)
         return 2
     print(json.dumps({"workspace_id": person.workspace_id, "moved": upgrade(store, person.workspace_id)}))
-    return 0
-
-
-def cmd_verify_receipt(args) -> int:
-    """Check a completed card's receipt offline (docs/passkeys.md) and say what it proves."""
-    import json
-
-    from .passkeys.receipts import ReceiptError, verify_receipt
-
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"error: cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
-        return 2
-    try:
-        receipt = json.loads(text)
-    except ValueError as exc:
-        print(f"FAILED: the receipt does not verify: {args.file} is not JSON ({exc})")
-        return 1
-    try:
-        report = verify_receipt(receipt, args.server_key)
-    except (ReceiptError, ValueError) as exc:
-        print(f"FAILED: the receipt does not verify: {exc}")
-        return 1
-    print(f"OK: the receipt verifies.\nKind: {report.kind}.\nIt proves:")
-    for line in report.proves:
-        print(f"  - {line}")
-    print("It does not prove:")
-    for line in report.does_not_prove:
-        print(f"  - {line}")
     return 0
 
 
@@ -345,11 +319,7 @@ def parser() -> argparse.ArgumentParser:
     link.add_argument("--store")
     link.set_defaults(func=cmd_signin_link)
 
-    verify = sub.add_parser("verify-receipt", help="check a completed card's receipt offline")
-    verify.add_argument("file", metavar="FILE", help="the receipt JSON downloaded from the confirm page")
-    verify.add_argument("--server-key", help="the deployment's public key (base64url) to trust instead of the "
-                                            "receipt's own copy")
-    verify.set_defaults(func=cmd_verify_receipt)
+    cli_receipts.add_parser(sub)
 
     suppression = sub.add_parser("suppression", help="show or lift the suppression of an address that bounced")
     suppression.add_argument("action", choices=("show", "lift"),

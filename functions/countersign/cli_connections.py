@@ -9,13 +9,12 @@ import sys
 
 
 def cmd_connection_list(args) -> int:
-    from .cli import _store
+    from .cli import _store, member
     from .surfaces.api.connections import connection_view
 
     _settings, store = _store(args)
-    person = store.get_person_by_email(args.email)
+    person = member(store, args.email)
     if person is None:
-        print(f"error: no member with email {args.email!r}", file=sys.stderr)
         return 2
     used = store.connections_last_used(person.workspace_id)
     grants = {g.connection_id: g for g in store.list_oauth_grants(person.workspace_id, person.id)}
@@ -25,7 +24,7 @@ def cmd_connection_list(args) -> int:
 
 
 def cmd_connection_revoke(args) -> int:
-    from .cli import _settings
+    from .cli import _settings, member
     from .oauth.grants import revoke_connection
     from .runtime import build
     from .store.errors import BadInput, NotFound
@@ -33,9 +32,8 @@ def cmd_connection_revoke(args) -> int:
 
     runtime = build(_settings(args))
     store = runtime.store
-    person = store.get_person_by_email(args.email)
+    person = member(store, args.email)
     if person is None:
-        print(f"error: no member with email {args.email!r}", file=sys.stderr)
         return 2
     try:
         connection = store.get_connection(person.workspace_id, args.connection_id)

@@ -10,16 +10,15 @@ import sys
 
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
-    from .cli import _settings
+    from .cli import _settings, member
     from .gate.actions import ActionError
     from .runtime import build
     from .toolsets.gateway import requests
 
     s = _settings(args)
     runtime = build(s)
-    person = runtime.store.get_person_by_email(args.email)
+    person = member(runtime.store, args.email)
     if person is None:
-        print(f"error: no member with email {args.email!r}", file=sys.stderr)
         return 2
     if person.role not in ("owner", "admin"):
         print("error: only a workspace's owners and admins manage its upstream servers", file=sys.stderr)
