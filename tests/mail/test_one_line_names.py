@@ -41,8 +41,9 @@ def test_an_imported_contact_and_its_new_list_are_stored_on_one_line(world):
 def test_a_name_of_only_spaces_and_line_breaks_is_refused_as_empty(world):
     before = [d.version for d in world.store.list_docs(world.ws, KIND_CONTACT)]
     for name, args, message in (
-        ("import_contacts", {"contacts": [{"name": "\n\t ", "email": "b@x.example"}]},
-         "contacts.name: must not be empty."),
+        ("import_contacts", {"contacts": [{"name": "Bo", "email": "b@x.example"},
+                                          {"name": "\n\t ", "email": "c@x.example"}]},
+         "contacts[1].name: must not be empty."),
         ("create_campaign", {"name": "\r\n"}, "name: must not be empty."),
     ):
         with pytest.raises(ActionError) as refused:

@@ -45,13 +45,14 @@ class ImportContactsArgs(Arguments):
     new_list_name: str | None = Field(default=None, max_length=120, description="Or create a list with this name")
 
 
-def contact_data(c: ContactIn) -> dict:
+def contact_data(c: ContactIn, at: str) -> dict:
+    """A contact as stored; ``at`` names it in a refusal (``contacts[2]``)."""
     address = {k: one_line(getattr(c, k)) for k in ("line1", "line2", "city", "region", "postal_code", "country")
                if one_line(getattr(c, k))}
     if "country" in address:
         address["country"] = address["country"].upper()
     return {
-        "name": validate_name(c.name, "contacts.name"),
+        "name": validate_name(c.name, f"{at}.name"),
         "email": c.email.strip().lower(),
         "company": one_line(c.company),
         "address": address,
@@ -75,7 +76,7 @@ class ImportContacts(MailAction):
         by_email = {c.data.get("email", "").lower(): c for c in mail.contacts.values()}
         new, existing, seen = [], [], set()
         for i, c in enumerate(args.contacts):
-            data = contact_data(c)
+            data = contact_data(c, f"contacts[{i}]")
             if not EMAIL_RE.fullmatch(data["email"]):
                 raise ActionError(
                     f"contacts[{i}].email: {c.email!r} is not an email address.", field=f"contacts[{i}].email"
