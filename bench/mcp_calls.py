@@ -38,6 +38,11 @@ trivial ``ping`` — no server can answer a question in two rounds for less than
 held call, one tool call whose only work is one durable write (a SQLite commit with fsync, as the
 card's filing makes) ÷ the same ping — what a write that is on disk before the reply costs.
 
+Then, for the SDK client's ways, a held call and a question ÷ their floor here
+(``bench/mcp_floors.py``): the lightest read plus what one durable commit adds on the bare
+server, and for the question a second read plus what the bare server's question adds over two
+pings. What is above 1.0 there is the gate's own work.
+
 Throughput and p50/p99 of the lightest budget read of the run (by its latency summed over every
 way; it prints which, ``list_accounts`` in every run since the order is shuffled) at N = 1, 8 and
 32 concurrent agents, against
@@ -70,6 +75,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 import httpx2  # noqa: E402
+from mcp_floors import floor, print_over_floors  # noqa: E402
 from mcp_servers import (  # noqa: E402
     BareStateless,
     Capture,
@@ -239,44 +245,6 @@ def print_latency(times: Times, n: int) -> dict[str, dict[str, float]]:
     return results
 
 
-async def floor(pairs: dict[str, tuple], n: int) -> None:
-    """What the protocol and the disk cost with no work at all, on a bare SDK server: its 2026
-    question + answer (``confirm``: asks, then answers the retry) and one durable write
-    (``record``: one SQLite commit with fsync, as a held call's filing makes) ÷ its trivial
-    ``ping``, the same client, the same round (medians over ``n`` rounds). ``pairs``: way → (URL,
-    transport)."""
-    print(f"\nthe floors: a bare MCP SDK server's question + answer, and one durable write, ÷ its ping "
-          f"(SDK client, median over {n} rounds)")
-    print(f"{'way':<34}{'ping ms':>10}{'ask + answer ms':>17}{'ratio':>8}{'record ms':>11}{'ratio':>8}")
-    for name, (url, transport) in pairs.items():
-        async with contextlib.AsyncExitStack() as stack:
-            way = await sdk_way(stack, url, "-", transport)
-            measured: dict[str, list[float]] = {"ping": [], "confirm": [], "record": []}
-            for i in range(n + WARMUP):
-                for tool in random.Random(i).sample(list(measured), len(measured)):  # as the latency rounds
-                    await way.read("ping")  # not measured, as before each call in the latency rounds
-                    t0 = time.perf_counter()
-                    await _bare_call(way, tool)
-                    if i >= WARMUP:
-                        measured[tool].append(time.perf_counter() - t0)
-            pings, asks, records = measured["ping"], measured["confirm"], measured["record"]
-        print(f"{name:<34}{statistics.median(pings) * 1000:>10.2f}{statistics.median(asks) * 1000:>17.2f}"
-              f"{_over(asks, pings):>7.2f}x{statistics.median(records) * 1000:>11.2f}{_over(records, pings):>7.2f}x")
-
-
-async def _bare_call(way: SdkWay, tool: str) -> None:
-    if tool == "confirm":  # asks, then answers the retry
-        answered = await way.asking.call_tool("confirm", {})
-        assert not answered.is_error and "completed" in str(answered.content), answered
-    else:
-        await way.read(tool)
-
-
-def _over(times: list[float], baseline: list[float]) -> float:
-    """The median over rounds of each time ÷ its own round's baseline."""
-    return statistics.median(t / b for t, b in zip(times, baseline, strict=True))
-
-
 async def _throughput(url: str, token: str, tool: str, agents: int, calls: int, transport=None):
     """(calls per second, p50 ms, p99 ms) of ``agents`` concurrent clients making ``calls`` calls each."""
     times: list[float] = []
@@ -353,9 +321,11 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         for label, folder in (("real server", data), ("in process", local)):
             print(f"emails written to {label}/outbox: {len(list((folder / 'outbox').glob('*.eml')))}")
 
-        await floor({"bare SDK server, real HTTP": (bare_url, None),
-                     "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
-                     "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}, n)
+        floors = await floor({
+            "bare SDK server, real HTTP": (bare_url, None),
+            "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
+            "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}, n, WARMUP)
+        print_over_floors(results, {way: lightest(m, "budget")[1] for way, m in results.items()}, floors)
         # the app a Lambda instance runs (under Mangum): the work on the loop, one request at a time
         # as far as the work knows (here the agents' calls interleave on the loop, as no instance's do)
         stateless = lambda_app(build_server(lam.desk, lam.state_keys), lam.store)

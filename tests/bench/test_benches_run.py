@@ -47,9 +47,13 @@ def test_mcp_bench_prints_every_table():
     out = bench("bench/mcp.py", "--n", "2", "--rounds", "1", "--window", "8", "--ledger", "300")
     for way in ("SDK client, real HTTP", "raw HTTP (httpx JSON-RPC)", "SDK client, in process (ASGI)",
                 "SDK client, Mangum (Lambda shape)"):
-        latency, reads = [line for line in out.splitlines() if line.startswith(way + " ")]  # two tables
+        latency, reads, *over_floor = [line for line in out.splitlines() if line.startswith(way + " ")]
         assert len(re.findall(RATIO, latency)) == 3, latency  # held, question + answer, held mail
         assert len(re.findall(r"\d+\.\d\d", reads)) == 10, reads  # every read of both toolsets
+        if way.startswith("SDK client"):  # held and question ÷ their floor (raw HTTP has no bare twin)
+            assert len(over_floor) == 1 and len(re.findall(RATIO, over_floor[0])) == 2, over_floor
+        else:
+            assert over_floor == [], over_floor
     assert row(out, "emails written to real server/outbox:").endswith(": 1")
     assert row(out, "emails written to in process/outbox:").endswith(": 1")
     for way in ("real HTTP", "in process (ASGI)", "stateless (Lambda)"):
