@@ -44,7 +44,7 @@ server, and for the question a second read plus what the bare server's question 
 pings. What is above 1.0 there is the gate's own work.
 
 Throughput and p50/p99 of the lightest budget read of the run (by its latency summed over every
-way; it prints which, ``list_accounts`` in every run since the order is shuffled) at N = 1, 8 and
+way; it prints which: ``list_accounts`` in every run so far with the shuffled order) at N = 1, 8 and
 32 concurrent agents, against
 a bare ``mcp`` SDK server with one trivial tool on the same transport, in the same shape (medians
 of five interleaved rounds): over real HTTP (both servers in their own process), in process

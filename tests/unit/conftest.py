@@ -3,6 +3,7 @@ keyring the ticket tests (test_ticket_*.py) sign and verify with."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -25,3 +26,10 @@ def pytest_collection_modifyitems(config, items):
 def ring() -> Keyring:
     """A keyring of the ticket tests' SECRET_A (tests/unit/tickets.py)."""
     return Keyring.from_secrets([SECRET_A])
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    """The CLI reads the process environment: start without any COUNTERSIGN_ variable."""
+    for name in [n for n in os.environ if n.startswith("COUNTERSIGN_")]:
+        monkeypatch.delenv(name, raising=False)

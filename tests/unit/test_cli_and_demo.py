@@ -16,7 +16,7 @@ import pytest
 from countersign import accounts, cli, settings as settings_mod
 from countersign.core.tickets import Keyring
 from countersign.gate.ask import request_card
-from countersign.gate.context import ActionContext, Principal
+from countersign.gate.context import ActionContext
 from countersign.runtime import build
 from countersign.store.records import secret_hash
 from countersign.store.sqlite import SQLiteStore
@@ -27,12 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEMO_KEYS = {"mcp_url", "agent_token", "person_email", "confirm_url", "signin_url"}
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch):
-    """The CLI reads the process environment: start every test without any COUNTERSIGN_ variable."""
-    for name in list(os.environ):
-        if name.startswith("COUNTERSIGN_"):
-            monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("clean_env")  # the CLI reads the environment (tests/unit/conftest.py)
 
 
 def _out_json(capsys) -> dict:
@@ -141,7 +136,6 @@ def test_unknown_email_exits_2(capsys, tmp_path):
     assert "nobody@example.com" in capsys.readouterr().err
 
 
-
 @pytest.mark.parametrize(("name", "email", "refusal"), [
     ("Acme\nMail", "a@example.com", "error: name: a workspace name is one line, without tabs, line breaks"),
     ("   ", "a@example.com", "error: name: a workspace needs a name"),
@@ -171,10 +165,6 @@ def _read(runtime, name: str, ctx: ActionContext, **args) -> dict:
     return read.run(read.parse(args), ctx)
 
 
-def _principal(runtime, token: str) -> Principal:
-    return principal_by_token(runtime.store, token)
-
-
 def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     data = tmp_path / "data"
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
@@ -192,7 +182,7 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     assert info["confirm_url"] == settings.pending_url
     assert info["signin_url"].startswith("http://localhost:8000/signin#token=")
 
-    principal = _principal(runtime, info["agent_token"])
+    principal = principal_by_token(runtime.store, info["agent_token"])
     assert principal.person.email == info["person_email"]
     ctx = ActionContext(runtime.store, principal.workspace, principal.person, principal.connection, runtime.desk.now())
 
@@ -230,7 +220,7 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     assert again["person_email"] == info["person_email"]
     assert again["signin_url"] != info["signin_url"], "each start mints a fresh sign-in link"
 
-    principal2 = _principal(restarted, again["agent_token"])
+    principal2 = principal_by_token(restarted.store, again["agent_token"])
     assert principal2.connection.id == principal.connection.id
     assert principal2.workspace.id == principal.workspace.id
     assert [p.id for p in restarted.store.list_persons(principal.workspace.id)] == [principal.person.id]

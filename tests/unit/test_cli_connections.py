@@ -4,7 +4,6 @@ from the command line."""
 from __future__ import annotations
 
 import json
-import os
 
 import anyio
 import pytest
@@ -16,13 +15,6 @@ from countersign.runtime import build
 from countersign.surfaces.local import seed_demo
 from countersign.surfaces.mcp_auth import REVOKED, BearerAuth
 from tests.support.stores import principal_by_token
-
-
-@pytest.fixture
-def clean_env(monkeypatch):
-    """The CLI reads the process environment: no COUNTERSIGN_ variable of this machine's."""
-    for name in [n for n in os.environ if n.startswith("COUNTERSIGN_")]:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -31,6 +31,12 @@ def _joins_script(before: str, after: str) -> bool:
     return bool(before) and bool(after) and ok(before) and ok(after)
 
 
+def one_line(text: str | None) -> str:
+    """``text`` as a name is stored: each run of spaces, tabs and line breaks one space, none at
+    either end (what a preview then shows of it is :func:`plain_line`)."""
+    return " ".join((text or "").split())
+
+
 def plain_line(text: str) -> str:
     """One line of preview text as a person should see it: control characters and line breaks
     become spaces, and characters nobody can see are shown as ``[U+XXXX]``."""

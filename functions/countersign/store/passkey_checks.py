@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from ..core.preview import one_line
 from .errors import BadInput
 from .records import Passkey, PasskeyChallenge
 
@@ -14,7 +15,7 @@ MAX_PASSKEY_NAME = 64
 def check_passkey_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
         raise BadInput("name", "a passkey needs a name; it must not be empty.")
-    name = " ".join(name.split())
+    name = one_line(name)
     if len(name) > MAX_PASSKEY_NAME:
         raise BadInput("name", f"{len(name)} characters; a passkey name has at most {MAX_PASSKEY_NAME}.")
     return name

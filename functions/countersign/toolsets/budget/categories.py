@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.ids import new_id
-from ...core.preview import Preview
+from ...core.preview import Preview, one_line
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import BudgetAction, title_to_summary
 from .model import MAX_CATEGORIES, BudgetPlan, Ledger, ledger_of, too_many_categories
@@ -15,7 +15,7 @@ MAX_NAME = 100
 
 
 def _name(value: str | None, field: str) -> str:
-    name = " ".join((value or "").split())
+    name = one_line(value)
     if not name:
         raise ActionError(f"{field}: a category needs a name.", field=field)
     if len(name) > MAX_NAME:

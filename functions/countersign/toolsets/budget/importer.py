@@ -20,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ...core.ids import new_id
+from ...core.preview import one_line
 from ...gate.actions import ActionContext
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
@@ -127,7 +128,7 @@ def parse_date(text: str, line: int, style: str) -> str:
 
 
 def _clean(value: Any) -> str:
-    return " ".join(str(value or "").split())
+    return one_line(str(value or ""))
 
 
 def parse_register(text: str) -> Parsed:

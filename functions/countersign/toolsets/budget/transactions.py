@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...core.preview import Preview
+from ...core.preview import Preview, one_line
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .layout import new_txn_id
@@ -28,7 +28,7 @@ MAX_TEXT = 500
 
 
 def _text(value: str | None, field: str, *, required: bool = False, limit: int = MAX_TEXT) -> str:
-    text = " ".join((value or "").split())
+    text = one_line(value)
     if required and not text:
         raise ActionError(f"{field}: must not be empty.", field=field)
     if len(text) > limit:

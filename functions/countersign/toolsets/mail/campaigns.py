@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ...core.preview import Preview
+from ...core.preview import Preview, one_line
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Phase, Step
 from ...store.records import Doc, DocWrite
 from .action import MailAction, put
@@ -36,7 +36,7 @@ def _skipped_lines(skipped: dict[str, int]) -> list[str]:
 
 
 def _excerpt(text: str, limit: int = 120) -> str:
-    text = " ".join((text or "").split())
+    text = one_line(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -47,8 +47,8 @@ class ImportContactsArgs(Arguments):
 
 def contact_data(c: ContactIn, at: str) -> dict:
     """A contact as stored; ``at`` names it in a refusal (``contacts[2]``)."""
-    address = {k: one_line(getattr(c, k)) for k in ("line1", "line2", "city", "region", "postal_code", "country")
-               if one_line(getattr(c, k))}
+    given = {k: one_line(getattr(c, k)) for k in ("line1", "line2", "city", "region", "postal_code", "country")}
+    address = {k: v for k, v in given.items() if v}
     if "country" in address:
         address["country"] = address["country"].upper()
     return {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from ...core.preview import one_line
 from ...gate.actions import ActionError
 from ...store.interface import MAX_DOC_WRITES
 
@@ -24,11 +25,6 @@ def validate_name(value: str | None, field_name: str, limit: int = 120, *, multi
     if len(value) > limit:
         raise ActionError(f"{field_name}: at most {limit} characters.", field=field_name)
     return value
-
-
-def one_line(value: str | None) -> str:
-    """``value`` on one line: each run of spaces, tabs and line breaks one space, none at either end."""
-    return " ".join((value or "").split())
 
 
 def check_https_url(value: str, field_name: str) -> None:
