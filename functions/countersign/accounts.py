@@ -33,24 +33,31 @@ def _email(value: str) -> str:
 def create_workspace(
     store: Store, name: str, owner_email: str, owner_name: str = "", now: int | None = None
 ) -> tuple[Workspace, Person]:
-    """A new workspace and its owner."""
+    """A new workspace and its owner, in one transaction: an owner's email that already belongs
+    to a member (:class:`Conflict`) leaves no workspace behind."""
     now = _now() if now is None else now
     name = checks.check_workspace_name(name or "")
     workspace = Workspace(id=new_id("w_"), name=name, created_at=now)
-    store.create_workspace(workspace)
-    owner = add_person(store, workspace.id, owner_email, "owner", owner_name, now)
+    owner = _person(workspace.id, owner_email, "owner", owner_name, now)
+    store.create_workspace(workspace, owner)
     return workspace, owner
 
 
 def add_person(
     store: Store, workspace_id: str, email: str, role: str = "member", name: str = "", now: int | None = None
 ) -> Person:
-    if role not in ROLES:
-        raise BadInput("role", f"{role!r} is not a role; roles are {', '.join(ROLES)}")
-    person = Person(id=new_id("p_"), workspace_id=workspace_id, email=_email(email), role=role, name=name,
-                    created_at=_now() if now is None else now)
+    """A new member of an existing workspace (:class:`NotFound` if there is none with that id;
+    :class:`Conflict` if the email already belongs to a member, of this workspace or another)."""
+    person = _person(workspace_id, email, role, name, _now() if now is None else now)
     store.create_person(person)
     return person
+
+
+def _person(workspace_id: str, email: str, role: str, name: str | None, now: int) -> Person:
+    if role not in ROLES:
+        raise BadInput("role", f"{role!r} is not a role; roles are {', '.join(ROLES)}")
+    return Person(id=new_id("p_"), workspace_id=workspace_id, email=_email(email), role=role,
+                  name=(name or "").strip(), created_at=now)
 
 
 @dataclass(frozen=True)

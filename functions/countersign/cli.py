@@ -1,5 +1,5 @@
-"""``countersign``: serve | keys | workspace | connection (create, list, revoke) | signin-link | backup |
-suppression | budget import | budget upgrade | upstream | verify-receipt."""
+"""``countersign``: serve | keys | workspace | member (list, add) | connection (create, list, revoke) |
+signin-link | backup | suppression | budget import | budget upgrade | upstream | verify-receipt."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import sys
 import time
 from pathlib import Path
 
-from . import accounts, cli_connections, cli_receipts, cli_upstream, settings as settings_mod
+from . import accounts, cli_connections, cli_members, cli_receipts, cli_upstream, settings as settings_mod
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
-from .store.errors import BadInput, StoreUnusable
+from .store.errors import BadInput, Conflict, StoreUnusable
 
 
 def _settings(args) -> Settings:
@@ -305,6 +305,8 @@ def parser() -> argparse.ArgumentParser:
             create.add_argument("--name", required=True, help='a name such as "Claude on laptop"')
             create.set_defaults(func=cmd_connection_create)
             cli_connections.add_parsers(group)
+        if name == "workspace":
+            cli_members.add_parser(sub)
 
     save = sub.add_parser("backup", help="copy the SQLite database (recent commits included) while it runs")
     save.add_argument("dest", metavar="DEST",
@@ -355,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"configuration error: {exc}", file=sys.stderr)
         return 2
-    except (StoreUnusable, BadInput) as exc:  # BadInput: a name or an email refused, nothing written
+    except (StoreUnusable, BadInput, Conflict) as exc:  # a name or an email refused: nothing written
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
     except OSError as exc:  # the data folder or a key file cannot be made or read

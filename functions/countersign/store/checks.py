@@ -12,6 +12,7 @@ from .records import DEFAULT_WORKSPACE_SETTINGS, MAX_ARGUMENTS_BYTES, ROLES, Doc
 
 PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
 MAX_WORKSPACE_NAME = 100
+MAX_PERSON_NAME = 100
 
 
 def email_key(email: str) -> str:
@@ -34,9 +35,33 @@ def check_workspace_name(name: Any) -> str:
         raise BadInput("name", "a workspace needs a name; it must not be empty.")
     if len(name) > MAX_WORKSPACE_NAME:
         raise BadInput("name", f"{len(name)} characters; a workspace name has at most {MAX_WORKSPACE_NAME}.")
-    if any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in name):
+    if not _one_line(name):
         raise BadInput("name", "a workspace name is one line, without tabs, line breaks or control characters.")
     return name
+
+
+def check_person_name(name: Any) -> None:
+    """A member's name (it greets them in emails and names them on the page): at most
+    :data:`MAX_PERSON_NAME` characters on one line; empty is allowed (no name given)."""
+    if not isinstance(name, str):
+        raise BadInput("name", "must be a string.")
+    if len(name) > MAX_PERSON_NAME:
+        raise BadInput("name", f"{len(name)} characters; a member's name has at most {MAX_PERSON_NAME}.")
+    if not _one_line(name) or name != name.strip():
+        raise BadInput("name", "a member's name is one line, without tabs, line breaks, control characters or "
+                               "spaces around it.")
+
+
+def check_new_person(person: Any, workspace_id: str | None = None) -> None:
+    """A person about to be created (``workspace_id``: the new workspace it is to be the owner of)."""
+    check_role(person.role)
+    check_person_name(person.name)
+    if workspace_id is not None and person.workspace_id != workspace_id:
+        raise BadInput("owner", "the owner must be a person of the workspace being created.")
+
+
+def _one_line(text: str) -> bool:
+    return not any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
 
 
 def check_settings(changes: dict[str, Any]) -> None:
@@ -61,6 +86,8 @@ def check_person_changes(changes: dict[str, Any]) -> None:
             raise BadInput(name, f"must be a {PERSON_CHANGES[name].__name__}.")
     if "role" in changes:
         check_role(changes["role"])
+    if "name" in changes:
+        check_person_name(changes["name"])
 
 
 def check_arguments(arguments: Any) -> None:

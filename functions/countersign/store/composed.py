@@ -73,8 +73,8 @@ class ComposedStore(Store):
 
     # -- AccountStore (accounts) ------------------------------------------------
 
-    def create_workspace(self, workspace: Workspace) -> None:
-        return self._accounts.create_workspace(workspace)
+    def create_workspace(self, workspace: Workspace, owner: Person | None = None) -> None:
+        return self._accounts.create_workspace(workspace, owner)
 
     def get_workspace(self, workspace_id: str) -> Workspace:
         return self._accounts.get_workspace(workspace_id)

@@ -89,8 +89,10 @@ class AccountStore(abc.ABC):
     # -- workspaces -------------------------------------------------------------------------------
 
     @abc.abstractmethod
-    def create_workspace(self, workspace: Workspace) -> None:
-        """Create; :class:`Conflict` if the id exists."""
+    def create_workspace(self, workspace: Workspace, owner: Person | None = None) -> None:
+        """Create, with its first member ``owner`` (a person of this workspace) in the same
+        transaction: :class:`Conflict` if the id exists or the owner's email already belongs to a
+        member (as :meth:`create_person`), and then nothing is written."""
 
     @abc.abstractmethod
     def get_workspace(self, workspace_id: str) -> Workspace:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, NoReturn
 
 from .. import checks
 from ..errors import Conflict, NotFound, StoreError
@@ -13,15 +13,44 @@ from . import codec
 from .client import Cancelled, Table
 
 
+def _person_puts(person: Person) -> list[dict[str, Any]]:
+    """A new person's record and the pointer from its email (which keeps emails unique)."""
+    pointer = {**codec.email_key(person.email), **codec.item({"workspace_id": person.workspace_id,
+                                                              "person_id": person.id})}
+    return [{"Put": {"Item": codec.person_item(person), "ConditionExpression": "attribute_not_exists(pk)"}},
+            {"Put": {"Item": pointer, "ConditionExpression": "attribute_not_exists(pk)"}}]
+
+
+def _person_refused(cancelled: Cancelled, person: Person, first: int) -> NoReturn:
+    """Why the transaction that put :func:`_person_puts` at ``first`` was cancelled."""
+    if cancelled.code(first) == "ConditionalCheckFailed":
+        raise Conflict(f"A person with id {person.id!r} already exists.") from None
+    if cancelled.code(first + 1) == "ConditionalCheckFailed":
+        raise Conflict(f"The email {person.email!r} already belongs to a member.") from None
+    raise StoreError(f"Could not create the person: {cancelled}") from None
+
+
 class DynamoAccounts(AccountStore):
     def __init__(self, table: Table):
         self.table = table
 
     # -- workspaces -------------------------------------------------------------------------------
 
-    def create_workspace(self, workspace: Workspace) -> None:
-        if not self.table.put_new(codec.workspace_item(workspace)):
-            raise Conflict(f"A workspace with id {workspace.id!r} already exists.")
+    def create_workspace(self, workspace: Workspace, owner: Person | None = None) -> None:
+        if owner is None:
+            if not self.table.put_new(codec.workspace_item(workspace)):
+                raise Conflict(f"A workspace with id {workspace.id!r} already exists.")
+            return
+        checks.check_new_person(owner, workspace.id)
+        # in one transaction: a refused owner leaves no workspace behind
+        new_workspace = {"Put": {"Item": codec.workspace_item(workspace),
+                                 "ConditionExpression": "attribute_not_exists(pk)"}}
+        try:
+            self.table.transact([new_workspace, *_person_puts(owner)])
+        except Cancelled as cancelled:
+            if cancelled.code(0) == "ConditionalCheckFailed":
+                raise Conflict(f"A workspace with id {workspace.id!r} already exists.") from None
+            _person_refused(cancelled, owner, first=1)
 
     def get_workspace(self, workspace_id: str) -> Workspace:
         found = self.table.get(codec.workspace_key(workspace_id))
@@ -62,20 +91,12 @@ class DynamoAccounts(AccountStore):
     # -- persons ----------------------------------------------------------------------------------
 
     def create_person(self, person: Person) -> None:
-        checks.check_role(person.role)
-        pointer = {**codec.email_key(person.email), **codec.item({"workspace_id": person.workspace_id,
-                                                                  "person_id": person.id})}
+        checks.check_new_person(person)
+        self.get_workspace(person.workspace_id)  # read first: workspaces are never deleted
         try:
-            self.table.transact([
-                {"Put": {"Item": codec.person_item(person), "ConditionExpression": "attribute_not_exists(pk)"}},
-                {"Put": {"Item": pointer, "ConditionExpression": "attribute_not_exists(pk)"}},
-            ])
+            self.table.transact(_person_puts(person))
         except Cancelled as cancelled:
-            if cancelled.code(0) == "ConditionalCheckFailed":
-                raise Conflict(f"A person with id {person.id!r} already exists.") from None
-            if cancelled.code(1) == "ConditionalCheckFailed":
-                raise Conflict(f"The email {person.email!r} already belongs to a member.") from None
-            raise StoreError(f"Could not create the person: {cancelled}") from None
+            _person_refused(cancelled, person, first=0)
 
     def get_person(self, workspace_id: str, person_id: str) -> Person:
         found = self.table.get(codec.person_key(workspace_id, person_id))

@@ -18,12 +18,17 @@ class SQLiteAccounts(AccountStore):
 
     # -- workspaces, persons, connections -------------------------------------------------------
 
-    def create_workspace(self, workspace: Workspace) -> None:
-        with self.db.write() as db, unique(f"A workspace with id {workspace.id!r} already exists."):
-            db.execute(
-                "INSERT INTO workspaces (id, name, settings, created_at) VALUES (?, ?, ?, ?)",
-                (workspace.id, workspace.name, schema.to_json(workspace.settings), workspace.created_at),
-            )
+    def create_workspace(self, workspace: Workspace, owner: Person | None = None) -> None:
+        if owner is not None:
+            checks.check_new_person(owner, workspace.id)
+        with self.db.write() as db:
+            with unique(f"A workspace with id {workspace.id!r} already exists."):
+                db.execute(
+                    "INSERT INTO workspaces (id, name, settings, created_at) VALUES (?, ?, ?, ?)",
+                    (workspace.id, workspace.name, schema.to_json(workspace.settings), workspace.created_at),
+                )
+            if owner is not None:  # in the same transaction: a refused owner leaves no workspace behind
+                self._insert_person(db, owner)
 
     def get_workspace(self, workspace_id: str) -> Workspace:
         row = self.db.one("SELECT * FROM workspaces WHERE id = ?", workspace_id)
@@ -50,18 +55,22 @@ class SQLiteAccounts(AccountStore):
         return Workspace(workspace.id, workspace.name, settings, workspace.created_at)
 
     def create_person(self, person: Person) -> None:
-        checks.check_role(person.role)
+        checks.check_new_person(person)
         with self.db.write() as db:
-            if self.db.one("SELECT 1 FROM persons WHERE id = ?", person.id):
-                raise Conflict(f"A person with id {person.id!r} already exists.")
-            if self.db.one("SELECT 1 FROM persons WHERE email_key = ?", checks.email_key(person.email)):
-                raise Conflict(f"The email {person.email!r} already belongs to a member.")
-            db.execute(
-                "INSERT INTO persons (id, workspace_id, email, email_key, role, name, agent_requests_email, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (person.id, person.workspace_id, person.email, checks.email_key(person.email), person.role,
-                 person.name, int(person.agent_requests_email), person.created_at),
-            )
+            self.get_workspace(person.workspace_id)
+            self._insert_person(db, person)
+
+    def _insert_person(self, db, person: Person) -> None:
+        if self.db.one("SELECT 1 FROM persons WHERE id = ?", person.id):
+            raise Conflict(f"A person with id {person.id!r} already exists.")
+        if self.db.one("SELECT 1 FROM persons WHERE email_key = ?", checks.email_key(person.email)):
+            raise Conflict(f"The email {person.email!r} already belongs to a member.")
+        db.execute(
+            "INSERT INTO persons (id, workspace_id, email, email_key, role, name, agent_requests_email, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (person.id, person.workspace_id, person.email, checks.email_key(person.email), person.role,
+             person.name, int(person.agent_requests_email), person.created_at),
+        )
 
     def get_person(self, workspace_id: str, person_id: str) -> Person:
         row = self.db.one("SELECT * FROM persons WHERE id = ? AND workspace_id = ?", person_id, workspace_id)

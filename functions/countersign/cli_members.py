@@ -1,0 +1,87 @@
+"""``countersign member list`` and ``member add``: who belongs to a workspace, and adding a person.
+
+A person added here is a ``member``: they can sign in to the confirm page, authorise agents and
+confirm their own agents' requests. More authority (approver, admin, owner) is granted with the
+mail toolset's ``grant_role``, which is always held for an owner's or admin's confirmation, so
+the command line never hands out authority that no person confirmed (``workspace create`` makes
+a workspace's first owner, as it always has).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def _workspace_of(store, args):
+    """The workspace ``--workspace`` names, or the one ``--email``'s member belongs to (None once
+    it has said there is none: the command exits 2)."""
+    from .cli import member
+    from .store.errors import BadInput, NotFound
+
+    if args.email is not None:
+        person = member(store, args.email)
+        return None if person is None else store.get_workspace(person.workspace_id)
+    try:
+        return store.get_workspace(args.workspace)
+    except (NotFound, BadInput):
+        print(f"error: no workspace with id {args.workspace!r}; `workspace create` printed its id, and "
+              "`member list --email E` shows the workspace of a member", file=sys.stderr)
+        return None
+
+
+def person_view(person) -> dict:
+    from .cli import _iso
+
+    return {"person_id": person.id, "email": person.email, "name": person.name, "role": person.role,
+            "agent_requests_email": person.agent_requests_email, "added": _iso(person.created_at)}
+
+
+def cmd_member_list(args) -> int:
+    from .cli import _store
+
+    _settings, store = _store(args)
+    workspace = _workspace_of(store, args)
+    if workspace is None:
+        return 2
+    print(json.dumps({"workspace_id": workspace.id, "workspace": workspace.name,
+                      "members": [person_view(p) for p in store.list_persons(workspace.id)]}, indent=2))
+    return 0
+
+
+def cmd_member_add(args) -> int:
+    from . import accounts
+    from .cli import _store
+    from .store.errors import Conflict
+
+    _settings, store = _store(args)
+    workspace = _workspace_of(store, args)
+    if workspace is None:
+        return 2
+    try:
+        person = accounts.add_person(store, workspace.id, args.new_email, "member", args.name or "")
+    except Conflict:  # the same answer whichever workspace the address belongs to
+        print(f"error: {args.new_email!r} already belongs to a member; an address is a member of one workspace "
+              "only. Nothing was written.", file=sys.stderr)
+        return 2
+    print(json.dumps({"workspace_id": workspace.id, **person_view(person)}, indent=2))
+    print(f"# {person.email} can now sign in (`countersign signin-link --email {person.email}`); grant_role, "
+          "confirmed by an owner or admin, gives them more than the member role", file=sys.stderr)
+    return 0
+
+
+def add_parser(sub) -> None:
+    """``member list`` and ``member add`` (``sub``: the top-level subparsers)."""
+    group = sub.add_parser("member", help="a workspace's members: list them, add one").add_subparsers(
+        dest="action", required=True)
+    listing = group.add_parser("list", help="a workspace's members: email, name, role, when added")
+    adding = group.add_parser("add", help="add a person to a workspace as a member (roles: grant_role, held)")
+    adding.add_argument("new_email", metavar="EMAIL", help="the new member's email (one workspace per address)")
+    adding.add_argument("--name", help="their name, as emails greet them")
+    for parser, func in ((listing, cmd_member_list), (adding, cmd_member_add)):
+        which = parser.add_mutually_exclusive_group(required=True)
+        which.add_argument("--workspace", help="the workspace's id (w_…)")
+        which.add_argument("--email", help="or any member of it, by email")
+        parser.add_argument("--data")
+        parser.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        parser.set_defaults(func=func)
