@@ -15,10 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
-from tests.crash.load import Load, run  # noqa: E402
+from tests.crash.load import Load, run
 
 
 def main(argv: list[str]) -> int:

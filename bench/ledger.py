@@ -20,16 +20,15 @@ import time
 from datetime import date, timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
-from countersign import accounts  # noqa: E402
-from countersign.gate.actions import ActionContext  # noqa: E402
-from countersign.gate.question import Question  # noqa: E402
-from countersign.store.interface import MAX_DOC_WRITES  # noqa: E402
-from countersign.store.sqlite import SQLiteStore  # noqa: E402
-from countersign.toolsets.budget import TOOLSET, demo, layout  # noqa: E402
-from countersign.toolsets.budget.model import CATEGORY, MONTH, RTA_ID, new_txn  # noqa: E402
+from countersign import accounts
+from countersign.gate.actions import ActionContext
+from countersign.gate.question import Question
+from countersign.store.interface import MAX_DOC_WRITES
+from countersign.store.sqlite import SQLiteStore
+from countersign.toolsets.budget import TOOLSET, demo, layout
+from countersign.toolsets.budget.model import CATEGORY, MONTH, RTA_ID, new_txn
 
 NOW = 1_790_000_000  # 2026-09-21
 PER_MONTH = 300

@@ -72,11 +72,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
-import httpx2  # noqa: E402
-from mcp_floors import floor, print_over_floors  # noqa: E402
-from mcp_servers import (  # noqa: E402
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
+import httpx2
+from mcp_floors import floor, print_over_floors
+from mcp_servers import (
     BareStateless,
     Capture,
     RawClient,
@@ -87,14 +86,14 @@ from mcp_servers import (  # noqa: E402
     structured,
 )
 
-from countersign import accounts, heap, settings as settings_mod  # noqa: E402
-from countersign.gate.context import ActionContext  # noqa: E402
-from countersign.runtime import build  # noqa: E402
-from countersign.surfaces.local import build_local  # noqa: E402
-from countersign.surfaces.mcp_http import lambda_app, lambda_handler  # noqa: E402
-from countersign.surfaces.mcp_tools import build_server  # noqa: E402
-from tests.support.apigw import LambdaInstance, LambdaTransport  # noqa: E402
-from tests.support.harness import accept, mcp_client  # noqa: E402
+from countersign import accounts, heap, settings as settings_mod
+from countersign.gate.context import ActionContext
+from countersign.runtime import build
+from countersign.surfaces.local import build_local
+from countersign.surfaces.mcp_http import lambda_app, lambda_handler
+from countersign.surfaces.mcp_tools import build_server
+from tests.support.apigw import LambdaInstance, LambdaTransport
+from tests.support.harness import accept, mcp_client
 
 READS = {
     "budget": ("list_accounts", "list_categories", "get_month", "list_transactions", "list_operations"),

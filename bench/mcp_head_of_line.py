@@ -30,16 +30,15 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
-import httpx2  # noqa: E402
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
+import httpx2
 
-from countersign import accounts, settings as settings_mod  # noqa: E402
-from countersign.gate.actions import Read, Toolset  # noqa: E402
-from countersign.runtime import build  # noqa: E402
-from countersign.surfaces.mcp_http import StatelessMCP  # noqa: E402
-from countersign.surfaces.mcp_tools import build_server  # noqa: E402
-from tests.support.harness import mcp_client  # noqa: E402
+from countersign import accounts, settings as settings_mod
+from countersign.gate.actions import Read, Toolset
+from countersign.runtime import build
+from countersign.surfaces.mcp_http import StatelessMCP
+from countersign.surfaces.mcp_tools import build_server
+from tests.support.harness import mcp_client
 
 
 class PayeeReport(Read):

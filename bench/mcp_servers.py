@@ -25,14 +25,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
-import httpx2  # noqa: E402
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
-from mcp.server.request_state import RequestStateSecurity  # noqa: E402
-from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult  # noqa: E402
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
+import httpx2
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.request_state import RequestStateSecurity
+from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 
-from countersign.surfaces.mcp_tools import CONFIRM_SCHEMA  # noqa: E402
+from countersign.surfaces.mcp_tools import CONFIRM_SCHEMA
 
 PACKS = "budget,mail"
 

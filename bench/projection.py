@@ -16,15 +16,13 @@ consistent). ``KEYS_ONLY`` lists from the index and then reads each card from th
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
-from countersign.core.cards import CardState  # noqa: E402
-from countersign.store.dynamodb import codec  # noqa: E402
-from countersign.store.records import Card  # noqa: E402
-from countersign.store.table import GSI1_ATTRIBUTES  # noqa: E402
+from countersign.core.cards import CardState
+from countersign.store.dynamodb import codec
+from countersign.store.records import Card
+from countersign.store.table import GSI1_ATTRIBUTES
 
 LISTINGS = 4
 KEYS = ("pk", "sk", "gsi1pk", "gsi1sk")

@@ -25,10 +25,8 @@ import os
 import secrets
 import sys
 import tempfile
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
+import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
 os.environ.setdefault("AWS_DEFAULT_REGION", "eu-west-1")
 for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN"):
