@@ -1,4 +1,4 @@
-"""``countersign``: serve | keys | workspace | member (list, add) | connection (create, list, revoke) |
+"""``countersign``: serve | keys | workspace | member (list, add, remove) | connection (create, list, revoke) |
 signin-link | backup | suppression | budget import | budget upgrade | upstream | verify-receipt."""
 
 from __future__ import annotations

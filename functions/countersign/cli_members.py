@@ -1,4 +1,6 @@
-"""``countersign member list`` and ``member add``: who belongs to a workspace, and adding a person.
+"""``countersign member list``, ``add`` and ``remove``: who belongs to a workspace, adding a
+person, and removing one (:mod:`.membership`: their connections revoked, the cards waiting on them
+withdrawn, their passkeys removed, then the person).
 
 A person added here is a ``member``: they can sign in to the confirm page, authorise agents and
 confirm their own agents' requests. More authority (approver, admin, owner) is granted with the
@@ -70,9 +72,25 @@ def cmd_member_add(args) -> int:
     return 0
 
 
+def cmd_member_remove(args) -> int:
+    from .cli import _settings, member
+    from .membership import remove_member
+    from .runtime import build
+
+    runtime = build(_settings(args))
+    person = member(runtime.store, args.member_email)
+    if person is None:
+        return 2
+    removed = remove_member(runtime.desk, person)
+    print(json.dumps({"workspace_id": person.workspace_id, "removed": person_view(removed.person),
+                      "revoked_connections": removed.revoked_connections, "withdrawn_cards": removed.withdrawn_cards,
+                      "removed_passkeys": removed.removed_passkeys}, indent=2))
+    return 0
+
+
 def add_parser(sub) -> None:
-    """``member list`` and ``member add`` (``sub``: the top-level subparsers)."""
-    group = sub.add_parser("member", help="a workspace's members: list them, add one").add_subparsers(
+    """``member list``, ``add`` and ``remove`` (``sub``: the top-level subparsers)."""
+    group = sub.add_parser("member", help="a workspace's members: list, add, remove").add_subparsers(
         dest="action", required=True)
     listing = group.add_parser("list", help="a workspace's members: email, name, role, when added")
     adding = group.add_parser("add", help="add a person to a workspace as a member (roles: grant_role, held)")
@@ -85,3 +103,9 @@ def add_parser(sub) -> None:
         parser.add_argument("--data")
         parser.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
         parser.set_defaults(func=func)
+    removing = group.add_parser("remove", help="remove a member: their connections revoked, the cards waiting on "
+                                               "them withdrawn, their passkeys removed, then the member")
+    removing.add_argument("member_email", metavar="EMAIL", help="the member to remove")
+    removing.add_argument("--data")
+    removing.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    removing.set_defaults(func=cmd_member_remove)

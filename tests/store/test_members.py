@@ -6,7 +6,10 @@ from dataclasses import replace
 
 import pytest
 
+from countersign.core.ids import new_id
+from countersign.store.callers import Owner
 from countersign.store.errors import BadInput, Conflict, NotFound
+from countersign.store.records import Session, secret_hash
 from tests.store._factories import World, person, workspace
 
 
@@ -87,3 +90,53 @@ def test_an_unknown_role_is_refused_before_anything_is_written(store):
         store.create_workspace(ws, person(ws, role="superuser"))
     with pytest.raises(NotFound):
         store.get_workspace(ws.id)
+
+
+# -- removing a person --------------------------------------------------------------------------
+
+
+def test_a_removed_person_is_gone_and_their_email_free(store):
+    w = World(store)
+    bea = w.add_person("approver")
+    assert store.remove_person(w.ws.id, bea.id, "approver") == bea
+    with pytest.raises(NotFound):
+        store.get_person(w.ws.id, bea.id)
+    with pytest.raises(NotFound):
+        store.get_member(w.ws.id, bea.id)
+    assert store.get_person_by_email(bea.email) is None
+    assert store.list_persons(w.ws.id) == [w.person]
+    elsewhere = World(store, "Elsewhere")
+    again = person(elsewhere.ws, email=bea.email.upper())  # the address may join any workspace again
+    store.create_person(again)
+    assert store.get_person_by_email(bea.email) == again
+
+
+def test_no_credential_of_a_removed_person_resolves(store):
+    w = World(store)
+    session = Session(session_hash=secret_hash(new_id("s_")), person_id=w.person.id, workspace_id=w.ws.id,
+                      csrf_token="csrf", created_at=0, expires_at=3600)
+    store.create_session(session)
+    owner = Owner(w.ws.id, w.person.id)
+    assert store.get_connection_as(w.conn.token_hash, owner) is not None
+    assert store.get_session_as(session.session_hash, owner, 10) is not None
+    store.remove_person(w.ws.id, w.person.id, "owner")
+    assert store.get_connection_as(w.conn.token_hash, owner) is None
+    assert store.get_session_as(session.session_hash, owner, 10) is None
+
+
+def test_removing_someone_whose_role_moved_conflicts_and_removes_nobody(store):
+    w = World(store)
+    bea = w.add_person("admin")
+    store.update_person(w.ws.id, bea.id, role="owner")
+    with pytest.raises(Conflict, match="is owner now, not admin"):
+        store.remove_person(w.ws.id, bea.id, "admin")
+    assert store.get_person(w.ws.id, bea.id).role == "owner"
+    assert store.get_person_by_email(bea.email).id == bea.id
+
+
+def test_removing_an_unknown_person_or_another_workspaces_is_not_found(store):
+    w, other = World(store), World(store, "Other")
+    for workspace_id, person_id in ((w.ws.id, new_id("p_")), (w.ws.id, other.person.id)):
+        with pytest.raises(NotFound):
+            store.remove_person(workspace_id, person_id, "owner")
+    assert store.get_person(other.ws.id, other.person.id) == other.person

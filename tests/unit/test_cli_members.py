@@ -8,11 +8,19 @@ import sqlite3
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from countersign import cli, settings as settings_mod
+from countersign.core.cards import CardState
+from countersign.gate.ask import request_card
 from countersign.runtime import build
-from countersign.store.records import secret_hash
+from countersign.store.callers import Owner
+from countersign.store.records import Passkey, secret_hash
+from countersign.surfaces.api.session import start_session
+from countersign.surfaces.local import seed_demo
+from countersign.surfaces.mcp_auth import REVOKED, BearerAuth
+from countersign.toolsets.gateway.requests import file_change
 from tests.support.stores import principal_by_token
 
 pytestmark = pytest.mark.usefixtures("clean_env")  # the CLI reads the environment (tests/unit/conftest.py)
@@ -130,3 +138,83 @@ def test_workspace_create_with_an_owner_name_on_two_lines_exits_2_and_writes_not
                         "second@example.com", "--owner-name", "Two\nLines")
     assert code == 2 and err.startswith("error: name: a member's name is one line")
     assert _workspaces(data) == ["Acme"]
+
+
+# -- member remove ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def demo(tmp_path, capsys):
+    """The demo workspace (its owner demo@example.com) with Bea, a member with an agent connection."""
+    folder = str(tmp_path / "demo")
+    runtime = build(settings_mod.load({"COUNTERSIGN_DATA": folder}))
+    info = seed_demo(runtime)
+    assert _run(capsys, "member", "add", "bea@example.com", "--data", folder, "--email", info["person_email"])[0] == 0
+    code, out, _ = _run(capsys, "connection", "create", "--data", folder, "--email", "bea@example.com",
+                        "--name", "Bea's agent")
+    assert code == 0
+    return folder, runtime, info, json.loads(out)["token"]
+
+
+def test_remove_stops_everything_that_acts_for_the_member_then_removes_them(capsys, demo):
+    data, runtime, info, token = demo
+    store, desk = runtime.store, runtime.desk
+    principal = principal_by_token(store, token)
+    bea = principal.person
+    held = anyio.run(request_card, desk, principal, "buy_credits", {"credits": 10})
+    by_page = file_change(desk, bea.workspace_id, bea, "buy_credits", {"credits": 20})  # no connection: the CLI's way
+    session_id, _signed = start_session(runtime, bea, principal.workspace)
+    store.put_passkey(Passkey(credential_id="cred-bea", workspace_id=bea.workspace_id, person_id=bea.id,
+                              user_handle="h", public_key="k", name="Bea's phone", created_at=0))
+    owners_card = anyio.run(request_card, desk, principal_by_token(store, info["agent_token"]), "buy_credits",
+                            {"credits": 30})
+
+    code, out, err = _run(capsys, "member", "remove", "BEA@example.com", "--data", data)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["removed"]["email"] == "bea@example.com" and answer["removed"]["person_id"] == bea.id
+    assert (answer["revoked_connections"], answer["withdrawn_cards"], answer["removed_passkeys"]) == (1, 2, 1)
+    assert token not in out and token not in err
+
+    now = desk.now()
+    first, second = (store.get_card(bea.workspace_id, cid, now) for cid in (held["confirmationId"], by_page.id))
+    assert (first.state, second.state) == (CardState.WITHDRAWN, CardState.WITHDRAWN)
+    assert first.decline_reason == "Withdrawn: the connection ‘Bea's agent’ that asked was revoked."
+    assert second.decline_reason == "Withdrawn: bea@example.com is no longer a member of this workspace."
+    assert store.audit_trail(bea.workspace_id, second.id)[-1].actor == "system"
+    assert store.get_card(bea.workspace_id, owners_card["confirmationId"], now).state is CardState.PENDING
+    assert anyio.run(BearerAuth(None, store).authenticate, token) == REVOKED
+    assert store.get_session_as(secret_hash(session_id), Owner(bea.workspace_id, bea.id), now) is None
+    assert store.list_passkeys(bea.workspace_id, bea.id) == []
+    assert [m["email"] for m in _members(capsys, data, info["person_email"])] == [info["person_email"]]
+    assert _run(capsys, "signin-link", "--data", data, "--email", "bea@example.com")[0] == 2
+
+    # the address may be added again: a new person, whom the old token does not reach
+    assert _run(capsys, "member", "add", "bea@example.com", "--data", data, "--email", info["person_email"])[0] == 0
+    assert store.get_person_by_email("bea@example.com").id != bea.id
+    assert anyio.run(BearerAuth(None, store).authenticate, token) == REVOKED
+
+
+def test_the_last_owner_stays_and_nothing_of_theirs_changes(capsys, demo):
+    data, runtime, info, _token = demo
+    owner = runtime.store.get_person_by_email(info["person_email"])
+    code, out, err = _run(capsys, "member", "remove", info["person_email"], "--data", data)
+    assert (code, out) == (2, "")
+    assert err == (f"error: email: {info['person_email']} is the workspace's last owner; make another member an "
+                   "owner first (grant_role), then remove them. Nothing changed.\n")
+    assert runtime.store.get_person(owner.workspace_id, owner.id) == owner
+    assert not any(c.revoked for c in runtime.store.list_connections(owner.workspace_id, owner.id))
+    principal_by_token(runtime.store, info["agent_token"])  # still works
+
+    bea = runtime.store.get_person_by_email("bea@example.com")
+    runtime.store.update_person(bea.workspace_id, bea.id, role="owner")  # (as a confirmed grant_role would)
+    code, out, _ = _run(capsys, "member", "remove", info["person_email"], "--data", data)
+    assert code == 0 and json.loads(out)["removed"]["role"] == "owner"
+    assert [(m["email"], m["role"]) for m in _members(capsys, data, "bea@example.com")] == [
+        ("bea@example.com", "owner")]
+
+
+def test_removing_an_unknown_email_exits_2(capsys, demo):
+    data, *_ = demo
+    code, out, err = _run(capsys, "member", "remove", "nobody@example.com", "--data", data)
+    assert (code, out, err) == (2, "", "error: no member with email 'nobody@example.com'\n")

@@ -231,6 +231,25 @@ class CardDesk:
         revoked the connection that asked (``reason`` then says so)."""
         return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
 
+    def withdraw_waiting(self, workspace_id: str, person_id: str, actor: str, channel: str, reason: str,
+                         connection_id: str | None = None) -> int:
+        """Withdraw every card still waiting on ``person_id`` (only those filed through
+        ``connection_id``, if given): how many. One answered or being confirmed meanwhile is no
+        longer waiting and is left as it is."""
+        now, withdrawn, cursor = self.now(), 0, None
+        while True:
+            cards, cursor = self.store.list_pending_cards(workspace_id, person_id, now, limit=100, cursor=cursor)
+            for listed in cards:
+                if connection_id is not None and listed.connection_id != connection_id:
+                    continue
+                try:  # a listed card carries no ticket: act on the card as stored
+                    self.withdraw(self.store.get_card(workspace_id, listed.id, now), now, actor, channel, reason)
+                    withdrawn += 1
+                except Refusal:
+                    pass
+            if cursor is None:
+                return withdrawn
+
     def card_needs_passkey(self, card: Card, workspace: Workspace | None = None) -> bool:
         """Whether the workspace's passkey policy covers ``card`` now (its class read from its
         stored arguments; arguments that no longer parse count as covered unless the policy is never).

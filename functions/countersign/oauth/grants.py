@@ -19,7 +19,6 @@ import logging
 from dataclasses import dataclass, replace
 
 from .. import accounts
-from ..core.cards import Refusal
 from ..core.ids import new_secret_token
 from ..gate.cards import REVOKED_REASON, CardDesk
 from ..store.errors import NotFound
@@ -31,7 +30,6 @@ from .redirects import host_of, response_url
 
 log = logging.getLogger("countersign.oauth")
 
-PAGE = 100
 MAX_NAME = 100
 
 
@@ -98,22 +96,9 @@ def revoke_connection(desk: CardDesk, workspace_id: str, connection: Connection,
                       channel: str = "page") -> tuple[Connection, int]:
     """Revoke ``connection`` (every token of it stops at once) and withdraw the cards it filed that
     still wait. Returns the connection as revoked and how many cards were withdrawn."""
-    store, now = desk.store, desk.now()
-    revoked = store.revoke_connection(workspace_id, connection.id, now)
-    withdrawn, cursor = 0, None
-    while True:  # every pending card of the person, filed through this connection
-        cards, cursor = store.list_pending_cards(workspace_id, connection.person_id, now, limit=PAGE, cursor=cursor)
-        for listed in cards:
-            if listed.connection_id != connection.id:
-                continue
-            try:  # a listed card carries no ticket: act on the card as stored
-                card = store.get_card(workspace_id, listed.id, now)
-                desk.withdraw(card, now, actor, channel=channel, reason=REVOKED_REASON.format(name=revoked.name))
-                withdrawn += 1
-            except Refusal:  # answered or being confirmed meanwhile: it is no longer waiting
-                pass
-        if cursor is None:
-            break
+    revoked = desk.store.revoke_connection(workspace_id, connection.id, desk.now())
+    withdrawn = desk.withdraw_waiting(workspace_id, connection.person_id, actor, channel,
+                                      REVOKED_REASON.format(name=revoked.name), connection_id=connection.id)
     return revoked, withdrawn
 
 

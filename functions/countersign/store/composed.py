@@ -103,6 +103,9 @@ class ComposedStore(Store):
     def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
         return self._accounts.update_person(workspace_id, person_id, **changes)
 
+    def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
+        return self._accounts.remove_person(workspace_id, person_id, expected_role)
+
     def create_connection(self, connection: Connection) -> None:
         return self._accounts.create_connection(connection)
 

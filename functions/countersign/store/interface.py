@@ -138,6 +138,14 @@ class AccountStore(abc.ABC):
     def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
         """Change ``role``, ``name`` or ``agent_requests_email``."""
 
+    @abc.abstractmethod
+    def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
+        """Delete the person and free their email, in one transaction, if their role still reads
+        ``expected_role`` (:class:`Conflict` otherwise: a role changed since it was read);
+        :class:`NotFound` if unknown. Their records stay (connections, sessions, passkeys, cards,
+        audit), but none acts for them again: every credential resolves its member on every
+        request (:class:`~.callers.CallerReads`). Returns the person as they were."""
+
     # -- connections ------------------------------------------------------------------------------
 
     @abc.abstractmethod

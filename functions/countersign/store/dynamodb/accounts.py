@@ -147,6 +147,24 @@ class DynamoAccounts(AccountStore):
             raise NotFound("person", person_id)
         return codec.person_from(out)
 
+    def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
+        person = self.get_person(workspace_id, person_id)
+        try:
+            self.table.transact([
+                {"Delete": {"Key": codec.person_key(workspace_id, person_id),
+                            "ConditionExpression": "attribute_exists(pk) AND #role = :role",
+                            "ExpressionAttributeNames": {"#role": "role"},
+                            "ExpressionAttributeValues": codec.values({":role": expected_role})}},
+                {"Delete": {"Key": codec.email_key(person.email), "ConditionExpression": "person_id = :id",
+                            "ExpressionAttributeValues": codec.values({":id": person_id})}},
+            ])
+        except Cancelled as cancelled:
+            if cancelled.code(0) == "ConditionalCheckFailed":
+                now = self.get_person(workspace_id, person_id)  # NotFound if removed meanwhile
+                raise Conflict(f"{now.email} is {now.role} now, not {expected_role}: read the members again.") from None
+            raise StoreError(f"Could not remove the person: {cancelled}") from None
+        return person
+
     # -- connections ------------------------------------------------------------------------------
 
     def create_connection(self, connection: Connection) -> None:

@@ -95,6 +95,14 @@ class SQLiteAccounts(AccountStore):
                 db.execute(f"UPDATE persons SET {columns} WHERE id = ?", (*changes.values(), person_id))
             return self.get_person(workspace_id, person_id)
 
+    def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
+        with self.db.write() as db:
+            person = self.get_person(workspace_id, person_id)
+            if person.role != expected_role:
+                raise Conflict(f"{person.email} is {person.role} now, not {expected_role}: read the members again.")
+            db.execute("DELETE FROM persons WHERE id = ? AND workspace_id = ?", (person_id, workspace_id))
+        return person
+
     def create_connection(self, connection: Connection) -> None:
         with self.db.write() as db, unique(f"A connection with id {connection.id!r} already exists."):
             db.execute(
