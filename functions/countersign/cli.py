@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from . import accounts, cli_connections, cli_members, cli_receipts, cli_upstream, settings as settings_mod
+from .cli_options import store_options
 from .core.tickets import Keyring, new_secret
 from .settings import ConfigError, Settings
 from .store.errors import BadInput, Conflict, StoreUnusable
@@ -285,16 +286,14 @@ def parser() -> argparse.ArgumentParser:
     keys.add_argument("action", nargs="?", choices=("new", "in-use", "forget"), default="new",
                       help="new (default): print new keys; in-use: the keys live cards need; forget: drop a lost key")
     keys.add_argument("key_id", nargs="?", help="with forget: the key id the start-up error named")
-    keys.add_argument("--data")
-    keys.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    store_options(keys)
     keys.set_defaults(func=cmd_keys)
 
     for name, helptext in (("workspace", "manage workspaces"), ("connection", "manage agent connections")):
         group = sub.add_parser(name, help=helptext).add_subparsers(dest="action", required=True)
         create = group.add_parser("create", help="a workspace and its owner" if name == "workspace"
                                   else "an agent connection for a member; prints its token once")
-        create.add_argument("--data")
-        create.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        store_options(create)
         if name == "workspace":
             create.add_argument("--name", required=True)
             create.add_argument("--owner-email", required=True)
@@ -311,14 +310,12 @@ def parser() -> argparse.ArgumentParser:
     save = sub.add_parser("backup", help="copy the SQLite database (recent commits included) while it runs")
     save.add_argument("dest", metavar="DEST",
                       help="a new file, or a folder (existing, or ending in /) for countersign-<time>.db")
-    save.add_argument("--data")
-    save.add_argument("--store", help="sqlite:///PATH (default: COUNTERSIGN_STORE, or the data folder's database)")
+    store_options(save, "sqlite:///PATH (default: COUNTERSIGN_STORE, or the data folder's database)")
     save.set_defaults(func=cmd_backup)
 
     link = sub.add_parser("signin-link", help="print a one-time sign-in link for a member (15 minutes)")
     link.add_argument("--email", required=True)
-    link.add_argument("--data")
-    link.add_argument("--store")
+    store_options(link)
     link.set_defaults(func=cmd_signin_link)
 
     cli_receipts.add_parser(sub)
@@ -327,23 +324,20 @@ def parser() -> argparse.ArgumentParser:
     suppression.add_argument("action", choices=("show", "lift"),
                              help="show: whether card emails to it are suppressed, and why; lift: send to it again")
     suppression.add_argument("--email", required=True)
-    suppression.add_argument("--data")
-    suppression.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    store_options(suppression)
     suppression.set_defaults(func=cmd_suppression)
 
     budget = sub.add_parser("budget", help="the budget toolset").add_subparsers(dest="action", required=True)
     budget_import = budget.add_parser("import", help="import a YNAB register export (CSV); a bad row imports nothing")
     budget_import.add_argument("file", metavar="FILE.csv")
     budget_import.add_argument("--email", help="a member of the workspace to import into (default: the demo person)")
-    budget_import.add_argument("--data")
-    budget_import.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    store_options(budget_import)
     budget_import.set_defaults(func=cmd_budget_import)
     budget_upgrade = budget.add_parser("upgrade", help="move a budget written by an older version into the "
                                                        "chunked layout and build or repair its roll-ups "
                                                        "(after a deploy; safe to repeat)")
     budget_upgrade.add_argument("--email", help="a member of the workspace (default: the demo person)")
-    budget_upgrade.add_argument("--data")
-    budget_upgrade.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    store_options(budget_upgrade)
     budget_upgrade.set_defaults(func=cmd_budget_upgrade)
 
     cli_upstream.add_parser(sub)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .cli_options import store_options
+
 
 def cmd_connection_list(args) -> int:
     from .cli import _store, member
@@ -61,6 +63,5 @@ def add_parsers(group) -> None:
     revoking.add_argument("connection_id", metavar="CONNECTION_ID", help="its id (k_…), from `connection list`")
     for parser, func in ((listing, cmd_connection_list), (revoking, cmd_connection_revoke)):
         parser.add_argument("--email", required=True, help="the member whose connections these are")
-        parser.add_argument("--data")
-        parser.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        store_options(parser)
         parser.set_defaults(func=func)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .cli_options import store_options
+
 
 def _workspace_of(store, args):
     """The workspace ``--workspace`` names, or the one ``--email``'s member belongs to (None once
@@ -100,12 +102,10 @@ def add_parser(sub) -> None:
         which = parser.add_mutually_exclusive_group(required=True)
         which.add_argument("--workspace", help="the workspace's id (w_…)")
         which.add_argument("--email", help="or any member of it, by email")
-        parser.add_argument("--data")
-        parser.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        store_options(parser)
         parser.set_defaults(func=func)
     removing = group.add_parser("remove", help="remove a member: their connections revoked, the cards waiting on "
                                                "them withdrawn, their passkeys removed, then the member")
     removing.add_argument("member_email", metavar="EMAIL", help="the member to remove")
-    removing.add_argument("--data")
-    removing.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+    store_options(removing)
     removing.set_defaults(func=cmd_member_remove)

@@ -7,6 +7,8 @@ import argparse
 import json
 import sys
 
+from .cli_options import store_options
+
 
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
@@ -67,8 +69,7 @@ def add_parser(sub) -> None:
                              ("policy", "file a request to change how one tool is gated")):
         one = ups.add_parser(action, help=helptext)
         one.add_argument("--email", required=True, help="the member the request waits on (an owner or admin)")
-        one.add_argument("--data")
-        one.add_argument("--store", help="sqlite:///PATH or dynamodb://TABLE (default: COUNTERSIGN_STORE)")
+        store_options(one)
         one.set_defaults(func=cmd_upstream)
         if action == "list":
             continue
