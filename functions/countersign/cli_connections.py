@@ -28,12 +28,12 @@ def cmd_connection_list(args) -> int:
 def cmd_connection_revoke(args) -> int:
     from .cli import _settings, member
     from .oauth.grants import revoke_connection
-    from .runtime import build
+    from .runtime import keyless_desk
     from .store.errors import BadInput, NotFound
     from .surfaces.api.connections import connection_view
 
-    runtime = build(_settings(args))
-    store = runtime.store
+    desk = keyless_desk(_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
+    store = desk.store
     person = member(store, args.email)
     if person is None:
         return 2
@@ -49,7 +49,7 @@ def cmd_connection_revoke(args) -> int:
     if connection.revoked:
         print("# this connection was revoked already: nothing changed", file=sys.stderr)
     else:
-        connection, withdrawn = revoke_connection(runtime.desk, person.workspace_id, connection, actor="system",
+        connection, withdrawn = revoke_connection(desk, person.workspace_id, connection, actor="system",
                                                   channel="system")
     print(json.dumps({"connection": connection_view(connection), "withdrawn_cards": withdrawn}, indent=2))
     return 0

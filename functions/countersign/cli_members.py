@@ -77,13 +77,13 @@ def cmd_member_add(args) -> int:
 def cmd_member_remove(args) -> int:
     from .cli import _settings, member
     from .membership import remove_member
-    from .runtime import build
+    from .runtime import keyless_desk
 
-    runtime = build(_settings(args))
-    person = member(runtime.store, args.member_email)
+    desk = keyless_desk(_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
+    person = member(desk.store, args.member_email)
     if person is None:
         return 2
-    removed = remove_member(runtime.desk, person)
+    removed = remove_member(desk, person)
     print(json.dumps({"workspace_id": person.workspace_id, "removed": person_view(removed.person),
                       "revoked_connections": removed.revoked_connections, "withdrawn_cards": removed.withdrawn_cards,
                       "removed_passkeys": removed.removed_passkeys}, indent=2))

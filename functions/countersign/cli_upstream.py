@@ -14,18 +14,22 @@ def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
     from .cli import _settings, member
     from .gate.actions import ActionError
-    from .runtime import build
+    from .runtime import build, files_cards_here, keyless_desk
     from .toolsets.gateway import requests
 
     s = _settings(args)
-    runtime = build(s)
-    person = member(runtime.store, args.email)
+    if args.action == "list":  # reads only
+        desk = keyless_desk(s)
+    else:
+        files_cards_here(s)
+        desk = build(s).desk
+    person = member(desk.store, args.email)
     if person is None:
         return 2
     if person.role not in ("owner", "admin"):
         print("error: only a workspace's owners and admins manage its upstream servers", file=sys.stderr)
         return 2
-    desk, ws = runtime.desk, person.workspace_id
+    ws = person.workspace_id
     if args.action == "list":
         print(json.dumps(requests.views(desk, ws, person), indent=2))
         return 0

@@ -248,3 +248,32 @@ def build(
         desk.on_filed = notifier
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
                    origin_previous=origin_previous)
+
+
+def keyless_desk(settings: Settings) -> CardDesk:
+    """A desk for the commands that only read or close cards (``connection revoke``, ``member
+    remove``, ``upstream list``), where the deployment's keys may not be: an operator's machine in
+    front of the DynamoDB table. No key is read or made. Its keyring is a random key held only in
+    memory, which no server accepts: it files nothing, and any ticket it signed would be refused
+    as tampered."""
+    if settings.store.startswith("sqlite:///"):
+        _private_dir(settings.data_dir)
+    return CardDesk(store=open_store(settings.store), keyring=Keyring.from_secrets([new_secret()]),
+                    settings=settings, registry=Registry([]))
+
+
+def files_cards_here(settings: Settings) -> None:
+    """Refuse (:class:`ConfigError`) a command that files cards with keys this machine would make:
+    in front of a DynamoDB table the deployment's own keys are needed (set, or key files the data
+    folder already holds, as a local server on DynamoDB keeps them), or its functions would
+    refuse every card this command filed as tampered."""
+    if settings.store.startswith("sqlite:///"):
+        return
+    keys = settings.data_dir / "keys"
+    if not ((settings.signing_key or (keys / SIGNING_FILE).is_file())
+            and (settings.state_keys or (keys / STATE_FILE).is_file())):
+        raise ConfigError("COUNTERSIGN_SIGNING_KEY", (
+            "this command files a card that the deployment must verify, so it needs the deployment's keys: set "
+            "COUNTERSIGN_SIGNING_KEY and COUNTERSIGN_STATE_KEYS to the stack's SigningKeySecretArn and "
+            "StateKeysSecretArn outputs (your AWS credentials must be allowed to read both secrets)"))
+

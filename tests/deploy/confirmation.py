@@ -109,6 +109,7 @@ def rehearse(stack: MotoStack) -> dict:
         "ticket signature": ticket.split(".")[1], "signing key": stack.key_values["signing"],
         "state key": stack.key_values["state"], "origin secret": stack.key_values["origin"],
         "second connection token": record["upkeep"]["token"],
+        "removed colleague's token": record["upkeep"]["colleague_token"],
         **{f"OAuth token {n}": token for n, token in enumerate(record["oauth"]["tokens"])},
     }
     for instance in instances.values():

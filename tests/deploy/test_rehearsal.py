@@ -59,6 +59,17 @@ def test_the_notifier_and_the_sweeper_deliver_what_is_owed_and_settle_what_stopp
     assert stopped.result["done"] == ["suppress"] and stopped.result["not_done"] == ["notify_list"]
 
 
+def test_a_removed_member_is_refused_at_once_and_their_waiting_card_withdrawn(rehearsal):
+    upkeep = rehearsal["upkeep"]
+    assert upkeep["colleague"]["role"] == "member" and upkeep["colleague_ping"] == 200
+    removed = upkeep["removed"]
+    assert removed["removed"]["email"] == "colleague@example.com"
+    assert (removed["revoked_connections"], removed["withdrawn_cards"], removed["removed_passkeys"]) == (1, 1, 0)
+    assert upkeep["removed_card"].state.value == "withdrawn"
+    assert upkeep["removed_ping"] == 401
+    assert [m["email"] for m in upkeep["members_after"]["members"]] == ["second@example.com"]
+
+
 @pytest.mark.parametrize("function", FUNCTIONS)
 def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, function):
     instance = rehearsal["instances"][function]
@@ -233,7 +244,8 @@ def test_metrics_are_emitted_as_emf(rehearsal):
     got = {function: metrics(instance) for function, instance in rehearsal["instances"].items()}
     mcp, api, notifier, sweeper = (got[f] for f in FUNCTIONS)
     assert all(m.get("ColdStart") == 1 for m in got.values()), got
-    assert mcp.get("card_filed") == 6 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
+    # (the seventh card is the removed colleague's, withdrawn by the operator's CLI, not a function)
+    assert mcp.get("card_filed") == 7 and mcp.get("card_withdrawn") == 1 and "email_sent" not in mcp, mcp
     assert api.get("card_confirmed") == 1, api
     assert notifier.get("email_sent") == 1 and notifier.get("email_nothing_pending") == 1, notifier
     assert notifier.get("email_bounced") == 1 and notifier.get("email_suppressed") == 1, notifier

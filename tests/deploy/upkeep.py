@@ -9,7 +9,9 @@ A second workspace (made with the operator's CLI) and its agent, over the MCP fu
    and only its metadata went to NotifierDLQ): the sweeper emails it;
 3. a card whose runner died part-way (running, its first step committed, the lease lapsed; a
    dead process leaves exactly this in the table): the sweeper settles it as failed, saying
-   which steps ran.
+   which steps ran;
+4. a colleague the operator adds (``member add``) and their agent's card; ``member remove``
+   withdraws it, and the MCP function refuses the colleague's token at once (401).
 """
 
 from __future__ import annotations
@@ -19,9 +21,13 @@ import time
 from countersign.core.cards import CardState
 from countersign.store.dynamodb import DynamoDBStore
 from countersign.store.records import NOTIFY_DONE, AuditEntry, CardCommit
+from tests.support.apigw import http_event
 from tests.support.streams import filtered_event, schedule_event
 
 SECOND = "second@example.com"
+COLLEAGUE = "colleague@example.com"
+PING = '{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+MCP_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 
 
 def card_of(record: dict) -> str:
@@ -65,4 +71,19 @@ def rehearse(stack, instances: dict, stream, agent) -> dict:
     out["second_mail"] = [m for m in stack.sent_mail() if m["To"] == SECOND]
     out["ids"] = {"withdrawn": withdrawn, "lost": lost, "stopped": stopped}
     assert out["lost"].state == NOTIFY_DONE, out["lost"]
+
+    # 4. A colleague added, their agent's card, then the colleague removed.
+    out["colleague"] = stack.cli("member", "add", COLLEAGUE, "--store", f"dynamodb://{table}", "--email", SECOND,
+                                 "--name", "Milton")
+    colleague_token = stack.cli("connection", "create", "--store", f"dynamodb://{table}", "--email", COLLEAGUE,
+                                "--name", "Milton's agent")["token"]
+    ping = http_event("POST", "/mcp", headers={**MCP_HEADERS, "authorization": f"Bearer {colleague_token}"}, body=PING)
+    out["colleague_ping"] = instances["McpFunction"].invoke(ping)["statusCode"]
+    waiting = agent("suppress_domain", {"domain": "chotchkies.com"}, colleague_token)["confirmationId"]
+    stream.read()  # its notification: not this act's concern
+    out["removed"] = stack.cli("member", "remove", COLLEAGUE, "--store", f"dynamodb://{table}")
+    out["removed_card"] = store.get_card(workspace["workspace_id"], waiting, int(time.time()))
+    out["removed_ping"] = instances["McpFunction"].invoke(ping)["statusCode"]
+    out["members_after"] = stack.cli("member", "list", "--store", f"dynamodb://{table}", "--email", SECOND)
+    out["colleague_token"] = colleague_token
     return out
