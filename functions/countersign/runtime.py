@@ -276,4 +276,3 @@ def files_cards_here(settings: Settings) -> None:
             "this command files a card that the deployment must verify, so it needs the deployment's keys: set "
             "COUNTERSIGN_SIGNING_KEY and COUNTERSIGN_STATE_KEYS to the stack's SigningKeySecretArn and "
             "StateKeysSecretArn outputs (your AWS credentials must be allowed to read both secrets)"))
-

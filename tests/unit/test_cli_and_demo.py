@@ -43,7 +43,8 @@ def test_help_lists_every_command(capsys):
         cli.main(["--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
-    for command in ("serve", "keys", "workspace", "connection", "signin-link", "backup", "suppression", "budget"):
+    for command in ("serve", "keys", "workspace", "member", "connection", "signin-link", "backup", "suppression",
+                    "budget", "upstream", "verify-receipt"):
         assert command in out, f"--help does not mention {command}"
 
 

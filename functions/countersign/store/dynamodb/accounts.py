@@ -161,7 +161,7 @@ class DynamoAccounts(AccountStore):
         except Cancelled as cancelled:
             if cancelled.code(0) == "ConditionalCheckFailed":
                 now = self.get_person(workspace_id, person_id)  # NotFound if removed meanwhile
-                raise Conflict(f"{now.email} is {now.role} now, not {expected_role}: read the members again.") from None
+                raise Conflict(f"{now.email} is {now.role} now, not {expected_role}; nobody was removed.") from None
             raise StoreError(f"Could not remove the person: {cancelled}") from None
         return person
 

@@ -99,7 +99,7 @@ class SQLiteAccounts(AccountStore):
         with self.db.write() as db:
             person = self.get_person(workspace_id, person_id)
             if person.role != expected_role:
-                raise Conflict(f"{person.email} is {person.role} now, not {expected_role}: read the members again.")
+                raise Conflict(f"{person.email} is {person.role} now, not {expected_role}; nobody was removed.")
             db.execute("DELETE FROM persons WHERE id = ? AND workspace_id = ?", (person_id, workspace_id))
         return person
 
