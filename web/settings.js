@@ -1,5 +1,5 @@
-// The Settings view: email and workspace switches, passkeys, connections (tokens), upstream MCP
-// servers, sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
+// The Settings view: email and workspace switches, the members (owners and admins), passkeys,
+// connections (tokens), upstream MCP servers, sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
 
 function toggleEl(el, id, label, checked, hint, onchange) {
   const input = el('input', { type: 'checkbox', id, name: id });
@@ -42,6 +42,7 @@ export async function viewSettings(page) {
     sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Workspace'),
       WORKSPACE_SETTINGS.map(([key, label, hint]) => toggleEl(el, 'ws_' + key, label, settings.workspace[key], hint,
         (v) => api('PATCH', '/settings/workspace', { [key]: v })))));
+    sections.push(membersEl(el, (await api('GET', '/settings/members')).members || []));
   }
 
   const { passkeysPanel } = await import('./passkey-settings.js'); // loaded only for this view
@@ -64,6 +65,20 @@ export async function viewSettings(page) {
       s.workspace && s.workspace.name ? [' in ', el('strong', {}, s.workspace.name)] : ''),
     signOut));
   show(sections);
+}
+
+function membersEl(el, members) {
+  const list = el('ul', { class: 'connections members' });
+  for (const m of members) {
+    list.append(el('li', {},
+      el('div', { class: 'conn-name' }, el('strong', {}, m.name || m.email), m.name ? [' · ', m.email] : null,
+        m.you ? ' (you)' : null),
+      el('span', { class: 'badge' }, m.role)));
+  }
+  return el('section', { class: 'panel' }, el('h2', {}, 'Members'),
+    el('p', { class: 'hint' }, 'Roles change through the grant_role and revoke_role tools: each is a request an owner '
+      + 'or admin confirms. The operator adds and removes members (countersign member add, member remove).'),
+    list);
 }
 
 function copyButton(el, input) {

@@ -49,6 +49,28 @@ def test_member_sees_no_workspace_settings(live, tenant, page):
     expect(page.get_by_role("heading", name="Workspace")).to_have_count(0)
 
 
+def test_owners_see_the_members_and_their_roles_members_do_not(live, tenant, page, context):
+    _, server = live
+    approver = tenant.add_person("approver")
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    panel = page.locator("section", has=page.get_by_role("heading", name="Members"))
+    rows = panel.locator("li")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_contain_text(f"{tenant.person.email} (you)")
+    expect(rows.nth(0).locator(".badge")).to_have_text("owner")
+    expect(rows.nth(1)).to_contain_text(approver.email)
+    expect(rows.nth(1).locator(".badge")).to_have_text("approver")
+
+    other = context.new_page()
+    sign_in(other, tenant, approver)
+    other.goto(f"{server.origin}/settings")
+    ready(other, "settings")
+    expect(other.get_by_role("heading", name="Members")).to_have_count(0)
+    other.close()
+
+
 def test_create_connection_then_revoke(live, tenant, page, context):
     _, server = live
     sign_in(page, tenant)

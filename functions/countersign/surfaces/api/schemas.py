@@ -146,6 +146,18 @@ class SettingsView(BaseModel):
     canEditWorkspace: bool
 
 
+class MemberView(BaseModel):
+    email: str
+    name: str
+    role: str = Field(description="owner, admin, approver or member")
+    addedAt: str
+    you: bool = Field(description="The signed-in person")
+
+
+class MemberList(BaseModel):
+    members: list[MemberView] = Field(description="Every member of the workspace, in the order they were added")
+
+
 class OAuthClientView(BaseModel):
     clientId: str = Field(description="The client's id: a metadata document's URL, or the id it registered with")
     redirectHost: str = Field(description="Where the client was sent back to when the person allowed it")

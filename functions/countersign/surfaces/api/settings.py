@@ -1,12 +1,14 @@
-"""The settings page: the person's own email setting, and (owners and admins) the workspace's."""
+"""The settings page: the person's own email setting, and (owners and admins) the workspace's
+settings and who its members are."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from ...gate.replies import iso
 from ...store.records import DEFAULT_WORKSPACE_SETTINGS
 from .errors import ApiError
-from .schemas import MeChanges, SettingsView, WorkspaceChanges, errors
+from .schemas import MeChanges, MemberList, SettingsView, WorkspaceChanges, errors
 from .session import Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["settings"])
@@ -49,3 +51,15 @@ def patch_workspace(changes: WorkspaceChanges, request: Request, signed: Acting)
                        field="body")
     workspace = runtime_of(request).store.update_workspace_settings(signed.workspace.id, given)
     return settings_view(Signed(signed.session, signed.person, workspace))
+
+
+@router.get("/settings/members", response_model=MemberList, responses=errors(401, 403))
+def get_members(request: Request, signed: SignedIn) -> dict:
+    """The workspace's members and their roles (owners and admins only). Roles change through the
+    held ``grant_role`` and ``revoke_role`` tools; the operator adds and removes members."""
+    if signed.person.role not in EDITORS:
+        raise ApiError(403, "forbidden", "Only the workspace's owners and admins can see its members.")
+    return {"members": [{"email": p.email, "name": p.name, "role": p.role, "addedAt": iso(p.created_at),
+                         "you": p.id == signed.person.id}
+                        for p in runtime_of(request).store.list_persons(signed.workspace.id)]}
+
