@@ -1,5 +1,6 @@
 // The Settings view: email and workspace switches, the members (owners and admins), passkeys,
-// connections (tokens), upstream MCP servers, sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
+// connections (tokens), upstream MCP servers, sign-out. Loaded only for this view; the page's
+// helpers come in as ``page`` (app.js).
 
 function toggleEl(el, id, label, checked, hint, onchange) {
   const input = el('input', { type: 'checkbox', id, name: id });

@@ -62,4 +62,3 @@ def get_members(request: Request, signed: SignedIn) -> dict:
     return {"members": [{"email": p.email, "name": p.name, "role": p.role, "addedAt": iso(p.created_at),
                          "you": p.id == signed.person.id}
                         for p in runtime_of(request).store.list_persons(signed.workspace.id)]}
-
