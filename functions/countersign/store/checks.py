@@ -8,7 +8,16 @@ from typing import Any
 from ..core.canonical import canonical_bytes
 from .errors import BadInput
 from .interface import MAX_DOC_WRITES
-from .records import DEFAULT_WORKSPACE_SETTINGS, MAX_ARGUMENTS_BYTES, ROLES, DocWrite, RoleWrite, SettingWrite, Write
+from .records import (
+    DEFAULT_WORKSPACE_SETTINGS,
+    MAX_ARGUMENTS_BYTES,
+    ROLES,
+    DocWrite,
+    Person,
+    RoleWrite,
+    SettingWrite,
+    Write,
+)
 
 PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
 MAX_WORKSPACE_NAME = 100
@@ -52,7 +61,7 @@ def check_person_name(name: Any) -> None:
                                "spaces around it.")
 
 
-def check_new_person(person: Any, workspace_id: str | None = None) -> None:
+def check_new_person(person: Person, workspace_id: str | None = None) -> None:
     """A person about to be created (``workspace_id``: the new workspace it is to be the owner of)."""
     check_role(person.role)
     check_person_name(person.name)

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.ids import new_id
-from ...core.preview import Preview
+from ...core.preview import Preview, one_line
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Step, setting
 from .action import MailAction, create, put
 from .copywriting import polish
@@ -18,7 +18,7 @@ from .kinds import KIND_CONTACT, KIND_DESIGN, KIND_LIST
 from .preferences import EMAIL_RE
 from .snapshot import Mail, has_address
 from .text import count, digest, q, recipients_line
-from .validation import check_write_count, one_line, validate_name
+from .validation import check_write_count, validate_name
 
 DRAFTING = setting("ask_before_drafting")
 MAX_IMPORT = 80  # one atomic write per import

@@ -7,14 +7,14 @@ import re
 
 from pydantic import Field
 
-from ...core.preview import Preview
+from ...core.preview import Preview, one_line
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Step, when
 from ...store.checks import MAX_WORKSPACE_NAME
 from ...store.records import WorkspaceNameWrite
 from .action import MailAction, put
 from .snapshot import Mail
 from .text import address_line, q
-from .validation import check_https_url, one_line, validate_name
+from .validation import check_https_url, validate_name
 
 COLOR_RE = re.compile(r"^#[0-9a-fA-F]{6}$")
 
