@@ -22,7 +22,8 @@ def _now() -> int:
     return int(time.time())
 
 
-def _email(value: str) -> str:
+def email_address(value: str) -> str:
+    """``value`` as an address a member can have (surrounding spaces dropped), or :class:`BadInput`."""
     email = (value or "").strip()
     local, _, domain = email.partition("@")
     if not local or "." not in domain or any(c.isspace() for c in email) or len(email) > 254:
@@ -55,7 +56,7 @@ def add_person(
 
 def _person(workspace_id: str, email: str, role: str, name: str | None, now: int) -> Person:
     """The record to create (its role and name are checked by the store, before it writes)."""
-    return Person(id=new_id("p_"), workspace_id=workspace_id, email=_email(email), role=role,
+    return Person(id=new_id("p_"), workspace_id=workspace_id, email=email_address(email), role=role,
                   name=(name or "").strip(), created_at=now)
 
 

@@ -122,10 +122,11 @@ def cmd_signin_link(args) -> int:
 
 def cmd_suppression(args) -> int:
     """Show or lift the suppression of an address that bounced or complained (docs/alarms.md)."""
+    from .accounts import email_address
     from .gate.replies import iso
 
+    email = email_address(args.email).lower()  # (an address that is none is refused before the store is opened)
     s, store = _store(args)
-    email = args.email.strip().lower()
     current = store.address_suppression(email)
     if args.action == "lift" and current is not None:
         store.lift_suppression(email)

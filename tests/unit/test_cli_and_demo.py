@@ -331,6 +331,16 @@ def test_suppression_show_and_lift(capsys, tmp_path):
     assert "was not suppressed: nothing changed" in captured.err
 
 
+def test_suppression_refuses_what_is_not_an_address_before_it_opens_the_store(capsys, tmp_path):
+    data = tmp_path / "data"
+    for action in ("show", "lift"):
+        assert cli.main(["suppression", action, "--data", str(data), "--email", "bea example.com"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err == "error: email: 'bea example.com' is not an email address\n"
+    assert not data.exists()  # no store was made for it
+
+
 def test_verify_receipt_names_a_missing_or_unreadable_file_and_a_file_that_is_not_json(capsys, tmp_path):
     missing = tmp_path / "nope.json"
     assert cli.main(["verify-receipt", str(missing)]) == 2
