@@ -294,3 +294,13 @@ class Registry:
                     f"{name} is a read: it runs at once and has nothing to confirm.", field="tool"
                 ) from None
             raise ActionError(f"Unknown tool {name!r}.", field="tool") from None
+
+    def agent_action(self, name: str) -> Action:
+        """:meth:`action`, for a request an agent makes (a tool call, ``request_confirmation``, a
+        code passed back): an action that is no MCP tool (``agent_tool = False``: a gateway change,
+        filed only by the CLI or the Settings page) is an unknown tool to an agent, whatever path
+        it names it by."""
+        action = self.action(name)
+        if not action.agent_tool:
+            raise ActionError(f"Unknown tool {name!r}.", field="tool")
+        return action

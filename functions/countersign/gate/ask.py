@@ -278,7 +278,7 @@ def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
     fail to confirm this call is refused with the one code sentence (:data:`CODE_REFUSAL`): unknown,
     expired, already used (after a success too), for other changes, or for changes whose state
     moved since the preview (the plan now fails, or gives another fingerprint)."""
-    parse(desk.registry.action(call.tool), call.arguments)  # bad input is named first, as on every call
+    parse(desk.registry.agent_action(call.tool), call.arguments)  # bad input is named first, as on every call
     if desk.settings.require_elicitation:
         raise ConfirmationUnavailable(
             "Confirmation codes are disabled (COUNTERSIGN_REQUIRE_ELICITATION=1); nothing changed.",

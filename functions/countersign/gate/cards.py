@@ -87,8 +87,8 @@ class CardDesk:
     def question(
         self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False
     ) -> Question:
-        """The caller's question: ``tool`` planned on ``arguments`` now."""
-        action = self.registry.action(tool)
+        """The caller's question (an agent's): ``tool`` planned on ``arguments`` now."""
+        action = self.registry.agent_action(tool)
         ctx = self.context(principal.workspace.id, principal.person, None, self.now(), principal)
         return Question.of(action, arguments, ctx, answering=answering)
 

@@ -31,6 +31,7 @@ from .config import (
 )
 from .env import GatewayEnv
 
+MANAGERS = ("owner", "admin")
 WHAT = {"read": "runs at once (a read)", "held": "waits for a person on the page",
         "client": "waits for a yes (in the client when allowed)"}
 
@@ -77,9 +78,23 @@ def _subject(up: Upstream) -> dict:
 
 
 class _Config(Action):
+    """A change of the workspace's upstreams. No agent reaches it (``agent_tool``, checked by
+    :meth:`~countersign.gate.actions.Registry.agent_action`), and only an owner or admin may ask
+    for it or confirm it: checked here, before anything is listed or started, as the CLI and the
+    Settings page check it first."""
+
     gate = ALWAYS
     agent_tool = False
     env: GatewayEnv
+
+    def plan(self, args: Any, ctx: ActionContext) -> Plan:
+        if ctx.person.role not in MANAGERS:
+            raise ActionError(f"Only the workspace's owners and admins manage its upstream servers; this card's "
+                              f"person is {ctx.person.role}.", field="role")
+        return self.change(args, ctx)
+
+    def change(self, args: Any, ctx: ActionContext) -> Plan:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def _existing(self, ctx: ActionContext, name: str) -> Upstream:
         up = load(ctx, name)
@@ -109,7 +124,7 @@ class AddUpstream(_Config):
     title = "Preparing to add an upstream server"
     description = "Put an upstream MCP server behind the gate."
 
-    def plan(self, args: AddArgs, ctx: ActionContext) -> Plan:
+    def change(self, args: AddArgs, ctx: ActionContext) -> Plan:
         if not NAME_RULE.fullmatch(args.name):
             raise ActionError("name: 1 to 16 lowercase letters and digits, starting with a letter.", field="name")
         if load(ctx, args.name) is not None:
@@ -138,7 +153,7 @@ class RefreshUpstream(_Config):
     title = "Preparing to approve an upstream's tools again"
     description = "Approve an upstream's tools as they are listed now (after they changed)."
 
-    def plan(self, args: NameArgs, ctx: ActionContext) -> Plan:
+    def change(self, args: NameArgs, ctx: ActionContext) -> Plan:
         before = self._existing(ctx, args.name)
         live = snapshot(self.env, before)
         pins = {}
@@ -159,7 +174,7 @@ class RemoveUpstream(_Config):
     title = "Preparing to remove an upstream server"
     description = "Take an upstream MCP server out of the gate."
 
-    def plan(self, args: NameArgs, ctx: ActionContext) -> Plan:
+    def change(self, args: NameArgs, ctx: ActionContext) -> Plan:
         up = self._existing(ctx, args.name)
         subject = {"remove": up.name, "version": up.version}
         lines = [f"Where: {up.where}", f"Its {len(up.tools)} tools disappear from every agent of this workspace."]
@@ -185,7 +200,7 @@ class UpstreamPolicy(_Config):
     title = "Preparing a change to an upstream tool's policy"
     description = "Choose when an upstream tool waits, and which reads witness it."
 
-    def plan(self, args: PolicyArgs, ctx: ActionContext) -> Plan:
+    def change(self, args: PolicyArgs, ctx: ActionContext) -> Plan:
         up = self._existing(ctx, args.name)
         pin = up.tools.get(args.tool)
         if pin is None:
