@@ -126,3 +126,18 @@ def test_a_forged_cursor_is_refused(store, listing):
     with pytest.raises(BadInput) as bad:
         getattr(store, listing)(w.ws.id, w.person.id, now=0, cursor="not-a-cursor" + new_id())
     assert bad.value.field == "cursor"
+
+
+@pytest.mark.parametrize("listing", ["list_pending_cards", "list_card_history"])
+@pytest.mark.parametrize("position", [[2**63, "c_x"], [-(2**63) - 1, "c_x"], [10**30, "c_x"], [1.5, "c_x"],
+                                      [1, 2], [True, "c_x"]])
+def test_a_cursor_forged_around_a_number_too_large_for_the_store_is_refused(store, listing, position):
+    import base64
+    import json
+
+    w = World(store)
+    forged = base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
+    with pytest.raises(BadInput) as bad:
+        getattr(store, listing)(w.ws.id, w.person.id, now=0, cursor=forged)
+    assert bad.value.field == "cursor"
+

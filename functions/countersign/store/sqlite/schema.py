@@ -187,7 +187,7 @@ def decode_cursor(cursor: str) -> tuple[int, str]:
         key, ident = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
     except (binascii.Error, UnicodeError, ValueError, TypeError) as exc:
         raise BadInput("cursor", "is not a cursor this listing returned.") from exc
-    if type(key) is not int or not isinstance(ident, str):
+    if type(key) is not int or not -(2**63) <= key < 2**63 or not isinstance(ident, str):  # (SQLite's integers)
         raise BadInput("cursor", "is not a cursor this listing returned.")
     return key, ident
 
