@@ -225,3 +225,17 @@ def test_a_registration_nobody_allowed_is_forgotten_after_a_week_and_an_allowed_
     kept = store.get_oauth_client(flow.client_id, now)
     assert kept is not None and kept.expires_at is None
     assert store.get_oauth_client(flow.client_id, now + 365 * 24 * 3600) is not None
+
+
+@pytest.mark.parametrize(("method", "path", "allowed"), [
+    ("GET", "/oauth/token", "OPTIONS, POST"), ("PUT", "/oauth/register", "OPTIONS, POST"),
+    ("GET", "/oauth/revoke", "OPTIONS, POST"), ("DELETE", "/oauth/authorize", "GET, HEAD, POST"),
+    ("POST", "/.well-known/oauth-authorization-server", "GET, HEAD, OPTIONS"),
+    ("PATCH", "/.well-known/oauth-protected-resource/mcp", "GET, HEAD, OPTIONS"),
+])
+def test_another_method_on_an_oauth_endpoint_is_a_405_naming_the_methods(flow, method, path, allowed):
+    refused = flow.http.request(method, path)
+    assert refused.status_code == 405, refused.text
+    assert refused.headers["allow"] == allowed
+    assert refused.json() == {"error": "invalid_request", "error_description": f"{path} accepts {allowed}, not {method}."}
+    assert flow.http.head(path).status_code != 500

@@ -27,7 +27,7 @@ from mcp.server.auth.settings import ClientRegistrationOptions
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, Router, request_response
+from starlette.routing import Match, Route, Router, request_response
 
 from .. import oauth
 from ..oauth import SCOPE, issuer_of, resource_of, same_resource
@@ -93,7 +93,7 @@ class OAuthEndpoints:
         registration = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
         token = _TokenEndpoint(self.provider, authenticator, server=self)
         register = RegistrationHandler(self.provider, registration)
-        self.app = Guard(Router([
+        self.routes = [
             Route(oauth.PROTECTED_RESOURCE_METADATA_PATH, _cors(request_response(self.resource_metadata),
                                                                ["GET", "OPTIONS"]), methods=["GET", "OPTIONS"]),
             Route(oauth.AUTHORIZATION_SERVER_METADATA_PATH, _cors(request_response(self.server_metadata),
@@ -105,7 +105,8 @@ class OAuthEndpoints:
                   methods=["POST", "OPTIONS"]),
             Route(oauth.REVOKE_PATH, _cors(request_response(self.revoke), ["POST", "OPTIONS"]),
                   methods=["POST", "OPTIONS"]),
-        ]), max_body=MAX_BODY)
+        ]
+        self.app = Guard(Router(self.routes), max_body=MAX_BODY)
 
     @property
     def fetcher(self) -> DocumentFetcher:
@@ -124,6 +125,16 @@ class OAuthEndpoints:
         return resource_of(self.runtime.desk.settings.public_url)
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            for route in self.routes:  # a known path asked with another method: 405, as OAuth errors are shaped
+                match, _ = route.matches(scope)
+                if match is Match.FULL:
+                    break
+                if match is Match.PARTIAL:
+                    allowed = ", ".join(sorted(route.methods or ()))
+                    refused = _error(405, "invalid_request", f"{route.path} accepts {allowed}, not {scope['method']}.")
+                    refused.headers["Allow"] = allowed
+                    return await refused(scope, receive, send)
         await self.app(scope, receive, send)
 
     # -- metadata -----------------------------------------------------------------------------------
