@@ -12,6 +12,7 @@ import pytest
 
 from countersign.store.records import secret_hash
 from tests.oauth.conftest import REDIRECT, pkce
+from tests.support.harness import SECRETS
 
 
 def test_a_wrong_or_missing_pkce_verifier_gets_no_token(flow):
@@ -239,3 +240,31 @@ def test_another_method_on_an_oauth_endpoint_is_a_405_naming_the_methods(flow, m
     assert refused.headers["allow"] == allowed
     assert refused.json() == {"error": "invalid_request", "error_description": f"{path} accepts {allowed}, not {method}."}
     assert flow.http.head(path).status_code != 500
+
+
+@pytest.mark.parametrize(("registered", "given", "answered", "others"), [
+    ("http://127.0.0.1:33418", "http://127.0.0.1:33418", "http://127.0.0.1:33418/",
+     ["http://127.0.0.1:33418/other", "http://127.0.0.1:33418/?x=1", "http://127.0.0.2:33418/"]),
+    ("http://127.0.0.1:33418", "http://127.0.0.1:33418/", "http://127.0.0.1:33418/", ["http://127.0.0.1:33418//"]),
+    ("http://localhost:33418/", "http://LOCALHOST:40000", "http://localhost:40000/", ["http://localhost:40000/cb"]),
+    ("https://app.example", "https://app.example/", "https://app.example/",
+     ["https://app.example/other", "https://app.example.evil/", "https://app.example:8443/"]),
+    ("https://App.Example:443/cb", "https://app.example/cb", "https://app.example/cb",
+     ["https://app.example/CB", "https://app.example/cb/", "https://app.example:444/cb"]),
+])
+def test_one_redirect_uri_spelled_two_ways_is_the_same_uri_and_gets_a_code(flow, registered, given, answered, others):
+    """A client that registered ``http://127.0.0.1:33418`` and sends it back as the MCP SDK's client
+    does (``…:33418/``) is answered there; the rest of the URI is still compared exactly."""
+    assert flow.register(redirect_uris=[registered]).status_code == 201
+    verifier, challenge = pkce()
+    allowed = flow.allow(flow.request_id(flow.authorize(challenge, redirect_uri=given)))
+    assert allowed.status_code == 200, allowed.text
+    assert allowed.json()["redirectTo"].startswith(answered + "?code=")
+    code = parse_qs(urlsplit(allowed.json()["redirectTo"]).query)["code"][0]
+    SECRETS.add(code)
+    issued = flow.exchange(code, verifier, redirect_uri=given)
+    assert issued.status_code == 200, issued.text
+    for other in others:
+        _, challenge = pkce()
+        refused = flow.authorize(challenge, redirect_uri=other)
+        assert refused.status_code == 400 and "location" not in refused.headers, other

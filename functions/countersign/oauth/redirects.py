@@ -4,8 +4,10 @@
   ``[::1]``, ``localhost``: RFC 8252 §7.3, §8.3). No fragment, no user info, nothing else:
   private-use schemes and plain http elsewhere are refused at registration and in metadata
   documents.
-* Matching is exact string comparison (RFC 9700 §4.1.3), except that a loopback redirect matches
-  on any port (RFC 8252 §7.3: a native app picks its port when it runs).
+* Matching is exact string comparison (RFC 9700 §4.1.3) of the URIs' normal forms (RFC 3986
+  §6.2.2–6.2.3: ``http://127.0.0.1:33418`` is ``http://127.0.0.1:33418/``, as a client sends it),
+  except that a loopback redirect matches on any port (RFC 8252 §7.3: a native app picks its port
+  when it runs).
 * The response carries ``code`` (or ``error``), ``state`` and ``iss`` (RFC 9207), added to any
   query the registered URI has.
 """
@@ -69,21 +71,27 @@ def check_redirect_uri(uri: object) -> str:
     return uri
 
 
-def _without_port(uri: str) -> tuple[str, str, str, str]:
+def _normal(uri: str, *, port: bool = True) -> tuple[str, str, int | None, str, str]:
+    """``uri`` in the form two spellings of one URL share (RFC 3986 §6.2.2–6.2.3: scheme and host
+    in lower case, the scheme's default port dropped, an empty path ``/``), as clients send it:
+    the MCP SDK's client, for one, turns a registered ``http://127.0.0.1:33418`` into
+    ``http://127.0.0.1:33418/``. ``port=False``: without its port (a loopback redirect)."""
     parts = _parts(uri)
-    return parts.scheme, host_of(uri), parts.path, parts.query
+    scheme = parts.scheme.lower()
+    number = parts.port if parts.port != {"https": 443, "http": 80}.get(scheme) else None
+    return scheme, host_of(uri), number if port else None, parts.path or "/", parts.query
 
 
 def redirect_matches(registered: str, given: str) -> bool:
-    """Whether ``given`` is the registered redirect URI (exactly; a loopback one on any port)."""
+    """Whether ``given`` is the registered redirect URI (exactly, but for the spelling
+    :func:`_normal` takes away; a loopback one on any port)."""
     if given == registered:
         return True
     try:
-        if is_loopback(registered) and is_loopback(given):
-            return _without_port(registered) == _without_port(given)
+        loopback = is_loopback(registered) and is_loopback(given)
+        return _normal(registered, port=not loopback) == _normal(given, port=not loopback)
     except BadRedirect:
         return False
-    return False
 
 
 def choose_redirect(registered: list[str], given: str | None) -> str:
