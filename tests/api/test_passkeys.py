@@ -23,6 +23,35 @@ def test_register_list_rename_and_remove_with_a_fresh_sign_in(signed, tenant):
     assert signed.get("/api/passkeys").json()["passkeys"] == []
 
 
+def test_a_passkey_name_is_kept_as_one_line_and_refused_with_hidden_characters(signed, tenant):
+    soft = soft_for(signed)
+    for bad in ("\u202eexe.gnp", "red\x1b[31m", "nul\x00", "zero\u200bwidth"):
+        options = signed.post("/api/passkeys/register/options").json()
+        refused = signed.post("/api/passkeys", {"credential": soft.register(options), "name": bad})
+        assert refused.status_code == 422, bad
+        assert refused.json()["field"] == "name"
+        assert refused.json()["error"]["message"].startswith("name: a passkey name has no control or formatting")
+    # the challenge of a refused name is not spent: the same answer registers with a good name
+    made = signed.post("/api/passkeys", {"credential": soft.register(options), "name": "  Work \n laptop  "})
+    assert made.status_code == 201 and made.json()["name"] == "Work laptop"  # answered as it is kept
+    assert [p["name"] for p in signed.get("/api/passkeys").json()["passkeys"]] == ["Work laptop"]
+    renamed = signed.patch(f"/api/passkeys/{soft.id}", {"name": "\u202eexe.gnp"})
+    assert renamed.status_code == 422
+    assert renamed.json()["error"]["message"].startswith("name: a passkey name has no control")  # said once
+    assert signed.patch(f"/api/passkeys/{soft.id}", {"name": "Bea\u2019s \U0001F469\u200d\U0001F4BB"}).status_code == 200
+
+
+def test_transports_that_are_not_a_list_are_not_kept(signed, tenant):
+    for transports in (5, True, "internal", {"usb": 1}, None):
+        soft = soft_for(signed)
+        options = signed.post("/api/passkeys/register/options").json()
+        credential = soft.register(options)
+        credential["response"]["transports"] = transports
+        made = signed.post("/api/passkeys", {"credential": credential, "name": "Key"})
+        assert made.status_code == 201, (transports, made.text)
+        assert tenant.store.get_passkey(soft.id).transports == ()
+
+
 def test_removing_later_needs_a_fresh_assertion(clock, signed, tenant):
     soft = register(signed)
     keep = register(signed, "Phone")

@@ -123,7 +123,9 @@ def verify_registration(rp: RelyingParty, credential: Any, challenge: bytes) -> 
             expected_origin=rp.origin, require_user_verification=True, supported_pub_key_algs=algorithms())
     except Exception as exc:  # py_webauthn raises several types for bad bytes (pitfall 3)
         raise PasskeyError(f"The passkey could not be registered: {exc}") from exc
-    transports = credential.get("response", {}).get("transports") or []
+    transports = credential["response"].get("transports")  # (what a browser names: usb, internal, hybrid…)
+    if not isinstance(transports, list):
+        transports = []
     return Registered(b64u(verified.credential_id), b64u(verified.credential_public_key), verified.sign_count,
                       tuple(str(t) for t in transports if isinstance(t, str))[:8])
 

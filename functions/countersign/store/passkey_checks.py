@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import asdict
 from typing import Any
 
@@ -13,11 +14,18 @@ MAX_PASSKEY_NAME = 64
 
 
 def check_passkey_name(name: Any) -> str:
+    """``name`` as it is kept: one line (each run of spaces and line breaks one space). Refused: an
+    empty name, one over :data:`MAX_PASSKEY_NAME` characters, and control or formatting characters
+    (escape sequences, bidi overrides: a name another reader would see rearranged), but for the
+    joiners emoji and some scripts need."""
     if not isinstance(name, str) or not name.strip():
         raise BadInput("name", "a passkey needs a name; it must not be empty.")
     name = one_line(name)
     if len(name) > MAX_PASSKEY_NAME:
         raise BadInput("name", f"{len(name)} characters; a passkey name has at most {MAX_PASSKEY_NAME}.")
+    if any(unicodedata.category(c) in ("Cc", "Cf") and c not in "\u200c\u200d" for c in name):
+        raise BadInput("name", "a passkey name has no control or formatting characters (such as escapes or "
+                               "right-to-left overrides).")
     return name
 
 

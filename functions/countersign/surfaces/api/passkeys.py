@@ -18,6 +18,7 @@ from ...gate.replies import iso
 from ...passkeys.ceremony import PasskeyError, authentication_options, registration_options, verify_registration
 from ...passkeys.statement import b64u, unb64u
 from ...store.errors import BadInput, Conflict, NotFound
+from ...store.passkey_checks import check_passkey_name
 from ...store.records import Passkey
 from .errors import ApiError
 from .passkey_common import check, issue, refused, relying_party, spend
@@ -92,6 +93,10 @@ def register_options(request: Request, signed: Acting) -> dict:
 def register(body: RegisterBody, request: Request, signed: Acting) -> dict:
     """Verify the new credential (origin, RP ID, user verification) and keep its public key."""
     runtime = runtime_of(request)
+    try:
+        name = check_passkey_name(body.name.strip() or "Passkey")  # before the challenge is spent
+    except BadInput as exc:
+        raise ApiError(422, "invalid", str(exc), field="name") from None
     record, challenge = spend(runtime, body.credential, "register")
     if (record.workspace_id, record.person_id) != (signed.workspace.id, signed.person.id):
         raise refused("it answered a challenge issued to someone else.")
@@ -101,7 +106,7 @@ def register(body: RegisterBody, request: Request, signed: Acting) -> dict:
         raise refused(str(exc)) from None
     passkey = Passkey(credential_id=made.credential_id, workspace_id=signed.workspace.id, person_id=signed.person.id,
                       user_handle=record.statement, public_key=made.public_key,
-                      name=body.name.strip() or "Passkey", created_at=runtime.desk.now(), sign_count=made.sign_count,
+                      name=name, created_at=runtime.desk.now(), sign_count=made.sign_count,
                       transports=made.transports)
     try:
         runtime.store.put_passkey(passkey)
@@ -120,7 +125,7 @@ def rename(credential_id: str, body: RenameBody, request: Request, signed: Actin
     except NotFound:
         raise ApiError(404, "not_found", "No such passkey of yours.") from None
     except BadInput as exc:
-        raise ApiError(422, "invalid", f"name: {exc}", field="name") from None
+        raise ApiError(422, "invalid", str(exc), field="name") from None
 
 
 @router.post("/passkeys/remove/options", responses=errors(401, 403))
