@@ -137,3 +137,22 @@ def test_the_policy_change_is_itself_a_held_request(signed, tenant):
     member = tenant.add_person("admin")
     refused = tenant.page(member).post("/api/settings/passkey-policy", {"policy": "every"})
     assert refused.status_code == 422 and "owner" in refused.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("route", ["passkey/options", "passkey/confirm"])
+def test_a_card_no_longer_waiting_is_refused_with_its_reason_and_the_card_as_a_click_is(clock, signed, tenant,
+                                                                                      route):
+    soft = register(signed)
+    set_policy(tenant, "every")
+    desk = tenant.runtime.desk
+    withdrawn = file_card(tenant, note="n2")
+    desk.withdraw(withdrawn, desk.now(), f"connection:{tenant.connection_id}")
+    late = file_card(tenant, "edit_note", note="n2")
+    clock.advance(desk.settings.card_ttl + 1)
+    body = {} if route == "passkey/options" else {"credential": soft.assert_({"challenge": "AAAA"})}
+    for card, code in ((withdrawn, "withdrawn"), (late, "expired")):
+        refused = signed.post(f"/api/cards/{card.id}/{route}", body)
+        plain = signed.post(f"/api/cards/{card.id}/confirm")
+        assert refused.status_code == plain.status_code == 409, refused.text
+        assert refused.json()["error"] == plain.json()["error"] and refused.json()["error"]["code"] == code
+        assert refused.json()["card"]["state"] == code and refused.json()["card"]["id"] == card.id

@@ -13,7 +13,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ...core.cards import CardState, Refusal
+from ...core.cards import CardState, Refusal, refusal_for
 from ...gate.actions import ActionError, Unavailable
 from ...gate.question import Question
 from ...passkeys.action import SetPasskeyPolicy
@@ -38,9 +38,10 @@ class PolicyBody(Strict):
 def _pending(request: Request, signed: Signed, card_id: str):
     if not CARD_ID.fullmatch(card_id):
         raise not_found()
-    card = _load(runtime_of(request), signed, card_id)
-    if card.state is not CardState.PENDING:
-        raise ApiError(409, "already_answered", "This card is no longer waiting; nothing to confirm.")
+    runtime = runtime_of(request)
+    card = _load(runtime, signed, card_id)
+    if card.state is not CardState.PENDING:  # refused as a plain click is: its reason, and the card as it stands
+        raise _refused(runtime, signed, card.id, refusal_for(card.state, CardState.RUNNING))
     return card
 
 
