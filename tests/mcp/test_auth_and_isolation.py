@@ -83,7 +83,13 @@ async def test_another_person_in_the_workspace_cannot_poll_or_cancel(tenant):
         status = await client.call_tool("get_confirmation_status", {"confirmation_id": card})
         cancel = await client.call_tool("cancel_confirmation", {"confirmation_id": card})
         listed = (await client.call_tool("list_confirmations", {})).structured_content
+        unknown = [await client.call_tool(tool, {"confirmation_id": "c_unknown"})
+                   for tool in ("get_confirmation_status", "cancel_confirmation")]
     assert status.is_error and cancel.is_error and listed["confirmations"] == []
+    # the colleague's card reads in exactly the words of an unknown id: nothing says it exists
+    masked = lambda result: result.content[0].text.replace(card, "ID").replace("c_unknown", "ID")  # noqa: E731
+    assert [masked(status), masked(cancel)] == [masked(u) for u in unknown]
+    assert masked(status).endswith("No confirmation with id 'ID' in this workspace.")
 
 
 async def test_oversized_arguments_are_refused_and_nothing_is_written(tenant):

@@ -54,10 +54,13 @@ def _annotations(title: str, *, read_only: bool, idempotent: bool) -> ToolAnnota
 
 def confirmation_tools(desk: CardDesk) -> list[Tool]:
     def mine(ctx: Context, confirmation_id: str):
-        """The caller's person's card, as it stands now; another person's reads as unknown."""
+        """The caller's person's card, as it stands now; another person's reads as unknown, in
+        the same words as an unknown id or another workspace's card."""
         principal = caller(ctx)
         try:
             return principal, desk.open_card(principal.workspace.id, principal.person, confirmation_id)
+        except NotFound:
+            raise NotFound("confirmation", confirmation_id) from None
         except Refusal as refusal:
             if refusal.reason is RefusalReason.NOT_YOURS:
                 raise NotFound("confirmation", confirmation_id) from None
