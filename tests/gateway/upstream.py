@@ -3,12 +3,14 @@ behind countersign. ``python -m tests.gateway.upstream DIR stdio`` or ``... DIR 
 
 Every call of a writing tool appends a line to ``DIR/.calls`` first, so a test counts exactly how
 many times the upstream was asked. ``DIR/.rugpull`` present: ``write_file`` lists a new
-description (a "rug pull"). ``slow_write`` sleeps ``DIR/.slow`` seconds (default 5) before
+description (a "rug pull"); ``DIR/.schemas``: more tools with the schemas it names.
+``slow_write`` sleeps ``DIR/.slow`` seconds (default 5) before
 writing; ``die_write`` ends the process mid-call; ``fail_write`` answers with an error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -40,7 +42,20 @@ def _tools() -> list[types.Tool]:
         tool("slow_write", "Write a file slowly", WRITE),
         tool("die_write", "Write a file and crash", WRITE),
         tool("fail_write", "Write a file that never fits", WRITE),
+        *_odd_tools(),
     ]
+
+
+def _odd_tools() -> list[types.Tool]:
+    """``DIR/.schemas`` (JSON: tool name → input schema, and ``"read": [names]``): more tools, listed
+    with exactly those schemas (which need not be ones a validator can use)."""
+    path = ROOT / ".schemas"
+    if not path.exists():
+        return []
+    odd = json.loads(path.read_text())
+    reads = set(odd.pop("read", []))
+    return [types.Tool.model_validate({"name": name, "description": "An odd schema.", "inputSchema": schema,
+                                       "annotations": {"readOnlyHint": name in reads}}) for name, schema in odd.items()]
 
 
 def _text(text: str, error: bool = False) -> types.CallToolResult:

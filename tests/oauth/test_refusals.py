@@ -238,7 +238,8 @@ def test_another_method_on_an_oauth_endpoint_is_a_405_naming_the_methods(flow, m
     refused = flow.http.request(method, path)
     assert refused.status_code == 405, refused.text
     assert refused.headers["allow"] == allowed
-    assert refused.json() == {"error": "invalid_request", "error_description": f"{path} accepts {allowed}, not {method}."}
+    said = f"{path} accepts {allowed}, not {method}."
+    assert refused.json() == {"error": "invalid_request", "error_description": said}
     assert flow.http.head(path).status_code != 500
 
 
