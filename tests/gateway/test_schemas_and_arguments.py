@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from countersign.core.cards import CardState
+from tests.support.harness import accept
 
 from .flows import add, call, text
 
@@ -78,3 +79,33 @@ async def test_a_schema_is_used_without_fetching_its_refs_and_an_unusable_one_re
     assert upstream.calls() == []
     done = gw.confirm_on_page(held.structured_content["confirmationId"])
     assert done.state is CardState.COMPLETED and upstream.calls() == ["local_ref a.txt"]
+
+
+async def test_the_person_sees_every_argument_before_saying_yes(gw, upstream):
+    """An agent cannot push the argument that matters off the card with arguments that sort first:
+    a held call carries at most 60, each on a line of its own; a call confirmed in the client
+    whose lines would not all fit in the question waits for the page instead."""
+    open_schema = {"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}
+    upstream.write(".schemas", json.dumps({"open_write": open_schema, "open_touch": open_schema,
+                                           "client": ["open_touch"]}))
+    add(gw, url=upstream.url)
+    junk = {f"a{i:02d}": "" for i in range(60)}
+    crowded = await call(gw, "fs__open_write", {**junk, "path": "notes.txt", "content": "the real change"})
+    assert crowded.is_error and text(crowded).startswith("arguments: 62 arguments; a call countersign holds "
+                                                         "carries at most 60, so that its card shows each one.")
+    assert "Nothing was sent" in text(crowded)
+    most = {f"a{i:02d}": "" for i in range(58)}
+    held = (await call(gw, "fs__open_write", {**most, "path": "notes.txt", "content": "the real change"}))
+    card = gw.store.get_card(gw.workspace_id, held.structured_content["confirmationId"], gw.runtime.desk.now())
+    assert 'path: "notes.txt"' in "\n".join(card.lines) and 'content: "the real change"' in "\n".join(card.lines)
+    assert len(card.lines) == 3 + 60 and not any("more arguments" in line for line in card.lines)
+
+    answers = []
+    few = {f"a{i:02d}": "" for i in range(16)}  # 3 lines + 17 arguments: the card's 20 lines fit in the question
+    fits = await call(gw, "fs__open_touch", {**few, "path": "x"}, answer=accept(), record=answers)
+    assert fits.structured_content["status"] == "completed" and len(answers) == 1
+    assert "… and" not in answers[0].message and 'path: "x"' in answers[0].message
+    more = {f"a{i:02d}": "" for i in range(17)}  # one line more than a question shows
+    paged = await call(gw, "fs__open_touch", {**more, "path": "y"}, answer=accept(), record=answers)
+    assert paged.structured_content["status"] == "pending" and len(answers) == 1  # not asked in the client
+    assert upstream.calls() == ["open_touch x"]

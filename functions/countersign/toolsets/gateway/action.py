@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...core.canonical import canonical_json
-from ...core.preview import Preview
+from ...core.preview import QUESTION_LINES, Preview
 from ...gate.actions import (
     ALWAYS,
     CLIENT,
@@ -36,8 +36,9 @@ from ...gate.actions import (
 )
 from .config import Pin, Upstream, load, split_tool
 from .env import GatewayEnv
-from .preview import argument_lines, result_text, shown
+from .preview import MAX_LINES, argument_lines, result_text, shown
 
+HEAD_LINES = 3  # a call's card: the server, the tool, "Arguments:", then a line per argument
 DRIFT = ("What the card showed from the upstream server moved between the preview and the answer; nothing was "
          "sent. Call the tool again for a new preview.")
 
@@ -127,11 +128,18 @@ class UpstreamCall(Action):
         return dict(raw)
 
     def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
+        """The tool's class; a ``client`` call whose card would not fit in a question in the client
+        (which shows :data:`QUESTION_LINES` lines) is confirmed on the page, where every line is shown."""
         _, _, pin = resolve(ctx, self.name)
+        if pin.cls == "client" and HEAD_LINES + max(len(args), 1) + len(pin.witness) > QUESTION_LINES:
+            return ALWAYS
         return {"read": NEVER, "client": CLIENT}.get(pin.cls, ALWAYS)
 
     def plan(self, args: dict[str, Any], ctx: ActionContext) -> Plan:
         upstream, tool, pin = resolve(ctx, self.name)
+        if len(args) > MAX_LINES:  # (a card never leaves one out: an agent could hide one after the rest)
+            raise ActionError(f"arguments: {len(args)} arguments; a call countersign holds carries at most "
+                              f"{MAX_LINES}, so that its card shows each one. Nothing was sent.", field="arguments")
         check_arguments(pin, args)
         seen = self._observe(upstream, tool, pin, args)
         subject = {"upstream": upstream.name, "where": upstream.where, "tool": tool, "pin": pin.digest,

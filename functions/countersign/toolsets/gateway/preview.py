@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 FOLD = 240
-MAX_LINES = 60
+MAX_LINES = 60  # arguments of a held call, each on a line of its own
 
 
 def shown(value: Any) -> str:
@@ -26,12 +26,10 @@ def shown(value: Any) -> str:
 
 
 def argument_lines(arguments: dict[str, Any]) -> list[str]:
+    """A line per argument, every one (a held call carries at most :data:`MAX_LINES`)."""
     if not arguments:
         return ["No arguments."]
-    lines = [f"{name}: {shown(value)}" for name, value in sorted(arguments.items())]
-    if len(lines) > MAX_LINES:
-        lines = lines[:MAX_LINES] + [f"… and {len(lines) - MAX_LINES} more arguments."]
-    return lines
+    return [f"{name}: {shown(value)}" for name, value in sorted(arguments.items())]
 
 
 def result_text(result: dict[str, Any]) -> str:
