@@ -60,3 +60,14 @@ def test_tool_names_split_on_the_prefix():
     assert split_tool("fs__write_file") == ("fs", "write_file")
     assert split_tool("fs__a__b") == ("fs", "a__b")
     assert split_tool("list_notes") is None and split_tool("Fs__x") is None and split_tool("fs__") is None
+
+
+def test_a_header_line_without_its_colon_is_refused_without_being_repeated():
+    from countersign.toolsets.gateway.requests import parse_headers
+
+    assert parse_headers(["Authorization: Bearer t:1", " X-Key :k "]) == {"Authorization": "Bearer t:1", "X-Key": "k"}
+    for lines, number in ((["Authorization Bearer sk-live-SECRET"], 1), (["X-A: 1", ": sk-live-SECRET"], 2)):
+        with pytest.raises(ValueError) as refused:
+            parse_headers(lines)
+        assert "sk-live-SECRET" not in str(refused.value)
+        assert str(refused.value).startswith(f"header {number} is not 'Name: value'")

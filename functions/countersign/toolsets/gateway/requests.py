@@ -18,11 +18,14 @@ def sealer_of(desk: CardDesk) -> Sealer:
 
 
 def parse_headers(lines: list[str]) -> dict[str, str]:
+    """``Name: value`` lines as headers. A line that is not one is refused without its text, which
+    may be a credential typed without its colon (``Authorization Bearer sk-…``)."""
     headers = {}
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         name, sep, value = line.partition(":")
         if not sep or not name.strip():
-            raise ValueError(f"a header is 'Name: value', not {line.split(':')[0]!r}…")
+            raise ValueError(f"header {number} is not 'Name: value' (no name before a ':'); it is not shown here, "
+                             "as it may hold a credential")
         headers[name.strip()] = value.strip()
     return headers
 
