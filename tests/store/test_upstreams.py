@@ -45,3 +45,17 @@ def test_one_workspace_never_reads_anothers_upstreams(store):
     store.write_docs(a.ws.id, [DocWrite(KIND, "fs", upstream(a.ws.id, None).to_data(), 0)])
     assert [u.name for u in load_all(ctx(store, a))] == ["fs"]
     assert load_all(ctx(store, b)) == [] and load(ctx(store, b), "fs") is None
+
+
+def test_a_removed_upstream_reads_as_none_and_its_version_goes_on_counting(store):
+    from countersign.toolsets.gateway.config import removed, stored_version
+
+    w = World(store)
+    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
+    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", removed("fs"), 1)])
+    assert load(ctx(store, w), "fs") is None and load_all(ctx(store, w)) == []
+    assert stored_version(ctx(store, w), "fs") == 2 and stored_version(ctx(store, w), "gh") == 0
+    with pytest.raises(Conflict):  # adding it again is written over the removal, from its version
+        store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
+    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 2)])
+    assert load(ctx(store, w), "fs") == upstream(w.ws.id, None, version=3)

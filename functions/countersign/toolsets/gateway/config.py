@@ -24,6 +24,7 @@ KIND = "upstream"
 SEPARATOR = "__"
 NAME_RULE = re.compile(r"^[a-z][a-z0-9]{0,15}$")
 CLASSES = ("read", "held", "client")
+REMOVED = "removed"
 
 
 def tool_digest(definition: dict[str, Any]) -> str:
@@ -100,14 +101,28 @@ class Upstream:
                    tools, version)
 
 
+def removed(name: str) -> dict[str, Any]:
+    """What a removed upstream's document becomes: kept, so that its version goes on counting and
+    adding it again is a request of its own (not one answered with the card of its first add)."""
+    return {"name": name, REMOVED: True}
+
+
+def stored_version(ctx: ActionContext, name: str) -> int:
+    """The version of ``name``'s document, live or removed (0: there never was one)."""
+    doc = ctx.store.get_doc(ctx.workspace_id, KIND, name)
+    return 0 if doc is None else doc.version
+
+
 def load(ctx: ActionContext, name: str) -> Upstream | None:
     doc = ctx.store.get_doc(ctx.workspace_id, KIND, name)
-    return None if doc is None else Upstream.from_data(ctx.workspace_id, doc.data, doc.version)
+    if doc is None or doc.data.get(REMOVED):
+        return None
+    return Upstream.from_data(ctx.workspace_id, doc.data, doc.version)
 
 
 def load_all(ctx: ActionContext) -> list[Upstream]:
     docs = ctx.store.list_docs(ctx.workspace_id, KIND)
-    return [Upstream.from_data(ctx.workspace_id, d.data, d.version) for d in docs]
+    return [Upstream.from_data(ctx.workspace_id, d.data, d.version) for d in docs if not d.data.get(REMOVED)]
 
 
 def split_tool(name: str) -> tuple[str, str] | None:

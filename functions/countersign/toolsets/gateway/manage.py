@@ -27,9 +27,12 @@ from .config import (
     check_url,
     class_from_annotations,
     load,
+    removed,
+    stored_version,
     tool_digest,
 )
 from .env import GatewayEnv
+from .seal import SealError
 
 MANAGERS = ("owner", "admin")
 WHAT = {"read": "runs at once (a read)", "held": "waits for a person on the page",
@@ -71,10 +74,15 @@ def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> li
     return lines
 
 
-def _subject(up: Upstream) -> dict:
-    return {"name": up.name, "where": up.where, "credential": bool(up.sealed),
+def _subject(up: Upstream, credential: str | bool | None = None) -> dict:
+    """What an approval of ``up`` approves: where it is, its credential (an add names it by a keyed
+    digest, :meth:`.seal.Sealer.digest`, so that a request filed again with another credential is
+    another request; a change that keeps it says whether there is one), each tool's pin, class and
+    witnesses, and the version of its document it applies to (so a change made again after another
+    is a new request, not one answered with an earlier card)."""
+    return {"name": up.name, "where": up.where, "credential": bool(up.sealed) if credential is None else credential,
             "tools": {n: {"pin": p.digest, "class": p.cls, "witness": [w.to_dict() for w in p.witness]}
-                      for n, p in sorted(up.tools.items())}}
+                      for n, p in sorted(up.tools.items())}, "version": up.version}
 
 
 class _Config(Action):
@@ -106,8 +114,9 @@ class _Config(Action):
         assert isinstance(plan, ConfigPlan)
         up = plan.upstream
         assert up is not None
-        data = None if plan.subject.get("remove") else up.to_data()
-        return Effect.writes({"upstream": up.name, "removed" if data is None else "tools": sorted(up.tools)},
+        gone = bool(plan.subject.get("remove"))
+        data = removed(up.name) if gone else up.to_data()
+        return Effect.writes({"upstream": up.name, "removed" if gone else "tools": sorted(up.tools)},
                              [DocWrite(KIND, up.name, data, up.version)])
 
 
@@ -129,18 +138,26 @@ class AddUpstream(_Config):
             raise ActionError("name: 1 to 16 lowercase letters and digits, starting with a letter.", field="name")
         if load(ctx, args.name) is not None:
             raise ActionError(f"name: the upstream {args.name!r} exists; remove it first.", field="name")
+        version = stored_version(ctx, args.name)  # (a removed one's: adding it again is a new request)
         if bool(args.url) == bool(args.command):
             raise ActionError("Give either a URL or a command.", field="url")
         if args.command and not self.env.settings.upstream_stdio:
             raise ActionError("command: this server runs no stdio upstreams (only HTTP on Lambda).", field="command")
         url = check_url(args.url, allow_private=self.env.settings.upstream_private) if args.url else None
+        credential = None
+        if args.sealed:
+            try:
+                credential = self.env.sealer.digest(ctx.workspace_id, args.name, args.sealed)
+            except SealError as exc:
+                raise ActionError(f"sealed: {exc}; seal the credential again.", field="sealed") from None
         up = Upstream(ctx.workspace_id, args.name, url, tuple(args.command or ()), args.sealed)
         live = snapshot(self.env, up)
         up = Upstream(up.workspace_id, up.name, up.url, up.command, up.sealed,
-                      {n: Pin(t, tool_digest(t), class_from_annotations(t)) for n, t in live.items()})
+                      {n: Pin(t, tool_digest(t), class_from_annotations(t)) for n, t in live.items()}, version)
         lines = [f"Where: {up.where}", "A credential is set (not shown)." if up.sealed else "No credential.",
                  f"Its {len(up.tools)} tools, as {up.name}__<tool>:", *tool_lines(up.tools)]
-        return ConfigPlan(_subject(up), Preview(f"Put the MCP server {up.name} behind the gate?", lines), up)
+        return ConfigPlan(_subject(up, credential or False), Preview(f"Put the MCP server {up.name} behind the gate?",
+                                                                     lines), up)
 
 
 class NameArgs(Arguments):
@@ -216,7 +233,7 @@ class UpstreamPolicy(_Config):
                            up.version)
         lines = [f"{args.tool} {WHAT[new.cls]} (was: {WHAT[pin.cls]})."]
         lines += [f"Before it runs, the card shows {w.tool} {w.arguments}." for w in witness] or ["No witness reads."]
-        return ConfigPlan(dict(_subject(changed), version=up.version),
+        return ConfigPlan(_subject(changed),
                           Preview(f"Change how {args.name}__{args.tool} is gated?", lines), changed)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...core.cards import Refusal
 from ...gate.cards import CardDesk
 from ...gate.question import Question
 from ...store.records import Card, Person
@@ -43,16 +44,48 @@ def add_arguments(desk: CardDesk, workspace_id: str, name: str, url: str | None,
     return args
 
 
+SUPERSEDED = "A newer request for the same change of this upstream replaced this one; nothing changed."
+
+
 def file_change(desk: CardDesk, workspace_id: str, person: Person, tool: str, arguments: dict[str, Any]) -> Card:
-    """Plan the change now (its card lists what it will approve) and file its card for ``person``."""
+    """Plan the change now (its card lists what it will approve) and file its card for ``person``.
+
+    The same request again (the same subject: same credential, same tools, same version) is
+    answered with its card. Another one for the same change of the same upstream (another
+    credential, say) replaces the one still waiting, which is withdrawn: only the newest can be
+    confirmed, so nobody confirms the request that was corrected."""
     ctx = desk.context(workspace_id, person, None, desk.now())
     q = Question.of(desk.registry.action(tool), arguments, ctx)
     card = desk.recent(q)
     if card is None:
         card, filed = desk.file(q, "page")
         if filed:
+            _withdraw_replaced(desk, card)
             desk.notify(card)
     return card
+
+
+def _same_change(a: Card, b: Card) -> bool:
+    keys = ("name", "tool") if a.tool == "upstream_policy" else ("name",)
+    return a.tool == b.tool and all(a.arguments.get(k) == b.arguments.get(k) for k in keys)
+
+
+def _withdraw_replaced(desk: CardDesk, card: Card) -> None:
+    now, cursor = desk.now(), None
+    while True:
+        waiting, cursor = desk.store.list_pending_cards(card.workspace_id, card.person_id, now, limit=100,
+                                                        cursor=cursor)
+        for listed in waiting:  # (a listing carries no arguments: the card is read for them)
+            if listed.id == card.id or listed.connection_id or listed.tool != card.tool:
+                continue
+            other = desk.store.get_card(card.workspace_id, listed.id, now)
+            if _same_change(other, card):
+                try:
+                    desk.withdraw(other, now, f"person:{card.person_id}", "page", SUPERSEDED)
+                except Refusal:  # answered meanwhile: it stands as it is
+                    pass
+        if cursor is None:
+            return
 
 
 def view(upstream: Upstream) -> dict[str, Any]:

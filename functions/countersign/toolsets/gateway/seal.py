@@ -46,6 +46,15 @@ class Sealer:
         box = crypto_aead_xchacha20poly1305_ietf_encrypt(plain, _aad(workspace_id, name), nonce, self._keys[0])
         return PREFIX + base64.urlsafe_b64encode(nonce + box).decode().rstrip("=")
 
+    def digest(self, workspace_id: str, name: str, sealed: str) -> str:
+        """What names the credential inside ``sealed`` in a request's subject, so that the same
+        credential sealed twice is one request and another credential another: a keyed hash of
+        the headers (with a key of its own, derived from the sealing key), from which nothing of
+        them can be learnt. :class:`SealError` if no key opens it."""
+        plain = json.dumps(self.unseal(workspace_id, name, sealed), sort_keys=True).encode()
+        key = hashlib.blake2b(self._keys[0], digest_size=32, person=b"cs-upstream-dig").digest()
+        return hashlib.blake2b(_aad(workspace_id, name) + b"\0" + plain, key=key, digest_size=16).hexdigest()
+
     def unseal(self, workspace_id: str, name: str, sealed: str) -> dict[str, str]:
         if not sealed.startswith(PREFIX):
             raise SealError("not a sealed upstream credential")

@@ -1,0 +1,57 @@
+"""Changing an upstream again: a request filed again with another credential replaces the one
+waiting, and a change made again after another (added after a removal, approved again after a
+second change of its tools) is a request of its own, never answered with an earlier card."""
+
+import pytest
+
+from countersign.core.cards import CardState
+from countersign.toolsets.gateway import config, requests
+
+from .flows import add, call, change
+
+pytestmark = pytest.mark.anyio
+
+
+def _file_add(gw, url: str, credential: str):
+    desk = gw.runtime.desk
+    arguments = requests.add_arguments(desk, gw.workspace_id, "fs", url, None, {"Authorization": credential})
+    return requests.file_change(desk, gw.workspace_id, gw.person, "upstream_add", arguments)
+
+
+def _stored_credential(gw) -> dict:
+    desk = gw.runtime.desk
+    upstream = config.load(desk.context(gw.workspace_id, gw.person, None, desk.now()), "fs")
+    return requests.sealer_of(desk).unseal(gw.workspace_id, "fs", upstream.sealed)
+
+
+async def test_an_add_filed_again_with_another_credential_replaces_the_waiting_one(gw, upstream):
+    wrong = _file_add(gw, upstream.url, "Bearer WRONG-token")
+    same = _file_add(gw, upstream.url, "Bearer WRONG-token")  # sealed again, the same credential
+    assert same.id == wrong.id
+    right = _file_add(gw, upstream.url, "Bearer RIGHT-token")
+    assert right.id != wrong.id and right.state is CardState.PENDING
+    replaced = gw.store.get_card(gw.workspace_id, wrong.id, gw.runtime.desk.now())
+    assert replaced.state is CardState.WITHDRAWN and replaced.decline_reason == requests.SUPERSEDED
+    assert gw.confirm_on_page(right.id).state is CardState.COMPLETED
+    assert _stored_credential(gw) == {"Authorization": "Bearer RIGHT-token"}
+
+
+async def test_adding_again_after_a_removal_and_approving_again_are_requests_of_their_own(gw, upstream):
+    first = add(gw, url=upstream.url)
+    change(gw, "upstream_remove", {"name": "fs"})
+    assert requests.views(gw.runtime.desk, gw.workspace_id, gw.person) == []
+    again = add(gw, url=upstream.url)  # confirmed: asserts it completed
+    assert again.id != first.id
+    assert [v["name"] for v in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)] == ["fs"]
+
+    upstream.flag("rugpull")
+    to_new = change(gw, "upstream_refresh", {"name": "fs"})
+    (upstream.root / ".rugpull").unlink()
+    back = change(gw, "upstream_refresh", {"name": "fs"})
+    upstream.flag("rugpull")
+    third = change(gw, "upstream_refresh", {"name": "fs"})  # the tools as the first refresh saw them
+    assert len({to_new.id, back.id, third.id}) == 3
+    held = (await call(gw, "fs__write_file", {"path": "a.txt", "content": "x"})).structured_content
+    assert held["status"] == "pending"  # approved as listed now: it runs
+    assert gw.confirm_on_page(held["confirmationId"]).state is CardState.COMPLETED
+    assert upstream.calls() == ["write_file a.txt"]
