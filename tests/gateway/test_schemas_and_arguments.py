@@ -109,3 +109,16 @@ async def test_the_person_sees_every_argument_before_saying_yes(gw, upstream):
     paged = await call(gw, "fs__open_touch", {**more, "path": "y"}, answer=accept(), record=answers)
     assert paged.structured_content["status"] == "pending" and len(answers) == 1  # not asked in the client
     assert upstream.calls() == ["open_touch x"]
+
+
+async def test_an_upstream_argument_named_confirmation_is_the_tools_own(gw, upstream):
+    schema = {"type": "object", "properties": {"path": {"type": "string"}, "confirmation": {"type": "string"}},
+              "required": ["confirmation"]}
+    upstream.write(".schemas", json.dumps({"book": schema}))
+    add(gw, url=upstream.url)
+    held = (await call(gw, "fs__book", {"path": "trip.txt", "confirmation": "ABC123"})).structured_content
+    assert held["status"] == "pending", held
+    card = gw.store.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
+    assert 'confirmation: "ABC123"' in "\n".join(card.lines)
+    assert gw.confirm_on_page(held["confirmationId"]).state is CardState.COMPLETED
+    assert upstream.calls() == ["book trip.txt"]

@@ -100,7 +100,8 @@ class GatedServer(MCPServer):
                 return await _read(self._desk, principal, params.name, arguments)
             context = Context(request_context=ctx, mcp_server=self, input_params=params,
                               subscriptions=self._subscriptions)
-            reply = await action_run(self._desk, params.name)(params.arguments or {}, context)
+            codes = self._desk.settings.fallback == "code"  # else `confirmation` is the upstream tool's own argument
+            reply = await action_run(self._desk, params.name, codes=codes)(params.arguments or {}, context)
         except (ActionError, StoreError) as exc:
             return _error(exc.message)
         except ToolError as exc:
