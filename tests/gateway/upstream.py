@@ -48,20 +48,23 @@ def _tools() -> list[types.Tool]:
 
 def _odd_tools() -> list[types.Tool]:
     """``DIR/.schemas`` (JSON: tool name → input schema; ``"read"`` and ``"client"``: the names
-    annotated as reads, and as idempotent and not destructive): more tools, listed with exactly
+    annotated as reads, and as idempotent and not destructive; ``"descriptions"``: name → its
+    description): more tools, listed with exactly
     those schemas (which need not be ones a validator can use)."""
     path = ROOT / ".schemas"
     if not path.exists():
         return []
     odd = json.loads(path.read_text())
     reads, clients = set(odd.pop("read", [])), set(odd.pop("client", []))
+    described = odd.pop("descriptions", {})
 
     def hints(name: str) -> dict:
         if name in clients:
             return {"destructiveHint": False, "idempotentHint": True}
         return {"readOnlyHint": name in reads}
 
-    return [types.Tool.model_validate({"name": name, "description": "An odd schema.", "inputSchema": schema,
+    return [types.Tool.model_validate({"name": name, "description": described.get(name, "An odd schema."),
+                                       "inputSchema": schema,
                                        "annotations": hints(name)}) for name, schema in odd.items()]
 
 

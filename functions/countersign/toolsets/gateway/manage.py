@@ -60,6 +60,19 @@ def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
     return {t["name"]: t for t in listed if (t.get("execution") or {}).get("taskSupport") != "required"}
 
 
+DESCRIPTION_SHOWN = 4000
+
+
+def _described(text: str) -> str:
+    """A tool's description as its card line shows it: whole (agents read all of it, so whoever
+    approves the server reads what they will), folded only past :data:`DESCRIPTION_SHOWN`
+    characters, saying how many more there are."""
+    text = " ".join(text.split())
+    if len(text) <= DESCRIPTION_SHOWN:
+        return text
+    return f"{text[:DESCRIPTION_SHOWN]}… ({len(text) - DESCRIPTION_SHOWN} more characters not shown)"
+
+
 def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> list[str]:
     lines = []
     for name, pin in sorted(pins.items()):
@@ -67,7 +80,7 @@ def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> li
         if before is not None:
             old = before.get(name)
             mark = "new: " if old is None else ("changed: " if old.digest != pin.digest else "")
-        desc = str(pin.definition.get("description") or "")[:160]
+        desc = _described(str(pin.definition.get("description") or ""))
         lines.append(f"{mark}{name} — {WHAT[pin.cls]}. {desc}".rstrip())
     for name in sorted(set(before or {}) - set(pins)):
         lines.append(f"gone: {name}")
