@@ -76,7 +76,7 @@ class Flow:
     def token(self, **form) -> httpx2.Response:
         response = self.http.post("/oauth/token", data={"client_id": self.client_id, **form})
         if response.status_code == 200:
-            SECRETS.update(response.json()[k] for k in ("access_token", "refresh_token"))
+            SECRETS.update(response.json()[k] for k in ("access_token", "refresh_token") if k in response.json())
         return response
 
     def exchange(self, code: str, verifier: str, **extra) -> httpx2.Response:

@@ -269,3 +269,17 @@ def test_one_redirect_uri_spelled_two_ways_is_the_same_uri_and_gets_a_code(flow,
         _, challenge = pkce()
         refused = flow.authorize(challenge, redirect_uri=other)
         assert refused.status_code == 400 and "location" not in refused.headers, other
+
+
+def test_a_client_that_did_not_register_the_refresh_grant_gets_no_refresh_token(flow):
+    assert flow.register(grant_types=["authorization_code"]).status_code == 201
+    verifier, challenge = pkce()
+    issued = flow.exchange(flow.code(challenge), verifier)
+    assert issued.status_code == 200, issued.text
+    assert "refresh_token" not in issued.json() and issued.json()["expires_in"] == 3600
+    assert flow.mcp(issued.json()["access_token"]).status_code == 200
+    assert flow.register().status_code == 201  # one that did gets both
+    verifier, challenge = pkce()
+    both = flow.exchange(flow.code(challenge), verifier).json()
+    assert both["refresh_token"].startswith("csr_")
+    assert flow.token(grant_type="refresh_token", refresh_token=both["refresh_token"]).status_code == 200

@@ -27,17 +27,20 @@ REVOKED = "This connection was revoked."
 
 @dataclass(frozen=True)
 class Minted:
-    """A new token pair, in the clear only here (the caller hands it to the client once)."""
+    """A new access token and (for a client that may refresh) refresh token, in the clear only
+    here (the caller hands them to the client once)."""
 
     access_token: str
-    refresh_token: str
+    refresh_token: str | None
     expires_in: int
     scopes: tuple[str, ...]
-    records: tuple[IssuedToken, IssuedToken]
+    records: tuple[IssuedToken, ...]
 
 
-def mint(of: IssuedCode | IssuedToken, now: int) -> Minted:
-    """A new access token and refresh token for the grant ``of`` (a code, or a refresh token)."""
+def mint(of: IssuedCode | IssuedToken, now: int, *, refresh_too: bool = True) -> Minted:
+    """A new access token and refresh token for the grant ``of`` (a code, or a refresh token);
+    without ``refresh_too`` (a client that did not register the refresh grant), no refresh token:
+    it could never be used."""
     access, refresh = new_secret_token(ACCESS_PREFIX), new_secret_token(REFRESH_PREFIX)
 
     def record(secret: str, kind: str, lifetime: int) -> IssuedToken:
@@ -45,6 +48,8 @@ def mint(of: IssuedCode | IssuedToken, now: int) -> Minted:
                            workspace_id=of.workspace_id, person_id=of.person_id, client_id=of.client_id,
                            resource=of.resource, created_at=now, expires_at=now + lifetime, scopes=tuple(of.scopes))
 
+    if not refresh_too:
+        return Minted(access, None, ACCESS_TTL, tuple(of.scopes), (record(access, ACCESS, ACCESS_TTL),))
     records = (record(access, ACCESS, ACCESS_TTL), record(refresh, REFRESH, REFRESH_TTL))
     return Minted(access, refresh, ACCESS_TTL, tuple(of.scopes), records)
 

@@ -202,7 +202,7 @@ class Provider:
         if not await off_the_loop(self.store.spend_issued_code, record.code_hash, now):
             await self._end_grant(record, "an authorization code was reused")
             raise TokenError("invalid_grant", "authorization code does not exist")
-        minted = mint(record, now)
+        minted = mint(record, now, refresh_too="refresh_token" in (client.grant_types or ()))
         await off_the_loop(self.store.put_issued_tokens, minted.records)
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
                           scope=" ".join(minted.scopes), refresh_token=minted.refresh_token)
