@@ -67,7 +67,7 @@ def test_redirect_uri_mismatch_is_refused_without_a_redirect(flow):
     code = flow.code(challenge)
     refused = flow.token(grant_type="authorization_code", code=code, code_verifier=verifier,
                          redirect_uri="http://127.0.0.1:45678/other")
-    assert refused.status_code == 400 and refused.json()["error"] == "invalid_request"
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_grant"  # RFC 6749 §5.2
 
 
 def test_registration_refuses_redirects_that_are_not_https_or_loopback(flow):
@@ -283,3 +283,11 @@ def test_a_client_that_did_not_register_the_refresh_grant_gets_no_refresh_token(
     both = flow.exchange(flow.code(challenge), verifier).json()
     assert both["refresh_token"].startswith("csr_")
     assert flow.token(grant_type="refresh_token", refresh_token=both["refresh_token"]).status_code == 200
+
+
+@pytest.mark.parametrize("grant", ["password", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"])
+def test_a_grant_type_this_server_has_none_of_is_unsupported_grant_type(flow, grant):
+    refused = flow.token(grant_type=grant, username="a", password="b")
+    assert refused.status_code == 400
+    assert refused.json() == {"error": "unsupported_grant_type",
+                              "error_description": "this server's grant types are authorization_code and refresh_token"}

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from countersign.store.oauth_records import ACCESS
 from countersign.store.records import secret_hash
+from tests.oauth.conftest import Flow
 from tests.oauth.test_refusals import _connection_of, _held_write
 
 
@@ -79,6 +80,11 @@ def test_the_client_revokes_its_grant(flow, tenant):
     assert flow.mcp(tokens["access_token"]).status_code == 200
     other = flow.http.post("/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": "someone-else"})
     assert other.status_code == 401
+    stranger = Flow(flow.origin, flow.http, flow.page, flow.workspace_id)
+    assert stranger.register().status_code == 201
+    theirs = flow.http.post("/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": stranger.client_id})
+    assert theirs.status_code == 400 and theirs.json()["error"] == "unauthorized_client"  # RFC 7009 §2.1
+    assert flow.mcp(tokens["access_token"]).status_code == 200  # nothing was revoked
     done = flow.http.post("/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": flow.client_id})
     assert done.status_code == 200
     assert flow.mcp(tokens["access_token"]).status_code == 401

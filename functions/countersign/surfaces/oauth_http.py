@@ -68,19 +68,30 @@ class _RecordingProvider(Provider):
         return url
 
 
+GRANTS = ("authorization_code", "refresh_token")
+_REDIRECT_MISMATCH = "redirect_uri did not match the one used when creating auth code"
+
+
 @dataclass
 class _TokenEndpoint(TokenHandler):
     """The SDK's token handler, after checking the ``resource`` parameter (RFC 8707), which the
-    SDK parses and does not check."""
+    SDK parses and does not check, and with RFC 6749 §5.2's error codes where the SDK answers
+    ``invalid_request``: a grant type this server has none of is ``unsupported_grant_type``, and a
+    code presented with another ``redirect_uri`` than it was issued for ``invalid_grant``."""
 
     server: OAuthEndpoints | None = None
 
     async def handle(self, request: Request):
         form = await request.form()  # Starlette keeps the parsed form for the handler
-        resource = form.get("resource")
+        resource, grant = form.get("resource"), form.get("grant_type")
         if self.server is not None and isinstance(resource, str) and not same_resource(resource, self.server.resource):
             return _error(400, "invalid_target", f"this server's only resource is {self.server.resource}")
-        return await super().handle(request)
+        if isinstance(grant, str) and grant and grant not in GRANTS:
+            return _error(400, "unsupported_grant_type", f"this server's grant types are {' and '.join(GRANTS)}")
+        answer = await super().handle(request)
+        if answer.status_code == 400 and _REDIRECT_MISMATCH.encode() in bytes(answer.body):
+            return _error(400, "invalid_grant", "redirect_uri is not the one the authorization code was issued for")
+        return answer
 
 
 class OAuthEndpoints:
@@ -193,7 +204,8 @@ class OAuthEndpoints:
     # -- revoke (RFC 7009) ----------------------------------------------------------------------------
 
     async def revoke(self, request: Request) -> Response:
-        """Public clients revoke with their ``client_id``; an unknown token is a success (RFC 7009 §2.2)."""
+        """Public clients revoke with their ``client_id``; an unknown token is a success (RFC 7009 §2.2),
+        another client's token a refusal that revokes nothing (§2.1)."""
         form = await request.form()
         token, client_id = form.get("token"), form.get("client_id")
         if not isinstance(token, str) or not token or not isinstance(client_id, str) or not client_id:
@@ -201,6 +213,8 @@ class OAuthEndpoints:
         if await self.provider.get_client(client_id) is None:
             return _error(401, "invalid_client", "unknown client_id")
         record = self.provider.find_token(token)
-        if record is not None and record.client_id == client_id:
+        if record is not None and record.client_id != client_id:  # RFC 7009 §2.1: refused, and nothing revoked
+            return _error(400, "unauthorized_client", "this token was not issued to this client")
+        if record is not None:
             await self.provider.revoke(record)
         return Response(status_code=200, headers=NO_STORE)
