@@ -291,3 +291,21 @@ def test_a_grant_type_this_server_has_none_of_is_unsupported_grant_type(flow, gr
     assert refused.status_code == 400
     assert refused.json() == {"error": "unsupported_grant_type",
                               "error_description": "this server's grant types are authorization_code and refresh_token"}
+
+
+def test_pkce_values_of_the_wrong_shape_are_refused(flow):
+    """A challenge that is no S256 output can never be met (refused at /authorize, to the client),
+    and a verifier outside RFC 7636's 43 to 128 characters is refused even when it hashes right."""
+    for challenge in ("abc", "A" * 44, "A" * 42 + "+", "x" * 4000):
+        refused = flow.authorize(challenge)
+        assert refused.status_code == 302, challenge[:50]
+        answer = parse_qs(urlsplit(refused.headers["location"]).query)
+        assert answer["error"] == ["invalid_request"] and "RFC 7636" in answer["error_description"][0]
+    import base64
+    import hashlib
+
+    for verifier in ("short", "a" * 129, "a" * 42 + "!"):
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        refused = flow.exchange(flow.code(challenge), verifier)
+        assert refused.status_code == 400 and refused.json()["error"] == "invalid_request", verifier
+        assert "RFC 7636" in refused.json()["error_description"]

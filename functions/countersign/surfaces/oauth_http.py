@@ -17,6 +17,7 @@ browser-based client calls allow any origin (no cookies are involved).
 from __future__ import annotations
 
 import contextvars
+import re
 from dataclasses import dataclass
 
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
@@ -69,6 +70,7 @@ class _RecordingProvider(Provider):
 
 
 GRANTS = ("authorization_code", "refresh_token")
+VERIFIER = re.compile(r"[A-Za-z0-9._~-]{43,128}")
 _REDIRECT_MISMATCH = "redirect_uri did not match the one used when creating auth code"
 
 
@@ -88,6 +90,10 @@ class _TokenEndpoint(TokenHandler):
             return _error(400, "invalid_target", f"this server's only resource is {self.server.resource}")
         if isinstance(grant, str) and grant and grant not in GRANTS:
             return _error(400, "unsupported_grant_type", f"this server's grant types are {' and '.join(GRANTS)}")
+        verifier = form.get("code_verifier")
+        if grant == "authorization_code" and isinstance(verifier, str) and not VERIFIER.fullmatch(verifier):
+            return _error(400, "invalid_request", "code_verifier is 43 to 128 of the characters A-Z a-z 0-9 - . _ ~ "
+                                                  "(RFC 7636 §4.1)")
         answer = await super().handle(request)
         if answer.status_code == 400 and _REDIRECT_MISMATCH.encode() in bytes(answer.body):
             return _error(400, "invalid_grant", "redirect_uri is not the one the authorization code was issued for")

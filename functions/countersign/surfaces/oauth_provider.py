@@ -17,6 +17,7 @@ token endpoint); this provider supplies what they leave to the server (docs/oaut
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 from typing import Any
 
@@ -57,6 +58,8 @@ log = logging.getLogger("countersign.oauth")
 
 MAX_NAME = 100
 
+
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
 class Client(OAuthClientInformationFull):
     """A client as the SDK's handlers see it, with this server's redirect and scope rules."""
@@ -167,6 +170,9 @@ class Provider:
         resource = resource_of(self.runtime.desk.settings.public_url)
         if params.resource is not None and not same_resource(params.resource, resource):
             raise AuthorizeError("invalid_target", f"this server's only resource is {resource}")
+        if not S256_CHALLENGE.fullmatch(params.code_challenge or ""):  # no verifier could ever match another
+            raise AuthorizeError("invalid_request", "code_challenge is the S256 of a code_verifier: 43 base64url "
+                                                    "characters (RFC 7636 §4.2)")
         request_id, now = secrets.token_urlsafe(32), self.now()
         await off_the_loop(self.store.put_pending_authorization, PendingAuthorization(
             request_hash=secret_hash(request_id), client_id=client.client_id, client_name=client.client_name or "",
