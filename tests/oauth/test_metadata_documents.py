@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from countersign.oauth.cimd import DocumentFetcher, DocumentRefused, check_url, refused_address
+from countersign.core.addresses import refused_address
+from countersign.oauth.cimd import DocumentFetcher, DocumentRefused, check_url
 from tests.oauth.conftest import REDIRECT, pkce
 from tests.support.oauth import Served
 
@@ -30,6 +31,7 @@ def test_a_good_document_is_fetched_and_checked(document_host):
     ("http://localhost/client.json", "https"), ("https://localhost/", "path"), ("https://localhost", "path"),
     ("https://user@localhost/c.json", "user name"), ("https://localhost/a/../c.json", "path"),
     ("https://localhost/c.json#x", "fragment"), ("https://localhost/" + "a" * 2000, "too long"),
+    ("https://localhost/a/%2e%2e/c.json", "path"), ("https://localhost/a/%2E/c.json", "path"),
 ])
 def test_urls_that_are_never_fetched(url, why):
     with pytest.raises(DocumentRefused, match=why):
@@ -38,13 +40,17 @@ def test_urls_that_are_never_fetched(url, why):
 
 @pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
                                      "100.64.0.1", "0.0.0.0", "::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1",
-                                     "224.0.0.1", "240.0.0.1"])
+                                     "224.0.0.1", "240.0.0.1",
+                                     # IPv4 inside IPv6: 6to4 of 127.0.0.1 and of 169.254.169.254, NAT64, Teredo
+                                     "2002:7f00:1::1", "2002:a9fe:a9fe::1", "64:ff9b::a9fe:a9fe",
+                                     "2001:0:4136:e378:8000:63bf:3fff:fdd2"])
 def test_private_and_reserved_addresses_are_refused(address):
     assert refused_address(address)
 
 
 def test_public_addresses_are_not_refused():
     assert not refused_address("93.184.215.14") and not refused_address("2606:2800:21f:cb07:6820:80da:af6b:8b2c")
+    assert not refused_address("2002:5db8:d70e::1")  # 6to4 of a public address
 
 
 def test_a_private_address_is_refused_before_connecting(document_host):

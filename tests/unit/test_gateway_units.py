@@ -50,7 +50,7 @@ def test_previews_fold_long_values_and_show_no_markup():
 
 def test_upstream_urls_are_https_on_public_addresses_unless_private_is_allowed():
     for url in ("http://example.com/mcp", "https://127.0.0.1/mcp", "https://169.254.169.254/", "ftp://x/",
-                "https://user:pw@example.com/mcp"):
+                "https://user:pw@example.com/mcp", "https://[2002:a9fe:a9fe::1]/mcp", "https://[::ffff:10.0.0.1]/"):
         with pytest.raises(ActionError):
             check_url(url, allow_private=False)
     assert check_url("http://127.0.0.1:8080/mcp", allow_private=True)

@@ -24,7 +24,6 @@ depend on the SDK.
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import re
 import socket
@@ -33,8 +32,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
+from ..core.addresses import refused_address
 from .redirects import BadRedirect, check_redirect_uri
 
 MAX_URL = 2000
@@ -70,19 +70,10 @@ def check_url(url: str) -> tuple[str, int, str]:
         raise DocumentRefused("the client_id URL needs a host and no user name or password")
     if parts.fragment or url.endswith("#"):
         raise DocumentRefused("the client_id URL has no fragment")
-    segments = parts.path.split("/")
+    segments = [unquote(segment) for segment in parts.path.split("/")]  # (%2e%2e is .. to most servers)
     if parts.path in ("", "/") or "." in segments or ".." in segments:
         raise DocumentRefused("the client_id URL needs a path (not /) without . or .. segments")
     return parts.hostname, port, parts.path + (f"?{parts.query}" if parts.query else "")
-
-
-def refused_address(address: str) -> bool:
-    """Whether an address is one a fetch must never reach from the internet side."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return (not ip.is_global or ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
-            or ip.is_reserved or ip.is_unspecified)
 
 
 Resolver = Callable[[str, int], list[str]]

@@ -10,7 +10,6 @@ witness reads. A tool whose live definition no longer matches its pin does not r
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 import re
 import socket
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ...core.addresses import refused_address
 from ...gate.actions import ActionContext, ActionError
 
 KIND = "upstream"
@@ -136,11 +136,6 @@ def split_tool(name: str) -> tuple[str, str] | None:
 # -- where an upstream may be --------------------------------------------------------------------------
 
 
-def _refused(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    return (not ip.is_global or ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
-            or ip.is_reserved or ip.is_unspecified)
-
-
 def check_url(url: str, *, allow_private: bool) -> str:
     """An upstream URL is https on a public address. With ``allow_private`` (the explicit setting
     ``COUNTERSIGN_UPSTREAM_PRIVATE``) it may also be http and private or loopback."""
@@ -159,7 +154,7 @@ def check_url(url: str, *, allow_private: bool) -> str:
         infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)
     except OSError:
         raise ActionError(f"url: the host {parts.hostname} does not resolve.", field="url") from None
-    if any(_refused(ipaddress.ip_address(info[4][0])) for info in infos):
+    if any(refused_address(str(info[4][0])) for info in infos):
         raise ActionError("url: the host resolves to a private or reserved address; set "
                           "COUNTERSIGN_UPSTREAM_PRIVATE=1 to allow one.", field="url")
     return url
