@@ -57,9 +57,8 @@ from ..store.records import secret_hash
 log = logging.getLogger("countersign.oauth")
 
 MAX_NAME = 100
+S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")  # base64url of a SHA-256, unpadded
 
-
-S256_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 
 class Client(OAuthClientInformationFull):
     """A client as the SDK's handlers see it, with this server's redirect and scope rules."""
