@@ -182,3 +182,10 @@ def test_openapi_documents_every_error_body_it_names(page):
         "required": ["error"], "title": "ErrorBody", "type": "object"}
     assert components["RefusalBody"]["properties"]["card"] == {"$ref": "#/components/schemas/CardView"}
     assert set(components["ErrorDetail"]["required"]) == {"code", "message"}
+
+
+def test_a_trailing_slash_is_no_endpoint_and_no_redirect(signed):
+    for method, path in (("GET", "/api/cards/"), ("POST", "/api/cards/c_x/confirm/"), ("GET", "/api/session/")):
+        response = signed.request(method, path)
+        assert response.status_code == 404 and "location" not in response.headers, (path, response.status_code)
+        assert response.json()["error"]["code"] == "not_found"

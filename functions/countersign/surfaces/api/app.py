@@ -39,6 +39,7 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
         docs_url=None,
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
+        redirect_slashes=False,  # /api/cards/ is no endpoint: a JSON 404, not a redirect built from the Host header
     )
     public = urlsplit(runtime.desk.settings.public_url)
     if (
