@@ -309,3 +309,14 @@ def test_pkce_values_of_the_wrong_shape_are_refused(flow):
         refused = flow.exchange(flow.code(challenge), verifier)
         assert refused.status_code == 400 and refused.json()["error"] == "invalid_request", verifier
         assert "RFC 7636" in refused.json()["error_description"]
+
+
+def test_the_allow_answer_shows_the_connection_as_settings_will(flow):
+    _, challenge = pkce()
+    allowed = flow.allow(flow.request_id(flow.authorize(challenge)))
+    assert allowed.status_code == 200
+    SECRETS.add(parse_qs(urlsplit(allowed.json()["redirectTo"]).query)["code"][0])
+    made = allowed.json()["connection"]
+    assert made["oauth"] == {"clientId": flow.client_id, "redirectHost": "127.0.0.1"}
+    listed = {c["id"]: c for c in flow.page.get("/api/connections").json()["connections"]}
+    assert listed[made["id"]]["oauth"] == made["oauth"]

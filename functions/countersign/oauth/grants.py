@@ -44,6 +44,7 @@ def connection_name(pending: PendingAuthorization) -> str:
 @dataclass(frozen=True)
 class Allowed:
     connection: Connection
+    grant: OAuthGrant
     redirect_to: str  # the client's redirect URI with the code: handed to the page once, never kept
 
 
@@ -60,11 +61,12 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
             # A registered client (not a metadata document, which is fetched again) that a person
             # has allowed is kept for good: its refresh tokens name it.
             store.put_oauth_client(replace(client, expires_at=None))
-        store.put_oauth_grant(OAuthGrant(
+        grant = OAuthGrant(
             connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
             client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
             created_at=now,
-        ))
+        )
+        store.put_oauth_grant(grant)
         store.put_issued_code(IssuedCode(
             code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
             workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
@@ -82,7 +84,7 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
             log.exception("could not revoke connection %s", made.connection.id)
         raise
     issuer = issuer_of(desk.settings.public_url)
-    return Allowed(made.connection, response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
+    return Allowed(made.connection, grant, response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
 
 
 def deny(desk: CardDesk, pending: PendingAuthorization) -> str:

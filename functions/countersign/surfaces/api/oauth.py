@@ -83,7 +83,7 @@ def allow(request_id: str, body: AllowBody, request: Request, signed: Acting) ->
     pending = _take(request, request_id)
     runtime = runtime_of(request)
     allowed = grants.allow(runtime.desk, pending, signed.person, signed.workspace)
-    return {"redirectTo": allowed.redirect_to, "connection": connection_view(allowed.connection)}
+    return {"redirectTo": allowed.redirect_to, "connection": connection_view(allowed.connection, grant=allowed.grant)}
 
 
 @router.post("/oauth/requests/{request_id}/deny", response_model=ConsentAnswer, responses=errors(401, 403, 404))
