@@ -44,7 +44,8 @@ def test_amounts_become_milliunits(value, milli):
     assert to_milliunits(value, "amount") == milli
 
 
-@pytest.mark.parametrize("value", ["abc", "", "1,5", "1e3", "NaN", "inf", None, True, [], {}, "12.3456", 1e12, "--1"])
+@pytest.mark.parametrize("value", ["abc", "", "1,5", "1e3", "NaN", "inf", None, True, [], {}, "12.3456", 1e12, "--1",
+                                   "\u0661\u0662", "\uff11\uff12"])  # other scripts' digits
 def test_amounts_that_are_not_numbers_name_the_field(value):
     with pytest.raises(ActionError) as err:
         to_milliunits(value, "lines[1].amount")
@@ -58,13 +59,17 @@ def test_amounts_that_are_not_numbers_name_the_field(value):
         (150_000, "150.00"),
         (-86_400, "-86.40"),
         (0, "0.00"),
-        (1, "0.00"),
-        (-4, "0.00"),
-        (1_234_567, "1234.57"),
         (120_000, "120.00"),
+        (1_234_560, "1234.56"),
+        # a thousandth the budget keeps is shown, never rounded away: two changes never read alike
+        (1, "0.001"),
+        (-4, "-0.004"),
+        (1_234_567, "1234.567"),
+        (10_004, "10.004"),
+        (9_995, "9.995"),
     ],
 )
-def test_amounts_show_with_two_decimals(milli, text):
+def test_amounts_show_with_two_decimals_or_the_third_they_have(milli, text):
     assert display(milli) == text
 
 
@@ -86,7 +91,8 @@ def test_next_month_crosses_the_year():
 
 
 @pytest.mark.parametrize(
-    "value", ["2026-13", "2026-00", "2026-02-30", "September", "", "2026/09", 202609, None, "later"]
+    "value", ["2026-13", "2026-00", "2026-02-30", "September", "", "2026/09", 202609, None, "later",
+              "\uff12\uff10\uff12\uff16-09", "\uff12\uff10\uff12\uff16-09-01"]
 )
 def test_bad_months_name_the_field(value):
     with pytest.raises(ActionError) as err:

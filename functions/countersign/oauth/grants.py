@@ -84,7 +84,8 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
             log.exception("could not revoke connection %s", made.connection.id)
         raise
     issuer = issuer_of(desk.settings.public_url)
-    return Allowed(made.connection, grant, response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
+    return Allowed(made.connection, grant,
+                   response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
 
 
 def deny(desk: CardDesk, pending: PendingAuthorization) -> str:

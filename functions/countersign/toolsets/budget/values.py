@@ -32,6 +32,9 @@ AMOUNT_IS = (
 )
 
 
+_AMOUNT = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)", re.ASCII)
+
+
 def _not_an_amount(value: Any, field: str) -> ActionError:
     shown = "NaN" if isinstance(value, float) and value != value else repr(value)
     return ActionError(f"{field}: {shown} is not an amount; {AMOUNT_IS}.", field=field)
@@ -43,7 +46,7 @@ def to_milliunits(value: Any, field: str) -> int:
     if isinstance(value, bool) or value is None or not isinstance(value, (int, float, str)):
         raise _not_an_amount(value, field)
     text = value.strip() if isinstance(value, str) else repr(value)
-    if isinstance(value, str) and not re.fullmatch(r"[+-]?(\d+(\.\d*)?|\.\d+)", text):
+    if isinstance(value, str) and not _AMOUNT.fullmatch(text):
         raise _not_an_amount(value, field)
     try:
         amount = Decimal(text)
@@ -62,8 +65,13 @@ def to_milliunits(value: Any, field: str) -> int:
 
 
 def display(milliunits: int) -> str:
-    """``150000`` → ``"150.00"`` (the format of every preview)."""
-    return money(milliunits)
+    """``150000`` → ``"150.00"`` (the format of every preview); an amount with a thousandth, which
+    a budget keeps, with its third decimal (``4`` → ``"0.004"``), never rounded away: two different
+    changes never read alike."""
+    if milliunits % 10 == 0:
+        return money(milliunits)
+    sign = "-" if milliunits < 0 else ""
+    return f"{sign}{abs(milliunits) // 1000}.{abs(milliunits) % 1000:03d}"
 
 
 def amounts(prefix: str, milliunits: int) -> dict[str, Any]:
@@ -73,8 +81,10 @@ def amounts(prefix: str, milliunits: int) -> dict[str, Any]:
 
 # -- dates and months ------------------------------------------------------------------------------
 
-_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})")
+# ASCII digits only: \d would also take "١٢" or "２０２６" (other scripts' digits), which Decimal and
+# int() read as numbers, and a month written so would name a document no other spelling finds.
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
+_ISO_MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)
 
 
 def today(now: int) -> date:
