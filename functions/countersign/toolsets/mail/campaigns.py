@@ -180,7 +180,9 @@ class ResumeCampaign(MailAction):
                    "new": {"count": len(fresh), "digest": digest(x.id for x in fresh), "pieces": e.by_format,
                            "spend": e.spend, "printed": e.printed, "waiting": e.waiting},
                    "release": {"count": len(approved), "digest": digest(p["id"] for _, _, p in approved)},
-                   "waiting": waiting, "copy": c.get("copy", "")}
+                   "waiting": waiting, "copy": c.get("copy", ""),
+                   # what the new contacts' pieces print: a design published again meanwhile moves it
+                   "designs": [{"design": d.id, "version": d.data.get("published_version")} for d in designs]}
         if fresh:
             title = (
                 f"Resume {q(name)}: {count(len(fresh), 'new contact')}, "
@@ -191,9 +193,19 @@ class ResumeCampaign(MailAction):
         lines = [f"Approved pieces that print now: {len(approved)}",
                  f"Drafts still waiting for review: {waiting + e.waiting}",
                  *_skipped_lines(skipped)]
-        for d in designs:
-            lines.append(f"Prints design {q(d.data['name'])} version {d.data.get('published_version')}"
-                         + (" (a newer draft is not approved)" if is_draft(d) else ""))
+        names = {d.id: d.data["name"] for d in designs}
+        if fresh:
+            for d in designs:
+                lines.append(f"New contacts' pieces print design {q(d.data['name'])} version "
+                             f"{d.data.get('published_version')}"
+                             + (" (a newer draft is not approved)" if is_draft(d) else ""))
+        released: dict[tuple[str, object], int] = {}
+        for _b, _i, piece in approved:  # each prints the version it was drafted with
+            key = (str(piece.get("design_id")), piece.get("design_version"))
+            released[key] = released.get(key, 0) + 1
+        for (design_id, version), n in sorted(released.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+            lines.append(f"{count(n, 'approved piece')} print design {q(names.get(design_id, design_id))} "
+                         f"version {version}")
         result = {
             "campaign_id": camp.id,
             "status": "live",
