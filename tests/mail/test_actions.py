@@ -266,6 +266,15 @@ def test_credits_suppression_and_roles(world):
     with pytest.raises(ActionError, match="cannot be mailed: the domain analytical.example is suppressed"):
         world.plan("send_piece", {"contact_id": world.ids["contact_ids"][0], "design_id": world.ids["design_id"],
                                   "message": "hi"})
+    # what the card promised: a contact imported later at that domain is listed as suppressed, never mailed
+    assert any(line.startswith("From now on no address at this domain is mailed") for line in plan.preview.lines)
+    later = world.run("import_contacts", {"list_id": world.ids["list_id"], "contacts": [
+        {"name": "Ann", "email": "ann@analytical.example", "line1": "1 Rd", "city": "X", "postal_code": "1",
+         "country": "US"}]})["contact_ids"][0]
+    read = world.registry.reads["list_contacts"]
+    listed = read.run(read.parse({"list_id": world.ids["list_id"]}), world.ctx())["contacts"]
+    assert [c["suppressed"] for c in listed if c["id"] == later] == [True]
+    assert not any(p["contact_id"] == later for p in world.pieces())
 
     bea = world.add_person("member")
     plan = world.plan("grant_role", {"email": bea.email, "role": "approver"})

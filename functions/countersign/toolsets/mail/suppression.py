@@ -60,7 +60,8 @@ class SuppressDomain(MailAction):
             lines.append(f"Contacts: {recipients_line([c.data for c in contacts], limit=5)}")
         if campaigns:
             lines.append(f"Campaigns affected: {', '.join(q(n) for n in sorted(campaigns))}")
-        lines.append("Future imports and launches skip every address at this domain")
+        lines.append("From now on no address at this domain is mailed: launches, resumes and single pieces "
+                     "skip it, and contacts imported later are listed as suppressed")
         subject = {"domain": domain, "contacts": {"count": len(contacts), "digest": digest(ids)},
                    "cancel": {"count": len(targets), "digest": digest(p["id"] for _, _, p in targets)},
                    "refund": cancel.refund}
