@@ -132,3 +132,15 @@ async def test_the_add_card_shows_each_tools_whole_description(gw, upstream):
     card = add(gw, url=upstream.url)
     line = next(line for line in card.lines if line.startswith("long_read"))
     assert line == f"long_read — runs at once (a read). {hidden}"
+
+
+async def test_an_upstream_error_answer_of_minus_32000_is_a_refusal_not_an_unknown_outcome(gw, upstream):
+    """-32000 is JSON-RPC's generic server error; the MCP SDK also uses it for a connection that
+    closed. An upstream that answers with it answered: the call was refused, not lost."""
+    upstream.write(".schemas", json.dumps({"rpc_write": {"type": "object"}}))
+    add(gw, url=upstream.url)
+    held = (await call(gw, "fs__rpc_write", {"path": "a.txt"})).structured_content
+    card = gw.confirm_on_page(held["confirmationId"])
+    assert card.state is CardState.FAILED
+    assert card.result["error"] == "fs refused the call: record is locked"
+    assert upstream.calls() == ["rpc_write a.txt"]

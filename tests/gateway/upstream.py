@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 
 ROOT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(".")
 PATH = {"type": "string", "description": "A file name in the store"}
@@ -49,7 +50,8 @@ def _tools() -> list[types.Tool]:
 def _odd_tools() -> list[types.Tool]:
     """``DIR/.schemas`` (JSON: tool name → input schema; ``"read"`` and ``"client"``: the names
     annotated as reads, and as idempotent and not destructive; ``"descriptions"``: name → its
-    description): more tools, listed with exactly
+    description): more tools, listed with exactly (one named ``rpc_…`` answers every call with the
+    JSON-RPC error -32000, "record is locked")
     those schemas (which need not be ones a validator can use)."""
     path = ROOT / ".schemas"
     if not path.exists():
@@ -88,6 +90,8 @@ async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolR
     if name != "read_file":
         with open(ROOT / ".calls", "a") as calls:
             calls.write(f"{name} {args.get('path')}\n")
+    if name.startswith("rpc_"):  # (an odd tool, see _odd_tools) answers with a JSON-RPC error of -32000
+        raise MCPError(code=-32000, message="record is locked")
     try:
         target = _file(str(args.get("path", "")))
     except ValueError as exc:

@@ -16,6 +16,7 @@ time ran out): it may or may not have run, and it is never sent again by itself.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -31,7 +32,6 @@ from mcp.shared.exceptions import MCPError
 from .env import Link
 
 T = TypeVar("T")
-UNKNOWN_CODES = (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT, types.INTERNAL_ERROR)
 
 
 class UpstreamError(Exception):
@@ -76,15 +76,19 @@ def _words(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".rstrip(": ")
 
 
-def _code(exc: BaseException) -> int | None:
-    if isinstance(exc, MCPError):
-        return exc.error.code
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            code = _code(inner)
-            if code is not None:
-                return code
-    return None
+# What the SDK's client says itself when no answer can come (mcp.shared.jsonrpc_dispatcher,
+# mcp.client.streamable_http): the connection or the SSE stream closed, or the request timed out.
+_LOCAL_CLOSED = re.compile(r"Connection closed|SSE stream (ended|failed)\b.*", re.S)
+_LOCAL_TIMEOUT = re.compile(r"Request '.*' timed out", re.S)
+
+
+def _no_answer(error: types.ErrorData) -> bool:
+    """Whether ``error`` is the SDK's own word that no answer came (the connection closed, the
+    request timed out), not an upstream's error response that happens to carry the same code:
+    -32000 is also JSON-RPC's generic "server error", which an upstream may well answer."""
+    if error.code == types.CONNECTION_CLOSED:
+        return bool(_LOCAL_CLOSED.fullmatch(error.message))
+    return error.code == types.REQUEST_TIMEOUT and bool(_LOCAL_TIMEOUT.fullmatch(error.message))
 
 
 def _unreachable(exc: BaseException) -> bool:
@@ -94,9 +98,20 @@ def _unreachable(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return bool(exc.exceptions) and all(_unreachable(e) for e in exc.exceptions)
     if isinstance(exc, MCPError):
-        return exc.error.code in (types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT)
+        return _no_answer(exc.error)
     return isinstance(exc, (OSError, TimeoutError, httpx2.TransportError, anyio.BrokenResourceError,
                             anyio.ClosedResourceError, anyio.EndOfStream))
+
+
+def _error_of(exc: BaseException) -> types.ErrorData | None:
+    if isinstance(exc, MCPError):
+        return exc.error
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _error_of(inner)
+            if found is not None:
+                return found
+    return None
 
 
 async def _list(c: Client) -> list[types.Tool]:
@@ -143,7 +158,8 @@ async def call(link: Link, tool: str, arguments: dict[str, Any], check: Callable
         words = _words(exc)
         if not sent:
             raise UpstreamError(f"{link.name} could not be reached: {words}") from None
-        if isinstance(exc, TimeoutError) or _code(exc) in UNKNOWN_CODES or _code(exc) is None:
+        error = _error_of(exc)  # (an upstream's own error response says it answered: refused, not unknown)
+        if isinstance(exc, TimeoutError) or error is None or _no_answer(error) or error.code == types.INTERNAL_ERROR:
             raise OutcomeUnknown(words or "no answer") from None
         raise UpstreamError(f"{link.name} refused the call: {words}", sent=True) from None
     raise UpstreamError(refused or "refused")
