@@ -75,3 +75,37 @@ def test_a_burst_owed_after_a_crash_still_sends_one_email(store, settings, clock
     assert notifier(store, outbox, settings, clock, events).sweep() == 5
     assert sorted(events) == ["email_rate_limited"] * 4 + ["email_sent"]
     assert len(list(outbox.files())) == 1
+
+
+class _FinishRefusedOnce:
+    """The store, refusing the first record of a delivery's outcome (as DynamoDB does when it
+    throttles past botocore's own retries)."""
+
+    def __init__(self, store):
+        self._store, self.refused = store, 0
+
+    def finish_notification(self, *args, **kwargs):
+        if not self.refused:
+            self.refused += 1
+            from countersign.store.errors import StoreUnavailable
+
+            raise StoreUnavailable("throttled")
+        return self._store.finish_notification(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_an_outcome_the_store_refused_once_is_recorded_and_the_email_never_sent_twice(store, settings, clock,
+                                                                                      tmp_path):
+    world = World(store)
+    outbox = OutboxSender(tmp_path / "outbox")
+    card = file_card(world, clock.now)
+    flaky = _FinishRefusedOnce(store)
+    pauses: list[float] = []
+    sender = CardNotifier(flaky, outbox, settings, clock, pause=pauses.append)
+    assert sender(card) == "email_sent" and flaky.refused == 1 and len(pauses) == 1
+    assert store.get_notification(card.id).state == NOTIFY_DONE
+    clock.now += LEASE_SECONDS + 1  # a sweep after the lease would have taken an unfinished one again
+    assert notifier(store, outbox, settings, clock).sweep() == 0
+    assert len(list(outbox.files())) == 1

@@ -66,6 +66,8 @@ BACKOFF_SECONDS = 60  # 1, 2, 4 … minutes between tries, at most an hour
 # cannot end between the decision and the commit; if it does anyway, the card is delivered directly.
 SLOT_MARGIN = 60
 MAX_REMEMBERED = 10_000  # persons whose slot this process holds; card ids filed owing no email
+FINISH_ATTEMPTS = 3  # recording a delivery's outcome: a store that refused once (throttled) is asked again
+FINISH_BACKOFF = 0.2  # seconds, then twice that
 
 SettingsSource = Settings | Callable[[], Settings]
 
@@ -85,8 +87,10 @@ class CardNotifier:
         settings: SettingsSource,
         clock: Callable[[], float] = time.time,
         on_event: Callable[[str], None] | None = None,
+        pause: Callable[[float], None] = time.sleep,
     ):
         self.store = store
+        self.pause = pause
         self.sender = sender
         self._settings = settings
         self.clock = clock
@@ -158,11 +162,24 @@ class CardNotifier:
             log.exception("email about card %s failed", card_id)
             outcome = self._retry(notification, now)
         if outcome is not None:
+            self._finish(card_id, outcome)
+        return self._event(outcome or FAILED)
+
+    def _finish(self, card_id: str, outcome: str) -> None:
+        """Record ``outcome``, trying again a few times: after a send, a notification left
+        unfinished is delivered again by a sweep once its lease lapses, and its card's own claim
+        of the email slot does not stop that second email (docs/guarantees.md, "Emails")."""
+        for attempt in range(FINISH_ATTEMPTS):
             try:
                 self.store.finish_notification(card_id, int(self.clock()), outcome)
-            except Exception:  # the lease lapses and the sweep looks again; the rate limit holds
-                log.exception("marking the notification of card %s done failed", card_id)
-        return self._event(outcome or FAILED)
+                return
+            except Exception:
+                if attempt == FINISH_ATTEMPTS - 1:
+                    log.exception("marking the notification of card %s %s failed; a sweep may deliver it again",
+                                  card_id, outcome)
+                    return
+                log.warning("marking the notification of card %s %s failed; trying again", card_id, outcome)
+                self.pause(FINISH_BACKOFF * (attempt + 1))
 
     def sweep(self, limit: int = 50) -> int:
         """Deliver every notification that is due (or whose sender died); how many were tried."""
