@@ -144,3 +144,25 @@ async def test_an_upstream_error_answer_of_minus_32000_is_a_refusal_not_an_unkno
     assert card.state is CardState.FAILED
     assert card.result["error"] == "fs refused the call: record is locked"
     assert upstream.calls() == ["rpc_write a.txt"]
+
+
+async def test_an_upstream_that_echoes_its_credential_never_hands_it_on(gw, upstream):
+    """Whatever an upstream answers, its credential is not in what the agent, the card or the page
+    get: a read's result, a held call's result, an error result and a JSON-RPC error."""
+    from .conftest import UPSTREAM_SECRET
+
+    upstream.write(".schemas", json.dumps({"echo_read": {"type": "object"}, "echo_write": {"type": "object"},
+                                           "echo_fail": {"type": "object"}, "echo_error": {"type": "object"},
+                                           "read": ["echo_read"]}))
+    add(gw, url=upstream.url, headers={"Authorization": f"Bearer {UPSTREAM_SECRET}"})
+    read = await call(gw, "fs__echo_read", {})
+    assert "[credential]" in text(read) and UPSTREAM_SECRET not in json.dumps(read.model_dump(mode="json"))
+    outcomes = []
+    for tool in ("echo_write", "echo_fail", "echo_error"):
+        held = (await call(gw, f"fs__{tool}", {})).structured_content
+        card = gw.confirm_on_page(held["confirmationId"])
+        page = gw.page().get(f"/api/cards/{card.id}").text
+        outcomes.append(card.state.value)
+        assert UPSTREAM_SECRET not in json.dumps(card.result) and UPSTREAM_SECRET not in page, tool
+        assert "[credential]" in json.dumps(card.result), tool
+    assert outcomes == ["completed", "failed", "failed"]

@@ -51,7 +51,8 @@ def _odd_tools() -> list[types.Tool]:
     """``DIR/.schemas`` (JSON: tool name → input schema; ``"read"`` and ``"client"``: the names
     annotated as reads, and as idempotent and not destructive; ``"descriptions"``: name → its
     description): more tools, listed with exactly (one named ``rpc_…`` answers every call with the
-    JSON-RPC error -32000, "record is locked")
+    JSON-RPC error -32000, "record is locked"; one named ``echo_…`` answers with the request's
+    headers: as a result, ``echo_fail`` as an error result, ``echo_error`` as a JSON-RPC error)
     those schemas (which need not be ones a validator can use)."""
     path = ROOT / ".schemas"
     if not path.exists():
@@ -92,6 +93,13 @@ async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolR
             calls.write(f"{name} {args.get('path')}\n")
     if name.startswith("rpc_"):  # (an odd tool, see _odd_tools) answers with a JSON-RPC error of -32000
         raise MCPError(code=-32000, message="record is locked")
+    if name.startswith("echo_"):  # (an odd tool) answers with the request's headers, as a careless server might
+        request = getattr(ctx, "request", None)
+        seen = json.dumps(dict(request.headers) if request is not None else {})
+        if name == "echo_error":
+            raise MCPError(code=-32602, message=f"bad request; headers were {seen}")
+        return types.CallToolResult(content=[types.TextContent(type="text", text=f"headers: {seen}")],
+                                    structured_content={"headers": seen}, is_error=name == "echo_fail")
     try:
         target = _file(str(args.get("path", "")))
     except ValueError as exc:

@@ -130,10 +130,10 @@ async def list_tools(link: Link) -> list[dict[str, Any]]:
     try:
         with anyio.fail_after(link.timeout):
             async with _client(link) as c:
-                return [dump(t) for t in await _list(c)]
+                return link.redact([dump(t) for t in await _list(c)])
     except Exception as exc:  # noqa: BLE001 - any failure here means the tools cannot be listed now
         kind = Unreachable if _unreachable(exc) else UpstreamError
-        raise kind(f"{link.name} could not be reached: {_words(exc)}") from None
+        raise kind(f"{link.name} could not be reached: {link.redact(_words(exc))}") from None
 
 
 async def call(link: Link, tool: str, arguments: dict[str, Any], check: Callable[[dict | None], str | None]) -> dict:
@@ -153,9 +153,9 @@ async def call(link: Link, tool: str, arguments: dict[str, Any], check: Callable
                                                                                        arguments=arguments))
                     sent = True
                     result = await c.session.send_request(request, types.CallToolResult)
-                    return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+                    return link.redact(result.model_dump(by_alias=True, mode="json", exclude_none=True))
     except Exception as exc:  # noqa: BLE001 - sorted into unreachable, refused or unknown below
-        words = _words(exc)
+        words = link.redact(_words(exc))
         if not sent:
             raise UpstreamError(f"{link.name} could not be reached: {words}") from None
         error = _error_of(exc)  # (an upstream's own error response says it answered: refused, not unknown)
@@ -181,12 +181,12 @@ async def observe(link: Link, checks: dict[str, Callable[[dict | None], str | No
                         request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool,
                                                                                            arguments=arguments))
                         result = await c.session.send_request(request, types.CallToolResult)
-                        results.append(result.model_dump(by_alias=True, mode="json", exclude_none=True))
+                        results.append(link.redact(result.model_dump(by_alias=True, mode="json", exclude_none=True)))
                     return results
     except Exception as exc:  # noqa: BLE001 - reads only: whatever failed, nothing was written
         if _unreachable(exc):
-            raise Unreachable(f"{link.name} could not be reached: {_words(exc)}") from None
-        raise UpstreamError(f"{link.name} could not be read: {_words(exc)}") from None
+            raise Unreachable(f"{link.name} could not be reached: {link.redact(_words(exc))}") from None
+        raise UpstreamError(f"{link.name} could not be read: {link.redact(_words(exc))}") from None
     raise UpstreamError(refused or "refused")
 
 

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ...gate.actions import ActionError
 from ...settings import Settings
 from .config import Upstream
 from .seal import Sealer, SealError
+
+REDACTED = "[credential]"
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,30 @@ class Link:
 
     def __repr__(self) -> str:  # never the headers
         return f"Link({self.name!r}, {self.url or ' '.join(self.command)!r})"
+
+    def redact(self, value: Any) -> Any:
+        """``value`` (an upstream's answer, plain JSON, or its words for a failure) with every
+        credential of this link replaced by ``[credential]``: an upstream that echoes the request's
+        headers back must not hand them to the agent, the card or the page. A header's value is
+        looked for whole and, for ``Bearer sk-…``, each part of 8 characters or more."""
+        secrets = sorted({part for v in self.headers.values() for part in (v.strip(), *v.split()) if len(part) >= 8},
+                         key=len, reverse=True)
+        if not secrets:
+            return value
+
+        def scrub(v: Any) -> Any:
+            if isinstance(v, str):
+                for secret in secrets:
+                    if secret in v:
+                        v = v.replace(secret, REDACTED)
+                return v
+            if isinstance(v, dict):
+                return {scrub(k): scrub(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [scrub(x) for x in v]
+            return v
+
+        return scrub(value)
 
 
 @dataclass(frozen=True)
