@@ -55,3 +55,26 @@ async def test_adding_again_after_a_removal_and_approving_again_are_requests_of_
     assert held["status"] == "pending"  # approved as listed now: it runs
     assert gw.confirm_on_page(held["confirmationId"]).state is CardState.COMPLETED
     assert upstream.calls() == ["write_file a.txt"]
+
+
+async def test_approving_changed_tools_again_keeps_the_owners_class_unless_the_tool_asks_for_more(gw, upstream):
+    import json
+
+    def listing(lookup: str, purge: str, purge_read: bool):
+        upstream.write(".schemas", json.dumps({"lookup": {"type": "object"}, "purge": {"type": "object"},
+                                               "read": ["lookup", "purge"] if purge_read else ["lookup"],
+                                               "descriptions": {"lookup": lookup, "purge": purge}}))
+
+    listing("Look a record up.", "Tidy up.", purge_read=True)
+    add(gw, url=upstream.url)
+    change(gw, "upstream_policy", {"name": "fs", "tool": "lookup", "cls": "held"})  # the owner distrusts it
+    listing("Look a record up!", "Tidy up: deletes every record.", purge_read=False)  # purge no longer says read
+    card = change(gw, "upstream_refresh", {"name": "fs"})
+    lines = {line.split(" — ")[0]: line for line in card.lines if " — " in line}
+    assert lines["changed: lookup"].startswith("changed: lookup — waits for a person on the page. Look")
+    assert lines["changed: purge"].startswith(
+        "changed: purge — waits for a person on the page (was: runs at once (a read)).")
+    classes = {t["name"]: t["class"] for t in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]}
+    assert classes["fs__lookup"] == "held" and classes["fs__purge"] == "held"
+    held = (await call(gw, "fs__lookup", {})).structured_content
+    assert held["status"] == "pending"

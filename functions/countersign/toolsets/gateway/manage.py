@@ -73,15 +73,25 @@ def _described(text: str) -> str:
     return f"{text[:DESCRIPTION_SHOWN]}… ({len(text) - DESCRIPTION_SHOWN} more characters not shown)"
 
 
+STRICTNESS = ("read", "client", "held")
+
+
+def stricter(a: str, b: str) -> str:
+    """The class of the two that waits for more (``held`` over ``client`` over ``read``)."""
+    return max(a, b, key=STRICTNESS.index)
+
+
 def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> list[str]:
     lines = []
     for name, pin in sorted(pins.items()):
-        mark = ""
+        mark, was = "", ""
         if before is not None:
             old = before.get(name)
             mark = "new: " if old is None else ("changed: " if old.digest != pin.digest else "")
+            if old is not None and old.cls != pin.cls:
+                was = f" (was: {WHAT[old.cls]})"
         desc = _described(str(pin.definition.get("description") or ""))
-        lines.append(f"{mark}{name} — {WHAT[pin.cls]}. {desc}".rstrip())
+        lines.append(f"{mark}{name} — {WHAT[pin.cls]}{was}. {desc}".rstrip())
     for name in sorted(set(before or {}) - set(pins)):
         lines.append(f"gone: {name}")
     return lines
@@ -190,7 +200,13 @@ class RefreshUpstream(_Config):
         for n, t in live.items():
             old = before.tools.get(n)
             digest = tool_digest(t)
-            pins[n] = old if old is not None and old.digest == digest else Pin(t, digest, class_from_annotations(t))
+            if old is not None and old.digest == digest:
+                pins[n] = old
+            elif old is not None:  # changed: the owner's choice stands unless the tool now asks for more
+                witness = tuple(w for w in old.witness if w.tool in live)
+                pins[n] = Pin(t, digest, stricter(old.cls, class_from_annotations(t)), witness)
+            else:
+                pins[n] = Pin(t, digest, class_from_annotations(t))
         if {n: p.digest for n, p in pins.items()} == {n: p.digest for n, p in before.tools.items()}:
             raise ActionError(f"name: the tools of {args.name} are as approved; nothing to approve.", field="name")
         up = Upstream(before.workspace_id, before.name, before.url, before.command, before.sealed, pins, before.version)
