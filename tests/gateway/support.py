@@ -34,6 +34,13 @@ class FileStore:
         path = self.root / ".calls"
         return path.read_text().splitlines() if path.exists() else []
 
+    def received(self) -> list[dict]:
+        """Every call the upstream received: its name and its arguments exactly as they came."""
+        import json
+
+        path = self.root / ".received"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
     def write(self, name: str, text: str) -> None:
         (self.root / name).write_text(text)
 

@@ -166,3 +166,20 @@ async def test_an_upstream_that_echoes_its_credential_never_hands_it_on(gw, upst
         assert UPSTREAM_SECRET not in json.dumps(card.result) and UPSTREAM_SECRET not in page, tool
         assert "[credential]" in json.dumps(card.result), tool
     assert outcomes == ["completed", "failed", "failed"]
+
+
+async def test_a_null_argument_reaches_the_upstream_as_null(gw, upstream):
+    """A proxy passes arguments on as given: ``"assignee": null`` (unassign) is a value, nested too."""
+    nullable = {"type": "object", "properties": {"path": {"type": "string"}, "assignee": {"type": ["string", "null"]},
+                                                 "filter": {"type": "object"}}, "required": ["assignee"]}
+    upstream.write(".schemas", json.dumps({"args_write": nullable}))
+    add(gw, url=upstream.url)
+    held = (await call(gw, "fs__args_write", {"path": "a", "assignee": None,
+                                            "filter": {"state": "open", "label": None}})).structured_content
+    assert held["status"] == "pending", held
+    card = gw.store.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
+    assert "  assignee: null" in card.lines and '  filter: {"label": null, "state": "open"}' in card.lines
+    done = gw.confirm_on_page(held["confirmationId"])
+    assert done.state is CardState.COMPLETED
+    assert upstream.received()[-1] == {"name": "args_write", "arguments": {
+        "path": "a", "assignee": None, "filter": {"state": "open", "label": None}}}

@@ -2,7 +2,8 @@
 behind countersign. ``python -m tests.gateway.upstream DIR stdio`` or ``... DIR http PORT``.
 
 Every call of a writing tool appends a line to ``DIR/.calls`` first, so a test counts exactly how
-many times the upstream was asked. ``DIR/.rugpull`` present: ``write_file`` lists a new
+many times the upstream was asked (and every call its name and arguments to ``DIR/.received``).
+``DIR/.rugpull`` present: ``write_file`` lists a new
 description (a "rug pull"); ``DIR/.schemas``: more tools with the schemas it names.
 ``slow_write`` sleeps ``DIR/.slow`` seconds (default 5) before
 writing; ``die_write`` ends the process mid-call; ``fail_write`` answers with an error.
@@ -88,6 +89,8 @@ async def list_tools(ctx, params) -> types.ListToolsResult:
 async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
     args = params.arguments or {}
     name = params.name
+    with open(ROOT / ".received", "a") as received:  # every call, with its arguments exactly as they came
+        received.write(json.dumps({"name": name, "arguments": args}) + "\n")
     if name != "read_file":
         with open(ROOT / ".calls", "a") as calls:
             calls.write(f"{name} {args.get('path')}\n")

@@ -18,7 +18,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, InputRequiredResult, ListToolsResult, TextContent, Tool, ToolAnnotations
 
 from ..gate.actions import ActionError
-from ..gate.arguments import without_nulls
 from ..gate.ask import context_for
 from ..gate.cards import CardDesk
 from ..gate.context import Principal
@@ -93,7 +92,7 @@ class GatedServer(MCPServer):
         principal = principal_of(ctx.request)
         if principal is None:
             return _error("This call carries no valid connection token.")
-        arguments = without_nulls(params.arguments or {})
+        arguments = dict(params.arguments or {})  # passed on as the agent gave them, nulls included
         try:
             _, _, pin = resolve(context_for(self._desk, principal), params.name)
             if pin.cls == "read":
@@ -101,7 +100,7 @@ class GatedServer(MCPServer):
             context = Context(request_context=ctx, mcp_server=self, input_params=params,
                               subscriptions=self._subscriptions)
             codes = self._desk.settings.fallback == "code"  # else `confirmation` is the upstream tool's own argument
-            reply = await action_run(self._desk, params.name, codes=codes)(params.arguments or {}, context)
+            reply = await action_run(self._desk, params.name, codes=codes, keep_nulls=True)(arguments, context)
         except (ActionError, StoreError) as exc:
             return _error(exc.message)
         except ToolError as exc:

@@ -284,13 +284,14 @@ def _as_result(reply: gate_ask.Reply) -> Result:
                                request_state=json.dumps(reply.state, separators=(",", ":")))
 
 
-def action_run(desk: CardDesk, name: str, *, codes: bool = True) -> Run:
+def action_run(desk: CardDesk, name: str, *, codes: bool = True, keep_nulls: bool = False) -> Run:
     """What calling the action ``name`` does: hand it to the gate with what the client can do.
     ``codes``: a ``confirmation`` argument is a confirmation code passed back (an upstream tool's
-    own argument of that name is its own, unless this server confirms with codes)."""
+    own argument of that name is its own, unless this server confirms with codes). ``keep_nulls``:
+    a null argument is a value to pass on (an upstream tool's), not one left out."""
 
     async def run(arguments: dict[str, Any], ctx: Context) -> Result:
-        raw = without_nulls(arguments)
+        raw = dict(arguments) if keep_nulls else without_nulls(arguments)
         code = raw.pop("confirmation", None) if codes else None
         if code is not None and not isinstance(code, str):
             raise ToolError("confirmation: must be text: the code from the preview, passed back after the person "
