@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from countersign.surfaces.api.session import email_notice
 from countersign.surfaces.feedback import feedback_handler, is_feedback, suppressions_of
 from countersign.surfaces.notifier import stream_handler
@@ -42,6 +44,24 @@ def test_which_feedback_suppresses():
     assert (name, one.email, one.reason, one.detail) == ("email_complained", "bo@example.com", "complaint", "abuse")
     assert suppressions_of({"eventType": "Delivery"}, 5) == ("", [])
     assert is_feedback(sns({})) and not is_feedback({"Records": [{"eventSource": "aws:dynamodb"}]})
+
+
+@pytest.mark.parametrize("message", [
+    {"eventType": "Bounce", "bounce": "Permanent"},
+    {"eventType": "Bounce", "bounce": {"bounceType": "Permanent", "bouncedRecipients": "a@example.com"}},
+    {"eventType": "Bounce", "bounce": {"bounceType": "Permanent", "bouncedRecipients": ["a@example.com", 5]}},
+    {"eventType": "Complaint", "complaint": ["x"]},
+    {"eventType": "Complaint", "complaint": {"complainedRecipients": [{"emailAddress": ["a@example.com"]}]}},
+])
+def test_feedback_of_another_shape_is_read_as_far_as_it_fits_and_never_raises(message):
+    name, found = suppressions_of(message, 5)
+    assert found == [] and name in ("email_bounced", "email_complained", "email_soft_bounce")
+
+
+def test_a_detail_that_is_not_text_is_not_kept():
+    odd = {"eventType": "Bounce", "bounce": {"bounceType": "Permanent", "bounceSubType": {"x": 1},
+                                             "bouncedRecipients": [{"emailAddress": "a@example.com"}]}}
+    assert suppressions_of(odd, 5)[1][0].detail is None
 
 
 def test_a_bounce_suppresses_card_emails_and_the_page_says_so(aws, stream):

@@ -49,18 +49,31 @@ def suppressions_of(message: dict[str, Any], now: int) -> tuple[str, list[Suppre
     """(the metric to count, the suppressions to record) for one SES event or notification."""
     kind = message.get("eventType") or message.get("notificationType")
     if kind == "Bounce":
-        bounce = message.get("bounce") or {}
+        bounce = _object(message.get("bounce"))
         if bounce.get("bounceType") != "Permanent":
             return SOFT_BOUNCE, []
-        detail = bounce.get("bounceSubType")
-        found = [_address(r.get("emailAddress")) for r in bounce.get("bouncedRecipients") or []]
+        detail = _text(bounce.get("bounceSubType"))
+        found = [_address(r.get("emailAddress")) for r in _objects(bounce.get("bouncedRecipients"))]
         return BOUNCED, [Suppression(a, "bounce", now, detail) for a in found if a]
     if kind == "Complaint":
-        complaint = message.get("complaint") or {}
-        detail = complaint.get("complaintFeedbackType")
-        found = [_address(r.get("emailAddress")) for r in complaint.get("complainedRecipients") or []]
+        complaint = _object(message.get("complaint"))
+        detail = _text(complaint.get("complaintFeedbackType"))
+        found = [_address(r.get("emailAddress")) for r in _objects(complaint.get("complainedRecipients"))]
         return COMPLAINED, [Suppression(a, "complaint", now, detail) for a in found if a]
     return "", []
+
+
+# SES sends these shapes; anything else on the topic (another publisher) is read as far as it fits
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    return value[:200] if isinstance(value, str) else None
 
 
 def is_feedback(event: dict) -> bool:
