@@ -141,3 +141,21 @@ def test_a_cursor_forged_around_a_number_too_large_for_the_store_is_refused(stor
         getattr(store, listing)(w.ws.id, w.person.id, now=0, cursor=forged)
     assert bad.value.field == "cursor"
 
+
+
+@pytest.mark.parametrize(("kind", "doc_id"), [("account", ""), ("", "a"), ("account", "é" * 501),
+                                              ("account", "x" * 1001), ("k" * 101, "a")])
+def test_a_doc_key_neither_store_can_hold_is_refused_on_write_and_found_nowhere_on_read(store, kind, doc_id):
+    w = World(store)
+    with pytest.raises(BadInput) as bad:
+        store.write_docs(w.ws.id, [DocWrite(kind, doc_id, {"v": 1}, 0)])
+    assert bad.value.field == "writes"
+    assert store.get_doc(w.ws.id, kind, doc_id) is None
+    assert store.get_docs(w.ws.id, [(kind, doc_id), ("account", "real")]) == {}
+
+
+def test_the_longest_doc_id_both_stores_hold_round_trips(store):
+    w = World(store)
+    longest = "é" * 500  # 1,000 UTF-8 bytes
+    store.write_docs(w.ws.id, [DocWrite("account", longest, {"v": 1}, 0)])
+    assert store.get_doc(w.ws.id, "account", longest).data == {"v": 1}

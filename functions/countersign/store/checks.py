@@ -124,6 +124,9 @@ def check_doc_writes(writes: list[Write]) -> None:
         raise BadInput("writes", "a batch names the same record twice.")
     for w in writes:
         if isinstance(w, DocWrite):
+            if not (isinstance(w.kind, str) and isinstance(w.id, str) and storable_doc_key(w.kind, w.id)):
+                raise BadInput("writes", f"a doc's kind is 1 to {MAX_DOC_KIND} characters and its id 1 to "
+                                         f"{MAX_DOC_ID_BYTES} bytes of text; not {w.kind!r} {str(w.id)[:40]!r}.")
             if w.data is not None:
                 try:
                     canonical_bytes(w.data)
@@ -175,6 +178,17 @@ def id_range(prefix: str, start: str | None, stop: str | None, limit: int | None
     low = max(prefix, start or "")
     highs = [h for h in (_after_prefix(prefix) if prefix else None, stop) if h is not None]
     return low, min(highs) if highs else None
+
+
+MAX_DOC_ID_BYTES = 1000  # DynamoDB's sort key holds 1,024 bytes
+MAX_DOC_KIND = 100
+
+
+def storable_doc_key(kind: str, doc_id: str) -> bool:
+    """Whether a doc could be stored as (``kind``, ``doc_id``) on both stores: a kind of 1 to
+    :data:`MAX_DOC_KIND` characters, an id of 1 to :data:`MAX_DOC_ID_BYTES` UTF-8 bytes. A read of
+    any other key finds nothing; a write of one is refused (:func:`check_doc_writes`)."""
+    return 0 < len(kind) <= MAX_DOC_KIND and 0 < len(doc_id) and len(doc_id.encode("utf-8")) <= MAX_DOC_ID_BYTES
 
 
 def check_doc_keys(keys: list[tuple[str, str]]) -> None:

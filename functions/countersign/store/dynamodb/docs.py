@@ -18,13 +18,16 @@ class DynamoDocs(DocStore):
         self.table = table
 
     def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
+        if not checks.storable_doc_key(kind, doc_id):  # (no such doc can exist; DynamoDB would refuse the key)
+            return None
         found = self.table.get(codec.doc_key(workspace_id, kind, doc_id))
         return None if found is None else codec.doc_from(found)
 
     def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
         wanted = list(dict.fromkeys(keys))
         checks.check_doc_keys(wanted)
-        found = self.table.batch_get([codec.doc_key(workspace_id, kind, ident) for kind, ident in wanted])
+        found = self.table.batch_get([codec.doc_key(workspace_id, kind, ident) for kind, ident in wanted
+                                      if checks.storable_doc_key(kind, ident)])
         docs = (codec.doc_from(v) for v in found)
         return {(d.kind, d.id): d for d in docs}
 
