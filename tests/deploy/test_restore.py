@@ -98,3 +98,40 @@ def test_overwrite_rolls_items_back_and_a_spent_ticket_still_refuses(aws, capsys
 def test_the_script_refuses_to_copy_a_table_onto_itself(aws):
     with pytest.raises(SystemExit):
         restore_script().main([LIVE, LIVE], client=aws)
+
+
+def test_what_ended_by_its_deletion_is_not_brought_back_unless_asked(aws, capsys):
+    """A sign-out, a used sign-in link and a removed member end by deletion: a copy back of the
+    table as it was must not undo them (a restore is for what was lost, not for what was ended)."""
+    from countersign import accounts
+    from countersign.store.records import Session, secret_hash
+
+    store = DynamoDBStore(LIVE, client=aws)
+    now = int(time.time())
+    world = World(store)
+    colleague = accounts.add_person(store, world.ws.id, "colleague@example.com", "member")
+    store.create_session(Session(session_hash="s" * 64, person_id=world.person.id, workspace_id=world.ws.id,
+                                 csrf_token="c" * 43, created_at=now, expires_at=now + 3600))
+    link = accounts.mint_signin_token(store, world.person, now=now)
+    aws.restore_table_to_point_in_time(SourceTableName=LIVE, TargetTableName=RESTORED, UseLatestRestorableTime=True)
+    # after the restore point: signed out, the link used, the colleague removed, and a card lost
+    store.delete_session("s" * 64)
+    assert store.consume_signin_token(secret_hash(link), now) is not None
+    store.remove_person(world.ws.id, colleague.id, "member")
+    lost = world.file(created_at=now)
+    aws.restore_table_to_point_in_time(SourceTableName=LIVE, TargetTableName=RESTORED + "-2",
+                                       UseLatestRestorableTime=True)
+    aws.delete_item(TableName=LIVE, Key=codec.card_key(lost.id))
+
+    script = restore_script()
+    assert script.main([RESTORED + "-2", LIVE], client=aws) == 0  # the card only: nothing else is missing
+    assert store.get_card(world.ws.id, lost.id, now).state is CardState.PENDING
+    assert script.main([RESTORED, LIVE], client=aws) == 0
+    said = capsys.readouterr().out
+    # the session, the sign-in link, the member and the pointer from their email
+    assert "left out 4 that ended by their deletion" in said.splitlines()[-1]
+    assert store.get_session("s" * 64, now) is None
+    with pytest.raises(NotFound):
+        store.get_person(world.ws.id, colleague.id)
+    assert script.main([RESTORED, LIVE, "--include-ended"], client=aws) == 0
+    assert store.get_person(world.ws.id, colleague.id).email == "colleague@example.com"  # asked for: back
