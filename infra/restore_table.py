@@ -27,7 +27,6 @@ import argparse
 import sys
 from typing import Any
 
-
 # (partition key prefix, sort key prefix) of items that end by being deleted (the store's DynamoDB
 # keys, countersign.store.dynamodb.codec and its neighbours)
 ENDED_BY_DELETION = (
