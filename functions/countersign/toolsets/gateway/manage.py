@@ -9,12 +9,13 @@ the approved snapshot, each tool pinned by the digest of its definition.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field
 
-from ...core.preview import Preview
+from ...core.preview import Preview, one_line
 from ...gate.actions import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan
 from ...store.records import DocWrite
 from .config import (
@@ -60,17 +61,29 @@ def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
     return {t["name"]: t for t in listed if (t.get("execution") or {}).get("taskSupport") != "required"}
 
 
-DESCRIPTION_SHOWN = 4000
+MAX_CARD_TEXT = 200_000  # characters of tool definitions one card shows (a DynamoDB item holds 400 KB)
 
 
-def _described(text: str) -> str:
-    """A tool's description as its card line shows it: whole (agents read all of it, so whoever
-    approves the server reads what they will), folded only past :data:`DESCRIPTION_SHOWN`
-    characters, saying how many more there are."""
-    text = " ".join(text.split())
-    if len(text) <= DESCRIPTION_SHOWN:
-        return text
-    return f"{text[:DESCRIPTION_SHOWN]}… ({len(text) - DESCRIPTION_SHOWN} more characters not shown)"
+def _described(definition: dict[str, Any]) -> str:
+    """What agents read of a tool, as its card line shows it, all of it: its title, its whole
+    description and its input schema (the descriptions of its arguments are instructions too)."""
+    hints = definition.get("annotations") or {}
+    title = definition.get("title") or hints.get("title")
+    parts = [f"Title: {one_line(str(title))}." if title and title != definition.get("name") else "",
+             one_line(str(definition.get("description") or ""))]
+    schema = definition.get("inputSchema")
+    if schema:
+        parts.append("Arguments: " + json.dumps(schema, ensure_ascii=False, sort_keys=True))
+    return " ".join(p for p in parts if p)
+
+
+def check_card_size(lines: list[str], name: str) -> None:
+    """Refuse a card whose tool definitions are too long to show whole: nothing is approved unseen."""
+    size = sum(len(line) for line in lines)
+    if size > MAX_CARD_TEXT:
+        raise ActionError(f"name: the tools of {name} take {size:,} characters to show, more than one card shows "
+                          f"({MAX_CARD_TEXT:,}); nothing is approved unseen, so it cannot be put behind the gate "
+                          "as it is.", field="name")
 
 
 STRICTNESS = ("read", "client", "held")
@@ -90,8 +103,7 @@ def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> li
             mark = "new: " if old is None else ("changed: " if old.digest != pin.digest else "")
             if old is not None and old.cls != pin.cls:
                 was = f" (was: {WHAT[old.cls]})"
-        desc = _described(str(pin.definition.get("description") or ""))
-        lines.append(f"{mark}{name} — {WHAT[pin.cls]}{was}. {desc}".rstrip())
+        lines.append(f"{mark}{name} — {WHAT[pin.cls]}{was}. {_described(pin.definition)}".rstrip())
     for name in sorted(set(before or {}) - set(pins)):
         lines.append(f"gone: {name}")
     return lines
@@ -179,6 +191,7 @@ class AddUpstream(_Config):
                       {n: Pin(t, tool_digest(t), class_from_annotations(t)) for n, t in live.items()}, version)
         lines = [f"Where: {up.where}", "A credential is set (not shown)." if up.sealed else "No credential.",
                  f"Its {len(up.tools)} tools, as {up.name}__<tool>:", *tool_lines(up.tools)]
+        check_card_size(lines, up.name)
         return ConfigPlan(_subject(up, credential or False), Preview(f"Put the MCP server {up.name} behind the gate?",
                                                                      lines), up)
 
@@ -211,6 +224,7 @@ class RefreshUpstream(_Config):
             raise ActionError(f"name: the tools of {args.name} are as approved; nothing to approve.", field="name")
         up = Upstream(before.workspace_id, before.name, before.url, before.command, before.sealed, pins, before.version)
         lines = [f"Where: {up.where}", *tool_lines(pins, before.tools)]
+        check_card_size(lines, up.name)
         return ConfigPlan(_subject(up), Preview(f"Approve the tools of {up.name} as they are now?", lines), up)
 
 
