@@ -268,9 +268,12 @@ def test_credits_suppression_and_roles(world):
                                   "message": "hi"})
     # what the card promised: a contact imported later at that domain is listed as suppressed, never mailed
     assert any(line.startswith("From now on no address at this domain is mailed") for line in plan.preview.lines)
-    later = world.run("import_contacts", {"list_id": world.ids["list_id"], "contacts": [
+    ann = {"list_id": world.ids["list_id"], "contacts": [
         {"name": "Ann", "email": "ann@analytical.example", "line1": "1 Rd", "city": "X", "postal_code": "1",
-         "country": "US"}]})["contact_ids"][0]
+         "country": "US"}]}
+    assert ("List ‘Q4 prospects’ feeds campaign ‘Q4 outreach’ (live): the new contacts are not mailed by it "
+            "unless it is paused and resumed") in world.plan("import_contacts", ann).preview.lines
+    later = world.run("import_contacts", ann)["contact_ids"][0]
     read = world.registry.reads["list_contacts"]
     listed = read.run(read.parse({"list_id": world.ids["list_id"]}), world.ctx())["contacts"]
     assert [c["suppressed"] for c in listed if c["id"] == later] == [True]

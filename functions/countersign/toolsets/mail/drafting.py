@@ -128,8 +128,14 @@ class ImportContacts(MailAction):
             lines.append(line)
         for doc in existing:
             lines.append(f"Already here: {doc.data.get('name')} <{doc.data.get('email')}>")
-        for camp in feeds:
-            lines.append(f"List {q(list_name)} feeds campaign {q(camp.data['name'])} ({camp.data['status']})")
+        for camp in feeds:  # what the import means for each: a live campaign enrols only when it resumes
+            status = camp.data["status"]
+            line = f"List {q(list_name)} feeds campaign {q(camp.data['name'])} ({status})"
+            if status == "live":
+                line += ": the new contacts are not mailed by it unless it is paused and resumed"
+            elif status == "paused":
+                line += ": the new contacts are enrolled, and their credits debited, when it resumes"
+            lines.append(line)
         subject = {"new_contacts": new, "existing": sorted(c.id for c in existing), "list": list_subject}
         result = {"imported": len(new), "contact_ids": new_ids, "already_present": [c.id for c in existing],
                   "list": list_name}
