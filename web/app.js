@@ -96,10 +96,11 @@ async function viewPending(prefetched) {
   const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, 'Show more');
   const answered = new Set();
   let cursor = null;
+  let waiting = null; // how many wait in all, as the server last counted them (more than one page shows)
 
   const pendingShown = () => [...list.querySelectorAll('article.card[data-state="pending"]')];
   const updateCount = () => {
-    const n = pendingShown().length;
+    const n = Math.max(waiting === null ? 0 : waiting, pendingShown().length);
     count.textContent = countText(n);
     document.title = n ? `(${n}) countersign` : 'countersign';
   };
@@ -125,10 +126,12 @@ async function viewPending(prefetched) {
     }
     add(page.cards);
     if (!cursor) { cursor = page.nextCursor || null; more.hidden = !cursor; }
+    waiting = typeof page.waiting === 'number' ? page.waiting : null;
     updateCount();
   };
   function onAnswered(id) {
     answered.add(id);
+    if (waiting !== null) waiting = Math.max(0, waiting - 1);
     updateCount();
     refresh();
   }
@@ -136,17 +139,15 @@ async function viewPending(prefetched) {
   const first = await (prefetched || api('GET', '/cards'));
   add(first.cards);
   cursor = first.nextCursor || null;
+  waiting = typeof first.waiting === 'number' ? first.waiting : null;
   more.hidden = !cursor;
-  more.addEventListener('click', async () => {
-    more.disabled = true;
-    try {
-      const page = await api('GET', '/cards?cursor=' + encodeURIComponent(cursor));
-      add(page.cards);
-      cursor = page.nextCursor || null;
-      more.hidden = !cursor;
-      updateCount();
-    } finally { more.disabled = false; }
-  });
+  more.addEventListener('click', () => showMore(more, async () => {
+    const page = await api('GET', '/cards?cursor=' + encodeURIComponent(cursor));
+    add(page.cards);
+    cursor = page.nextCursor || null;
+    more.hidden = !cursor;
+    updateCount();
+  }));
   updateCount();
   show(el('h1', {}, 'Waiting for you'), count, list, more);
   onVisible = refresh;
@@ -177,6 +178,24 @@ function allLink() {
   return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, 'See everything waiting for you'));
 }
 
+// "Show more": the next page; a session that ended goes to sign-in, another failure is said.
+async function showMore(button, loadNext) {
+  button.disabled = true;
+  if (button.previousElementSibling?.classList.contains('more-error')) button.previousElementSibling.remove();
+  try {
+    await loadNext();
+  } catch (e) {
+    if (e.status !== 401) {
+      button.before(el('p', { class: 'error more-error', role: 'alert' },
+        'Could not load more. ' + (e.message ? e.message + ' ' : '') + 'Try again.'));
+      return;
+    }
+    setSession(null);
+    remember.set(location.pathname + location.search);
+    await viewSignin(null, true);
+  } finally { button.disabled = false; }
+}
+
 async function viewHistory() {
   const list = el('div', { class: 'cards history' });
   const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, 'Show more');
@@ -189,10 +208,7 @@ async function viewHistory() {
     return page.cards.length;
   };
   const n = await load(null);
-  more.addEventListener('click', async () => {
-    more.disabled = true;
-    try { await load(cursor); } finally { more.disabled = false; }
-  });
+  more.addEventListener('click', () => showMore(more, () => load(cursor)));
   show(el('h1', {}, 'History'),
     n ? el('p', { class: 'count' }, 'Requests you answered, and what became of them.')
       : el('p', { class: 'count' }, 'Nothing answered yet.'),

@@ -45,6 +45,14 @@ function valueText(value) {
   return JSON.stringify(value);
 }
 
+// A line's "before → after" halves, each isolated: right-to-left text on either side (Hebrew,
+// Arabic) would otherwise take the arrow and the numbers with it, and "100 → 900" could read
+// "900 → 100" to the person deciding.
+function lineParts(text) {
+  const halves = text.split(' → ');
+  return halves.flatMap((half, i) => (i ? [' → ', el('bdi', {}, half)] : [el('bdi', {}, half)]));
+}
+
 function resultEl(result) {
   if (result === null || result === undefined) return null;
   if (typeof result !== 'object' || Array.isArray(result)) return el('p', { class: 'result' }, valueText(result));
@@ -95,9 +103,9 @@ export function cardEl(card, opts) {
   article.setAttribute('aria-labelledby', titleId);
   article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, card.title || card.tool || 'Request'));
   const lines = Array.isArray(card.lines) ? card.lines : [];
-  if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, valueText(l)))));
+  if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, lineParts(valueText(l))))));
   const meta = el('p', { class: 'meta' });
-  meta.append('Asked by ', el('strong', {}, card.connectionName || 'an agent'));
+  meta.append('Asked by ', el('strong', {}, el('bdi', {}, card.connectionName || 'an agent')));
   const asked = timeEl(card.createdAt);
   if (asked) meta.append(' · ', asked);
   if (st === 'pending') {

@@ -227,3 +227,15 @@ async def test_tampered_card(signed, tenant):
     assert tenant.note("n1")["text"] == "text 1"
     events = [(e.event, e.detail) for e in tenant.store.audit_trail(tenant.workspace_id, card_id)]
     assert ("refused", "tampered") in events and not any(e == "running" for e, _ in events)
+
+
+async def test_an_outcome_is_shown_as_plain_as_the_card(signed, tenant):
+    """The result after Confirm is data too (an agent's, an upstream's): a bidi override in it
+    is shown as [U+202E], as on the card's lines, never handed to the page raw."""
+    card_id = await file(tenant, text="safe \u202etxt.exe")
+    view = signed.get(f"/api/cards/{card_id}").json()
+    assert view["lines"] == ["text 1 → safe [U+202E]txt.exe"]
+    done = signed.post(f"/api/cards/{card_id}/confirm").json()
+    assert done["state"] == "completed" and done["result"]["text"] == "safe [U+202E]txt.exe"
+    assert "\u202e" not in signed.get(f"/api/cards/{card_id}").text
+    assert tenant.note("n1")["text"] == "safe \u202etxt.exe"  # what ran is what was asked

@@ -165,3 +165,26 @@ def test_one_card_page_and_new_cards_appear(live, tenant, page):
     expect(page.locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
     assert status_of(tenant, later["confirmationId"])["status"] == "completed"
     assert call_tool(tenant, "list_confirmations", {}).get("confirmations", []) == []
+
+
+def test_a_line_keeps_its_halves_in_order_and_its_spaces_and_the_count_is_every_waiting_card(live, tenant, page):
+    """Right-to-left text on either side of "→" cannot swap before and after; two spaces are not
+    drawn as one; past a page of cards the heading and the tab still count them all."""
+    _, server = live
+    (rtl,) = file_cards(tenant, [("n1", "העברה  900")])  # "text 1" → Hebrew, two spaces
+    file_cards(tenant, [("n2", f"text v{i}") for i in range(21)])
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/confirm")
+    ready(page, "confirm")
+    expect(page.locator("article.card")).to_have_count(20)  # one page
+    expect(page.locator(".count")).to_have_text("22 requests are waiting for you.")
+    expect(page).to_have_title("(22) countersign")
+    line = card(page, rtl["confirmationId"]).locator("ul.lines li").first
+    halves = line.locator("bdi")
+    expect(halves).to_have_count(2)
+    expect(halves.nth(0)).to_have_text("text 1")
+    assert halves.nth(1).text_content() == "העברה  900"
+    expect(line).to_have_css("white-space", "pre-wrap")
+    card(page, rtl["confirmationId"]).get_by_role("button", name="Confirm").click()
+    expect(card(page, rtl["confirmationId"]).locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
+    expect(page.locator(".count")).to_have_text("21 requests are waiting for you.")

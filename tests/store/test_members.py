@@ -58,7 +58,8 @@ def test_a_person_needs_an_existing_workspace(store):
     assert store.get_person_by_email("lost@example.com") is None
 
 
-@pytest.mark.parametrize("bad", ["Two\nlines", "Tab\there", "Bell\x07", "Sep\u2028line", " Padded", "n" * 101])
+@pytest.mark.parametrize("bad", ["Two\nlines", "Tab\there", "Bell\x07", "Sep\u2028line", " Padded", "n" * 101,
+                                 "Bob \u202enimda\u202c", "Zero\u200bwidth"])
 def test_a_member_name_is_one_line_of_at_most_100_characters(store, bad):
     w = World(store)
     new = replace(person(w.ws, email="named@example.com"), name=bad)
@@ -77,7 +78,7 @@ def test_a_member_name_is_one_line_of_at_most_100_characters(store, bad):
 
 def test_a_member_name_may_be_empty_or_100_characters(store):
     w = World(store)
-    for name in ("", "n" * 100, "Zoë O'Brien-Łukasiewicz"):
+    for name in ("", "n" * 100, "Zoë O'Brien-Łukasiewicz", "Bea \U0001F469\u200d\U0001F4BB"):
         created = replace(person(w.ws), name=name)
         store.create_person(created)
         assert store.get_person(w.ws.id, created.id).name == name

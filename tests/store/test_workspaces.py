@@ -60,7 +60,8 @@ def test_rename_workspace_to_exactly_100_characters(store):
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "\t\n", "x" * 101, " " + "é" * 101 + " ",
-                                 "Acme\nMail", "Acme\tMail", "Acme\r\nMail", "Acme\u2028Mail", "Acme\x07"])
+                                 "Acme\nMail", "Acme\tMail", "Acme\r\nMail", "Acme\u2028Mail", "Acme\x07",
+                                 "Acme \u202eevil\u202c Ltd", "Acme\u2066Mail"])
 def test_rename_workspace_refuses_bad_names_and_keeps_the_old_one(store, bad):
     ws = workspace("Acme")
     store.create_workspace(ws)

@@ -73,3 +73,12 @@ def test_a_header_line_without_its_colon_is_refused_without_being_repeated():
             parse_headers(lines)
         assert "sk-live-SECRET" not in str(refused.value)
         assert str(refused.value).startswith(f"header {number} is not 'Name: value'")
+
+
+def test_the_settings_view_of_an_upstream_shows_its_tools_titles_as_plain_text():
+    from countersign.toolsets.gateway.config import Pin, Upstream
+    from countersign.toolsets.gateway.requests import view
+
+    tool = {"name": "wipe", "title": "Wipe the disk \u202eegap siht rof stiaw"}
+    shown = view(Upstream("w_1", "fs", "https://x.example/mcp", (), None, {"wipe": Pin(tool, "d", "read")}))
+    assert shown["tools"][0]["title"] == "Wipe the disk [U+202E]egap siht rof stiaw"

@@ -45,7 +45,8 @@ def check_workspace_name(name: Any) -> str:
     if len(name) > MAX_WORKSPACE_NAME:
         raise BadInput("name", f"{len(name)} characters; a workspace name has at most {MAX_WORKSPACE_NAME}.")
     if not _one_line(name):
-        raise BadInput("name", "a workspace name is one line, without tabs, line breaks or control characters.")
+        raise BadInput("name", "a workspace name is one line, without tabs, line breaks, control characters or "
+                               "formatting characters (such as right-to-left overrides).")
     return name
 
 
@@ -57,8 +58,8 @@ def check_person_name(name: Any) -> None:
     if len(name) > MAX_PERSON_NAME:
         raise BadInput("name", f"{len(name)} characters; a member's name has at most {MAX_PERSON_NAME}.")
     if not _one_line(name) or name != name.strip():
-        raise BadInput("name", "a member's name is one line, without tabs, line breaks, control characters or "
-                               "spaces around it.")
+        raise BadInput("name", "a member's name is one line, without tabs, line breaks, control or formatting "
+                               "characters (such as right-to-left overrides) or spaces around it.")
 
 
 def check_new_person(person: Person, workspace_id: str | None = None) -> None:
@@ -70,7 +71,10 @@ def check_new_person(person: Person, workspace_id: str | None = None) -> None:
 
 
 def _one_line(text: str) -> bool:
-    return not any(unicodedata.category(c) in ("Cc", "Zl", "Zp") for c in text)
+    """No control characters or line breaks, and no formatting characters (bidi overrides and
+    isolates, zero-width spaces: a name another reader would see rearranged or other than it is),
+    but for the joiners emoji and some scripts need."""
+    return not any(unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cf") and c not in "\u200c\u200d" for c in text)
 
 
 def check_settings(changes: dict[str, Any]) -> None:

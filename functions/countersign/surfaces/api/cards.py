@@ -8,9 +8,12 @@ A card view never carries the ticket, fingerprint, arguments or subject.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Query, Request
 
 from ...core.cards import CardState, Refusal, RefusalReason, reported_state
+from ...core.preview import plain_line
 from ...gate.actions import Unavailable
 from ...gate.replies import decline_reason, iso
 from ...runtime import Runtime
@@ -44,11 +47,27 @@ class ConnectionNames:
         return self.names[connection_id]
 
 
+def _plain(value: Any) -> Any:
+    """``value`` (an outcome: plain JSON) with every text as a card's lines are shown: control
+    characters as spaces, characters nobody can see (bidi overrides) as ``[U+XXXX]``
+    (:func:`~countersign.core.preview.plain_line`). An outcome is data too: an upstream's answer,
+    a reason an agent wrote."""
+    if isinstance(value, str):
+        return plain_line(value)
+    if isinstance(value, dict):
+        return {plain_line(str(k)): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
 def card_view(card: Card, connection_name: str | None) -> dict:
-    body = card.result if isinstance(card.result, dict) else {}
+    body = _plain(card.result) if isinstance(card.result, dict) else {}
     reason = decline_reason(card)
     if card.state is CardState.FAILED:
         reason = body.get("error")
+    elif reason is not None:
+        reason = plain_line(reason)
     return {
         "id": card.id,
         "tool": card.tool,
@@ -112,9 +131,14 @@ Limit = Query(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
 def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, limit: int = Limit) -> dict:
     """Cards waiting on the signed-in person, oldest first."""
     runtime = runtime_of(request)
+    now = runtime.desk.now()
     cards, after = runtime.store.list_pending_cards(
-        signed.workspace.id, signed.person.id, runtime.desk.now(), limit=limit, cursor=cursor or None)
-    return _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
+        signed.workspace.id, signed.person.id, now, limit=limit, cursor=cursor or None)
+    page = _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
+    # how many wait in all: this page's, unless more follow (then counted: the page says "25", not "20")
+    page["waiting"] = len(cards) if after is None and cursor is None else (
+        runtime.store.count_pending_cards(signed.workspace.id, signed.person.id, now))
+    return page
 
 
 @router.get("/history", response_model=CardPage, responses=errors(401, 422))

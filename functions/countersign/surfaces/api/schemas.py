@@ -123,6 +123,7 @@ class CardView(BaseModel):
 class CardPage(BaseModel):
     cards: list[CardView]
     nextCursor: str | None
+    waiting: int | None = Field(default=None, description="How many cards wait on you in all (the pending list)")
 
 
 class RefusalBody(BaseModel):

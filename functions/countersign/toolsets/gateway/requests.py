@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.cards import Refusal
+from ...core.preview import plain_line
 from ...gate.cards import CardDesk
 from ...gate.question import Question
 from ...store.records import Card, Person
@@ -92,7 +93,7 @@ def view(upstream: Upstream) -> dict[str, Any]:
     return {
         "name": upstream.name, "transport": upstream.transport, "where": upstream.where,
         "credential": bool(upstream.sealed),
-        "tools": [{"name": f"{upstream.name}__{n}", "class": p.cls, "title": p.title,
+        "tools": [{"name": plain_line(f"{upstream.name}__{n}"), "class": p.cls, "title": plain_line(p.title),
                    "witness": [w.to_dict() for w in p.witness]} for n, p in sorted(upstream.tools.items())],
     }
 
