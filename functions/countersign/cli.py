@@ -211,9 +211,12 @@ def cmd_backup(args) -> int:
         return 2
     written = backup(s.store[len("sqlite:///"):], Path(args.dest).expanduser(), folder=args.dest.endswith(os.sep))
     print(written)
-    if not s.signing_key:
-        print(f"# the keys are not in the database: keep a copy of {s.data_dir / 'keys'} too (it changes only when "
-              "you rotate a key)", file=sys.stderr)
+    where = [name for name, given in (("COUNTERSIGN_SIGNING_KEY", s.signing_key),
+                                      ("COUNTERSIGN_STATE_KEYS", s.state_keys)) if given]
+    if len(where) < 2 or (s.data_dir / "keys").is_dir():
+        where.append(str(s.data_dir / "keys"))
+    print(f"# the keys are not in the database: keep a copy of {' and '.join(where)} too (they change only when "
+          "you rotate a key)", file=sys.stderr)
     return 0
 
 

@@ -69,13 +69,20 @@ def _private_dir(path: Path) -> None:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
+# What making a new key in place of a lost one costs, by key (docs/operating.md, "Keys").
+LOSS = {
+    "signing key": "cards signed by the old one can no longer be confirmed",
+    "request-state key": "answers in flight to 2026-07-28 questions are lost; their agents simply call again",
+}
+
+
 def _read_key_file(path: Path, valid: Callable[[str], bool], what: str) -> str:
     value = path.read_text().strip()
     if not valid(value):
         raise ConfigError(str(path), (
             f"the {what} in this file is {'empty' if not value else 'not a valid key'}. Restore the file from your "
-            "backup; if it is lost for good, delete it and start again (a new key is made, and cards signed by "
-            "the old one can no longer be confirmed)."
+            f"backup; if it is lost for good, delete it and start again (a new key is made, and "
+            f"{LOSS.get(what, 'what the old key sealed can no longer be read')})."
         ))
     return value
 

@@ -249,7 +249,7 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
 # -- backup ------------------------------------------------------------------------------------------
 
 
-def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path):
+def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path, monkeypatch):
     data = tmp_path / "data"
     running = build(settings_mod.load({"COUNTERSIGN_DATA": str(data)}))  # a server's store: its connections stay open
     workspace, _ = accounts.create_workspace(running.store, "Acme", "a@example.com")
@@ -283,6 +283,10 @@ def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path):
     (made,) = (tmp_path / "new" / "folder").iterdir()
     assert Path(capsys.readouterr().out.strip()) == made
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == [], "no partial file is left"
+    # keys given in the environment (as after a rotation): the reminder names them, and keys/ still
+    monkeypatch.setenv("COUNTERSIGN_SIGNING_KEY", "k" * 43)
+    assert cli.main(["backup", str(tmp_path / "with-env-keys.db"), "--data", str(data)]) == 0
+    assert f"keep a copy of COUNTERSIGN_SIGNING_KEY and {data / 'keys'} too" in capsys.readouterr().err
 
 
 def test_backup_of_a_missing_database_creates_nothing(capsys, tmp_path):

@@ -56,6 +56,7 @@ def test_an_empty_or_broken_signing_key_file_stops_start_up_naming_it(tmp_path, 
         build(local(tmp_path), toolsets=all_toolsets())
     assert stopped.value.variable == str(tmp_path / "keys" / "signing.key")
     assert "Restore the file from your backup" in str(stopped.value)
+    assert "cards signed by the old one can no longer be confirmed" in str(stopped.value)
 
 
 def test_a_short_state_key_file_stops_start_up(tmp_path):
@@ -64,6 +65,9 @@ def test_a_short_state_key_file_stops_start_up(tmp_path):
     with pytest.raises(ConfigError) as stopped:
         build(local(tmp_path), toolsets=all_toolsets())
     assert stopped.value.variable.endswith("state.key")
+    # what deleting it costs is said for this key: not the signing key's loss
+    assert "answers in flight to 2026-07-28 questions are lost" in str(stopped.value)
+    assert "no longer be confirmed" not in str(stopped.value)
 
 
 def test_a_lost_keys_folder_stops_start_up_while_cards_wait_and_makes_no_new_key(tmp_path):
