@@ -274,7 +274,11 @@ async function viewSignin(token, reason) {
         note.textContent = '';
       }
     });
-    show(el('h1', {}, 'Sign in'), el('p', {}, 'Press the button to finish signing in on this device.'), btn, note);
+    // Already signed in here: a link someone else sent would swap this browser to their account.
+    const swap = state.session && el('p', { class: 'error', role: 'alert' }, 'You are signed in as ',
+      el('strong', {}, state.session.person.email), '. This link signs this browser in as whoever it was sent ',
+      'to instead. If you did not just ask for it, close this page.');
+    show(el('h1', {}, 'Sign in'), swap, el('p', {}, 'Press the button to finish signing in on this device.'), btn, note);
     return;
   }
   const parts = signinForm(reason === 'consent' ? 'Sign in to connect an agent'
@@ -303,7 +307,7 @@ async function route(signinToken) {
   const path = ROUTES.includes(location.pathname) ? location.pathname : '/confirm';
   setNav(path === '/' ? '/confirm' : path);
   if (path === '/signin') {
-    if (!signinToken && state.session === null) await loadSession().catch(() => null);
+    if (state.session === null) await loadSession().catch(() => null); // (with a link: who is signed in now)
     await viewSignin(signinToken, false);
     return 'signin';
   }

@@ -188,3 +188,17 @@ def test_a_line_keeps_its_halves_in_order_and_its_spaces_and_the_count_is_every_
     card(page, rtl["confirmationId"]).get_by_role("button", name="Confirm").click()
     expect(card(page, rtl["confirmationId"]).locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
     expect(page.locator(".count")).to_have_text("21 requests are waiting for you.")
+
+
+def test_a_sign_in_link_opened_while_signed_in_says_it_would_switch_accounts(live, tenant, page):
+    from countersign import accounts
+
+    sign_in(page, tenant)
+    stranger = tenant.add_person("member")
+    link = accounts.mint_signin_token(tenant.store, stranger)
+    page.goto(f"{tenant.origin}/signin#token={link}")
+    ready(page, "signin")
+    warning = page.get_by_role("alert")
+    expect(warning).to_contain_text(f"You are signed in as {tenant.person.email}.")
+    expect(warning).to_contain_text("signs this browser in as whoever it was sent to instead")
+    expect(page.get_by_role("button", name="Sign in")).to_be_visible()  # still the person's choice
