@@ -1,10 +1,10 @@
 """What a person reads on the card of an upstream tool countersign does not understand: the
 server, the tool and its title, then every argument, one per line, as plain text.
 
-Values are shown as JSON (a string in quotes, so ``"5"`` and ``5`` differ), never as markup, and
-an argument's value whole. A witness read's answer (the upstream's, of any length) is folded when
-long: its first characters, then how many more there are and a short digest, so two answers that
-differ only far down still read differently on the card.
+Values are shown as JSON (a string in quotes, so ``"5"`` and ``5`` differ), never as markup. A
+long value is folded: its first characters, then how many more there are and a short digest, so
+two values that differ only far down still read differently on the card. Witness reads are
+shown the same way, under their own heading.
 """
 
 from __future__ import annotations
@@ -25,18 +25,11 @@ def shown(value: Any) -> str:
     return f"{text[:FOLD]}… ({len(text) - FOLD} more characters, sha256 {tail})"
 
 
-def whole(value: Any) -> str:
-    """``value`` as JSON, all of it (what the person approves is never folded: a call's arguments
-    are at most 64 KiB in all)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
 def argument_lines(arguments: dict[str, Any]) -> list[str]:
-    """A line per argument, every one (a held call carries at most :data:`MAX_LINES`), each value
-    whole: a long one is not folded, so nothing can hide past its first characters."""
+    """A line per argument, every one (a held call carries at most :data:`MAX_LINES`)."""
     if not arguments:
         return ["No arguments."]
-    return [f"{name}: {whole(value)}" for name, value in sorted(arguments.items())]
+    return [f"{name}: {shown(value)}" for name, value in sorted(arguments.items())]
 
 
 def result_text(result: dict[str, Any]) -> str:
