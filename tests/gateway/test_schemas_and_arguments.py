@@ -134,8 +134,11 @@ async def test_the_add_card_shows_everything_agents_read_of_each_tool(gw, upstre
     upstream.write(".schemas", json.dumps({"long_read": schema, "read": ["long_read"],
                                            "descriptions": {"long_read": hidden}}))
     card = add(gw, url=upstream.url)
-    line = next(line for line in card.lines if line.startswith("long_read"))
-    assert line == f"long_read — runs at once (a read). {hidden} Arguments: {json.dumps(schema, sort_keys=True)}"
+    at = next(i for i, line in enumerate(card.lines) if line.startswith("long_read"))
+    assert card.lines[at] == f"long_read — runs at once (a read). {hidden}"
+    assert card.lines[at + 1] == f"  long_read: arguments {json.dumps(schema, sort_keys=True)}"
+    write = next(i for i, line in enumerate(card.lines) if line.startswith("write_file —"))
+    assert card.lines[write + 1].startswith("  write_file: title Write a file; arguments {")
     change(gw, "upstream_remove", {"name": "fs"})
     upstream.write(".schemas", json.dumps({"huge": {"type": "object"}, "descriptions": {"huge": "x" * 200_001}}))
     desk = gw.runtime.desk

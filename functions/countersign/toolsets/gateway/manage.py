@@ -64,17 +64,17 @@ def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
 MAX_CARD_TEXT = 200_000  # characters of tool definitions one card shows (a DynamoDB item holds 400 KB)
 
 
-def _described(definition: dict[str, Any]) -> str:
-    """What agents read of a tool, as its card line shows it, all of it: its title, its whole
-    description and its input schema (the descriptions of its arguments are instructions too)."""
+def _read_by_agents(name: str, definition: dict[str, Any]) -> str | None:
+    """The rest of what agents read of a tool, on a line of its own under the tool's: its title and
+    its input schema (the descriptions of its arguments are instructions too)."""
     hints = definition.get("annotations") or {}
     title = definition.get("title") or hints.get("title")
-    parts = [f"Title: {one_line(str(title))}." if title and title != definition.get("name") else "",
-             one_line(str(definition.get("description") or ""))]
+    parts = [f"title {one_line(str(title))}" if title and title != definition.get("name") else ""]
     schema = definition.get("inputSchema")
     if schema:
-        parts.append("Arguments: " + json.dumps(schema, ensure_ascii=False, sort_keys=True))
-    return " ".join(p for p in parts if p)
+        parts.append("arguments " + json.dumps(schema, ensure_ascii=False, sort_keys=True))
+    shown = "; ".join(p for p in parts if p)
+    return f"  {name}: {shown}" if shown else None
 
 
 def check_card_size(lines: list[str], name: str) -> None:
@@ -103,7 +103,11 @@ def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> li
             mark = "new: " if old is None else ("changed: " if old.digest != pin.digest else "")
             if old is not None and old.cls != pin.cls:
                 was = f" (was: {WHAT[old.cls]})"
-        lines.append(f"{mark}{name} — {WHAT[pin.cls]}{was}. {_described(pin.definition)}".rstrip())
+        description = one_line(str(pin.definition.get("description") or ""))  # whole: agents read all of it
+        lines.append(f"{mark}{name} — {WHAT[pin.cls]}{was}. {description}".rstrip())
+        more = _read_by_agents(name, pin.definition)
+        if more:
+            lines.append(more)
     for name in sorted(set(before or {}) - set(pins)):
         lines.append(f"gone: {name}")
     return lines
