@@ -3,7 +3,7 @@
 // Every piece of text that comes from data is set with textContent (through el()), never as markup.
 import * as passkeys from './passkeys.js';
 import { cardEl, cardState, usePage } from './cards.js';
-import { announce, el, main, show, timeEl } from './dom.js';
+import { announce, el, main, show, showMore, timeEl } from './dom.js';
 
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin'];
 const NEXT_KEY = 'countersign.next';
@@ -141,7 +141,7 @@ async function viewPending(prefetched) {
   cursor = first.nextCursor || null;
   waiting = typeof first.waiting === 'number' ? first.waiting : null;
   more.hidden = !cursor;
-  more.addEventListener('click', () => showMore(more, async () => {
+  more.addEventListener('click', () => showMore(more, signedOut, async () => {
     const page = await api('GET', '/cards?cursor=' + encodeURIComponent(cursor));
     add(page.cards);
     cursor = page.nextCursor || null;
@@ -178,22 +178,12 @@ function allLink() {
   return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, 'See everything waiting for you'));
 }
 
-// "Show more": the next page; a session that ended goes to sign-in, another failure is said.
-async function showMore(button, loadNext) {
-  button.disabled = true;
-  if (button.previousElementSibling?.classList.contains('more-error')) button.previousElementSibling.remove();
-  try {
-    await loadNext();
-  } catch (e) {
-    if (e.status !== 401) {
-      button.before(el('p', { class: 'error more-error', role: 'alert' },
-        'Could not load more. ' + (e.message ? e.message + ' ' : '') + 'Try again.'));
-      return;
-    }
-    setSession(null);
-    remember.set(location.pathname + location.search);
-    await viewSignin(null, true);
-  } finally { button.disabled = false; }
+// A session that ended while a view was open: sign in, then come back here.
+async function signedOut() {
+  setSession(null);
+  remember.set(location.pathname + location.search);
+  await viewSignin(null, true);
+  markReady('signin');
 }
 
 async function viewHistory() {
@@ -208,7 +198,7 @@ async function viewHistory() {
     return page.cards.length;
   };
   const n = await load(null);
-  more.addEventListener('click', () => showMore(more, () => load(cursor)));
+  more.addEventListener('click', () => showMore(more, signedOut, () => load(cursor)));
   show(el('h1', {}, 'History'),
     n ? el('p', { class: 'count' }, 'Requests you answered, and what became of them.')
       : el('p', { class: 'count' }, 'Nothing answered yet.'),

@@ -40,6 +40,20 @@ export function announce(text) {
   setTimeout(() => { s.textContent = text; }, 30);
 }
 
+// "Show more": the next page (loadNext); a session that ended is onSignedOut's, another failure
+// is said beside the button, which can be pressed again.
+export async function showMore(button, onSignedOut, loadNext) {
+  button.disabled = true;
+  if (button.previousElementSibling?.classList.contains('more-error')) button.previousElementSibling.remove();
+  try {
+    await loadNext();
+  } catch (e) {
+    if (e.status === 401) return onSignedOut();
+    button.before(el('p', { class: 'error more-error', role: 'alert' },
+      'Could not load more. ' + (e.message ? e.message + ' ' : '') + 'Try again.'));
+  } finally { button.disabled = false; }
+}
+
 // ---- time ------------------------------------------------------------------------------------------
 
 function toDate(value) {

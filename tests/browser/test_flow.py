@@ -202,3 +202,17 @@ def test_a_sign_in_link_opened_while_signed_in_says_it_would_switch_accounts(liv
     expect(warning).to_contain_text(f"You are signed in as {tenant.person.email}.")
     expect(warning).to_contain_text("signs this browser in as whoever it was sent to instead")
     expect(page.get_by_role("button", name="Sign in")).to_be_visible()  # still the person's choice
+
+
+def test_show_more_after_the_session_ended_goes_to_sign_in(live, tenant, page):
+    _, server = live
+    file_cards(tenant, [("n1", f"text w{i}") for i in range(21)])
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/confirm")
+    ready(page, "confirm")
+    more = page.get_by_role("button", name="Show more")
+    expect(more).to_be_visible()
+    page.context.clear_cookies()  # the session ended (signed out elsewhere, or it lapsed)
+    more.click()
+    ready(page, "signin")
+    expect(page.get_by_label("Your email")).to_be_visible()
