@@ -15,6 +15,7 @@ def cmd_upstream(args) -> int:
     from .cli import _settings, member
     from .gate.actions import ActionError
     from .runtime import build, files_cards_here, keyless_desk
+    from .store.records import MANAGERS
     from .toolsets.gateway import requests
 
     s = _settings(args)
@@ -26,7 +27,7 @@ def cmd_upstream(args) -> int:
     person = member(desk.store, args.email)
     if person is None:
         return 2
-    if person.role not in ("owner", "admin"):
+    if person.role not in MANAGERS:
         print("error: only a workspace's owners and admins manage its upstream servers", file=sys.stderr)
         return 2
     ws = person.workspace_id

@@ -48,13 +48,13 @@ def test_one_workspace_never_reads_anothers_upstreams(store):
 
 
 def test_a_removed_upstream_reads_as_none_and_its_version_goes_on_counting(store):
-    from countersign.toolsets.gateway.config import removed, stored_version
+    from countersign.toolsets.gateway.config import removed, stored
 
     w = World(store)
     store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
     store.write_docs(w.ws.id, [DocWrite(KIND, "fs", removed("fs"), 1)])
     assert load(ctx(store, w), "fs") is None and load_all(ctx(store, w)) == []
-    assert stored_version(ctx(store, w), "fs") == 2 and stored_version(ctx(store, w), "gh") == 0
+    assert stored(ctx(store, w), "fs") == (None, 2) and stored(ctx(store, w), "gh") == (None, 0)
     with pytest.raises(Conflict):  # adding it again is written over the removal, from its version
         store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
     store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 2)])

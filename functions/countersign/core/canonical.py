@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 
@@ -41,6 +42,17 @@ def json_copy(value: Any) -> Any:
         return {k: json_copy(v) for k, v in value.items()}
     if type(value) is list:
         return [json_copy(v) for v in value]
+    return value
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """A copy of plain JSON data with ``fn`` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {fn(str(k)): map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list):
+        return [map_strings(v, fn) for v in value]
     return value
 
 

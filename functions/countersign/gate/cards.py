@@ -232,18 +232,24 @@ class CardDesk:
         return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
 
     def withdraw_waiting(self, workspace_id: str, person_id: str, actor: str, channel: str, reason: str,
-                         connection_id: str | None = None) -> int:
+                         connection_id: str | None = None, tool: str | None = None,
+                         which: Callable[[Card], bool] | None = None) -> int:
         """Withdraw every card still waiting on ``person_id`` (only those filed through
-        ``connection_id``, if given): how many. One answered or being confirmed meanwhile is no
+        ``connection_id`` — ``""``: filed by a person, not an agent — of ``tool``, and for which
+        ``which`` holds, if given): how many. One answered or being confirmed meanwhile is no
         longer waiting and is left as it is."""
         now, withdrawn, cursor = self.now(), 0, None
         while True:
             cards, cursor = self.store.list_pending_cards(workspace_id, person_id, now, limit=100, cursor=cursor)
             for listed in cards:
-                if connection_id is not None and listed.connection_id != connection_id:
+                if (connection_id is not None and listed.connection_id != connection_id) or \
+                        (tool is not None and listed.tool != tool):
                     continue
-                try:  # a listed card carries no ticket: act on the card as stored
-                    self.withdraw(self.store.get_card(workspace_id, listed.id, now), now, actor, channel, reason)
+                card = self.store.get_card(workspace_id, listed.id, now)  # a listing carries no ticket or arguments
+                if which is not None and not which(card):
+                    continue
+                try:
+                    self.withdraw(card, now, actor, channel, reason)
                     withdrawn += 1
                 except Refusal:
                     pass

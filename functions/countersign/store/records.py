@@ -13,6 +13,7 @@ from typing import Any
 from ..core.cards import CardState, effective_state
 
 ROLES = ("owner", "admin", "approver", "member")
+MANAGERS = ("owner", "admin")  # the roles that run the workspace: its settings, members, upstreams
 
 DEFAULT_WORKSPACE_SETTINGS = {
     "ask_before_drafting": True,

@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
+from ...core.canonical import map_strings
 from ...core.cards import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line
 from ...gate.actions import Unavailable
@@ -52,13 +53,7 @@ def _plain(value: Any) -> Any:
     characters as spaces, characters nobody can see (bidi overrides) as ``[U+XXXX]``
     (:func:`~countersign.core.preview.plain_line`). An outcome is data too: an upstream's answer,
     a reason an agent wrote."""
-    if isinstance(value, str):
-        return plain_line(value)
-    if isinstance(value, dict):
-        return {plain_line(str(k)): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+    return map_strings(value, plain_line)
 
 
 def card_view(card: Card, connection_name: str | None) -> dict:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ...gate.replies import iso
-from ...store.records import DEFAULT_WORKSPACE_SETTINGS
+from ...store.records import DEFAULT_WORKSPACE_SETTINGS, MANAGERS
 from .errors import ApiError
 from .schemas import MeChanges, MemberList, SettingsView, WorkspaceChanges, errors
 from .session import Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["settings"])
 
-EDITORS = ("owner", "admin")
+EDITORS = MANAGERS
 
 
 def settings_view(signed: Signed) -> dict:

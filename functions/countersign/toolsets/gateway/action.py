@@ -70,6 +70,28 @@ def resolve(ctx: ActionContext, name: str) -> tuple[Upstream, str, Pin]:
     return upstream, parts[1], pin
 
 
+_VALIDATORS: dict[str, Any] = {}  # pin digest → its schema's validator (a pin's schema never changes)
+MAX_VALIDATORS = 512
+
+
+def _validator(pin: Pin) -> Any:
+    """The validator of ``pin``'s approved schema, checked against its meta-schema once per pin
+    rather than on every call; :class:`jsonschema.SchemaError` if it is not a schema."""
+    import jsonschema  # type: ignore[import-untyped]  # here: ~60 ms a cold start needs only at an upstream call
+    from referencing import Registry
+
+    found = _VALIDATORS.get(pin.digest)
+    if found is None:
+        schema = pin.definition.get("inputSchema") or {"type": "object"}
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        found = cls(schema, registry=Registry())  # an empty registry: no $ref is ever fetched
+        if len(_VALIDATORS) >= MAX_VALIDATORS:
+            _VALIDATORS.clear()
+        _VALIDATORS[pin.digest] = found
+    return found
+
+
 def check_arguments(pin: Pin, arguments: dict[str, Any]) -> None:
     """``arguments`` against the tool's approved input schema: :class:`ActionError` naming the first
     problems, or saying that the schema itself cannot check anything.
@@ -79,18 +101,14 @@ def check_arguments(pin: Pin, arguments: dict[str, Any]) -> None:
     call). A schema it cannot use (an unknown type, a ``$ref`` to nowhere or to the network, a
     pattern that is no regular expression) refuses the call with that sentence, never an internal
     error."""
-    import jsonschema  # type: ignore[import-untyped]  # here: ~60 ms a cold start needs only at an upstream call
-    from referencing import Registry
+    import jsonschema
     from referencing.exceptions import Unresolvable
 
-    schema = pin.definition.get("inputSchema") or {"type": "object"}
     unusable = ActionError("The upstream tool's approved schema is not a JSON Schema countersign can check "
                            "arguments with (an unknown type, a $ref outside the schema, or a bad pattern); "
                            "nothing was sent. The upstream's owner must fix the tool.")
     try:
-        validator = jsonschema.validators.validator_for(schema)
-        validator.check_schema(schema)
-        errors = sorted(validator(schema, registry=Registry()).iter_errors(arguments), key=str)
+        errors = sorted(_validator(pin).iter_errors(arguments), key=str)
     except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, re.error, RecursionError, Unresolvable):
         raise unusable from None
     if errors:

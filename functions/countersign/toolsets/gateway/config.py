@@ -107,17 +107,18 @@ def removed(name: str) -> dict[str, Any]:
     return {"name": name, REMOVED: True}
 
 
-def stored_version(ctx: ActionContext, name: str) -> int:
-    """The version of ``name``'s document, live or removed (0: there never was one)."""
+def stored(ctx: ActionContext, name: str) -> tuple[Upstream | None, int]:
+    """``name``'s upstream (None if there is none, or it was removed), and the version of its
+    document, live or removed (0: there never was one), in one read."""
     doc = ctx.store.get_doc(ctx.workspace_id, KIND, name)
-    return 0 if doc is None else doc.version
+    if doc is None:
+        return None, 0
+    live = None if doc.data.get(REMOVED) else Upstream.from_data(ctx.workspace_id, doc.data, doc.version)
+    return live, doc.version
 
 
 def load(ctx: ActionContext, name: str) -> Upstream | None:
-    doc = ctx.store.get_doc(ctx.workspace_id, KIND, name)
-    if doc is None or doc.data.get(REMOVED):
-        return None
-    return Upstream.from_data(ctx.workspace_id, doc.data, doc.version)
+    return stored(ctx, name)[0]
 
 
 def load_all(ctx: ActionContext) -> list[Upstream]:

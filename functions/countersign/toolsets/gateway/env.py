@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ...core.canonical import map_strings
 from ...gate.actions import ActionError
 from ...settings import Settings
 from .config import Upstream
@@ -37,19 +38,13 @@ class Link:
         if not secrets:
             return value
 
-        def scrub(v: Any) -> Any:
-            if isinstance(v, str):
-                for secret in secrets:
-                    if secret in v:
-                        v = v.replace(secret, REDACTED)
-                return v
-            if isinstance(v, dict):
-                return {scrub(k): scrub(x) for k, x in v.items()}
-            if isinstance(v, list):
-                return [scrub(x) for x in v]
-            return v
+        def scrub(text: str) -> str:
+            for secret in secrets:
+                if secret in text:
+                    text = text.replace(secret, REDACTED)
+            return text
 
-        return scrub(value)
+        return map_strings(value, scrub)
 
 
 @dataclass(frozen=True)

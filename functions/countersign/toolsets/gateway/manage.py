@@ -17,7 +17,7 @@ from pydantic import Field
 
 from ...core.preview import Preview, one_line
 from ...gate.actions import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan
-from ...store.records import DocWrite
+from ...store.records import MANAGERS, DocWrite
 from .config import (
     CLASSES,
     KIND,
@@ -29,13 +29,12 @@ from .config import (
     class_from_annotations,
     load,
     removed,
-    stored_version,
+    stored,
     tool_digest,
 )
 from .env import GatewayEnv
 from .seal import SealError
 
-MANAGERS = ("owner", "admin")
 WHAT = {"read": "runs at once (a read)", "held": "waits for a person on the page",
         "client": "waits for a yes (in the client when allowed)"}
 
@@ -175,9 +174,9 @@ class AddUpstream(_Config):
     def change(self, args: AddArgs, ctx: ActionContext) -> Plan:
         if not NAME_RULE.fullmatch(args.name):
             raise ActionError("name: 1 to 16 lowercase letters and digits, starting with a letter.", field="name")
-        if load(ctx, args.name) is not None:
+        existing, version = stored(ctx, args.name)  # (a removed one's version: adding it again is a new request)
+        if existing is not None:
             raise ActionError(f"name: the upstream {args.name!r} exists; remove it first.", field="name")
-        version = stored_version(ctx, args.name)  # (a removed one's: adding it again is a new request)
         if bool(args.url) == bool(args.command):
             raise ActionError("Give either a URL or a command.", field="url")
         if args.command and not self.env.settings.upstream_stdio:

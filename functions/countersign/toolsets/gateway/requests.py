@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...core.cards import Refusal
 from ...core.preview import plain_line
 from ...gate.cards import CardDesk
 from ...gate.question import Question
@@ -72,21 +71,9 @@ def _same_change(a: Card, b: Card) -> bool:
 
 
 def _withdraw_replaced(desk: CardDesk, card: Card) -> None:
-    now, cursor = desk.now(), None
-    while True:
-        waiting, cursor = desk.store.list_pending_cards(card.workspace_id, card.person_id, now, limit=100,
-                                                        cursor=cursor)
-        for listed in waiting:  # (a listing carries no arguments: the card is read for them)
-            if listed.id == card.id or listed.connection_id or listed.tool != card.tool:
-                continue
-            other = desk.store.get_card(card.workspace_id, listed.id, now)
-            if _same_change(other, card):
-                try:
-                    desk.withdraw(other, now, f"person:{card.person_id}", "page", SUPERSEDED)
-                except Refusal:  # answered meanwhile: it stands as it is
-                    pass
-        if cursor is None:
-            return
+    desk.withdraw_waiting(card.workspace_id, card.person_id, f"person:{card.person_id}", "page", SUPERSEDED,
+                          connection_id="", tool=card.tool,
+                          which=lambda other: other.id != card.id and _same_change(other, card))
 
 
 def view(upstream: Upstream) -> dict[str, Any]:

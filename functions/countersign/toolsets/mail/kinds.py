@@ -44,7 +44,6 @@ NOUN = {"postcard": "postcard", "letter": "letter", "handwritten": "handwritten 
 SINGULAR = {"postcard": "a postcard", "letter": "a letter", "handwritten": "a handwritten note"}
 PUBLISHERS = ("owner", "admin", "approver")  # may publish a draft design
 
-MANAGERS = ("owner", "admin")  # may change roles and the drafting setting
 PIECE_STATES = ("waiting", "approved", "printed", "sent", "cancelled")
 
 CANCELLABLE = ("waiting", "approved", "printed")  # not yet handed to the mail

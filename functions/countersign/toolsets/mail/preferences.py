@@ -18,9 +18,13 @@ from pydantic import Field
 from ...core.ids import new_id
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Step, when
-from ...store.records import DocWrite, SettingWrite
+from ...store.records import (
+    MANAGERS,  # (may change roles and the drafting setting)
+    DocWrite,
+    SettingWrite,
+)
 from .action import MailAction, create, put
-from .kinds import KIND_SENDER, MANAGERS
+from .kinds import KIND_SENDER
 from .snapshot import Mail
 from .text import q
 from .validation import check_https_url, validate_name

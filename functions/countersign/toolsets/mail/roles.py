@@ -12,9 +12,8 @@ from pydantic import Field
 
 from ...core.preview import Preview
 from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Step
-from ...store.records import RoleWrite
+from ...store.records import MANAGERS, RoleWrite
 from .action import MailAction
-from .kinds import MANAGERS
 
 POWERS = {
     "owner": "everything, including roles of owners and workspace settings",
