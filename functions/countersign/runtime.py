@@ -65,8 +65,18 @@ STATE_FILE = "state.key"
 MIN_STATE_KEY_BYTES = 32
 
 
+_OPEN_FOLDERS_SAID: set[Path] = set()
+
+
 def _private_dir(path: Path) -> None:
+    """The data folder (keys, the database, the outbox): made 0700; one that already exists open
+    to others is said so once at start, not changed behind its owner's back."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077 and path not in _OPEN_FOLDERS_SAID:
+        _OPEN_FOLDERS_SAID.add(path)
+        log.warning("the data folder %s is open to other users (mode %o): its files are 0600, but run "
+                    "'chmod 700 %s' so that no one else can list them", path, mode, path)
 
 
 # What making a new key in place of a lost one costs, by key (docs/operating.md, "Keys").

@@ -107,3 +107,40 @@ def test_the_environment_key_must_be_long_enough(tmp_path):
     with pytest.raises(ConfigError) as stopped:
         settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path), "COUNTERSIGN_SIGNING_KEY": "tooshort"})
     assert stopped.value.variable == "COUNTERSIGN_SIGNING_KEY"
+
+
+def test_a_data_folder_open_to_others_is_named_once_at_start_and_left_as_it_is(tmp_path, caplog):
+    data = tmp_path / "shared-data"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    caplog.set_level("WARNING", logger="countersign")
+    runtime = build(local(data), toolsets=all_toolsets())
+    said = [r.getMessage() for r in caplog.records if "open to other users" in r.getMessage()]
+    assert said == [f"the data folder {data} is open to other users (mode 755): its files are 0600, but run "
+                    f"'chmod 700 {data}' so that no one else can list them"]
+    assert mode(data) == 0o755  # the owner's choice, said and not changed
+    assert mode(data / "keys" / "signing.key") == 0o600
+    runtime.store.close()
+
+
+def test_the_demo_file_and_the_outbox_are_private_whatever_the_umask(tmp_path):
+    import os
+
+    from countersign.surfaces.local import seed_demo
+
+    data = tmp_path / "data"
+    old = os.umask(0o022)
+    try:
+        data.mkdir(mode=0o700)
+        (data / "demo.json").write_text("{}")  # an older demo.json, made 0644 under this umask
+        assert mode(data / "demo.json") == 0o644
+        runtime = build(local(data), toolsets=all_toolsets())
+        seed_demo(runtime)
+        assert mode(data / "demo.json") == 0o600
+        file_a_card(runtime)  # its email goes to the outbox
+        assert mode(data / "outbox") == 0o700
+        assert [mode(f) for f in (data / "outbox").iterdir()] and all(
+            mode(f) == 0o600 for f in (data / "outbox").iterdir())
+        runtime.store.close()
+    finally:
+        os.umask(old)

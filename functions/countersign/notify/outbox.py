@@ -29,7 +29,7 @@ class OutboxSender:
         name = f"{time.time_ns():020d}-{secrets.token_hex(4)}.eml"
         tmp = self.folder / f".{name}.tmp"
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # emails hold sign-in links
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

@@ -348,7 +348,10 @@ def seed_demo(runtime: Runtime) -> dict:
         "confirm_url": settings.pending_url,
         "signin_url": f"{settings.public_url}/signin#token={accounts.mint_signin_token(store, person)}",
     }
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(info, indent=2) + "\n")
-    path.chmod(0o600)
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Made 0600 as it is opened (it holds the agent's token), not chmod-ed after it was written.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older demo.json made under another umask
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(info, indent=2) + "\n")
     return info
