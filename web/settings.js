@@ -106,7 +106,12 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
     const used = c.lastUsedAt ? timeEl(c.lastUsedAt, 'last used') : el('span', { class: 'muted' }, 'never used');
     li.append(el('div', { class: 'conn-name' }, el('strong', {}, c.name), when ? [' · ', when] : null,
       ' · ', el('span', { class: 'last-used' }, used)));
-    if (c.oauth) {
+    if (c.oauth && c.oauth.connected === false) {
+      li.append(el('div', { class: 'conn-oauth muted' }, c.revoked
+        ? 'The client never finished connecting with OAuth; it was sent back to '
+        : 'Allowed; waiting for the client to finish connecting. It was sent back to ',
+      el('span', { class: 'mono' }, c.oauth.redirectHost)));
+    } else if (c.oauth) {
       li.append(el('div', { class: 'conn-oauth muted' }, 'Connected itself with OAuth; returns to ',
         el('span', { class: 'mono' }, c.oauth.redirectHost)));
     }

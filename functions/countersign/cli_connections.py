@@ -11,17 +11,21 @@ from .cli_options import store_options
 
 
 def cmd_connection_list(args) -> int:
-    from .cli import _store, member
+    from .cli import _settings, member
+    from .oauth.grants import end_unfinished
+    from .runtime import keyless_desk
     from .surfaces.api.connections import connection_view
 
-    _settings, store = _store(args)
+    desk = keyless_desk(_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
+    store = desk.store
     person = member(store, args.email)
     if person is None:
         return 2
-    used = store.connections_last_used(person.workspace_id)
     grants = {g.connection_id: g for g in store.list_oauth_grants(person.workspace_id, person.id)}
-    print(json.dumps([connection_view(c, used.get(c.id), grants.get(c.id))
-                      for c in store.list_connections(person.workspace_id, person.id)], indent=2))
+    connections = end_unfinished(desk, person.workspace_id, store.list_connections(person.workspace_id, person.id),
+                                 grants)
+    used = store.connections_last_used(person.workspace_id)
+    print(json.dumps([connection_view(c, used.get(c.id), grants.get(c.id)) for c in connections], indent=2))
     return 0
 
 

@@ -118,6 +118,33 @@ def test_create_connection_then_revoke(live, tenant, page, context):
     assert call_tool(tenant, "list_confirmations", {})["confirmations"] == []
 
 
+def test_an_oauth_client_that_never_finished_is_shown_waiting_then_revoked(live, tenant, page, monkeypatch):
+    from countersign.oauth import CODE_TTL, grants
+    from countersign.store.oauth_records import PendingAuthorization
+
+    runtime, server = live
+    now = runtime.desk.now()
+    pending = PendingAuthorization(
+        request_hash="unfinished", client_id="https://slow.example/client.json", client_name="Slow client",
+        redirect_uri="http://127.0.0.1:4000/cb", redirect_uri_provided_explicitly=True, code_challenge="c" * 43,
+        resource=f"{server.origin}/mcp", created_at=now, expires_at=now + 600)
+    allowed = grants.allow(runtime.desk, pending, tenant.person, tenant.store.get_workspace(tenant.workspace_id))
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    row = page.locator(f'li[data-connection-id="{allowed.connection.id}"]')
+    expect(row).to_contain_text("Allowed; waiting for the client to finish connecting. It was sent back to 127.0.0.1")
+    expect(row.get_by_role("button", name="Revoke")).to_be_visible()
+
+    later = runtime.desk.now() + CODE_TTL + 61
+    monkeypatch.setattr(runtime.desk, "clock", lambda: later)
+    page.reload()
+    ready(page, "settings")
+    expect(row).to_contain_text("The client never finished connecting with OAuth")
+    expect(row).to_contain_text("Revoked")
+    expect(row.get_by_role("button", name="Revoke")).to_have_count(0)
+
+
 def test_a_person_whose_address_bounced_is_told_on_the_page(live, tenant, page):
     """SES reported a permanent bounce (the notifier suppressed the address): when the person next
     signs in, the page says card emails stopped and why; the notice goes once it is lifted."""

@@ -317,6 +317,43 @@ def test_the_allow_answer_shows_the_connection_as_settings_will(flow):
     assert allowed.status_code == 200
     SECRETS.add(parse_qs(urlsplit(allowed.json()["redirectTo"]).query)["code"][0])
     made = allowed.json()["connection"]
-    assert made["oauth"] == {"clientId": flow.client_id, "redirectHost": "127.0.0.1"}
+    assert made["oauth"] == {"clientId": flow.client_id, "redirectHost": "127.0.0.1", "connected": False}
     listed = {c["id"]: c for c in flow.page.get("/api/connections").json()["connections"]}
     assert listed[made["id"]]["oauth"] == made["oauth"]
+
+
+def _listed(flow) -> dict:
+    return {c["id"]: c for c in flow.page.get("/api/connections").json()["connections"]}
+
+
+def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connection(flow, tenant, monkeypatch):
+    import time
+
+    from countersign.oauth import CODE_TTL
+
+    first_verifier, challenge = pkce()
+    allowed = flow.allow(flow.request_id(flow.authorize(challenge)))
+    code = parse_qs(urlsplit(allowed.json()["redirectTo"]).query)["code"][0]
+    SECRETS.add(code)
+    made = allowed.json()["connection"]["id"]
+    waiting = _listed(flow)[made]
+    assert waiting["revoked"] is False and waiting["oauth"]["connected"] is False  # the page: "waiting for…"
+
+    verifier, challenge = pkce()  # a second client of the same person that does finish
+    finished = flow.exchange(flow.code(challenge), verifier)
+    assert finished.status_code == 200
+    finished_id = tenant.store.get_issued_token(secret_hash(finished.json()["access_token"]),
+                                                tenant.runtime.desk.now()).connection_id
+    assert _listed(flow)[finished_id]["oauth"]["connected"] is True
+
+    later = time.time() + CODE_TTL + 61
+    monkeypatch.setattr(tenant.runtime.desk, "clock", lambda: later)
+    listed = _listed(flow)
+    assert listed[made]["revoked"] is True and listed[made]["oauth"]["connected"] is False
+    assert tenant.store.get_connection(tenant.workspace_id, made).revoked
+    assert listed[finished_id]["revoked"] is False  # one that connected stays, whatever its age
+    assert flow.mcp(finished.json()["access_token"]).status_code == 200
+    monkeypatch.undo()
+    late = flow.exchange(code, first_verifier)  # its code, still unexpired by the wall clock, revives nothing
+    assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
+    assert tenant.store.get_connection(tenant.workspace_id, made).revoked

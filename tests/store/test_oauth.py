@@ -120,6 +120,16 @@ def test_grants_are_listed_per_workspace_and_person(store):
     assert store.list_oauth_grants("w_9") == []
 
 
+def test_a_grant_awaiting_its_code_is_kept_so_and_marked_connected_in_place(store):
+    from dataclasses import replace
+
+    waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, awaiting_code=True)
+    store.put_oauth_grant(waiting)
+    assert store.list_oauth_grants("w_1") == [waiting]
+    store.put_oauth_grant(replace(waiting, awaiting_code=False))
+    assert store.list_oauth_grants("w_1") == [replace(waiting, awaiting_code=False)]  # one grant, not two
+
+
 def test_tokens_expire_and_a_refresh_token_rotates_once(store):
     access, refresh = token("a1", ACCESS, NOW + 3600), token("r1", REFRESH, NOW + 86400)
     store.put_issued_tokens([access, refresh])

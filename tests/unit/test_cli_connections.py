@@ -82,3 +82,28 @@ def test_revoke_refuses_an_unknown_id_and_another_members_connection(capsys, dem
     assert not runtime.store.get_connection(principal.workspace.id, principal.connection.id).revoked
     code, _, err = _run(capsys, "connection", "list", "--data", data, "--email", "nobody@example.com")
     assert code == 2 and err == "error: no member with email 'nobody@example.com'\n"
+
+
+def test_list_revokes_an_oauth_connection_whose_client_never_spent_its_code(capsys, demo):
+    from countersign.oauth import CODE_TTL, grants
+    from countersign.store.oauth_records import PendingAuthorization
+
+    data, runtime, info = demo
+    principal = principal_by_token(runtime.store, info["agent_token"])
+    long_ago = runtime.desk.now() - CODE_TTL - 120
+    pending = PendingAuthorization(
+        request_hash="r1", client_id="https://client.example/meta.json", client_name="Slow client",
+        redirect_uri="http://127.0.0.1:4000/cb", redirect_uri_provided_explicitly=True, code_challenge="c" * 43,
+        resource="http://localhost:8000/mcp", created_at=long_ago, expires_at=long_ago + 600, state=None)
+    clock = runtime.desk.clock
+    runtime.desk.clock = lambda: long_ago
+    try:
+        allowed = grants.allow(runtime.desk, pending, principal.person, principal.workspace)
+    finally:
+        runtime.desk.clock = clock
+    code, out, _ = _run(capsys, "connection", "list", "--data", data, "--email", info["person_email"])
+    assert code == 0
+    [shown] = [c for c in json.loads(out) if c["id"] == allowed.connection.id]
+    assert shown["revoked"] is True and shown["oauth"]["connected"] is False
+    assert runtime.store.get_connection(principal.workspace.id, allowed.connection.id).revoked
+    assert not runtime.store.get_connection(principal.workspace.id, principal.connection.id).revoked

@@ -5,6 +5,8 @@
   client, where it was sent back to), and issues a code (5 minutes, single use, only its hash
   stored) bound to the request's client, redirect URI, PKCE challenge and resource. The answer is
   the client's redirect URI with ``code``, ``state`` and ``iss`` (RFC 9207).
+* Until the client spends the code, the grant is **awaiting** it (``awaiting_code``); one whose
+  code expired unspent is ended where connections are listed (:func:`end_unfinished`).
 * **Deny** answers it with ``error=access_denied`` (and ``state``, ``iss``); nothing is created.
 * A grant **ends** when its connection is revoked: by the person in Settings, by the client
   (RFC 7009), or by the server when a spent refresh token or code comes back (a sign that it
@@ -22,6 +24,7 @@ from .. import accounts
 from ..core.ids import new_secret_token
 from ..gate.cards import REVOKED_REASON, CardDesk
 from ..store.errors import NotFound
+from ..store.interface import Store
 from ..store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
 from ..store.records import Connection, Person, Workspace, secret_hash
 from . import CODE_PREFIX, CODE_TTL, issuer_of
@@ -31,6 +34,7 @@ from .redirects import host_of, response_url
 log = logging.getLogger("countersign.oauth")
 
 MAX_NAME = 100
+UNFINISHED_GRACE = 60  # seconds past a code's expiry before its unexchanged grant is ended
 
 
 def connection_name(pending: PendingAuthorization) -> str:
@@ -64,7 +68,7 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
         grant = OAuthGrant(
             connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
             client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
-            created_at=now,
+            created_at=now, awaiting_code=True,
         )
         store.put_oauth_grant(grant)
         store.put_issued_code(IssuedCode(
@@ -103,6 +107,36 @@ def revoke_connection(desk: CardDesk, workspace_id: str, connection: Connection,
     withdrawn = desk.withdraw_waiting(workspace_id, connection.person_id, actor, channel,
                                       REVOKED_REASON.format(name=revoked.name), connection_id=connection.id)
     return revoked, withdrawn
+
+
+def unfinished(grant: OAuthGrant, now: int) -> bool:
+    """Whether ``grant``'s client never spent its code and no longer can (the code expired, with a
+    minute's grace for an exchange under way as it did)."""
+    return grant.awaiting_code and now >= grant.created_at + CODE_TTL + UNFINISHED_GRACE
+
+
+def end_unfinished(desk: CardDesk, workspace_id: str, connections: list[Connection],
+                   grants: dict[str, OAuthGrant]) -> list[Connection]:
+    """``connections`` as they are once every OAuth connection whose client never finished (its
+    code was never exchanged, and now cannot be) is revoked: such a connection has no token and
+    never will, so it is not left in Settings as if it worked. Called where connections are listed
+    (the Settings page, ``countersign connection list``); nothing else needs it to have happened."""
+    now, out = desk.now(), []
+    for connection in connections:
+        grant = grants.get(connection.id)
+        if not connection.revoked and grant is not None and unfinished(grant, now):
+            connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
+            log.info("connection %s revoked: its OAuth client never exchanged its code", connection.id)
+        out.append(connection)
+    return out
+
+
+def connected(store: Store, record: IssuedCode) -> None:
+    """The client spent the code of its grant: the grant is no longer awaiting it (before its
+    tokens are stored, so that a grant that has tokens never reads as unfinished)."""
+    for grant in store.list_oauth_grants(record.workspace_id, record.person_id):
+        if grant.connection_id == record.connection_id and grant.awaiting_code:
+            store.put_oauth_grant(replace(grant, awaiting_code=False))
 
 
 def end_grant(desk: CardDesk, workspace_id: str, connection_id: str, why: str) -> None:

@@ -77,6 +77,10 @@ class OAuthGrant:
     client_name: str
     redirect_uri: str
     created_at: int
+    # True from Allow until the client spends its code: a grant whose code was never exchanged has
+    # a connection nothing can use (:func:`countersign.oauth.grants.end_unfinished`). A grant
+    # recorded before this field existed reads False: its client may well be connected.
+    awaiting_code: bool = False
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from ..oauth import (
     same_resource,
 )
 from ..oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
-from ..oauth.grants import end_grant
+from ..oauth.grants import connected, end_grant
 from ..oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
 from ..oauth.tokens import grant_is_live, mint
 from ..runtime import Runtime
@@ -207,6 +207,7 @@ class Provider:
         if not await off_the_loop(self.store.spend_issued_code, record.code_hash, now):
             await self._end_grant(record, "an authorization code was reused")
             raise TokenError("invalid_grant", "authorization code does not exist")
+        await off_the_loop(connected, self.store, record)
         minted = mint(record, now, refresh_too="refresh_token" in (client.grant_types or ()))
         await off_the_loop(self.store.put_issued_tokens, minted.records)
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 
 from ... import accounts
 from ...gate.replies import iso
-from ...oauth.grants import revoke_connection
+from ...oauth.grants import end_unfinished, revoke_connection
 from ...oauth.redirects import host_of
 from ...store.errors import NotFound
 from ...store.oauth_records import OAuthGrant
@@ -26,17 +26,20 @@ def connection_view(connection: Connection, last_used: int | None = None, grant:
     view = {"id": connection.id, "name": connection.name, "createdAt": iso(connection.created_at),
             "revoked": connection.revoked, "lastUsedAt": None if last_used is None else iso(last_used), "oauth": None}
     if grant is not None:
-        view["oauth"] = {"clientId": grant.client_id, "redirectHost": host_of(grant.redirect_uri)}
+        view["oauth"] = {"clientId": grant.client_id, "redirectHost": host_of(grant.redirect_uri),
+                         "connected": not grant.awaiting_code}
     return view
 
 
 @router.get("/connections", response_model=ConnectionList, responses=errors(401))
 def list_connections(request: Request, signed: SignedIn) -> dict:
     """The person's connections, with when each was last used and, for OAuth clients, which one."""
-    store = runtime_of(request).store
-    connections = store.list_connections(signed.workspace.id, signed.person.id)
-    used = store.connections_last_used(signed.workspace.id)
+    runtime = runtime_of(request)
+    store = runtime.store
     grants = {g.connection_id: g for g in store.list_oauth_grants(signed.workspace.id, signed.person.id)}
+    connections = end_unfinished(runtime.desk, signed.workspace.id,
+                                 store.list_connections(signed.workspace.id, signed.person.id), grants)
+    used = store.connections_last_used(signed.workspace.id)
     return {"connections": [connection_view(c, used.get(c.id), grants.get(c.id)) for c in connections]}
 
 

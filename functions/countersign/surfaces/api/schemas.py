@@ -162,6 +162,8 @@ class MemberList(BaseModel):
 class OAuthClientView(BaseModel):
     clientId: str = Field(description="The client's id: a metadata document's URL, or the id it registered with")
     redirectHost: str = Field(description="Where the client was sent back to when the person allowed it")
+    connected: bool = Field(description="Whether the client finished connecting (spent the code Allow gave "
+                                        "it); one that has not within five minutes is revoked")
 
 
 class ConnectionView(BaseModel):
