@@ -78,6 +78,30 @@ def test_refusals(clock, signed, tenant):
     _refused_with_audit(tenant, card2, confirm(signed, soft, card2.id, options))
 
 
+def test_a_card_keeps_its_first_twenty_refusals_and_still_runs_once_when_confirmed(signed, tenant, caplog):
+    from countersign.gate.refusals import LAST_KEPT, MAX_REFUSALS
+
+    soft = register(signed)
+    set_policy(tenant, "every")
+    card = file_card(tenant)
+    for i in range(MAX_REFUSALS + 5):  # junk answers and plain clicks, as a script would send them
+        if i % 2:
+            response = signed.post(f"/api/cards/{card.id}/passkey/confirm", {"credential": {"id": "x", "response": {}}})
+            assert response.status_code == 400 and response.json()["error"]["code"] == "passkey_refused"
+        else:
+            response = signed.post(f"/api/cards/{card.id}/confirm")
+            assert response.status_code == 409 and response.json()["error"]["code"] == "passkey_required"
+    refused = [e for e in tenant.store.audit_trail(tenant.workspace_id, card.id) if e.event == "refused"]
+    assert len(refused) == MAX_REFUSALS
+    assert refused[-1].detail.endswith(LAST_KEPT) and not any(e.detail.endswith(LAST_KEPT) for e in refused[:-1])
+    assert sum("not recorded" in r.getMessage() for r in caplog.records) == 5
+    done = confirm(signed, soft, card.id, confirm_options(signed, card.id))  # the person's own answer still works
+    assert done.status_code == 200 and done.json()["state"] == "completed", done.text
+    trail = tenant.store.audit_trail(tenant.workspace_id, card.id)
+    assert [e.event for e in trail].count("completed") == 1 and trail[-1].event == "completed"
+    assert tenant.note("n1")["text"] == "new text"
+
+
 def test_another_persons_passkey_and_a_removed_one(signed, tenant):
     set_policy(tenant, "every")
     mine = register(signed)

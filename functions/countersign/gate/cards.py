@@ -26,6 +26,7 @@ from .actions import ActionError, Registry
 from .context import ActionContext, Principal
 from .errors import DriftError
 from .question import Question, arguments_digest, preview_digest
+from .refusals import record_refusal
 
 log = logging.getLogger("countersign.gate")
 
@@ -389,7 +390,7 @@ class CardDesk:
             if not moved:
                 return
             problem = "the card's " + ", ".join(moved) + " no longer match its ticket"
-        self.store.append_audit(self.audit(card, "refused", actor, channel, now, "tampered"))
+        record_refusal(self.store, card, actor, channel, now, "tampered")
         raise Refusal(RefusalReason.TAMPERED, f"This card was refused as tampered: {problem}. Nothing ran.")
 
     @staticmethod

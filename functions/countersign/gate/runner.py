@@ -28,6 +28,7 @@ from .cards import CardDesk
 from .effects import Effect, Phase
 from .errors import DriftError
 from .question import Question
+from .refusals import record_refusal
 
 log = logging.getLogger("countersign.gate")
 
@@ -82,7 +83,7 @@ def _passkey_check(desk: CardDesk, card: Card, q: Question, passkey: dict | None
     if problem is None:
         return
     if not new:
-        desk.store.append_audit(desk.audit(card, "refused", actor, channel, now, problem))
+        record_refusal(desk.store, card, actor, channel, now, problem)
     message = refusal_message(q.tool) if passkey is None else f"The passkey confirmation was refused: {problem}. " \
         "Nothing ran."
     raise Refusal(RefusalReason.PASSKEY_REQUIRED, message)

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from ...core.cards import CardState, Refusal, refusal_for
 from ...gate.actions import ActionError, Unavailable
 from ...gate.question import Question
+from ...gate.refusals import record_refusal
 from ...passkeys.action import SetPasskeyPolicy
 from ...passkeys.ceremony import authentication_options, client_data
 from ...passkeys.receipts import receipt_body, seal_receipt
@@ -74,8 +75,7 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
             raise refused("it was made for another card.")
         passkey = check(runtime, body.credential, challenge, (signed.workspace.id, signed.person.id))
     except ApiError as err:
-        runtime.store.append_audit(runtime.desk.audit(card, "refused", actor, "page", runtime.desk.now(),
-                                                      f"passkey: {err.message}"))
+        record_refusal(runtime.store, card, actor, "page", runtime.desk.now(), f"passkey: {err.message}")
         raise
     response = body.credential["response"]
     raw_cdj, _ = client_data(body.credential)
