@@ -47,6 +47,7 @@ import functools
 import logging
 import os
 import re
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -115,10 +116,39 @@ def _long(match: re.Match[str]) -> str:
     return text if _HEXISH.fullmatch(text) else REDACTED
 
 
+# Secrets this process holds in the clear whatever their shape (an upstream's credential, once
+# unsealed: a short API key looks like nothing above), redacted from every line by value.
+_HELD: dict[str, None] = {}
+_HELD_LOCK = threading.Lock()
+_held_pattern: re.Pattern[str] | None = None
+MAX_HELD = 1024  # the most recent; an older one leaves the pattern (and this process, mostly)
+MIN_HELD = 8  # shorter parts would redact ordinary words
+
+
+def hold_secret(*values: str) -> None:
+    """From now on, redact each of ``values`` (8 characters or more) wherever it appears in a log
+    line of this process, whatever its shape: an upstream that echoes its credential must not put
+    it in a library's DEBUG line either."""
+    global _held_pattern
+    new = [v for v in values if len(v) >= MIN_HELD and v not in _HELD]
+    if not new:
+        return
+    with _HELD_LOCK:
+        for value in new:
+            _HELD[value] = None
+        while len(_HELD) > MAX_HELD:
+            del _HELD[next(iter(_HELD))]
+        _held_pattern = re.compile("|".join(re.escape(v) for v in sorted(_HELD, key=len, reverse=True)))
+
+
 def redact(text: str) -> str:
-    """``text`` with everything that looks like a bearer token, ticket, code or key replaced."""
+    """``text`` with everything that looks like a bearer token, ticket, code or key replaced, and
+    every secret this process was told it holds (:func:`hold_secret`)."""
     if not text:
         return text
+    held = _held_pattern
+    if held is not None:
+        text = held.sub(REDACTED, text)
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
     return _LONG.sub(_long, text)

@@ -198,3 +198,48 @@ async def test_a_null_argument_reaches_the_upstream_as_null(gw, upstream):
     assert done.state is CardState.COMPLETED
     assert upstream.received()[-1] == {"name": "args_write", "arguments": {
         "path": "a", "assignee": None, "filter": {"state": "open", "label": None}}}
+
+
+async def test_an_echoed_credential_is_kept_out_of_every_log_line_the_sdks_debug_too(gw, upstream):
+    """The MCP SDK's client logs what an upstream sent at DEBUG; an upstream echoing its
+    credential (here 31 characters, which looks like no key) must not put it in a log line."""
+    import logging
+
+    from countersign.observability import RedactFilter
+
+    from .conftest import UPSTREAM_SECRET
+
+    class Lines(logging.Handler):
+        def __init__(self):
+            super().__init__(logging.DEBUG)
+            self.raw: list[str] = []
+            self.lines: list[str] = []
+
+        def emit(self, record):
+            self.lines.append(self.format(record))
+
+    class Before(logging.Filter):  # what the line said before the redaction ran
+        def __init__(self, lines):
+            super().__init__()
+            self.lines_ = lines
+
+        def filter(self, record):
+            self.lines_.raw.append(record.getMessage())
+            return True
+
+    lines = Lines()
+    lines.addFilter(Before(lines))
+    lines.addFilter(RedactFilter())
+    root, level = logging.getLogger(), logging.getLogger().level
+    root.handlers.insert(0, lines)  # first, as a server's redacting handler is: pytest's own see it redacted
+    root.setLevel(logging.DEBUG)
+    try:
+        upstream.write(".schemas", json.dumps({"echo_read": {"type": "object"}, "read": ["echo_read"]}))
+        add(gw, url=upstream.url, headers={"X-Api-Key": UPSTREAM_SECRET})
+        read = await call(gw, "fs__echo_read", {})
+    finally:
+        root.removeHandler(lines)
+        root.setLevel(level)
+    assert "[credential]" in text(read)
+    assert any(UPSTREAM_SECRET in line for line in lines.raw)  # the SDK did log it, at DEBUG
+    assert lines.lines and not any(UPSTREAM_SECRET in line for line in lines.lines)

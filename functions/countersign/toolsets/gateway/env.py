@@ -8,6 +8,7 @@ from typing import Any
 
 from ...core.canonical import map_strings
 from ...gate.actions import ActionError
+from ...observability import hold_secret
 from ...settings import Settings
 from .config import Upstream
 from .seal import Sealer, SealError
@@ -28,13 +29,18 @@ class Link:
     def __repr__(self) -> str:  # never the headers
         return f"Link({self.name!r}, {self.url or ' '.join(self.command)!r})"
 
+    def secrets(self) -> list[str]:
+        """Each credential value whole and, for ``Bearer sk-…``, each part of 8 characters or more,
+        longest first."""
+        return sorted({part for v in self.headers.values() for part in (v.strip(), *v.split()) if len(part) >= 8},
+                      key=len, reverse=True)
+
     def redact(self, value: Any) -> Any:
         """``value`` (an upstream's answer, plain JSON, or its words for a failure) with every
         credential of this link replaced by ``[credential]``: an upstream that echoes the request's
         headers back must not hand them to the agent, the card or the page. A header's value is
         looked for whole and, for ``Bearer sk-…``, each part of 8 characters or more."""
-        secrets = sorted({part for v in self.headers.values() for part in (v.strip(), *v.split()) if len(part) >= 8},
-                         key=len, reverse=True)
+        secrets = self.secrets()
         if not secrets:
             return value
 
@@ -63,4 +69,6 @@ class GatewayEnv:
                 headers = self.sealer.unseal(upstream.workspace_id, upstream.name, upstream.sealed)
             except SealError as exc:
                 raise ActionError(f"{upstream.name}: {exc}; add the upstream again with its credential.") from None
-        return Link(upstream.name, upstream.url, upstream.command, headers, float(self.settings.upstream_timeout))
+        link = Link(upstream.name, upstream.url, upstream.command, headers, float(self.settings.upstream_timeout))
+        hold_secret(*link.secrets())  # and out of every log line of this process (the MCP SDK's DEBUG too)
+        return link
