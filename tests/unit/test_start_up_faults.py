@@ -68,7 +68,7 @@ def test_a_database_damaged_inside_stops_start_up_with_one_line(tmp_path):
 
 def test_an_empty_database_file_is_not_taken_for_a_new_store(tmp_path):
     data = tmp_path / "data"
-    data.mkdir()
+    data.mkdir(mode=0o700)  # private, as countersign makes it: the one line is the database's
     database = data / "countersign.db"
     database.touch()
     refused(cli("serve", "--data", str(data)), database, "empty", "backup")
