@@ -123,6 +123,13 @@ def _public_url(env: Mapping[str, str], default: str) -> str:
     raw = env.get("COUNTERSIGN_PUBLIC_URL", "") or default
     if not (raw.startswith("http://") or raw.startswith("https://")) or not urlsplit(raw).netloc:
         raise ConfigError("COUNTERSIGN_PUBLIC_URL", f"expected an http(s):// URL, got {raw!r}")
+    parts = urlsplit(raw)
+    if parts.query or parts.fragment or raw.endswith(("?", "#")):
+        raise ConfigError("COUNTERSIGN_PUBLIC_URL", "expected a URL without a query or fragment (every link and the "
+                          f"MCP URL are made by adding a path to it), got {raw!r}")
+    if "@" in parts.netloc:
+        raise ConfigError("COUNTERSIGN_PUBLIC_URL", "expected a URL without a user name or password (it is put in "
+                          "every email and answer)")
     return raw.rstrip("/")
 
 
