@@ -36,3 +36,22 @@ async def test_a_results_text_is_its_structured_content_as_compact_json(tenant):
         (text,) = [block.text for block in result.content]
         assert "\n" not in text
         assert text == json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+
+
+async def test_a_tools_list_cursor_this_server_never_issued_is_an_invalid_params_error(tenant):
+    """Every tool comes in one page (no nextCursor), so any cursor is made up: the spec's -32602,
+    not the whole list again as if it were the next page."""
+    from mcp.shared.exceptions import MCPError
+
+    async with tenant.client() as client:
+        whole = await client.list_tools()
+        assert whole.next_cursor is None and whole.tools
+        with pytest.raises(MCPError) as refused:
+            await client.list_tools(cursor="page-2", cache_mode="bypass")
+        assert refused.value.code == -32602 and "cursor" in refused.value.message
+        assert [t.name for t in (await client.list_tools(cache_mode="bypass")).tools] == [t.name for t in whole.tools]
+        for listing in (client.list_resources, client.list_resource_templates, client.list_prompts):
+            assert (await listing()).next_cursor is None
+            with pytest.raises(MCPError) as refused:
+                await listing(cursor="page-2", cache_mode="bypass")
+            assert refused.value.code == -32602, listing

@@ -15,7 +15,16 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, InputRequiredResult, ListToolsResult, TextContent, Tool, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    InputRequiredResult,
+    ListToolsResult,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 
 from ..gate.actions import ActionError
 from ..gate.ask import context_for
@@ -69,17 +78,38 @@ async def _read(desk: CardDesk, principal: Principal, name: str, arguments: dict
     return CallToolResult.model_validate(result)
 
 
+def _no_cursor(method: str, params: Any) -> None:
+    """Every list here is one page (no ``nextCursor``), so a cursor is one this server never issued:
+    the spec's -32602, not the whole list again as if it were the next page."""
+    if params is not None and getattr(params, "cursor", None) is not None:
+        raise MCPError(INVALID_PARAMS, f"Invalid params: params.cursor is not one this server issued ({method} "
+                       "returns everything in one page, with no nextCursor); call it without a cursor.")
+
+
 class GatedServer(MCPServer):
     def __init__(self, desk: CardDesk, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._desk = desk
 
     async def _handle_list_tools(self, ctx, params) -> ListToolsResult:
+        _no_cursor("tools/list", params)
         listed = await super()._handle_list_tools(ctx, params)
         principal = principal_of(ctx.request)
         if principal is not None:
             listed.tools.extend(upstream_tools(self._desk, principal))
         return listed
+
+    async def _handle_list_resources(self, ctx, params):
+        _no_cursor("resources/list", params)
+        return await super()._handle_list_resources(ctx, params)
+
+    async def _handle_list_resource_templates(self, ctx, params):
+        _no_cursor("resources/templates/list", params)
+        return await super()._handle_list_resource_templates(ctx, params)
+
+    async def _handle_list_prompts(self, ctx, params):
+        _no_cursor("prompts/list", params)
+        return await super()._handle_list_prompts(ctx, params)
 
     async def _handle_call_tool(self, ctx, params) -> CallToolResult | InputRequiredResult:
         from ..toolsets.gateway.action import resolve
