@@ -12,7 +12,7 @@ from .cli_options import store_options
 
 def cmd_connection_list(args) -> int:
     from .cli import _settings, member
-    from .oauth.grants import end_unfinished
+    from .oauth.grants import settle
     from .runtime import keyless_desk
     from .surfaces.api.connections import connection_view
 
@@ -22,10 +22,9 @@ def cmd_connection_list(args) -> int:
     if person is None:
         return 2
     grants = {g.connection_id: g for g in store.list_oauth_grants(person.workspace_id, person.id)}
-    connections = end_unfinished(desk, person.workspace_id, store.list_connections(person.workspace_id, person.id),
-                                 grants)
     used = store.connections_last_used(person.workspace_id)
-    print(json.dumps([connection_view(c, used.get(c.id), grants.get(c.id)) for c in connections], indent=2))
+    settled = settle(desk, person.workspace_id, store.list_connections(person.workspace_id, person.id), grants, used)
+    print(json.dumps([connection_view(c, used.get(c.id), grant) for c, grant in settled], indent=2))
     return 0
 
 

@@ -357,3 +357,53 @@ def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connectio
     late = flow.exchange(code, first_verifier)  # its code, still unexpired by the wall clock, revives nothing
     assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
     assert tenant.store.get_connection(tenant.workspace_id, made).revoked
+
+
+def _exchanged_by_an_earlier_release(flow, tenant, monkeypatch) -> tuple[str, str]:
+    """Allow here, the code exchanged by an instance of the release before (a rolling deploy): it
+    spends the code and stores tokens, and knows nothing of the grant's code. (connection id, access token)"""
+    from countersign.surfaces import oauth_provider
+
+    verifier, challenge = pkce()
+    code = flow.code(challenge)
+    with monkeypatch.context() as earlier:
+        earlier.setattr(oauth_provider, "connected", lambda store, record: None)
+        exchanged = flow.exchange(code, verifier)
+    assert exchanged.status_code == 200
+    access = exchanged.json()["access_token"]
+    connection_id = tenant.store.get_issued_token(secret_hash(access), tenant.runtime.desk.now()).connection_id
+    [grant] = [g for g in tenant.store.list_oauth_grants(tenant.workspace_id) if g.connection_id == connection_id]
+    assert grant.code_hash is not None  # as the earlier release left it
+    return connection_id, access
+
+
+def _after_the_code_expired(tenant, monkeypatch) -> None:
+    import time
+
+    from countersign.oauth import CODE_TTL
+
+    later = time.time() + CODE_TTL + 61
+    monkeypatch.setattr(tenant.runtime.desk, "clock", lambda: later)
+
+
+def test_a_code_an_earlier_release_exchanged_counts_as_connected_though_the_connection_was_never_used(
+        flow, tenant, monkeypatch):
+    connection_id, access = _exchanged_by_an_earlier_release(flow, tenant, monkeypatch)
+    _after_the_code_expired(tenant, monkeypatch)
+    listed = _listed(flow)[connection_id]
+    assert listed["revoked"] is False and listed["oauth"]["connected"] is True
+    assert not tenant.store.get_connection(tenant.workspace_id, connection_id).revoked
+    [grant] = [g for g in tenant.store.list_oauth_grants(tenant.workspace_id) if g.connection_id == connection_id]
+    assert grant.code_hash is None  # decided once: not looked up again
+    monkeypatch.undo()
+    assert flow.mcp(access).status_code == 200
+
+
+def test_a_used_connection_counts_as_connected_once_its_code_is_no_longer_kept(flow, tenant, monkeypatch):
+    connection_id, access = _exchanged_by_an_earlier_release(flow, tenant, monkeypatch)
+    assert flow.mcp(access).status_code == 200  # the client calls at once, as clients do
+    with tenant.store.database.write() as db:  # the expired code is removed, as it is in time
+        db.execute("DELETE FROM oauth_codes")
+    _after_the_code_expired(tenant, monkeypatch)
+    listed = _listed(flow)[connection_id]
+    assert listed["revoked"] is False and listed["oauth"]["connected"] is True

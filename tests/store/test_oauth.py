@@ -120,14 +120,90 @@ def test_grants_are_listed_per_workspace_and_person(store):
     assert store.list_oauth_grants("w_9") == []
 
 
-def test_a_grant_awaiting_its_code_is_kept_so_and_marked_connected_in_place(store):
-    from dataclasses import replace
-
-    waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, awaiting_code=True)
+def test_a_grant_keeps_its_codes_hash_until_it_is_known_connected(store):
+    waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
     store.put_oauth_grant(waiting)
     assert store.list_oauth_grants("w_1") == [waiting]
-    store.put_oauth_grant(replace(waiting, awaiting_code=False))
-    assert store.list_oauth_grants("w_1") == [replace(waiting, awaiting_code=False)]  # one grant, not two
+    store.put_oauth_grant(replace(waiting, code_hash=None))
+    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None)]  # one grant, not two
+
+
+def _grant_json(store, grant: OAuthGrant) -> dict:
+    import json
+
+    if isinstance(store, SQLiteStore):
+        return json.loads(store.database.one("SELECT data FROM oauth_grants WHERE connection_id = ?",
+                                             grant.connection_id)["data"])
+    from countersign.store.dynamodb import codec
+    from countersign.store.dynamodb.oauth import grant_key
+
+    return codec.unJ(store.table.get(grant_key(grant.workspace_id, grant.connection_id))["data"])
+
+
+def _set_grant_json(store, grant: OAuthGrant, values: dict) -> None:
+    from countersign.store.sqlite.schema import to_json
+
+    if isinstance(store, SQLiteStore):
+        with store.database.write() as db:
+            db.execute("UPDATE oauth_grants SET data = ? WHERE connection_id = ?",
+                       (to_json(values), grant.connection_id))
+        return
+    from countersign.store.dynamodb import codec
+    from countersign.store.dynamodb.oauth import grant_key
+
+    store.table.client.update_item(
+        TableName=store.table.name, Key=grant_key(grant.workspace_id, grant.connection_id),
+        UpdateExpression="SET #d = :d", ExpressionAttributeNames={"#d": "data"},
+        ExpressionAttributeValues=codec.values({":d": codec.J(values)}))
+
+
+def test_a_grant_reads_the_same_to_an_older_release_and_a_newer_ones_grant_reads_here(store):
+    """Rolling deploys and rollbacks: the code's hash is kept beside the grant's JSON, so a release
+    that builds the grant from that JSON alone (as every earlier one did) sees the fields it knows;
+    and a grant a later release wrote, with a field this one does not know, still loads."""
+    from dataclasses import fields
+
+    waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
+    store.put_oauth_grant(waiting)
+    assert set(_grant_json(store, waiting)) == {f.name for f in fields(OAuthGrant)} - {"code_hash"}
+    _set_grant_json(store, waiting, {**_grant_json(store, waiting), "from_a_later_release": [1, 2]})
+    assert store.list_oauth_grants("w_1") == [waiting]
+
+
+def test_a_database_of_an_earlier_release_gains_the_grants_code_column_and_keeps_its_grants(tmp_path):
+    import json
+    import sqlite3
+
+    path = str(tmp_path / "earlier.db")
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE oauth_grants (connection_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL,"
+                " person_id TEXT NOT NULL, data TEXT NOT NULL, created_at INTEGER NOT NULL)")
+    earlier = OAuthGrant("k_0", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW - 5)
+    old.execute("INSERT INTO oauth_grants VALUES ('k_0', 'w_1', 'p_1', ?, ?)",
+                (json.dumps({"client_id": "c1", "client_name": "Client one", "connection_id": "k_0",
+                             "created_at": NOW - 5, "person_id": "p_1", "redirect_uri": "http://127.0.0.1/cb",
+                             "workspace_id": "w_1"}), NOW - 5))
+    old.commit()
+    old.close()
+    store = SQLiteStore(path)
+    try:
+        waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
+        store.put_oauth_grant(waiting)
+        assert store.list_oauth_grants("w_1") == [earlier, waiting]  # the earlier grant reads as connected
+    finally:
+        store.close()
+
+
+def test_whether_a_code_was_spent_is_answered_past_its_expiry(store):
+    assert store.issued_code_spent(secret_hash("never-issued")) is None
+    store.put_issued_code(code(1))
+    store.put_issued_code(code(2))
+    assert store.issued_code_spent(code(1).code_hash) is False
+    assert store.spend_issued_code(code(1).code_hash, NOW + 10)
+    assert store.issued_code_spent(code(1).code_hash) is True
+    assert store.get_issued_code(code(1).code_hash, NOW + 301) is None  # expired: no longer usable ...
+    assert store.issued_code_spent(code(1).code_hash) is True  # ... but whether it was spent is still known
+    assert store.issued_code_spent(code(2).code_hash) is False
 
 
 def test_tokens_expire_and_a_refresh_token_rotates_once(store):

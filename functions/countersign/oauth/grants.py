@@ -5,8 +5,11 @@
   client, where it was sent back to), and issues a code (5 minutes, single use, only its hash
   stored) bound to the request's client, redirect URI, PKCE challenge and resource. The answer is
   the client's redirect URI with ``code``, ``state`` and ``iss`` (RFC 9207).
-* Until the client spends the code, the grant is **awaiting** it (``awaiting_code``); one whose
-  code expired unspent is ended where connections are listed (:func:`end_unfinished`).
+* Until the client is known to have spent the code, the grant keeps the code's hash
+  (``code_hash``). Where connections are listed, :func:`settle` decides each such grant by facts
+  every release writes (the code spent, the connection used), so a code exchanged by an older
+  instance during a rolling deploy still counts: **connected**, still **waiting** (the code may
+  yet be spent), or **unfinished** (expired unspent: the connection is revoked).
 * **Deny** answers it with ``error=access_denied`` (and ``state``, ``iss``); nothing is created.
 * A grant **ends** when its connection is revoked: by the person in Settings, by the client
   (RFC 7009), or by the server when a spent refresh token or code comes back (a sign that it
@@ -68,7 +71,7 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
         grant = OAuthGrant(
             connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
             client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
-            created_at=now, awaiting_code=True,
+            created_at=now, code_hash=secret_hash(code),
         )
         store.put_oauth_grant(grant)
         store.put_issued_code(IssuedCode(
@@ -109,34 +112,48 @@ def revoke_connection(desk: CardDesk, workspace_id: str, connection: Connection,
     return revoked, withdrawn
 
 
-def unfinished(grant: OAuthGrant, now: int) -> bool:
-    """Whether ``grant``'s client never spent its code and no longer can (the code expired, with a
-    minute's grace for an exchange under way as it did)."""
-    return grant.awaiting_code and now >= grant.created_at + CODE_TTL + UNFINISHED_GRACE
+CONNECTED, WAITING, UNFINISHED = "connected", "waiting", "unfinished"
 
 
-def end_unfinished(desk: CardDesk, workspace_id: str, connections: list[Connection],
-                   grants: dict[str, OAuthGrant]) -> list[Connection]:
-    """``connections`` as they are once every OAuth connection whose client never finished (its
-    code was never exchanged, and now cannot be) is revoked: such a connection has no token and
-    never will, so it is not left in Settings as if it worked. Called where connections are listed
-    (the Settings page, ``countersign connection list``); nothing else needs it to have happened."""
-    now, out = desk.now(), []
+def judge(grant: OAuthGrant, spent: bool | None, used: bool, now: int) -> str:
+    """Where ``grant``'s client stands. ``spent``: whether its code was spent (None: the code is no
+    longer kept); ``used``: whether its connection was ever used. Unfinished once the code has
+    expired unspent, with a minute's grace for an exchange under way as it did (a code no longer
+    kept and a connection never used count as unspent: a client exchanges a code to call at once)."""
+    if grant.code_hash is None or spent or used:
+        return CONNECTED
+    return WAITING if now < grant.created_at + CODE_TTL + UNFINISHED_GRACE else UNFINISHED
+
+
+def settle(desk: CardDesk, workspace_id: str, connections: list[Connection], grants: dict[str, OAuthGrant],
+           used: dict[str, int]) -> list[tuple[Connection, OAuthGrant | None]]:
+    """Each of ``connections`` with its grant, once every OAuth grant still holding its code's hash
+    is decided (:func:`judge`): a connected one forgets the hash; an unfinished one has its
+    connection revoked (it has no token and never will, so it is not left in Settings as if it
+    worked). Called where connections are listed (the Settings page, ``countersign connection
+    list``); nothing else needs it to have happened."""
+    store, now, out = desk.store, desk.now(), []
     for connection in connections:
         grant = grants.get(connection.id)
-        if not connection.revoked and grant is not None and unfinished(grant, now):
-            connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
-            log.info("connection %s revoked: its OAuth client never exchanged its code", connection.id)
-        out.append(connection)
+        if grant is not None and grant.code_hash is not None and not connection.revoked:
+            spent = None if connection.id in used else store.issued_code_spent(grant.code_hash)
+            state = judge(grant, spent, connection.id in used, now)
+            if state == CONNECTED:
+                grant = replace(grant, code_hash=None)
+                store.put_oauth_grant(grant)
+            elif state == UNFINISHED:
+                connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
+                log.info("connection %s revoked: its OAuth client never exchanged its code", connection.id)
+        out.append((connection, grant))
     return out
 
 
 def connected(store: Store, record: IssuedCode) -> None:
-    """The client spent the code of its grant: the grant is no longer awaiting it (before its
-    tokens are stored, so that a grant that has tokens never reads as unfinished)."""
+    """The client spent the code of its grant: the grant forgets the code (before its tokens are
+    stored, so that a grant that has tokens never reads as waiting)."""
     for grant in store.list_oauth_grants(record.workspace_id, record.person_id):
-        if grant.connection_id == record.connection_id and grant.awaiting_code:
-            store.put_oauth_grant(replace(grant, awaiting_code=False))
+        if grant.connection_id == record.connection_id and grant.code_hash is not None:
+            store.put_oauth_grant(replace(grant, code_hash=None))
 
 
 def end_grant(desk: CardDesk, workspace_id: str, connection_id: str, why: str) -> None:

@@ -245,6 +245,9 @@ class ComposedStore(Store):
     def spend_issued_code(self, code_hash: str, now: int) -> bool:
         return self._oauth.spend_issued_code(code_hash, now)
 
+    def issued_code_spent(self, code_hash: str) -> bool | None:
+        return self._oauth.issued_code_spent(code_hash)
+
     def put_oauth_grant(self, grant: OAuthGrant) -> None:
         return self._oauth.put_oauth_grant(grant)
 

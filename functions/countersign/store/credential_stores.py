@@ -51,6 +51,11 @@ class OAuthStore(abc.ABC):
     def spend_issued_code(self, code_hash: str, now: int) -> bool:
         """One conditional write: True for the first use before expiry, False ever after."""
 
+    @abc.abstractmethod
+    def issued_code_spent(self, code_hash: str) -> bool | None:
+        """Whether the code was spent, past its expiry too; None once it is no longer kept (an
+        expired code is removed some time after its expiry)."""
+
     # -- grants and tokens ------------------------------------------------------------------------
 
     @abc.abstractmethod

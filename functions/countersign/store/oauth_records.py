@@ -7,7 +7,7 @@ What the protocol means by each record: docs/oauth.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 ACCESS, REFRESH = "access", "refresh"
@@ -77,10 +77,23 @@ class OAuthGrant:
     client_name: str
     redirect_uri: str
     created_at: int
-    # True from Allow until the client spends its code: a grant whose code was never exchanged has
-    # a connection nothing can use (:func:`countersign.oauth.grants.end_unfinished`). A grant
-    # recorded before this field existed reads False: its client may well be connected.
-    awaiting_code: bool = False
+    # The hash of the code Allow issued, from Allow until the grant is known to be connected (its
+    # code spent, or its connection used); None after that, and for a grant recorded before this
+    # field existed. A grant whose code was never spent has a connection nothing can use
+    # (:func:`countersign.oauth.grants.settle`). Stored beside the record's JSON, not in it: a
+    # release that predates the field reads the grant as it always did (UNKNOWN_FIELDS below).
+    code_hash: str | None = None
+
+
+# Fields a grant keeps outside its JSON ``data`` (its own column or attribute).
+GRANT_OUTSIDE_DATA = ("code_hash",)
+
+
+def known_fields(cls: type, values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` without the keys ``cls`` has no field for: a record written by a later release
+    (during a rolling deploy, or after a rollback) still loads, its new fields dropped."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in values.items() if k in names}
 
 
 @dataclass(frozen=True)

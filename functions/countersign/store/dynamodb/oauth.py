@@ -14,7 +14,16 @@ from typing import Any, TypeVar
 
 from ..errors import StoreError
 from ..interface import OAuthStore
-from ..oauth_records import REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
+from ..oauth_records import (
+    GRANT_OUTSIDE_DATA,
+    REFRESH,
+    IssuedCode,
+    IssuedToken,
+    OAuthClientRecord,
+    OAuthGrant,
+    PendingAuthorization,
+    known_fields,
+)
 from . import codec
 from .client import Cancelled, Table
 
@@ -49,8 +58,11 @@ def use_key(workspace_id: str, connection_id: str) -> codec.Item:
     return codec.key(f"WS#{workspace_id}", f"USED#{connection_id}")
 
 
-def _data(record: Any) -> str:
-    return codec.J(dataclasses.asdict(record))
+def _data(record: Any, *, leave_out: tuple[str, ...] = ()) -> str:
+    values = dataclasses.asdict(record)
+    for name in leave_out:
+        values.pop(name, None)
+    return codec.J(values)
 
 
 def _record(cls: type[R], found: dict[str, Any], **override: Any) -> R:
@@ -58,7 +70,7 @@ def _record(cls: type[R], found: dict[str, Any], **override: Any) -> R:
     if "scopes" in values:
         values["scopes"] = tuple(values["scopes"])
     values.update(override)
-    return cls(**values)
+    return cls(**known_fields(cls, values))
 
 
 def _live(found: dict[str, Any] | None, now: int) -> bool:
@@ -131,9 +143,16 @@ class DynamoOAuth(OAuthStore):
 
     # -- grants and tokens ------------------------------------------------------------------------
 
+    def issued_code_spent(self, code_hash: str) -> bool | None:
+        found = self.table.get(code_key(code_hash))  # past its expiry too, until the TTL removes it
+        return None if found is None else found.get("used_at") is not None
+
     def put_oauth_grant(self, grant: OAuthGrant) -> None:
+        # ``code_hash`` is an attribute of its own, not in ``data``: a release that predates it
+        # reads the grant unchanged (and one that rewrites the grant drops it: read as connected).
         self._put(grant_key(grant.workspace_id, grant.connection_id),
-                  {"data": _data(grant), "person_id": grant.person_id, "created_at": grant.created_at})
+                  {"data": _data(grant, leave_out=GRANT_OUTSIDE_DATA), "person_id": grant.person_id,
+                   "created_at": grant.created_at, "code_hash": grant.code_hash})
 
     def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:
         found = self.table.query(
@@ -141,7 +160,8 @@ class DynamoOAuth(OAuthStore):
             ExpressionAttributeValues=codec.values({":pk": f"WS#{workspace_id}", ":prefix": "GRANT#"}),
             ConsistentRead=True,
         )
-        grants = [_record(OAuthGrant, v) for v in found if person_id is None or v["person_id"] == person_id]
+        grants = [_record(OAuthGrant, v, code_hash=v.get("code_hash")) for v in found
+                  if person_id is None or v["person_id"] == person_id]
         return sorted(grants, key=lambda g: (g.created_at, g.connection_id))
 
     @staticmethod

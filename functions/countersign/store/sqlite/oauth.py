@@ -13,7 +13,16 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..interface import OAuthStore
-from ..oauth_records import REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, OAuthGrant, PendingAuthorization
+from ..oauth_records import (
+    GRANT_OUTSIDE_DATA,
+    REFRESH,
+    IssuedCode,
+    IssuedToken,
+    OAuthClientRecord,
+    OAuthGrant,
+    PendingAuthorization,
+    known_fields,
+)
 from . import schema
 from .database import Database
 
@@ -27,7 +36,7 @@ CREATE TABLE IF NOT EXISTS oauth_codes (
     code_hash TEXT PRIMARY KEY, data TEXT NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER);
 CREATE TABLE IF NOT EXISTS oauth_grants (
     connection_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, data TEXT NOT NULL,
-    created_at INTEGER NOT NULL);
+    created_at INTEGER NOT NULL, code_hash TEXT);
 CREATE INDEX IF NOT EXISTS oauth_grants_by_workspace ON oauth_grants (workspace_id, created_at, connection_id);
 CREATE TABLE IF NOT EXISTS oauth_tokens (
     token_hash TEXT PRIMARY KEY, data TEXT NOT NULL, expires_at INTEGER NOT NULL, used_at INTEGER);
@@ -39,8 +48,11 @@ CREATE INDEX IF NOT EXISTS connection_uses_by_workspace ON connection_uses (work
 R = TypeVar("R")
 
 
-def _dump(record: Any) -> str:
-    return schema.to_json(dataclasses.asdict(record))
+def _dump(record: Any, *, leave_out: tuple[str, ...] = ()) -> str:
+    values = dataclasses.asdict(record)
+    for name in leave_out:
+        values.pop(name, None)
+    return schema.to_json(values)
 
 
 def _load(cls: type[R], text: str, **override: Any) -> R:
@@ -48,7 +60,12 @@ def _load(cls: type[R], text: str, **override: Any) -> R:
     if "scopes" in values:
         values["scopes"] = tuple(values["scopes"])
     values.update(override)
-    return cls(**values)
+    return cls(**known_fields(cls, values))
+
+
+# Columns added to the role's tables since they were first made (a database of an earlier release
+# gains them on open).
+ADDED_COLUMNS = {"oauth_grants": (("code_hash", "TEXT"),)}
 
 
 class SQLiteOAuth(OAuthStore):
@@ -58,6 +75,11 @@ class SQLiteOAuth(OAuthStore):
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+            for table, columns in ADDED_COLUMNS.items():
+                present = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
+                for name, declaration in columns:
+                    if name not in present:
+                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
 
     # -- clients ----------------------------------------------------------------------------------
 
@@ -108,21 +130,26 @@ class SQLiteOAuth(OAuthStore):
                 (now, code_hash, now),
             ).rowcount == 1
 
+    def issued_code_spent(self, code_hash: str) -> bool | None:
+        row = self.db.one("SELECT used_at FROM oauth_codes WHERE code_hash = ?", code_hash)
+        return None if row is None else row["used_at"] is not None
+
     # -- grants and tokens ------------------------------------------------------------------------
 
     def put_oauth_grant(self, grant: OAuthGrant) -> None:
         with self.db.write() as db:
             db.execute(
-                "INSERT OR REPLACE INTO oauth_grants (connection_id, workspace_id, person_id, data, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (grant.connection_id, grant.workspace_id, grant.person_id, _dump(grant), grant.created_at),
+                "INSERT OR REPLACE INTO oauth_grants (connection_id, workspace_id, person_id, data, created_at,"
+                " code_hash) VALUES (?, ?, ?, ?, ?, ?)",
+                (grant.connection_id, grant.workspace_id, grant.person_id,
+                 _dump(grant, leave_out=GRANT_OUTSIDE_DATA), grant.created_at, grant.code_hash),
             )
 
     def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:
         rows = self.db.all(
-            "SELECT data FROM oauth_grants WHERE workspace_id = ? AND (? IS NULL OR person_id = ?)"
+            "SELECT data, code_hash FROM oauth_grants WHERE workspace_id = ? AND (? IS NULL OR person_id = ?)"
             " ORDER BY created_at, connection_id", workspace_id, person_id, person_id)
-        return [_load(OAuthGrant, row["data"]) for row in rows]
+        return [_load(OAuthGrant, row["data"], code_hash=row["code_hash"]) for row in rows]
 
     def put_issued_tokens(self, tokens: Sequence[IssuedToken]) -> None:
         with self.db.write() as db:

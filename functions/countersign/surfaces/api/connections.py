@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 
 from ... import accounts
 from ...gate.replies import iso
-from ...oauth.grants import end_unfinished, revoke_connection
+from ...oauth.grants import revoke_connection, settle
 from ...oauth.redirects import host_of
 from ...store.errors import NotFound
 from ...store.oauth_records import OAuthGrant
@@ -27,7 +27,7 @@ def connection_view(connection: Connection, last_used: int | None = None, grant:
             "revoked": connection.revoked, "lastUsedAt": None if last_used is None else iso(last_used), "oauth": None}
     if grant is not None:
         view["oauth"] = {"clientId": grant.client_id, "redirectHost": host_of(grant.redirect_uri),
-                         "connected": not grant.awaiting_code}
+                         "connected": grant.code_hash is None}
     return view
 
 
@@ -37,10 +37,10 @@ def list_connections(request: Request, signed: SignedIn) -> dict:
     runtime = runtime_of(request)
     store = runtime.store
     grants = {g.connection_id: g for g in store.list_oauth_grants(signed.workspace.id, signed.person.id)}
-    connections = end_unfinished(runtime.desk, signed.workspace.id,
-                                 store.list_connections(signed.workspace.id, signed.person.id), grants)
     used = store.connections_last_used(signed.workspace.id)
-    return {"connections": [connection_view(c, used.get(c.id), grants.get(c.id)) for c in connections]}
+    settled = settle(runtime.desk, signed.workspace.id, store.list_connections(signed.workspace.id, signed.person.id),
+                     grants, used)
+    return {"connections": [connection_view(c, used.get(c.id), grant) for c, grant in settled]}
 
 
 @router.post("/connections", status_code=201, response_model=NewConnectionView, responses=errors(401, 403, 422))

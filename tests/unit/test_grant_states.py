@@ -1,0 +1,29 @@
+"""Where an OAuth grant's client stands, from facts every release writes (oauth.grants.judge)."""
+
+from __future__ import annotations
+
+import pytest
+
+from countersign.oauth import CODE_TTL
+from countersign.oauth.grants import CONNECTED, UNFINISHED, UNFINISHED_GRACE, WAITING, judge
+from countersign.store.oauth_records import OAuthGrant
+
+NOW = 1_800_000_000
+GRANT = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
+DEADLINE = NOW + CODE_TTL + UNFINISHED_GRACE
+
+
+@pytest.mark.parametrize(("code_hash", "spent", "used", "at", "state"), [
+    (None, None, False, DEADLINE + 10**6, CONNECTED),  # known connected, or recorded before codes were kept
+    ("h" * 64, True, False, DEADLINE + 10**6, CONNECTED),  # spent, by whichever release: connected for good
+    ("h" * 64, None, True, DEADLINE + 10**6, CONNECTED),  # the code is gone, but the connection was used
+    ("h" * 64, False, False, NOW, WAITING),
+    ("h" * 64, False, False, DEADLINE - 1, WAITING),  # expired, but an exchange may be under way
+    ("h" * 64, None, False, DEADLINE - 1, WAITING),
+    ("h" * 64, False, False, DEADLINE, UNFINISHED),
+    ("h" * 64, None, False, DEADLINE, UNFINISHED),  # the code is gone and nothing ever used the connection
+])
+def test_judge(code_hash, spent, used, at, state):
+    from dataclasses import replace
+
+    assert judge(replace(GRANT, code_hash=code_hash), spent, used, at) == state
