@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,14 @@ from .config import Upstream
 from .seal import Sealer, SealError
 
 REDACTED = "[credential]"
+CREDENTIAL_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie|session|pass|signature|credential|bearer")
+
+
+def token_like(part: str) -> bool:
+    """Whether ``part`` reads as a token rather than as words: it has a digit or an underscore, or
+    capitals after its first letter mixed with small letters (``sk_live_…``, ``AbC9xYz…``)."""
+    return (any(c.isdigit() or c == "_" for c in part)
+            or (any(c.isupper() for c in part[1:]) and any(c.islower() for c in part)))
 
 
 @dataclass(frozen=True)
@@ -31,9 +40,14 @@ class Link:
 
     def secrets(self) -> list[str]:
         """Each credential value whole and, for ``Bearer sk-…``, each part of 8 characters or more,
-        longest first."""
-        return sorted({part for v in self.headers.values() for part in (v.strip(), *v.split()) if len(part) >= 8},
-                      key=len, reverse=True)
+        longest first. A header is a credential when its name says so (Authorization, X-Api-Key,
+        Cookie…); any other header's value counts only where it reads as a token, not as words
+        (``Accept: application/json`` and ``X-Env: production`` are not blanked wherever they occur)."""
+        found = set()
+        for name, value in self.headers.items():
+            parts = {part for part in (value.strip(), *value.split()) if len(part) >= 8}
+            found |= parts if CREDENTIAL_HEADER.search(name) else {p for p in parts if token_like(p)}
+        return sorted(found, key=len, reverse=True)
 
     def redact(self, value: Any) -> Any:
         """``value`` (an upstream's answer, plain JSON, or its words for a failure) with every
