@@ -11,6 +11,7 @@ import importlib
 import logging
 import os
 import secrets
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -76,7 +77,7 @@ def _private_dir(path: Path) -> None:
     if mode & 0o077 and path not in _OPEN_FOLDERS_SAID:
         _OPEN_FOLDERS_SAID.add(path)
         log.warning("the data folder %s is open to other users (mode %o): its files are 0600, but run "
-                    "'chmod 700 %s' so that no one else can list them", path, mode, path)
+                    "chmod 700 %s so that no one else can list them", path, mode, shlex.quote(str(path)))
 
 
 # What making a new key in place of a lost one costs, by key (docs/operating.md, "Keys").

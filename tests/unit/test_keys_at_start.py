@@ -4,6 +4,7 @@ never on an empty or short key. Key files and the database are readable by their
 from __future__ import annotations
 
 import asyncio
+import shlex
 import stat
 
 import pytest
@@ -110,14 +111,14 @@ def test_the_environment_key_must_be_long_enough(tmp_path):
 
 
 def test_a_data_folder_open_to_others_is_named_once_at_start_and_left_as_it_is(tmp_path, caplog):
-    data = tmp_path / "shared-data"
+    data = tmp_path / "shared data"  # a space: the command said is one to paste
     data.mkdir(mode=0o755)
     data.chmod(0o755)
     caplog.set_level("WARNING", logger="countersign")
     runtime = build(local(data), toolsets=all_toolsets())
     said = [r.getMessage() for r in caplog.records if "open to other users" in r.getMessage()]
     assert said == [f"the data folder {data} is open to other users (mode 755): its files are 0600, but run "
-                    f"'chmod 700 {data}' so that no one else can list them"]
+                    f"chmod 700 {shlex.quote(str(data))} so that no one else can list them"]
     assert mode(data) == 0o755  # the owner's choice, said and not changed
     assert mode(data / "keys" / "signing.key") == 0o600
     runtime.store.close()

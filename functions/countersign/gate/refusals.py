@@ -5,6 +5,10 @@ verify) is evidence worth keeping, so it goes on the card's trail. But each is o
 signed-in session away, and the trail is what the page, the receipt and an export carry whole: a
 script replaying junk answers would otherwise grow it without end. So a card keeps its first
 :data:`MAX_REFUSALS` refusals; the last one kept says so, and the rest are logged, not stored.
+
+The count is read, then the entry appended (not one conditional write): refusals that arrive at
+the same moment can each see room for one more, so a card may keep a few past the bound, at most
+one per refusal under way at once. The bound is on growth without end, not an exact number.
 """
 
 from __future__ import annotations
