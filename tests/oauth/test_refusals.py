@@ -407,3 +407,21 @@ def test_a_used_connection_counts_as_connected_once_its_code_is_no_longer_kept(f
     _after_the_code_expired(tenant, monkeypatch)
     listed = _listed(flow)[connection_id]
     assert listed["revoked"] is False and listed["oauth"]["connected"] is True
+
+
+def test_connections_are_listed_as_they_stand_when_settling_a_grant_cannot_be_written(flow, tenant, monkeypatch):
+    from countersign.store.errors import StoreUnavailable
+
+    connection_id, _ = _exchanged_by_an_earlier_release(flow, tenant, monkeypatch)
+    _after_the_code_expired(tenant, monkeypatch)
+
+    def full_disk(*args, **kwargs):
+        raise StoreUnavailable("The disk is full; nothing was written.")
+
+    with monkeypatch.context() as faulty:
+        faulty.setattr(type(tenant.store), "put_oauth_grant", full_disk)
+        listed = flow.page.get("/api/connections")
+    assert listed.status_code == 200
+    shown = {c["id"]: c for c in listed.json()["connections"]}[connection_id]
+    assert shown["revoked"] is False and shown["oauth"]["connected"] is False  # as it stands: not yet decided
+    assert _listed(flow)[connection_id]["oauth"]["connected"] is True  # decided at the next listing

@@ -132,20 +132,31 @@ def settle(desk: CardDesk, workspace_id: str, connections: list[Connection], gra
     connection revoked (it has no token and never will, so it is not left in Settings as if it
     worked). Called where connections are listed (the Settings page, ``countersign connection
     list``); nothing else needs it to have happened."""
-    store, now, out = desk.store, desk.now(), []
+    now, out = desk.now(), []
     for connection in connections:
         grant = grants.get(connection.id)
         if grant is not None and grant.code_hash is not None and not connection.revoked:
-            spent = None if connection.id in used else store.issued_code_spent(grant.code_hash)
-            state = judge(grant, spent, connection.id in used, now)
-            if state == CONNECTED:
-                grant = replace(grant, code_hash=None)
-                store.put_oauth_grant(grant)
-            elif state == UNFINISHED:
-                connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
-                log.info("connection %s revoked: its OAuth client never exchanged its code", connection.id)
+            try:
+                connection, grant = _settle_one(desk, workspace_id, connection, grant, connection.id in used, now)
+            except Exception:  # a tidy-up, not the listing: the connection is listed as it stands
+                log.warning("could not settle the OAuth grant of connection %s; listed as it stands", connection.id,
+                            exc_info=True)
         out.append((connection, grant))
     return out
+
+
+def _settle_one(desk: CardDesk, workspace_id: str, connection: Connection, grant: OAuthGrant, used: bool,
+                now: int) -> tuple[Connection, OAuthGrant]:
+    assert grant.code_hash is not None
+    spent = None if used else desk.store.issued_code_spent(grant.code_hash)
+    state = judge(grant, spent, used, now)
+    if state == CONNECTED:
+        desk.store.put_oauth_grant(replace(grant, code_hash=None))
+        grant = replace(grant, code_hash=None)
+    elif state == UNFINISHED:
+        connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
+        log.info("connection %s revoked: its OAuth client never exchanged its code", connection.id)
+    return connection, grant
 
 
 def connected(store: Store, record: IssuedCode) -> None:
