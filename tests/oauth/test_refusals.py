@@ -419,9 +419,41 @@ def test_connections_are_listed_as_they_stand_when_settling_a_grant_cannot_be_wr
         raise StoreUnavailable("The disk is full; nothing was written.")
 
     with monkeypatch.context() as faulty:
-        faulty.setattr(type(tenant.store), "put_oauth_grant", full_disk)
+        faulty.setattr(type(tenant.store), "forget_grant_code", full_disk)
         listed = flow.page.get("/api/connections")
     assert listed.status_code == 200
     shown = {c["id"]: c for c in listed.json()["connections"]}[connection_id]
     assert shown["revoked"] is False and shown["oauth"]["connected"] is False  # as it stands: not yet decided
     assert _listed(flow)[connection_id]["oauth"]["connected"] is True  # decided at the next listing
+
+
+def test_an_earlier_release_exchange_is_not_ended_when_its_code_is_no_longer_kept(flow, tenant, monkeypatch):
+    """The code is gone (removed some time after its expiry) and the client has not called yet:
+    nothing says it never finished, so it is not revoked on a guess."""
+    connection_id, access = _exchanged_by_an_earlier_release(flow, tenant, monkeypatch)
+    with tenant.store.database.write() as db:
+        db.execute("DELETE FROM oauth_codes")
+    _after_the_code_expired(tenant, monkeypatch)
+    listed = _listed(flow)[connection_id]
+    assert listed["revoked"] is False and listed["oauth"]["connected"] is True
+    monkeypatch.undo()
+    assert flow.mcp(access).status_code == 200
+
+
+def test_a_spent_code_whose_tokens_could_not_be_stored_ends_its_connection(flow, tenant, monkeypatch):
+    from countersign.store.errors import StoreUnavailable
+
+    def full_disk(*args, **kwargs):
+        raise StoreUnavailable("The disk is full; nothing was written.")
+
+    verifier, challenge = pkce()
+    before = {g.connection_id for g in tenant.store.list_oauth_grants(tenant.workspace_id)}
+    code = flow.code(challenge)
+    [made] = [g.connection_id for g in tenant.store.list_oauth_grants(tenant.workspace_id)
+              if g.connection_id not in before]
+    with monkeypatch.context() as faulty:
+        faulty.setattr(type(tenant.store), "put_issued_tokens", full_disk)
+        failed = flow.exchange(code, verifier)
+    assert failed.status_code >= 500 and "access_token" not in failed.text
+    assert tenant.store.get_connection(tenant.workspace_id, made).revoked  # it has no token and never will
+    assert _listed(flow)[made]["revoked"] is True

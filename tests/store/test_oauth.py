@@ -122,10 +122,16 @@ def test_grants_are_listed_per_workspace_and_person(store):
 
 def test_a_grant_keeps_its_codes_hash_until_it_is_known_connected(store):
     waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
+    other = OAuthGrant("k_2", "w_1", "p_1", "c2", "Client two", "http://127.0.0.1/cb", NOW + 1, code_hash="g" * 64)
     store.put_oauth_grant(waiting)
-    assert store.list_oauth_grants("w_1") == [waiting]
-    store.put_oauth_grant(replace(waiting, code_hash=None))
-    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None)]  # one grant, not two
+    store.put_oauth_grant(other)
+    assert store.list_oauth_grants("w_1") == [waiting, other]
+    store.forget_grant_code("w_1", "k_1")
+    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None), other]  # that one only
+    store.forget_grant_code("w_1", "k_1")  # again: nothing changes
+    store.forget_grant_code("w_2", "k_2")  # another workspace's id: nothing changes
+    store.forget_grant_code("w_1", "k_9")  # unknown: nothing is made
+    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None), other]
 
 
 def _grant_json(store, grant: OAuthGrant) -> dict:
@@ -168,6 +174,9 @@ def test_a_grant_reads_the_same_to_an_older_release_and_a_newer_ones_grant_reads
     assert set(_grant_json(store, waiting)) == {f.name for f in fields(OAuthGrant)} - {"code_hash"}
     _set_grant_json(store, waiting, {**_grant_json(store, waiting), "from_a_later_release": [1, 2]})
     assert store.list_oauth_grants("w_1") == [waiting]
+    store.forget_grant_code("w_1", "k_1")  # forgetting the code rewrites nothing else of it
+    assert _grant_json(store, waiting)["from_a_later_release"] == [1, 2]
+    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None)]
 
 
 def test_a_database_of_an_earlier_release_gains_the_grants_code_column_and_keeps_its_grants(tmp_path):

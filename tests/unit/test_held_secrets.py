@@ -1,5 +1,6 @@
 """Credentials the process holds in the clear are redacted from log lines by value
-(observability.hold_secret), and only what is a credential is held (gateway Link.secrets)."""
+(observability.hold_secret); every header an upstream is given is one, but for the standard plain
+ones (gateway Link.secrets)."""
 
 from __future__ import annotations
 
@@ -20,16 +21,26 @@ def link(**headers: str) -> Link:
     return Link("up", "http://127.0.0.1:9/mcp", (), headers, 5.0)
 
 
-def test_a_credential_header_is_held_whole_and_by_part_and_a_header_of_words_is_not():
+def test_every_header_but_the_standard_plain_ones_is_held_whole_and_by_part():
+    import base64
+
+    basic = base64.b64encode(b"alice:correct horse").decode()
     secrets = link(**{"Authorization": "Bearer shortkey", "X-Env": "production", "Accept": "application/json",
-                      "X-Tenant": "acme_tenant_42", "X-Request-Signature": "plainwords"}).secrets()
-    assert secrets == ["Bearer shortkey", "acme_tenant_42", "plainwords", "shortkey"]
+                      "X-Access": "correct horse battery", "Cookie": "theme=dark; sid=s3ss10nvalue",
+                      "Proxy-Authorization": f"Basic {basic}", "Content-Type": "application/json; charset=utf-8",
+                      "Accept-Language": "en-GB-oxendict"}).secrets()
+    assert set(secrets) == {
+        "Bearer shortkey", "shortkey", "production", "correct horse battery",
+        "theme=dark; sid=s3ss10nvalue", "theme=dark;", "theme=dark", "sid=s3ss10nvalue", "s3ss10nvalue",
+        f"Basic {basic}", basic, "alice:correct horse", "correct horse",
+    }
+    assert secrets == sorted(secrets, key=len, reverse=True)
 
 
 def test_a_held_value_is_redacted_from_a_line_and_ordinary_words_stay():
-    hold_secret(*link(Authorization="Bearer shortkey", **{"X-Env": "production"}).secrets())
-    assert redact("sent Authorization=shortkey to production as application/json") == (
-        "sent Authorization=[redacted] to production as application/json")
+    hold_secret(*link(Authorization="Bearer shortkey", Accept="application/json").secrets())
+    assert redact("sent Authorization=shortkey as application/json") == (
+        "sent Authorization=[redacted] as application/json")
     assert redact("echo: shortkey!") == "echo: [redacted]!"  # a short key that looks like no key
 
 

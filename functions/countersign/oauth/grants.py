@@ -117,10 +117,12 @@ CONNECTED, WAITING, UNFINISHED = "connected", "waiting", "unfinished"
 
 def judge(grant: OAuthGrant, spent: bool | None, used: bool, now: int) -> str:
     """Where ``grant``'s client stands. ``spent``: whether its code was spent (None: the code is no
-    longer kept); ``used``: whether its connection was ever used. Unfinished once the code has
-    expired unspent, with a minute's grace for an exchange under way as it did (a code no longer
-    kept and a connection never used count as unspent: a client exchanges a code to call at once)."""
-    if grant.code_hash is None or spent or used:
+    longer kept); ``used``: whether its connection was ever used. Unfinished only when the code is
+    known unspent and has expired, with a minute's grace for an exchange under way as it did. A
+    code no longer kept tells nothing (an earlier release may have spent it, for a client that has
+    not called yet): the grant counts as connected, since revoking a working client is the worse
+    mistake."""
+    if grant.code_hash is None or spent is not False or used:
         return CONNECTED
     return WAITING if now < grant.created_at + CODE_TTL + UNFINISHED_GRACE else UNFINISHED
 
@@ -151,7 +153,7 @@ def _settle_one(desk: CardDesk, workspace_id: str, connection: Connection, grant
     spent = None if used else desk.store.issued_code_spent(grant.code_hash)
     state = judge(grant, spent, used, now)
     if state == CONNECTED:
-        desk.store.put_oauth_grant(replace(grant, code_hash=None))
+        desk.store.forget_grant_code(workspace_id, connection.id)
         grant = replace(grant, code_hash=None)
     elif state == UNFINISHED:
         connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
@@ -160,11 +162,8 @@ def _settle_one(desk: CardDesk, workspace_id: str, connection: Connection, grant
 
 
 def connected(store: Store, record: IssuedCode) -> None:
-    """The client spent the code of its grant: the grant forgets the code (before its tokens are
-    stored, so that a grant that has tokens never reads as waiting)."""
-    for grant in store.list_oauth_grants(record.workspace_id, record.person_id):
-        if grant.connection_id == record.connection_id and grant.code_hash is not None:
-            store.put_oauth_grant(replace(grant, code_hash=None))
+    """The client spent the code of its grant and has its tokens: the grant forgets the code."""
+    store.forget_grant_code(record.workspace_id, record.connection_id)
 
 
 def end_grant(desk: CardDesk, workspace_id: str, connection_id: str, why: str) -> None:

@@ -254,6 +254,9 @@ class ComposedStore(Store):
     def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:
         return self._oauth.list_oauth_grants(workspace_id, person_id)
 
+    def forget_grant_code(self, workspace_id: str, connection_id: str) -> None:
+        return self._oauth.forget_grant_code(workspace_id, connection_id)
+
     def put_issued_tokens(self, tokens: Sequence[IssuedToken]) -> None:
         return self._oauth.put_issued_tokens(tokens)
 

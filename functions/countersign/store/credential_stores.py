@@ -66,6 +66,11 @@ class OAuthStore(abc.ABC):
         """The grants of a workspace (or of one person in it), ordered by creation."""
 
     @abc.abstractmethod
+    def forget_grant_code(self, workspace_id: str, connection_id: str) -> None:
+        """The grant is known connected: its ``code_hash`` goes, nothing else of it is rewritten
+        (fields a later release keeps in it stay). A no-op for an unknown grant."""
+
+    @abc.abstractmethod
     def put_issued_tokens(self, tokens: Sequence[IssuedToken]) -> None:
         """Store new tokens (an access token and its refresh token) in one write."""
 

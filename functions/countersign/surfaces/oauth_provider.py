@@ -16,6 +16,7 @@ token endpoint); this provider supplies what they leave to the server (docs/oaut
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import secrets
@@ -207,9 +208,19 @@ class Provider:
         if not await off_the_loop(self.store.spend_issued_code, record.code_hash, now):
             await self._end_grant(record, "an authorization code was reused")
             raise TokenError("invalid_grant", "authorization code does not exist")
-        await off_the_loop(connected, self.store, record)
         minted = mint(record, now, refresh_too="refresh_token" in (client.grant_types or ()))
-        await off_the_loop(self.store.put_issued_tokens, minted.records)
+        try:
+            await off_the_loop(self.store.put_issued_tokens, minted.records)
+        except Exception:
+            # The code is spent and no token was stored: the connection can never be used, so it
+            # is ended (if the store takes that write) rather than listed as connected.
+            with contextlib.suppress(Exception):
+                await self._end_grant(record, "its tokens could not be stored")
+            raise
+        try:
+            await off_the_loop(connected, self.store, record)
+        except Exception:  # the spent code says the same where connections are listed
+            log.warning("could not mark the grant of connection %s connected", record.connection_id, exc_info=True)
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
                           scope=" ".join(minted.scopes), refresh_token=minted.refresh_token)
 

@@ -164,6 +164,10 @@ class DynamoOAuth(OAuthStore):
                   if person_id is None or v["person_id"] == person_id]
         return sorted(grants, key=lambda g: (g.created_at, g.connection_id))
 
+    def forget_grant_code(self, workspace_id: str, connection_id: str) -> None:
+        self.table.update(grant_key(workspace_id, connection_id), UpdateExpression="REMOVE code_hash",
+                          ConditionExpression="attribute_exists(pk)")
+
     @staticmethod
     def _token_put(token: IssuedToken) -> dict[str, Any]:
         item = {**token_key(token.token_hash),

@@ -151,6 +151,11 @@ class SQLiteOAuth(OAuthStore):
             " ORDER BY created_at, connection_id", workspace_id, person_id, person_id)
         return [_load(OAuthGrant, row["data"], code_hash=row["code_hash"]) for row in rows]
 
+    def forget_grant_code(self, workspace_id: str, connection_id: str) -> None:
+        with self.db.write() as db:
+            db.execute("UPDATE oauth_grants SET code_hash = NULL WHERE connection_id = ? AND workspace_id = ?",
+                       (connection_id, workspace_id))
+
     def put_issued_tokens(self, tokens: Sequence[IssuedToken]) -> None:
         with self.db.write() as db:
             self._insert_tokens(db, tokens)

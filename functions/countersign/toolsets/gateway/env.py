@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -15,14 +18,29 @@ from .config import Upstream
 from .seal import Sealer, SealError
 
 REDACTED = "[credential]"
-CREDENTIAL_HEADER = re.compile(r"(?i)auth|key|token|secret|cookie|session|pass|signature|credential|bearer")
+MIN_PART = 8  # a shorter part of a credential would redact ordinary words
 
 
-def token_like(part: str) -> bool:
-    """Whether ``part`` reads as a token rather than as words: it has a digit or an underscore, or
-    capitals after its first letter mixed with small letters (``sk_live_…``, ``AbC9xYz…``)."""
-    return (any(c.isdigit() or c == "_" for c in part)
-            or (any(c.isupper() for c in part[1:]) and any(c.islower() for c in part)))
+def credential_parts(value: str) -> set[str]:
+    """``value`` whole, its words, the values of ``name=value`` pairs in it, and a Basic
+    credential's ``user:password`` and password."""
+    parts = {value.strip(), *value.split()}
+    for word in list(parts):
+        for pair in re.split(r"[;,]", word):
+            parts.add(pair.strip())
+            parts.add(pair.partition("=")[2].strip())
+    words = value.split()
+    if len(words) == 2 and words[0].lower() == "basic":
+        with contextlib.suppress(binascii.Error, UnicodeDecodeError):
+            decoded = base64.b64decode(words[1], validate=True).decode("utf-8")
+            parts |= {decoded, decoded.partition(":")[2]}
+    return parts
+
+
+# Standard headers whose values are never secret (content negotiation, the client's name). Every
+# other header an upstream is given is sealed as a credential and treated as one.
+PLAIN_HEADERS = frozenset({"accept", "accept-encoding", "accept-language", "content-type", "user-agent",
+                           "mcp-protocol-version"})
 
 
 @dataclass(frozen=True)
@@ -39,15 +57,16 @@ class Link:
         return f"Link({self.name!r}, {self.url or ' '.join(self.command)!r})"
 
     def secrets(self) -> list[str]:
-        """Each credential value whole and, for ``Bearer sk-…``, each part of 8 characters or more,
-        longest first. A header is a credential when its name says so (Authorization, X-Api-Key,
-        Cookie…); any other header's value counts only where it reads as a token, not as words
-        (``Accept: application/json`` and ``X-Env: production`` are not blanked wherever they occur)."""
+        """Each credential value whole and each part of 8 characters or more (``Bearer sk-…``'s key,
+        a cookie's values, a Basic credential decoded and its password), longest first. Every
+        header is a credential (it was given to be sealed) except the standard ones in
+        :data:`PLAIN_HEADERS`: ``Accept: application/json`` sent with a key is not blanked from
+        every answer and log line."""
         found = set()
         for name, value in self.headers.items():
-            parts = {part for part in (value.strip(), *value.split()) if len(part) >= 8}
-            found |= parts if CREDENTIAL_HEADER.search(name) else {p for p in parts if token_like(p)}
-        return sorted(found, key=len, reverse=True)
+            if name.strip().lower() not in PLAIN_HEADERS:
+                found.update(credential_parts(value))
+        return sorted((p for p in found if len(p) >= MIN_PART), key=len, reverse=True)
 
     def redact(self, value: Any) -> Any:
         """``value`` (an upstream's answer, plain JSON, or its words for a failure) with every
