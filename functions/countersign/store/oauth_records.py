@@ -7,7 +7,7 @@ What the protocol means by each record: docs/oauth.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 ACCESS, REFRESH = "access", "refresh"
@@ -88,6 +88,15 @@ class OAuthGrant:
 
 # Fields a grant keeps outside its JSON ``data`` (its own column or attribute).
 GRANT_OUTSIDE_DATA = ("code_hash",)
+
+
+def data_fields(record: Any) -> dict[str, Any]:
+    """What a record's JSON ``data`` holds: its fields, but for a grant's kept outside it."""
+    values = asdict(record)
+    if isinstance(record, OAuthGrant):
+        for name in GRANT_OUTSIDE_DATA:
+            values.pop(name, None)
+    return values
 
 
 def known_fields(cls: type, values: dict[str, Any]) -> dict[str, Any]:

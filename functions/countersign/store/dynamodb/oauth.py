@@ -8,20 +8,19 @@ lazily). Every single-use value is spent by one conditional write.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..errors import StoreError
 from ..interface import OAuthStore
 from ..oauth_records import (
-    GRANT_OUTSIDE_DATA,
     REFRESH,
     IssuedCode,
     IssuedToken,
     OAuthClientRecord,
     OAuthGrant,
     PendingAuthorization,
+    data_fields,
     known_fields,
 )
 from . import codec
@@ -58,11 +57,8 @@ def use_key(workspace_id: str, connection_id: str) -> codec.Item:
     return codec.key(f"WS#{workspace_id}", f"USED#{connection_id}")
 
 
-def _data(record: Any, *, leave_out: tuple[str, ...] = ()) -> str:
-    values = dataclasses.asdict(record)
-    for name in leave_out:
-        values.pop(name, None)
-    return codec.J(values)
+def _data(record: Any) -> str:
+    return codec.J(data_fields(record))
 
 
 def _record(cls: type[R], found: dict[str, Any], **override: Any) -> R:
@@ -151,7 +147,7 @@ class DynamoOAuth(OAuthStore):
         # ``code_hash`` is an attribute of its own, not in ``data``: a release that predates it
         # reads the grant unchanged (and one that rewrites the grant drops it: read as connected).
         self._put(grant_key(grant.workspace_id, grant.connection_id),
-                  {"data": _data(grant, leave_out=GRANT_OUTSIDE_DATA), "person_id": grant.person_id,
+                  {"data": _data(grant), "person_id": grant.person_id,
                    "created_at": grant.created_at, "code_hash": grant.code_hash})
 
     def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:

@@ -7,20 +7,19 @@ as new ones are written, so the tables do not grow without bound.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..interface import OAuthStore
 from ..oauth_records import (
-    GRANT_OUTSIDE_DATA,
     REFRESH,
     IssuedCode,
     IssuedToken,
     OAuthClientRecord,
     OAuthGrant,
     PendingAuthorization,
+    data_fields,
     known_fields,
 )
 from . import schema
@@ -48,11 +47,8 @@ CREATE INDEX IF NOT EXISTS connection_uses_by_workspace ON connection_uses (work
 R = TypeVar("R")
 
 
-def _dump(record: Any, *, leave_out: tuple[str, ...] = ()) -> str:
-    values = dataclasses.asdict(record)
-    for name in leave_out:
-        values.pop(name, None)
-    return schema.to_json(values)
+def _dump(record: Any) -> str:
+    return schema.to_json(data_fields(record))
 
 
 def _load(cls: type[R], text: str, **override: Any) -> R:
@@ -75,11 +71,7 @@ class SQLiteOAuth(OAuthStore):
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            for table, columns in ADDED_COLUMNS.items():
-                present = {row["name"] for row in conn.execute(f"PRAGMA table_info({table})")}
-                for name, declaration in columns:
-                    if name not in present:
-                        conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+            schema.add_missing_columns(conn, ADDED_COLUMNS)
 
     # -- clients ----------------------------------------------------------------------------------
 
@@ -142,7 +134,7 @@ class SQLiteOAuth(OAuthStore):
                 "INSERT OR REPLACE INTO oauth_grants (connection_id, workspace_id, person_id, data, created_at,"
                 " code_hash) VALUES (?, ?, ?, ?, ?, ?)",
                 (grant.connection_id, grant.workspace_id, grant.person_id,
-                 _dump(grant, leave_out=GRANT_OUTSIDE_DATA), grant.created_at, grant.code_hash),
+                 _dump(grant), grant.created_at, grant.code_hash),
             )
 
     def list_oauth_grants(self, workspace_id: str, person_id: str | None = None) -> list[OAuthGrant]:

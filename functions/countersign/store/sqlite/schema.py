@@ -10,6 +10,7 @@ import base64
 import binascii
 import json
 import sqlite3
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...core.canonical import canonical_json
@@ -126,6 +127,16 @@ def connect(path: str) -> sqlite3.Connection:
     return db
 
 
+def add_missing_columns(db: sqlite3.Connection, added: Mapping[str, Sequence[tuple[str, str]]]) -> None:
+    """Give each existing table of ``added`` the columns it lacks (a table not made yet is left to
+    its ``CREATE TABLE``, which has them)."""
+    for table, columns in added.items():
+        present = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+        for name, declaration in columns:
+            if present and name not in present:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+
+
 def create_schema(db: sqlite3.Connection) -> None:
     """Create the tables, or bring a database of an earlier release up to :data:`SCHEMA_VERSION`."""
     db.execute("PRAGMA journal_mode = WAL")
@@ -133,11 +144,7 @@ def create_schema(db: sqlite3.Connection) -> None:
     try:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version < SCHEMA_VERSION:
-            for table, columns in ADDED_COLUMNS.items():
-                present = {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
-                for name, declaration in columns:
-                    if present and name not in present:
-                        db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
+            add_missing_columns(db, ADDED_COLUMNS)
         for statement in SCHEMA.split(";"):
             if statement.strip():
                 db.execute(statement)

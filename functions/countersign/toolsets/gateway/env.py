@@ -12,13 +12,12 @@ from typing import Any
 
 from ...core.canonical import map_strings
 from ...gate.actions import ActionError
-from ...observability import hold_secret
+from ...observability import MIN_HELD, hold_secret
 from ...settings import Settings
 from .config import Upstream
 from .seal import Sealer, SealError
 
 REDACTED = "[credential]"
-MIN_PART = 8  # a shorter part of a credential would redact ordinary words
 
 
 def credential_parts(value: str) -> set[str]:
@@ -66,7 +65,7 @@ class Link:
         for name, value in self.headers.items():
             if name.strip().lower() not in PLAIN_HEADERS:
                 found.update(credential_parts(value))
-        return sorted((p for p in found if len(p) >= MIN_PART), key=len, reverse=True)
+        return sorted((p for p in found if len(p) >= MIN_HELD), key=len, reverse=True)
 
     def redact(self, value: Any) -> Any:
         """``value`` (an upstream's answer, plain JSON, or its words for a failure) with every
