@@ -140,7 +140,9 @@ def test_mail(value):
 
 
 @pytest.mark.parametrize(
-    "value", [new_secret(), "arn:aws:secretsmanager:eu-west-1:123456789012:secret:countersign-key", "x" * 40]
+    "value",
+    [new_secret(), "arn:aws:secretsmanager:eu-west-1:123456789012:secret:countersign-key", "x" * 40],
+    ids=["generated", "secret-arn", "forty-chars"],
 )
 def test_signing_key(value):
     assert load({"COUNTERSIGN_SIGNING_KEY": value}).signing_key == value
