@@ -21,7 +21,7 @@ from ...runtime import Runtime
 from ...store.errors import NotFound
 from ...store.records import Card
 from .errors import ApiError, not_found
-from .schemas import CardPage, CardView, DeclineBody, RefusalBody, documented, errors
+from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
 from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["cards"])
@@ -118,7 +118,9 @@ def _page(cards: list[Card], cursor: str | None, names: ConnectionNames) -> dict
     return {"cards": views, "nextCursor": cursor}
 
 
-Cursor = Query(default=None, max_length=512, description="nextCursor of the previous page")
+# The stores decode a cursor (a refused one is a 422 naming ``cursor``); the document states its form.
+Cursor = Query(default=None, max_length=512, json_schema_extra=stated(pattern=CURSOR_PATTERN),
+               description="nextCursor of the previous page (URL-safe base64); empty or absent: the first page")
 Limit = Query(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
 
 

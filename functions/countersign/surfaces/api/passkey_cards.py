@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import Field
 
 from ...core.cards import CardState, Refusal, refusal_for
 from ...gate.actions import ActionError, Unavailable
@@ -19,6 +20,7 @@ from ...gate.question import Question
 from ...gate.refusals import record_refusal
 from ...passkeys.action import SetPasskeyPolicy
 from ...passkeys.ceremony import authentication_options, client_data
+from ...passkeys.policy import POLICIES
 from ...passkeys.receipts import receipt_body, seal_receipt
 from ...passkeys.statement import CONFIRM_TTL, confirm_statement, statement_challenge
 from ...store.errors import NotFound
@@ -26,14 +28,16 @@ from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
 from .errors import ApiError, not_found
 from .passkey_common import check, issue, refused, relying_party, spend
 from .passkeys import AssertionBody
-from .schemas import CardView, Strict, errors
+from .schemas import CardView, Strict, errors, stated
 from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of
 
 router = APIRouter(tags=["passkeys"])
 
 
 class PolicyBody(Strict):
-    policy: str
+    # Checked by the action (an unknown one is a 422 naming the field); the document lists them.
+    policy: str = Field(json_schema_extra=stated(enum=list(POLICIES)),
+                        description="never, risky (cards that spend, send, grant or cannot be undone) or every")
 
 
 def _pending(request: Request, signed: Signed, card_id: str):

@@ -18,11 +18,19 @@ from ...gate.replies import iso
 from ...passkeys.ceremony import PasskeyError, authentication_options, registration_options, verify_registration
 from ...passkeys.statement import b64u, unb64u
 from ...store.errors import BadInput, Conflict, NotFound
-from ...store.passkey_checks import check_passkey_name
+from ...store.passkey_checks import MAX_PASSKEY_NAME, check_passkey_name
 from ...store.records import Passkey
 from .errors import ApiError
 from .passkey_common import check, issue, refused, relying_party, spend
-from .schemas import SessionView, Strict, errors
+from .schemas import (
+    PASSKEY_NAME_PATTERN,
+    PASSKEY_NAME_RULE,
+    PASSKEY_RENAME_PATTERN,
+    SessionView,
+    Strict,
+    errors,
+    stated,
+)
 from .session import (
     Acting,
     SignedIn,
@@ -43,11 +51,16 @@ Credential = Field(description="The PublicKeyCredential as JSON (credential.toJS
 
 class RegisterBody(Strict):
     credential: dict[str, Any] = Credential
-    name: str = Field(default="Passkey", max_length=64)
+    name: str = Field(default="Passkey", max_length=MAX_PASSKEY_NAME,
+                      json_schema_extra=stated(pattern=PASSKEY_NAME_PATTERN),
+                      description=f"{PASSKEY_NAME_RULE} Blank: \"Passkey\".")
 
 
 class RenameBody(Strict):
-    name: str = Field(max_length=200)
+    # 200 before runs of whitespace are joined; the store refuses more than 64 after (the document says 64).
+    name: str = Field(max_length=200, json_schema_extra=stated(maxLength=MAX_PASSKEY_NAME,
+                                                               pattern=PASSKEY_RENAME_PATTERN),
+                      description=f"{PASSKEY_NAME_RULE} Not blank.")
 
 
 class AssertionBody(Strict):

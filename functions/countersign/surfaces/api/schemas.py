@@ -6,11 +6,13 @@ before anything is written. ``"true"`` is not a boolean here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ...gate.arguments import without_nulls
+from ...store.passkey_checks import MAX_PASSKEY_NAME
 
 
 class Strict(BaseModel):
@@ -21,6 +23,48 @@ class Strict(BaseModel):
 
 
 EMAIL_PATTERN = r"^[^@\s]+@[^@\s]+\.[^@\s]+$"
+
+# What the server enforces past pydantic, stated in the OpenAPI document. The checks stay where
+# they are (the store, the action, the route: this changes nothing the server accepts or refuses);
+# stated() only writes them into the document, in the regular-expression syntax Python's ``re``
+# and JSON Schema share. tests/api/test_schema_constraints.py holds each to the server's answers.
+
+
+def stated(**rules: Any) -> Callable[[dict[str, Any]], None]:
+    """A ``json_schema_extra`` that writes ``rules`` (``pattern``, ``maxLength``, ``enum``) into a
+    field's string schema: the field's own, or its string branch when it may also be null."""
+
+    def write(schema: dict[str, Any]) -> None:
+        for branch in schema.get("anyOf", [schema]):
+            if branch.get("type") == "string":
+                branch.update(rules)
+
+    return write
+
+
+#: Control characters (Unicode Cc): C0, DEL and C1.
+_CONTROL = r"\x00-\x1f\x7f-\x9f"
+#: Control characters but those ``str.split()`` takes for whitespace (a passkey name's runs of
+#: whitespace become one space before it is checked).
+_CONTROL_NOT_SPACE = r"\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f"
+
+#: A card listing's ``nextCursor``: URL-safe base64 (the SQLite store pads it, the DynamoDB store
+#: does not). Empty means the first page.
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]*={0,2}$"
+#: A connection's name once stripped is printable (``str.isprintable``), so: not blank, and no
+#: control character but whitespace at either end. Format and separator characters (a bidi
+#: override, a no-break space) are refused too; the description says so.
+CONNECTION_NAME_PATTERN = rf"^\s*[^\s{_CONTROL}](?:[^{_CONTROL}]*[^\s{_CONTROL}])?\s*$"
+#: A passkey name (:func:`~countersign.store.passkey_checks.check_passkey_name`): at most
+#: MAX_PASSKEY_NAME characters once each run of whitespace is one space, with no control character
+#: but whitespace; renaming also refuses a blank one (registering names it "Passkey").
+PASSKEY_NAME_PATTERN = rf"^[^{_CONTROL_NOT_SPACE}]*$"
+PASSKEY_RENAME_PATTERN = rf"^[^{_CONTROL_NOT_SPACE}]*[^\s{_CONTROL_NOT_SPACE}][^{_CONTROL_NOT_SPACE}]*$"
+PASSKEY_NAME_RULE = (f"At most {MAX_PASSKEY_NAME} characters once each run of spaces and line breaks is one "
+                     "space (none at either end); no control or formatting characters (escapes, bidi "
+                     "overrides), but the joiners U+200C and U+200D.")
+#: An upstream's credential once stripped: not blank, one line, no NUL.
+CREDENTIAL_PATTERN = r"^\s*[^\s\x00](?:[^\r\n\x00]*[^\s\x00])?\s*$"
 
 
 class SigninRequestBody(Strict):
@@ -50,7 +94,10 @@ class WorkspaceChanges(Strict):
 
 class NewConnectionBody(Strict):
     name: str = Field(
-        max_length=100, pattern=r"\S", description="What the person calls this agent, e.g. 'Claude on laptop'"
+        max_length=100, pattern=r"\S", json_schema_extra=stated(pattern=CONNECTION_NAME_PATTERN),
+        description="What the person calls this agent, e.g. 'Claude on laptop': one line of printable text "
+                    "(no control, format or separator characters but the space; spaces and line breaks at "
+                    "either end are dropped)",
     )
 
 

@@ -12,12 +12,14 @@ from pydantic import BaseModel, Field
 
 from ...gate.actions import ActionError, Unavailable
 from .errors import ApiError
-from .schemas import Strict, errors
+from .schemas import CREDENTIAL_PATTERN, Strict, errors, stated
 from .session import Acting, SignedIn, runtime_of
 from .settings import EDITORS
 
 router = APIRouter(tags=["settings"])
-NAME = Path(pattern=r"^[a-z][a-z0-9]{0,15}$", description="The upstream's name (its tools' prefix)")
+# The gateway's NAME_RULE (not imported: the toolset loads on first use, not at a cold start).
+NAME_PATTERN = r"^[a-z][a-z0-9]{0,15}$"
+NAME = Path(pattern=NAME_PATTERN, description="The upstream's name (its tools' prefix)")
 
 
 class UpstreamTool(BaseModel):
@@ -43,14 +45,21 @@ HEADER_NAME = re.compile(r"^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$")
 
 
 class AddUpstreamBody(Strict):
-    name: str = Field(max_length=64, description="Its tools' prefix (server__tool): 1 to 16 lowercase letters and "
-                                                 "digits, starting with a letter")
+    # The name is checked by the action, the header and the credential by _credential (each refusal
+    # a 422 naming its field); the document states those rules.
+    name: str = Field(max_length=64, json_schema_extra=stated(pattern=NAME_PATTERN),
+                      description="Its tools' prefix (server__tool): 1 to 16 lowercase letters and "
+                                  "digits, starting with a letter")
     # No stdio command here: a command runs on the server's machine, so only someone with a shell
     # there adds one (countersign upstream add --command); the page adds HTTP upstreams only.
     url: str = Field(max_length=2048, description="A Streamable HTTP URL (https)")
-    credentialHeader: str | None = Field(default=None, max_length=64,
-                                         description="The header the credential goes in (default Authorization)")
-    credential: str | None = Field(default=None, max_length=4096, description="Sent once, sealed, never shown")
+    credentialHeader: str | None = Field(
+        default=None, max_length=64, json_schema_extra=stated(pattern=HEADER_NAME.pattern),
+        description="The header the credential goes in (default Authorization); given only with a credential")
+    credential: str | None = Field(
+        default=None, max_length=4096, json_schema_extra=stated(pattern=CREDENTIAL_PATTERN),
+        description="Sent once, sealed, never shown: one line, not blank (spaces and line breaks at either end "
+                    "are dropped)")
 
 
 class FiledChange(BaseModel):
