@@ -80,7 +80,7 @@ def _private_dir(path: Path) -> None:
                     "chmod 700 %s so that no one else can list them", path, mode, shlex.quote(str(path)))
 
 
-# What making a new key in place of a lost one costs, by key (docs/operating.md, "Keys").
+# What making a new key in place of a lost one costs, by key (docs/operations.md, "Keys").
 LOSS = {
     "signing key": "cards signed by the old one can no longer be confirmed",
     "request-state key": "answers in flight to 2026-07-28 questions are lost; their agents simply call again",
@@ -193,7 +193,7 @@ def load_origin_secret(settings: Settings, secret_loader: Callable[[str], str] |
 def load_previous_origin_secret(settings: Settings,
                                 previous_loader: Callable[[str], str | None] | None) -> str | None:
     """The origin secret's previous value (Secrets Manager ``AWSPREVIOUS``) when the secret is an
-    ARN: accepted as well, so a rotation never refuses CloudFront's requests (README). None when
+    ARN: accepted as well, so a rotation never refuses CloudFront's requests (docs/operations.md). None when
     there is none (a secret never rotated) or no loader."""
     value = settings.origin_secret
     if not value or not value.startswith("arn:") or previous_loader is None:

@@ -1,4 +1,4 @@
-"""Settings, parsed once from the environment into a typed object (docs/operating.md, "Configuration").
+"""Settings, parsed once from the environment into a typed object (docs/operations.md, "Configuration").
 
 A wrong value stops start-up with a :class:`ConfigError` naming the variable.
 """

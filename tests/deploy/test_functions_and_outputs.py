@@ -60,7 +60,7 @@ def test_environment_and_outputs_follow_the_parameters():
             assert env["COUNTERSIGN_BASE_PATH"] == "/"
         outputs = {k: s.resolve(v["Value"]) for k, v in s.template["Outputs"].items()}
         assert outputs["McpUrl"] == f"{origin}/mcp" and outputs["ConfirmPageUrl"] == f"{origin}/confirm"
-        for function in FUNCTIONS:  # named, for the key reload after a rotation (README)
+        for function in FUNCTIONS:  # named, for the key reload after a rotation (docs/operations.md)
             assert outputs[f"{function}Name"] == f"countersign-{function}-X"
         assert outputs["NotifierDLQUrl"].startswith("https://sqs.")
     assert stack(Packs="mail").environment("ApiFunction")["COUNTERSIGN_PACKS"] == "mail"

@@ -1,4 +1,4 @@
-"""The command-line surface (``countersign ...``) and the demo of ``serve --demo`` (docs/operating.md)."""
+"""The command-line surface (``countersign ...``) and the demo of ``serve --demo`` (docs/operations.md)."""
 
 from __future__ import annotations
 

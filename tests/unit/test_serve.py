@@ -1,6 +1,6 @@
 """``countersign serve`` as a person runs it: a real process on 127.0.0.1, its first words, the
 public URL it records for the CLI, the forwarding headers it does not trust, and the one line it
-stops with when the database cannot be used (docs/operating.md)."""
+stops with when the database cannot be used (docs/operations.md)."""
 
 from __future__ import annotations
 

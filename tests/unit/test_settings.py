@@ -1,4 +1,4 @@
-"""Settings from the environment (docs/operating.md, "Configuration"): defaults, every variable, every wrong value."""
+"""Settings from the environment (docs/operations.md, "Configuration"): defaults, every variable, every wrong value."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A database that cannot be used stops start-up with one line naming the file and the fix, never
 a traceback and never a silently new store: a corrupt file (its header, or a page inside), an empty
-file this process did not create, a read-only file (docs/operating.md, "When the database cannot
+file this process did not create, a read-only file (docs/operations.md, "When the database cannot
 be used")."""
 
 from __future__ import annotations

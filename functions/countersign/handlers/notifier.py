@@ -5,7 +5,7 @@ The event source mapping (``template.yaml``) passes only ``INSERT`` records of `
 in batches, with partial batch responses: a record whose notification is still owed after this
 function handled it is reported in ``batchItemFailures`` and retried; after the retries its
 batch's metadata lands in the ``NotifierDLQ`` queue, and the sweeper delivers it anyway
-(``infra/OPERATIONS.md``). What a record means: :mod:`countersign.surfaces.notifier`.
+(``docs/operations.md``). What a record means: :mod:`countersign.surfaces.notifier`.
 
 Built once per instance, at import (cold start), like the HTTP functions; no MCP SDK, no web
 framework. Logs, metrics and traces: :mod:`countersign.observability`.

@@ -1,5 +1,5 @@
 """Request limits the product enforces itself, so one noisy agent cannot starve the others or the
-confirm page (docs/operating.md, "Request limits").
+confirm page (docs/operations.md, "Request limits").
 
 Fixed windows of :data:`WINDOW` seconds, counted in the store (:meth:`LimitStore.hit_rate_limit`:
 one conditional write, DynamoDB or SQLite, the same code on both), per:

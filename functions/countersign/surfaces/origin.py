@@ -12,7 +12,7 @@ execute-api URL itself is public, so on AWS:
 
 Accepted values: the secret's current value and, while a rotation settles, its previous one
 (``AWSPREVIOUS``, read at cold start too), so instances reloaded before CloudFront switches keep
-answering both (README: Keys and rotating them). Without a configured secret (the local server)
+answering both (docs/operations.md: Rotating the origin secret). Without a configured secret (the local server)
 nothing is refused and the viewer header is never trusted.
 """
 

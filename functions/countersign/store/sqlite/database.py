@@ -164,7 +164,7 @@ def unusable(path: str, exc: sqlite3.DatabaseError, corrupt: bool = False) -> st
     files = f"{path} (and its -wal and -shm files)"
     if corrupt or name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
         return (f"the database {path} is damaged or not a database ({said}). Stop every server using it, move {files} "
-                "aside and restore your latest backup in its place (docs/operating.md, Backups); or move them aside "
+                "aside and restore your latest backup in its place (docs/operations.md, Backups); or move them aside "
                 "to start with an empty store.")
     folder = os.path.dirname(os.path.abspath(path))
     read_only = not (os.access(path, os.W_OK) and os.access(folder, os.W_OK))
