@@ -24,26 +24,17 @@ deploy, and ``countersign budget upgrade`` rebuilds what disagrees with the chun
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...core.canonical import canonical_json
 from ...store.errors import Conflict
 from ...store.interface import DocStore
 from ...store.records import DocWrite
-from .model import TOTAL, Ledger, TxnRef, is_uncategorised, month_key, month_total_id
-
-if TYPE_CHECKING:
-    from .layout import Staged
+from .keys import attention_id
+from .model import TOTAL, Ledger, TxnRef, is_uncategorised, month_total_id
+from .staging import Staging
 
 ATTENTION_MAX = 32 * 1024  # a month's doc takes no entry past this (its pages read the chunks)
-
-
-PREFIX = "u."
-
-
-def attention_id(month: str) -> str:
-    """``u.<YYYY-MM>`` of a month or a day."""
-    return f"{PREFIX}{month_key(month)}"
 
 
 def needs_attention(txn: dict[str, Any]) -> bool:
@@ -78,7 +69,7 @@ def _leave(data: dict[str, Any], txn_id: str) -> None:
         data.clear()  # a doc of nothing goes away (Staged.writes)
 
 
-def count(staged: Staged, account_id: str, txn: dict[str, Any], sign: int) -> None:
+def count(staged: Staging, account_id: str, txn: dict[str, Any], sign: int) -> None:
     """``txn`` counted in (+1) or out (-1) of its month: its entry follows, if it needs attention."""
     if not needs_attention(txn):
         return

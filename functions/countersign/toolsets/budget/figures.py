@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 from .carry import carry
+from .keys import rollup_keys, year_id
 from .model import MONTH, TOTAL, Ledger, add_months, month_total_id
-from .rollup import built_ledger, rollup_keys, start_of, year_id
+from .rollup import built_ledger, start_of
 
 
 def month_figures(ledger: Ledger, month: str) -> dict[str, Any]:

@@ -30,7 +30,7 @@
   disagree with the months and rebuilds them.
 
 :class:`Staged` is the one way a change is written: working copies of the docs it touches, with
-the versions they were read at.
+the versions they were read at (:class:`.staging.Staging`), and everything above kept with them.
 """
 
 from __future__ import annotations
@@ -39,11 +39,12 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
-from ...core.canonical import canonical_json, json_copy
+from ...core.canonical import canonical_json
 from ...core.ids import _ALPHABET
 from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
 from ...store.records import DocWrite
-from . import attention, rollup
+from . import attention, rebuild, rollup
+from .keys import ATTENTION_PREFIX
 from .model import (
     LOCATOR,
     MONTH,
@@ -61,6 +62,7 @@ from .model import (
     txn_categories,
     txn_month,
 )
+from .staging import Staging, add_into
 
 CHUNK_TARGET = 48 * 1024  # a transaction joins a chunk only while the chunk stays under this
 CHUNK_MAX = 96 * 1024  # a chunk that grew past this (lines added to its transactions) is cut
@@ -111,56 +113,25 @@ def contribution(account_id: str, txn: dict) -> dict[str, dict[str, Any]]:
     return out
 
 
-def add_into(target: dict[str, Any], delta: dict[str, Any], sign: int) -> None:
-    """``target += sign * delta``, nested; entries that reach zero are dropped."""
-    for key, value in delta.items():
-        if isinstance(value, dict):
-            inner = target.setdefault(key, {})
-            add_into(inner, value, sign)
-            if not inner:
-                del target[key]
-        else:
-            total = target.get(key, 0) + sign * value
-            if total:
-                target[key] = total
-            else:
-                target.pop(key, None)
-
-
 # -- staging ------------------------------------------------------------------------------------------
 
 
-class Staged:
-    """Working copies of the docs a change touches, with the versions they were read at."""
+class Staged(Staging):
+    """A change to the ledger, staged: its transactions laid out in chunks, and the totals, the
+    copies of those needing attention (:mod:`.attention`) and the roll-ups (:mod:`.rollup`) they
+    count towards, written in the same commit (:meth:`writes`)."""
 
     def __init__(self, ledger: Ledger):
-        self.ledger = ledger
-        self.docs: dict[tuple[str, str], dict[str, Any] | None] = {}
-        self.versions: dict[tuple[str, str], int] = {}
+        super().__init__(ledger)
         self._last: dict[tuple[str, str], int] = {}  # (month, account) → its highest chunk number (-1: none)
         self._sizes: dict[str, int] = {}  # chunk → its size, while only appended to
 
-    def get(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        key = (kind, doc_id)
-        if key not in self.docs:
-            doc = self.ledger.get(kind, doc_id)
-            self.versions[key] = doc.version if doc else 0
-            if not (doc and doc.version):
-                self.docs[key] = None
-            elif kind == TXNS:  # never changed in place: each change makes a new list (and new transactions)
-                self.docs[key] = dict(doc.data, transactions=list(doc.data.get("transactions", [])))
-            elif kind == TOTAL and doc_id.startswith(attention.PREFIX):
-                self.docs[key] = attention.working_copy(doc.data)
-            else:
-                self.docs[key] = json_copy(doc.data)
-        return self.docs[key]
-
-    def put(self, kind: str, doc_id: str, data: dict[str, Any] | None) -> None:
-        key = (kind, doc_id)
-        if key not in self.docs:  # the version it was read at (no working copy: it is replaced)
-            doc = self.ledger.get(kind, doc_id)
-            self.versions[key] = doc.version if doc else 0
-        self.docs[key] = data
+    def working_copy(self, kind: str, doc_id: str, data: dict[str, Any]) -> dict[str, Any]:
+        if kind == TXNS:  # never changed in place: each change makes a new list (and new transactions)
+            return dict(data, transactions=list(data.get("transactions", [])))
+        if kind == TOTAL and doc_id.startswith(ATTENTION_PREFIX):
+            return attention.working_copy(data)
+        return super().working_copy(kind, doc_id, data)
 
     # -- transactions ---------------------------------------------------------------------------------
 
@@ -259,17 +230,6 @@ class Staged:
             for piece in pieces[1:]:
                 self.put(TXNS, self._new_chunk(month, account), dict(data, transactions=piece))
 
-    def peek(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        """A doc as staged so far, without staging it (so it is not written)."""
-        if (kind, doc_id) in self.docs:
-            return self.docs[(kind, doc_id)]
-        return self.stored(kind, doc_id)
-
-    def stored(self, kind: str, doc_id: str) -> dict[str, Any] | None:
-        """A doc as the ledger read it (None: absent)."""
-        doc = self.ledger.get(kind, doc_id)
-        return doc.data if doc and doc.version else None
-
     def rollup_bound(self, *, assume_built: bool = False) -> int:
         """At most how many roll-up docs :meth:`writes` adds to the staged docs (:mod:`.rollup`)."""
         return rollup.bound(self, assume_built=assume_built)
@@ -339,8 +299,6 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
       are rebuilt (:func:`.rebuild.rebuild`); roll-ups that agree are left alone.
 
     Returns how many transactions moved."""
-    from .rebuild import rebuild
-
     moved = 0
     # a chunk id starts with its month (a digit); an old doc's with its account id (a letter)
     for old in store.list_docs(workspace_id, TXNS, start=":"):
@@ -354,6 +312,6 @@ def upgrade(store: DocStore, workspace_id: str) -> int:
         store.write_docs(workspace_id, [*(w for w in writes if w.kind != LOCATOR),
                                         DocWrite(TXNS, old.id, None, old.version)])
         moved += len(old.data.get("transactions", []))
-    rebuild(store, workspace_id)
+    rebuild.rebuild(store, workspace_id)
     attention.rebuild(store, workspace_id)
     return moved

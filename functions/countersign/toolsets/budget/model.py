@@ -1,6 +1,6 @@
 """The budget ledger of one workspace, stored as versioned docs whose reads follow the question.
 
-Docs (kind → id → data):
+Docs (kind → id → data; named in :mod:`.keys`):
 
 * ``budget_account``  ``acc_…``      ``{name, type, closed, position}``
 * ``budget_group``    ``grp_…``      ``{name, position, hidden}``
@@ -43,6 +43,21 @@ from typing import Any
 from ...gate.actions import ActionError, Plan
 from ...store.interface import DocReader
 from ...store.records import Doc
+from .keys import (  # noqa: F401  (the docs' names, imported from here by the other modules)
+    ACCOUNT,
+    CATEGORY,
+    GROUP,
+    LOCATOR,
+    MONTH,
+    OP,
+    TOTAL,
+    TXNS,
+    account_total_id,
+    attention_id,
+    month_total_id,
+    open_total_id,
+    rollup_keys,
+)
 from .txn import (  # noqa: F401  (what a transaction is, imported from here by the other modules)
     TxnRef,
     category_lines,
@@ -74,11 +89,6 @@ from .values import (  # noqa: F401  (the budget's values, imported from here by
     too_many_categories,
 )
 
-ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, OP, TOTAL, LOCATOR = (
-    "budget_account", "budget_group", "budget_category", "budget_month", "budget_txns", "budget_op",
-    "budget_total", "budget_locator",
-)
-
 DRIFT = "The budget changed between the preview and the answer"
 
 INFLOW_GROUP_ID = "inflow"
@@ -92,18 +102,6 @@ ACCOUNT_TYPES = ("checking", "savings", "cash", "creditCard", "lineOfCredit", "o
 UNCATEGORISED = "Uncategorised"
 SPLIT = "Split"
 TRANSFER_PREFIX = "Transfer : "
-
-
-def month_total_id(month: str) -> str:
-    return f"m.{month_key(month)}"
-
-
-def account_total_id(account_id: str) -> str:
-    return f"a.{account_id}"
-
-
-def open_total_id(account_id: str) -> str:
-    return f"o.{account_id}"
 
 
 # -- the ledger ------------------------------------------------------------------------------------
@@ -250,9 +248,6 @@ class Ledger:
     def locate_with(self, txn_ids: Sequence[Any], keys: Iterable[tuple[str, str]] = ()) -> None:
         """:meth:`locate`, then ``keys`` and the totals a change of those transactions writes, in
         one read (so staging the change reads nothing more)."""
-        from .attention import attention_id  # (they import this module)
-        from .rollup import rollup_keys
-
         ids = [i for i in txn_ids if isinstance(i, str)]
         self.locate(ids)
         totals = [key for r in filter(None, map(self.find_txn, ids))

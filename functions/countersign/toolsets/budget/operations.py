@@ -30,7 +30,7 @@ from ...gate.actions import ActionContext, ActionError
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import DocWrite
 from . import rollup
-from .attention import attention_id
+from .keys import attention_id, rollup_keys
 from .layout import Staged
 from .model import (
     CATEGORY,
@@ -46,7 +46,8 @@ from .model import (
     open_total_id,
 )
 from .rebuild import ensure_built
-from .rollup import built_ledger, change_keys, rollup_keys
+from .rollup import built_ledger, change_keys
+from .values import iso_time
 
 
 class Moved(Exception):
@@ -311,14 +312,12 @@ def get_operation(ledger: Ledger, op_id: Any, field: str = "operation_id"):
 
 
 def operation_view(doc) -> dict[str, Any]:
-    from ...gate.replies import iso
-
     data = doc.data
     return {
         "id": doc.id,
         "kind": data["kind"],
         "summary": data["summary"],
-        "at": iso(data["at"]),
+        "at": iso_time(data["at"]),
         "changes": len(data.get("changes") or []),
         "undoable": bool(data.get("undoable")) and not data.get("undone_by") and not data.get("undo_of"),
         "undo_of": data.get("undo_of"),

@@ -21,8 +21,9 @@ from typing import Any
 from ...store.errors import Conflict
 from ...store.interface import MAX_DOC_WRITES, DocStore
 from ...store.records import Doc, DocWrite
+from .keys import LEDGER_ID
 from .model import MONTH, TOTAL, Ledger
-from .rollup import LEDGER_ID, built_ledger, rolled_up
+from .rollup import built_ledger, rolled_up
 
 ATTEMPTS = 5
 

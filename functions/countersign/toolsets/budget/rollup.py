@@ -39,38 +39,17 @@ touched one on, whether or not its carry moves): a change is counted when planne
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ...store.records import Doc, DocWrite
 from .carry import empty_start, moved_out, through, with_moved, year_effect
-from .model import MONTH, TOTAL
+from .keys import BLOCK_YEARS, LEDGER_ID, block_id, block_of, is_rollup, rollup_keys, year_id
+from .model import MONTH, TOTAL, Ledger
+from .staging import Staging, add_into
 from .values import today
 
-if TYPE_CHECKING:
-    from ...store.records import Doc, DocWrite
-    from .layout import Staged
-    from .model import Ledger
-
 COUNTS = ("n", "accounts", "cats", "uncategorised", "unapproved")
-LEDGER_ID = "ledger"
 LAYOUT = 2  # 1 (no ``v``): year docs that held the carry at their start and end
-BLOCK_YEARS = 5
-
-
-def year_id(year: str) -> str:
-    return f"y.{year}"
-
-
-def block_of(year: str) -> str:
-    """The first year of ``year``'s block (``2016`` → ``2015``)."""
-    return str(int(year) // BLOCK_YEARS * BLOCK_YEARS)
-
-
-def block_id(block: str) -> str:
-    return f"e.{block}"
-
-
-def is_rollup(doc_id: str) -> bool:
-    return doc_id == LEDGER_ID or doc_id.startswith(("y.", "e."))
 
 
 def is_built(ledger_doc: dict[str, Any] | None) -> bool:
@@ -83,12 +62,6 @@ def built_ledger(ledger: Ledger) -> Doc | None:
     """The ``ledger`` doc ``ledger`` read, if it says the roll-ups are built in this layout."""
     doc = ledger.get(TOTAL, LEDGER_ID)
     return doc if doc is not None and is_built(doc.data) else None
-
-
-def rollup_keys(month: str) -> list[tuple[str, str]]:
-    """The docs a read or change of ``month`` (``YYYY-MM…``) needs in the usual case: the ledger
-    doc, its year and its block (read with the month's own docs, in one read)."""
-    return [(TOTAL, LEDGER_ID), (TOTAL, year_id(month[:4])), (TOTAL, block_id(block_of(month[:4])))]
 
 
 def change_keys(month: str, now: int) -> list[tuple[str, str]]:
@@ -173,8 +146,6 @@ def add_net(year: dict[str, Any], mm: str, net: dict[str, int], flow: int, sign:
 def rolled_up(budgets: Iterable[tuple[str, dict]], totals: Iterable[tuple[str, dict]]) -> dict[str, dict]:
     """Every roll-up doc (by id) of a budget's months: ``budgets`` are (``YYYY-MM-01``, budget
     month data), ``totals`` (``YYYY-MM``, month total data)."""
-    from .layout import add_into  # the totals' own arithmetic
-
     ledger: dict[str, Any] = {}
     years: dict[str, dict[str, Any]] = {}
     for month, data in budgets:
@@ -210,11 +181,9 @@ def _month_of(kind: str, ident: str) -> str | None:
     return None
 
 
-def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
+def changes(staged: Staging) -> tuple[Nets, dict[str, Any]]:
     """What the staged budget months and month totals change: per year and month the (net per
     category, flow) added, and the counts added to the ledger's."""
-    from .layout import add_into
-
     nets: Nets = {}
     counts: dict[str, Any] = {}
     for (kind, ident), data in staged.docs.items():
@@ -236,15 +205,13 @@ def changes(staged: Staged) -> tuple[Nets, dict[str, Any]]:
     return nets, counts
 
 
-def stage(staged: Staged, build: bool = False) -> None:
+def stage(staged: Staging, build: bool = False) -> None:
     """Bring the roll-ups up to date with the staged budget months and month totals: the ledger
     doc's counts and years, the nets of the touched years, their blocks' effects and the
     ``start`` of every later block whose carry moved (:func:`_carry_on`). A budget whose roll-ups
     are not built has none to keep: nothing is added (a writer builds them first, in batches of
     their own: :func:`.rebuild.ensure_built`), unless ``build`` (a new ledger staged whole in
     memory, :func:`.layout.build`): then they are built with it."""
-    from .layout import add_into
-
     nets, counts = changes(staged)
     if not (nets or counts or build):
         return
@@ -272,7 +239,7 @@ def stage(staged: Staged, build: bool = False) -> None:
         _carry_on(staged, was, nets)
 
 
-def _carry_on(staged: Staged, was: list[str], nets: Nets) -> None:
+def _carry_on(staged: Staging, was: list[str], nets: Nets) -> None:
     """Stage the block docs from the first touched block on: the touched blocks get their years'
     new effects, and each later block its new ``start``, until the carry out of a block is what
     it was — a change absorbed by an overspent month (its balance is taken from Ready to Assign,
@@ -341,7 +308,7 @@ def _next_touched(later: list[str], touched: set[str], i: int) -> int:
     return next((j for j in range(i + 1, len(later)) if later[j] in touched), len(later))
 
 
-def _end_before(staged: Staged, earlier: list[str]) -> dict[str, Any]:
+def _end_before(staged: Staging, earlier: list[str]) -> dict[str, Any]:
     """The carry out of the last of the ``earlier`` blocks that has a doc, staged again unchanged
     (so that a change to it meanwhile is a conflict, not a lost carry)."""
     for block in reversed(earlier):
@@ -352,7 +319,7 @@ def _end_before(staged: Staged, earlier: list[str]) -> dict[str, Any]:
     return empty_start()
 
 
-def _build(staged: Staged) -> None:
+def _build(staged: Staging) -> None:
     """Stage the roll-up of what is stored (before this change), every doc a creation."""
     docs = rolled_up(_stored_months(staged, MONTH), [(i[2:], d) for i, d in _stored_months(staged, TOTAL)])
     staged.ledger.prefetch((TOTAL, ident) for ident in docs)
@@ -360,12 +327,12 @@ def _build(staged: Staged) -> None:
         staged.put(TOTAL, ident, data)
 
 
-def _stored_months(staged: Staged, kind: str) -> list[tuple[str, dict]]:
+def _stored_months(staged: Staging, kind: str) -> list[tuple[str, dict]]:
     found = (staged.ledger.get(kind, d.id) for d in staged.ledger.range(kind, "m." if kind == TOTAL else ""))
     return [(d.id, d.data) for d in found if d is not None and d.version]
 
 
-def bound(staged: Staged, *, assume_built: bool = False) -> int:
+def bound(staged: Staging, *, assume_built: bool = False) -> int:
     """At most how many roll-up docs :func:`stage` adds for what is staged (so a batch that must
     stay within ``MAX_DOC_WRITES`` can count them before it grows): the ledger doc, each touched
     year doc, the block doc before the first touched block and every block doc from that block
@@ -386,7 +353,7 @@ def bound(staged: Staged, *, assume_built: bool = False) -> int:
     return 2 + len(touched) + sum(1 for b in {block_of(y) for y in years | touched} if b >= first)
 
 
-def counted(staged: Staged, writes: list[DocWrite], *, built: bool) -> int:
+def counted(staged: Staging, writes: list[DocWrite], *, built: bool) -> int:
     """How many records a commit of ``writes`` (:meth:`.layout.Staged.writes`) counts against
     ``MAX_DOC_WRITES``: its roll-ups at the most they could be (:func:`bound`), not as many as
     this carry happens to move, so that a change planned while a later month absorbs its carry is

@@ -91,6 +91,11 @@ def today(now: int) -> date:
     return datetime.fromtimestamp(now, tz=UTC).date()
 
 
+def iso_time(ts: int) -> str:
+    """A time as every answer of countersign gives one: ``2026-09-20T12:00:00Z`` (UTC, to the second)."""
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 # The months a budget holds: from January 2000 to ten years after the current month. A month or a
 # day outside them (1900-01, 9999-12) is a slip, refused before anything is planned.
 EARLIEST_MONTH = "2000-01-01"
