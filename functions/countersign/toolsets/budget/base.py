@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 from pydantic import WithJsonSchema
 
-from ...gate.actions import CLIENT, Action, ActionContext, Plan, Step
+from ...gate.actions import CLIENT, Action, ActionContext, Effect, Plan, Step
 from .model import DRIFT
+from .operations import Planning
 
 Amount = Annotated[Any, WithJsonSchema({
     "anyOf": [{"type": "number"}, {"type": "string"}],
@@ -26,17 +27,27 @@ class BudgetAction(Action):
         """The plan of the change: what it will do and the preview the person is asked about."""
         raise NotImplementedError
 
+    def effect_of(  # pragma: no cover - abstract
+        self, plan: Plan, ctx: ActionContext, planning: Planning | None
+    ) -> Effect:
+        """The change's effect: its writes (:func:`.operations.commit`, handed ``planning``) and
+        the result the agent sees. ``planning`` is a :class:`.operations.Planning` while the
+        change is planned, None when it is applied."""
+        raise NotImplementedError
+
     def plan(self, args: Any, ctx: ActionContext) -> Plan:
-        """:meth:`propose`, with the change staged too: its apply runs under
-        :func:`.operations.planning` (nothing is written, nothing built), so a change too big for
+        """:meth:`propose`, with the change staged too: its effect is made with a
+        :class:`.operations.Planning` (nothing is written, nothing built), so a change too big for
         one commit is refused before the person is asked; the staged effect rides on the plan
         (:attr:`Plan.effect`) and the gate commits it without staging the change again."""
-        from .operations import planning
-
         out = self.propose(args, ctx)
-        with planning() as staging:
-            effect = self.apply(out, ctx)
-        return dataclasses.replace(out, effect=effect) if staging.complete else out
+        planning = Planning()
+        effect = self.effect_of(out, ctx, planning)
+        return dataclasses.replace(out, effect=effect) if planning.complete else out
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+        """:meth:`effect_of` the plan, applied (a budget without roll-ups gets them first)."""
+        return self.effect_of(plan, ctx, None)
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         op = result.get("operation_id")

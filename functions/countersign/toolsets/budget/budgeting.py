@@ -8,7 +8,7 @@ from ...core.preview import Preview
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
-from .operations import budget_change, commit
+from .operations import Planning, budget_change, commit
 from .rollup import change_keys
 
 
@@ -49,7 +49,7 @@ class SetCategoryBudget(BudgetAction):
         subject = {"category": category.id, "category_name": name, "month": month, "before": before, "amount": amount}
         return BudgetPlan(subject, Preview(title), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         op_id, writes = commit(
@@ -58,6 +58,7 @@ class SetCategoryBudget(BudgetAction):
             [budget_change(s["month"], s["category"], s["before"], s["amount"])],
             "budget",
             title_to_summary(plan.preview.title),
+            planning=planning,
         )
         return Effect.writes({"operation_id": op_id, "category_id": s["category"], "month": s["month"],
                 "budgeted": display(s["amount"]), "budgeted_milliunits": s["amount"]}, writes)

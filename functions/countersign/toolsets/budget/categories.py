@@ -9,7 +9,7 @@ from ...core.preview import Preview, one_line
 from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import BudgetAction, title_to_summary
 from .model import MAX_CATEGORIES, BudgetPlan, Ledger, ledger_of, too_many_categories
-from .operations import category_change, commit
+from .operations import Planning, category_change, commit
 
 MAX_NAME = 100
 
@@ -85,7 +85,7 @@ class UpdateCategory(BudgetAction):
         title = f"Change category {ledger.category_label(category.id)} to ‘{name}’ ({group.data['name']})?"
         return BudgetPlan(subject, Preview(title), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         current = ledger.categories.get(s["category"])
@@ -96,7 +96,7 @@ class UpdateCategory(BudgetAction):
             before["position"] = current.data.get("position", 0)
             after["position"] = max(siblings, default=0) + 1
         op_id, writes = commit(ctx, ledger, [category_change(s["category"], before, after)], "update_category",
-                       title_to_summary(plan.preview.title))
+                       title_to_summary(plan.preview.title), planning=planning)
         return Effect.writes({"operation_id": op_id, "category_id": s["category"], "name": s["after"]["name"],
                 "group_id": s["after"]["group"], "group_name": s["after"]["group_name"]}, writes)
 
@@ -123,7 +123,7 @@ class CreateCategory(BudgetAction):
         subject = {"group": group.id, "group_name": group.data["name"], "name": name}
         return BudgetPlan(subject, Preview(f"Create category ‘{name}’ in {group.data['name']}?"), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         if s["group"] not in ledger.groups:
@@ -146,7 +146,7 @@ class CreateCategory(BudgetAction):
             "note": "",
         }
         op_id, writes = commit(ctx, ledger, [category_change(category_id, None, data)], "create_category",
-                       title_to_summary(plan.preview.title))
+                       title_to_summary(plan.preview.title), planning=planning)
         return Effect.writes(
             {"operation_id": op_id, "category_id": category_id, "name": s["name"], "group_id": s["group"]}, writes
         )

@@ -8,7 +8,7 @@ from ...core.preview import Preview
 from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Plan, Step
 from .base import BudgetAction, title_to_summary
 from .model import CATEGORY, BudgetPlan, Ledger, is_split, is_transfer, ledger_of, txn_line
-from .operations import commit, txn_change
+from .operations import Planning, commit, txn_change
 
 
 class CategoryChange(Arguments):
@@ -68,12 +68,13 @@ class ApplyCategories(BudgetAction):
         title = f"Recategorise {len(items)} transaction(s)?"
         return BudgetPlan({"changes": items}, Preview(title, lines), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         items = plan.subject["changes"]
         changes = [txn_change(it["transaction"], {"category_id": it["before"]}, {"category_id": it["after"]})
                    for it in items]
-        op_id, writes = commit(ctx, ledger, changes, "recategorise", title_to_summary(plan.preview.title))
+        op_id, writes = commit(ctx, ledger, changes, "recategorise", title_to_summary(plan.preview.title),
+                               planning=planning)
         return Effect.writes({
             "operation_id": op_id,
             "recategorised": len(items),
@@ -117,11 +118,12 @@ class ApproveTransactions(BudgetAction):
         return BudgetPlan({"approve": items, "already_approved": already},
                           Preview(f"Approve {len(items)} transaction(s)?", lines), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         items = plan.subject["approve"]
         changes = [txn_change(it["transaction"], {"approved": False}, {"approved": True}) for it in items]
-        op_id, writes = commit(ctx, ledger, changes, "approve", title_to_summary(plan.preview.title))
+        op_id, writes = commit(ctx, ledger, changes, "approve", title_to_summary(plan.preview.title),
+                               planning=planning)
         return Effect.writes({
             "operation_id": op_id,
             "approved": [it["transaction"] for it in items],

@@ -19,9 +19,7 @@ committing the same changes backwards, which first checks that every target stil
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -228,9 +226,19 @@ def new_operation(ctx: ActionContext, kind: str, summary: str, changes: list[dic
     }
 
 
+@dataclass
+class Planning:
+    """One plan's staging of its change, handed to :func:`commit` while planning (its apply run
+    to size the change, :class:`.base.BudgetAction`): ``complete`` unless :func:`commit` left out
+    roll-ups it would have built first (then the staged writes are only counted, never committed)."""
+
+    complete: bool = True
+
+
 def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, summary: str, *,
            undoable: bool = True, note: str | None = None, extra: Iterable[DocWrite] = (), undo_of: str | None = None,
-           moved_message: str = DRIFT, op_id: str | None = None) -> tuple[str, list[DocWrite]]:
+           moved_message: str = DRIFT, op_id: str | None = None,
+           planning: Planning | None = None) -> tuple[str, list[DocWrite]]:
     """The writes of ``changes`` and their operation, for the gate to commit as one transaction
     (with the card, when there is one); returns (the operation id, the writes).
 
@@ -241,9 +249,12 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     A budget without roll-ups gets them first, in batches of their own (:func:`.rebuild.ensure_built`),
     never inside this commit. A change whose writes (the roll-up docs it rewrites counted) would
     pass ``MAX_DOC_WRITES`` raises :class:`ActionError` — at plan time too, since every budget
-    action's plan runs its apply under :func:`planning` (:class:`.base.BudgetAction`).
+    action's plan runs its apply with a :class:`Planning` (:class:`.base.BudgetAction`).
+
+    Given ``planning`` (the change is being planned, not applied), nothing is built: what a build
+    would leave to rewrite is counted as if built, and ``planning.complete`` says whether the
+    writes returned are the whole change.
     """
-    planning = _PLANNING.get()
     built = True
     if any(c["t"] in ("txn", "budget") for c in changes):
         _prefetch(ledger, changes, ctx.now)  # the roll-ups with them (stage() finds them read)
@@ -277,29 +288,6 @@ def too_many(count: int, staged: Staged) -> str:
             f"account totals{since}); the limit is {MAX_DOC_WRITES}. Split it into smaller changes: fewer "
             "transactions or months at once (a change to an early year may also rewrite every later year's "
             "roll-up, and is counted as if it did). Nothing was written.")
-
-
-@dataclass
-class Planning:
-    """One plan's staging of its change: ``complete`` unless :func:`commit` left out roll-ups it
-    would have built first (then the staged writes are only counted, never committed)."""
-
-    complete: bool = True
-
-
-@contextmanager
-def planning() -> Iterator[Planning]:
-    """While planning: :func:`commit` builds no roll-ups (what a build would leave to rewrite is
-    counted as if built) and says so on the :class:`Planning` it yields."""
-    staging = Planning()
-    token = _PLANNING.set(staging)
-    try:
-        yield staging
-    finally:
-        _PLANNING.reset(token)
-
-
-_PLANNING: ContextVar[Planning | None] = ContextVar("budget_planning", default=None)
 
 
 def get_operation(ledger: Ledger, op_id: Any, field: str = "operation_id"):

@@ -9,7 +9,7 @@ from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .layout import new_txn_id
 from .model import RTA_ID, BudgetPlan, Ledger, display, ledger_of, new_txn, to_milliunits, today
-from .operations import commit, txn_change
+from .operations import Planning, commit, txn_change
 
 ADJUSTMENT_PAYEE = "Reconciliation Balance Adjustment"
 
@@ -65,7 +65,7 @@ class ReconcileAccount(BudgetAction):
         title = f"Reconcile {name}: mark {len(refs)} cleared transaction(s) reconciled?"
         return BudgetPlan(subject, Preview(title, lines), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
@@ -90,7 +90,8 @@ class ReconcileAccount(BudgetAction):
             txn = new_txn(adjustment, day, ADJUSTMENT_PAYEE, s["difference"], RTA_ID, cleared="reconciled",
                           approved=True, memo="Entered by reconcile_account")
             changes.append(txn_change(adjustment, None, txn, account=s["account"]))
-        op_id, writes = commit(ctx, ledger, changes, "reconcile", title_to_summary(plan.preview.title))
+        op_id, writes = commit(ctx, ledger, changes, "reconcile", title_to_summary(plan.preview.title),
+                               planning=planning)
         return Effect.writes({
             "operation_id": op_id, "account_id": s["account"], "reconciled": len(s["transactions"]),
             "balance": display(s["balance"]), "adjustment": display(s["difference"]) if adjustment else None,

@@ -22,7 +22,7 @@ from .model import (
     parse_date,
     to_milliunits,
 )
-from .operations import commit, txn_change
+from .operations import Planning, commit, txn_change
 
 MAX_TEXT = 500
 
@@ -85,7 +85,7 @@ class CreateTransactions(BudgetAction):
         return BudgetPlan(subject, Preview(f"Create {len(items)} transaction(s) on {account.data['name']}?", lines),
                           ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         if s["account"] not in ledger.accounts:
@@ -99,7 +99,8 @@ class CreateTransactions(BudgetAction):
             txn = new_txn(txn_id, item["date"], item["payee"], item["amount"], item["category"], memo=item["memo"],
                           cleared=item["cleared"], approved=s["approved"])
             changes.append(txn_change(txn_id, None, txn, account=s["account"]))
-        op_id, writes = commit(ctx, ledger, changes, "create_transactions", title_to_summary(plan.preview.title))
+        op_id, writes = commit(ctx, ledger, changes, "create_transactions", title_to_summary(plan.preview.title),
+                               planning=planning)
         return Effect.writes({"operation_id": op_id, "account_id": s["account"], "transaction_ids": ids}, writes)
 
 
@@ -162,7 +163,7 @@ class SplitTransaction(BudgetAction):
         }
         return BudgetPlan(subject, Preview(title, lines), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         subs = [{"amount": it["amount"], "category_id": it["category"], "memo": it["memo"]} for it in s["lines"]]
@@ -170,7 +171,7 @@ class SplitTransaction(BudgetAction):
                             {"category_id": s["before"], "subtransactions": [], "amount": s["amount"]},
                             {"category_id": None, "subtransactions": subs, "amount": s["amount"]})
         op_id, writes = commit(ctx, ledger, [change], "split", title_to_summary(plan.preview.title), undoable=False,
-                       note="A split cannot be undone.")
+                       note="A split cannot be undone.", planning=planning)
         return Effect.writes({"operation_id": op_id, "transaction_id": s["transaction"], "lines": len(subs)}, writes)
 
     def next_steps(self, result: dict, ctx: ActionContext):

@@ -10,7 +10,7 @@ from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
 from ...store.records import DocWrite
 from .base import BudgetAction
 from .model import OP, BudgetPlan, Ledger, display, ledger_of, txn_line
-from .operations import Moved, commit, get_operation, reverse, stage
+from .operations import Moved, Planning, commit, get_operation, reverse, stage
 
 MOVED_SINCE = "The budget changed since this operation was applied"
 
@@ -107,7 +107,7 @@ class UndoOperation(BudgetAction):
         subject = {"operation": doc.id, "summary": doc.data["summary"], "lines": lines}
         return BudgetPlan(subject, Preview(f"Undo: {doc.data['summary']}?", lines), ledger)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+    def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
         doc = get_operation(ledger, s["operation"])
@@ -116,7 +116,7 @@ class UndoOperation(BudgetAction):
         op_id = new_id("op_")
         mark = DocWrite(OP, doc.id, dict(doc.data, undone_by=op_id, undone_at=ctx.now), doc.version)
         _, writes = commit(ctx, ledger, reverse(doc.data["changes"]), "undo", f"undo: {doc.data['summary']}",
-                           undoable=False, undo_of=doc.id, extra=[mark], op_id=op_id)
+                           undoable=False, undo_of=doc.id, extra=[mark], op_id=op_id, planning=planning)
         return Effect.writes({"operation_id": op_id, "undid": doc.id, "summary": doc.data["summary"]}, writes)
 
     def next_steps(self, result: dict, ctx: ActionContext):
