@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 import sys
 
-from .cli_options import store_options
+from .common import store_options
 
 
 def _workspace_of(store, args):
     """The workspace ``--workspace`` names, or the one ``--email``'s member belongs to (None once
     it has said there is none: the command exits 2)."""
-    from .cli import member
-    from .store.errors import BadInput, NotFound
+    from ..store.errors import BadInput, NotFound
+    from . import member
 
     if args.email is not None:
         person = member(store, args.email)
@@ -35,14 +35,14 @@ def _workspace_of(store, args):
 
 
 def person_view(person) -> dict:
-    from .cli import _iso
+    from . import _iso
 
     return {"person_id": person.id, "email": person.email, "name": person.name, "role": person.role,
             "agent_requests_email": person.agent_requests_email, "added": _iso(person.created_at)}
 
 
 def cmd_member_list(args) -> int:
-    from .cli import _store
+    from . import _store
 
     _settings, store = _store(args)
     workspace = _workspace_of(store, args)
@@ -54,9 +54,9 @@ def cmd_member_list(args) -> int:
 
 
 def cmd_member_add(args) -> int:
-    from . import accounts
-    from .cli import _store
-    from .store.errors import Conflict
+    from .. import accounts
+    from ..store.errors import Conflict
+    from . import _store
 
     _settings, store = _store(args)
     workspace = _workspace_of(store, args)
@@ -75,9 +75,9 @@ def cmd_member_add(args) -> int:
 
 
 def cmd_member_remove(args) -> int:
-    from .cli import _settings, member
-    from .membership import remove_member
-    from .runtime import keyless_desk
+    from ..membership import remove_member
+    from ..runtime import keyless_desk
+    from . import _settings, member
 
     desk = keyless_desk(_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
     person = member(desk.store, args.member_email)

@@ -7,16 +7,16 @@ import argparse
 import json
 import sys
 
-from .cli_options import store_options
+from .common import store_options
 
 
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
-    from .cli import _settings, member
-    from .gate.actions import ActionError
-    from .runtime import build, files_cards_here, keyless_desk
-    from .store.records import MANAGERS
-    from .toolsets.gateway import requests
+    from ..gate.actions import ActionError
+    from ..runtime import build, files_cards_here, keyless_desk
+    from ..store.records import MANAGERS
+    from ..toolsets.gateway import requests
+    from . import _settings, member
 
     s = _settings(args)
     if args.action == "list":  # reads only

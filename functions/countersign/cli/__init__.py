@@ -12,11 +12,12 @@ import sys
 import time
 from pathlib import Path
 
-from . import accounts, cli_connections, cli_members, cli_receipts, cli_upstream, settings as settings_mod
-from .cli_options import store_options
-from .core.tickets import Keyring, new_secret
-from .settings import ConfigError, Settings
-from .store.errors import BadInput, Conflict, StoreUnusable
+from .. import accounts, settings as settings_mod
+from ..core.tickets import Keyring, new_secret
+from ..settings import ConfigError, Settings
+from ..store.errors import BadInput, Conflict, StoreUnusable
+from . import connections as cli_connections, members as cli_members, receipts as cli_receipts, upstream as cli_upstream
+from .common import store_options
 
 
 def _settings(args) -> Settings:
@@ -76,13 +77,13 @@ def cmd_keys(args) -> int:
 
 
 def _iso(ts: int) -> str:
-    from .gate.replies import iso
+    from ..gate.replies import iso
 
     return iso(ts)
 
 
 def _store(args):
-    from .store import open_store
+    from ..store import open_store
 
     s = _settings(args)
     if s.store.startswith("sqlite:///"):
@@ -122,8 +123,8 @@ def cmd_signin_link(args) -> int:
 
 def cmd_suppression(args) -> int:
     """Show or lift the suppression of an address that bounced or complained (docs/alarms.md)."""
-    from .accounts import email_address
-    from .gate.replies import iso
+    from ..accounts import email_address
+    from ..gate.replies import iso
 
     email = email_address(args.email).lower()  # (an address that is none is refused before the store is opened)
     s, store = _store(args)
@@ -145,7 +146,7 @@ def cmd_suppression(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from .surfaces.local import build_local, serve
+    from ..surfaces.local import build_local, serve
 
     settings = _settings(args)
     app, demo = build_local(settings, demo=args.demo)
@@ -202,7 +203,7 @@ def next_steps(settings: Settings, demo: dict | None, data: str | None) -> str:
 
 def cmd_backup(args) -> int:
     """Copy the SQLite database, recent commits in its -wal included, while the server runs."""
-    from .store.sqlite.backup import backup
+    from ..store.sqlite.backup import backup
 
     s = _settings(args)
     if not s.store.startswith("sqlite:///"):
@@ -224,8 +225,8 @@ def cmd_budget_import(args) -> int:
     """Import a YNAB register export into the budget of the member's workspace; nothing on a bad row."""
     import time
 
-    from .gate.context import ActionContext
-    from .toolsets.budget.importer import RegisterError, import_register
+    from ..gate.context import ActionContext
+    from ..toolsets.budget.importer import RegisterError, import_register
 
     s, store = _store(args)
     email = args.email
@@ -258,7 +259,7 @@ def cmd_budget_upgrade(args) -> int:
     """Move a budget written before the chunked layout into it, and build (or rebuild, where they
     disagree with the months) its roll-ups and its months' needs-attention docs (once per
     workspace after a deploy; safe to repeat)."""
-    from .toolsets.budget.layout import upgrade
+    from ..toolsets.budget.layout import upgrade
 
     s, store = _store(args)
     email = args.email
@@ -365,5 +366,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

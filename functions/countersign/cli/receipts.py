@@ -8,7 +8,7 @@ import sys
 
 
 def cmd_verify_receipt(args) -> int:
-    from .passkeys.receipts import ReceiptError, verify_receipt
+    from ..passkeys.receipts import ReceiptError, verify_receipt
 
     try:
         with open(args.file, encoding="utf-8") as f:

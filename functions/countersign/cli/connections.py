@@ -7,14 +7,14 @@ from __future__ import annotations
 import json
 import sys
 
-from .cli_options import store_options
+from .common import store_options
 
 
 def cmd_connection_list(args) -> int:
-    from .cli import _settings, member
-    from .oauth.grants import settle
-    from .runtime import keyless_desk
-    from .surfaces.api.connections import connection_view
+    from ..oauth.grants import settle
+    from ..runtime import keyless_desk
+    from ..surfaces.api.connections import connection_view
+    from . import _settings, member
 
     desk = keyless_desk(_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
     store = desk.store
@@ -29,11 +29,11 @@ def cmd_connection_list(args) -> int:
 
 
 def cmd_connection_revoke(args) -> int:
-    from .cli import _settings, member
-    from .oauth.grants import revoke_connection
-    from .runtime import keyless_desk
-    from .store.errors import BadInput, NotFound
-    from .surfaces.api.connections import connection_view
+    from ..oauth.grants import revoke_connection
+    from ..runtime import keyless_desk
+    from ..store.errors import BadInput, NotFound
+    from ..surfaces.api.connections import connection_view
+    from . import _settings, member
 
     desk = keyless_desk(_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
     store = desk.store

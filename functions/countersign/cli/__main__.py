@@ -1,0 +1,7 @@
+"""``python -m countersign.cli``: the ``countersign`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
