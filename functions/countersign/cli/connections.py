@@ -1,22 +1,38 @@
-"""``countersign connection list`` and ``revoke``: a member's agent connections as the confirm
-page's Connections section shows them, and revoking one there or here alike: every token of it
-stops at once, and the cards it filed that still wait are withdrawn."""
+"""``countersign connection create``, ``list`` and ``revoke``: a member's agent connections. ``create``
+prints a new one's token once; ``list`` shows them as the confirm page's Connections section does;
+revoking one there or here alike, every token of it stops at once, and the cards it filed that
+still wait are withdrawn."""
 
 from __future__ import annotations
 
 import json
 import sys
 
-from .common import store_options
+from .. import accounts
+from ..store.errors import BadInput, NotFound
+from .common import command_settings, member, open_command_store, store_options
+
+
+def cmd_connection_create(args) -> int:
+    s, store = open_command_store(args)
+    person = member(store, args.email)
+    if person is None:
+        return 2
+    new = accounts.create_connection(store, person.workspace_id, person.id, args.name)
+    print(
+        json.dumps({"connection_id": new.connection.id, "mcp_url": f"{s.public_url}/mcp", "token": new.token}, indent=2)
+    )
+    print("# the token is shown once: put it in your MCP client as 'Authorization: Bearer <token>'", file=sys.stderr)
+    return 0
 
 
 def cmd_connection_list(args) -> int:
+    # When the command runs, not at the CLI's start (the gate's and the server's modules).
     from ..oauth.grants import settle
     from ..runtime import keyless_desk
     from ..surfaces.api.connections import connection_view
-    from . import _settings, member
 
-    desk = keyless_desk(_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
+    desk = keyless_desk(command_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
     store = desk.store
     person = member(store, args.email)
     if person is None:
@@ -29,13 +45,12 @@ def cmd_connection_list(args) -> int:
 
 
 def cmd_connection_revoke(args) -> int:
+    # When the command runs, not at the CLI's start (the gate's and the server's modules).
     from ..oauth.grants import revoke_connection
     from ..runtime import keyless_desk
-    from ..store.errors import BadInput, NotFound
     from ..surfaces.api.connections import connection_view
-    from . import _settings, member
 
-    desk = keyless_desk(_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
+    desk = keyless_desk(command_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
     store = desk.store
     person = member(store, args.email)
     if person is None:
@@ -58,8 +73,13 @@ def cmd_connection_revoke(args) -> int:
     return 0
 
 
-def add_parsers(group) -> None:
-    """``list`` and ``revoke`` beside ``connection create`` (``group``: its subparsers)."""
+def add_parser(sub) -> None:
+    group = sub.add_parser("connection", help="manage agent connections").add_subparsers(dest="action", required=True)
+    create = group.add_parser("create", help="an agent connection for a member; prints its token once")
+    store_options(create)
+    create.add_argument("--email", required=True, help="the member who authorises this agent")
+    create.add_argument("--name", required=True, help='a name such as "Claude on laptop"')
+    create.set_defaults(func=cmd_connection_create)
     listing = group.add_parser("list", help="a member's connections: name, when made and last used, revoked or not")
     revoking = group.add_parser("revoke", help="revoke a member's connection: its token stops at once, and the "
                                                "cards it filed that still wait are withdrawn")

@@ -14,15 +14,14 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import store_options
+from .. import accounts
+from ..store.errors import BadInput, Conflict, NotFound
+from .common import command_settings, iso, member, open_command_store, store_options
 
 
 def _workspace_of(store, args):
     """The workspace ``--workspace`` names, or the one ``--email``'s member belongs to (None once
     it has said there is none: the command exits 2)."""
-    from ..store.errors import BadInput, NotFound
-    from . import member
-
     if args.email is not None:
         person = member(store, args.email)
         return None if person is None else store.get_workspace(person.workspace_id)
@@ -35,16 +34,12 @@ def _workspace_of(store, args):
 
 
 def person_view(person) -> dict:
-    from . import _iso
-
     return {"person_id": person.id, "email": person.email, "name": person.name, "role": person.role,
-            "agent_requests_email": person.agent_requests_email, "added": _iso(person.created_at)}
+            "agent_requests_email": person.agent_requests_email, "added": iso(person.created_at)}
 
 
 def cmd_member_list(args) -> int:
-    from . import _store
-
-    _settings, store = _store(args)
+    _, store = open_command_store(args)
     workspace = _workspace_of(store, args)
     if workspace is None:
         return 2
@@ -54,11 +49,7 @@ def cmd_member_list(args) -> int:
 
 
 def cmd_member_add(args) -> int:
-    from .. import accounts
-    from ..store.errors import Conflict
-    from . import _store
-
-    _settings, store = _store(args)
+    _, store = open_command_store(args)
     workspace = _workspace_of(store, args)
     if workspace is None:
         return 2
@@ -75,11 +66,11 @@ def cmd_member_add(args) -> int:
 
 
 def cmd_member_remove(args) -> int:
+    # When the command runs, not at the CLI's start (the gate's and the server's modules).
     from ..membership import remove_member
     from ..runtime import keyless_desk
-    from . import _settings, member
 
-    desk = keyless_desk(_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
+    desk = keyless_desk(command_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
     person = member(desk.store, args.member_email)
     if person is None:
         return 2

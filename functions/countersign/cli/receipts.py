@@ -8,6 +8,7 @@ import sys
 
 
 def cmd_verify_receipt(args) -> int:
+    # When verifying, not at the CLI's start (the passkey modules and their cryptography).
     from ..passkeys.receipts import ReceiptError, verify_receipt
 
     try:

@@ -7,18 +7,18 @@ import argparse
 import json
 import sys
 
-from .common import store_options
+from .common import command_settings, member, store_options
 
 
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
+    # When the command runs, not at the CLI's start (the gate's and the gateway toolset's modules).
     from ..gate.actions import ActionError
     from ..runtime import build, files_cards_here, keyless_desk
     from ..store.records import MANAGERS
     from ..toolsets.gateway import requests
-    from . import _settings, member
 
-    s = _settings(args)
+    s = command_settings(args)
     if args.action == "list":  # reads only
         desk = keyless_desk(s)
     else:
