@@ -308,7 +308,9 @@ def test_the_wrapper_runs_the_cli_of_this_checkout(tmp_path):
     done = subprocess.run([str(REPO / "scripts" / "countersign"), "signin-link", "--data", str(tmp_path / "d"),
                            "--email", "nobody@example.com"], capture_output=True, text=True, timeout=300,
                           env={k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")})
-    assert done.returncode == 2 and "nobody@example.com" in done.stderr  # the CLI itself answered
+    # The CLI itself answered, naming the data folder it found no database in (and made nothing there).
+    assert done.returncode == 2 and f"no countersign database in {tmp_path / 'd'} (--data)" in done.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def test_suppression_show_and_lift(capsys, tmp_path):

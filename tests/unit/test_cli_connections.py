@@ -4,6 +4,7 @@ from the command line."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import anyio
 import pytest
@@ -78,7 +79,8 @@ def test_revoke_refuses_an_unknown_id_and_another_members_connection(capsys, dem
         code, out, err = _run(capsys, "connection", "revoke", connection_id, "--data", data,
                               "--email", "other@example.com")
         assert code == 2 and out == ""
-        assert err == f"error: other@example.com has no connection {connection_id!r}; `connection list` shows theirs\n"
+        listing = f"countersign connection list --data {shlex.quote(data)} --email other@example.com"
+        assert err == f"error: other@example.com has no connection {connection_id!r}; `{listing}` shows theirs\n"
     assert not runtime.store.get_connection(principal.workspace.id, principal.connection.id).revoked
     code, _, err = _run(capsys, "connection", "list", "--data", data, "--email", "nobody@example.com")
     assert code == 2 and err == "error: no member with email 'nobody@example.com'\n"

@@ -4,6 +4,7 @@ email that already belongs to a member without leaving a workspace behind."""
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
 import time
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_add_makes_a_member_who_can_sign_in_and_authorise_an_agent(capsys, data)
     assert code == 0, err
     added = json.loads(out)
     assert (added["email"], added["name"], added["role"]) == ("bea@example.com", "Bea", "member")
-    assert "signin-link --email bea@example.com" in err
+    assert f"(`countersign signin-link --data {shlex.quote(data)} --email bea@example.com`)" in err
     listed = _members(capsys, data, "BEA@example.com")  # any member names the workspace, in any case
     assert [(m["email"], m["name"], m["role"]) for m in listed] == [
         ("owner@example.com", "Olive", "owner"), ("bea@example.com", "Bea", "member")]

@@ -7,6 +7,7 @@ server's modules when they run, not here, so that ``--help`` and the small comma
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..settings import ConfigError
@@ -24,7 +25,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    try:
+        try:
+            return _run(parser().parse_args(argv))
+        finally:
+            sys.stdout.flush()  # so that a reader gone is found here, not while the interpreter exits
+    except BrokenPipeError:
+        # Whoever read stdout has stopped (`countersign member list | head`): end quietly, as the
+        # Python documentation's note on SIGPIPE does it: what is left for stdout goes nowhere
+        # (else the interpreter's own flush at exit would complain), and the exit status is 1.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _run(args) -> int:
     try:
         return args.func(args)
     except ConfigError as exc:
@@ -33,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     except (StoreUnusable, BadInput, Conflict) as exc:  # a name or an email refused: nothing written
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout closed: not the data folder (main)
+        raise
     except OSError as exc:  # the data folder or a key file cannot be made or read
         where = exc.filename or "the data folder"
         print(f"error: cannot use {where}: {exc.strerror or exc}. Check that the user running countersign may read "

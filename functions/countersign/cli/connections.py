@@ -10,7 +10,7 @@ import sys
 
 from .. import accounts
 from ..store.errors import BadInput, NotFound
-from .common import command_settings, member, open_command_store, store_options
+from .common import command_line, existing_settings, member, open_command_store, store_options
 
 
 def cmd_connection_create(args) -> int:
@@ -32,7 +32,7 @@ def cmd_connection_list(args) -> int:
     from ..runtime import keyless_desk
     from ..surfaces.api.connections import connection_view
 
-    desk = keyless_desk(command_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
+    desk = keyless_desk(existing_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
     store = desk.store
     person = member(store, args.email)
     if person is None:
@@ -40,7 +40,11 @@ def cmd_connection_list(args) -> int:
     grants = {g.connection_id: g for g in store.list_oauth_grants(person.workspace_id, person.id)}
     used = store.connections_last_used(person.workspace_id)
     settled = settle(desk, person.workspace_id, store.list_connections(person.workspace_id, person.id), grants, used)
-    print(json.dumps([connection_view(c, used.get(c.id), grant) for c, grant in settled], indent=2))
+    views = [connection_view(c, used.get(c.id), grant) for c, grant in settled]
+    print(json.dumps(views, indent=2))
+    if any(not view["revoked"] for view in views):
+        print(f"# to revoke one: {command_line(args, 'connection revoke CONNECTION_ID', '--email', args.email)}",
+              file=sys.stderr)
     return 0
 
 
@@ -50,7 +54,7 @@ def cmd_connection_revoke(args) -> int:
     from ..runtime import keyless_desk
     from ..surfaces.api.connections import connection_view
 
-    desk = keyless_desk(command_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
+    desk = keyless_desk(existing_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
     store = desk.store
     person = member(store, args.email)
     if person is None:
@@ -60,8 +64,8 @@ def cmd_connection_revoke(args) -> int:
     except (NotFound, BadInput):
         connection = None
     if connection is None or connection.person_id != person.id:  # another member's reads as unknown
-        print(f"error: {args.email} has no connection {args.connection_id!r}; `connection list` shows theirs",
-              file=sys.stderr)
+        print(f"error: {args.email} has no connection {args.connection_id!r}; "
+              f"`{command_line(args, 'connection list', '--email', args.email)}` shows theirs", file=sys.stderr)
         return 2
     withdrawn = 0
     if connection.revoked:

@@ -8,7 +8,7 @@ import sys
 import time
 
 from ..core.tickets import Keyring, new_secret
-from .common import iso, open_command_store, store_options
+from .common import command_line, iso, open_command_store, store_options
 
 
 def cmd_keys(args) -> int:
@@ -22,7 +22,7 @@ def cmd_keys(args) -> int:
         return 0
     if args.action == "forget":
         if not args.key_id:
-            print("error: name the key: countersign keys forget KEY_ID", file=sys.stderr)
+            print(f"error: name the key: {command_line(args, 'keys forget KEY_ID')}", file=sys.stderr)
             return 2
         _, store = open_command_store(args)
         if args.key_id not in store.signing_keys_in_use(int(time.time())):

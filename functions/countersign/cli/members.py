@@ -16,7 +16,7 @@ import sys
 
 from .. import accounts
 from ..store.errors import BadInput, Conflict, NotFound
-from .common import command_settings, iso, member, open_command_store, store_options
+from .common import command_line, existing_settings, iso, member, open_command_store, store_options
 
 
 def _workspace_of(store, args):
@@ -29,7 +29,7 @@ def _workspace_of(store, args):
         return store.get_workspace(args.workspace)
     except (NotFound, BadInput):
         print(f"error: no workspace with id {args.workspace!r}; `workspace create` printed its id, and "
-              "`member list --email E` shows the workspace of a member", file=sys.stderr)
+              f"`{command_line(args, 'member list', '--email', 'E')}` shows the workspace of a member", file=sys.stderr)
         return None
 
 
@@ -60,7 +60,8 @@ def cmd_member_add(args) -> int:
               "only. Nothing was written.", file=sys.stderr)
         return 2
     print(json.dumps({"workspace_id": workspace.id, **person_view(person)}, indent=2))
-    print(f"# {person.email} can now sign in (`countersign signin-link --email {person.email}`); grant_role, "
+    signin = command_line(args, "signin-link", "--email", person.email)
+    print(f"# {person.email} can now sign in (`{signin}`); grant_role, "
           "confirmed by an owner or admin, gives them more than the member role", file=sys.stderr)
     return 0
 
@@ -70,7 +71,7 @@ def cmd_member_remove(args) -> int:
     from ..membership import remove_member
     from ..runtime import keyless_desk
 
-    desk = keyless_desk(command_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
+    desk = keyless_desk(existing_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)
     person = member(desk.store, args.member_email)
     if person is None:
         return 2

@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from .common import command_settings, member, store_options
+from .common import existing_settings, member, store_options
 
 
 def cmd_upstream(args) -> int:
@@ -18,7 +18,7 @@ def cmd_upstream(args) -> int:
     from ..store.records import MANAGERS
     from ..toolsets.gateway import requests
 
-    s = command_settings(args)
+    s = existing_settings(args)
     if args.action == "list":  # reads only
         desk = keyless_desk(s)
     else:
