@@ -6,7 +6,7 @@ import json
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.toolsets.gateway.config import load
+from countersign.toolsets.gateway.config import KIND, load
 from countersign.toolsets.gateway.requests import sealer_of
 
 from .conftest import PAGE_SECRET, UPSTREAM_SECRET
@@ -97,6 +97,12 @@ def test_adding_from_the_page_is_for_owners_and_admins_and_an_unreachable_upstre
     down = gw.page().post("/api/settings/upstreams", dict(body, url=f"http://127.0.0.1:{free_port()}/mcp"))
     assert down.status_code == 503 and down.json()["error"]["code"] == "upstream_unavailable"
     assert "web could not be reached" in down.json()["error"]["message"] and PAGE_SECRET not in down.text
+    now = gw.runtime.desk.now()
+    for person in gw.store.list_persons(gw.workspace_id):  # nothing filed for anyone, in any state
+        assert gw.store.list_pending_cards(gw.workspace_id, person.id, now) == ([], None)
+        assert gw.store.list_card_history(gw.workspace_id, person.id, now) == ([], None)
+    assert gw.store.list_docs(gw.workspace_id, KIND) == []  # nor any upstream stored
+    assert upstream.calls() == []
 
 
 def test_without_the_private_setting_the_page_refuses_http_and_private_addresses(tenant):
