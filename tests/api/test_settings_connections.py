@@ -41,11 +41,17 @@ def test_member_cannot_change_the_workspace(page, tenant):
 
 
 def test_admin_can_change_the_workspace(page, tenant):
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is True
     page.sign_in(tenant.runtime, tenant.add_person("admin"))
     assert page.patch("/api/settings/workspace", {"ask_before_approvals": False}).status_code == 200
+    changed = {"ask_before_drafting": True, "ask_before_approvals": False, "confirm_in_client": True}
+    assert page.get("/api/settings").json()["workspace"] == changed
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is False
     approver = Page(page.origin).sign_in(tenant.runtime, tenant.add_person("approver"))
     assert approver.patch("/api/settings/workspace", {"ask_before_approvals": True}).status_code == 403
     approver.close()
+    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is False  # 403: unchanged
+    assert page.get("/api/settings").json()["workspace"] == changed
 
 
 @pytest.mark.parametrize("path,body,field", [
