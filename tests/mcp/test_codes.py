@@ -12,6 +12,15 @@ from tests.support.harness import CANCEL, accept, assert_recorded
 pytestmark = pytest.mark.anyio
 
 EDIT = {"note_id": "n1", "text": "coded"}
+QUESTION = "Change note ‘Note 1’?\ntext 1 → coded"  # what the client is asked about EDIT
+
+
+def _cards(tenant) -> list[tuple[str, str, str]]:
+    """Every card of the tenant's person, in any state, as (id, state, channel), read from the store."""
+    store, now = tenant.store, tenant.runtime.desk.now()
+    pending, _ = store.list_pending_cards(tenant.workspace_id, tenant.person.id, now)
+    done, _ = store.list_card_history(tenant.workspace_id, tenant.person.id, now)
+    return [(card.id, card.state.value, card.channel) for card in pending + done]
 
 
 @pytest.fixture
@@ -96,15 +105,30 @@ async def test_code_mode_refuses_classes_that_need_the_page(tenant, code_mode, t
 
 
 async def test_code_mode_still_prefers_asking_in_the_client(tenant, code_mode):
-    async with tenant.client(answer=accept()) as client:
+    asked = []
+    async with tenant.client(answer=accept(), record=asked) as client:
         result = await client.call_tool("edit_note", EDIT)
-    assert result.structured_content["status"] == "completed"
+    body = result.structured_content
+    assert body["status"] == "completed" and "confirmation" not in body  # asked, so no code minted
+    assert [q.message for q in asked] == [QUESTION]
+    assert tenant.note("n1")["text"] == "coded"
+    assert _cards(tenant) == [(body["confirmationId"], "completed", "client")]
+    assert_recorded(tenant, body["confirmationId"], "completed", "client", ["filed", "completed"])
 
 
 async def test_code_mode_dismissal_falls_back_to_a_code(tenant, code_mode):
-    async with tenant.client(answer=CANCEL) as client:
+    asked = []
+    async with tenant.client(answer=CANCEL, record=asked) as client:
         result = await client.call_tool("edit_note", EDIT)
-    assert result.structured_content["status"] == "confirmation_required"
+        body = result.structured_content
+        assert body["status"] == "confirmation_required" and len(body["confirmation"]) == 11
+        assert [q.message for q in asked] == [QUESTION]  # asked first, once
+        assert tenant.note("n1")["text"] == "text 1" and _cards(tenant) == []  # nothing written, nothing filed
+        done = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
+    assert done.structured_content["status"] == "completed"
+    assert [q.message for q in asked] == [QUESTION]  # the code applies without asking again
+    assert tenant.note("n1")["text"] == "coded"
+    assert _cards(tenant) == [(done.structured_content["confirmationId"], "completed", "code")]
 
 
 # -- COUNTERSIGN_REQUIRE_ELICITATION=1 -------------------------------------------------------------
@@ -136,16 +160,28 @@ async def test_required_code_passed_is_an_error(tenant, configure):
 
 async def test_required_keeps_hosted_cards_available(tenant, configure):
     configure(require_elicitation=True)
-    async with tenant.client() as client:
+    async with tenant.client() as client:  # a client that declares no elicitation: it cannot be asked
         result = await client.call_tool("edit_note", EDIT)
-    assert result.structured_content["status"] == "pending"
+    body = result.structured_content
+    assert body["status"] == "pending" and "confirmation" not in body
+    assert body["confirmationUrl"] == f"{tenant.origin}/confirm?card={body['confirmationId']}"
+    assert tenant.note("n1")["text"] == "text 1"  # held, not applied
+    assert _cards(tenant) == [(body["confirmationId"], "pending", "page")]
+    assert tenant.confirm_on_page(body["confirmationId"]).state.value == "completed"  # the hosted card works
+    assert tenant.note("n1")["text"] == "coded"
 
 
 async def test_required_yes_in_the_client_applies(tenant, configure):
     configure(require_elicitation=True)
-    async with tenant.client(answer=accept()) as client:
+    asked = []
+    async with tenant.client(answer=accept(), record=asked) as client:
         result = await client.call_tool("edit_note", EDIT)
-    assert result.structured_content["status"] == "completed"
+    body = result.structured_content
+    assert body["status"] == "completed" and body["result"] == {"note": "n1", "text": "coded"}
+    assert [q.message for q in asked] == [QUESTION]
+    assert tenant.note("n1")["text"] == "coded"
+    assert _cards(tenant) == [(body["confirmationId"], "completed", "client")]
+    assert_recorded(tenant, body["confirmationId"], "completed", "client", ["filed", "completed"])
 
 
 async def test_codes_honour_a_workspace_that_confirms_on_the_page_only(tenant, code_mode):
