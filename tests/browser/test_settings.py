@@ -3,11 +3,30 @@
 
 from __future__ import annotations
 
+import httpx2
 import pytest
 from playwright.sync_api import expect
 
 from tests.browser.pages import call_tool, file_cards, ready, run_async, sign_in, status_of
 from tests.support.harness import mcp_client
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "revoked", "version": "1"}}}
+
+
+class _Statuses(httpx2.AsyncBaseTransport):
+    """The status of every response the MCP client was given."""
+
+    def __init__(self):
+        self.inner, self.statuses = httpx2.AsyncHTTPTransport(), []
+
+    async def handle_async_request(self, request):
+        response = await self.inner.handle_async_request(request)
+        self.statuses.append(response.status_code)
+        return response
+
+    async def aclose(self):
+        await self.inner.aclose()
 
 
 def test_email_and_workspace_settings(live, tenant, page):
@@ -107,13 +126,21 @@ def test_create_connection_then_revoke(live, tenant, page, context):
     assert revoked.value.status == 200
     expect(page.locator("li", has_text="Claude on phone")).to_contain_text("Revoked")
 
-    # The revoked token no longer reaches the MCP endpoint; its waiting card was withdrawn.
+    # The revoked token no longer reaches the MCP endpoint (401, named revoked); its waiting card was withdrawn.
+    refused = httpx2.post(f"{server.origin}/mcp", json=INITIALIZE, timeout=10, headers={
+        "Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+    assert refused.status_code == 401, refused.text
+    assert 'error="invalid_token"' in refused.headers["www-authenticate"]
+    assert "revoked" in refused.json()["error_description"]
+    answered = _Statuses()
+
     async def try_token():
-        async with mcp_client(f"{server.origin}/mcp", token) as client:
+        async with mcp_client(f"{server.origin}/mcp", token, transport=answered) as client:
             await client.list_tools()
 
-    with pytest.raises(Exception):  # noqa: B017 - the SDK surfaces the refused connection in more than one way
+    with pytest.raises(Exception):  # noqa: B017 - the SDK wraps the refusal (an ExceptionGroup of an MCPError)
         run_async(try_token)
+    assert answered.statuses and set(answered.statuses) == {401}  # the client was refused, every time, by a 401
     assert status_of(tenant, held["confirmationId"])["status"] == "declined"
     assert call_tool(tenant, "list_confirmations", {})["confirmations"] == []
 
