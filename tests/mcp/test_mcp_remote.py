@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.harness import TRANSCRIPT
+from tests.support.harness import TRANSCRIPT, assert_recorded
 
 CLIENTS = Path(__file__).resolve().parents[1] / "clients"
 EDIT = {"note_id": "n1", "text": "through mcp-remote"}
@@ -53,13 +53,20 @@ def test_a_card_for_a_host_that_declares_url_questions_still_gives_the_held_repl
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_yes_in_the_host_applies_once(tenant, mode):
+    before = tenant.store.get_doc(tenant.workspace_id, "note", "n1").version
     run = _run(tenant, mode, "edit_note", EDIT, "accept")
     body = run["result"]["structuredContent"]
     assert body["status"] == "completed" and body["answeredVia"] == "client", body
-    question = run["questions"][0]
+    (question,) = run["questions"]  # the host was asked once
     assert question["message"] == "Change note ‘Note 1’?\ntext 1 → through mcp-remote"
     assert question["requestedSchema"]["required"] == ["confirm"]
-    assert tenant.note("n1")["text"] == "through mcp-remote"
+    after = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+    assert after.data["text"] == "through mcp-remote" and after.version == before + 1  # written exactly once
+    now = tenant.runtime.desk.now()
+    pending, _ = tenant.store.list_pending_cards(tenant.workspace_id, tenant.person.id, now)
+    done, _ = tenant.store.list_card_history(tenant.workspace_id, tenant.person.id, now)
+    assert pending == [] and [card.id for card in done] == [body["confirmationId"]]  # one request, answered
+    assert_recorded(tenant, body["confirmationId"], "completed", "client", ["filed", "completed"])
 
 
 @pytest.mark.parametrize("mode", MODES)
