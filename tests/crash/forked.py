@@ -58,7 +58,7 @@ class Forked:
 class ForkServer:
     def __init__(self) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
-        env["PYTHONPATH"] = str(REPO)
+        env["PYTHONPATH"] = os.pathsep.join((str(REPO), str(REPO / "functions")))  # this tree's package
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.crash.zygote"], cwd=REPO, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         hello = self.proc.stdout.readline()

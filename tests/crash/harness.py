@@ -41,7 +41,7 @@ class ServerProcess:
     def __init__(self, data: Path, port: int, env: dict[str, str]):
         self.data, self.port = data, port
         full = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
-        full.update(PYTHONPATH=str(REPO), **env)
+        full.update(PYTHONPATH=os.pathsep.join((str(REPO), str(REPO / "functions"))), **env)
         self.log = open(data / f"server-{port}-{time.time_ns()}.log", "wb")
         self.proc = start_server([str(data), str(port)], full, self.log)
         self._wait_ready()

@@ -99,7 +99,8 @@ def aws_env(endpoint: str) -> dict[str, str]:
 
 def base_env() -> dict[str, str]:
     keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")
-    return {k: os.environ[k] for k in keep if k in os.environ}
+    # This tree's package, whatever checkout the virtualenv's editable install points at.
+    return {**{k: os.environ[k] for k in keep if k in os.environ}, "PYTHONPATH": str(REPO_ROOT / "functions")}
 
 
 class MotoStack:
