@@ -1,5 +1,5 @@
 """AWS timeouts bench: how long a DynamoDB call to a table that never answers takes to fail, with
-the botocore configuration the product gives its clients (``countersign.aws_config``).
+the botocore configuration the product gives its clients (``countersign.platform.botocore_config``).
 
     .venv/bin/python bench/aws_timeouts.py
 
@@ -30,7 +30,7 @@ os.environ.pop("AWS_PROFILE", None)
 
 from botocore.exceptions import ReadTimeoutError  # noqa: E402
 
-from countersign.aws_config import DYNAMODB_CONFIG  # noqa: E402
+from countersign.platform.botocore_config import DYNAMODB_CONFIG  # noqa: E402
 from countersign.store.dynamodb import DynamoDBStore  # noqa: E402
 
 

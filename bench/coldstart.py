@@ -1,6 +1,6 @@
 """Cold-start bench: how long each Lambda entry module takes to import in a fresh interpreter
 with the environment of a deployed function (``AWS_LAMBDA_FUNCTION_NAME`` set, so Powertools and
-the project's own observability behave as on Lambda), beside "hello" handlers measured in the
+the project's own telemetry behave as on Lambda), beside "hello" handlers measured in the
 same run, interleaved, with and without precompiled bytecode:
 
 * ``hello``: a bare FastAPI + Mangum handler; ``hello_mcp``: a bare MCP SDK stateless
@@ -235,7 +235,7 @@ def function_env(bundle: Path, data: Path, precompiled: bool) -> dict[str, str]:
         AWS_SECRET_ACCESS_KEY="bench",
         AWS_ENDPOINT_URL="http://127.0.0.1:9",  # nothing is called at import; if it were, it fails here
         AWS_EC2_METADATA_DISABLED="true",
-        # what the Lambda runtime sets: Powertools and countersign.observability take it as "on Lambda"
+        # what the Lambda runtime sets: Powertools and countersign.platform.telemetry take it as "on Lambda"
         AWS_LAMBDA_FUNCTION_NAME="countersign-bench",
         LAMBDA_TASK_ROOT=str(bundle),
         AWS_EXECUTION_ENV="AWS_Lambda_python3.12",

@@ -1,5 +1,5 @@
 """Heap bench: what a full garbage collection costs once a server has started, with its start-up
-heap frozen as the product leaves it (``countersign.heap``), against the same heap unfrozen,
+heap frozen as the product leaves it (``countersign.platform.heap``), against the same heap unfrozen,
 measured in the same process, one after the other.
 
     .venv/bin/python bench/heap.py [RUNS]        (default 3)

@@ -29,7 +29,7 @@ Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the tabl
 there, not the call's). The real server and the in-process app each have a data folder of their
 own, seeded alike, so each is the only server emailing its person, as a deployment is. Once every
 app in this process is built, their heap is frozen, as ``countersign serve`` and each Lambda
-function freeze theirs (``countersign.heap``), so a garbage collection here walks what the
+function freeze theirs (``countersign.platform.heap``), so a garbage collection here walks what the
 requests make, not what the apps and the client built to start.
 
 The floors, on a bare ``mcp`` SDK server (real HTTP, in process, stateless): for the question +
@@ -86,8 +86,9 @@ from mcp_servers import (
     structured,
 )
 
-from countersign import accounts, heap, settings as settings_mod
+from countersign import accounts, settings as settings_mod
 from countersign.gate.context import ActionContext
+from countersign.platform import heap
 from countersign.runtime import build
 from countersign.surfaces.local import build_local
 from countersign.surfaces.mcp_http import lambda_app, lambda_handler

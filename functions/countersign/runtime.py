@@ -21,6 +21,7 @@ from typing import Any
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .gate.actions import Registry, Toolset
 from .gate.cards import CardDesk
+from .platform import secrets_manager
 from .settings import ConfigError, Settings
 from .store import Store, open_store
 from .store.callers import Owners
@@ -118,9 +119,7 @@ def _local_secret(path: Path, make: Callable[[], str], valid: Callable[[str], bo
 
 def _loader(secret_loader: Callable[[str], str] | None) -> Callable[[str], str]:
     if secret_loader is None:
-        from .infra_secrets import load_secret
-
-        secret_loader = load_secret
+        secret_loader = secrets_manager.load_secret
     return secret_loader
 
 
@@ -243,9 +242,7 @@ def build(
     check_keys_in_use(settings, keyring, in_use)
     origin_secret = load_origin_secret(settings, secret_loader)
     if previous_loader is None and secret_loader is None:
-        from . import infra_secrets
-
-        previous_loader = infra_secrets.load_previous_secret
+        previous_loader = secrets_manager.load_previous_secret
     origin_previous = load_previous_origin_secret(settings, previous_loader)
 
     def chosen() -> list[Toolset]:

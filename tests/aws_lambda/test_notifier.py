@@ -150,7 +150,7 @@ def test_a_notification_held_by_another_sender_is_left_to_it(runtime, stream):
 
 
 def test_every_outcome_is_counted_for_metrics(runtime, stream):
-    from countersign import observability
+    from countersign.platform import telemetry
 
     events: list[str] = []
     runtime.notifier.on_event = events.append
@@ -161,8 +161,8 @@ def test_every_outcome_is_counted_for_metrics(runtime, stream):
     assert stream_handler(runtime, failed.append)(filtered_event(stream, stream.read()), LambdaContext()) == {
         "batchItemFailures": []}
     assert sorted(events) == ["email_rate_limited", "email_sent"] and failed == []
-    observability.wire(runtime)  # what the function does at import: the notifier's outcomes are metrics
-    assert runtime.notifier.on_event is observability.metric
+    telemetry.wire(runtime)  # what the function does at import: the notifier's outcomes are metrics
+    assert runtime.notifier.on_event is telemetry.metric
 
 
 @pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""Crash tests: real server processes killed at named points (see countersign/faults.py)."""
+"""Crash tests: real server processes killed at named points (see countersign/core/crash_points.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ the crash tests start one two or three times each. This process imports what
 Each server is still a process of its own, with its own SQLite connections, killed with SIGKILL at
 its crash point and started anew afterwards; only the import work is shared, done before the fork.
 
-The crash points (``countersign.faults``) read ``COUNTERSIGN_FAULT`` when imported, so the child
+The crash points (``countersign.core.crash_points``) read ``COUNTERSIGN_FAULT`` when imported, so the child
 sets its environment first and has that module read it again, as a new process would.
 
 Protocol: one JSON object per line. The test process writes ``{"id", "args", "env", "cwd",
@@ -42,9 +42,9 @@ def _child(request: dict, ctl: int) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        from countersign import faults
+        from countersign.core import crash_points
 
-        importlib.reload(faults)  # reads COUNTERSIGN_FAULT from this process's environment
+        importlib.reload(crash_points)  # reads COUNTERSIGN_FAULT from this process's environment
         from tests.crash import server
 
         sys.argv = [server.__file__, *request["args"]]

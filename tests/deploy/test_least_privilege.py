@@ -125,7 +125,7 @@ def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
 
 
 def test_the_secret_loader_is_cached_for_the_cold_start():
-    source = (PACKAGE / "infra_secrets.py").read_text()
+    source = (PACKAGE / "platform" / "secrets_manager.py").read_text()
     assert "parameters.get_secret(arn, max_age=3600)" in source
     for function in FUNCTIONS:
         assert stack().environment(function)["POWERTOOLS_PARAMETERS_MAX_AGE"] == "3600"

@@ -1,7 +1,8 @@
-"""countersign.observability: redaction (no ticket, token, code or key in a log line), the card
-events the desk reports for metrics, and the Tracer only inside Lambda.
+"""Logs, metrics and traces: redaction (countersign.logs: no ticket, token, code or key in a log
+line), the card events the desk reports for metrics and the Tracer only inside Lambda
+(countersign.platform.telemetry).
 
-Nothing here calls ``observability.setup()`` in the test process (it takes over the root
+Nothing here calls ``telemetry.setup()`` in the test process (it takes over the root
 logger's handlers, as a Lambda function should); that runs in subprocesses and in the
 rehearsal's worker processes.
 """
@@ -21,18 +22,21 @@ import uuid
 import anyio
 import pytest
 
-from countersign import accounts, observability, settings as settings_mod
+from countersign import accounts, settings as settings_mod
 from countersign.core.cards import Refusal, RefusalReason
 from countersign.core.codes import new_code
 from countersign.core.ids import new_id, new_secret_token
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate.ask import request_card
 from countersign.gate.context import Principal
+from countersign.logs.filters import RedactFilter, redact_local_logs
+from countersign.logs.redaction import REDACTED, redact
+from countersign.platform import telemetry
 from countersign.runtime import build
 from tests.support.aws import REPO_ROOT
 from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
 
-R = observability.REDACTED
+R = REDACTED
 
 
 def _ticket() -> str:
@@ -75,7 +79,7 @@ def _secrets() -> dict[str, str]:
 def test_every_secret_kind_is_redacted_in_every_shape(kind, shape):
     for _ in range(20):  # random values: many draws of each
         value = _secrets()[kind]
-        out = observability.redact(shape.format(value))
+        out = redact(shape.format(value))
         assert value not in out and R in out, out
         if "." in value:
             assert not any(part in out for part in value.split(".")), out
@@ -85,7 +89,7 @@ def test_every_secret_kind_is_redacted_in_every_shape(kind, shape):
 def test_confirmation_codes_are_redacted(shape):
     for _ in range(50):
         code = new_code()
-        out = observability.redact(shape.format(code))
+        out = redact(shape.format(code))
         assert code not in out and R in out, out
 
 
@@ -97,13 +101,13 @@ def test_confirmation_codes_are_redacted(shape):
     "POST /api/cards/c_01m8n204hkrs959ks6v5ygbc1t/confirm 200", "a basic idea", "tokens left: 5",
 ])
 def test_what_is_not_secret_stays_readable(text):
-    assert observability.redact(text) == text
+    assert redact(text) == text
 
 
 def test_a_logger_line_never_carries_a_secret_in_message_args_extra_or_exception():
     stream = io.StringIO()
-    log = observability.make_logger(service=f"countersign-redaction-{uuid.uuid4().hex[:6]}", stream=stream,
-                                    level="DEBUG")
+    log = telemetry.make_logger(service=f"countersign-redaction-{uuid.uuid4().hex[:6]}", stream=stream,
+                                level="DEBUG")
     found = _secrets()
     code = new_code()
     for name, value in found.items():
@@ -134,7 +138,7 @@ def test_a_logger_line_never_carries_a_secret_in_message_args_extra_or_exception
 def test_redact_filter_covers_plain_handlers_too():
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.addFilter(observability.RedactFilter())
+    handler.addFilter(RedactFilter())
     log = logging.getLogger(f"redact-filter-{uuid.uuid4().hex[:6]}")
     log.addHandler(handler)
     log.propagate = False
@@ -159,8 +163,8 @@ def test_the_local_servers_lines_are_redacted_through_the_handlers_it_has(monkey
     monkeypatch.setattr(access, "handlers", [access_handler])
     monkeypatch.setattr(access, "propagate", False)
     monkeypatch.setattr(access, "level", logging.INFO)
-    observability.redact_local_logs()
-    observability.redact_local_logs()  # once is enough: a second call adds nothing
+    redact_local_logs()
+    redact_local_logs()  # once is enough: a second call adds nothing
     assert len(root_handler.filters) == len(access_handler.filters) == 1
     token, ticket = new_secret_token(accounts.CONNECTION_TOKEN_PREFIX), _ticket()
     logging.getLogger(f"mcp.local-{uuid.uuid4().hex[:6]}").warning("Tool failed: Bearer %s, ticket %s", token, ticket)
@@ -213,7 +217,7 @@ def test_the_desk_reports_each_card_event(desk_world):
     with pytest.raises(Refusal) as late:
         desk.confirm_click(workspace.id, person, fifth)
     assert late.value.reason is RefusalReason.EXPIRED and events[-1] == "card_expired"
-    assert events.count("card_filed") == 5 and set(events) <= set(observability.CARD_EVENTS)
+    assert events.count("card_filed") == 5 and set(events) <= set(telemetry.CARD_EVENTS)
 
 
 def test_a_failing_metrics_hook_never_breaks_a_card(desk_world):
@@ -229,22 +233,23 @@ def test_a_failing_metrics_hook_never_breaks_a_card(desk_world):
 
 def test_wire_connects_the_desk_and_the_card_notifier(tmp_path):
     runtime = build(settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path)}), toolsets=[NOTES])
-    observability.wire(runtime)
-    assert runtime.desk.on_event is observability.metric
-    assert runtime.desk.on_filed.on_event is observability.metric  # the CardNotifier
+    telemetry.wire(runtime)
+    assert runtime.desk.on_event is telemetry.metric
+    assert runtime.desk.on_filed.on_event is telemetry.metric  # the CardNotifier
 
 
 # -- setup in a fresh interpreter (it takes over logging, as in a Lambda instance) -----------------
 
 SETUP_PROBE = """
 import json, logging, sys
-from countersign import observability
-observability.setup()
+from countersign.logs.filters import RedactFilter
+from countersign.platform import telemetry
+telemetry.setup()
 root = logging.getLogger()
 print(json.dumps({
-    "tracer": observability._tracer is not None,
-    "namespace": observability._metrics.namespace,
-    "root_redacts": all(any(isinstance(f, observability.RedactFilter) for f in h.filters) for h in root.handlers),
+    "tracer": telemetry._tracer is not None,
+    "namespace": telemetry._metrics.namespace,
+    "root_redacts": all(any(isinstance(f, RedactFilter) for f in h.filters) for h in root.handlers),
     "root_handlers": len(root.handlers),
 }))
 """
@@ -255,13 +260,13 @@ def test_setup_tracer_only_inside_lambda_when_asked(on_lambda, xray_sdk):
     """The X-Ray SDK costs every cold start: built only on Lambda with COUNTERSIGN_XRAY_SDK=1
     (``Tracing: Active`` traces every invocation without it)."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("AWS_LAMBDA", "POWERTOOLS_")) and k != observability.XRAY_SDK_ENV}
+           if not k.startswith(("AWS_LAMBDA", "POWERTOOLS_")) and k != telemetry.XRAY_SDK_ENV}
     env.update(POWERTOOLS_SERVICE_NAME="countersign", POWERTOOLS_METRICS_NAMESPACE="countersign")
     if on_lambda:
         # What the Lambda runtime sets; traces themselves stay off here (no X-Ray daemon).
         env.update(AWS_LAMBDA_FUNCTION_NAME="countersign-McpFunction", POWERTOOLS_TRACE_DISABLED="1")
     if xray_sdk:
-        env[observability.XRAY_SDK_ENV] = "1"
+        env[telemetry.XRAY_SDK_ENV] = "1"
     done = subprocess.run([sys.executable, "-c", SETUP_PROBE], cwd=REPO_ROOT, env=env, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr

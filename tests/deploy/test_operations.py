@@ -45,10 +45,11 @@ def metrics_of(alarm: dict) -> list[tuple[str, str, dict]]:
 @functools.cache
 def emitted_metric_names() -> frozenset[str]:
     """Every metric name the package counts (a quoted snake_case name passed to a metric or event)."""
-    from countersign import notify, observability
+    from countersign import notify
+    from countersign.platform import telemetry
     from countersign.surfaces import feedback, notifier
 
-    names = set(observability.CARD_EVENTS) | set(notify.EVENTS)
+    names = set(telemetry.CARD_EVENTS) | set(notify.EVENTS)
     names |= {notifier.NOT_DELIVERED, feedback.BOUNCED, feedback.COMPLAINED, feedback.SOFT_BOUNCE}
     source = "".join(p.read_text() for p in PACKAGE.rglob("*.py"))
     for name in ("card_recovered", "signing_key_missing"):

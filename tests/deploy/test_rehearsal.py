@@ -173,7 +173,7 @@ def test_each_function_made_the_calls_a_confirmation_needs(rehearsal, function):
 # no use: only the HTTP functions check CloudFront's origin header, so only they may read that secret.
 OPTIONAL_HERE = {"McpFunction": set(), "ApiFunction": set(),
                  "NotifierFunction": {"COUNTERSIGN_ORIGIN_SECRET"}, "SweeperFunction": {"COUNTERSIGN_ORIGIN_SECRET"}}
-# Read only by the crash tests' fault hook (countersign/faults.py): never set in a deployment.
+# Read only by the crash tests' fault hook (countersign/core/crash_points.py): never set in a deployment.
 TEST_ONLY = {"COUNTERSIGN_FAULT"}
 # Parsed with every setting, used only by the local server (whose proxies it names): never set here.
 # The gateway's settings (docs/gateway.md) have defaults fit for Lambda (stdio off there): set them

@@ -136,7 +136,7 @@ def main() -> None:
         "countersign_files": loaded,
         "mcp_imported": any(m == "mcp" or m.startswith("mcp.") for m in sys.modules),
         "top_level": sorted({m.split(".")[0] for m in sys.modules}),
-        # what a full collection would walk now, beside what the import froze (countersign.heap)
+        # what a full collection would walk now, beside what the import froze (countersign.platform.heap)
         "gc_tracked": len(gc.get_objects()), "gc_frozen": gc.get_freeze_count(),
     }) + "\n")
     context = Context(function_name)

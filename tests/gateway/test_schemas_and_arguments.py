@@ -205,7 +205,7 @@ async def test_an_echoed_credential_is_kept_out_of_every_log_line_the_sdks_debug
     credential (here 31 characters, which looks like no key) must not put it in a log line."""
     import logging
 
-    from countersign.observability import RedactFilter
+    from countersign.logs.filters import RedactFilter
 
     from .conftest import UPSTREAM_SECRET
 

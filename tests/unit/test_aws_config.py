@@ -1,4 +1,4 @@
-"""botocore clients end well inside a function's 20 s (countersign.aws_config): short timeouts and
+"""botocore clients end well inside a function's 20 s (countersign.platform.botocore_config): short timeouts and
 few attempts for DynamoDB, one retry at most for SES (a retried send can send twice)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""countersign.heap: what a process built to start is frozen, after collecting its garbage or not."""
+"""countersign.platform.heap: what a process built to start is frozen, after collecting its garbage or not."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from countersign import heap
+from countersign.platform import heap
 
 
 class Node:

@@ -1,20 +1,20 @@
 """Credentials the process holds in the clear are redacted from log lines by value
-(observability.hold_secret); every header an upstream is given is one, but for the standard plain
+(countersign.logs.redaction.hold_secret); every header an upstream is given is one, but for the standard plain
 ones (gateway Link.secrets)."""
 
 from __future__ import annotations
 
 import pytest
 
-from countersign import observability
-from countersign.observability import MAX_HELD, hold_secret, redact
+from countersign.logs import redaction
+from countersign.logs.redaction import MAX_HELD, hold_secret, redact
 from countersign.toolsets.gateway.env import Link
 
 
 @pytest.fixture(autouse=True)
 def _fresh_hold(monkeypatch):
-    monkeypatch.setattr(observability, "_HELD", {})
-    monkeypatch.setattr(observability, "_held_longest_first", ())
+    monkeypatch.setattr(redaction, "_HELD", {})
+    monkeypatch.setattr(redaction, "_held_longest_first", ())
 
 
 def link(**headers: str) -> Link:

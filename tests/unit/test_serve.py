@@ -188,7 +188,7 @@ serve(app, "127.0.0.1", int(sys.argv[2]), on_listening=listening)
 def test_once_listening_a_full_collection_walks_none_of_what_start_up_built(tmp_path):
     """The server as ``countersign serve`` runs it (``serve``): by the time it listens, what it
     built (some 100,000 objects: a ~20 ms walk of the event loop at every full collection) is
-    frozen, and a collection walks only what requests make (countersign.heap)."""
+    frozen, and a collection walks only what requests make (countersign.platform.heap)."""
     done = subprocess.run([sys.executable, "-c", SETTLED, str(tmp_path / "d"), str(free_port())], cwd=REPO,
                           env=clean_env(PYTHONPATH=str(REPO / "functions")), capture_output=True, text=True,
                           timeout=60)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason, refusal_for
+from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
-from ..faults import crash_point
 from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace

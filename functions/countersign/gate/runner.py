@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable
 
 from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
+from ..core.crash_points import crash_point
 from ..core.ids import new_id
-from ..faults import crash_point
 from ..store.errors import Conflict
 from ..store.records import Card, CardCommit, Connection, Person, Workspace
 from .actions import ActionError, Unavailable

@@ -4,7 +4,7 @@ Settings, store client, keys and the app are built once per instance, at import 
 This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp_*``: the MCP SDK
 costs about a second and a half of cold start and this function never speaks MCP.
 ``tests/api/test_lambda.py`` and ``tests/deploy`` check it. Logs, metrics and traces:
-:mod:`countersign.observability`.
+:mod:`countersign.platform.telemetry`.
 """
 
 from __future__ import annotations
@@ -26,22 +26,22 @@ sys.modules.setdefault("pydantic.v1", None)  # type: ignore[arg-type]
 
 from mangum import Mangum  # noqa: E402
 
-from .. import heap, observability  # noqa: E402
 from ..gate.offload import OneAtATime  # noqa: E402
+from ..platform import heap, telemetry  # noqa: E402
 from ..runtime import build  # noqa: E402
 from ..settings import load  # noqa: E402
 from ..surfaces.api.app import create_api  # noqa: E402
 from ..surfaces.origin import accepted, require_origin  # noqa: E402
 
-observability.setup()  # first, so what building logs is JSON and redacted
+telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # files no card; toolsets at the first click
-observability.wire(runtime)
+telemetry.wire(runtime)
 app = create_api(runtime)
 # A request without CloudFront's origin secret is refused (403) before the app sees it.
-handler = observability.instrument(require_origin(
+handler = telemetry.instrument(require_origin(
     # one request at a time: the page limit's count on the loop, not in a thread (gate/offload.py)
     Mangum(OneAtATime(app), lifespan="off",
            api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
 ))
-heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

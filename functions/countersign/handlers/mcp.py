@@ -9,7 +9,7 @@ neither and no request pays twice. Requests carry no state between them; request
 keys are shared by every instance (``COUNTERSIGN_STATE_KEYS``), so a 2026-07-28 retry may land
 anywhere. A filed card's email is not sent from here: the card's notification is written with
 it (the outbox) and the table's stream hands it to the ``notifier`` function. Logs, metrics and
-traces: :mod:`countersign.observability`.
+traces: :mod:`countersign.platform.telemetry`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import os
 
 from mangum import Mangum
 
-from .. import heap, observability
 from ..gate.offload import OneAtATime
+from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
 from ..surfaces.limits import RequestLimit
@@ -28,9 +28,9 @@ from ..surfaces.mcp_tools import build_server
 from ..surfaces.oauth_http import OAuthEndpoints
 from ..surfaces.origin import accepted, require_origin
 
-observability.setup()  # first, so what building logs is JSON and redacted
+telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # the notifier function emails; toolsets on first use
-observability.wire(runtime)
+telemetry.wire(runtime)
 # Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
 # and per-address request limits (429); then the stateless MCP endpoint and, beside it, the OAuth
 # authorization server (it needs the SDK, which is loaded here anyway).
@@ -38,8 +38,8 @@ endpoint = OneAtATime(RequestLimit(
     lambda_app(build_server(runtime.desk, runtime.state_keys), runtime.store, oauth=OAuthEndpoints(runtime)),
     runtime, "mcp",
 ))  # one request at a time: the limit's count, like the call's work, on the loop (gate/offload.py)
-handler = observability.instrument(require_origin(
+handler = telemetry.instrument(require_origin(
     Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
 ))
-heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

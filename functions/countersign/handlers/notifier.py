@@ -8,24 +8,24 @@ batch's metadata lands in the ``NotifierDLQ`` queue, and the sweeper delivers it
 (``docs/operations.md``). What a record means: :mod:`countersign.surfaces.notifier`.
 
 Built once per instance, at import (cold start), like the HTTP functions; no MCP SDK, no web
-framework. Logs, metrics and traces: :mod:`countersign.observability`.
+framework. Logs, metrics and traces: :mod:`countersign.platform.telemetry`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import heap, observability
+from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
 from ..surfaces.feedback import feedback_handler, is_feedback
 from ..surfaces.notifier import stream_handler, summary
 
-observability.setup()  # first, so what building logs is JSON and redacted
+telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # plans nothing
-observability.wire(runtime)
-stream = stream_handler(runtime, observability.metric)
-feedback = feedback_handler(runtime, observability.metric)
+telemetry.wire(runtime)
+stream = stream_handler(runtime, telemetry.metric)
+feedback = feedback_handler(runtime, telemetry.metric)
 
 
 def route(event: dict, context: Any) -> Any:
@@ -34,6 +34,6 @@ def route(event: dict, context: Any) -> Any:
 
 
 # The correlation id: the first stream record's eventID, or the SNS message's id.
-handler = observability.instrument(route, correlation_id_path="Records[0].eventID || Records[0].Sns.MessageId",
+handler = telemetry.instrument(route, correlation_id_path="Records[0].eventID || Records[0].Sns.MessageId",
                                    summary=summary)
-heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

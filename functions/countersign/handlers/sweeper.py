@@ -4,19 +4,19 @@ It settles cards a dead instance left running and delivers every notification st
 failed send whose backoff is over, a sender that died, a stream record that never got through);
 see :mod:`countersign.surfaces.sweeper`. Built once per instance, at import (cold start), like
 the other functions; no MCP SDK, no web framework. Logs, metrics and traces:
-:mod:`countersign.observability`.
+:mod:`countersign.platform.telemetry`.
 """
 
 from __future__ import annotations
 
-from .. import heap, observability
+from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
 from ..surfaces.sweeper import schedule_handler, summary
 
-observability.setup()  # first, so what building logs is JSON and redacted
+telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # plans only to recover
-observability.wire(runtime)
-handler = observability.instrument(schedule_handler(runtime, observability.metric),
+telemetry.wire(runtime)
+handler = telemetry.instrument(schedule_handler(runtime, telemetry.metric),
                                    correlation_id_path="id", summary=summary)
-heap.settle(collect=False)  # what was built lives as long as the instance (countersign.heap)
+heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..core.cards import CardState
-from ..faults import crash_point
+from ..core.crash_points import crash_point
 from ..settings import Settings
 from ..store.errors import NotFound
 from ..store.interface import Store

@@ -28,7 +28,7 @@ class SesSender:
         if self._client is None:
             import boto3
 
-            from ..aws_config import SES_CONFIG
+            from ..platform.botocore_config import SES_CONFIG
 
             self._client = boto3.client("sesv2", config=SES_CONFIG)
         return self._client

@@ -41,9 +41,10 @@ from starlette.staticfiles import NotModifiedResponse, StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from .. import accounts, heap, settings as settings_mod
+from .. import accounts, settings as settings_mod
 from ..gate.context import ActionContext
-from ..observability import redact_local_logs
+from ..logs.filters import redact_local_logs
+from ..platform import heap
 from ..runtime import Runtime, build
 from ..settings import Settings
 from ..store.errors import NotFound
@@ -145,7 +146,7 @@ class _Server(uvicorn.Server):
     async def startup(self, sockets: Any = None) -> None:
         await super().startup(sockets)
         if self.started:
-            heap.settle(collect=True)  # the app is built and its lifespan started (countersign.heap)
+            heap.settle(collect=True)  # the app is built and its lifespan started (countersign.platform.heap)
             if self.on_listening is not None:
                 self.on_listening()
 

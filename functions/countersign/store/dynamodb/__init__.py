@@ -29,7 +29,7 @@ class DynamoDBStore(DynamoCallerReads, ComposedStore):
         if client is None:
             import boto3
 
-            from ...aws_config import DYNAMODB_CONFIG
+            from ...platform.botocore_config import DYNAMODB_CONFIG
 
             client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
         self.table = Table(client, table_name, card_retention)

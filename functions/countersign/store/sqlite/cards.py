@@ -22,7 +22,7 @@ from ...core.cards import (
     refusal_for,
     request_held_until,
 )
-from ...faults import crash_point
+from ...core.crash_points import crash_point
 from .. import checks
 from ..errors import BadInput, NotFound, Replayed, Taken
 from ..interface import CardStore

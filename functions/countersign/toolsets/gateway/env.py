@@ -12,7 +12,7 @@ from typing import Any
 
 from ...core.canonical import map_strings
 from ...gate.actions import ActionError
-from ...observability import MIN_HELD, hold_secret
+from ...logs.redaction import MIN_HELD, hold_secret
 from ...settings import Settings
 from .config import Upstream
 from .seal import Sealer, SealError

@@ -1,14 +1,14 @@
 """Logs, metrics and traces of the Lambda functions (Powertools), with secrets kept out of logs.
 
-Only the Lambda entry points (``countersign.handlers``) call :func:`setup`; nothing here runs at
-import, so the local server and the tests keep plain ``logging`` (the local server's lines are
-redacted all the same: :func:`redact_local_logs`).
+Only the Lambda entry points (``countersign.handlers``) import this module and call :func:`setup`;
+nothing here runs at import, so the tests keep plain ``logging``. The local server never uses
+Powertools: its lines are redacted all the same (:func:`countersign.logs.filters.redact_local_logs`).
 
 * **Logger**: JSON lines on stdout, one ``correlation_id`` per request (API Gateway's request id,
   which the HTTP API's access log also records), the Lambda context keys, and every record of
   the package's own loggers (``countersign.*``) and of the root logger passed through
-  :func:`redact` first: bearer tokens, tickets, confirmation codes, sign-in tokens, session ids
-  and keys never reach a log line.
+  :func:`countersign.logs.redaction.redact` first: bearer tokens, tickets, confirmation codes,
+  sign-in tokens, session ids and keys never reach a log line.
 * **Metrics** (CloudWatch EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``, default ``countersign``):
   :func:`metric` counts one event by name. :func:`wire` connects the card desk and the card
   notifier to it, so these are counted, flushed at the end of every invocation:
@@ -46,12 +46,17 @@ from __future__ import annotations
 import functools
 import logging
 import os
-import re
-import threading
 import time
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+from aws_lambda_powertools.metrics import MetricUnit
+
+from ..logs.filters import RedactFilter
+from ..logs.redaction import redact
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.logging.types import LogRecord
@@ -74,92 +79,14 @@ CARD_EVENTS = (
     "card_filed", "card_confirmed", "card_declined", "card_withdrawn", "card_expired", "card_refused_drift",
 )
 
-# -- redaction ----------------------------------------------------------------------------------
+# -- Powertools' JSON lines, redacted ------------------------------------------------------
 
-REDACTED = "[redacted]"
-_B64 = r"[A-Za-z0-9_\-]"
-_SECRET_NAMES = (
-    r"authorization|cookie|token|ticket|secret|password|passwd|session(?:_?id)?|csrf|"
-    r"signature|state_?keys?|signing_?key|api_?key|private_?key"
-)
-_VALUE = r"(?!\[redacted\])(?!(?i:bearer|basic)\s)[^\s\"',;&{}\[\]\\]+"
-_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
-    # "Bearer <token>" anywhere (headers, reprs, messages); Basic credentials after "authorization".
-    (re.compile(r"(?i)\b(bearer)(\s+)(?!\[redacted\])[^\s\"',;]+"), r"\1\2" + REDACTED),
-    (re.compile(r"(?i)(authorization\W{1,4}basic)(\s+)(?!\[redacted\])[^\s\"',;]+"), r"\1\2" + REDACTED),
-    # A ticket: base64url payload "." base64url Ed25519 signature (86 characters).
-    (re.compile(rf"{_B64}{{16,}}\.{_B64}{{40,}}"), REDACTED),
-    # name=value / "name": "value" / name: value where the name says it is secret
-    # (token=..., #token=..., ticket: ..., "csrfToken": "...", __Host-cs_session=...).
-    (
-        re.compile(rf"(?i)(?<![:/\w-])([\w-]*(?:{_SECRET_NAMES})[\w-]*)(\"?'?\s*[:=]\s*\"?'?){_VALUE}"),
-        r"\1\2" + REDACTED,
-    ),
-    # A confirmation code (11 URL-safe characters) as a value (code=..., "code": "...") or in
-    # prose ("code Ab3_xY9-kLm"); other "code" values (status codes, error codes) stay.
-    (re.compile(rf"(?i)(\b\w*codes?\b\"?'?\s*[:=]?\s*\"?'?){_B64}{{11}}(?![A-Za-z0-9_\-])"), r"\1" + REDACTED),
-)
-# Anything else that looks like a key or token: 32+ URL-safe characters, not all hex (digests,
-# key ids, fingerprints, X-Ray ids and UUIDs are hex and stay readable).
-_LONG = re.compile(rf"(?<![A-Za-z0-9_\-]){_B64}{{32,}}(?![A-Za-z0-9_\-])")
-_HEXISH = re.compile(r"[0-9a-fA-F\-]+")
 # Keys Powertools adds from the Lambda context and the event: never secret, kept readable
 # (a generated function name is long enough to look like a key).
 _CONTEXT_KEYS = frozenset({
     "level", "location", "timestamp", "service", "sampling_rate", "cold_start", "function_name",
     "function_memory_size", "function_arn", "function_request_id", "correlation_id", "xray_trace_id",
 })
-
-
-def _long(match: re.Match[str]) -> str:
-    text = match.group(0)
-    return text if _HEXISH.fullmatch(text) else REDACTED
-
-
-# Secrets this process holds in the clear whatever their shape (an upstream's credential, once
-# unsealed: a short API key looks like nothing above), redacted from every line by value.
-# A plain substring scan, not a regular expression: a new value costs a sort of at most MAX_HELD
-# strings, and a line with none of them costs MAX_HELD ``in`` tests in C.
-_HELD: dict[str, None] = {}  # in order of last use: the least recently held is dropped first
-_HELD_LOCK = threading.Lock()
-_held_longest_first: tuple[str, ...] = ()
-MAX_HELD = 256  # the most recently used; an older one is dropped (and has mostly left the process)
-MIN_HELD = 8  # shorter parts would redact ordinary words
-
-
-def hold_secret(*values: str) -> None:
-    """From now on, redact each of ``values`` (8 characters or more) wherever it appears in a log
-    line of this process, whatever its shape: an upstream that echoes its credential must not put
-    it in a library's DEBUG line either. Holding a value again marks it recently used."""
-    global _held_longest_first
-    values = tuple(v for v in values if len(v) >= MIN_HELD)
-    if not values:
-        return
-    with _HELD_LOCK:
-        changed = False
-        for value in values:
-            if value in _HELD:
-                del _HELD[value]  # moved to the end: the most recently used
-            else:
-                changed = True
-            _HELD[value] = None
-        while len(_HELD) > MAX_HELD:
-            del _HELD[next(iter(_HELD))]
-        if changed:
-            _held_longest_first = tuple(sorted(_HELD, key=len, reverse=True))
-
-
-def redact(text: str) -> str:
-    """``text`` with everything that looks like a bearer token, ticket, code or key replaced, and
-    every secret this process was told it holds (:func:`hold_secret`)."""
-    if not text:
-        return text
-    for value in _held_longest_first:
-        if value in text:
-            text = text.replace(value, REDACTED)
-    for pattern, replacement in _RULES:
-        text = pattern.sub(replacement, text)
-    return _LONG.sub(_long, text)
 
 
 def _redact_value(value: Any, key: str | None = None) -> Any:
@@ -176,70 +103,18 @@ def _redact_value(value: Any, key: str | None = None) -> Any:
     return redact(str(value))  # e.g. the exception object in Powertools' stack_trace
 
 
-class RedactFilter(logging.Filter):
-    """Rewrites a record's message (and its exception text) through :func:`redact`.
+class RedactingFormatter(LambdaPowertoolsFormatter):
+    """Powertools' JSON formatter, every string value (message, extra keys, the formatted
+    exception and its stack trace) redacted just before the line is serialised."""
 
-    Installed on the Powertools handler and on the root logger's handlers (the Lambda runtime's),
-    so library records are covered as well as the package's own.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a bad format string or a broken __str__: keep what can be kept
-            message = f"{record.msg!r} {record.args!r}"
-        record.msg, record.args = redact(message), None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        return True
+    def serialize(self, log: LogRecord) -> str:
+        return super().serialize(log=_redact_value(log))
 
 
-class RedactAccessFilter(logging.Filter):
-    """:func:`redact` for uvicorn's access log, whose formatter unpacks ``record.args`` (client,
-    method, path, HTTP version, status) itself: the path, the one part a client writes, is
-    redacted in place and the shape kept. Any other record is redacted whole."""
-
-    whole = RedactFilter()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        args = record.args
-        if isinstance(args, tuple) and len(args) == 5 and isinstance(args[2], str):
-            record.args = (*args[:2], redact(args[2]), *args[3:])
-            return True
-        return self.whole.filter(record)
-
-
-def redact_local_logs() -> None:
-    """The local server's log lines through :func:`redact`, as the functions' are: the root
-    logger's handlers (the MCP SDK installs one) and uvicorn's own. Called once uvicorn has set
-    up its loggers; plain logging otherwise, and no Powertools."""
-    for name, make in (("", RedactFilter), ("uvicorn", RedactFilter), ("uvicorn.access", RedactAccessFilter)):
-        for handler in logging.getLogger(name).handlers:
-            if not any(isinstance(f, (RedactFilter, RedactAccessFilter)) for f in handler.filters):
-                handler.addFilter(make())
-
-
-def _formatter_class():
-    from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
-
-    class RedactingFormatter(LambdaPowertoolsFormatter):
-        """Powertools' JSON formatter, every string value (message, extra keys, the formatted
-        exception and its stack trace) redacted just before the line is serialised."""
-
-        def serialize(self, log: LogRecord) -> str:
-            return super().serialize(log=_redact_value(log))
-
-    return RedactingFormatter
-
-
-def make_logger(service: str | None = None, stream=None, level: str | int | None = None):
+def make_logger(service: str | None = None, stream=None, level: str | int | None = None) -> Logger:
     """A Powertools ``Logger`` whose lines are redacted (``service`` names the logging logger)."""
-    from aws_lambda_powertools import Logger
-
     logger = Logger(service=service or os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE, stream=stream,
-                    level=level, logger_formatter=_formatter_class()())
+                    level=level, logger_formatter=RedactingFormatter())
     logger.logger_handler.addFilter(RedactFilter())
     return logger
 
@@ -269,13 +144,9 @@ def setup() -> None:
     for handler in root.handlers:  # the Lambda runtime's own handler
         if not any(isinstance(f, RedactFilter) for f in handler.filters):
             handler.addFilter(RedactFilter())
-    from aws_lambda_powertools import Metrics
-
     _metrics = Metrics(namespace=os.environ.get(NAMESPACE_ENV) or DEFAULT_SERVICE,
                        service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE)
-    if on_lambda() and os.environ.get(XRAY_SDK_ENV) == "1":
-        from aws_lambda_powertools import Tracer
-
+    if on_lambda() and os.environ.get(XRAY_SDK_ENV) == "1":  # building it imports the X-Ray SDK: see above
         _tracer = Tracer(service=os.environ.get(SERVICE_ENV) or DEFAULT_SERVICE, patch_modules=["botocore"])
 
 
@@ -288,8 +159,6 @@ def metric(name: str, value: float = 1) -> None:
     """Count ``value`` of event ``name``; flushed (EMF) when the invocation ends."""
     if _metrics is None:
         return
-    from aws_lambda_powertools.metrics import MetricUnit
-
     _metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 
 

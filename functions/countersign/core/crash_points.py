@@ -1,4 +1,4 @@
-"""Crash points, for the crash tests only.
+"""Crash points, for the crash tests only (``tests/crash``).
 
 ``COUNTERSIGN_FAULT=<point>`` (or ``<point>@<n>``: the n-th time) makes this process kill itself
 with SIGKILL when the named point is reached, so a test can stop a real server exactly there and
