@@ -70,7 +70,8 @@ target = sys.argv[1]
 if target == "local":
     import threading
     from countersign import settings
-    from countersign.surfaces.local import build_local, serve
+    from countersign.surfaces.local.app import build_local
+    from countersign.surfaces.local.run import serve
     app, demo = build_local(settings.load({"COUNTERSIGN_DATA": sys.argv[2]}), demo=True)
     url = f"http://127.0.0.1:{sys.argv[3]}/mcp"
 

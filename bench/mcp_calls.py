@@ -90,9 +90,9 @@ from countersign import accounts, settings as settings_mod
 from countersign.gate.context import ActionContext
 from countersign.platform import heap
 from countersign.runtime import build
-from countersign.surfaces.local import build_local
-from countersign.surfaces.mcp_http import lambda_app, lambda_handler
-from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.local.app import build_local
+from countersign.surfaces.mcp.server import build_server
+from countersign.surfaces.mcp.transport import lambda_app, lambda_handler
 from tests.support.apigw import LambdaInstance, LambdaTransport
 from tests.support.harness import accept, mcp_client
 

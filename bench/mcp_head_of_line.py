@@ -36,8 +36,8 @@ import httpx2
 from countersign import accounts, settings as settings_mod
 from countersign.gate.actions import Read, Toolset
 from countersign.runtime import build
-from countersign.surfaces.mcp_http import StatelessMCP
-from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.mcp.server import build_server
+from countersign.surfaces.mcp.transport import StatelessMCP
 from tests.support.harness import mcp_client
 
 

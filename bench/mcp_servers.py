@@ -2,7 +2,7 @@
 server with one trivial tool in the same shapes as ours, and a raw JSON-RPC client.
 
 * ``python bench/mcp_servers.py ours DATA PORT``: the local server as ``countersign serve`` runs it
-  (:func:`countersign.surfaces.local.build_local`: the stateful ``/mcp`` endpoint behind the local
+  (:func:`countersign.surfaces.local.app.build_local`: the stateful ``/mcp`` endpoint behind the local
   Host/Origin check, request limits and bearer auth; the notifier delivering inline after filing
   into ``DATA/outbox``, the file mailer; the upkeep loop). uvicorn's access log is off (on both).
 * ``python bench/mcp_servers.py bare - PORT``: the bare SDK server, local shape, under uvicorn.
@@ -31,7 +31,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 
-from countersign.surfaces.mcp_tools import CONFIRM_SCHEMA
+from countersign.surfaces.mcp.elicitation import CONFIRM_SCHEMA
 
 PACKS = "budget,mail"
 
@@ -91,14 +91,14 @@ def _no_rebinding():
 
 def bare_local_app():
     """The bare server in the local server's shape: one long-lived session manager (its lifespan
-    must run), stateful sessions, SSE allowed — as :func:`countersign.surfaces.mcp_http.stateful_app`."""
+    must run), stateful sessions, SSE allowed — as :func:`countersign.surfaces.mcp.transport.stateful_app`."""
     return bare_server().streamable_http_app(streamable_http_path="/mcp", stateless_http=False, json_response=False,
                                              transport_security=_no_rebinding())
 
 
 class BareStateless:
     """The bare server in the Lambda shape: a fresh session manager per request inside the SDK's
-    lifespan, JSON responses, no auth, no store — as :class:`countersign.surfaces.mcp_http.StatelessMCP`."""
+    lifespan, JSON responses, no auth, no store — as :class:`countersign.surfaces.mcp.transport.StatelessMCP`."""
 
     def __init__(self):
         self.server = bare_server()
@@ -147,7 +147,8 @@ def free_port() -> int:
 
 def _serve(kind: str, data: str, port: int) -> int:
     from countersign import settings as settings_mod
-    from countersign.surfaces.local import build_local, serve
+    from countersign.surfaces.local.app import build_local
+    from countersign.surfaces.local.run import serve
 
     if kind == "ours":
         app, _ = build_local(settings_mod.load(settings_env(Path(data), port)))

@@ -34,7 +34,7 @@ import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ l
 from countersign import accounts, settings as settings_mod  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from countersign.store.records import DocWrite  # noqa: E402
-from countersign.surfaces.local import build_local  # noqa: E402
+from countersign.surfaces.local.app import build_local  # noqa: E402
 from tests.browser.pages import ChromiumMissing, launch, origin_of  # noqa: E402
 from tests.support.harness import mcp_client  # noqa: E402
 from tests.support.live import LiveServer  # noqa: E402

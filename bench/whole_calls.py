@@ -153,9 +153,9 @@ async def oauth_calls(stack, steps: Steps) -> None:
     from countersign import accounts
     from countersign.oauth.tokens import mint
     from countersign.store.oauth_records import IssuedCode
-    from countersign.surfaces.mcp_http import lambda_handler
-    from countersign.surfaces.mcp_tools import build_server
-    from countersign.surfaces.oauth_http import OAuthEndpoints
+    from countersign.surfaces.mcp.server import build_server
+    from countersign.surfaces.mcp.transport import lambda_handler
+    from countersign.surfaces.oauth.endpoints import OAuthEndpoints
     from tests.aws_lambda.conftest import instance_runtime
     from tests.support.apigw import LambdaInstance, LambdaTransport
     from tests.support.harness import mcp_client

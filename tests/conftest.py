@@ -22,7 +22,7 @@ import pytest
 from countersign import settings as settings_mod
 from countersign.gate import ask as gate_ask
 from countersign.runtime import build
-from countersign.surfaces.local import build_local
+from countersign.surfaces.local.app import build_local
 from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run
 from tests.support.live import LiveServer
 from tests.support.secret_scan import occurring

@@ -72,7 +72,7 @@ def create_connection(
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise BadInput("name", "a connection needs a name of 1 to 100 characters")
-    if not name.isprintable():  # as an OAuth client's name is kept (oauth_provider, cimd)
+    if not name.isprintable():  # as an OAuth client's name is kept (surfaces.oauth.provider, cimd)
         raise BadInput("name", "a connection's name is one line, without control characters")
     store.get_person(workspace_id, person_id)
     token = new_secret_token(CONNECTION_TOKEN_PREFIX)

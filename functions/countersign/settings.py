@@ -54,7 +54,7 @@ class Settings:
     origin_secret: str | None = None
     # Requests per LIMIT_WINDOW seconds the product itself lets through (0: no limit; the
     # template sets all three): per agent connection and per address on /mcp, per address on
-    # /api (the confirm page). Over a limit: 429 with Retry-After (countersign.surfaces.limits).
+    # /api (the confirm page). Over a limit: 429 with Retry-After (countersign.surfaces.http.request_limits).
     limit_connection: int = 0
     limit_address: int = 0
     limit_page: int = 0

@@ -1,5 +1,5 @@
 """Request limits on the live local server (SQLite): per connection and per address on /mcp, per
-address on /api, answered 429 with Retry-After (countersign.surfaces.limits). The same middleware
+address on /api, answered 429 with Retry-After (countersign.surfaces.http.request_limits). The same middleware
 runs in the Lambda functions on DynamoDB (tests/deploy/test_rehearsal.py bursts it there)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import json
 import httpx2
 import pytest
 
-from countersign.surfaces.limits import WINDOW
+from countersign.surfaces.http.request_limits import WINDOW
 from tests.support.harness import new_tenant
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}

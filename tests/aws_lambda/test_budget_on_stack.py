@@ -13,8 +13,8 @@ from countersign import accounts
 from countersign.gate.context import ActionContext
 from countersign.store.records import secret_hash
 from countersign.surfaces.api.app import create_api
-from countersign.surfaces.mcp_http import lambda_handler
-from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.mcp.server import build_server
+from countersign.surfaces.mcp.transport import lambda_handler
 from countersign.toolsets.budget import TOOLSET as BUDGET
 from countersign.toolsets.budget.model import MONTH
 from tests.aws_lambda.conftest import instance_runtime

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from countersign.surfaces.api.session import email_notice
-from countersign.surfaces.feedback import feedback_handler, is_feedback, suppressions_of
-from countersign.surfaces.notifier import stream_handler
+from countersign.surfaces.background.feedback import feedback_handler, is_feedback, suppressions_of
+from countersign.surfaces.background.notifier import stream_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, notification, sent_mail
 from tests.support.apigw import LambdaContext
 from tests.support.streams import filtered_event

@@ -8,8 +8,8 @@ import mcp_types as types
 import pytest
 
 from countersign.store.records import secret_hash
-from countersign.surfaces.mcp_http import lambda_handler
-from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.mcp.server import build_server
+from countersign.surfaces.mcp.transport import lambda_handler
 from tests.aws_lambda.conftest import instance_runtime
 from tests.support.apigw import LambdaInstance, LambdaTransport, http_event, response_body
 from tests.support.aws import record_requests

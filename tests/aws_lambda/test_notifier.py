@@ -2,7 +2,7 @@
 DynamoDB store (moto, table from template.yaml), the table's stream read from moto and turned into
 the event Lambda would deliver (the template's FilterCriteria applied), SES on moto.
 
-The handler is :func:`countersign.surfaces.notifier.stream_handler` on a runtime built as the
+The handler is :func:`countersign.surfaces.background.notifier.stream_handler` on a runtime built as the
 function builds it at import (``deliver_inline=False``); ``countersign.handlers.notifier`` itself
 is imported in tests/deploy (the rehearsal, and a cold import with the template's environment).
 """
@@ -13,9 +13,9 @@ import pytest
 
 from countersign.notify.message import one_line
 from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
-from countersign.surfaces.mcp_http import lambda_handler
-from countersign.surfaces.mcp_tools import build_server
-from countersign.surfaces.notifier import stream_handler
+from countersign.surfaces.background.notifier import stream_handler
+from countersign.surfaces.mcp.server import build_server
+from countersign.surfaces.mcp.transport import lambda_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext, LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client

@@ -2,7 +2,7 @@
 moto, cards filed through the real gate. It delivers what the stream path left owed (a failed
 first send, a sender that died) and settles cards a dead instance left running.
 
-The handler is :func:`countersign.surfaces.sweeper.schedule_handler` on a runtime built as the
+The handler is :func:`countersign.surfaces.background.sweeper.schedule_handler` on a runtime built as the
 function builds it at import; ``countersign.handlers.sweeper`` itself is imported in tests/deploy.
 """
 
@@ -13,8 +13,8 @@ import pytest
 from countersign.core.cards import CardState
 from countersign.gate.recovery import STOPPED
 from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, AuditEntry, CardCommit
-from countersign.surfaces.notifier import stream_handler
-from countersign.surfaces.sweeper import schedule_handler
+from countersign.surfaces.background.notifier import stream_handler
+from countersign.surfaces.background.sweeper import schedule_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext
 from tests.support.streams import filtered_event, schedule_event

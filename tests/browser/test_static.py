@@ -8,7 +8,7 @@ import socket
 import httpx2 as httpx
 import pytest
 
-from countersign.surfaces.local import CONTENT_SECURITY_POLICY
+from countersign.surfaces.local.page import CONTENT_SECURITY_POLICY
 
 PAGES = ["/", "/confirm", "/confirm?card=c_123", "/history", "/settings", "/signin", "/signin?x=1"]
 

@@ -9,7 +9,8 @@ import sys
 
 from countersign import settings as settings_mod
 from countersign.runtime import build
-from countersign.surfaces.local import build_local, serve
+from countersign.surfaces.local.app import build_local
+from countersign.surfaces.local.run import serve
 from tests.support.harness import all_toolsets
 from tests.support.stepped_toolset import TOOLSET as STEPPED
 

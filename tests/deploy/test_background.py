@@ -135,7 +135,7 @@ def test_the_sweeper_runs_every_minute_without_retries(resources):
     assert props["EventInvokeConfig"] == {"MaximumEventAgeInSeconds": 60, "MaximumRetryAttempts": 0}
     events = {name: list(resources[name]["Properties"].get("Events", {}).values()) for name in FUNCTIONS}
     assert events["McpFunction"] == events["ApiFunction"] == []  # reached through the HTTP API resources
-    # The table's stream, and SES's bounces and complaints (an SNS topic; countersign.surfaces.feedback).
+    # The table's stream, and SES's bounces and complaints (an SNS topic; countersign.surfaces.background.feedback).
     assert [e["Type"] for e in events["NotifierFunction"]] == ["DynamoDB", "SNS"]
 
 
@@ -164,9 +164,9 @@ def test_the_mcp_function_never_imports_py_webauthn():
     py_webauthn (nor cbor2, which only it needs)."""
     in_a_fresh_interpreter(
         "import sys, tempfile\n"
-        "from countersign.surfaces.mcp_http import lambda_app\n"
-        "from countersign.surfaces.mcp_tools import build_server\n"
-        "from countersign.surfaces.oauth_http import OAuthEndpoints\n"
+        "from countersign.surfaces.mcp.transport import lambda_app\n"
+        "from countersign.surfaces.mcp.server import build_server\n"
+        "from countersign.surfaces.oauth.endpoints import OAuthEndpoints\n"
         "from countersign.runtime import build\n"
         "from countersign.settings import load\n"
         "import countersign.gate.ask, countersign.gate.runner\n"

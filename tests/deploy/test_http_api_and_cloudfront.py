@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from countersign.surfaces import local
+from countersign.surfaces.local import page
 from tests.deploy.cfn import ACCOUNT, REGION
 from tests.deploy.example_stack import ORIGIN_ARN, stack
 
@@ -135,12 +135,12 @@ def test_origin_secret_version_accepts_version_ids(template, value):
 def test_security_headers_match_the_local_server(resources):
     config = resources["SecurityHeadersPolicy"]["Properties"]["ResponseHeadersPolicyConfig"]
     security = config["SecurityHeadersConfig"]
-    assert security["ContentSecurityPolicy"]["ContentSecurityPolicy"] == local.CONTENT_SECURITY_POLICY
+    assert security["ContentSecurityPolicy"]["ContentSecurityPolicy"] == page.CONTENT_SECURITY_POLICY
     assert security["FrameOptions"]["FrameOption"] == "DENY"
     assert security["ReferrerPolicy"]["ReferrerPolicy"] == "no-referrer"
     assert "ContentTypeOptions" in security
     custom = {i["Header"].lower(): i["Value"] for i in config["CustomHeadersConfig"]["Items"]}
-    expected = {k.decode(): v.decode() for k, v in local.SECURITY_HEADERS}
+    expected = {k.decode(): v.decode() for k, v in page.SECURITY_HEADERS}
     for name in ("cross-origin-opener-policy", "cross-origin-resource-policy", "permissions-policy"):
         assert custom[name] == expected[name]
     assert all(i["Override"] for i in config["CustomHeadersConfig"]["Items"])
@@ -149,7 +149,7 @@ def test_security_headers_match_the_local_server(resources):
 def test_page_routes_match_the_local_server(resources):
     code = resources["SpaRoutesFunction"]["Properties"]["FunctionCode"]
     routes = set(json.loads(re.search(r"PAGE_ROUTES = (\{.*?\});", code).group(1)))
-    assert routes == set(local.PAGE_ROUTES)
+    assert routes == set(page.PAGE_ROUTES)
     assert resources["SpaRoutesFunction"]["Properties"]["FunctionConfig"]["Runtime"] == "cloudfront-js-2.0"
 
 

@@ -47,7 +47,7 @@ def emitted_metric_names() -> frozenset[str]:
     """Every metric name the package counts (a quoted snake_case name passed to a metric or event)."""
     from countersign import notify
     from countersign.platform import telemetry
-    from countersign.surfaces import feedback, notifier
+    from countersign.surfaces.background import feedback, notifier
 
     names = set(telemetry.CARD_EVENTS) | set(notify.EVENTS)
     names |= {notifier.NOT_DELIVERED, feedback.BOUNCED, feedback.COMPLAINED, feedback.SOFT_BOUNCE}

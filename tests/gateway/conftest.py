@@ -12,7 +12,7 @@ import pytest
 
 from countersign import settings as settings_mod
 from countersign.runtime import build
-from countersign.surfaces.local import build_local
+from countersign.surfaces.local.app import build_local
 from tests.support.harness import SECRETS, all_toolsets, new_tenant, secrets_of_run
 from tests.support.live import LiveServer
 

@@ -124,7 +124,7 @@ def test_piece_lookup_refuses_unknown_and_foreign_ids(world):
 def test_serve_demo_fills_a_mail_workspace(store, tmp_path):
     from countersign.runtime import build
     from countersign.settings import Settings
-    from countersign.surfaces.local import seed_demo
+    from countersign.surfaces.local.demo import seed_demo
 
     runtime = build(Settings(data_dir=tmp_path), toolsets=[TOOLSET], store=store)
     info = seed_demo(runtime)

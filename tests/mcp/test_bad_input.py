@@ -135,7 +135,7 @@ async def test_arguments_themselves_not_an_object_are_refused_naming_the_field(t
 
 
 def test_the_shape_of_tools_call_params_is_named_when_it_is_wrong():
-    from countersign.surfaces.mcp_params import shape_problem
+    from countersign.surfaces.mcp.params import shape_problem
 
     assert shape_problem({"name": "edit_note", "arguments": {"note_id": "n1"}}) is None
     assert shape_problem({"name": "edit_note"}) is None  # no arguments: the tool says which it needs

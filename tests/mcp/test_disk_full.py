@@ -85,7 +85,8 @@ def test_a_full_disk_while_filing_says_nothing_was_written_and_a_retry_is_safe(t
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
-    env.update(PYTHONPATH=str(REPO), DATA=str(data), SEED=str(seed), CTL=str(ctl))
+    env.update(PYTHONPATH=os.pathsep.join([str(REPO / "functions"), str(REPO)]),  # this checkout first
+               DATA=str(data), SEED=str(seed), CTL=str(ctl))
     log = open(tmp_path / "server.log", "wb")
     proc = subprocess.Popen([*command, "sh", "-c", SCRIPT, "sh", sys.executable, "-m", "tests.crash.server",
                              str(data), str(port)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)

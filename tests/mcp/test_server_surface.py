@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from countersign import __version__
-from countersign.surfaces.mcp_guide import GUIDE_URI
+from countersign.surfaces.mcp.guide import GUIDE_URI
 from tests.support.harness import DECLINE, accept
 
 pytestmark = pytest.mark.anyio

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from countersign.core.preview import Preview
 from countersign.gate.actions import NEVER, Action, Arguments, Plan, Registry, Toolset
-from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from mcp import Client
 
 from countersign import settings as settings_mod
 from countersign.runtime import build
-from countersign.surfaces.mcp_tools import build_server
+from countersign.surfaces.mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 

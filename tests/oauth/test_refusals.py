@@ -362,7 +362,7 @@ def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connectio
 def _exchanged_by_an_earlier_release(flow, tenant, monkeypatch) -> tuple[str, str]:
     """Allow here, the code exchanged by an instance of the release before (a rolling deploy): it
     spends the code and stores tokens, and knows nothing of the grant's code. (connection id, access token)"""
-    from countersign.surfaces import oauth_provider
+    from countersign.surfaces.oauth import provider as oauth_provider
 
     verifier, challenge = pkce()
     code = flow.code(challenge)

@@ -20,7 +20,7 @@ from countersign.gate.context import ActionContext
 from countersign.runtime import build
 from countersign.store.records import secret_hash
 from countersign.store.sqlite import SQLiteStore
-from countersign.surfaces.local import seed_demo
+from countersign.surfaces.local.demo import seed_demo
 from tests.support.stores import principal_by_token
 
 REPO = Path(__file__).resolve().parents[2]

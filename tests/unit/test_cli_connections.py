@@ -13,8 +13,8 @@ from countersign import cli, settings as settings_mod
 from countersign.core.cards import CardState
 from countersign.gate.ask import request_card
 from countersign.runtime import build
-from countersign.surfaces.local import seed_demo
-from countersign.surfaces.mcp_auth import REVOKED, BearerAuth
+from countersign.surfaces.local.demo import seed_demo
+from countersign.surfaces.mcp.auth import REVOKED, BearerAuth
 from tests.support.stores import principal_by_token
 
 

@@ -19,8 +19,8 @@ from countersign.runtime import build
 from countersign.store.callers import Owner
 from countersign.store.records import Passkey, secret_hash
 from countersign.surfaces.api.session import start_session
-from countersign.surfaces.local import seed_demo
-from countersign.surfaces.mcp_auth import REVOKED, BearerAuth
+from countersign.surfaces.local.demo import seed_demo
+from countersign.surfaces.mcp.auth import REVOKED, BearerAuth
 from countersign.toolsets.gateway.requests import file_change
 from tests.support.stores import principal_by_token
 

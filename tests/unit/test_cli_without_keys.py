@@ -15,7 +15,7 @@ from countersign.core.cards import CardState
 from countersign.gate.ask import request_card
 from countersign.runtime import build, files_cards_here
 from countersign.settings import ConfigError
-from countersign.surfaces.local import seed_demo
+from countersign.surfaces.local.demo import seed_demo
 from tests.support.stores import principal_by_token
 
 pytestmark = pytest.mark.usefixtures("clean_env")  # the CLI reads the environment (tests/unit/conftest.py)

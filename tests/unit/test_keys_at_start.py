@@ -127,7 +127,7 @@ def test_a_data_folder_open_to_others_is_named_once_at_start_and_left_as_it_is(t
 def test_the_demo_file_and_the_outbox_are_private_whatever_the_umask(tmp_path):
     import os
 
-    from countersign.surfaces.local import seed_demo
+    from countersign.surfaces.local.demo import seed_demo
 
     data = tmp_path / "data"
     old = os.umask(0o022)

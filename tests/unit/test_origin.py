@@ -1,4 +1,4 @@
-"""countersign.surfaces.origin: the 403 gate in front of the HTTP functions, the previous value a
+"""countersign.surfaces.http.origin: the 403 gate in front of the HTTP functions, the previous value a
 rotation leaves accepted, and which address a request is counted against."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 from countersign import settings as settings_mod
 from countersign.runtime import load_previous_origin_secret
-from countersign.surfaces import origin
+from countersign.surfaces.http import origin
 
 CURRENT = "C" * 40 + "urrent0123456789012345"
 PREVIOUS = "P" * 40 + "revious012345678901234"

@@ -176,7 +176,8 @@ def test_a_wrong_trusted_proxy_value_stops_start_up(tmp_path):
 SETTLED = """
 import gc, json, os, sys
 from countersign import settings
-from countersign.surfaces.local import build_local, serve
+from countersign.surfaces.local.app import build_local
+from countersign.surfaces.local.run import serve
 app, _ = build_local(settings.load({"COUNTERSIGN_DATA": sys.argv[1]}), demo=True)
 def listening():
     print(json.dumps({"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects())}), flush=True)

@@ -14,7 +14,8 @@ from .common import command_settings
 def cmd_serve(args) -> int:
     # Imported when serving, not at the CLI's start: uvicorn, Starlette and the whole server
     # would make every other command (and --help) take seconds to begin.
-    from ..surfaces.local import build_local, serve
+    from ..surfaces.local.app import build_local
+    from ..surfaces.local.run import serve
 
     settings = command_settings(args)
     app, demo = build_local(settings, demo=args.demo)

@@ -1,7 +1,7 @@
 """The ``api`` Lambda function: the confirm API behind API Gateway's HTTP API (payload 2.0), via Mangum.
 
 Settings, store client, keys and the app are built once per instance, at import (cold start).
-This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp_*``: the MCP SDK
+This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp``: the MCP SDK
 costs about a second and a half of cold start and this function never speaks MCP.
 ``tests/api/test_lambda.py`` and ``tests/deploy`` check it. Logs, metrics and traces:
 :mod:`countersign.platform.telemetry`.
@@ -31,7 +31,7 @@ from ..platform import heap, telemetry  # noqa: E402
 from ..runtime import build  # noqa: E402
 from ..settings import load  # noqa: E402
 from ..surfaces.api.app import create_api  # noqa: E402
-from ..surfaces.origin import accepted, require_origin  # noqa: E402
+from ..surfaces.http.origin import accepted, require_origin  # noqa: E402
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # files no card; toolsets at the first click

@@ -4,7 +4,7 @@ the OAuth endpoints beside it (``/.well-known/oauth-*``, ``/oauth/*``: docs/oaut
 Built once per instance, at import (cold start): settings, store client, keys and the
 ``MCPServer``. The toolsets are imported, and each tool's schemas built, on first use and then
 kept: a first ``tools/call`` imports the toolsets and builds that one tool, a first ``tools/list``
-builds them all (:class:`~countersign.surfaces.mcp_tools.ToolsOnDemand`), so a cold start pays for
+builds them all (:class:`~countersign.surfaces.mcp.server.ToolsOnDemand`), so a cold start pays for
 neither and no request pays twice. Requests carry no state between them; request-state
 keys are shared by every instance (``COUNTERSIGN_STATE_KEYS``), so a 2026-07-28 retry may land
 anywhere. A filed card's email is not sent from here: the card's notification is written with
@@ -22,11 +22,11 @@ from ..gate.offload import OneAtATime
 from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
-from ..surfaces.limits import RequestLimit
-from ..surfaces.mcp_http import lambda_app
-from ..surfaces.mcp_tools import build_server
-from ..surfaces.oauth_http import OAuthEndpoints
-from ..surfaces.origin import accepted, require_origin
+from ..surfaces.http.origin import accepted, require_origin
+from ..surfaces.http.request_limits import RequestLimit
+from ..surfaces.mcp.server import build_server
+from ..surfaces.mcp.transport import lambda_app
+from ..surfaces.oauth.endpoints import OAuthEndpoints
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # the notifier function emails; toolsets on first use

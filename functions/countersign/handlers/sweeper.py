@@ -2,7 +2,7 @@
 
 It settles cards a dead instance left running and delivers every notification still owed (a
 failed send whose backoff is over, a sender that died, a stream record that never got through);
-see :mod:`countersign.surfaces.sweeper`. Built once per instance, at import (cold start), like
+see :mod:`countersign.surfaces.background.sweeper`. Built once per instance, at import (cold start), like
 the other functions; no MCP SDK, no web framework. Logs, metrics and traces:
 :mod:`countersign.platform.telemetry`.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
-from ..surfaces.sweeper import schedule_handler, summary
+from ..surfaces.background.sweeper import schedule_handler, summary
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # plans only to recover

@@ -7,7 +7,7 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
 
 * the person turned *Agent requests email* off → done, nothing sent;
 * their address bounced for good or reported a card email as spam (SES's feedback,
-  :mod:`countersign.surfaces.feedback`) → done as ``email_suppressed``, nothing sent;
+  :mod:`countersign.surfaces.background.feedback`) → done as ``email_suppressed``, nothing sent;
 * one conditional write (:meth:`Store.claim_email_slot`) decides the rate limit: of a burst of
   cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL`` seconds exactly one sends — its
   email lists every card that waits — and the others are done as rate limited. The claim names

@@ -2,7 +2,7 @@
 
 This package is the protocol's core that both Lambda functions share and neither of them needs
 the MCP SDK for: redirect URI rules, Client ID Metadata Documents, tokens, grants and the
-consent decision. The HTTP endpoints are in ``countersign.surfaces.oauth_*`` (the MCP function,
+consent decision. The HTTP endpoints are in ``countersign.surfaces.oauth`` (the MCP function,
 built on the SDK's ``mcp.server.auth`` handlers) and ``countersign.surfaces.api.oauth`` (the
 consent the confirm page asks for, in the API function).
 """

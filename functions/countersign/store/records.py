@@ -324,7 +324,7 @@ SUPPRESSION_REASONS = ("bounce", "complaint")
 @dataclass(frozen=True)
 class Suppression:
     """An address card emails no longer go to: it bounced for good, or its owner marked a card
-    email as spam (SES's feedback, countersign.surfaces.feedback). ``email`` is lower-cased."""
+    email as spam (SES's feedback, countersign.surfaces.background.feedback). ``email`` is lower-cased."""
 
     email: str
     reason: str  # bounce | complaint

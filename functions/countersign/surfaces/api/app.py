@@ -14,7 +14,7 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from ...notify import Sender, sender_for
 from ...runtime import Runtime
-from ..limits import RequestLimit
+from ..http.request_limits import RequestLimit
 from . import cards, connections, errors, oauth, passkey_cards, passkeys, session, settings, signin, upstreams
 from .guard import Guard
 from .schemas import add_documented
@@ -67,7 +67,7 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     app.openapi = lambda: app.openapi_schema or add_documented(built())  # type: ignore[method-assign]
     # Innermost first: answers of 1 KiB or more are gzipped for a client that accepts it (through
     # CloudFront too, whose /api behaviour caches nothing); the page's per-address request limit
-    # (countersign.surfaces.limits); the Guard's headers and body limit around everything.
+    # (countersign.surfaces.http.request_limits); the Guard's headers and body limit around everything.
     app.add_middleware(GZipMiddleware, minimum_size=COMPRESS_FROM)
     app.add_middleware(RequestLimit, runtime=runtime, kind="page")
     app.add_middleware(Guard)

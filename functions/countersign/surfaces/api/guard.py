@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from ..body_limit import BodyLimit, send_json
+from ..http.body_limit import BodyLimit, send_json
 
 log = logging.getLogger("countersign.api")
 

@@ -22,7 +22,7 @@ from ...passkeys.action import SetPasskeyPolicy
 from ...passkeys.ceremony import authentication_options, client_data
 from ...passkeys.policy import POLICIES
 from ...passkeys.receipts import receipt_body, seal_receipt
-from ...passkeys.statement import CONFIRM_TTL, confirm_statement, statement_challenge
+from ...passkeys.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...store.errors import NotFound
 from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
 from .errors import ApiError, not_found
@@ -83,8 +83,6 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
         raise
     response = body.credential["response"]
     raw_cdj, _ = client_data(body.credential)
-    from ...passkeys.statement import b64u
-
     rp = relying_party(runtime)
     evidence = {
         "type": "passkey-confirmation", "v": 1, "rp_id": rp.rp_id, "origin": rp.origin,

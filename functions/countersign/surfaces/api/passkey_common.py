@@ -8,7 +8,7 @@ import secrets
 from typing import Any
 
 from ...passkeys.ceremony import PasskeyError, RelyingParty, client_data, credential_id_of, verify_assertion
-from ...passkeys.statement import challenge_hash, unb64u
+from ...passkeys.statement import b64u, challenge_hash, unb64u
 from ...runtime import Runtime
 from ...store.records import Passkey, PasskeyChallenge
 from .errors import ApiError
@@ -24,8 +24,6 @@ def relying_party(runtime: Runtime) -> RelyingParty:
 def issue(runtime: Runtime, purpose: str, workspace_id: str = "", person_id: str = "", *,
           challenge: bytes | None = None, ttl: int = CHALLENGE_TTL, card_id: str = "", statement: str = "") -> bytes:
     """A fresh challenge, stored (by hash) for one use until ``now + ttl``."""
-    from ...passkeys.statement import b64u
-
     raw = challenge if challenge is not None else secrets.token_bytes(32)
     runtime.store.put_passkey_challenge(PasskeyChallenge(
         challenge_hash=challenge_hash(raw), purpose=purpose, workspace_id=workspace_id, person_id=person_id,

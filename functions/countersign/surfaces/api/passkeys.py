@@ -16,6 +16,7 @@ from pydantic import Field
 
 from ...gate.replies import iso
 from ...passkeys.ceremony import PasskeyError, authentication_options, registration_options, verify_registration
+from ...passkeys.policy import DESCRIBED, policy_of
 from ...passkeys.statement import b64u, unb64u
 from ...store.errors import BadInput, Conflict, NotFound
 from ...store.passkey_checks import MAX_PASSKEY_NAME, check_passkey_name
@@ -41,6 +42,7 @@ from .session import (
     set_session_cookie,
     start_session,
 )
+from .signin import RATE_WINDOW, client_addresses
 
 router = APIRouter(tags=["passkeys"])
 
@@ -79,8 +81,6 @@ def passkey_view(p: Passkey) -> dict:
 @router.get("/passkeys", responses=errors(401))
 def list_passkeys(request: Request, signed: SignedIn) -> dict:
     """The signed-in person's passkeys, and the workspace's passkey policy."""
-    from ...passkeys.policy import DESCRIBED, policy_of
-
     runtime = runtime_of(request)
     policy = policy_of(signed.workspace)
     return {"passkeys": [passkey_view(p) for p in runtime.store.list_passkeys(signed.workspace.id, signed.person.id)],
@@ -174,8 +174,6 @@ def remove(credential_id: str, request: Request, signed: Acting, body: RemoveBod
 @router.post("/signin/passkey/options", dependencies=[Depends(check_origin)], responses=errors(403, 429))
 def signin_options(request: Request) -> dict:
     """Options for a discoverable sign-in (also for the browser's autofill)."""
-    from .signin import RATE_WINDOW, client_addresses
-
     runtime = runtime_of(request)
     now = runtime.desk.now()
     for key, limit in client_addresses(request):

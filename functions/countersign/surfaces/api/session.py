@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, Request, Response
 
 from ...core.ids import new_secret_token
+from ...gate.replies import iso
 from ...runtime import Runtime
 from ...store.callers import Owner
 from ...store.errors import NotFound
@@ -154,12 +155,10 @@ NOTICE_END = (" Cards still wait here. Once the address takes mail again, ask wh
 
 def email_notice(runtime: Runtime, person: Person) -> dict | None:
     """What the page tells a person whose address no longer gets card emails (a bounce or a
-    complaint SES reported: countersign.surfaces.feedback), or None."""
+    complaint SES reported: countersign.surfaces.background.feedback), or None."""
     suppression = runtime.store.address_suppression(person.email)
     if suppression is None:
         return None
-    from ...gate.replies import iso
-
     text = NOTICES.get(suppression.reason, NOTICES["bounce"]).format(email=person.email, date=iso(suppression.at)[:10])
     return {"reason": suppression.reason, "since": iso(suppression.at), "message": text + NOTICE_END}
 

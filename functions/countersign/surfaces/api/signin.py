@@ -23,8 +23,8 @@ from ... import accounts
 from ...notify import compose_signin, render
 from ...store.errors import NotFound
 from ...store.records import secret_hash
-from .. import origin
-from ..origin import ORIGIN_HEADER
+from ..http import origin
+from ..http.origin import ORIGIN_HEADER
 from .errors import ApiError
 from .schemas import MessageBody, SessionView, SigninCompleteBody, SigninRequestBody, errors
 from .session import check_origin, current, runtime_of, session_view, set_session_cookie, start_session
@@ -52,7 +52,7 @@ def client_addresses(request: Request) -> list[tuple[str, int]]:
 
     Behind CloudFront the API sees an edge address shared by many people, so the viewer address
     CloudFront adds (``CloudFront-Viewer-Address: ADDRESS:PORT``) is limited instead - but only
-    when the request proves it came through CloudFront (:func:`countersign.surfaces.origin.client_address`):
+    when the request proves it came through CloudFront (:func:`countersign.surfaces.http.origin.client_address`):
     anyone could call the execute-api URL directly and name any viewer (on AWS such a request is
     refused before it gets here). Otherwise, and on the local server, the connecting address
     (the socket's peer, or API Gateway's source IP) is limited.

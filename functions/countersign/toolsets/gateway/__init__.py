@@ -3,7 +3,7 @@
 Its actions are the upstream changes (filed by the CLI or the Settings page) and, resolved by
 name, every approved upstream tool of the calling workspace (``server__tool``). It has no tools of
 its own for the agent: the MCP surface lists each workspace's upstream tools
-(:mod:`countersign.surfaces.mcp_gateway`).
+(:mod:`countersign.surfaces.mcp.gateway`).
 """
 
 from __future__ import annotations

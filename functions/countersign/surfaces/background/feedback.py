@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..store.records import Suppression
+from ...store.records import Suppression
 
 log = logging.getLogger("countersign.feedback")
 

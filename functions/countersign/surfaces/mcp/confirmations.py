@@ -13,15 +13,15 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ..core.cards import Refusal, RefusalReason
-from ..gate import ask as gate_ask, replies
-from ..gate.actions import ActionError, Arguments
-from ..gate.arguments import ArgumentError, parse_arguments, without_nulls
-from ..gate.cards import CardDesk
-from ..gate.offload import off_the_loop, read_work
-from ..store.errors import NotFound, StoreError
-from .mcp_guide import SEE_GUIDE
-from .mcp_tools import caller, make_tool, tool_error
+from ...core.cards import Refusal, RefusalReason
+from ...gate import ask as gate_ask, replies
+from ...gate.actions import ActionError, Arguments
+from ...gate.arguments import ArgumentError, parse_arguments, without_nulls
+from ...gate.cards import CardDesk
+from ...gate.offload import off_the_loop, read_work
+from ...store.errors import NotFound, StoreError
+from .common import caller, make_tool, tool_error
+from .guide import SEE_GUIDE
 
 PAGE = 100
 

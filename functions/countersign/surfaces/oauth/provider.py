@@ -36,8 +36,8 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
-from ..gate.offload import off_the_loop
-from ..oauth import (
+from ...gate.offload import off_the_loop
+from ...oauth import (
     CONSENT_PARAMETER,
     CONSENT_PATH,
     REQUEST_TTL,
@@ -47,13 +47,13 @@ from ..oauth import (
     resource_of,
     same_resource,
 )
-from ..oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
-from ..oauth.grants import connected, end_grant
-from ..oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
-from ..oauth.tokens import grant_is_live, mint
-from ..runtime import Runtime
-from ..store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, PendingAuthorization
-from ..store.records import secret_hash
+from ...oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
+from ...oauth.grants import connected, end_grant
+from ...oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
+from ...oauth.tokens import grant_is_live, mint
+from ...runtime import Runtime
+from ...store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, PendingAuthorization
+from ...store.records import secret_hash
 
 log = logging.getLogger("countersign.oauth")
 

@@ -4,7 +4,7 @@ The server's own tools are registered once; upstream tools differ per workspace,
 :class:`GatedServer` adds the caller's to ``tools/list`` (from the approved snapshot in the store:
 listing asks no upstream) and routes a call of ``server__tool`` here. A read runs at once and its
 result is passed through as the upstream gave it; every other call goes to the gate like a
-built-in action (:func:`countersign.surfaces.mcp_tools.action_run`). Held tools are listed without
+built-in action (:func:`countersign.surfaces.mcp.actions.action_run`). Held tools are listed without
 their output schema: a held reply is countersign's, not the upstream's.
 """
 
@@ -26,12 +26,13 @@ from mcp_types import (
     ToolAnnotations,
 )
 
-from ..gate.actions import ActionError
-from ..gate.ask import context_for
-from ..gate.cards import CardDesk
-from ..gate.context import Principal
-from ..store.errors import StoreError
-from .mcp_auth import principal_of
+from ...gate.actions import ActionError
+from ...gate.ask import context_for
+from ...gate.cards import CardDesk
+from ...gate.context import Principal
+from ...store.errors import StoreError
+from .actions import action_run
+from .auth import principal_of
 
 HOLDS = {"read": "Runs at once: it only reads.",
          "held": "Waits for a person on the confirm page.",
@@ -39,7 +40,7 @@ HOLDS = {"read": "Runs at once: it only reads.",
 
 
 def upstream_tools(desk: CardDesk, principal: Principal) -> list[Tool]:
-    from ..toolsets.gateway.config import SEPARATOR, load_all  # the toolset on first use, not at a cold start
+    from ...toolsets.gateway.config import SEPARATOR, load_all  # the toolset on first use, not at a cold start
 
     ctx = context_for(desk, principal)
     tools = []
@@ -62,8 +63,9 @@ def _error(message: str) -> CallToolResult:
 
 
 async def _read(desk: CardDesk, principal: Principal, name: str, arguments: dict[str, Any]) -> CallToolResult:
-    from ..toolsets.gateway import client
-    from ..toolsets.gateway.action import UpstreamCall, check_arguments, pin_check, resolve
+    # the toolset on first use, not at a cold start
+    from ...toolsets.gateway import client
+    from ...toolsets.gateway.action import UpstreamCall, check_arguments, pin_check, resolve
 
     ctx = context_for(desk, principal)
     upstream, tool, pin = resolve(ctx, name)
@@ -112,13 +114,12 @@ class GatedServer(MCPServer):
         return await super()._handle_list_prompts(ctx, params)
 
     async def _handle_call_tool(self, ctx, params) -> CallToolResult | InputRequiredResult:
-        from ..toolsets.gateway.action import resolve
-        from ..toolsets.gateway.config import split_tool
+        # the toolset on first use, not at a cold start
+        from ...toolsets.gateway.action import resolve
+        from ...toolsets.gateway.config import split_tool
 
         if self._tool_manager.get_tool(params.name) is not None or split_tool(params.name) is None:
             return await super()._handle_call_tool(ctx, params)
-        from .mcp_tools import action_run
-
         principal = principal_of(ctx.request)
         if principal is None:
             return _error("This call carries no valid connection token.")

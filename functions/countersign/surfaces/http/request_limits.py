@@ -13,7 +13,7 @@ one conditional write, DynamoDB or SQLite, the same code on both), per:
   so agents never crowd out the person answering them.
 
 The address is CloudFront's viewer address on a request that proves it came through CloudFront,
-else the connecting one (:func:`countersign.surfaces.origin.client_address`). Over a limit: **429**
+else the connecting one (:func:`countersign.surfaces.http.origin.client_address`). Over a limit: **429**
 with ``Retry-After`` (seconds to the next window). A limit of 0 is off (the local default;
 template.yaml sets all three). If the store cannot count, the request goes through: a limit
 never turns a store hiccup into an outage.
@@ -26,8 +26,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ..gate.offload import off_the_loop
-from ..store.records import secret_hash
+from ...gate.offload import off_the_loop
+from ...store.records import secret_hash
 from . import origin
 
 log = logging.getLogger("countersign.limits")

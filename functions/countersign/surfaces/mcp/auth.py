@@ -22,14 +22,14 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from ..gate.context import Principal
-from ..gate.offload import off_the_loop
-from ..oauth import SCOPE, resource_metadata_url, resource_of
-from ..oauth.tokens import REVOKED, is_oauth_token, verify_access
-from ..store.callers import Owner, Owners
-from ..store.errors import NotFound
-from ..store.interface import Store
-from ..store.records import secret_hash
+from ...gate.context import Principal
+from ...gate.offload import off_the_loop
+from ...oauth import SCOPE, resource_metadata_url, resource_of
+from ...oauth.tokens import REVOKED, is_oauth_token, verify_access
+from ...store.callers import Owner, Owners
+from ...store.errors import NotFound
+from ...store.interface import Store
+from ...store.records import secret_hash
 
 SCOPE_KEY = "countersign.principal"
 

@@ -4,8 +4,8 @@ instructions that point to it. Written for an agent, in the words of docs/how-a-
 
 from __future__ import annotations
 
-from ..gate.cards import ANSWER_MEMORY_SECONDS
-from ..settings import Settings
+from ...gate.cards import ANSWER_MEMORY_SECONDS
+from ...settings import Settings
 
 GUIDE_URI = "countersign://guide"
 GUIDE_TITLE = "How confirmation works"

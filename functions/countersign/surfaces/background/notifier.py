@@ -20,7 +20,7 @@ Per record (Powertools ``BatchProcessor``, partial batch responses):
   be recorded, not merely that a send failed.
 
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
-(:mod:`countersign.surfaces.sweeper`) delivers once it is due. A duplicate stream record finds
+(:mod:`countersign.surfaces.background.sweeper`) delivers once it is due. A duplicate stream record finds
 the notification done and sends nothing.
 """
 
@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from ...store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -47,9 +47,11 @@ class NotDelivered(Exception):
 def outbox_card_id(record: Any) -> str | None:
     """The card whose notification ``record`` (a Powertools ``DynamoDBRecord``) inserted, or None
     when it is anything else. The ``NewImage`` is decoded with the store's own codec."""
+    # Powertools and the DynamoDB codec (boto3) are the notifier function's: importing this module for
+    # its names (the local server, the CLI) loads neither
     from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import DynamoDBRecordEventName
 
-    from ..store.dynamodb import codec
+    from ...store.dynamodb import codec
 
     # Compare members: DynamoDBRecordEventName.INSERT.value is 0, which is falsy.
     if record.event_name != DynamoDBRecordEventName.INSERT or record.dynamodb is None:
@@ -69,7 +71,11 @@ def stream_handler(
     """A Lambda handler for the table's stream events, delivering through ``runtime.notifier``.
     Returns ``{"batchItemFailures": [...]}``; raises only when every record failed (Powertools'
     ``BatchProcessingError``: Lambda then retries the batch, bisecting it)."""
-    from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+    from aws_lambda_powertools.utilities.batch import (  # the notifier function's (see outbox_card_id)
+        BatchProcessor,
+        EventType,
+        process_partial_response,
+    )
 
     processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
     notifier, store = runtime.notifier, runtime.store
@@ -107,6 +113,6 @@ def summary(event: dict, result: Any) -> dict:
     """The ``handled`` log line's fields for one stream batch."""
     failures = result.get("batchItemFailures", []) if isinstance(result, dict) else []
     out = {"records": len(event.get("Records") or []), "failed": len(failures)}
-    if isinstance(result, dict) and "suppressed" in result:  # SES feedback (countersign.surfaces.feedback)
+    if isinstance(result, dict) and "suppressed" in result:  # SES feedback (countersign.surfaces.background.feedback)
         out["suppressed"] = result["suppressed"]
     return out

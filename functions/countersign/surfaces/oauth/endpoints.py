@@ -16,9 +16,9 @@ browser-based client calls allow any origin (no cookies are involved).
 
 from __future__ import annotations
 
-import contextvars
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
@@ -30,13 +30,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route, Router, request_response
 
-from .. import oauth
-from ..oauth import SCOPE, issuer_of, resource_of, same_resource
-from ..oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
-from ..oauth.redirects import response_url
-from ..runtime import Runtime
-from .api.guard import Guard
-from .oauth_provider import Provider
+from ... import oauth
+from ...oauth import SCOPE, issuer_of, resource_of, same_resource
+from ...oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
+from ...oauth.redirects import response_url
+from ...runtime import Runtime
+from ..api.guard import Guard
+from .provider import Provider
 
 PATHS = frozenset({
     oauth.PROTECTED_RESOURCE_METADATA_PATH, oauth.AUTHORIZATION_SERVER_METADATA_PATH, oauth.AUTHORIZE_PATH,
@@ -44,8 +44,6 @@ PATHS = frozenset({
 })
 MAX_BODY = 16 * 1024
 NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
-
-_consent_url: contextvars.ContextVar[str | None] = contextvars.ContextVar("countersign_consent_url", default=None)
 
 
 def serves(path: str) -> bool:
@@ -62,11 +60,21 @@ def _cors(app, methods: list[str]):
                           allow_headers=["Authorization", "Content-Type", "MCP-Protocol-Version"])
 
 
-class _RecordingProvider(Provider):
-    async def authorize(self, client, params) -> str:
-        url = await super().authorize(client, params)
-        _consent_url.set(url)
-        return url
+class _ConsentNoted:
+    """The provider as one authorization request's handler sees it: what :meth:`Provider.authorize`
+    answers (the consent page's address) is kept in :attr:`consent_url`, so the request can tell that
+    redirect from one back to the client with an error. Made per request: nothing is shared."""
+
+    def __init__(self, provider: Provider):
+        self.provider = provider
+        self.consent_url: str | None = None
+
+    async def get_client(self, client_id: str) -> Any:
+        return await self.provider.get_client(client_id)
+
+    async def authorize(self, client: Any, params: Any) -> str:
+        self.consent_url = await self.provider.authorize(client, params)
+        return self.consent_url
 
 
 GRANTS = ("authorization_code", "refresh_token")
@@ -105,7 +113,7 @@ class OAuthEndpoints:
 
     def __init__(self, runtime: Runtime, fetcher: DocumentFetcher | None = None):
         self.runtime = runtime
-        self.provider = _RecordingProvider(runtime, fetcher)
+        self.provider = Provider(runtime, fetcher)
         authenticator = ClientAuthenticator(self.provider)
         registration = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
         token = _TokenEndpoint(self.provider, authenticator, server=self)
@@ -124,6 +132,11 @@ class OAuthEndpoints:
                   methods=["POST", "OPTIONS"]),
         ]
         self.app = Guard(Router(self.routes), max_body=MAX_BODY)
+
+    @staticmethod
+    def serves(path: str) -> bool:
+        """Whether ``path`` is one of these endpoints (:func:`serves`)."""
+        return serves(path)
 
     @property
     def fetcher(self) -> DocumentFetcher:
@@ -195,14 +208,10 @@ class OAuthEndpoints:
                 return _error(400, "invalid_client", f"The client's metadata document was refused: {refused}.")
             except TimeoutError:
                 return _error(400, "invalid_client", "The client's metadata document took too long to fetch.")
-        token = _consent_url.set(None)
-        try:
-            response = await AuthorizationHandler(self.provider).handle(request)
-            consent = _consent_url.get()
-        finally:
-            _consent_url.reset(token)
+        noted = _ConsentNoted(self.provider)
+        response = await AuthorizationHandler(noted).handle(request)  # type: ignore[arg-type]  # the two methods it calls
         location = response.headers.get("location")
-        if response.status_code in (302, 303) and location and location != consent:
+        if response.status_code in (302, 303) and location and location != noted.consent_url:
             # Back to the client with an error: RFC 9207 wants iss there too (the SDK adds none).
             response.headers["location"] = response_url(location, iss=self.issuer)
         return response

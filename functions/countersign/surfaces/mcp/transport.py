@@ -12,15 +12,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
-from ..gate.offload import OneAtATime
-from ..store.interface import Store
-from .body_limit import BodyLimit
-from .mcp_auth import BearerAuth
+from ...gate.offload import OneAtATime
+from ...store.interface import Store
+from ..http.body_limit import BodyLimit
+from .auth import BearerAuth
+
+if TYPE_CHECKING:
+    from ..oauth.endpoints import OAuthEndpoints
 
 MCP_PATH = "/mcp"
 # Arguments over 64 KiB are refused by the gate with a sentence naming them; a body far past that
@@ -32,7 +36,7 @@ def stateful_app(server: MCPServer, store: Store, *, live_url: Callable[[], str]
     """(ASGI app for ``/mcp`` behind bearer auth, the Starlette app whose lifespan must run).
 
     The SDK's Host/Origin check is off here: the local server puts its own in front
-    (:class:`countersign.surfaces.local.LocalOrigin`), which follows the configured public URL.
+    (:class:`countersign.surfaces.local.loopback.LocalOrigin`), which follows the configured public URL.
     ``live_url``: the public URL as it is now (the resource OAuth tokens must name, and where 401s
     point for its metadata); without it only connection tokens are accepted.
     """
@@ -66,29 +70,26 @@ class StatelessMCP:
             await app(scope, receive, send)
 
 
-def lambda_app(server: MCPServer, store: Store, oauth=None):
+def lambda_app(server: MCPServer, store: Store, oauth: OAuthEndpoints | None = None):
     """The ASGI app of the ``mcp`` function: the stateless endpoint, and (``oauth``: the OAuth
-    endpoints, :class:`~countersign.surfaces.oauth_http.OAuthEndpoints`) the authorization server
+    endpoints, :class:`~countersign.surfaces.oauth.endpoints.OAuthEndpoints`) the authorization server
     beside it, whose access tokens ``/mcp`` then accepts. An instance serves one request at a time,
     so a call's store and toolset work runs on the event loop (:mod:`countersign.gate.offload`)."""
     if oauth is None:
         mcp = StatelessMCP(server, store)
-        serves: Callable[[str], bool] = lambda path: False  # noqa: E731
     else:
-        from .oauth_http import serves
-
         mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
 
     async def app(scope, receive, send):
-        if scope["type"] == "http" and serves(scope.get("path", "")):
+        if oauth is not None and scope["type"] == "http" and oauth.serves(scope.get("path", "")):
             return await oauth(scope, receive, send)
         await mcp(scope, receive, send)
 
     return OneAtATime(app)
 
 
-def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth=None):
+def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth: OAuthEndpoints | None = None):
     """The Mangum handler around :func:`lambda_app` (a named stage needs its ``base_path``)."""
-    from mangum import Mangum
+    from mangum import Mangum  # only where a Lambda handler is made: the local server's start never loads it
 
     return Mangum(lambda_app(server, store, oauth), lifespan="off", api_gateway_base_path=base_path)

@@ -1,0 +1,52 @@
+"""The demo data of ``countersign serve --demo`` (:func:`seed_demo`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ... import accounts
+from ...gate.context import ActionContext
+from ...runtime import Runtime
+from ...store.errors import NotFound
+
+DEMO_EMAIL = "demo@example.com"
+
+
+def seed_demo(runtime: Runtime) -> dict:
+    """Create (once) a demo workspace, owner, toolset data and agent token; mint a fresh sign-in link.
+
+    Writes ``DATA/demo.json`` with ``mcp_url``, ``agent_token``, ``person_email``, ``confirm_url`` and
+    ``signin_url``. Re-running with the same data folder keeps everything and only renews the link.
+    """
+    settings, store = runtime.settings, runtime.store
+    path: Path = settings.data_dir / "demo.json"
+    previous = json.loads(path.read_text()) if path.exists() else {}
+    person = store.get_person_by_email(previous.get("person_email", DEMO_EMAIL))
+    token = previous.get("agent_token")
+    if person is None or not token:
+        workspace, person = accounts.create_workspace(store, "Demo workspace", DEMO_EMAIL, "Dana Demo")
+        token = accounts.create_connection(store, workspace.id, person.id, "Demo agent").token
+        ctx = ActionContext.of(store, workspace, person, None, runtime.desk.now())
+        for toolset in runtime.registry.toolsets:
+            if toolset.demo is not None:
+                toolset.demo(store, ctx)
+    try:
+        store.get_workspace(person.workspace_id)
+    except NotFound:  # pragma: no cover - a demo.json from another store
+        raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again") from None
+    info = {
+        "mcp_url": f"{settings.public_url}/mcp",
+        "agent_token": token,
+        "person_email": person.email,
+        "confirm_url": settings.pending_url,
+        "signin_url": f"{settings.public_url}/signin#token={accounts.mint_signin_token(store, person)}",
+    }
+    settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Made 0600 as it is opened (it holds the agent's token), not chmod-ed after it was written.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)  # an older demo.json made under another umask
+    with os.fdopen(fd, "w") as fh:
+        fh.write(json.dumps(info, indent=2) + "\n")
+    return info
