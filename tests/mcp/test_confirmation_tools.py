@@ -45,6 +45,35 @@ async def test_request_confirmation_refuses_reads_and_unknown_tools_by_name(tena
     assert bad.is_error and "text" in bad.content[0].text
 
 
+async def test_request_confirmation_says_a_confirmation_tool_cannot_be_held(tenant):
+    """The four confirmation tools exist (no "Unknown tool"): they work on what waits for a person
+    and are never themselves held, and the refusal says so by name. Nothing is filed."""
+    names = ("list_confirmations", "get_confirmation_status", "cancel_confirmation", "request_confirmation")
+    async with tenant.client() as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        refusals = {name: await client.call_tool("request_confirmation", {"tool": name, "arguments": {}})
+                    for name in names}
+        waiting = (await client.call_tool("list_confirmations", {})).structured_content
+    assert set(names) <= listed
+    for name, refused in refusals.items():
+        text = refused.content[0].text
+        assert refused.is_error and f"{name} cannot be held for a person" in text, text
+        assert "confirmation tools" in text and "Unknown tool" not in text, text
+    assert waiting["total"] == 0
+
+
+async def test_a_held_reply_names_the_argument_get_confirmation_status_takes(tenant):
+    async with tenant.client() as client:
+        held = (await client.call_tool("publish_note", EDIT)).structured_content
+        instructions = held["instructions"]
+        schema = next(t for t in (await client.list_tools()).tools if t.name == "get_confirmation_status").input_schema
+        status = await _status(client, held["confirmationId"])
+    assert held["status"] == "pending"
+    assert "poll get_confirmation_status with confirmation_id set to this reply's confirmationId" in instructions
+    assert list(schema["properties"]) == ["confirmation_id"]  # the name the reply tells the agent to use
+    assert status["status"] == "pending" and status["confirmationId"] == held["confirmationId"]
+
+
 async def test_identical_retry_returns_the_same_card(tenant):
     desk = tenant.runtime.desk
     notified, real_notifier = [], desk.on_filed

@@ -3,10 +3,15 @@ question a 2025-era client is asked."""
 
 from __future__ import annotations
 
-import pytest
+import secrets
 
-from countersign import __version__
+import pytest
+from mcp import Client
+
+from countersign import __version__, settings as settings_mod
+from countersign.runtime import build
 from countersign.surfaces.mcp.guide import GUIDE_URI
+from countersign.surfaces.mcp.server import build_server
 from tests.support.harness import DECLINE, accept
 
 pytestmark = pytest.mark.anyio
@@ -87,3 +92,24 @@ async def test_a_2025_answer_without_content_is_an_untick(tenant):
     async with tenant.client(mode="legacy", answer=accept()) as client:
         ran = await client.call_tool("edit_note", {"note_id": "n1", "text": "ticked"})
     assert ran.structured_content["status"] == "completed" and tenant.note("n1")["text"] == "ticked"
+
+
+async def test_agents_holding_an_approval_are_told_to_prefer_request_confirmation(tmp_path):
+    """An owner or admin may let agents approve at once (Ask before approvals off); an agent holding
+    approve_design, review_message or bulk_approve_messages is still told to prefer
+    request_confirmation, so the person approves: in each tool's description, in the instructions
+    and in the guide."""
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path),
+                                  "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48)})
+    runtime = build(settings, deliver_inline=False)
+    async with Client(build_server(runtime.desk, runtime.state_keys)) as client:
+        tools = {t.name: t.description for t in (await client.list_tools()).tools}
+        instructions = client.instructions
+        guide = (await client.read_resource(GUIDE_URI)).contents[0].text
+    for name in ("approve_design", "review_message", "bulk_approve_messages"):
+        described = tools[name]
+        assert "When the workspace lets agents approve at once" in described, described
+        assert "prefer request_confirmation for an approval" in described, described
+        assert "poll get_confirmation_status" in described, described
+    assert "Prefer it for an approval even when the workspace lets agents approve at once" in guide
+    assert "call request_confirmation, even when a setting would let the tool run at once" in instructions

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -171,6 +172,35 @@ def test_a_wrong_trusted_proxy_value_stops_start_up(tmp_path):
     done = cli("serve", "--data", str(tmp_path / "d"), env=clean_env(COUNTERSIGN_TRUSTED_PROXIES="my-proxy"))
     assert done.returncode == 2
     assert "COUNTERSIGN_TRUSTED_PROXIES" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and shutil.which("unshare") is None,
+                    reason="as root a read-only folder is still writable; a read-only mount needs unshare")
+def test_demo_on_a_read_only_data_folder_stops_naming_the_folder(served, tmp_path):
+    """A demo made before, then its folder read-only: minting the fresh sign-in link cannot be
+    written, and ``serve --demo`` says which folder, exits 2, and prints no traceback."""
+    data = tmp_path / "data"
+    served("--demo").stop()  # the demo, as a person stops it (its database's -wal stays beside it)
+    demo = (data / "demo.json").read_text()
+    command = [sys.executable, "-m", "countersign.cli", "serve", "--demo", "--data", str(data),
+               "--port", str(free_port())]
+    if os.geteuid() == 0:  # root ignores file modes: mount the folder read-only in a namespace of its own
+        command = ["unshare", "--mount", "sh", "-c",
+                   'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(data), *command]
+    else:
+        for path in data.iterdir():
+            path.chmod(0o400 if path.is_file() else 0o500)
+        data.chmod(0o500)
+    try:
+        done = subprocess.run(command, cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=60)
+    finally:
+        data.chmod(0o700)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and LISTENING not in done.stdout
+    [error] = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert f"serve --demo cannot write to the data folder {data} " in error, error
+    assert "--data" in error and "read-only" in error, error
+    assert (data / "demo.json").read_text() == demo  # the link it could not save was not handed out either
 
 
 SETTLED = """

@@ -15,9 +15,10 @@ from .cards import ANSWER_MEMORY_SECONDS
 
 HELD_INSTRUCTIONS = (
     "This action is waiting for a person; it has not run. Give the person the confirmationUrl "
-    "(or the pendingUrl when several requests are open), then poll get_confirmation_status with the "
-    "confirmationId. Keep working on what does not need the answer. Calling the held tool again with "
-    "the same arguments returns this same request: it does not hurry the answer or ask twice."
+    "(or the pendingUrl when several requests are open), then poll get_confirmation_status with "
+    "confirmation_id set to this reply's confirmationId. Keep working on what does not need the answer. "
+    "Calling the held tool again with the same arguments returns this same request: it does not hurry the "
+    "answer or ask twice."
 )
 ASK_AGAIN = "Calling the tool again makes a fresh preview and asks the person again."
 REFUSED_INSTRUCTIONS = (

@@ -24,6 +24,8 @@ from .common import caller, make_tool, tool_error
 from .guide import SEE_GUIDE
 
 PAGE = 100
+# These four work on the requests that wait for a person; none is an action a person could confirm.
+CONFIRMATION_TOOLS = ("request_confirmation", "list_confirmations", "cancel_confirmation", "get_confirmation_status")
 
 
 class RequestArgs(Arguments):
@@ -68,6 +70,10 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
 
     async def request_confirmation(arguments: dict[str, Any], ctx: Context) -> dict[str, Any]:
         args = _parse(RequestArgs, arguments, "request_confirmation")
+        if args.tool in CONFIRMATION_TOOLS:
+            raise ToolError(f"tool: {args.tool} cannot be held for a person: it is one of the confirmation tools, "
+                            "which work on the requests that wait for one and run at once. Call it directly. "
+                            "Nothing was written.")
         try:
             return await gate_ask.request_card(desk, caller(ctx), args.tool, without_nulls(args.arguments))
         except (ActionError, Refusal, StoreError) as exc:

@@ -15,7 +15,8 @@ INSTRUCTIONS = (
     "Reads run at once. Writes that spend, send, grant authority or cannot be undone wait for a person: "
     "the call returns a preview and either asks in your client or returns a held reply with a link. "
     "Never pass a confirmation code back unless the person agreed to the preview. To have the person "
-    "approve something, call request_confirmation. Read the resource " + GUIDE_URI + " for when a person "
+    "approve something, call request_confirmation, even when a setting would let the tool run at once. "
+    "Read the resource " + GUIDE_URI + " for when a person "
     "is asked, what each status means, and what calling again does."
 )
 
@@ -65,6 +66,10 @@ When the person should approve an action, call `request_confirmation` with the t
 arguments. It files a card on the confirm page whatever the tool's own rule is (even for a tool that
 would run at once), and the action runs only when the person confirms it there. Prefer it to asking
 in the chat and then running the tool yourself.
+
+Prefer it for an approval even when the workspace lets agents approve at once (a tool whose
+description says a setting lets it run on the call): the person approves on their confirm page.
+Give them the link, then poll `get_confirmation_status` until it resolves.
 
 ## What each status means
 

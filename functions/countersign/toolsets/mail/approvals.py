@@ -26,6 +26,12 @@ from .text import count, credits, digest, q, recipients_line
 from .validation import check_write_count
 
 APPROVALS = setting("ask_before_approvals")
+# What every approval's description tells an agent: an owner or admin may
+# let agents approve at once, and a person should still be the one who approves.
+PREFER_ASKING = (
+    " When the workspace lets agents approve at once (Ask before approvals off), prefer request_confirmation "
+    "for an approval all the same, so the person approves it on their confirm page: give them the link, then "
+    "poll get_confirmation_status until it resolves.")
 
 
 class DesignArgs(Arguments):
@@ -43,7 +49,7 @@ class ApproveDesign(MailAction):
     name = "approve_design"
     hold_rule = (
         'Waits for a person on the confirm page while the workspace asks before approvals and the design '
-        'would print; otherwise runs at once.')
+        'would print; otherwise runs at once.' + PREFER_ASKING)
     title = "Preparing a design approval"
     description = "Publish a design's draft version. Owners, admins and approvers only."
     arguments = DesignArgs
@@ -109,7 +115,7 @@ class ReviewMessage(MailAction):
     name = "review_message"
     hold_rule = (
         'Waits for a person on the confirm page while the workspace asks before approvals and the message'
-        ' would print; otherwise runs at once.')
+        ' would print; otherwise runs at once.' + PREFER_ASKING)
     title = "Preparing a message review"
     description = ('Approve or reject one draft waiting for review; approving a draft of a live campaign prints '
                    'it.')
@@ -192,7 +198,7 @@ class BulkApproveMessages(MailAction):
     name = "bulk_approve_messages"
     hold_rule = (
         'Waits for a person on the confirm page while the workspace asks before approvals and any of the '
-        'messages would print; otherwise runs at once.')
+        'messages would print; otherwise runs at once.' + PREFER_ASKING)
     title = "Preparing a bulk approval"
     description = ('Approve every draft waiting for review on a campaign (or the ones named); on a live campaign'
                    ' they print.')
