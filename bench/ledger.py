@@ -23,10 +23,10 @@ from pathlib import Path
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
 from countersign import accounts
-from countersign.gate.actions import ActionContext
 from countersign.gate.question import Question
 from countersign.store.interface import MAX_DOC_WRITES
 from countersign.store.sqlite import SQLiteStore
+from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import TOOLSET, demo, layout
 from countersign.toolsets.budget.model import CATEGORY, MONTH, RTA_ID, new_txn
 

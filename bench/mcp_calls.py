@@ -87,12 +87,12 @@ from mcp_servers import (
 )
 
 from countersign import accounts, settings as settings_mod
-from countersign.gate.context import ActionContext
 from countersign.platform import heap
 from countersign.runtime import build
 from countersign.surfaces.local.app import build_local
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_app, lambda_handler
+from countersign.toolkit import ActionContext
 from tests.support.apigw import LambdaInstance, LambdaTransport
 from tests.support.harness import accept, mcp_client
 

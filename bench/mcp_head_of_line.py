@@ -34,10 +34,10 @@ import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 import httpx2
 
 from countersign import accounts, settings as settings_mod
-from countersign.gate.actions import Read, Toolset
 from countersign.runtime import build
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import StatelessMCP
+from countersign.toolkit import Read, Toolset
 from tests.support.harness import mcp_client
 
 

@@ -202,7 +202,7 @@ def main() -> None:
             "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48), "COUNTERSIGN_DATA": tmp,
         }
         stack = Stack(env)
-        from countersign.gate.context import ActionContext
+        from countersign.toolkit import ActionContext
         from countersign.toolsets.mail import TOOLSET as MAIL
 
         store = stack.runtime.store

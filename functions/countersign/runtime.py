@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from .core.tickets import Keyring, is_signing_secret, new_secret
-from .gate.actions import Registry, Toolset
+from .core.times import iso
 from .gate.cards import CardDesk
+from .gate.registry import Registry
 from .platform import secrets_manager
 from .settings import ConfigError, Settings
 from .store import Store, open_store
 from .store.callers import Owners
 from .store.records import Card
+from .toolkit import Toolset
 
 log = logging.getLogger("countersign")
 
@@ -164,8 +166,6 @@ def check_keys_in_use(settings: Settings, keyring: Keyring, in_use: dict[str, in
     missing = sorted(set(in_use) - set(keyring.accepted_key_ids))
     if not missing:
         return
-    from .gate.replies import iso
-
     where = "COUNTERSIGN_SIGNING_KEY" if settings.signing_key else str(settings.data_dir / "keys" / SIGNING_FILE)
     listed = ", ".join(f"{k} (cards answerable until {iso(in_use[k])})" for k in missing)
     raise ConfigError(where, (

@@ -10,11 +10,11 @@ import pytest
 from mangum import Mangum
 
 from countersign import accounts
-from countersign.gate.context import ActionContext
 from countersign.store.records import secret_hash
 from countersign.surfaces.api.app import create_api
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
+from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import TOOLSET as BUDGET
 from countersign.toolsets.budget.model import MONTH
 from tests.aws_lambda.conftest import instance_runtime

@@ -10,11 +10,11 @@ import pytest
 
 from countersign import accounts
 from countersign.core.ids import new_id
-from countersign.gate.actions import ActionContext, ActionError, Plan
 from countersign.gate.errors import DriftError
 from countersign.gate.question import plan_at_answer, subject_fingerprint
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionContext, ActionError, Plan
 from countersign.toolsets.budget import TOOLSET, layout, rollup
 from countersign.toolsets.budget.model import (
     ACCOUNT,

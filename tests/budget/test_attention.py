@@ -5,8 +5,8 @@ version wrote, or one with more than the doc takes, is read from its chunks, wit
 
 from __future__ import annotations
 
-from countersign.gate.actions import ActionContext
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import attention, layout
 from countersign.toolsets.budget.model import TOTAL, TXNS, Ledger
 from tests.budget import brute

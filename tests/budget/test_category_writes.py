@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
+from countersign.toolkit import ActionError
 from countersign.toolsets.budget.model import DRIFT, RTA_ID
 from countersign.toolsets.budget.undo import MOVED_SINCE
 from tests.budget.ledger import RECAT

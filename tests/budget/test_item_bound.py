@@ -10,9 +10,9 @@ import pytest
 
 from countersign.core.canonical import canonical_json
 from countersign.core.ids import new_id
-from countersign.gate.actions import ActionError
 from countersign.store.interface import MAX_DOC_WRITES
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionError
 from countersign.toolsets.budget import importer, rollup
 from countersign.toolsets.budget.model import CATEGORY, MAX_CATEGORIES
 from tests.budget.test_demo_import import register

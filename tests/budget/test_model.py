@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from countersign.gate.actions import ActionError
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionError
 from countersign.toolsets.budget import layout
 from countersign.toolsets.budget.figures import month_figures
 from countersign.toolsets.budget.model import (

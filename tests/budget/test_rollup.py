@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from countersign.gate.actions import ActionContext, ActionError
 from countersign.store.records import Doc, DocWrite
 from countersign.store.sqlite import SQLiteStore
+from countersign.toolkit import ActionContext, ActionError
 from countersign.toolsets.budget import layout, rollup
 from countersign.toolsets.budget.importer import import_register
 from countersign.toolsets.budget.model import RTA_ID, TOTAL, display

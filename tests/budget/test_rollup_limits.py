@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
 from countersign.store.interface import MAX_DOC_WRITES
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionError
 from countersign.toolsets.budget import importer, layout, rebuild, rollup
 from countersign.toolsets.budget.model import MONTH, TOTAL
 from tests.budget.ledger import ACTIONS, assert_rolled_up

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionContext
 from countersign.gate.question import Question
 from countersign.store.errors import Conflict
+from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import rollup
 from countersign.toolsets.budget.model import TOTAL
 from tests.budget.ledger import ACTIONS, assert_rolled_up

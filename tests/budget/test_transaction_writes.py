@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
+from countersign.toolkit import ActionError
 from countersign.toolsets.budget.model import DRIFT, RTA_ID
 
 # -- create_transactions ------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
+from countersign.toolkit import ActionError
 from countersign.toolsets.budget import TOOLSET
 from countersign.toolsets.budget.model import DRIFT
 from countersign.toolsets.budget.undo import MOVED_SINCE

@@ -28,7 +28,7 @@ from countersign.core.codes import new_code
 from countersign.core.ids import new_id, new_secret_token
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate.ask import request_card
-from countersign.gate.context import Principal
+from countersign.gate.principal import Principal
 from countersign.logs.filters import RedactFilter, redact_local_logs
 from countersign.logs.redaction import REDACTED, redact
 from countersign.platform import telemetry

@@ -17,11 +17,12 @@ from countersign.core.ids import new_id
 from countersign.core.preview import Preview
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import ask as gate_ask
-from countersign.gate.actions import ALWAYS, CLIENT, NEVER, Action, ActionContext, Effect, Plan, Registry, Toolset
 from countersign.gate.cards import CardDesk
-from countersign.gate.context import Principal
+from countersign.gate.principal import Principal
+from countersign.gate.registry import Registry
 from countersign.settings import Settings
 from countersign.store.records import DocWrite
+from countersign.toolkit import ALWAYS, CLIENT, NEVER, Action, ActionContext, Effect, Plan, Toolset
 from tests.budget.ledger import NOW
 from tests.support.sample_toolset import KIND, NoteText, _note, seed_notes
 from tests.support.stores import store  # noqa: F401  (the both-stores fixture)

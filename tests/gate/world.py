@@ -13,9 +13,9 @@ from countersign.core.cards import CardState
 from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import ask as gate_ask
-from countersign.gate.actions import Registry
 from countersign.gate.cards import CardDesk
-from countersign.gate.context import Principal
+from countersign.gate.principal import Principal
+from countersign.gate.registry import Registry
 from countersign.settings import Settings
 from countersign.store.records import Card
 from countersign.toolsets.budget import TOOLSET as BUDGET

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from countersign.core.cards import CardState
 from countersign.store.records import Card
-from countersign.toolsets.gateway import requests
+from countersign.surfaces import upstream_requests
 
 
 def change(tenant, tool: str, arguments: dict) -> Card:
     """File an upstream change as the CLI does, and confirm it on the page."""
-    card = requests.file_change(tenant.runtime.desk, tenant.workspace_id, tenant.person, tool, arguments)
+    card = upstream_requests.file_change(tenant.runtime.desk, tenant.workspace_id, tenant.person, tool, arguments)
     done = tenant.confirm_on_page(card.id)
     assert done.state is CardState.COMPLETED, done.result
     return done
@@ -19,7 +19,7 @@ def change(tenant, tool: str, arguments: dict) -> Card:
 def add(tenant, name: str = "fs", *, url: str | None = None, command: list[str] | None = None,
         headers: dict | None = None) -> Card:
     desk = tenant.runtime.desk
-    arguments = requests.add_arguments(desk, tenant.workspace_id, name, url, command, headers or {})
+    arguments = upstream_requests.add_arguments(desk, tenant.workspace_id, name, url, command, headers or {})
     return change(tenant, "upstream_add", arguments)
 
 

@@ -5,7 +5,8 @@ second change of its tools) is a request of its own, never answered with an earl
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.toolsets.gateway import config, requests
+from countersign.surfaces import upstream_requests
+from countersign.toolsets.gateway import config
 
 from .flows import add, call, change
 
@@ -14,14 +15,14 @@ pytestmark = pytest.mark.anyio
 
 def _file_add(gw, url: str, credential: str):
     desk = gw.runtime.desk
-    arguments = requests.add_arguments(desk, gw.workspace_id, "fs", url, None, {"Authorization": credential})
-    return requests.file_change(desk, gw.workspace_id, gw.person, "upstream_add", arguments)
+    arguments = upstream_requests.add_arguments(desk, gw.workspace_id, "fs", url, None, {"Authorization": credential})
+    return upstream_requests.file_change(desk, gw.workspace_id, gw.person, "upstream_add", arguments)
 
 
 def _stored_credential(gw) -> dict:
     desk = gw.runtime.desk
     upstream = config.load(desk.context(gw.workspace_id, gw.person, None, desk.now()), "fs")
-    return requests.sealer_of(desk).unseal(gw.workspace_id, "fs", upstream.sealed)
+    return upstream_requests.sealer_of(desk).unseal(gw.workspace_id, "fs", upstream.sealed)
 
 
 async def test_an_add_filed_again_with_another_credential_replaces_the_waiting_one(gw, upstream):
@@ -31,7 +32,7 @@ async def test_an_add_filed_again_with_another_credential_replaces_the_waiting_o
     right = _file_add(gw, upstream.url, "Bearer RIGHT-token")
     assert right.id != wrong.id and right.state is CardState.PENDING
     replaced = gw.store.get_card(gw.workspace_id, wrong.id, gw.runtime.desk.now())
-    assert replaced.state is CardState.WITHDRAWN and replaced.decline_reason == requests.SUPERSEDED
+    assert replaced.state is CardState.WITHDRAWN and replaced.decline_reason == upstream_requests.SUPERSEDED
     assert gw.confirm_on_page(right.id).state is CardState.COMPLETED
     assert _stored_credential(gw) == {"Authorization": "Bearer RIGHT-token"}
 
@@ -39,10 +40,10 @@ async def test_an_add_filed_again_with_another_credential_replaces_the_waiting_o
 async def test_adding_again_after_a_removal_and_approving_again_are_requests_of_their_own(gw, upstream):
     first = add(gw, url=upstream.url)
     change(gw, "upstream_remove", {"name": "fs"})
-    assert requests.views(gw.runtime.desk, gw.workspace_id, gw.person) == []
+    assert upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person) == []
     again = add(gw, url=upstream.url)  # confirmed: asserts it completed
     assert again.id != first.id
-    assert [v["name"] for v in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)] == ["fs"]
+    assert [v["name"] for v in upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person)] == ["fs"]
 
     upstream.flag("rugpull")
     to_new = change(gw, "upstream_refresh", {"name": "fs"})
@@ -74,7 +75,8 @@ async def test_approving_changed_tools_again_keeps_the_owners_class_unless_the_t
     assert lines["changed: lookup"].startswith("changed: lookup — waits for a person on the page. Look")
     assert lines["changed: purge"].startswith(
         "changed: purge — waits for a person on the page (was: runs at once (a read)).")
-    classes = {t["name"]: t["class"] for t in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]}
+    tools = upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]
+    classes = {t["name"]: t["class"] for t in tools}
     assert classes["fs__lookup"] == "held" and classes["fs__purge"] == "held"
     held = (await call(gw, "fs__lookup", {})).structured_content
     assert held["status"] == "pending"

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from countersign.core.cards import CardState, Refusal, RefusalReason
-from countersign.toolsets.gateway import requests
+from countersign.surfaces import upstream_requests
 
 from .conftest import SHORT_TIMEOUT, UPSTREAM_SECRET
 from .flows import add, call, change, text
@@ -43,7 +43,7 @@ async def test_reads_pass_through_and_a_write_waits_then_runs_once(gw, upstream)
     with pytest.raises(Refusal) as again:
         gw.confirm_on_page(reply["confirmationId"])
     assert again.value.reason is RefusalReason.ALREADY_ANSWERED and upstream.calls() == ["write_file a.txt"]
-    listing = json.dumps(requests.views(gw.runtime.desk, gw.workspace_id, gw.person))
+    listing = json.dumps(upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person))
     assert UPSTREAM_SECRET not in listing and "sealed" not in listing
 
 
@@ -104,7 +104,8 @@ async def test_a_timeout_is_outcome_unknown_and_never_sent_again(gw_short, upstr
 
 async def test_idempotent_tools_may_be_confirmed_in_the_client_and_classes_can_be_overridden(gw, upstream):
     add(gw, url=upstream.url)
-    listed = {t["name"]: t["class"] for t in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]}
+    tools = upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]
+    listed = {t["name"]: t["class"] for t in tools}
     assert listed["fs__touch_file"] == "client" and listed["fs__read_file"] == "read"
     assert listed["fs__slow_write"] == "held"  # no hints: held
     change(gw, "upstream_policy", {"name": "fs", "tool": "read_file", "cls": "held"})

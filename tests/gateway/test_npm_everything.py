@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from countersign.toolsets.gateway import requests
+from countersign.surfaces import upstream_requests
 
 from .flows import add, call, text
 
@@ -51,7 +51,8 @@ async def listed_by_the_server(command: list[str]) -> dict[str, dict]:
 async def test_the_npm_everything_server_behind_the_gate(gw, everything):
     upstream = await listed_by_the_server(everything)
     card = add(gw, "everything", command=everything)
-    listed = {t["name"]: t["class"] for t in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]}
+    tools = upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]
+    listed = {t["name"]: t["class"] for t in tools}
     # A tool that runs only as a task (simulate-research-query) is left out: the gateway calls tools plainly.
     tasks_only = {n for n, t in upstream.items() if (t.get("execution") or {}).get("taskSupport") == "required"}
     assert tasks_only == {"simulate-research-query"} and "everything__simulate-research-query" not in listed

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from countersign.core.cards import CardState, Refusal, RefusalReason
-from countersign.toolsets.gateway import requests
+from countersign.surfaces import upstream_requests
 
 from .flows import add, call, change, text
 
@@ -29,7 +29,8 @@ def folder(tmp_path):
 async def test_the_npm_filesystem_server_behind_the_gate(gw, folder):
     (folder / "a.txt").write_text("version 1")
     card = add(gw, "files", command=["node", str(SERVER), str(folder)])
-    listed = {t["name"]: t["class"] for t in requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]}
+    tools = upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]
+    listed = {t["name"]: t["class"] for t in tools}
     assert listed["files__read_text_file"] == "read" and listed["files__list_directory"] == "read"
     assert listed["files__write_file"] == "held" and listed["files__edit_file"] == "held"
     assert listed["files__create_directory"] == "client"  # it says: idempotent, not destructive

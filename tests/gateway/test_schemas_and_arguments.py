@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.gate.actions import ActionError
-from countersign.toolsets.gateway import requests
+from countersign.surfaces import upstream_requests
+from countersign.toolkit import ActionError
 from tests.support.harness import accept
 
 from .flows import add, call, change, text
@@ -143,8 +143,8 @@ async def test_the_add_card_shows_everything_agents_read_of_each_tool(gw, upstre
     upstream.write(".schemas", json.dumps({"huge": {"type": "object"}, "descriptions": {"huge": "x" * 200_001}}))
     desk = gw.runtime.desk
     with pytest.raises(ActionError) as refused:
-        requests.file_change(desk, gw.workspace_id, gw.person, "upstream_add",
-                             requests.add_arguments(desk, gw.workspace_id, "fs", upstream.url, None, {}))
+        upstream_requests.file_change(desk, gw.workspace_id, gw.person, "upstream_add",
+                             upstream_requests.add_arguments(desk, gw.workspace_id, "fs", upstream.url, None, {}))
     assert "more than one card shows" in refused.value.message and "nothing is approved unseen" in refused.value.message
 
 

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from countersign.core.cards import CardState
+from countersign.surfaces.upstream_requests import sealer_of
 from countersign.toolsets.gateway.config import KIND, load
-from countersign.toolsets.gateway.requests import sealer_of
 
 from .conftest import PAGE_SECRET, UPSTREAM_SECRET
 from .flows import add

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from countersign.core.cards import CardState, Refusal, RefusalReason
-from countersign.gate.actions import ActionError
-from countersign.toolsets.gateway import requests
+from countersign.surfaces import upstream_requests
+from countersign.toolkit import ActionError
 from tests.support.harness import new_tenant
 
 from .flows import add, call, text
@@ -55,11 +55,11 @@ async def test_a_member_cannot_ask_for_an_upstream_change_nor_confirm_one_filed_
                             ("upstream_policy", {"name": "fs", "tool": "write_file", "cls": "read"}),
                             ("upstream_remove", {"name": "fs"})):
         with pytest.raises(ActionError) as refused:
-            requests.file_change(desk, gw.workspace_id, member, tool, arguments)
+            upstream_requests.file_change(desk, gw.workspace_id, member, tool, arguments)
         assert "Only the workspace's owners and admins manage its upstream servers" in refused.value.message
     assert not marker.exists()
 
-    card = requests.file_change(desk, gw.workspace_id, gw.person, "upstream_policy",
+    card = upstream_requests.file_change(desk, gw.workspace_id, gw.person, "upstream_policy",
                                 {"name": "fs", "tool": "write_file", "cls": "read"})
     demoted = gw.store.update_person(gw.workspace_id, gw.person.id, role="member")
     with pytest.raises(Refusal) as clicked:

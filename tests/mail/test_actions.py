@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
+from countersign.toolkit import ActionError
 from countersign.toolsets.mail.kinds import (
     KIND_CAMPAIGN,
     KIND_DESIGN,

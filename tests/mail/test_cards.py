@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState, Refusal, RefusalReason
-from countersign.gate.actions import ActionError
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionError
 from countersign.toolsets.mail.kinds import DIRECT, KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LEDGER, LEDGER_ID
 from countersign.toolsets.mail.printing import ledger_after
 from countersign.toolsets.mail.snapshot import Mail

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import Refusal, RefusalReason
-from countersign.gate.context import ActionContext
 from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionContext
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.demo import seed
 from countersign.toolsets.mail.kinds import KIND_CAMPAIGN, KIND_DESIGN, KIND_LEDGER, KIND_LIST, LEDGER_ID, pieces_kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
+from countersign.toolkit import ActionError
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.action import create
 from countersign.toolsets.mail.copywriting import polish, render_copy

@@ -8,14 +8,15 @@ from typing import Any
 from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
-from countersign.gate.actions import Registry
 from countersign.gate.ask import request_card
 from countersign.gate.cards import CardDesk
-from countersign.gate.context import ActionContext, Principal
+from countersign.gate.principal import Principal
 from countersign.gate.question import Question
+from countersign.gate.registry import Registry
 from countersign.gate.runner import run_unheld
 from countersign.settings import Settings
 from countersign.store.records import DocWrite, Person
+from countersign.toolkit import ActionContext
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.demo import seed
 from countersign.toolsets.mail.kinds import KIND_CAMPAIGN, KIND_DESIGN, KIND_JOB, KIND_LEDGER, LEDGER_ID, pieces_kind

@@ -18,12 +18,12 @@ import pytest
 
 from countersign import accounts, settings as settings_mod
 from countersign.gate import offload
-from countersign.gate.actions import Read, Toolset
 from countersign.gate.offload import PROVEN_AFTER, LightRuns, OneAtATime, off_the_loop, one_at_a_time, read_work
 from countersign.runtime import build
 from countersign.surfaces.local.app import build_local
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import StatelessMCP, lambda_handler
+from countersign.toolkit import Read, Toolset
 from tests.support.apigw import LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 
-from countersign.gate.context import ActionContext
+from countersign.toolkit import ActionContext
 from countersign.toolsets.budget.model import ACCOUNT, CATEGORY, GROUP, LOCATOR, MONTH, OP, TOTAL, TXNS
 from countersign.toolsets.mail import kinds as mail
 from countersign.toolsets.mail.demo import seed as seed_mail

@@ -7,8 +7,9 @@ from mcp import Client
 from pydantic import Field
 
 from countersign.core.preview import Preview
-from countersign.gate.actions import NEVER, Action, Arguments, Plan, Registry, Toolset
+from countersign.gate.registry import Registry
 from countersign.surfaces.mcp.server import build_server
+from countersign.toolkit import NEVER, Action, Arguments, Plan, Toolset
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ import pytest
 
 from countersign.core.cards import CardState
 from countersign.core.codes import CodeRecord
-from countersign.gate.context import Principal
+from countersign.gate.principal import Principal
 from countersign.oauth.tokens import verify_access
 from countersign.store.callers import Owner, Owners
 from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec

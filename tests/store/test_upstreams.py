@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.context import ActionContext
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
+from countersign.toolkit import ActionContext
 from countersign.toolsets.gateway.config import KIND, Pin, Upstream, Witness, load, load_all, tool_digest
 from countersign.toolsets.gateway.seal import Sealer
 from tests.store._factories import World

@@ -8,7 +8,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from countersign.core.preview import Preview
-from countersign.gate.actions import (
+from countersign.store.records import DocWrite
+from countersign.toolkit import (
     ALWAYS,
     CLIENT,
     NEVER,
@@ -24,7 +25,6 @@ from countersign.gate.actions import (
     setting,
     when,
 )
-from countersign.store.records import DocWrite
 
 KIND = "note"
 

@@ -18,7 +18,8 @@ import urllib.request
 from pydantic import Field
 
 from countersign.core.preview import Preview
-from countersign.gate.actions import (
+from countersign.store.records import DocWrite
+from countersign.toolkit import (
     ALWAYS,
     Action,
     ActionContext,
@@ -30,7 +31,6 @@ from countersign.gate.actions import (
     Plan,
     Toolset,
 )
-from countersign.store.records import DocWrite
 
 PARCEL, SHIPMENT, RECEIPT = "parcel", "shipment", "receipt"
 

@@ -16,11 +16,11 @@ import pytest
 from countersign import accounts, cli, settings as settings_mod
 from countersign.core.tickets import Keyring
 from countersign.gate.ask import request_card
-from countersign.gate.context import ActionContext
 from countersign.runtime import build
 from countersign.store.records import secret_hash
 from countersign.store.sqlite import SQLiteStore
 from countersign.surfaces.local.demo import seed_demo
+from countersign.toolkit import ActionContext
 from tests.support.stores import principal_by_token
 
 REPO = Path(__file__).resolve().parents[2]

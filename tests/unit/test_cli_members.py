@@ -21,7 +21,7 @@ from countersign.store.records import Passkey, secret_hash
 from countersign.surfaces.api.session import start_session
 from countersign.surfaces.local.demo import seed_demo
 from countersign.surfaces.mcp.auth import REVOKED, BearerAuth
-from countersign.toolsets.gateway.requests import file_change
+from countersign.surfaces.upstream_requests import file_change
 from tests.support.stores import principal_by_token
 
 pytestmark = pytest.mark.usefixtures("clean_env")  # the CLI reads the environment (tests/unit/conftest.py)

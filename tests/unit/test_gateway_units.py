@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.gate.actions import ActionError
+from countersign.toolkit import ActionError
 from countersign.toolsets.gateway.config import check_url, class_from_annotations, split_tool, tool_digest
 from countersign.toolsets.gateway.preview import FOLD, argument_lines, shown
 from countersign.toolsets.gateway.seal import Sealer, SealError

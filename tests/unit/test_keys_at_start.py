@@ -12,7 +12,7 @@ import pytest
 from countersign import accounts, cli, settings as settings_mod
 from countersign.core.tickets import new_secret
 from countersign.gate import ask as gate_ask
-from countersign.gate.context import Principal
+from countersign.gate.principal import Principal
 from countersign.runtime import build
 from countersign.settings import ConfigError
 from tests.support.harness import all_toolsets

@@ -20,7 +20,7 @@ def _demo_email(data_dir: Path) -> str | None:
 def cmd_budget_import(args) -> int:
     """Import a YNAB register export into the budget of the member's workspace; nothing on a bad row."""
     # When importing, not at the CLI's start (the gate's and the budget toolset's modules).
-    from ..gate.context import ActionContext
+    from ..toolkit import ActionContext
     from ..toolsets.budget.importer import RegisterError, import_register
 
     s, store = open_command_store(args)

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from .. import settings as settings_mod
+from ..core import times
 from ..settings import ConfigError, Settings
 from ..store import open_store
 from ..store.errors import StoreUnusable
@@ -122,6 +123,4 @@ def member(store, email: str):
 
 def iso(ts: int) -> str:
     """An instant as the API and the page show it."""
-    from ..gate.replies import iso  # when a command prints one, not at the CLI's start (the gate's modules)
-
-    return iso(ts)
+    return times.iso(ts)

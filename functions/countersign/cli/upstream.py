@@ -13,10 +13,11 @@ from .common import existing_settings, member, store_options
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
     # When the command runs, not at the CLI's start (the gate's and the gateway toolset's modules).
-    from ..gate.actions import ActionError
     from ..runtime import build, files_cards_here, keyless_desk
     from ..store.records import MANAGERS
-    from ..toolsets.gateway import requests
+    from ..surfaces import upstream_requests as requests
+    from ..toolkit import ActionError
+    from ..toolsets.gateway.requests import parse_headers
 
     s = existing_settings(args)
     if args.action == "list":  # reads only
@@ -36,7 +37,7 @@ def cmd_upstream(args) -> int:
         return 0
     try:
         if args.action == "add":
-            headers = requests.parse_headers(args.header or [])
+            headers = parse_headers(args.header or [])
             arguments = requests.add_arguments(desk, ws, args.name, args.url, args.command, headers)
             tool = "upstream_add"
         elif args.action == "policy":

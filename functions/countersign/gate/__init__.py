@@ -1,4 +1,5 @@
 """The gate: every held write goes through :func:`countersign.gate.ask.ask`.
 
-Toolsets import from :mod:`countersign.gate.actions` (the public action API) only.
+Toolsets never import the gate: they import :mod:`countersign.toolkit` (the toolset API), which
+the gate imports in turn.
 """

@@ -26,14 +26,14 @@ from ..core.canonical import digest
 from ..core.cards import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
 from ..store.records import Card, Workspace
+from ..toolkit import ActionError
 from . import replies
-from .actions import ActionError
 from .answering import with_nonce
 from .answers import say_no, say_yes
 from .cards import CardDesk
-from .context import Principal
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from .offload import off_the_loop
+from .principal import Principal
 from .question import Question, parse
 from .runner import run_unheld
 

@@ -21,12 +21,13 @@ from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
+from ..toolkit import ActionContext, ActionError
 from . import answering
-from .actions import ActionError, Registry
-from .context import ActionContext, Principal
 from .errors import DriftError
+from .principal import Principal
 from .question import Question, arguments_digest, preview_digest
 from .refusals import record_refusal
+from .registry import Registry
 
 log = logging.getLogger("countersign.gate")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .actions import ActionError
+from ..toolkit import ActionError
 
 
 class DriftError(ActionError):

@@ -12,8 +12,7 @@ from typing import Any
 
 from ..core.canonical import canonical_json, digest, fingerprint
 from ..store.records import MAX_ARGUMENTS_BYTES
-from .actions import Action, ActionError, Effect, GateClass, Plan, Unavailable
-from .context import ActionContext
+from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Plan, Unavailable
 from .errors import DriftError
 
 

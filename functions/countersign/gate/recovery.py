@@ -23,7 +23,7 @@ import logging
 from ..core.cards import CardState, Refusal
 from ..store.errors import NotFound
 from ..store.records import Card, CardCommit
-from .actions import ActionError
+from ..toolkit import ActionError
 from .cards import CardDesk
 from .errors import DriftError
 from .runner import continue_run, fail

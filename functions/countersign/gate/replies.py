@@ -5,13 +5,12 @@ Nothing here ever includes a ticket or a nonce: replies are built field by field
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
-from ..core.cards import CardState, reported_state
+from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, reported_state
 from ..core.preview import Preview
+from ..core.times import iso
 from ..store.records import Card
-from .cards import ANSWER_MEMORY_SECONDS
 
 HELD_INSTRUCTIONS = (
     "This action is waiting for a person; it has not run. Give the person the confirmationUrl "
@@ -36,10 +35,6 @@ CODE_INSTRUCTIONS = (
     "again with the same arguments plus confirmation set to this code. The code is valid once, "
     "for these exact changes, for {ttl} seconds."
 )
-
-
-def iso(ts: int) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _lines(card: Card) -> list[str]:

@@ -23,9 +23,8 @@ from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..store.errors import Conflict
 from ..store.records import Card, CardCommit, Connection, Person, Workspace
-from .actions import ActionError, Unavailable
+from ..toolkit import ActionError, Effect, Phase, Unavailable
 from .cards import CardDesk
-from .effects import Effect, Phase
 from .errors import DriftError
 from .question import Question
 from .refusals import record_refusal

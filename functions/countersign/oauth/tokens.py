@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.ids import new_secret_token
-from ..gate.context import Principal
+from ..gate.principal import Principal
 from ..store.callers import Owner, Owners
 from ..store.errors import NotFound
 from ..store.interface import Store

@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from ..core.preview import Preview
-from ..gate.actions import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, Toolset
 from ..store.records import SettingWrite
+from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, Toolset
 from .policy import DESCRIBED, SETTING, policy_of
 
 

@@ -15,11 +15,12 @@ from fastapi import APIRouter, Query, Request
 from ...core.canonical import map_strings
 from ...core.cards import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line
-from ...gate.actions import Unavailable
-from ...gate.replies import decline_reason, iso
+from ...core.times import iso
+from ...gate.replies import decline_reason
 from ...runtime import Runtime
 from ...store.errors import NotFound
 from ...store.records import Card
+from ...toolkit import Unavailable
 from .errors import ApiError, not_found
 from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
 from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of

@@ -9,7 +9,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ... import accounts
-from ...gate.replies import iso
+from ...core.times import iso
 from ...oauth.grants import revoke_connection, settle
 from ...oauth.redirects import host_of
 from ...store.errors import NotFound

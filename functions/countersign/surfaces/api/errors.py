@@ -14,9 +14,9 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
-from ...gate.actions import ActionError, Unavailable
-from ...gate.arguments import field_path, plain_sentence
 from ...store.errors import BadInput, Conflict, NotFound, StoreUnavailable
+from ...toolkit import ActionError, Unavailable
+from ...toolkit.arguments import field_path, plain_sentence
 
 log = logging.getLogger("countersign.api")
 

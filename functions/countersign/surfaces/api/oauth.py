@@ -14,7 +14,7 @@ import re
 
 from fastapi import APIRouter, Request
 
-from ...gate.replies import iso
+from ...core.times import iso
 from ...oauth import grants
 from ...oauth.redirects import authority_of, host_of, is_loopback
 from ...store.oauth_records import PendingAuthorization

@@ -15,7 +15,6 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from ...core.cards import CardState, Refusal, refusal_for
-from ...gate.actions import ActionError, Unavailable
 from ...gate.question import Question
 from ...gate.refusals import record_refusal
 from ...passkeys.action import SetPasskeyPolicy
@@ -24,6 +23,7 @@ from ...passkeys.policy import POLICIES
 from ...passkeys.receipts import receipt_body, seal_receipt
 from ...passkeys.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...store.errors import NotFound
+from ...toolkit import ActionError, Unavailable
 from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
 from .errors import ApiError, not_found
 from .passkey_common import check, issue, refused, relying_party, spend

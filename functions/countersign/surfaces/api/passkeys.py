@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
-from ...gate.replies import iso
+from ...core.times import iso
 from ...passkeys.ceremony import PasskeyError, authentication_options, registration_options, verify_registration
 from ...passkeys.policy import DESCRIBED, policy_of
 from ...passkeys.statement import b64u, unb64u

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from ...gate.arguments import without_nulls
 from ...store.passkey_checks import MAX_PASSKEY_NAME
+from ...toolkit.arguments import without_nulls
 
 
 class Strict(BaseModel):

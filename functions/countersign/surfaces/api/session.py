@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from fastapi import APIRouter, Depends, Request, Response
 
 from ...core.ids import new_secret_token
-from ...gate.replies import iso
+from ...core.times import iso
 from ...runtime import Runtime
 from ...store.callers import Owner
 from ...store.errors import NotFound

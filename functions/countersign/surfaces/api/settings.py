@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from ...gate.replies import iso
+from ...core.times import iso
 from ...store.records import DEFAULT_WORKSPACE_SETTINGS, MANAGERS
 from .errors import ApiError
 from .schemas import MeChanges, MemberList, SettingsView, WorkspaceChanges, errors

@@ -10,7 +10,7 @@ import re
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 
-from ...gate.actions import ActionError, Unavailable
+from ...toolkit import ActionError, Unavailable
 from .errors import ApiError
 from .schemas import CREDENTIAL_PATTERN, Strict, errors, stated
 from .session import Acting, SignedIn, runtime_of
@@ -76,7 +76,7 @@ def _editor(signed) -> None:
 @router.get("/settings/upstreams", response_model=UpstreamList, responses=errors(401, 403))
 def list_upstreams(request: Request, signed: SignedIn) -> dict:
     """The workspace's upstream MCP servers and how each tool is gated."""
-    from ...toolsets.gateway.requests import views  # the toolset at the first use, not at a cold start
+    from ..upstream_requests import views  # the toolset at the first use, not at a cold start
 
     _editor(signed)
     found = views(runtime_of(request).desk, signed.workspace.id, signed.person)
@@ -86,7 +86,7 @@ def list_upstreams(request: Request, signed: SignedIn) -> dict:
 
 
 def _file(request: Request, signed, tool: str, arguments: dict) -> dict:
-    from ...toolsets.gateway.requests import file_change  # the toolset at the first use, not at a cold start
+    from ..upstream_requests import file_change  # the toolset at the first use, not at a cold start
 
     _editor(signed)
     desk = runtime_of(request).desk
@@ -133,7 +133,7 @@ def _credential(body: AddUpstreamBody) -> dict[str, str]:
 def add_upstream(request: Request, signed: Acting, body: AddUpstreamBody) -> dict:
     """File a held request to put an upstream MCP server behind the gate: its tools are listed on
     the card. The credential is sealed at once and never shown again."""
-    from ...toolsets.gateway.requests import add_arguments  # the toolset at the first use, not at a cold start
+    from ..upstream_requests import add_arguments  # the toolset at the first use, not at a cold start
 
     _editor(signed)
     headers = _credential(body)

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 from ... import accounts
-from ...gate.context import ActionContext
 from ...runtime import Runtime
 from ...store.errors import NotFound, StoreUnavailable, StoreUnusable
 from ...store.records import Person
+from ...toolkit import ActionContext
 
 DEMO_EMAIL = "demo@example.com"
 

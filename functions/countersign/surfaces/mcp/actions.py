@@ -17,11 +17,11 @@ from pydantic import Field
 
 from ...core.cards import Refusal
 from ...gate import ask as gate_ask
-from ...gate.actions import Action, ActionError, Read
-from ...gate.arguments import without_nulls
 from ...gate.cards import CardDesk
 from ...gate.offload import read_work
 from ...store.errors import StoreError
+from ...toolkit import Action, ActionError, Read
+from ...toolkit.arguments import without_nulls
 from .common import Result, Run, caller, make_tool, tool_error
 from .elicitation import answer_of, as_result, client_can, legacy_back_channel
 from .guide import SEE_GUIDE

@@ -22,8 +22,8 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from ...gate.context import Principal
 from ...gate.offload import off_the_loop
+from ...gate.principal import Principal
 from ...oauth import SCOPE, resource_metadata_url, resource_of
 from ...oauth.tokens import REVOKED, is_oauth_token, verify_access
 from ...store.callers import Owner, Owners

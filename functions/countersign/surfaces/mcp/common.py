@@ -6,7 +6,7 @@ Arguments reach the gate exactly as the client sent them. The SDK would otherwis
 against a model built from the function's signature first, in its lax mode, which turns ``"true"``
 into ``True`` and drops names it does not know (``aproved: false`` would be ignored). Each tool
 publishes its argument model's input schema, but receives the raw arguments; the gate checks them
-strictly and refuses with sentences of its own (:mod:`countersign.gate.arguments`).
+strictly and refuses with sentences of its own (:mod:`countersign.toolkit.arguments`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import BaseModel
 
 from ...core.cards import Refusal
-from ...gate.actions import ActionError
-from ...gate.context import Principal
+from ...gate.principal import Principal
 from ...store.errors import StoreError
+from ...toolkit import ActionError
 from .auth import principal_of
 
 Result = dict[str, Any] | InputRequiredResult

@@ -15,11 +15,11 @@ from pydantic import Field
 
 from ...core.cards import Refusal, RefusalReason
 from ...gate import ask as gate_ask, replies
-from ...gate.actions import ActionError, Arguments
-from ...gate.arguments import ArgumentError, parse_arguments, without_nulls
 from ...gate.cards import CardDesk
 from ...gate.offload import off_the_loop, read_work
 from ...store.errors import NotFound, StoreError
+from ...toolkit import ActionError, Arguments
+from ...toolkit.arguments import ArgumentError, parse_arguments, without_nulls
 from .common import caller, make_tool, tool_error
 from .guide import SEE_GUIDE
 

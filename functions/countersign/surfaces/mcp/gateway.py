@@ -26,11 +26,11 @@ from mcp_types import (
     ToolAnnotations,
 )
 
-from ...gate.actions import ActionError
 from ...gate.ask import context_for
 from ...gate.cards import CardDesk
-from ...gate.context import Principal
+from ...gate.principal import Principal
 from ...store.errors import StoreError
+from ...toolkit import ActionError
 from .actions import action_run
 from .auth import principal_of
 

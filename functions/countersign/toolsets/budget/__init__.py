@@ -7,7 +7,7 @@ can ask. See :mod:`.model` for how the ledger is stored.
 
 from __future__ import annotations
 
-from ...gate.actions import Toolset
+from ...toolkit import Toolset
 from .budgeting import SetCategoryBudget
 from .categories import CreateCategory, UpdateCategory
 from .categorise import ApplyCategories, ApproveTransactions

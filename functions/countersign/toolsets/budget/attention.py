@@ -27,9 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.canonical import canonical_json
-from ...store.errors import Conflict
-from ...store.interface import DocStore
-from ...store.records import DocWrite
+from ...toolkit import Conflict, DocStore, DocWrite
 from .keys import attention_id
 from .model import TOTAL, Ledger, TxnRef, is_uncategorised, month_total_id
 from .staging import Staging

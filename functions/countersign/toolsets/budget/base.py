@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import WithJsonSchema
 
-from ...gate.actions import CLIENT, Action, ActionContext, Effect, Plan, Step
+from ...toolkit import CLIENT, Action, ActionContext, Effect, Plan, Step
 from .model import DRIFT
 from .operations import Planning
 

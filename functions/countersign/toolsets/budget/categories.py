@@ -6,7 +6,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview, one_line
-from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
+from ...toolkit import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import BudgetAction, title_to_summary
 from .model import MAX_CATEGORIES, BudgetPlan, Ledger, ledger_of, too_many_categories
 from .operations import Planning, category_change, commit

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Plan, Step
+from ...toolkit import NEVER, ActionContext, ActionError, Arguments, Effect, Plan, Step
 from .base import BudgetAction, title_to_summary
 from .model import CATEGORY, BudgetPlan, Ledger, is_split, is_transfer, ledger_of, txn_line
 from .operations import Planning, commit, txn_change

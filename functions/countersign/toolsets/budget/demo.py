@@ -7,9 +7,7 @@ from __future__ import annotations
 import random
 from datetime import date, timedelta
 
-from ...gate.actions import ActionContext
-from ...store.interface import DocStore
-from ...store.records import DocWrite
+from ...toolkit import ActionContext, DocStore, DocWrite
 from . import layout
 from .model import ACCOUNT, CATEGORY, GROUP, RTA_ID, add_months, new_txn, today
 

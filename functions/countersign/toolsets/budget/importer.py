@@ -21,9 +21,7 @@ from typing import Any
 
 from ...core.ids import new_id
 from ...core.preview import one_line
-from ...gate.actions import ActionContext
-from ...store.interface import MAX_DOC_WRITES, DocStore
-from ...store.records import DocWrite
+from ...toolkit import MAX_DOC_WRITES, ActionContext, DocStore, DocWrite
 from .layout import Staged, new_txn_id
 from .model import (
     ACCOUNT,

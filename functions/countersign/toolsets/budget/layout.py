@@ -41,8 +41,7 @@ from typing import Any
 
 from ...core.canonical import canonical_json
 from ...core.ids import _ALPHABET
-from ...store.interface import MAX_DOC_WRITES, DocReader, DocStore
-from ...store.records import DocWrite
+from ...toolkit import MAX_DOC_WRITES, DocReader, DocStore, DocWrite
 from . import attention, rebuild, rollup
 from .keys import ATTENTION_PREFIX
 from .model import (

@@ -40,9 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...gate.actions import ActionError, Plan
-from ...store.interface import DocReader
-from ...store.records import Doc
+from ...toolkit import ActionError, Doc, DocReader, Plan
 from .keys import (  # noqa: F401  (the docs' names, imported from here by the other modules)
     ACCOUNT,
     CATEGORY,

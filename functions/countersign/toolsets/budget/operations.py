@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.ids import new_id
-from ...gate.actions import ActionContext, ActionError
-from ...store.interface import MAX_DOC_WRITES, DocStore
-from ...store.records import DocWrite
+from ...toolkit import MAX_DOC_WRITES, ActionContext, ActionError, DocStore, DocWrite
 from . import rollup
 from .keys import attention_id, rollup_keys
 from .layout import Staged

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ...gate.actions import ActionContext, ActionError, Arguments, Read
+from ...toolkit import ActionContext, ActionError, Arguments, Read
 from . import attention
 from .figures import month_figures
 from .model import OP, TOTAL, Ledger, TxnRef, account_total_id, amounts, is_uncategorised, parse_date, resolve_month

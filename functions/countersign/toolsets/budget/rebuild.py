@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...store.errors import Conflict
-from ...store.interface import MAX_DOC_WRITES, DocStore
-from ...store.records import Doc, DocWrite
+from ...toolkit import MAX_DOC_WRITES, Conflict, Doc, DocStore, DocWrite
 from .keys import LEDGER_ID
 from .model import MONTH, TOTAL, Ledger
 from .rollup import built_ledger, rolled_up

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
+from ...toolkit import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .layout import new_txn_id
 from .model import RTA_ID, BudgetPlan, Ledger, display, ledger_of, new_txn, to_milliunits, today

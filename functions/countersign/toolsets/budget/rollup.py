@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ...store.records import Doc, DocWrite
+from ...toolkit import Doc, DocWrite
 from .carry import empty_start, moved_out, through, with_moved, year_effect
 from .keys import BLOCK_YEARS, LEDGER_ID, block_id, block_of, is_rollup, rollup_keys, year_id
 from .model import MONTH, TOTAL, Ledger

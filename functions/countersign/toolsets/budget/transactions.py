@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.preview import Preview, one_line
-from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
+from ...toolkit import ActionContext, ActionError, Arguments, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .layout import new_txn_id
 from .model import (

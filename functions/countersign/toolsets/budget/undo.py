@@ -6,8 +6,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Plan
-from ...store.records import DocWrite
+from ...toolkit import ActionContext, ActionError, Arguments, DocWrite, Effect, Plan
 from .base import BudgetAction
 from .model import OP, BudgetPlan, Ledger, display, ledger_of, txn_line
 from .operations import Moved, Planning, commit, get_operation, reverse, stage

@@ -8,7 +8,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ...core.preview import money
-from ...gate.actions import ActionError
+from ...toolkit import ActionError
 
 MAX_UNITS = Decimal(1_000_000_000)  # a billion in any currency is not a household budget amount
 # The most categories a budget holds. A year's roll-up and a month's totals keep an entry per

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...gate.actions import Toolset
+from ...toolkit import Toolset
 from .action import action_for
 from .env import GatewayEnv
 from .manage import MANAGE

@@ -6,7 +6,7 @@ upstream says now. The plan checks the arguments against the approved schema and
 tool's witness reads; the subject is the server, the tool's pin, the arguments and what every
 witness answered, so the click re-runs the witnesses and refuses if anything moved.
 
-The effect is one :class:`~countersign.gate.effects.Outside` call made once: the upstream has no
+The effect is one :class:`~countersign.toolkit.effects.Outside` call made once: the upstream has no
 idempotency key, so it is marked not resumable and a card left running by a crash after sending
 is closed as *outcome unknown*, never sent again (:mod:`countersign.gate.recovery`).
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from ...core.canonical import canonical_json
 from ...core.preview import QUESTION_LINES, Preview
-from ...gate.actions import (
+from ...toolkit import (
     ALWAYS,
     CLIENT,
     NEVER,

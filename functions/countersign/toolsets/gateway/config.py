@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...core.addresses import refused_address
-from ...gate.actions import ActionContext, ActionError
+from ...toolkit import ActionContext, ActionError
 
 KIND = "upstream"
 SEPARATOR = "__"

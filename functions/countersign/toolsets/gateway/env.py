@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.canonical import map_strings
-from ...gate.actions import ActionError
-from ...logs.redaction import MIN_HELD, hold_secret
-from ...settings import Settings
+from ...toolkit import MIN_HELD, ActionError, Settings, hold_secret
 from .config import Upstream
 from .seal import Sealer, SealError
 

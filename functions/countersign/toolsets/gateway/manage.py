@@ -16,8 +16,7 @@ from typing import Any
 from pydantic import Field
 
 from ...core.preview import Preview, one_line
-from ...gate.actions import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan
-from ...store.records import MANAGERS, DocWrite
+from ...toolkit import ALWAYS, MANAGERS, Action, ActionContext, ActionError, Arguments, DocWrite, Effect, Plan
 from .config import (
     CLASSES,
     KIND,
@@ -125,7 +124,7 @@ def _subject(up: Upstream, credential: str | bool | None = None) -> dict:
 
 class _Config(Action):
     """A change of the workspace's upstreams. No agent reaches it (``agent_tool``, checked by
-    :meth:`~countersign.gate.actions.Registry.agent_action`), and only an owner or admin may ask
+    :meth:`~countersign.gate.registry.Registry.agent_action`), and only an owner or admin may ask
     for it or confirm it: checked here, before anything is listed or started, as the CLI and the
     Settings page check it first."""
 

@@ -1,21 +1,14 @@
-"""Filing an upstream change as a held request (the CLI and the Settings page share this), and
-the view of a workspace's upstreams that may be shown: never a credential, sealed or not."""
+"""What the CLI and the Settings page need of the gateway to file an upstream change: headers
+parsed from the lines a person typed, and the view of an upstream that may be shown — never a
+credential, sealed or not. Filing the change, through the gate's desk, is
+:mod:`countersign.surfaces.upstream_requests`."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ...core.preview import plain_line
-from ...gate.cards import CardDesk
-from ...gate.question import Question
-from ...store.records import Card, Person
-from .config import Upstream, load_all
-from .seal import Sealer
-
-
-def sealer_of(desk: CardDesk) -> Sealer:
-    action = desk.registry.action("upstream_add")
-    return action.env.sealer  # type: ignore[attr-defined]
+from .config import Upstream
 
 
 def parse_headers(lines: list[str]) -> dict[str, str]:
@@ -31,51 +24,6 @@ def parse_headers(lines: list[str]) -> dict[str, str]:
     return headers
 
 
-def add_arguments(desk: CardDesk, workspace_id: str, name: str, url: str | None, command: list[str] | None,
-                  headers: dict[str, str]) -> dict[str, Any]:
-    """The arguments of ``upstream_add``: the credential sealed for this workspace and name."""
-    args: dict[str, Any] = {"name": name}
-    if url:
-        args["url"] = url
-    if command:
-        args["command"] = list(command)
-    if headers:
-        args["sealed"] = sealer_of(desk).seal(workspace_id, name, headers)
-    return args
-
-
-SUPERSEDED = "A newer request for the same change of this upstream replaced this one; nothing changed."
-
-
-def file_change(desk: CardDesk, workspace_id: str, person: Person, tool: str, arguments: dict[str, Any]) -> Card:
-    """Plan the change now (its card lists what it will approve) and file its card for ``person``.
-
-    The same request again (the same subject: same credential, same tools, same version) is
-    answered with its card. Another one for the same change of the same upstream (another
-    credential, say) replaces the one still waiting, which is withdrawn: only the newest can be
-    confirmed, so nobody confirms the request that was corrected."""
-    ctx = desk.context(workspace_id, person, None, desk.now())
-    q = Question.of(desk.registry.action(tool), arguments, ctx)
-    card = desk.recent(q)
-    if card is None:
-        card, filed = desk.file(q, "page")
-        if filed:
-            _withdraw_replaced(desk, card)
-            desk.notify(card)
-    return card
-
-
-def _same_change(a: Card, b: Card) -> bool:
-    keys = ("name", "tool") if a.tool == "upstream_policy" else ("name",)
-    return a.tool == b.tool and all(a.arguments.get(k) == b.arguments.get(k) for k in keys)
-
-
-def _withdraw_replaced(desk: CardDesk, card: Card) -> None:
-    desk.withdraw_waiting(card.workspace_id, card.person_id, f"person:{card.person_id}", "page", SUPERSEDED,
-                          connection_id="", tool=card.tool,
-                          which=lambda other: other.id != card.id and _same_change(other, card))
-
-
 def view(upstream: Upstream) -> dict[str, Any]:
     return {
         "name": upstream.name, "transport": upstream.transport, "where": upstream.where,
@@ -83,7 +31,3 @@ def view(upstream: Upstream) -> dict[str, Any]:
         "tools": [{"name": plain_line(f"{upstream.name}__{n}"), "class": p.cls, "title": plain_line(p.title),
                    "witness": [w.to_dict() for w in p.witness]} for n, p in sorted(upstream.tools.items())],
     }
-
-
-def views(desk: CardDesk, workspace_id: str, person: Person) -> list[dict[str, Any]]:
-    return [view(u) for u in load_all(desk.context(workspace_id, person, None, desk.now()))]

@@ -5,7 +5,7 @@ setup and configuration run on the call (a few, like the return address, wait on
 
 from __future__ import annotations
 
-from ...gate.actions import Action, Toolset
+from ...toolkit import Action, Toolset
 from . import approvals, audience, campaigns, credits, drafting, pieces, preferences, roles, setup, suppression
 from .demo import demo
 from .reads import READS

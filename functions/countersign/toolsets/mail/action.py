@@ -7,9 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.preview import Preview
-from ...gate.actions import Action, ActionContext, ActionError, Effect, Plan
-from ...store.errors import Conflict
-from ...store.records import Doc, DocWrite
+from ...toolkit import Action, ActionContext, ActionError, Conflict, Doc, DocWrite, Effect, Plan
 from .text import label
 
 

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Step, setting
+from ...toolkit import NEVER, ActionContext, ActionError, Arguments, Effect, Step, setting
 from .action import MailAction, put
 from .kinds import AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN
 from .printing import ledger_after, print_job

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Step
+from ...toolkit import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Step
 from .action import MailAction, create, put
 from .copywriting import review_line
 from .drafting import DRAFTING

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview, one_line
-from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Phase, Step
-from ...store.records import Doc, DocWrite
+from ...toolkit import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Doc, DocWrite, Effect, Phase, Step
 from .action import MailAction, put
 from .copywriting import review_line
 from .kinds import REVIEW_EVERY

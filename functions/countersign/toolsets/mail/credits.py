@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview, money
-from ...gate.actions import ALWAYS, ActionContext, Arguments, Effect, Step
+from ...toolkit import ALWAYS, ActionContext, Arguments, Effect, Step
 from .action import MailAction
 from .printing import ledger_after
 from .snapshot import Mail

@@ -4,8 +4,7 @@ design, a draft campaign that uses both, and some credits."""
 from __future__ import annotations
 
 from ...core.ids import new_id
-from ...gate.actions import ActionContext
-from ...store.interface import MAX_DOC_WRITES, DocStore
+from ...toolkit import MAX_DOC_WRITES, ActionContext, DocStore
 from .action import create
 from .kinds import (
     DEFAULT_LEDGER,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview, one_line
-from ...gate.actions import ActionContext, ActionError, Arguments, Effect, Step, setting
+from ...toolkit import ActionContext, ActionError, Arguments, Effect, Step, setting
 from .action import MailAction, create, put
 from .copywriting import polish
 from .kinds import KIND_CONTACT, KIND_DESIGN, KIND_LIST

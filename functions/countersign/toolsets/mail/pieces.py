@@ -10,7 +10,7 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Phase, Step
+from ...toolkit import ALWAYS, ActionContext, ActionError, Arguments, Effect, Phase, Step
 from .action import MailAction, create
 from .kinds import DIRECT, NOUN, PRICES, SINGULAR, piece_id, pieces_kind
 from .printing import cancel_pieces, ledger_after, need_credits, print_job

@@ -17,11 +17,18 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, NEVER, ActionContext, ActionError, Arguments, Effect, Step, when
-from ...store.records import (
+from ...toolkit import (
+    ALWAYS,
     MANAGERS,  # (may change roles and the drafting setting)
+    NEVER,
+    ActionContext,
+    ActionError,
+    Arguments,
     DocWrite,
+    Effect,
     SettingWrite,
+    Step,
+    when,
 )
 from .action import MailAction, create, put
 from .kinds import KIND_SENDER

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.ids import new_id
-from ...gate.actions import ActionContext, ActionError
-from ...store.records import Doc, DocWrite
+from ...toolkit import ActionContext, ActionError, Doc, DocWrite
 from .action import create, put
 from .copywriting import render_copy
 from .kinds import (

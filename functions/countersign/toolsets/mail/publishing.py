@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from ...gate.actions import ActionContext, ActionError, Phase
-from ...store.records import Doc, DocWrite
+from ...toolkit import ActionContext, ActionError, Doc, DocWrite, Phase
 from .action import put
 from .kinds import PUBLISHERS
 from .text import q

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import money
-from ...gate.actions import ActionContext, Arguments, Read
+from ...toolkit import ActionContext, Arguments, Read
 from .kinds import KIND_JOB, PIECE_STATES, PRICES
 from .publishing import is_draft
 from .snapshot import Mail

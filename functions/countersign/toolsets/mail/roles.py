@@ -11,8 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Step
-from ...store.records import MANAGERS, RoleWrite
+from ...toolkit import ALWAYS, MANAGERS, ActionContext, ActionError, Arguments, Effect, RoleWrite, Step
 from .action import MailAction
 
 POWERS = {

@@ -8,9 +8,17 @@ import re
 from pydantic import Field
 
 from ...core.preview import Preview, one_line
-from ...gate.actions import NEVER, ActionContext, ActionError, Arguments, Effect, Step, when
-from ...store.checks import MAX_WORKSPACE_NAME
-from ...store.records import WorkspaceNameWrite
+from ...toolkit import (
+    MAX_WORKSPACE_NAME,
+    NEVER,
+    ActionContext,
+    ActionError,
+    Arguments,
+    Effect,
+    Step,
+    WorkspaceNameWrite,
+    when,
+)
 from .action import MailAction, put
 from .snapshot import Mail
 from .text import address_line, q

@@ -8,8 +8,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from ...gate.actions import ActionContext, ActionError
-from ...store.records import Doc
+from ...toolkit import ActionContext, ActionError, Doc
 from .kinds import (
     DEFAULT_LEDGER,
     DEFAULT_PROFILE,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...gate.actions import ALWAYS, ActionContext, ActionError, Arguments, Effect, Step
+from ...toolkit import ALWAYS, ActionContext, ActionError, Arguments, Effect, Step
 from .action import MailAction, put
 from .kinds import CANCELLABLE
 from .printing import cancel_pieces, ledger_after

@@ -7,8 +7,7 @@ import re
 from urllib.parse import urlsplit
 
 from ...core.preview import one_line
-from ...gate.actions import ActionError
-from ...store.interface import MAX_DOC_WRITES
+from ...toolkit import MAX_DOC_WRITES, ActionError
 
 DOMAIN_RE = re.compile(r"^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$")
 

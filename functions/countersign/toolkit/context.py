@@ -10,18 +10,9 @@ from ..store.records import Connection, Person, Workspace
 
 
 @dataclass(frozen=True)
-class Principal:
-    """The identity behind an MCP request: one connection of one person in one workspace."""
-
-    workspace: Workspace
-    person: Person
-    connection: Connection
-
-
-@dataclass(frozen=True)
 class ActionContext:
     """What a toolset may use: its documents (read only: writes go back to the gate in an
-    :class:`~countersign.gate.effects.Effect`), the workspace, the person the card waits on (who
+    :class:`~countersign.toolkit.effects.Effect`), the workspace, the person the card waits on (who
     confirms it), the connection that asked, the time of the call, and the workspace's members."""
 
     store: DocReader
