@@ -7,6 +7,7 @@ import json
 import mcp_types as types
 import pytest
 
+from countersign.gate import clicks
 from countersign.store.records import secret_hash
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
@@ -99,7 +100,7 @@ async def test_legacy_client_on_lambda_gets_a_card_and_polls_it_to_completed(aws
         held = (await client.call_tool("edit_note", EDIT)).structured_content
         assert held["status"] == "pending"
         assert held["confirmationUrl"] == f"https://confirm.example.com/confirm?card={held['confirmationId']}"
-        runtime.desk.confirm_click(workspace.id, person, held["confirmationId"])
+        clicks.confirm_click(runtime.desk, workspace.id, person, held["confirmationId"])
         status = (
             await client.call_tool("get_confirmation_status", {"confirmation_id": held["confirmationId"]})
         ).structured_content

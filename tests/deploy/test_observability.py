@@ -27,6 +27,7 @@ from countersign.core.cards import Refusal, RefusalReason
 from countersign.core.codes import new_code
 from countersign.core.ids import new_id, new_secret_token
 from countersign.core.tickets import Keyring, new_secret
+from countersign.gate import clicks
 from countersign.gate.ask import request_card
 from countersign.gate.principal import Principal
 from countersign.logs.filters import RedactFilter, redact_local_logs
@@ -201,13 +202,13 @@ def test_the_desk_reports_each_card_event(desk_world):
     desk = runtime.desk
     first, second = file("one"), file("two")
     assert events == ["card_filed", "card_filed"]
-    desk.confirm_click(workspace.id, person, first)
+    clicks.confirm_click(desk, workspace.id, person, first)
     assert events[-1] == "card_confirmed"
     with pytest.raises(Refusal) as refused:  # the note moved under the second card
-        desk.confirm_click(workspace.id, person, second)
+        clicks.confirm_click(desk, workspace.id, person, second)
     assert refused.value.reason is RefusalReason.CHANGED and events[-1] == "card_refused_drift"
     third = file("three")
-    desk.decline_click(workspace.id, person, third, "later")
+    clicks.decline_click(desk, workspace.id, person, third, "later")
     assert events[-1] == "card_declined"
     fourth = file("four", note="n2")
     desk.withdraw(runtime.store.get_card(workspace.id, fourth, desk.now()), desk.now(), "connection:test")
@@ -215,7 +216,7 @@ def test_the_desk_reports_each_card_event(desk_world):
     fifth = file("five", note="n2")
     desk.clock = lambda: 4_000_000_000.0  # long after the deadline
     with pytest.raises(Refusal) as late:
-        desk.confirm_click(workspace.id, person, fifth)
+        clicks.confirm_click(desk, workspace.id, person, fifth)
     assert late.value.reason is RefusalReason.EXPIRED and events[-1] == "card_expired"
     assert events.count("card_filed") == 5 and set(events) <= set(telemetry.CARD_EVENTS)
 
@@ -227,7 +228,7 @@ def test_a_failing_metrics_hook_never_breaks_a_card(desk_world):
         raise RuntimeError("metrics backend down")
 
     runtime.desk.on_event = broken
-    card = runtime.desk.confirm_click(workspace.id, person, file("fine"))
+    card = clicks.confirm_click(runtime.desk, workspace.id, person, file("fine"))
     assert card.state.value == "completed"
 
 

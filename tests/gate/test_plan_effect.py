@@ -16,7 +16,7 @@ from countersign.core.cards import CardState
 from countersign.core.ids import new_id
 from countersign.core.preview import Preview
 from countersign.core.tickets import Keyring, new_secret
-from countersign.gate import ask as gate_ask
+from countersign.gate import ask as gate_ask, clicks
 from countersign.gate.cards import CardDesk
 from countersign.gate.principal import Principal
 from countersign.gate.registry import Registry
@@ -92,7 +92,7 @@ def world(store):  # noqa: F811
 
 def test_a_click_commits_the_effect_its_re_plan_staged(world):
     held = world.call("stage_on_page", "from the page")
-    card = world.desk.confirm_click(world.workspace_id, world.person, held.payload["confirmationId"])
+    card = clicks.confirm_click(world.desk, world.workspace_id, world.person, held.payload["confirmationId"])
     assert card.state is CardState.COMPLETED, card.result
     assert card.result["result"] == {"note": world.note, "text": "from the page", "staged_at_version": 1}
     assert world.text() == "from the page" and PLANS == ["v1", "v1"]  # the call, and the re-plan at the click
@@ -130,7 +130,7 @@ def test_a_write_that_raced_the_click_is_staged_again_from_the_new_plan(world):
         return real(commit)
 
     world.store.commit_card = commit_card
-    card = world.desk.confirm_click(world.workspace_id, world.person, held.payload["confirmationId"])
+    card = clicks.confirm_click(world.desk, world.workspace_id, world.person, held.payload["confirmationId"])
     assert card.state is CardState.COMPLETED, card.result
     assert card.result["result"]["staged_at_version"] == 2 and PLANS == ["v1", "v1", "v2"]
     doc = world.store.get_doc(world.workspace_id, KIND, world.note)

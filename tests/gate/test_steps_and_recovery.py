@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.gate import recovery
+from countersign.gate import clicks, recovery
 from countersign.gate.runner import idempotency_key
 from tests.support.stepped_toolset import PARCEL, PAYMENTS, RECEIPT, SHIPMENT
 
@@ -45,10 +45,11 @@ def test_a_process_that_dies_between_steps_leaves_a_card_that_recovery_reports_e
     card = world.card(held["confirmationId"])
     assert card.state is S.RUNNING and card.run["done"] == 1 and parcel(world)["state"] == "packed"
     world.clock += RUN_LEASE - 1
-    assert world.desk.open_card(world.workspace.id, world.person, card.id).state is S.RUNNING  # its runner may live
+    opened = clicks.open_card(world.desk, world.workspace.id, world.person, card.id)
+    assert opened.state is S.RUNNING  # its runner may live
     assert recovery.sweep(world.desk, world.clock) == 0
     world.clock += 1
-    settled = world.desk.open_card(world.workspace.id, world.person, card.id)  # a read settles it
+    settled = clicks.open_card(world.desk, world.workspace.id, world.person, card.id)  # a read settles it
     assert settled.state is S.FAILED
     assert settled.result["done"] == ["pack parcel p1"] and settled.result["not_done"] == ["ship parcel p1"]
     assert "Done: pack parcel p1. Not done: ship parcel p1." in settled.result["error"]

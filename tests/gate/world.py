@@ -12,7 +12,7 @@ from countersign import accounts
 from countersign.core.cards import CardState
 from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
-from countersign.gate import ask as gate_ask
+from countersign.gate import ask as gate_ask, clicks
 from countersign.gate.cards import CardDesk
 from countersign.gate.principal import Principal
 from countersign.gate.registry import Registry
@@ -85,10 +85,10 @@ class GateWorld:
     # -- the person on the page --------------------------------------------------------------------
 
     def click(self, card_id: str) -> Card:
-        return self.desk.confirm_click(self.workspace.id, self.person, card_id)
+        return clicks.confirm_click(self.desk, self.workspace.id, self.person, card_id)
 
     def decline(self, card_id: str, reason: str | None = None) -> Card:
-        return self.desk.decline_click(self.workspace.id, self.person, card_id, reason)
+        return clicks.decline_click(self.desk, self.workspace.id, self.person, card_id, reason)
 
     # -- what happened -----------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """The mail toolset end to end: the live MCP server, the real Python client, and the confirm click
-(``CardDesk.confirm_click``, the function the confirm API calls)."""
+(``gate.clicks.confirm_click``, the function the confirm API calls)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from typing import Any
 from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
+from countersign.gate import clicks
 from countersign.gate.ask import request_card
 from countersign.gate.cards import CardDesk
 from countersign.gate.principal import Principal
@@ -79,7 +80,7 @@ class World:
 
     def click(self, card_id: str, person: Person | None = None):
         person = self.store.get_person(self.ws, (person or self.owner).id)
-        return self.desk.confirm_click(self.ws, person, card_id)
+        return clicks.confirm_click(self.desk, self.ws, person, card_id)
 
     # -- reading and poking the model ----------------------------------------------------------
 

@@ -1,9 +1,10 @@
-"""The card desk: filing cards (with their tickets), finding a request's card, the answers that
-close a card without running it, and the clicks on the confirm page.
+"""The card desk: the gate's dependencies, filing cards (with their tickets), finding a request's
+card, and the answers that close a card without running it.
 
 Running a card — the one place an action's effect is committed — is :mod:`.runner`; an answer
 given in the client or with a code is :mod:`.answers`; a card left running by a dead process is
-settled by :mod:`.recovery`. Each of them goes through this desk for the card itself.
+settled by :mod:`.recovery`; the confirm page's clicks are :mod:`.clicks`. Each of them stands
+above this desk and goes through it for the card itself; the desk calls none of them.
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason, refusal_for
+from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
-from ..toolkit import ActionContext, ActionError
+from ..toolkit import ActionContext
 from . import answering
 from .errors import DriftError
 from .principal import Principal
@@ -152,6 +153,19 @@ class CardDesk:
         crash_point("filed")
         return card, True
 
+    def file_reopened(self, q: Question, declined: Card, person: Person, now: int) -> Card:
+        """File ``q`` again as a new pending card, by ``person`` themselves (reopening ``declined``,
+        the request's latest card): a fresh ticket and deadline, no email. If a card of the request
+        is live, that card is returned (``store.file_card``)."""
+        new = self.new_card(q, "page", now)
+        key = self._signing_key_note(new.expires_at)
+        filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {declined.id}")
+        held = self.store.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key)
+        if held.id == new.id:
+            self._key_noted(key)
+            self.event("card_filed")
+        return held
+
     def _signing_key_note(self, until: int) -> tuple[str, int] | None:
         """What the filing of a card answerable until ``until`` notes about the key that signed it
         (in the filing's own transaction), if this process has not noted it that far ahead yet.
@@ -275,99 +289,6 @@ class CardDesk:
             return needs_passkey(ctx.workspace, action, action.gate_class(action.parse(card.arguments), ctx))
         except Exception:  # noqa: BLE001 (unparseable now: the safe answer)
             return True
-
-    # -- the confirm page -------------------------------------------------------------------------
-
-    def open_card(self, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:
-        """One card of ``person``, as it stands now: a card a dead process left running past its
-        lease is settled first (:mod:`.recovery`). :class:`Refusal` ``not_yours`` for another's card.
-        ``card``: this card as this request has just read it (with its session), not read again."""
-        from .recovery import settle_if_lapsed
-
-        now = self.now()
-        if card is not None and (card.id, card.workspace_id) == (card_id, workspace_id):
-            card = card.at(now)
-        else:
-            card = self.store.get_card(workspace_id, card_id, now)
-        if card.person_id != person.id:
-            raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
-        return settle_if_lapsed(self, card, now)
-
-    def confirm_click(self, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None, *,
-                      workspace: Workspace | None = None, connections: dict[str, Connection] | None = None,
-                      card: Card | None = None) -> Card:
-        """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
-        ``passkey``: the assertion the confirm API verified over this card's statement.
-        ``workspace`` and ``card``: as this request read them (not read again); ``connections``
-        receives the connection the card came from, so the caller can name it without reading it again."""
-        from .runner import run_card
-
-        card = self.open_card(workspace_id, person, card_id, card)
-        now = self.now()
-        if card.state is not CardState.PENDING:
-            if card.state is CardState.EXPIRED:
-                self.event("card_expired")
-            raise refusal_for(card.state, CardState.COMPLETED)
-        actor = f"person:{person.id}"
-        self.check_ticket(card, now, actor, "page")
-        connection = None
-        if card.connection_id:
-            connection = self.store.get_connection(workspace_id, card.connection_id)
-            if connections is not None:
-                connections[connection.id] = connection
-            if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
-                self.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
-                raise Refusal(
-                    RefusalReason.WITHDRAWN,
-                    "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
-                )
-        return run_card(self, card, person, "page", actor, passkey=passkey, workspace=workspace,
-                        connection=connection)
-
-    def decline_click(self, workspace_id: str, person: Person, card_id: str, reason: str | None,
-                      card: Card | None = None) -> Card:
-        card = self.open_card(workspace_id, person, card_id, card)
-        reason = (reason or "").strip()[:500] or None
-        return self.decline(card, self.now(), f"person:{person.id}", "page", reason)
-
-    def reopen(self, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:
-        """A person's own click on a request they declined (from History): a new pending card for
-        the same request, filed by them with a fresh ticket and deadline, and no email. The person
-        can change their mind; an agent still cannot ask again within :data:`ANSWER_MEMORY_SECONDS`.
-
-        Only the request's latest card, declined by a person, can be reopened, and only while the
-        request is still exactly what it showed (planned again now: :class:`Refusal` ``changed``
-        otherwise). One live card per request still holds: if a card of the request is live, that
-        card is returned (``store.file_card``).
-        """
-        card = self.open_card(workspace_id, person, card_id, card)
-        if card.state is not CardState.DECLINED or card.refusal:
-            raise Refusal(RefusalReason.ALREADY_ANSWERED,
-                          "Only a request you declined can be reopened; this one was not.")
-        now = self.now()
-        latest = self.store.latest_card(workspace_id, person.id, card.tool, card.fingerprint, now)
-        if latest is not None and latest.id != card.id:
-            if latest.state in (CardState.PENDING, CardState.RUNNING):
-                return latest
-            raise Refusal(RefusalReason.ALREADY_ANSWERED,
-                          "This request was asked again after this answer; reopen or answer the newest one.")
-        if card.connection_id and self.store.get_connection(workspace_id, card.connection_id).revoked:
-            raise Refusal(RefusalReason.WITHDRAWN,
-                          "The connection that asked was revoked, so this request cannot be reopened.")
-        try:
-            q = self.question_of(card, person, now)
-        except ActionError:
-            raise Refusal(RefusalReason.CHANGED, "What this request describes changed since you declined it, "
-                          "so it cannot be reopened as it was. Nothing was filed; ask the agent for a fresh "
-                          "request.") from None
-        new = self.new_card(q, "page", now)
-        key = self._signing_key_note(new.expires_at)
-        filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {card.id}")
-        held = self.store.file_card(new, filed, notify=False, replacing=card.id, signing_key=key)
-        if held.id == new.id:
-            self._key_noted(key)
-            self.event("card_filed")
-        return held
 
     def check_ticket(self, card: Card, now: int, actor: str, channel: str) -> None:
         """:class:`Refusal` ``tampered`` unless the card's ticket is ours and matches every stored

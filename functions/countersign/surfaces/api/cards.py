@@ -16,6 +16,7 @@ from ...core.canonical import map_strings
 from ...core.cards import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line
 from ...core.times import iso
+from ...gate import clicks
 from ...gate.replies import decline_reason
 from ...runtime import Runtime
 from ...store.errors import NotFound
@@ -96,7 +97,7 @@ def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
     if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
-        return runtime.desk.open_card(signed.workspace.id, signed.person, card_id, card=signed.card)
+        return clicks.open_card(runtime.desk, signed.workspace.id, signed.person, card_id, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal:
@@ -179,8 +180,8 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
         raise not_found()
     read: dict = {}  # the card's connection, read once for the run and its view
     try:
-        card = runtime.desk.confirm_click(signed.workspace.id, signed.person, card_id, workspace=signed.workspace,
-                                          connections=read, card=signed.card)
+        card = clicks.confirm_click(runtime.desk, signed.workspace.id, signed.person, card_id,
+                                    workspace=signed.workspace, connections=read, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -199,8 +200,8 @@ def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | 
     if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
-        card = runtime.desk.decline_click(signed.workspace.id, signed.person, card_id, body.reason if body else None,
-                                          card=signed.card)
+        card = clicks.decline_click(runtime.desk, signed.workspace.id, signed.person, card_id,
+                                    body.reason if body else None, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -216,7 +217,7 @@ def reopen(card_id: str, request: Request, signed: Acting) -> dict:
     if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
-        card = runtime.desk.reopen(signed.workspace.id, signed.person, card_id, card=signed.card)
+        card = clicks.reopen(runtime.desk, signed.workspace.id, signed.person, card_id, card=signed.card)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from ...core.cards import CardState, Refusal, refusal_for
+from ...gate import clicks
 from ...gate.question import Question
 from ...gate.refusals import record_refusal
 from ...passkeys.action import SetPasskeyPolicy
@@ -91,7 +92,7 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
         "client_data_json": b64u(raw_cdj), "signature": response["signature"], "verified_at": runtime.desk.now(),
     }
     try:
-        done = runtime.desk.confirm_click(signed.workspace.id, signed.person, card.id, passkey=evidence)
+        done = clicks.confirm_click(runtime.desk, signed.workspace.id, signed.person, card.id, passkey=evidence)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

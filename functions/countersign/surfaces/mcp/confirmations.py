@@ -14,7 +14,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from ...core.cards import Refusal, RefusalReason
-from ...gate import ask as gate_ask, replies
+from ...gate import ask as gate_ask, clicks, replies
 from ...gate.cards import CardDesk
 from ...gate.offload import off_the_loop, read_work
 from ...store.errors import NotFound, StoreError
@@ -60,7 +60,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
         the same words as an unknown id or another workspace's card."""
         principal = caller(ctx)
         try:
-            return principal, desk.open_card(principal.workspace.id, principal.person, confirmation_id)
+            return principal, clicks.open_card(desk, principal.workspace.id, principal.person, confirmation_id)
         except NotFound:
             raise NotFound("confirmation", confirmation_id) from None
         except Refusal as refusal:
