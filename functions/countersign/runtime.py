@@ -21,6 +21,7 @@ from typing import Any
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
 from .gate.cards import CardDesk
+from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
 from .gate.registry import Registry
 from .platform import secrets_manager
 from .settings import ConfigError, Settings
@@ -246,8 +247,6 @@ def build(
     origin_previous = load_previous_origin_secret(settings, previous_loader)
 
     def chosen() -> list[Toolset]:
-        from .passkeys.action import TOOLSET as PASSKEY_POLICY
-
         picked = load_toolsets(settings.packs) if toolsets is None else toolsets
         picked = [*picked, PASSKEY_POLICY] if PASSKEY_POLICY not in picked else list(picked)
         # A toolset that needs the keys or settings (the gateway seals credentials) is bound here.

@@ -13,7 +13,7 @@ import cbor2
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from countersign.passkeys.statement import b64u, unb64u
+from countersign.core.statement import b64u, unb64u
 
 UP, UV, AT = 0x01, 0x04, 0x40
 

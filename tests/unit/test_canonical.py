@@ -214,7 +214,7 @@ def test_the_fingerprint_example_in_the_guarantees_is_what_the_code_computes():
     import re
     from pathlib import Path
 
-    from countersign.gate.question import subject_fingerprint
+    from countersign.core.canonical import subject_fingerprint
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "guarantees.md").read_text(encoding="utf-8")
     section = text[text.index("### The fingerprint"):text.index("### One request has at most one live card")]

@@ -59,3 +59,20 @@ def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
 def digest(value: Any) -> str:
     """SHA-256 (hex) of the canonical JSON of ``value`` (order of lists kept)."""
     return hashlib.sha256(canonical_bytes(value)).hexdigest()
+
+
+# -- what a ticket, a passkey's statement and a receipt bind -----------------------------------------
+
+
+def subject_fingerprint(workspace_id: str, tool: str, subject: Any) -> str:
+    """The request's fingerprint (docs/guarantees.md); the subject names its tool so two actions never share one."""
+    return fingerprint(workspace_id, {"tool": tool, "change": subject})
+
+
+def arguments_digest(tool: str, arguments: dict) -> str:
+    return digest({"tool": tool, "arguments": arguments})
+
+
+def preview_digest(title: str, lines: tuple[str, ...] | list[str]) -> str:
+    """What a ticket binds of the preview: the title and every line, exactly as shown."""
+    return digest({"title": title, "lines": list(lines)})

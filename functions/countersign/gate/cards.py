@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.canonical import arguments_digest, preview_digest
 from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
@@ -25,8 +26,9 @@ from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Wo
 from ..toolkit import ActionContext
 from . import answering
 from .errors import DriftError
+from .passkey_policy import needs_passkey, policy_of
 from .principal import Principal
-from .question import Question, arguments_digest, preview_digest
+from .question import Question
 from .refusals import record_refusal
 from .registry import Registry
 
@@ -276,8 +278,6 @@ class CardDesk:
         """Whether the workspace's passkey policy covers ``card`` now (its class read from its
         stored arguments; arguments that no longer parse count as covered unless the policy is never).
         ``workspace``: the card's, as this request just read it (not read again)."""
-        from ..passkeys.policy import needs_passkey, policy_of
-
         if workspace is None or workspace.id != card.workspace_id:
             workspace = self.store.get_workspace(card.workspace_id)
         if policy_of(workspace) == "never":

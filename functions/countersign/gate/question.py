@@ -10,24 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..core.canonical import canonical_json, digest, fingerprint
+from ..core.canonical import canonical_json, subject_fingerprint
 from ..store.records import MAX_ARGUMENTS_BYTES
 from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Plan, Unavailable
 from .errors import DriftError
-
-
-def subject_fingerprint(workspace_id: str, tool: str, subject: Any) -> str:
-    """The request's fingerprint (docs/guarantees.md); the subject names its tool so two actions never share one."""
-    return fingerprint(workspace_id, {"tool": tool, "change": subject})
-
-
-def arguments_digest(tool: str, arguments: dict) -> str:
-    return digest({"tool": tool, "arguments": arguments})
-
-
-def preview_digest(title: str, lines: tuple[str, ...] | list[str]) -> str:
-    """What a ticket binds of the preview: the title and every line, exactly as shown."""
-    return digest({"title": title, "lines": list(lines)})
+from .passkey_policy import needs_passkey
 
 
 def parse(action: Action, arguments: dict[str, Any]) -> Any:
@@ -82,8 +69,6 @@ class Question:
 
     def needs_passkey(self) -> bool:
         """Under the workspace's passkey policy only a passkey on the confirm page confirms this."""
-        from ..passkeys.policy import needs_passkey
-
         return needs_passkey(self.ctx.workspace, self.action, self.gate)
 
     def effect(self) -> Effect:

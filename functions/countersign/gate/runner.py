@@ -21,11 +21,13 @@ from collections.abc import Callable
 from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
+from ..core.statement import statement_mismatch
 from ..store.errors import Conflict
 from ..store.records import Card, CardCommit, Connection, Person, Workspace
 from ..toolkit import ActionError, Effect, Phase, Unavailable
 from .cards import CardDesk
 from .errors import DriftError
+from .passkey_policy import refusal_message
 from .question import Question
 from .refusals import record_refusal
 
@@ -73,9 +75,6 @@ def _passkey_check(desk: CardDesk, card: Card, q: Question, passkey: dict | None
                    channel: str, new: bool) -> None:
     """:class:`Refusal` ``passkey_required`` (nothing runs; an audit entry for a stored card) when
     the policy needs a passkey and this yes has none, or one signed for something else."""
-    from ..passkeys.policy import refusal_message
-    from ..passkeys.statement import statement_mismatch
-
     if passkey is None and not q.needs_passkey():
         return
     problem = "passkey required" if passkey is None else statement_mismatch(str(passkey.get("statement", "")), card)

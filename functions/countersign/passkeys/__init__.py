@@ -1,7 +1,8 @@
 """Passkeys: registration, sign-in and confirmations signed by the person's own authenticator.
 
-Import-light on purpose: :mod:`.policy` and :mod:`.statement` are pure and used by the gate (the
-MCP function imports them); only :mod:`.ceremony` and :mod:`.receipts` import py_webauthn and
-cryptography, and only the confirm API and the CLI's ``verify-receipt`` import those
-(docs/passkeys.md).
+The WebAuthn ceremony (:mod:`.ceremony`) and the receipts (:mod:`.receipts`): they import
+py_webauthn and cryptography, and only the confirm API and the CLI's ``verify-receipt`` import
+them (docs/passkeys.md). What the gate needs of passkeys is the gate's and core's: the
+workspace's policy (:mod:`countersign.gate.passkey_policy`) and the statement a passkey signs
+(:mod:`countersign.core.statement`), both pure, which the MCP function imports.
 """

@@ -23,7 +23,7 @@ DEFAULT_WORKSPACE_SETTINGS = {
 
 # Settings with a choice of values rather than on/off, and their values; the first is the default.
 WORKSPACE_CHOICES: dict[str, tuple[str, ...]] = {
-    # When Confirm needs the person's passkey (countersign.passkeys.policy): never, for cards that
+    # When Confirm needs the person's passkey (countersign.gate.passkey_policy): never, for cards that
     # spend, send, grant or cannot be undone, or for every card. Changed only through a held request.
     "passkey_policy": ("never", "risky", "every"),
 }

@@ -1,7 +1,7 @@
 """Confirming a card with a passkey, a completed card's receipt, and filing a passkey policy change.
 
 ``POST /api/cards/{id}/passkey/options`` builds the card's statement (card id, fingerprint,
-preview digest, a single-use nonce with a 2-minute expiry; countersign.passkeys.statement) and
+preview digest, a single-use nonce with a 2-minute expiry; countersign.core.statement) and
 returns request options whose challenge is SHA-256 of it, allowing only the person's passkeys.
 ``POST /api/cards/{id}/passkey/confirm`` spends that challenge, verifies the assertion and hands
 the evidence to the gate, which records it with the card's move in one transaction. Every
@@ -15,14 +15,13 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from ...core.cards import CardState, Refusal, refusal_for
+from ...core.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...gate import clicks
+from ...gate.passkey_policy import POLICIES, SetPasskeyPolicy
 from ...gate.question import Question
 from ...gate.refusals import record_refusal
-from ...passkeys.action import SetPasskeyPolicy
 from ...passkeys.ceremony import authentication_options, client_data
-from ...passkeys.policy import POLICIES
 from ...passkeys.receipts import receipt_body, seal_receipt
-from ...passkeys.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...store.errors import NotFound
 from ...toolkit import ActionError, Unavailable
 from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable

@@ -7,8 +7,8 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from ...core.statement import b64u, challenge_hash, unb64u
 from ...passkeys.ceremony import PasskeyError, RelyingParty, client_data, credential_id_of, verify_assertion
-from ...passkeys.statement import b64u, challenge_hash, unb64u
 from ...runtime import Runtime
 from ...store.records import Passkey, PasskeyChallenge
 from .errors import ApiError

@@ -14,10 +14,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
+from ...core.statement import b64u, unb64u
 from ...core.times import iso
+from ...gate.passkey_policy import DESCRIBED, policy_of
 from ...passkeys.ceremony import PasskeyError, authentication_options, registration_options, verify_registration
-from ...passkeys.policy import DESCRIBED, policy_of
-from ...passkeys.statement import b64u, unb64u
 from ...store.errors import BadInput, Conflict, NotFound
 from ...store.passkey_checks import MAX_PASSKEY_NAME, check_passkey_name
 from ...store.records import Passkey

@@ -4,7 +4,7 @@ The statement is canonical JSON (keys sorted, no spaces) committing to the relyi
 card id, its fingerprint, the SHA-256 of the preview the person is shown (title and lines, as the
 ticket binds them) and a single-use server nonce with its expiry; the WebAuthn challenge is
 SHA-256 of those exact bytes. Canonical JSON, not concatenation: ``"12"+"3ab"`` and ``"123"+"ab"``
-must not sign the same. Pure: no py_webauthn here (the gate imports it).
+must not sign the same. Pure: no py_webauthn here (the gate imports it to check a passkey's yes).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import json
 import secrets
 from typing import Any
 
-from ..core.canonical import canonical_json
-from ..gate.question import preview_digest
+from .canonical import canonical_json, preview_digest
 
 PURPOSE = "confirm-change"
 VERSION = 1
