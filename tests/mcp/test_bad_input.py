@@ -152,3 +152,40 @@ async def test_zero_width_and_format_characters_are_shown_in_the_preview(tenant)
     assert body["lines"] == ["text 1 → Pay[U+200B]Pal [U+FEFF]x[U+2060]y"]
     card = tenant.store.get_card(tenant.workspace_id, body["confirmationId"], tenant.runtime.desk.now())
     assert card.lines == ("text 1 → Pay[U+200B]Pal [U+FEFF]x[U+2060]y",)  # what the confirm page shows
+
+
+def nested(depth: int) -> str:
+    """A JSON value ``depth`` levels of lists deep."""
+    return "[" * depth + "]" * depth
+
+
+async def test_arguments_nested_too_deep_are_refused_by_name_through_the_client(tenant):
+    deep: list = []  # 200 levels (the SDK's client serialises up to about 250; 900 is sent by hand below)
+    for _ in range(199):
+        deep = [deep]
+    text = await refusal(tenant, "edit_note", {"note_id": "n1", "text": deep})
+    assert "arguments: nested deeper than 64 levels of objects and lists" in text, text
+    assert "Nothing was written." in text and "recursion" not in text
+    assert tenant.note("n1")["text"] == "text 1" and nothing_filed(tenant)
+
+
+@pytest.mark.parametrize(("tool", "arguments", "written"), [
+    ("edit_note", f'{{"note_id": "n1", "text": {nested(900)}}}', True),
+    ("request_confirmation", f'{{"tool": "edit_note", "arguments": {{"note_id": "n1", "text": {nested(900)}}}}}', True),
+    ("list_notes", f'{{"filter": {nested(900)}}}', False),
+])
+async def test_arguments_nested_deeper_than_the_limit_are_refused_naming_the_limit(tenant, tool, arguments, written):
+    answer = raw_call(tenant, tool, arguments)["result"]
+    text = answer["content"][0]["text"]
+    assert answer["isError"] is True
+    assert "arguments: nested deeper than 64 levels of objects and lists; no tool takes arguments this deep." in text
+    assert ("Nothing was written." in text) is written and "recursion" not in text, text
+    assert tenant.note("n1")["text"] == "text 1" and nothing_filed(tenant)
+
+
+async def test_arguments_64_levels_deep_are_checked_as_usual(tenant):
+    # The arguments' object and 63 lists inside it: within the limit, refused for the field's type instead.
+    answer = raw_call(tenant, "edit_note", f'{{"note_id": "n1", "text": {nested(63)}}}')["result"]
+    text = answer["content"][0]["text"]
+    assert answer["isError"] is True and "text: " in text and "nested deeper" not in text, text
+    assert tenant.note("n1")["text"] == "text 1" and nothing_filed(tenant)

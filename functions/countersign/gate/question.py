@@ -13,13 +13,18 @@ from typing import Any
 from ..core.canonical import canonical_json, subject_fingerprint
 from ..store.records import MAX_ARGUMENTS_BYTES
 from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Plan, Unavailable
+from ..toolkit.arguments import ArgumentError, check_depth
 from .errors import DriftError
 from .passkey_policy import needs_passkey
 
 
 def parse(action: Action, arguments: dict[str, Any]) -> Any:
-    """Arguments are untrusted: bounded in size, then validated strictly against the action's model
-    (which also refuses what canonical JSON cannot hold, such as NaN)."""
+    """Arguments are untrusted: bounded in depth and size, then validated strictly against the
+    action's model (which also refuses what canonical JSON cannot hold, such as NaN)."""
+    try:
+        check_depth(arguments)  # before anything walks them (canonical JSON does, recursively)
+    except ArgumentError as exc:
+        raise ActionError(f"{exc.message} Nothing was written.", field=exc.field) from None
     try:
         size = len(canonical_json(arguments).encode("utf-8"))
     except ValueError:  # a number that is not finite: refused by name below

@@ -3,6 +3,8 @@
 Every tool's arguments (an action's, a read's, the confirmation tools') go through
 :func:`parse_arguments`:
 
+0. arguments nested deeper than :data:`MAX_DEPTH` levels of objects and lists are refused by name
+   (:func:`check_depth`) before anything walks them (every step below does, recursively);
 1. ``null`` values inside objects are dropped (a null means "not given");
 2. the raw JSON is checked for what no argument may hold: control characters other than tab and
    line breaks, and numbers that are not finite (``NaN``, or ``1e400``, which overflows);
@@ -28,6 +30,7 @@ from pydantic.fields import FieldInfo
 
 ALLOWED_CONTROLS = frozenset("\t\n\r")
 MAX_PROBLEMS = 5
+MAX_DEPTH = 64  # levels of objects and lists, the arguments' own object counted as the first
 
 
 class ArgumentError(ValueError):
@@ -39,12 +42,32 @@ class ArgumentError(ValueError):
         self.field = field
 
 
+def check_depth(value: Any) -> None:
+    """:class:`ArgumentError` if ``value`` holds objects or lists nested deeper than
+    :data:`MAX_DEPTH` levels. Counted without recursion, so any depth is measured and refused."""
+    level = [value]
+    for _ in range(MAX_DEPTH):
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return
+    if any(isinstance(item, (dict, list)) for item in level):
+        raise ArgumentError(f"arguments: nested deeper than {MAX_DEPTH} levels of objects and lists; no tool takes "
+                            "arguments this deep.", "arguments")
+
+
 def without_nulls(value: Any) -> Any:
-    """``value`` with every ``null`` inside an object left out (a null argument means "not given")."""
+    """``value`` with every ``null`` inside an object left out (a null argument means "not given").
+    :class:`ArgumentError` for arguments nested deeper than :data:`MAX_DEPTH` (:func:`check_depth`)."""
+    check_depth(value)
+    return _without_nulls(value)
+
+
+def _without_nulls(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [without_nulls(v) for v in value]
+        return [_without_nulls(v) for v in value]
     return value
 
 
@@ -241,6 +264,7 @@ def parse_arguments(model: type[BaseModel], raw: Any, tool: str) -> Any:
     """``raw`` validated into ``model``, or :class:`ArgumentError` naming every field at fault."""
     if not isinstance(raw, dict):
         raise ArgumentError("arguments: must be an object of named arguments.", "arguments")
+    check_depth(raw)
     found: list[tuple[tuple, str]] = []
     _raw_problems(raw, (), model, found)
     try:

@@ -21,7 +21,7 @@ from ...gate.cards import CardDesk
 from ...gate.offload import read_work
 from ...store.errors import StoreError
 from ...toolkit import Action, ActionError, Read
-from ...toolkit.arguments import without_nulls
+from ...toolkit.arguments import ArgumentError, without_nulls
 from .common import Result, Run, caller, make_tool, tool_error
 from .elicitation import answer_of, as_result, client_can, legacy_back_channel
 from .guide import SEE_GUIDE
@@ -52,7 +52,10 @@ def action_run(desk: CardDesk, name: str, *, codes: bool = True, keep_nulls: boo
     a null argument is a value to pass on (an upstream tool's), not one left out."""
 
     async def run(arguments: dict[str, Any], ctx: Context) -> Result:
-        raw = dict(arguments) if keep_nulls else without_nulls(arguments)
+        try:
+            raw = dict(arguments) if keep_nulls else without_nulls(arguments)
+        except ArgumentError as exc:  # nested too deep to walk
+            raise ToolError(f"{exc.message} Nothing was written.") from None
         code = raw.pop("confirmation", None) if codes else None
         if code is not None and not isinstance(code, str):
             raise ToolError("confirmation: must be text: the code from the preview, passed back after the person "
@@ -103,6 +106,8 @@ def read_tool(desk: CardDesk, read: Read) -> Tool:
             # (countersign.gate.offload)
             return await read_work(f"{principal.workspace.id}:{read.name}",
                                    lambda: read.run(args, gate_ask.context_for(desk, principal)))
+        except ArgumentError as exc:  # nested too deep to walk
+            raise ToolError(exc.message) from None
         except (ActionError, StoreError) as exc:
             raise tool_error(exc) from None
 
