@@ -290,7 +290,7 @@ def loopback_dynamodb(table: str) -> tuple[object, str, str]:
                       AWS_SECRET_ACCESS_KEY="bench", AWS_EC2_METADATA_DISABLED="true")
     import boto3
 
-    from countersign import accounts
+    from countersign.identity import accounts
     from countersign.store import open_store
     from tests.support.aws import create_table_from_template
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
-from countersign import accounts
 from countersign.gate.question import Question
+from countersign.identity import accounts
 from countersign.store.interface import MAX_DOC_WRITES
 from countersign.store.sqlite import SQLiteStore
 from countersign.toolkit import ActionContext

@@ -86,7 +86,8 @@ from mcp_servers import (
     structured,
 )
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
+from countersign.identity import accounts
 from countersign.platform import heap
 from countersign.runtime import build
 from countersign.surfaces.local.app import build_local

@@ -33,7 +33,8 @@ from pathlib import Path
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 import httpx2
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
+from countersign.identity import accounts
 from countersign.runtime import build
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import StatelessMCP

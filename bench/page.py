@@ -31,7 +31,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 import bench_paths  # noqa: E402, F401  (the project first on sys.path, bench/ last)
 
-from countersign import accounts, settings as settings_mod  # noqa: E402
+from countersign import settings as settings_mod  # noqa: E402
+from countersign.identity import accounts  # noqa: E402
+from countersign.identity.sessions import mint_signin_token  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from countersign.store.records import DocWrite  # noqa: E402
 from countersign.surfaces.local.app import build_local  # noqa: E402
@@ -173,7 +175,7 @@ def main() -> int:
                     # Sign in once through the page (link → button), keep only the session cookie.
                     login = browser.new_context()
                     page = login.new_page()
-                    page.goto(f"{server.origin}/signin#token={accounts.mint_signin_token(runtime.store, person)}")
+                    page.goto(f"{server.origin}/signin#token={mint_signin_token(runtime.store, person)}")
                     page.get_by_role("button", name="Sign in").click()
                     page.wait_for_url(f"{server.origin}/confirm")
                     state = login.storage_state()

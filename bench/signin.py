@@ -23,7 +23,8 @@ import time
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 import httpx2
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
+from countersign.identity import accounts
 from countersign.runtime import build
 from countersign.surfaces.api.app import create_api
 from tests.support.live import LiveServer

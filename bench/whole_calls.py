@@ -150,8 +150,8 @@ async def run(stack, steps: Steps) -> None:
 async def oauth_calls(stack, steps: Steps) -> None:
     """An agent connected with OAuth (an access token of a grant), on an instance that serves the
     OAuth endpoints as the ``mcp`` function does: its first call there, then the next."""
-    from countersign import accounts
-    from countersign.oauth.tokens import mint
+    from countersign.identity import accounts
+    from countersign.identity.oauth.tokens import mint
     from countersign.store.oauth_records import IssuedCode
     from countersign.surfaces.mcp.server import build_server
     from countersign.surfaces.mcp.transport import lambda_handler

@@ -13,9 +13,10 @@ import time
 import pytest
 from mangum import Mangum
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
 from countersign.gate.ask import request_card
-from countersign.gate.principal import Principal
+from countersign.identity import accounts
+from countersign.identity.principal import Principal
 from countersign.runtime import build
 from countersign.surfaces.api.app import create_api
 from tests.support.apigw import LambdaInstance, http_event, response_body

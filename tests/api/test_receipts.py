@@ -11,7 +11,7 @@ import json
 import pytest
 
 from countersign.cli import main as cli
-from countersign.passkeys.receipts import ReceiptError, seal_receipt, verify_receipt
+from countersign.identity.passkeys.receipts import ReceiptError, seal_receipt, verify_receipt
 from tests.support.passkey_flows import confirm, file_card, register, set_policy
 
 

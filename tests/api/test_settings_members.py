@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from countersign import accounts
-from countersign.membership import remove_member
+from countersign.identity import accounts
+from countersign.identity.members import remove_member
 from tests.api.pages import Page
 
 pytestmark = pytest.mark.anyio

@@ -12,9 +12,8 @@ import threading
 
 import httpx2
 
-from countersign import accounts
-from countersign.accounts import NOBODY
 from countersign.core.ids import new_id
+from countersign.identity.sessions import NOBODY, mint_signin_token
 from countersign.surfaces.api.app import create_api
 from tests.api.pages import signin_emails, wait_for_signin_email
 from tests.support.live import LiveServer
@@ -87,7 +86,7 @@ def test_a_member_and_a_stranger_take_the_same_path(tenant, clock):
 
 
 def test_a_token_minted_for_a_stranger_signs_nobody_in(page, tenant, clock):
-    token = accounts.mint_signin_token(tenant.store, None, now=tenant.runtime.desk.now())
+    token = mint_signin_token(tenant.store, None, now=tenant.runtime.desk.now())
     response = page.complete(token)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "signin_invalid"

@@ -13,9 +13,10 @@ import anyio
 import pytest
 from botocore.exceptions import ClientError
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
 from countersign.gate.ask import request_card
-from countersign.gate.principal import Principal
+from countersign.identity import accounts
+from countersign.identity.principal import Principal
 from countersign.runtime import build
 from tests.support.aws import REGION, boto_session, create_table_from_template
 from tests.support.harness import SECRETS, all_toolsets, seed_notes

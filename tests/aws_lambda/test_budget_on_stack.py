@@ -9,7 +9,8 @@ import json
 import pytest
 from mangum import Mangum
 
-from countersign import accounts
+from countersign.identity import accounts
+from countersign.identity.sessions import mint_signin_token
 from countersign.store.records import secret_hash
 from countersign.surfaces.api.app import create_api
 from countersign.surfaces.mcp.server import build_server
@@ -62,7 +63,7 @@ class Stack:
         return self.api.invoke(http_event(method, path, headers=headers, body=raw))
 
     def sign_in(self) -> None:
-        token = accounts.mint_signin_token(self.runtime.store, self.person)
+        token = mint_signin_token(self.runtime.store, self.person)
         done = self.call("POST", "/api/signin/complete", {"token": token})
         assert done["statusCode"] == 200, response_body(done)
         [cookie] = done["cookies"]

@@ -25,7 +25,7 @@ with mock_aws():
     import countersign.handlers.mcp as fn
     at_start = {"toolsets": sorted(m for m in sys.modules if m.startswith("countersign.toolsets")),
                 "jsonschema": "jsonschema" in sys.modules}
-    from countersign import accounts
+    from countersign.identity import accounts
     from tests.support.apigw import LambdaContext, http_event, response_body
     workspace, person = accounts.create_workspace(fn.runtime.store, "Acme", "owner@example.com")
     token = accounts.create_connection(fn.runtime.store, workspace.id, person.id, "agent").token

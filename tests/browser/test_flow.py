@@ -191,11 +191,11 @@ def test_a_line_keeps_its_halves_in_order_and_its_spaces_and_the_count_is_every_
 
 
 def test_a_sign_in_link_opened_while_signed_in_says_it_would_switch_accounts(live, tenant, page):
-    from countersign import accounts
+    from countersign.identity.sessions import mint_signin_token
 
     sign_in(page, tenant)
     stranger = tenant.add_person("member")
-    link = accounts.mint_signin_token(tenant.store, stranger)
+    link = mint_signin_token(tenant.store, stranger)
     page.goto(f"{tenant.origin}/signin#token={link}")
     ready(page, "signin")
     warning = page.get_by_role("alert")

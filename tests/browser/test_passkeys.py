@@ -8,7 +8,7 @@ import json
 
 from playwright.sync_api import expect
 
-from countersign.passkeys.receipts import verify_receipt
+from countersign.identity.passkeys.receipts import verify_receipt
 from tests.browser.pages import card, ready, sign_in
 from tests.support.passkey_flows import file_card, set_policy
 

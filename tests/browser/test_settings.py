@@ -146,7 +146,7 @@ def test_create_connection_then_revoke(live, tenant, page, context):
 
 
 def test_an_oauth_client_that_never_finished_is_shown_waiting_then_revoked(live, tenant, page, monkeypatch):
-    from countersign.oauth import CODE_TTL, grants
+    from countersign.identity.oauth import CODE_TTL, grants
     from countersign.store.oauth_records import PendingAuthorization
 
     runtime, server = live

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from countersign import accounts
 from countersign.core.canonical import subject_fingerprint
 from countersign.core.ids import new_id
 from countersign.gate.errors import DriftError
 from countersign.gate.question import plan_at_answer
+from countersign.identity import accounts
 from countersign.store.errors import Conflict
 from countersign.store.records import DocWrite
 from countersign.toolkit import ActionContext, ActionError, Plan

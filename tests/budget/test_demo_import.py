@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from countersign import accounts
 from countersign.cli import main
 from countersign.core.ids import new_id
+from countersign.identity import accounts
 from countersign.toolsets.budget import TOOLSET
 from countersign.toolsets.budget.figures import month_figures
 from countersign.toolsets.budget.importer import RegisterError, import_register, parse_register

@@ -18,8 +18,8 @@ from typing import Any
 
 import httpx2
 
-from countersign import accounts
 from countersign.core.ids import new_id
+from countersign.identity import accounts
 from countersign.store.sqlite import SQLiteStore
 from tests.budget.ledger import seed_small
 from tests.support.confirm_page import Page

@@ -190,7 +190,7 @@ def test_the_confirm_api_loads_py_webauthn_only_for_a_ceremony():
         "found = sorted(m for m in ('webauthn', 'cbor2', 'cryptography.hazmat.primitives.asymmetric.ec')"
         " if m in sys.modules)\n"
         "assert not found, found\n"
-        "from countersign.passkeys.ceremony import RelyingParty, authentication_options\n"
+        "from countersign.identity.passkeys.ceremony import RelyingParty, authentication_options\n"
         "options = authentication_options(RelyingParty.of('http://localhost:8000'), b'c' * 32)\n"
         "assert options['rpId'] == 'localhost' and options['userVerification'] == 'required', options\n"
         "assert 'webauthn' in sys.modules\n"

@@ -22,14 +22,15 @@ import uuid
 import anyio
 import pytest
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
 from countersign.core.cards import Refusal, RefusalReason
 from countersign.core.codes import new_code
 from countersign.core.ids import new_id, new_secret_token
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import clicks
 from countersign.gate.ask import request_card
-from countersign.gate.principal import Principal
+from countersign.identity import accounts
+from countersign.identity.principal import Principal
 from countersign.logs.filters import RedactFilter, redact_local_logs
 from countersign.logs.redaction import REDACTED, redact
 from countersign.platform import telemetry

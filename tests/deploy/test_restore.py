@@ -103,7 +103,8 @@ def test_the_script_refuses_to_copy_a_table_onto_itself(aws):
 def test_what_ended_by_its_deletion_is_not_brought_back_unless_asked(aws, capsys):
     """A sign-out, a used sign-in link and a removed member end by deletion: a copy back of the
     table as it was must not undo them (a restore is for what was lost, not for what was ended)."""
-    from countersign import accounts
+    from countersign.identity import accounts
+    from countersign.identity.sessions import mint_signin_token
     from countersign.store.records import Session, secret_hash
 
     store = DynamoDBStore(LIVE, client=aws)
@@ -112,7 +113,7 @@ def test_what_ended_by_its_deletion_is_not_brought_back_unless_asked(aws, capsys
     colleague = accounts.add_person(store, world.ws.id, "colleague@example.com", "member")
     store.create_session(Session(session_hash="s" * 64, person_id=world.person.id, workspace_id=world.ws.id,
                                  csrf_token="c" * 43, created_at=now, expires_at=now + 3600))
-    link = accounts.mint_signin_token(store, world.person, now=now)
+    link = mint_signin_token(store, world.person, now=now)
     aws.restore_table_to_point_in_time(SourceTableName=LIVE, TargetTableName=RESTORED, UseLatestRestorableTime=True)
     # after the restore point: signed out, the link used, the colleague removed, and a card lost
     store.delete_session("s" * 64)

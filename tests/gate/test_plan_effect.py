@@ -11,15 +11,15 @@ import dataclasses
 
 import pytest
 
-from countersign import accounts
 from countersign.core.cards import CardState
 from countersign.core.ids import new_id
 from countersign.core.preview import Preview
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import ask as gate_ask, clicks
 from countersign.gate.cards import CardDesk
-from countersign.gate.principal import Principal
 from countersign.gate.registry import Registry
+from countersign.identity import accounts
+from countersign.identity.principal import Principal
 from countersign.settings import Settings
 from countersign.store.records import DocWrite
 from countersign.toolkit import ALWAYS, CLIENT, NEVER, Action, ActionContext, Effect, Plan, Toolset

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from countersign import accounts
 from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import clicks
 from countersign.gate.ask import request_card
 from countersign.gate.cards import CardDesk
-from countersign.gate.principal import Principal
 from countersign.gate.question import Question
 from countersign.gate.registry import Registry
 from countersign.gate.runner import run_unheld
+from countersign.identity import accounts
+from countersign.identity.principal import Principal
 from countersign.settings import Settings
 from countersign.store.records import DocWrite, Person
 from countersign.toolkit import ActionContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from countersign import accounts
+from countersign.identity import accounts
 
 pytestmark = pytest.mark.anyio
 

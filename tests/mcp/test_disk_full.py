@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from countersign import accounts
+from countersign.identity import accounts
 from countersign.store.sqlite import SQLiteStore
 from tests.budget.ledger import seed_small
 from tests.support.harness import mcp_client

@@ -16,9 +16,10 @@ import anyio.to_thread
 import httpx2
 import pytest
 
-from countersign import accounts, settings as settings_mod
+from countersign import settings as settings_mod
 from countersign.gate import offload
 from countersign.gate.offload import PROVEN_AFTER, LightRuns, OneAtATime, off_the_loop, one_at_a_time, read_work
+from countersign.identity import accounts
 from countersign.runtime import build
 from countersign.surfaces.local.app import build_local
 from countersign.surfaces.mcp.server import build_server

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from countersign.core.addresses import refused_address
-from countersign.oauth.cimd import DocumentFetcher, DocumentRefused, check_url
+from countersign.identity.oauth.cimd import DocumentFetcher, DocumentRefused, check_url
 from tests.oauth.conftest import REDIRECT, pkce
 from tests.support.oauth import Served
 

@@ -215,7 +215,7 @@ def test_an_allow_that_fails_half_way_leaves_no_working_connection(flow, tenant)
 
 
 def test_a_registration_nobody_allowed_is_forgotten_after_a_week_and_an_allowed_one_is_kept(flow, tenant):
-    from countersign.oauth import UNUSED_CLIENT_TTL
+    from countersign.identity.oauth import UNUSED_CLIENT_TTL
 
     store, now = tenant.store, tenant.runtime.desk.now()
     registered = store.get_oauth_client(flow.client_id, now)
@@ -329,7 +329,7 @@ def _listed(flow) -> dict:
 def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connection(flow, tenant, monkeypatch):
     import time
 
-    from countersign.oauth import CODE_TTL
+    from countersign.identity.oauth import CODE_TTL
 
     first_verifier, challenge = pkce()
     allowed = flow.allow(flow.request_id(flow.authorize(challenge)))
@@ -380,7 +380,7 @@ def _exchanged_by_an_earlier_release(flow, tenant, monkeypatch) -> tuple[str, st
 def _after_the_code_expired(tenant, monkeypatch) -> None:
     import time
 
-    from countersign.oauth import CODE_TTL
+    from countersign.identity.oauth import CODE_TTL
 
     later = time.time() + CODE_TTL + 61
     monkeypatch.setattr(tenant.runtime.desk, "clock", lambda: later)

@@ -13,8 +13,8 @@ import pytest
 
 from countersign.core.cards import CardState
 from countersign.core.codes import CodeRecord
-from countersign.gate.principal import Principal
-from countersign.oauth.tokens import verify_access
+from countersign.identity.oauth.tokens import verify_access
+from countersign.identity.principal import Principal
 from countersign.store.callers import Owner, Owners
 from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec
 from countersign.store.errors import Taken

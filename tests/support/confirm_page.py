@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx2
 
-from countersign import accounts
+from countersign.identity.sessions import mint_signin_token
 from countersign.store.records import Person
 
 COOKIE = "__Host-cs_session"
@@ -53,7 +53,7 @@ class Page:
         return response
 
     def sign_in(self, runtime, person: Person) -> Page:
-        response = self.complete(accounts.mint_signin_token(runtime.store, person, now=runtime.desk.now()))
+        response = self.complete(mint_signin_token(runtime.store, person, now=runtime.desk.now()))
         assert response.status_code == 200, response.text
         return self
 

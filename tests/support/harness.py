@@ -18,9 +18,9 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from countersign import accounts
 from countersign.core.cards import Refusal, RefusalReason
 from countersign.core.ids import new_id
+from countersign.identity import accounts
 from countersign.runtime import Runtime, load_toolsets
 from countersign.settings import KNOWN_PACKS
 from countersign.store.errors import NotFound

@@ -24,7 +24,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
-from countersign.oauth.cimd import DocumentFetcher
+from countersign.identity.oauth.cimd import DocumentFetcher
 from tests.support.harness import SECRETS, TRANSCRIPT
 
 # -- an HTTPS host on 127.0.0.1 -------------------------------------------------------------------

@@ -23,7 +23,7 @@ def store(request, tmp_path):
 
 def principal_by_token(store, token: str):
     """The principal an agent's connection token acts as (its connection, workspace and member)."""
-    from countersign.gate.principal import Principal
+    from countersign.identity.principal import Principal
     from countersign.store.records import secret_hash
 
     connection = store.get_connection_by_token_hash(secret_hash(token))

@@ -13,9 +13,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from countersign import accounts, cli, settings as settings_mod
+from countersign import cli, settings as settings_mod
 from countersign.core.tickets import Keyring
 from countersign.gate.ask import request_card
+from countersign.identity import accounts
 from countersign.runtime import build
 from countersign.store.records import secret_hash
 from countersign.store.sqlite import SQLiteStore

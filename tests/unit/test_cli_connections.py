@@ -87,7 +87,7 @@ def test_revoke_refuses_an_unknown_id_and_another_members_connection(capsys, dem
 
 
 def test_list_revokes_an_oauth_connection_whose_client_never_spent_its_code(capsys, demo):
-    from countersign.oauth import CODE_TTL, grants
+    from countersign.identity.oauth import CODE_TTL, grants
     from countersign.store.oauth_records import PendingAuthorization
 
     data, runtime, info = demo

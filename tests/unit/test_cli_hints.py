@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from countersign import accounts, cli
+from countersign import cli
+from countersign.identity import accounts
 from countersign.store.sqlite import SQLiteStore
 
 REPO = Path(__file__).resolve().parents[2]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.oauth import CODE_TTL
-from countersign.oauth.grants import CONNECTED, UNFINISHED, UNFINISHED_GRACE, WAITING, judge
+from countersign.identity.oauth import CODE_TTL
+from countersign.identity.oauth.grants import CONNECTED, UNFINISHED, UNFINISHED_GRACE, WAITING, judge
 from countersign.store.oauth_records import OAuthGrant
 
 NOW = 1_800_000_000

@@ -9,10 +9,11 @@ import stat
 
 import pytest
 
-from countersign import accounts, cli, settings as settings_mod
+from countersign import cli, settings as settings_mod
 from countersign.core.tickets import new_secret
 from countersign.gate import ask as gate_ask
-from countersign.gate.principal import Principal
+from countersign.identity import accounts
+from countersign.identity.principal import Principal
 from countersign.runtime import build
 from countersign.settings import ConfigError
 from tests.support.harness import all_toolsets

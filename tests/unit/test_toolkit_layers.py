@@ -1,6 +1,8 @@
-"""The toolset API's layering, read from the source: a toolset imports the toolkit, core and its own
+"""The package's layering, read from the source: a toolset imports the toolkit, core and its own
 modules only; the toolkit never imports the gate; the gate imports nothing that stands above it
-(passkey ceremonies and receipts, surfaces, toolsets); no cycle among the gate's modules."""
+(surfaces, toolsets) nor the passkey ceremonies and receipts; identity (accounts, members, sessions,
+OAuth, passkeys) imports nothing above it (gate, toolkit, toolsets, surfaces, CLI, handlers, the
+runtime); no cycle among the gate's modules or identity's."""
 
 from __future__ import annotations
 
@@ -52,20 +54,29 @@ def test_a_toolset_imports_the_toolkit_core_and_itself_only(path):
 
 @pytest.mark.parametrize("path", modules("toolkit"), ids=lambda p: _name(p))
 def test_the_toolkit_never_imports_the_gate_or_above(path):
-    above = ("countersign.gate", "countersign.surfaces", "countersign.toolsets", "countersign.passkeys",
+    above = ("countersign.gate", "countersign.surfaces", "countersign.toolsets", "countersign.identity.passkeys",
              "countersign.runtime", "countersign.cli", "countersign.handlers")
     assert not sorted(m for m in imports(path) if m.startswith(above))
 
 
 @pytest.mark.parametrize("path", modules("gate"), ids=lambda p: _name(p))
 def test_the_gate_imports_nothing_above_it(path):
-    above = ("countersign.surfaces", "countersign.toolsets", "countersign.passkeys", "countersign.runtime",
-             "countersign.cli", "countersign.handlers", "countersign.notify", "countersign.oauth")
+    above = ("countersign.surfaces", "countersign.toolsets", "countersign.identity.passkeys", "countersign.runtime",
+             "countersign.cli", "countersign.handlers", "countersign.notify", "countersign.identity.oauth")
     assert not sorted(m for m in imports(path) if m.startswith(above))
 
 
-def test_the_gate_modules_import_each_other_without_a_cycle():
-    graph = {_name(p): {m for m in imports(p) if m.startswith("countersign.gate.")} for p in modules("gate")}
+@pytest.mark.parametrize("path", modules("identity"), ids=lambda p: _name(p))
+def test_identity_imports_nothing_above_it(path):
+    allowed = ("countersign.identity", "countersign.store", "countersign.core", "countersign.logs",
+               "countersign.settings")
+    wrong = sorted(m for m in imports(path) if m != "countersign" and not m.startswith(allowed))
+    assert not wrong, wrong
+
+
+def _without_a_cycle(folder: str) -> None:
+    package = f"countersign.{folder}"
+    graph = {_name(p): {m for m in imports(p) if m == package or m.startswith(package + ".")} for p in modules(folder)}
     done: set[str] = set()
 
     def visit(module: str, path: tuple[str, ...]) -> None:
@@ -78,3 +89,11 @@ def test_the_gate_modules_import_each_other_without_a_cycle():
 
     for module in graph:
         visit(module, ())
+
+
+def test_the_gate_modules_import_each_other_without_a_cycle():
+    _without_a_cycle("gate")
+
+
+def test_the_identity_modules_import_each_other_without_a_cycle():
+    _without_a_cycle("identity")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import accounts
+from ..identity import accounts
 from ..store.errors import BadInput, NotFound
 from .common import command_line, existing_settings, member, open_command_store, store_options
 
@@ -28,7 +28,7 @@ def cmd_connection_create(args) -> int:
 
 def cmd_connection_list(args) -> int:
     # When the command runs, not at the CLI's start (the gate's and the server's modules).
-    from ..oauth.grants import settle
+    from ..identity.oauth.grants import settle
     from ..runtime import keyless_desk
     from ..surfaces.api.connections import connection_view
 
@@ -50,7 +50,6 @@ def cmd_connection_list(args) -> int:
 
 def cmd_connection_revoke(args) -> int:
     # When the command runs, not at the CLI's start (the gate's and the server's modules).
-    from ..oauth.grants import revoke_connection
     from ..runtime import keyless_desk
     from ..surfaces.api.connections import connection_view
 
@@ -71,8 +70,8 @@ def cmd_connection_revoke(args) -> int:
     if connection.revoked:
         print("# this connection was revoked already: nothing changed", file=sys.stderr)
     else:
-        connection, withdrawn = revoke_connection(desk, person.workspace_id, connection, actor="system",
-                                                  channel="system")
+        connection, withdrawn = accounts.revoke_connection(desk, person.workspace_id, connection, actor="system",
+                                                           channel="system")
     print(json.dumps({"connection": connection_view(connection), "withdrawn_cards": withdrawn}, indent=2))
     return 0
 

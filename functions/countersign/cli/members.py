@@ -1,5 +1,5 @@
 """``countersign member list``, ``add`` and ``remove``: who belongs to a workspace, adding a
-person, and removing one (:mod:`.membership`: their connections revoked, the cards waiting on them
+person, and removing one (:mod:`countersign.identity.members`: their connections revoked, the cards waiting on them
 withdrawn, their passkeys removed, then the person).
 
 A person added here is a ``member``: they can sign in to the confirm page, authorise agents and
@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import accounts
+from ..identity import accounts
+from ..identity.members import remove_member
 from ..store.errors import BadInput, Conflict, NotFound
 from .common import command_line, existing_settings, iso, member, open_command_store, store_options
 
@@ -68,7 +69,6 @@ def cmd_member_add(args) -> int:
 
 def cmd_member_remove(args) -> int:
     # When the command runs, not at the CLI's start (the gate's and the server's modules).
-    from ..membership import remove_member
     from ..runtime import keyless_desk
 
     desk = keyless_desk(existing_settings(args))  # it only closes cards: no keys needed (runtime.keyless_desk)

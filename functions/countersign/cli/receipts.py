@@ -9,7 +9,7 @@ import sys
 
 def cmd_verify_receipt(args) -> int:
     # When verifying, not at the CLI's start (the passkey modules and their cryptography).
-    from ..passkeys.receipts import ReceiptError, verify_receipt
+    from ..identity.passkeys.receipts import ReceiptError, verify_receipt
 
     try:
         with open(args.file, encoding="utf-8") as f:

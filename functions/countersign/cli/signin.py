@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import accounts
+from ..identity.sessions import mint_signin_token
 from .common import member, open_command_store, store_options
 
 
@@ -11,7 +11,7 @@ def cmd_signin_link(args) -> int:
     person = member(store, args.email)
     if person is None:
         return 2
-    token = accounts.mint_signin_token(store, person)
+    token = mint_signin_token(store, person)
     print(f"{s.public_url}/signin#token={token}")
     return 0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..accounts import email_address
+from ..identity.accounts import email_address
 from .common import iso, open_command_store, store_options
 
 

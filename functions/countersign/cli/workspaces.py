@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .. import accounts
+from ..identity import accounts
 from .common import open_command_store, store_options
 
 

@@ -25,6 +25,7 @@ from typing import Any
 from ..core.canonical import digest
 from ..core.cards import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
+from ..identity.principal import Principal
 from ..store.records import Card, Workspace
 from ..toolkit import ActionError
 from . import replies
@@ -33,7 +34,6 @@ from .answers import say_no, say_yes
 from .cards import CardDesk
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from .offload import off_the_loop
-from .principal import Principal
 from .question import Question, parse
 from .runner import run_unheld
 

@@ -20,6 +20,7 @@ from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReaso
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
+from ..identity.principal import Principal
 from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
@@ -27,14 +28,12 @@ from ..toolkit import ActionContext
 from . import answering
 from .errors import DriftError
 from .passkey_policy import needs_passkey, policy_of
-from .principal import Principal
 from .question import Question
 from .refusals import record_refusal
 from .registry import Registry
 
 log = logging.getLogger("countersign.gate")
 
-REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
 KEY_NOTE_SLACK = 3600  # the signing key in use is recorded an hour ahead, not at every filing
 
 

@@ -9,9 +9,10 @@ the cards themselves.
 from __future__ import annotations
 
 from ..core.cards import CardState, Refusal, RefusalReason, refusal_for
+from ..identity.accounts import REVOKED_REASON
 from ..store.records import Card, Connection, Person, Workspace
 from ..toolkit import ActionError
-from .cards import REVOKED_REASON, CardDesk
+from .cards import CardDesk
 from .recovery import settle_if_lapsed
 from .runner import run_card
 

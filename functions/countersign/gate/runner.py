@@ -51,7 +51,7 @@ def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: st
              connection: Connection | None = None) -> Card:
     """Confirm the pending ``card`` for ``person``: plan again from its stored arguments, refuse
     drift (the card is closed as changed), commit the effect with the card. ``passkey``: the
-    verified assertion over the card's statement (countersign.passkeys), recorded with the move;
+    verified assertion over the card's statement (countersign.identity.passkeys), recorded with the move;
     a card under the workspace's passkey policy runs with nothing else. ``workspace`` and
     ``connection``: the card's, as this request just read them (read again only to re-plan after
     a raced write)."""

@@ -80,7 +80,7 @@ class OAuthGrant:
     # The hash of the code Allow issued, from Allow until the grant is known to be connected (its
     # code spent, or its connection used); None after that, and for a grant recorded before this
     # field existed. A grant whose code was never spent has a connection nothing can use
-    # (:func:`countersign.oauth.grants.settle`). Stored beside the record's JSON, not in it
+    # (:func:`countersign.identity.oauth.grants.settle`). Stored beside the record's JSON, not in it
     # (GRANT_OUTSIDE_DATA below): a release that predates the field reads the grant as it always
     # did, and forgetting it rewrites nothing else.
     code_hash: str | None = None

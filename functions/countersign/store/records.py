@@ -137,7 +137,7 @@ class Card:
     # While running: until when the runner holds the card. Past it, recovery settles the card.
     lease_until: int | None = None
     # Confirmed with a passkey: the verified assertion over the card's statement
-    # (countersign.passkeys.evidence), written with the card's move out of pending.
+    # (countersign.identity.passkeys.evidence), written with the card's move out of pending.
     passkey: dict[str, Any] | None = None
 
     @property
@@ -334,7 +334,7 @@ class Suppression:
 
 @dataclass(frozen=True)
 class Passkey:
-    """A person's registered WebAuthn credential (countersign.passkeys). Ids and keys are base64url."""
+    """A person's registered WebAuthn credential (countersign.identity.passkeys). Ids and keys are base64url."""
 
     credential_id: str
     workspace_id: str

@@ -18,13 +18,14 @@ from ...core.preview import plain_line
 from ...core.times import iso
 from ...gate import clicks
 from ...gate.replies import decline_reason
+from ...identity.sessions import Signed
 from ...runtime import Runtime
 from ...store.errors import NotFound
 from ...store.records import Card
 from ...toolkit import Unavailable
 from .errors import ApiError, not_found
 from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
-from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of
+from .session import CARD_ID, Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["cards"])
 

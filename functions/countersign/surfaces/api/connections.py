@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
-from ... import accounts
 from ...core.times import iso
-from ...oauth.grants import revoke_connection, settle
-from ...oauth.redirects import host_of
+from ...identity import accounts
+from ...identity.oauth.grants import settle
+from ...identity.oauth.redirects import host_of
 from ...store.errors import NotFound
 from ...store.oauth_records import OAuthGrant
 from ...store.records import Connection
@@ -66,8 +66,8 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
         raise not_found("connection") from None
     if connection.person_id != signed.person.id:
         raise ApiError(403, "not_yours", "This connection belongs to someone else; only they can revoke it.")
-    connection, withdrawn = revoke_connection(runtime.desk, signed.workspace.id, connection,
-                                              actor=f"person:{signed.person.id}")
+    connection, withdrawn = accounts.revoke_connection(runtime.desk, signed.workspace.id, connection,
+                                                       actor=f"person:{signed.person.id}")
     used = runtime.store.connections_last_used(signed.workspace.id).get(connection.id)
     grants = {g.connection_id: g for g in runtime.store.list_oauth_grants(signed.workspace.id, signed.person.id)}
     return {"connection": connection_view(connection, used, grants.get(connection.id)), "withdrawnCards": withdrawn}

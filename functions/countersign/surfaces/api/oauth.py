@@ -15,14 +15,15 @@ import re
 from fastapi import APIRouter, Request
 
 from ...core.times import iso
-from ...oauth import grants
-from ...oauth.redirects import authority_of, host_of, is_loopback
+from ...identity.oauth import grants
+from ...identity.oauth.redirects import authority_of, host_of, is_loopback
+from ...identity.sessions import Signed
 from ...store.oauth_records import PendingAuthorization
 from ...store.records import secret_hash
 from .connections import connection_view
 from .errors import ApiError
 from .schemas import AllowBody, ConsentAnswer, ConsentView, errors
-from .session import Acting, Signed, SignedIn, runtime_of
+from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["oauth"])
 

@@ -20,8 +20,9 @@ from ...gate import clicks
 from ...gate.passkey_policy import POLICIES, SetPasskeyPolicy
 from ...gate.question import Question
 from ...gate.refusals import record_refusal
-from ...passkeys.ceremony import authentication_options, client_data
-from ...passkeys.receipts import receipt_body, seal_receipt
+from ...identity.passkeys.ceremony import authentication_options, client_data
+from ...identity.passkeys.receipts import receipt_body, seal_receipt
+from ...identity.sessions import Signed
 from ...store.errors import NotFound
 from ...toolkit import ActionError, Unavailable
 from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
@@ -29,7 +30,7 @@ from .errors import ApiError, not_found
 from .passkey_common import check, issue, refused, relying_party, spend
 from .passkeys import AssertionBody
 from .schemas import CardView, Strict, errors, stated
-from .session import CARD_ID, Acting, Signed, SignedIn, runtime_of
+from .session import CARD_ID, Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["passkeys"])
 

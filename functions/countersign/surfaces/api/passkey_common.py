@@ -1,6 +1,6 @@
 """What the passkey routes share: the relying party, issuing and spending challenges, and
 checking one assertion against a person's passkeys. Imports py_webauthn (through
-:mod:`countersign.passkeys.ceremony`): only the confirm API loads this, never the MCP function."""
+:mod:`countersign.identity.passkeys.ceremony`): only the confirm API loads this, never the MCP function."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import secrets
 from typing import Any
 
 from ...core.statement import b64u, challenge_hash, unb64u
-from ...passkeys.ceremony import PasskeyError, RelyingParty, client_data, credential_id_of, verify_assertion
+from ...identity.passkeys.ceremony import PasskeyError, RelyingParty, client_data, credential_id_of, verify_assertion
 from ...runtime import Runtime
 from ...store.records import Passkey, PasskeyChallenge
 from .errors import ApiError

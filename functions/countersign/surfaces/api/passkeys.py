@@ -17,7 +17,12 @@ from pydantic import Field
 from ...core.statement import b64u, unb64u
 from ...core.times import iso
 from ...gate.passkey_policy import DESCRIBED, policy_of
-from ...passkeys.ceremony import PasskeyError, authentication_options, registration_options, verify_registration
+from ...identity.passkeys.ceremony import (
+    PasskeyError,
+    authentication_options,
+    registration_options,
+    verify_registration,
+)
 from ...store.errors import BadInput, Conflict, NotFound
 from ...store.passkey_checks import MAX_PASSKEY_NAME, check_passkey_name
 from ...store.records import Passkey

@@ -1,6 +1,7 @@
-"""Sessions of the confirm page: the ``__Host-`` cookie, the CSRF token and the Origin check.
+"""Sessions of the confirm page over HTTP: the ``__Host-`` cookie, the CSRF token and the Origin check.
 
 * The cookie carries a random session id; the store keeps only its hash (and the CSRF token).
+  Minting and resolving one is :mod:`countersign.identity.sessions`.
 * Every state-changing request must come from the public origin (``Origin`` header) and carry
   ``X-CSRF-Token`` equal to its session's token; sign-in requests need the Origin too (login CSRF).
 * ``GET /api/session`` and ``POST /api/signout`` live here.
@@ -10,43 +11,27 @@ from __future__ import annotations
 
 import hmac
 import re
-import secrets
-from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from ...core.ids import new_secret_token
 from ...core.times import iso
+from ...identity import sessions
+from ...identity.sessions import Signed
 from ...runtime import Runtime
-from ...store.callers import Owner
-from ...store.errors import NotFound
-from ...store.records import Card, Person, Session, Workspace, secret_hash
+from ...store.records import Person, Workspace
 from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
 from .schemas import SessionView, errors
 
 COOKIE = "__Host-cs_session"
 CSRF_HEADER = "X-CSRF-Token"
-SESSION_TTL_SECONDS = 7 * 24 * 3600
 COOKIE_ATTRIBUTES = "Path=/; Secure; HttpOnly; SameSite=Lax"
 
 router = APIRouter(tags=["session"])
 
 
 CARD_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-@dataclass(frozen=True)
-class Signed:
-    """A signed-in person on the confirm page."""
-
-    session: Session
-    person: Person
-    workspace: Workspace
-    # the card the request's path names, when it was read with the session (one request on
-    # DynamoDB): a click's first read of its card; None when it was not
-    card: Card | None = None
 
 
 def runtime_of(request: Request) -> Runtime:
@@ -72,28 +57,9 @@ def _unauthorized() -> ApiError:
 
 def current(request: Request) -> Signed | None:
     """The session named by the cookie, if it is valid now."""
-    session_id = request.cookies.get(COOKIE)
-    if not session_id or len(session_id) > 256:
-        return None
     runtime = runtime_of(request)
-    session_hash, now = secret_hash(session_id), runtime.desk.now()
-    owner = runtime.sessions.get(session_hash)  # whose it is, when this process has seen it: one read
-    if owner is not None:  # a card's page or click reads the card in the same request
-        card_id = _card_named(request)
-        found = (runtime.store.get_session_and_card(session_hash, owner, now, card_id) if card_id is not None
-                 else runtime.store.get_session_as(session_hash, owner, now))
-        if found is not None:
-            live, workspace, person, *card = found
-            return Signed(live, person, workspace, *card)
-    session = runtime.store.get_session(session_hash, now)
-    if session is None:
-        return None
-    try:
-        workspace, person = runtime.store.get_member(session.workspace_id, session.person_id)
-    except NotFound:  # the member was removed: the session ends with them
-        return None
-    runtime.sessions.remember(session_hash, Owner(session.workspace_id, session.person_id))
-    return Signed(session, person, workspace)
+    return sessions.resolve_session(runtime.store, runtime.sessions, request.cookies.get(COOKIE), runtime.desk.now(),
+                                    _card_named(request))
 
 
 def _card_named(request: Request) -> str | None:
@@ -126,15 +92,7 @@ Acting = Annotated[Signed, Depends(acting)]
 
 def start_session(runtime: Runtime, person: Person, workspace: Workspace) -> tuple[str, Signed]:
     """A new session for ``person``: (the cookie's value, the signed-in view)."""
-    now = runtime.desk.now()
-    session_id = new_secret_token()
-    session = Session(
-        session_hash=secret_hash(session_id), person_id=person.id, workspace_id=workspace.id,
-        csrf_token=secrets.token_urlsafe(32), created_at=now, expires_at=now + SESSION_TTL_SECONDS,
-    )
-    runtime.store.create_session(session)
-    runtime.sessions.remember(session.session_hash, Owner(workspace.id, person.id))
-    return session_id, Signed(session, person, workspace)
+    return sessions.start_session(runtime.store, runtime.sessions, person, workspace, runtime.desk.now())
 
 
 def set_session_cookie(response: Response, session_id: str) -> None:

@@ -6,10 +6,11 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ...core.times import iso
+from ...identity.sessions import Signed
 from ...store.records import DEFAULT_WORKSPACE_SETTINGS, MANAGERS
 from .errors import ApiError
 from .schemas import MeChanges, MemberList, SettingsView, WorkspaceChanges, errors
-from .session import Acting, Signed, SignedIn, runtime_of
+from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["settings"])
 

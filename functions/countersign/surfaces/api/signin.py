@@ -19,10 +19,8 @@ import time
 from fastapi import APIRouter, BackgroundTasks, Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from ... import accounts
+from ...identity.sessions import redeem_signin_token, signin_link
 from ...notify import compose_signin, render
-from ...store.errors import NotFound
-from ...store.records import secret_hash
 from ..http import origin
 from ..http.origin import ORIGIN_HEADER
 from .errors import ApiError
@@ -102,14 +100,12 @@ def _send_link(app, email: str) -> None:
     """The same work for every address: look it up, store a token, compose and render the email.
     Only a member's email is handed to the sender (which renders it the same way, then delivers)."""
     runtime, sender = app.state.runtime, app.state.sender
-    person = runtime.store.get_person_by_email(email)
-    token = accounts.mint_signin_token(runtime.store, person, now=runtime.desk.now())
-    message = compose_signin(person.email if person is not None else email,
-                             f"{runtime.desk.settings.public_url}/signin#token={token}", sender.from_address)
-    if person is None:
-        render(message)
-    else:
+    link = signin_link(runtime.store, email, runtime.desk.settings.public_url, runtime.desk.now())
+    message = compose_signin(link.to, link.link, sender.from_address)
+    if link.member:
         sender.send(message)
+    else:
+        render(message)
 
 
 @router.post("/signin/complete", response_model=SessionView, dependencies=[Depends(check_origin)],
@@ -117,14 +113,10 @@ def _send_link(app, email: str) -> None:
 def complete(body: SigninCompleteBody, request: Request, response: Response) -> dict:
     """Spend a sign-in token (once, within 15 minutes) and start a session."""
     runtime = runtime_of(request)
-    token = runtime.store.consume_signin_token(secret_hash(body.token), runtime.desk.now()) if body.token else None
-    if token is None:
+    member = redeem_signin_token(runtime.store, body.token, runtime.desk.now())
+    if member is None:
         raise ApiError(400, "signin_invalid", INVALID_MESSAGE)
-    try:
-        person = runtime.store.get_person(token.workspace_id, token.person_id)
-        workspace = runtime.store.get_workspace(token.workspace_id)
-    except NotFound:
-        raise ApiError(400, "signin_invalid", INVALID_MESSAGE) from None
+    person, workspace = member
     previous = current(request)
     if previous is not None:  # never keep a session id across a sign-in
         runtime.store.delete_session(previous.session.session_hash)

@@ -6,7 +6,8 @@ import json
 import os
 from pathlib import Path
 
-from ... import accounts
+from ...identity import accounts
+from ...identity.sessions import mint_signin_token
 from ...runtime import Runtime
 from ...store.errors import NotFound, StoreUnavailable, StoreUnusable
 from ...store.records import Person
@@ -30,7 +31,7 @@ def seed_demo(runtime: Runtime) -> dict:
             store.get_workspace(person.workspace_id)
         except NotFound:  # pragma: no cover - a demo.json from another store
             raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again") from None
-        signin = accounts.mint_signin_token(store, person)
+        signin = mint_signin_token(store, person)
     except StoreUnavailable as exc:  # a read-only or full data folder: one line naming it, no traceback
         raise StoreUnusable(_cannot_write(settings.store, exc)) from None
     info = {

@@ -23,9 +23,9 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 from ...gate.offload import off_the_loop
-from ...gate.principal import Principal
-from ...oauth import SCOPE, resource_metadata_url, resource_of
-from ...oauth.tokens import REVOKED, is_oauth_token, verify_access
+from ...identity.oauth import SCOPE, resource_metadata_url, resource_of
+from ...identity.oauth.tokens import REVOKED, is_oauth_token, verify_access
+from ...identity.principal import Principal
 from ...store.callers import Owner, Owners
 from ...store.errors import NotFound
 from ...store.interface import Store

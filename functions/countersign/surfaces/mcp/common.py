@@ -24,7 +24,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import BaseModel
 
 from ...core.cards import Refusal
-from ...gate.principal import Principal
+from ...identity.principal import Principal
 from ...store.errors import StoreError
 from ...toolkit import ActionError
 from .auth import principal_of

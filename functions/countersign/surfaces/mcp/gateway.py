@@ -28,7 +28,7 @@ from mcp_types import (
 
 from ...gate.ask import context_for
 from ...gate.cards import CardDesk
-from ...gate.principal import Principal
+from ...identity.principal import Principal
 from ...store.errors import StoreError
 from ...toolkit import ActionError
 from .actions import action_run

@@ -30,10 +30,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route, Router, request_response
 
-from ... import oauth
-from ...oauth import SCOPE, issuer_of, resource_of, same_resource
-from ...oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
-from ...oauth.redirects import response_url
+from ...identity import oauth
+from ...identity.oauth import SCOPE, issuer_of, resource_of, same_resource
+from ...identity.oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
+from ...identity.oauth.redirects import response_url
 from ...runtime import Runtime
 from ..api.guard import Guard
 from .provider import Provider

@@ -5,8 +5,8 @@ client's redirect URI and scopes, code expiry, ``redirect_uri`` and the PKCE ver
 token endpoint); this provider supplies what they leave to the server (docs/oauth.md):
 
 * clients: registered here (RFC 7591, public clients only) or Client ID Metadata Documents,
-  fetched by :mod:`countersign.oauth.cimd` and cached;
-* redirect URIs matched exactly, loopback ones on any port (:mod:`countersign.oauth.redirects`);
+  fetched by :mod:`countersign.identity.oauth.cimd` and cached;
+* redirect URIs matched exactly, loopback ones on any port (:mod:`countersign.identity.oauth.redirects`);
 * ``authorize``: the resource (RFC 8707) must be this server's; the request is stored for the
   person to answer on the confirm page;
 * codes and refresh tokens are spent once; a second use ends the grant (the connection is
@@ -37,7 +37,7 @@ from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthCli
 from pydantic import AnyUrl
 
 from ...gate.offload import off_the_loop
-from ...oauth import (
+from ...identity.oauth import (
     CONSENT_PARAMETER,
     CONSENT_PATH,
     REQUEST_TTL,
@@ -47,10 +47,10 @@ from ...oauth import (
     resource_of,
     same_resource,
 )
-from ...oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
-from ...oauth.grants import connected, end_grant
-from ...oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
-from ...oauth.tokens import grant_is_live, mint
+from ...identity.oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
+from ...identity.oauth.grants import connected, end_grant
+from ...identity.oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
+from ...identity.oauth.tokens import grant_is_live, mint
 from ...runtime import Runtime
 from ...store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, PendingAuthorization
 from ...store.records import secret_hash

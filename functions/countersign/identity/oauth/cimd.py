@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..core.addresses import refused_address
+from ...core.addresses import refused_address
 from .redirects import BadRedirect, check_redirect_uri
 
 MAX_URL = 2000

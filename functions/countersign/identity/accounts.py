@@ -1,5 +1,6 @@
-"""Workspaces, members, connections and sign-in links: the operations the CLI, the demo, the
-confirm API and the tests share. Secrets are returned once to the caller and stored only as hashes.
+"""Workspaces, members and connections: made, and a connection revoked. The operations the CLI,
+the demo, the confirm API, OAuth and the tests share. A connection's token is returned once to the
+caller and stored only as its hash. Sign-in links and sessions are :mod:`.sessions`.
 """
 
 from __future__ import annotations
@@ -7,15 +8,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .core.ids import new_id, new_secret_token
-from .store import checks
-from .store.errors import BadInput
-from .store.interface import Store
-from .store.records import Connection, Person, SignInToken, Workspace, secret_hash
+from ..core.ids import new_id, new_secret_token
+from ..store import checks
+from ..store.errors import BadInput
+from ..store.interface import Store
+from ..store.records import Connection, Person, Workspace, secret_hash
+from .desk import Desk
 
-SIGNIN_TTL_SECONDS = 15 * 60
-NOBODY = "-"  # the person and workspace of a sign-in token minted for an address that is no member's
 CONNECTION_TOKEN_PREFIX = "cs_"
+REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
 
 
 def _now() -> int:
@@ -82,14 +83,11 @@ def create_connection(
     return NewConnection(connection, token)
 
 
-def mint_signin_token(store: Store, person: Person | None, now: int | None = None) -> str:
-    """A one-time sign-in token (15 minutes); the caller puts it in a link and forgets it.
-
-    For ``None`` (an address that is no member's) the token is bound to nobody: stored like any
-    other, it can never start a session. A sign-in request does the same work either way.
-    """
-    now = _now() if now is None else now
-    token = new_secret_token()
-    person_id, workspace_id = (person.id, person.workspace_id) if person is not None else (NOBODY, NOBODY)
-    store.put_signin_token(SignInToken(secret_hash(token), person_id, workspace_id, now + SIGNIN_TTL_SECONDS))
-    return token
+def revoke_connection(desk: Desk, workspace_id: str, connection: Connection, actor: str,
+                      channel: str = "page") -> tuple[Connection, int]:
+    """Revoke ``connection`` (every token of it stops at once) and withdraw the cards it filed that
+    still wait. Returns the connection as revoked and how many cards were withdrawn."""
+    revoked = desk.store.revoke_connection(workspace_id, connection.id, desk.now())
+    withdrawn = desk.withdraw_waiting(workspace_id, connection.person_id, actor, channel,
+                                      REVOKED_REASON.format(name=revoked.name), connection_id=connection.id)
+    return revoked, withdrawn

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.statement import b64u, unb64u
-from ..store.records import Passkey
+from ...core.statement import b64u, unb64u
+from ...store.records import Passkey
 
 TIMEOUT_MS = 120_000
 

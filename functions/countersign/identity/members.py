@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .gate.cards import CardDesk
-from .store.errors import BadInput, NotFound
-from .store.records import Person
+from ..store.errors import BadInput, NotFound
+from ..store.records import Person
+from .accounts import revoke_connection
+from .desk import Desk
 
 REMOVED_REASON = "Withdrawn: {email} is no longer a member of this workspace."
 
@@ -26,12 +27,10 @@ class Removed:
     removed_passkeys: int
 
 
-def remove_member(desk: CardDesk, person: Person, actor: str = "system", channel: str = "system") -> Removed:
+def remove_member(desk: Desk, person: Person, actor: str = "system", channel: str = "system") -> Removed:
     """Remove ``person`` (as just read). :class:`BadInput` (field ``email``), with nothing changed,
-    for the workspace's last owner; :class:`~.store.errors.Conflict` if their role changed
+    for the workspace's last owner; :class:`~countersign.store.errors.Conflict` if their role changed
     meanwhile (everything before the last step done: run it again)."""
-    from .oauth.grants import revoke_connection
-
     store, workspace_id = desk.store, person.workspace_id
     owners = [p for p in store.list_persons(workspace_id) if p.role == "owner"]
     if person.role == "owner" and len(owners) <= 1:

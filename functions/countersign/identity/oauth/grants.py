@@ -23,13 +23,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, replace
 
+from ...core.ids import new_secret_token
+from ...store.errors import NotFound
+from ...store.interface import Store
+from ...store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
+from ...store.records import Connection, Person, Workspace, secret_hash
 from .. import accounts
-from ..core.ids import new_secret_token
-from ..gate.cards import REVOKED_REASON, CardDesk
-from ..store.errors import NotFound
-from ..store.interface import Store
-from ..store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
-from ..store.records import Connection, Person, Workspace, secret_hash
+from ..accounts import revoke_connection
+from ..desk import Desk
 from . import CODE_PREFIX, CODE_TTL, issuer_of
 from .cimd import is_document_url
 from .redirects import host_of, response_url
@@ -55,7 +56,7 @@ class Allowed:
     redirect_to: str  # the client's redirect URI with the code: handed to the page once, never kept
 
 
-def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspace: Workspace) -> Allowed:
+def allow(desk: Desk, pending: PendingAuthorization, person: Person, workspace: Workspace) -> Allowed:
     """The person's Allow on a request already taken from the store (answered once)."""
     store, now = desk.store, desk.now()
     made = accounts.create_connection(store, workspace.id, person.id, connection_name(pending), now=now)
@@ -95,21 +96,11 @@ def allow(desk: CardDesk, pending: PendingAuthorization, person: Person, workspa
                    response_url(pending.redirect_uri, code=code, state=pending.state, iss=issuer))
 
 
-def deny(desk: CardDesk, pending: PendingAuthorization) -> str:
+def deny(desk: Desk, pending: PendingAuthorization) -> str:
     """Where Deny sends the person: back to the client, with ``access_denied``."""
     return response_url(pending.redirect_uri, error="access_denied",
                         error_description="The person denied this connection.", state=pending.state,
                         iss=issuer_of(desk.settings.public_url))
-
-
-def revoke_connection(desk: CardDesk, workspace_id: str, connection: Connection, actor: str,
-                      channel: str = "page") -> tuple[Connection, int]:
-    """Revoke ``connection`` (every token of it stops at once) and withdraw the cards it filed that
-    still wait. Returns the connection as revoked and how many cards were withdrawn."""
-    revoked = desk.store.revoke_connection(workspace_id, connection.id, desk.now())
-    withdrawn = desk.withdraw_waiting(workspace_id, connection.person_id, actor, channel,
-                                      REVOKED_REASON.format(name=revoked.name), connection_id=connection.id)
-    return revoked, withdrawn
 
 
 CONNECTED, WAITING, UNFINISHED = "connected", "waiting", "unfinished"
@@ -127,7 +118,7 @@ def judge(grant: OAuthGrant, spent: bool | None, used: bool, now: int) -> str:
     return WAITING if now < grant.created_at + CODE_TTL + UNFINISHED_GRACE else UNFINISHED
 
 
-def settle(desk: CardDesk, workspace_id: str, connections: list[Connection], grants: dict[str, OAuthGrant],
+def settle(desk: Desk, workspace_id: str, connections: list[Connection], grants: dict[str, OAuthGrant],
            used: dict[str, int]) -> list[tuple[Connection, OAuthGrant | None]]:
     """Each of ``connections`` with its grant, once every OAuth grant still holding its code's hash
     is decided (:func:`judge`): a connected one forgets the hash; an unfinished one has its
@@ -147,7 +138,7 @@ def settle(desk: CardDesk, workspace_id: str, connections: list[Connection], gra
     return out
 
 
-def _settle_one(desk: CardDesk, workspace_id: str, connection: Connection, grant: OAuthGrant, used: bool,
+def _settle_one(desk: Desk, workspace_id: str, connection: Connection, grant: OAuthGrant, used: bool,
                 now: int) -> tuple[Connection, OAuthGrant]:
     assert grant.code_hash is not None
     spent = None if used else desk.store.issued_code_spent(grant.code_hash)
@@ -166,7 +157,7 @@ def connected(store: Store, record: IssuedCode) -> None:
     store.forget_grant_code(record.workspace_id, record.connection_id)
 
 
-def end_grant(desk: CardDesk, workspace_id: str, connection_id: str, why: str) -> None:
+def end_grant(desk: Desk, workspace_id: str, connection_id: str, why: str) -> None:
     """The server ends a grant (a replayed code or refresh token, or the client revoking): the
     connection is revoked as if its person had, its waiting cards withdrawn."""
     try:

@@ -28,8 +28,8 @@ from typing import Any
 
 from nacl.signing import VerifyKey
 
-from ..core.canonical import arguments_digest, canonical_bytes, preview_digest, subject_fingerprint
-from ..core.statement import b64u, parse_statement, statement_challenge, unb64u
+from ...core.canonical import arguments_digest, canonical_bytes, preview_digest, subject_fingerprint
+from ...core.statement import b64u, parse_statement, statement_challenge, unb64u
 
 RECEIPT_TYPE = "countersign-receipt"
 RECEIPT_VERSION = 2  # 1: passkey receipts only, without ``confirmation`` (still verified)

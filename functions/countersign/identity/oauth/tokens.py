@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.ids import new_secret_token
-from ..gate.principal import Principal
-from ..store.callers import Owner, Owners
-from ..store.errors import NotFound
-from ..store.interface import Store
-from ..store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken
-from ..store.records import secret_hash
+from ...core.ids import new_secret_token
+from ...store.callers import Owner, Owners
+from ...store.errors import NotFound
+from ...store.interface import Store
+from ...store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken
+from ...store.records import secret_hash
+from ..principal import Principal
 from . import ACCESS_PREFIX, ACCESS_TTL, REFRESH_PREFIX, REFRESH_TTL, same_resource
 
 INVALID = "The access token is not valid: it expired, was revoked, or was never issued here."
