@@ -16,13 +16,19 @@ os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "countersign-tests")
 
 import dataclasses
 import logging
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
+from xdist.scheduler import LoadFileScheduling
 
 from countersign import settings as settings_mod
 from countersign.gate import ask as gate_ask
 from countersign.runtime import build
 from countersign.surfaces.local.app import build_local
+from tests.deploy import sam_build
+from tests.deploy.tools import SAM_BUILD_TEST, start_sam_build
 from tests.support.harness import SECRETS, TRANSCRIPT, Tenant, all_toolsets, new_tenant, secrets_of_run
 from tests.support.live import LiveServer
 from tests.support.secret_scan import occurring
@@ -134,3 +140,56 @@ def cimd_fetcher(live, document_host):
     endpoints.fetcher = document_host.fetcher()
     yield endpoints.fetcher
     endpoints.fetcher = original
+
+
+# -- a parallel run (pytest-xdist): this process only hands tests to the workers -------------------
+# Every session fixture above lives once per worker (each worker is a process with its own live
+# server on its own port and data folder, and scans its own responses and log lines). What must
+# happen once per run happens here: test_sam_build's ``sam build`` (tests/deploy/sam_build.py).
+
+_SAM_BUILD_FOLDER: Path | None = None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """Each worker learns where this run's ``sam build`` runs, if it runs."""
+    global _SAM_BUILD_FOLDER
+    if _SAM_BUILD_FOLDER is None:
+        _SAM_BUILD_FOLDER = Path(tempfile.mkdtemp(prefix="countersign-sam-build-"))
+    node.workerinput["countersign_sam_build"] = str(_SAM_BUILD_FOLDER)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """The first worker's collection says whether test_sam_build runs: then its build starts now."""
+    if _SAM_BUILD_FOLDER is not None and SAM_BUILD_TEST in ids and not node.config.option.collectonly:
+        start_sam_build(_SAM_BUILD_FOLDER)
+
+
+# Files whose tests share one fixture above module scope, given to one worker together under
+# ``--dist loadfile`` (scripts/test): the deploy rehearsal (tests/deploy/conftest.py, package scope).
+SHARED_SCOPES = {
+    "tests/deploy/test_rehearsal.py": "tests/deploy: the rehearsal",
+    "tests/deploy/test_protection.py": "tests/deploy: the rehearsal",
+}
+
+
+class _FilesTogether(LoadFileScheduling):
+    """``--dist loadfile``, with the files of SHARED_SCOPES each kept with the others of its scope."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        path = super()._split_scope(nodeid)
+        return SHARED_SCOPES.get(path, path)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadfile":
+        return _FilesTogether(config, log)
+    return None
+
+
+def pytest_sessionfinish(session):
+    if getattr(session.config, "workerinput", None) is None and _SAM_BUILD_FOLDER is not None:
+        sam_build.stop()
+        shutil.rmtree(_SAM_BUILD_FOLDER, ignore_errors=True)

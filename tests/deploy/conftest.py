@@ -2,20 +2,18 @@
 
 SAM CLI and cfn-lint live in their own virtualenv (``.venv-sam``, made by ``scripts/bootstrap
 --sam``; they pin boto3, pydantic and click versions the app does not use). The checks call them
-by path and fail, not skip, when they are missing.
+by path (tests/deploy/tools.py) and fail, not skip, when they are missing.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.deploy import sam_build
-from tests.support.aws import REPO_ROOT, load_template
-
-SAM_VENV = REPO_ROOT / ".venv-sam"
+from tests.deploy.tools import SAM_BUILD_TEST, start_sam_build
+from tests.support.aws import load_template
 
 
 def pytest_collection_modifyitems(items):
@@ -24,37 +22,22 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.deploy)
 
 
-SAM_BUILD_TEST = "tests/deploy/test_tools.py::test_sam_build"
-
-
 def pytest_collection_finish(session):
     """A run that will run test_sam_build starts its ``sam build`` now, in the background
-    (tests/deploy/sam_build.py): it is mostly waiting for the package index."""
+    (tests/deploy/sam_build.py): it is mostly waiting for the package index. In a parallel run
+    the controlling process starts it (tests/conftest.py); a worker only learns where."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is not None:
+        if "countersign_sam_build" in workerinput:
+            sam_build.share(Path(workerinput["countersign_sam_build"]))
+        return
     if session.config.option.collectonly or not any(i.nodeid == SAM_BUILD_TEST for i in session.items):
         return
-    sam = SAM_VENV / "bin" / "sam"
-    if os.access(sam, os.X_OK):  # else the test fails and says how to install it
-        sam_build.start(sam, tool_env())
+    start_sam_build()
 
 
 def pytest_sessionfinish(session):
     sam_build.stop()
-
-
-def tool(name: str) -> Path:
-    path = SAM_VENV / "bin" / name
-    if not os.access(path, os.X_OK):
-        pytest.fail(f"{path} is missing: run `scripts/bootstrap --sam` (scripts/test does) to install "
-                    f"aws-sam-cli and cfn-lint into .venv-sam", pytrace=False)
-    return path
-
-
-def tool_env() -> dict[str, str]:
-    """Offline: a region (sam validate needs one), no credentials, no telemetry."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    env.update(AWS_DEFAULT_REGION="eu-west-1", AWS_REGION="eu-west-1", SAM_CLI_TELEMETRY="0",
-               AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_EC2_METADATA_DISABLED="true")
-    return env
 
 
 @pytest.fixture(scope="session")

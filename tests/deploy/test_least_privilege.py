@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from tests.deploy.cfn import ACCOUNT, REGION
-from tests.deploy.conftest import SAM_VENV
 from tests.deploy.example_stack import (
     CONFIGURATION_SET,
     FUNCTIONS,
@@ -30,6 +29,7 @@ from tests.deploy.example_stack import (
     statement_actions,
     store_operations,
 )
+from tests.deploy.tools import SAM_VENV
 
 
 def _iam_actions() -> dict[str, set[str]]:

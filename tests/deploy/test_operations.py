@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from tests.deploy.conftest import SAM_VENV, tool_env
 from tests.deploy.example_stack import ALARM_TOPIC, FUNCTIONS, HTTP_FUNCTIONS, PACKAGE, stack
+from tests.deploy.tools import SAM_VENV, tool_env
 from tests.support.aws import REPO_ROOT, TEMPLATE_PATH
 
 DOCS = REPO_ROOT / "docs" / "alarms.md"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.deploy import sam_build
-from tests.deploy.conftest import tool, tool_env
 from tests.deploy.sam_build import python312
+from tests.deploy.tools import tool, tool_env
 from tests.support.aws import REPO_ROOT, TEMPLATE_PATH
 
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
