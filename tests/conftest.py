@@ -175,11 +175,18 @@ SHARED_SCOPES = {
 
 
 class _FilesTogether(LoadFileScheduling):
-    """``--dist loadfile``, with the files of SHARED_SCOPES each kept with the others of its scope."""
+    """``--dist loadfile``, with the files of SHARED_SCOPES each kept with the others of its scope,
+    handed out in the order of the collection: xdist would put the files with most tests first,
+    and a worker given a browser file before others could not start an async test after it
+    (pytest_collection_modifyitems above)."""
 
     def _split_scope(self, nodeid: str) -> str:
         path = super()._split_scope(nodeid)
         return SHARED_SCOPES.get(path, path)
+
+    def schedule(self) -> None:
+        self.config.option.loadscopereorder = False
+        super().schedule()
 
 
 @pytest.hookimpl(optionalhook=True)
