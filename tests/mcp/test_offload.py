@@ -106,7 +106,7 @@ class Clocks:
     so a run of exactly the threshold measures exactly the threshold."""
 
     def __init__(self):
-        self.wall, self.cpu = Fraction(0), {}
+        self.wall, self.cpu, self.waits = Fraction(0), {}, {}
 
     def perf_counter(self) -> Fraction:
         return self.wall
@@ -114,25 +114,33 @@ class Clocks:
     def thread_time(self) -> Fraction:
         return self.cpu.get(threading.get_ident(), Fraction(0))
 
-    def work(self, waits: float = 0.0, computes: float = 0.0) -> None:
-        """The running thread waits (the CPU idle) then computes: both pass on the wall clock,
-        only the computing on this thread's CPU clock."""
-        self.wall += Fraction(waits) + Fraction(computes)
+    def own_waits(self) -> int:
+        return self.waits.get(threading.get_ident(), 0)
+
+    def work(self, waits: float = 0.0, computes: float = 0.0, paused: float = 0.0) -> None:
+        """The running thread waits (the CPU idle: it stops of its own accord, as for a disk or a
+        lock) then computes: both pass on the wall clock, only the computing on this thread's CPU
+        clock. ``paused``: the machine stops the thread meanwhile (another process runs): wall time
+        only, and no wait of the thread's own."""
+        self.wall += Fraction(waits) + Fraction(computes) + Fraction(paused)
         self.cpu[threading.get_ident()] = self.thread_time() + Fraction(computes)
+        if waits:
+            self.waits[threading.get_ident()] = self.own_waits() + 1
 
 
 @pytest.fixture
 def clocks(monkeypatch) -> Clocks:
     clocks = Clocks()
     monkeypatch.setattr(offload, "time", clocks)
+    monkeypatch.setattr(offload, "own_waits", clocks.own_waits)
     return clocks
 
 
-def _where(clocks: Clocks, slow: float = 0.0, spin: float = 0.0):
+def _where(clocks: Clocks, slow: float = 0.0, spin: float = 0.0, paused: float = 0.0):
     """A read's work: waits ``slow`` seconds (the CPU idle, as on a disk or a lock), computes for
-    ``spin`` seconds, and says which thread it ran in."""
+    ``spin`` seconds, is paused by the machine for ``paused``, and says which thread it ran in."""
     def run():
-        clocks.work(waits=slow, computes=spin)
+        clocks.work(waits=slow, computes=spin, paused=paused)
         return threading.current_thread()
     return run
 
@@ -175,6 +183,30 @@ async def test_in_a_thread_a_run_counts_its_cpu_time_not_its_short_waits(clocks)
     assert await _runs_on_loop(clocks, "stalls", 4, runs, slow=0.55) == [False] * 4
     # both at once: light only if it computes little and waits less than a lock wait
     assert await _runs_on_loop(clocks, "both", 4, runs, slow=0.4, spin=0.01) == [False, False, False, True]
+
+
+async def test_a_run_on_the_loop_the_machine_paused_is_not_the_reads_doing(clocks):
+    """On a busy machine another process (or the hypervisor) stops the loop's thread now and then:
+    a read that computed little and never waited of its own accord took longer only because the
+    loop stood still, as it would have wherever the read ran. It stays on the loop; a read that
+    waited as long (a disk, a lock) or computed as long does not, nor a pause past the wait bound."""
+    runs = LightRuns(light_seconds=0.05, proven_after=1, wait_seconds=0.5)
+    assert await _runs_on_loop(clocks, "paused", 4, runs, paused=0.3) == [False, True, True, True]
+    assert runs.needed("paused") == 1
+    assert await _runs_on_loop(clocks, "paused", 2, runs, paused=0.3, slow=0.01) == [True, False]
+    assert runs.needed("paused") == 2  # it waited of its own accord: it held the loop
+    assert await _runs_on_loop(clocks, "spins", 3, runs, paused=0.3, spin=0.05) == [False] * 3
+    assert await _runs_on_loop(clocks, "long", 3, runs) == [False, True, True]
+    assert await _runs_on_loop(clocks, "long", 2, runs, paused=0.5) == [True, False]
+
+
+async def test_the_waits_of_the_running_thread_are_counted_where_the_system_counts_them():
+    """On Linux a thread's sleep shows as a wait of its own (a voluntary context switch)."""
+    before = offload.own_waits()
+    if before is None:
+        pytest.skip("no per-thread count of waits on this system: a run on the loop is judged by its wall time")
+    threading.Event().wait(0.01)
+    assert offload.own_waits() > before
 
 
 async def test_a_read_that_keeps_holding_the_loop_is_tried_there_ever_more_rarely(clocks):

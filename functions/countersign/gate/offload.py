@@ -12,7 +12,8 @@ agents (``bench/mcp_calls.py``). And for work shorter than the interpreter's swi
 (5 ms) a thread shares nothing: such work runs to its end before the loop gets the GIL back
 either way. So a *read* (which writes nothing and sends nothing) runs on the loop once its last
 :data:`PROVEN_AFTER` runs each took less than :data:`LIGHT_SECONDS` (the CPU time of a run in a
-worker thread, the wall time of a run on the loop: :class:`LightRuns`), and in a worker thread
+worker thread, the wall time of a run on the loop unless the machine paused it: :class:`LightRuns`),
+and in a worker thread
 otherwise — every read until it has proven itself, and after any run on the loop that took
 longer until it has proven itself again, over twice as many runs each time that happens
 (:func:`read_work`). A read proves itself per workspace: light for a small budget is not light
@@ -37,6 +38,13 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio.to_thread
+
+try:
+    from resource import RUSAGE_THREAD, getrusage
+
+    PER_THREAD: int | None = RUSAGE_THREAD
+except ImportError:  # no per-thread count of waits here (not Linux): a run on the loop is judged by its wall time
+    PER_THREAD = None
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
@@ -63,15 +71,20 @@ class LightRuns:
     update between threads only delays or hastens one decision).
 
     What a run costs is measured where it ran. On the loop, its wall time: how long the loop was
-    held, whatever for. In a worker thread, the thread's CPU time: its wall time there also counts
-    the waits for the interpreter lock while the loop and other workers run, which grow with the
-    load, so under load a light read would never prove itself again; a run there that took longer
-    than :data:`WAIT_SECONDS` all the same waited on something else (a stalled disk, a network
-    call, a lock) and is not light. Shorter waits the CPU time leaves out, so a read that waits
-    briefly but computes little proves light in a thread and holds the loop for its wait on its
-    first run there: each time that happens it must prove itself twice as long (8, 16, 32… light
-    runs, up to :data:`MOST_WARY` doublings), and each further :data:`PROVEN_AFTER` light runs on
-    the loop halve that again."""
+    held, whatever for, with one exception: a run that computed for less than the threshold and
+    never stopped of its own accord (:func:`own_waits`: no disk, lock, socket or sleep) yet took
+    longer was paused by the machine (another process, the hypervisor), which would have paused the
+    loop wherever the read ran. Such a run, up to :data:`WAIT_SECONDS`, counts as light: on a busy
+    machine a quarter of a light read's runs on the loop were paused past 2 ms with 0.2 ms of work,
+    and each sent the read back to threads for twice as long as before. In a worker thread, the
+    thread's CPU time: its wall time there also counts the waits for the interpreter lock while the
+    loop and other workers run, which grow with the load, so under load a light read would never
+    prove itself again; a run there that took longer than :data:`WAIT_SECONDS` all the same waited
+    on something else (a stalled disk, a network call, a lock) and is not light. Shorter waits the
+    CPU time leaves out, so a read that waits briefly but computes little proves light in a thread
+    and holds the loop for its wait on its first run there: each time that happens it must prove
+    itself twice as long (8, 16, 32… light runs, up to :data:`MOST_WARY` doublings), and each
+    further :data:`PROVEN_AFTER` light runs on the loop halve that again."""
 
     def __init__(self, light_seconds: float = LIGHT_SECONDS, proven_after: int = PROVEN_AFTER,
                  most_wary: int = MOST_WARY, wait_seconds: float = WAIT_SECONDS):
@@ -102,14 +115,26 @@ class LightRuns:
 
     def timed(self, key: str, fn: Callable[[], T], on_loop: bool) -> Callable[[], T]:
         def run() -> T:
+            waits = own_waits() if on_loop else None
             wall, cpu = time.perf_counter(), time.thread_time()
             try:
                 return fn()
             finally:
                 wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-                light = wall < self.light_seconds if on_loop else cpu < self.light_seconds and wall < self.wait_seconds
+                computed_little = cpu < self.light_seconds and wall < self.wait_seconds
+                if on_loop:
+                    paused = waits is not None and computed_little and own_waits() == waits
+                    light = wall < self.light_seconds or paused
+                else:
+                    light = computed_little
                 self.record(key, light, on_loop)
         return run
+
+
+def own_waits() -> int | None:
+    """How many times the running thread has stopped of its own accord (for a disk, a lock, a
+    socket, a sleep: its voluntary context switches), or None where that is not counted."""
+    return None if PER_THREAD is None else getrusage(PER_THREAD).ru_nvcsw
 
 
 LIGHT_RUNS = LightRuns()
