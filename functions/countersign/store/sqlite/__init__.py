@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..composed import ComposedStore
 from .accounts import SQLiteAccounts
+from .callers import SQLiteCallerReads
 from .cards import SQLiteCards
 from .database import Database
 from .docs import SQLiteDocs
@@ -16,7 +17,7 @@ from .suppressions import SQLiteSuppressions
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(ComposedStore):
+class SQLiteStore(SQLiteCallerReads, ComposedStore):
     def __init__(self, path: str):
         self.database = Database(path)
         super().__init__(
