@@ -49,9 +49,9 @@ def test_writes_that_keep_landing_leave_the_card_waiting_and_nothing_written(wor
     real = world.desk.commit
     memos = iter(range(ATTEMPTS + 1))
 
-    def commit(c):
+    def commit(c, answer=None):
         book.set_txn("t_bistro", memo=f"busy {next(memos)}")  # the same bucket moves before every try
-        return real(c)
+        return real(c, answer)
 
     world.desk.commit = commit
     with pytest.raises(Refusal) as refused:

@@ -112,7 +112,7 @@ class GateWorld:
         between); returns a list that receives what it returned or raised."""
         real, count, out = self.desk.commit, {"n": 0}, []
 
-        def commit(c):
+        def commit(c, answer=None):
             count["n"] += 1
             if count["n"] == n:
                 self.desk.commit = real  # what runs meanwhile commits normally
@@ -120,7 +120,7 @@ class GateWorld:
                     out.append(meanwhile())
                 except Exception as exc:  # noqa: BLE001 - the outcome is what the test checks
                     out.append(exc)
-            return real(c)
+            return real(c, answer)
 
         self.desk.commit = commit
         return out

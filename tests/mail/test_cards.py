@@ -88,11 +88,11 @@ def before_commit(world, n: int, meanwhile) -> None:
     real = world.desk.commit
     count = {"n": 0}
 
-    def commit(c):
+    def commit(c, answer=None):
         count["n"] += 1
         if count["n"] == n:
             meanwhile()
-        return real(c)
+        return real(c, answer)
 
     world.desk.commit = commit
 

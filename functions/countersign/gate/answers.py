@@ -8,19 +8,44 @@ card was decided after the question was put (declined or withdrawn on the page, 
 run), the answer is refused with the card's state and nothing runs: an older yes never overrides a
 newer no. With no card at all, the answer files one already decided, in one transaction with its
 effect.
+
+The :class:`~.question.Answer` is passed down to that commit and rides in it: no read first (the
+filing claims the request as of ``asked_at`` in its own transaction, and a request that turns out
+to be held raises :class:`~countersign.store.errors.Taken` with its card, decided from here), and
+a 2026-07-28 answer's nonce is spent by the first commit that records it — or on its own, by
+:func:`resolve`, when the answer ends without one.
 """
 
 from __future__ import annotations
 
 from ..core.cards import CardState, Refusal, refusal_for
-from ..store.errors import Taken
+from ..store.errors import Replayed, Taken
 from ..store.records import Card
-from .answering import claiming
 from .cards import CardDesk
-from .question import Question
+from .errors import AnswerReplayed
+from .question import Answer, Question
 from .runner import BUSY_MESSAGE, run_card, run_new
 
 ATTEMPTS = 3
+
+
+def resolve(desk: CardDesk, q: Question, answer: Answer, yes: bool, reason: str | None = None) -> Card:
+    """The request's card once ``answer`` resolved it: run (``yes``) or declined with ``reason``.
+
+    A nonce the answer carries is spent by its first commit; if it ends without one (a refusal, a
+    no to a card already decided), the nonce is spent on its own then. Either way a nonce spent
+    before raises :class:`AnswerReplayed` instead of the outcome."""
+    try:
+        card = say_yes(desk, q, answer) if yes else say_no(desk, q, answer, reason)
+    except Replayed:
+        raise AnswerReplayed() from None
+    except Exception:
+        if answer.nonce is not None and not desk.store.use_nonce(*answer.nonce, q.ctx.now):
+            raise AnswerReplayed() from None
+        raise
+    if answer.nonce is not None and not desk.store.use_nonce(*answer.nonce, q.ctx.now):
+        raise AnswerReplayed()
+    return card
 
 
 def too_late(card: Card) -> Refusal:
@@ -42,44 +67,42 @@ def _card_of(card: Card, asked_at: int) -> Card | None:
     return None
 
 
-def say_yes(desk: CardDesk, q: Question, channel: str, actor: str, asked_at: int) -> Card:
+def say_yes(desk: CardDesk, q: Question, answer: Answer) -> Card:
     """Run the request once: a new card filed decided with the effect, or, when a card holds the
     request, that card if it waits. No read first: the filing claims the request in its own
     transaction, and a held request raises ``Taken`` with the card that holds it."""
-    with claiming(asked_at) as answer:
-        card: Card | None = None
-        for _ in range(ATTEMPTS):
-            try:
-                if card is not None:
-                    desk.check_ticket(card, desk.now(), actor, channel)
-                    conn = q.ctx.connection
-                    mine = conn if conn is not None and conn.id == card.connection_id else None
-                    return run_card(desk, card, q.ctx.person, channel, actor, workspace=q.ctx.workspace,
-                                    connection=mine)
-                return run_new(desk, q, channel, actor)
-            except Taken as taken:  # a card holds the request: answer that one, or claim as any filing
-                card = _card_of(taken.card, asked_at)
-                if card is None:
-                    answer.asked_at = None
+    asked_at = q.ctx.now if answer.asked_at is None else answer.asked_at
+    card: Card | None = None
+    for _ in range(ATTEMPTS):
+        try:
+            if card is not None:
+                desk.check_ticket(card, desk.now(), answer.actor, answer.channel)
+                conn = q.ctx.connection
+                mine = conn if conn is not None and conn.id == card.connection_id else None
+                return run_card(desk, card, q.ctx.person, answer, workspace=q.ctx.workspace, connection=mine)
+            return run_new(desk, q, answer)
+        except Taken as taken:  # a card holds the request: answer that one, or claim as any filing
+            card = _card_of(taken.card, asked_at)
+            if card is None:
+                answer.asked_at = None
     raise Refusal(refusal_for(CardState.RUNNING, CardState.COMPLETED).reason, BUSY_MESSAGE)
 
 
-def say_no(desk: CardDesk, q: Question, channel: str, actor: str, asked_at: int, reason: str) -> Card:
+def say_no(desk: CardDesk, q: Question, answer: Answer, reason: str | None) -> Card:
     """Decline the request: its waiting card, or a new card filed declined (so an identical call
     right after gets the decline, not a fresh question). Claimed as :func:`say_yes` claims."""
-    with claiming(asked_at) as answer:
-        card: Card | None = None
-        for _ in range(ATTEMPTS):
+    asked_at = q.ctx.now if answer.asked_at is None else answer.asked_at
+    card: Card | None = None
+    for _ in range(ATTEMPTS):
+        try:
+            if card is not None:
+                return desk.decline(card, desk.now(), answer, reason)
+            return desk.decline(desk.new_card(q, answer.channel, desk.now()), desk.now(), answer, reason, new=True)
+        except Taken as taken:
             try:
-                if card is not None:
-                    return desk.decline(card, desk.now(), actor, channel, reason)
-                return desk.decline(desk.new_card(q, channel, desk.now()), desk.now(), actor, channel, reason,
-                                    new=True)
-            except Taken as taken:
-                try:
-                    card = _card_of(taken.card, asked_at)
-                except Refusal:  # decided already: a no changes nothing; the reply shows how it ended
-                    return taken.card
-                if card is None:
-                    answer.asked_at = None
+                card = _card_of(taken.card, asked_at)
+            except Refusal:  # decided already: a no changes nothing; the reply shows how it ended
+                return taken.card
+            if card is None:
+                answer.asked_at = None
     raise Refusal(refusal_for(CardState.RUNNING, CardState.DECLINED).reason, BUSY_MESSAGE)

@@ -11,8 +11,9 @@ person is asked:
 4. ``COUNTERSIGN_FALLBACK=code`` → a confirmation code instead of a card (class ``client`` only).
 
 Answers: accepted and ticked → run; accepted unticked or declined → declined; cancelled →
-falls back as in 3/4 (or declined under ``COUNTERSIGN_REQUIRE_ELICITATION``). Every answer
-resolves the request's one card (:mod:`.answers`), and every yes commits through :mod:`.runner`.
+falls back as in 3/4 (or declined under ``COUNTERSIGN_REQUIRE_ELICITATION``). Every answer is an
+:class:`~.question.Answer` made here, where it arrives, and resolves the request's one card
+(:mod:`.answers`); every yes commits through :mod:`.runner`.
 """
 
 from __future__ import annotations
@@ -29,12 +30,11 @@ from ..identity.principal import Principal
 from ..store.records import Card, Workspace
 from ..toolkit import ActionError
 from . import replies
-from .answering import with_nonce
-from .answers import say_no, say_yes
+from .answers import resolve
 from .cards import CardDesk
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from .offload import off_the_loop
-from .question import Question, parse
+from .question import Answer, Question, parse
 from .runner import run_unheld
 
 ACCEPT, UNTICKED, DECLINE, CANCEL = "accept", "unticked", "decline", "cancel"
@@ -107,8 +107,8 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
             return Done(card_reply(desk, card, q.ctx.workspace))
         assert call.elicit_form is not None
         asked_at = q.ctx.now
-        answer = await call.elicit_form(q.plan.preview.question())
-        step = await off_the_loop(_answered_during_call, desk, call, q, answer, asked_at)
+        said = await call.elicit_form(q.plan.preview.question())
+        step = await off_the_loop(_answered_during_call, desk, call, q, said, asked_at)
     return step
 
 
@@ -138,12 +138,12 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
     return _fallback(desk, call, q, asked=False)
 
 
-def _answered_during_call(desk: CardDesk, call: Call, q: Question, answer: str, asked_at: int) -> Reply | _Elicit:
+def _answered_during_call(desk: CardDesk, call: Call, q: Question, said: str, asked_at: int) -> Reply | _Elicit:
     # The person may have taken minutes: plan again on the state as it is now, like every answer.
     q = q.replan(desk.now())
     if not q.allows_in_client():
         raise ConfirmationUnavailable("This action can now only be confirmed on the confirm page.")
-    return _settle(desk, call, q, answer, "client", asked_at)
+    return _settle(desk, call, q, said, Answer(call.actor, "client", asked_at))
 
 
 def _page_only(q: Question) -> ConfirmationUnavailable:
@@ -166,33 +166,33 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     if state.get("k") != "form" or not isinstance(state.get("n"), str):
         raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
     nonce = ("ask:" + state["n"], q.ctx.now + NONCE_TTL)
-    answer = call.answer or CANCEL
-    asked_at = state["t"] if isinstance(state.get("t"), int) else q.ctx.now
+    said = call.answer or CANCEL
+    answer = Answer(call.actor, "client", state["t"] if isinstance(state.get("t"), int) else q.ctx.now, nonce)
     if state.get("fp") == q.fingerprint and q.allows_in_client() and (
-            answer != CANCEL or desk.settings.require_elicitation):
+            said != CANCEL or desk.settings.require_elicitation):
         # The answer resolves the request's card: its commit spends the nonce (no write before it).
-        return with_nonce(desk.store, asked_at, nonce, q.ctx.now,
-                          lambda: _settle(desk, call, q, answer, "client", asked_at))
+        return _settle(desk, call, q, said, answer)
     if not desk.store.use_nonce(*nonce, q.ctx.now):
         raise AnswerReplayed()
+    answer.nonce = None  # spent
     if state.get("fp") != q.fingerprint:
         raise DriftError(q.action.drift_message)
     if not q.allows_in_client():
         raise ConfirmationUnavailable("This action can only be confirmed on the confirm page.")
-    return _settle(desk, call, q, answer, "client", asked_at)
+    return _settle(desk, call, q, said, answer)
 
 
-def _settle(desk: CardDesk, call: Call, q: Question, answer: str, channel: str, asked_at: int) -> Reply | _Elicit:
-    """Apply the answer table to an answer given in the client (docs/how-a-held-write-travels.md,
-    "The answer table")."""
-    if answer == CANCEL and not desk.settings.require_elicitation:
+def _settle(desk: CardDesk, call: Call, q: Question, said: str, answer: Answer) -> Reply | _Elicit:
+    """Apply the answer table to what the person ``said`` in the client
+    (docs/how-a-held-write-travels.md, "The answer table")."""
+    if said == CANCEL and not desk.settings.require_elicitation:
         return _fallback(desk, call, q, asked=True)
-    if answer == ACCEPT:
-        return Done(card_reply(desk, say_yes(desk, q, channel, call.actor, asked_at)))
+    if said == ACCEPT:
+        return Done(card_reply(desk, resolve(desk, q, answer, yes=True)))
     reason = {UNTICKED: "The box was not ticked.", DECLINE: "Declined in the client."}.get(
-        answer, "The question was dismissed, and confirmation requires an answer in the client."
+        said, "The question was dismissed, and confirmation requires an answer in the client."
     )
-    return Done(card_reply(desk, say_no(desk, q, channel, call.actor, asked_at, reason)))
+    return Done(card_reply(desk, resolve(desk, q, answer, yes=False, reason=reason)))
 
 
 def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool) -> Reply | _Elicit:
@@ -306,7 +306,7 @@ def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
     )
     if record is None or not matches:
         raise ActionError(CODE_REFUSAL, field="confirmation")
-    return card_reply(desk, say_yes(desk, q, "code", call.actor, record.issued_at or now))
+    return card_reply(desk, resolve(desk, q, Answer(call.actor, "code", record.issued_at or now), yes=True))
 
 
 async def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.canonical import arguments_digest, preview_digest
@@ -25,10 +25,9 @@ from ..settings import Settings
 from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
 from ..toolkit import ActionContext
-from . import answering
 from .errors import DriftError
 from .passkey_policy import needs_passkey, policy_of
-from .question import Question
+from .question import Answer, Question
 from .refusals import record_refusal
 from .registry import Registry
 
@@ -66,17 +65,21 @@ class CardDesk:
     def card_url(self, card_id: str) -> str:
         return self.settings.card_url(card_id)
 
-    def commit(self, commit: CardCommit) -> Card:
-        """``store.commit_card``, telling ``on_event`` when the card turned out to be expired. An
-        answer being resolved (:mod:`.answering`) adds its claim condition and its nonce."""
-        commit = answering.stamp(commit)
+    def commit(self, commit: CardCommit, answer: Answer | None = None) -> Card:
+        """``store.commit_card``, telling ``on_event`` when the card turned out to be expired.
+        ``answer``: the answer this commit records (:class:`~.question.Answer`). Its claim condition
+        (``asked_at``, for a new card) and its nonce, if not spent yet, ride in the commit; once
+        the commit went through, the nonce is spent."""
+        if answer is not None and (answer.nonce is not None or (commit.new and answer.asked_at is not None)):
+            commit = replace(commit, nonce=answer.nonce, asked_at=answer.asked_at if commit.new else commit.asked_at)
         try:
             done = self.store.commit_card(commit)
         except Refusal as refusal:
             if refusal.reason is RefusalReason.EXPIRED:
                 self.event("card_expired")
             raise
-        answering.committed(commit)
+        if answer is not None and commit.nonce is not None:
+            answer.nonce = None
         return done
 
     # -- questions --------------------------------------------------------------------------------
@@ -224,29 +227,28 @@ class CardDesk:
 
     # -- closing a card without running it ------------------------------------------------------
 
-    def close(self, card: Card, target: CardState, now: int, actor: str, channel: str, *,
+    def close(self, card: Card, target: CardState, now: int, by: Answer, *,
               detail: str | None = None, decline_reason: str | None = None, refusal: str | None = None,
               event: str | None = None, new: bool = False) -> Card:
-        entries = [self.audit(card, "filed", actor, channel, now)] if new else []
-        entries.append(self.audit(card, event or target.value, actor, channel, now, detail))
+        entries = [self.audit(card, "filed", by.actor, by.channel, now)] if new else []
+        entries.append(self.audit(card, event or target.value, by.actor, by.channel, now, detail))
         closed = self.commit(CardCommit(card, target, now, tuple(entries), decline_reason=decline_reason,
-                                        refusal=refusal, channel=channel, new=new))
+                                        refusal=refusal, channel=by.channel, new=new), by)
         self.event("card_refused_drift" if refusal else f"card_{target.value}")
         return closed
 
-    def decline(self, card: Card, now: int, actor: str, channel: str, reason: str | None = None, *,
-                new: bool = False) -> Card:
-        return self.close(card, CardState.DECLINED, now, actor, channel, detail=reason, decline_reason=reason, new=new)
+    def decline(self, card: Card, now: int, answer: Answer, reason: str | None = None, *, new: bool = False) -> Card:
+        return self.close(card, CardState.DECLINED, now, answer, detail=reason, decline_reason=reason, new=new)
 
-    def refuse_changed(self, card: Card, now: int, actor: str, channel: str, message: str) -> Refusal:
+    def refuse_changed(self, card: Card, now: int, answer: Answer, message: str) -> Refusal:
         """Close a card whose subject moved; the agent's status then says why."""
-        self.close(card, CardState.DECLINED, now, actor, channel, detail=message, refusal=message, event="refused")
+        self.close(card, CardState.DECLINED, now, answer, detail=message, refusal=message, event="refused")
         return Refusal(RefusalReason.CHANGED, message)
 
     def withdraw(self, card: Card, now: int, actor: str, channel: str = "mcp", reason: str | None = None) -> Card:
         """``pending → withdrawn``: by the agent (``cancel_confirmation``) or because the person
         revoked the connection that asked (``reason`` then says so)."""
-        return self.close(card, CardState.WITHDRAWN, now, actor, channel, detail=reason, decline_reason=reason)
+        return self.close(card, CardState.WITHDRAWN, now, Answer(actor, channel), detail=reason, decline_reason=reason)
 
     def withdraw_waiting(self, workspace_id: str, person_id: str, actor: str, channel: str, reason: str,
                          connection_id: str | None = None, tool: str | None = None,

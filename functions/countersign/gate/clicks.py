@@ -13,6 +13,7 @@ from ..identity.accounts import REVOKED_REASON
 from ..store.records import Card, Connection, Person, Workspace
 from ..toolkit import ActionError
 from .cards import CardDesk
+from .question import Answer
 from .recovery import settle_if_lapsed
 from .runner import run_card
 
@@ -57,14 +58,15 @@ def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: st
                 RefusalReason.WITHDRAWN,
                 "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
             )
-    return run_card(desk, card, person, "page", actor, passkey=passkey, workspace=workspace, connection=connection)
+    return run_card(desk, card, person, Answer(actor, "page", passkey=passkey), workspace=workspace,
+                    connection=connection)
 
 
 def decline_click(desk: CardDesk, workspace_id: str, person: Person, card_id: str, reason: str | None,
                   card: Card | None = None) -> Card:
     card = open_card(desk, workspace_id, person, card_id, card)
     reason = (reason or "").strip()[:500] or None
-    return desk.decline(card, desk.now(), f"person:{person.id}", "page", reason)
+    return desk.decline(card, desk.now(), Answer(f"person:{person.id}", "page"), reason)
 
 
 def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:

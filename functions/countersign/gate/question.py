@@ -1,8 +1,10 @@
-"""One held call being decided: the action, its arguments, who asks, and the plan shown.
+"""One held call being decided, and the answer it gets: two values the gate's paths pass down.
 
 A :class:`Question` is made once per call (and once per answer: every answer re-plans on the
 state as it is then, :meth:`Question.replan`), and carries everything the gate's paths need, so
-they pass one value instead of seven.
+they pass one value instead of seven. An :class:`Answer` is made where an answer arrives (a
+click on the confirm page, an answer in the client, a code) and passed down to the commit that
+records it.
 """
 
 from __future__ import annotations
@@ -92,3 +94,31 @@ class Question:
         if moved_to != (shown or self.fingerprint):
             raise DriftError(self.action.drift_message)
         return Question(self.action, self.arguments, self.args, ctx, plan, moved_to)
+
+
+@dataclass
+class Answer:
+    """One answer, from where it arrives down to the commit that records it: who gave it
+    (``actor``), through which ``channel``, and what that commit claims and spends with the card.
+
+    * ``asked_at`` — when the question was put. A card this answer files already decided claims
+      its request only if no card holds it and none was decided at or after then (an older yes
+      never overrides a newer no); the store checks it in the commit's own transaction, so the
+      common case (a request with no card) reads nothing first. None: the card claims its request
+      as any filing does (the answer found out which card holds it, and that it was decided before).
+    * ``nonce`` — a 2026-07-28 answer's single-use value (value, until), spent by the first commit
+      that records the answer, in its transaction (a replayed answer writes nothing); None once
+      spent, or if there is none. An answer that ends without a commit spends it on its own
+      (:func:`countersign.gate.answers.resolve`).
+    * ``passkey`` — the verified passkey assertion a Confirm on the confirm page was signed with.
+
+    Mutable on purpose: the commit that spends the nonce clears it
+    (:meth:`CardDesk.commit <countersign.gate.cards.CardDesk.commit>`), and an answer that finds its
+    request held by a card decided before the question clears ``asked_at``.
+    """
+
+    actor: str
+    channel: str
+    asked_at: int | None = None
+    nonce: tuple[str, int] | None = None
+    passkey: dict | None = None

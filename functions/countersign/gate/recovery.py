@@ -26,6 +26,7 @@ from ..store.records import Card, CardCommit
 from ..toolkit import ActionError
 from .cards import CardDesk
 from .errors import DriftError
+from .question import Answer
 from .runner import continue_run, fail
 
 log = logging.getLogger("countersign.gate")
@@ -40,6 +41,11 @@ def unknown(outside: str) -> str:
             "before an answer was recorded. It may or may not have run; it is not sent again.")
 
 
+def _system() -> Answer:
+    """Who settles a card a dead process left running: the system, not a person or an agent."""
+    return Answer(SYSTEM, SYSTEM)
+
+
 def settle_if_lapsed(desk: CardDesk, card: Card, now: int) -> Card:
     if card.state is CardState.RUNNING and (card.lease_until or 0) <= now:
         return recover(desk, card, now)
@@ -52,11 +58,11 @@ def recover(desk: CardDesk, card: Card, now: int) -> Card:
     try:
         run = card.run or {}
         if run.get("outside") and run.get("done", 0) == 0 and run.get("resumable") is False:
-            settled = fail(desk, card, now, SYSTEM, SYSTEM, unknown(run["outside"]))
+            settled = fail(desk, card, now, _system(), unknown(run["outside"]))
         elif run.get("outside") and run.get("done", 0) == 0:
             settled = _resume_outside(desk, card, now)
         else:
-            settled = fail(desk, card, now, SYSTEM, SYSTEM, STOPPED)
+            settled = fail(desk, card, now, _system(), STOPPED)
         desk.event("card_recovered")
         return settled
     except Refusal:
@@ -75,11 +81,11 @@ def _resume_outside(desk: CardDesk, card: Card, now: int) -> Card:
     except (DriftError, ActionError, NotFound) as exc:
         why = getattr(exc, "message", str(exc))
         outside = (card.run or {}).get("outside")
-        return fail(desk, taken, now, SYSTEM, SYSTEM,
+        return fail(desk, taken, now, _system(),
                     f"{STOPPED} It may have reached {outside}, and could not be resumed: {why}")
     if effect.outside is None or effect.outside.label != (card.run or {}).get("outside"):
-        return fail(desk, taken, now, SYSTEM, SYSTEM, f"{STOPPED} Its effect is no longer the one confirmed.")
-    return continue_run(desk, taken, q, effect, list(effect.phases), SYSTEM, SYSTEM)
+        return fail(desk, taken, now, _system(), f"{STOPPED} Its effect is no longer the one confirmed.")
+    return continue_run(desk, taken, q, effect, list(effect.phases), _system())
 
 
 def sweep(desk: CardDesk, now: int, limit: int = 50) -> int:

@@ -28,7 +28,7 @@ from ..toolkit import ActionError, Effect, Phase, Unavailable
 from .cards import CardDesk
 from .errors import DriftError
 from .passkey_policy import refusal_message
-from .question import Question
+from .question import Answer, Question
 from .refusals import record_refusal
 
 log = logging.getLogger("countersign.gate")
@@ -46,13 +46,12 @@ def idempotency_key(card: Card) -> str:
     return f"countersign-{card.id}"
 
 
-def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: str,
-             passkey: dict | None = None, *, workspace: Workspace | None = None,
+def run_card(desk: CardDesk, card: Card, person: Person, answer: Answer, *, workspace: Workspace | None = None,
              connection: Connection | None = None) -> Card:
-    """Confirm the pending ``card`` for ``person``: plan again from its stored arguments, refuse
-    drift (the card is closed as changed), commit the effect with the card. ``passkey``: the
-    verified assertion over the card's statement (countersign.identity.passkeys), recorded with the move;
-    a card under the workspace's passkey policy runs with nothing else. ``workspace`` and
+    """Confirm the pending ``card`` for ``person`` with ``answer``: plan again from its stored
+    arguments, refuse drift (the card is closed as changed), commit the effect with the card.
+    ``answer.passkey``: the verified assertion over the card's statement (countersign.identity.passkeys),
+    recorded with the move; a card under the workspace's passkey policy runs with nothing else. ``workspace`` and
     ``connection``: the card's, as this request just read them (read again only to re-plan after
     a raced write)."""
     def question_at(now: int, attempt: int) -> Question:
@@ -60,35 +59,34 @@ def run_card(desk: CardDesk, card: Card, person: Person, channel: str, actor: st
             return desk.question_of(card, person, now)
         return desk.question_of(card, person, now, workspace=workspace, connection=connection)
 
-    return _run(desk, card, question_at, channel, actor, new=False, passkey=passkey)
+    return _run(desk, card, question_at, answer, new=False)
 
 
-def run_new(desk: CardDesk, q: Question, channel: str, actor: str) -> Card:
+def run_new(desk: CardDesk, q: Question, answer: Answer) -> Card:
     """A yes given in the client (or with a code) to a request with no live card: the card is
     filed already decided, in the same transaction as the effect. Drift raises :class:`DriftError`
     (there is no card to close); a live twin filed meanwhile raises :class:`~countersign.store.errors.Taken`."""
-    card = desk.new_card(q, channel, desk.now())
-    return _run(desk, card, lambda now, attempt: q if attempt == 0 else q.replan(now), channel, actor, new=True)
+    card = desk.new_card(q, answer.channel, desk.now())
+    return _run(desk, card, lambda now, attempt: q if attempt == 0 else q.replan(now), answer, new=True)
 
 
-def _passkey_check(desk: CardDesk, card: Card, q: Question, passkey: dict | None, now: int, actor: str,
-                   channel: str, new: bool) -> None:
+def _passkey_check(desk: CardDesk, card: Card, q: Question, answer: Answer, now: int, new: bool) -> None:
     """:class:`Refusal` ``passkey_required`` (nothing runs; an audit entry for a stored card) when
     the policy needs a passkey and this yes has none, or one signed for something else."""
+    passkey = answer.passkey
     if passkey is None and not q.needs_passkey():
         return
     problem = "passkey required" if passkey is None else statement_mismatch(str(passkey.get("statement", "")), card)
     if problem is None:
         return
     if not new:
-        record_refusal(desk.store, card, actor, channel, now, problem)
+        record_refusal(desk.store, card, answer.actor, answer.channel, now, problem)
     message = refusal_message(q.tool) if passkey is None else f"The passkey confirmation was refused: {problem}. " \
         "Nothing ran."
     raise Refusal(RefusalReason.PASSKEY_REQUIRED, message)
 
 
-def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], channel: str, actor: str,
-         new: bool, passkey: dict | None = None) -> Card:
+def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], answer: Answer, new: bool) -> Card:
     for attempt in range(ATTEMPTS):
         now = desk.now()
         try:
@@ -96,35 +94,35 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
         except DriftError as drift:
             if new:
                 raise
-            raise desk.refuse_changed(card, now, actor, channel, f"{CHANGED_MESSAGE} {drift.message}") from None
+            raise desk.refuse_changed(card, now, answer, f"{CHANGED_MESSAGE} {drift.message}") from None
         except Unavailable as exc:  # no drift: the card is left as it was, still pending, and may be tried again
             if new:
                 raise
             raise Unavailable(f"{exc.message} {WAITS_MESSAGE}", exc.field, exc.code) from None
-        _passkey_check(desk, card, q, passkey, now, actor, channel, new)
+        _passkey_check(desk, card, q, answer, now, new)
         try:
             effect = q.effect()
         except ActionError as exc:
-            return fail(desk, card, now, actor, channel, exc.message, new=new)
+            return fail(desk, card, now, answer, exc.message, new=new)
         except Exception:
             log.exception("action %s failed on card %s", q.tool, card.id)
-            return fail(desk, card, now, actor, channel, f"{q.tool} failed while running; nothing was done.", new=new)
+            return fail(desk, card, now, answer, f"{q.tool} failed while running; nothing was done.", new=new)
         try:
-            return _commit(desk, card, q, effect, now, channel, actor, new, passkey)
+            return _commit(desk, card, q, effect, now, answer, new)
         except Conflict:
             time.sleep(random.uniform(0, 0.01 * 2**attempt))
     raise Refusal(RefusalReason.BUSY, BUSY_MESSAGE)
 
 
-def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, channel: str, actor: str,
-            new: bool, passkey: dict | None = None) -> Card:
+def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, answer: Answer, new: bool) -> Card:
+    actor, channel, passkey = answer.actor, answer.channel, answer.passkey
     entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
     if effect.single:
         body = {"result": effect.result, "next": [s.to_dict() for s in q.action.next_steps(effect.result, q.ctx)]}
         entries.append(desk.audit(card, "completed", actor, channel, now, "signed with a passkey" if passkey else None))
         crash_point("before_commit")
         done = desk.commit(CardCommit(card, CardState.COMPLETED, now, tuple(entries), effect.all_writes(),
-                                      result=body, channel=channel, new=new, passkey=passkey))
+                                      result=body, channel=channel, new=new, passkey=passkey), answer)
         desk.event("card_confirmed")
         crash_point("after_commit")
         return done
@@ -140,22 +138,23 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, c
     entries.append(desk.audit(card, "running", actor, channel, now, first.label or None))
     crash_point("before_commit")
     running = desk.commit(CardCommit(card, CardState.RUNNING, now, tuple(entries), first.writes, run=run,
-                                     lease_until=lease, channel=channel, new=new, passkey=passkey))
+                                     lease_until=lease, channel=channel, new=new, passkey=passkey), answer)
     desk.event("card_confirmed")
     crash_point("after_step")
-    return continue_run(desk, running, q, effect, phases, actor, channel)
+    return continue_run(desk, running, q, effect, phases, answer)
 
 
-def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases: list[Phase], actor: str,
-                 channel: str) -> Card:
-    """The rest of a running card's steps: the outside call (if not made yet), then each phase."""
+def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases: list[Phase], by: Answer) -> Card:
+    """The rest of a running card's steps: the outside call (if not made yet), then each phase,
+    ``by`` the answer that started it (or the recovery that resumes it)."""
+    actor, channel = by.actor, by.channel
     run = dict(card.run or {})
     result = dict(effect.result)
     if effect.outside is not None and run.get("done", 0) == 0:
         try:
             result.update(effect.outside.call(idempotency_key(card)))
         except ActionError as exc:
-            return fail(desk, card, desk.now(), actor, channel, exc.message, run=run)
+            return fail(desk, card, desk.now(), by, exc.message, run=run)
         crash_point("after_outside")
         run["done"] = 1
     remaining = phases or [Phase("")]
@@ -168,16 +167,16 @@ def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases
                 body = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
                 return desk.commit(CardCommit(card, CardState.COMPLETED, now,
                                               (desk.audit(card, "completed", actor, channel, now),),
-                                              phase.writes, result=body, channel=channel, run=run))
+                                              phase.writes, result=body, channel=channel, run=run), by)
             card = desk.commit(CardCommit(card, CardState.RUNNING, now, (), phase.writes, run=run,
-                                          lease_until=now + desk.settings.run_lease, step=True))
+                                          lease_until=now + desk.settings.run_lease, step=True), by)
             crash_point("after_step")
         except Conflict as conflict:
             reason = phase.failure or q.action.drift_message
             what = q.action.moved(conflict, q.ctx)
             if what:
                 reason = f"{reason} (What moved: {what}.)"
-            return fail(desk, card, now, actor, channel, reason, run=dict(run, done=run["done"] - 1))
+            return fail(desk, card, now, by, reason, run=dict(run, done=run["done"] - 1))
     raise AssertionError("unreachable: the last phase returns")  # pragma: no cover
 
 
@@ -200,9 +199,10 @@ def report(message: str, run: dict | None) -> str:
     return " ".join(parts)
 
 
-def fail(desk: CardDesk, card: Card, now: int, actor: str, channel: str, message: str, *, new: bool = False,
+def fail(desk: CardDesk, card: Card, now: int, by: Answer, message: str, *, new: bool = False,
          run: dict | None = None) -> Card:
     """Close the card as failed (nothing further ran), saying why and what had run before."""
+    actor, channel = by.actor, by.channel
     text = report(message, run if run is not None else card.run)
     ran, left = progress(run if run is not None else card.run)
     body: dict = {"error": text}
@@ -211,7 +211,7 @@ def fail(desk: CardDesk, card: Card, now: int, actor: str, channel: str, message
     entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
     entries.append(desk.audit(card, "failed", actor, channel, now, text))
     return desk.commit(CardCommit(card, CardState.FAILED, now, tuple(entries), result=body, channel=channel,
-                                  run=run, new=new))
+                                  run=run, new=new), by)
 
 
 def run_unheld(desk: CardDesk, q: Question) -> dict:
