@@ -306,7 +306,7 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
         in_process = httpx2.ASGITransport(app=local_app)
         ways["SDK client, in process (ASGI)"] = await sdk_way(stack, url, local_token, in_process)
 
-        lam = build(settings_mod.load(settings_env(local, port)), deliver_inline=False)
+        lam = build(settings_mod.load(settings_env(local, port)), deliver_inline=False, one_request_at_a_time=True)
         instance = LambdaInstance(lambda_handler(build_server(lam.desk, lam.state_keys), lam.store))
         stack.callback(instance.close)
         ways["SDK client, Mangum (Lambda shape)"] = await sdk_way(stack, url, local_token,

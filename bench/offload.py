@@ -6,7 +6,7 @@ on a quiet interpreter and on one whose other threads want the interpreter lock.
 A read proves light (and then runs on the event loop) by runs in a worker thread that each took
 less than ``LIGHT_SECONDS`` of the thread's CPU time and less than ``WAIT_SECONDS`` of wall time
 (:class:`~countersign.gate.offload.LightRuns`). Four kinds of work run RUNS times each in a worker
-thread (as :func:`~countersign.gate.offload.read_work` runs them), first quiet, then beside LOADERS
+thread (as :meth:`~countersign.gate.offload.Offload.read_work` runs them), first quiet, then beside LOADERS
 threads computing in Python: nothing much (a read of a few rows' worth), a 3 ms wait (a disk, a
 lock), 3 ms of computing, a 60 ms wait (a stalled disk). For each: the median wall and CPU time,
 how many runs the product's own LightRuns judged light, and wall and CPU under load ÷ the same

@@ -21,6 +21,7 @@ from typing import Any
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
 from .gate.cards import CardDesk
+from .gate.offload import IN_THREADS, ONE_AT_A_TIME
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
 from .gate.registry import Registry
 from .platform import secrets_manager
@@ -226,11 +227,14 @@ def build(
     deliver_inline: bool = True,
     previous_loader: Callable[[str], str | None] | None = None,
     lazy_toolsets: bool = False,
+    one_request_at_a_time: bool = False,
 ) -> Runtime:
     """Everything a process serves with. ``deliver_inline``: email right after filing (the local
     server); off where a separate notifier delivers (AWS: the table's stream). ``lazy_toolsets``:
     import the toolsets of ``settings.packs`` when a tool is first looked up, not now (the Lambda
-    functions that do not serve MCP: most of their invocations plan nothing)."""
+    functions that do not serve MCP: most of their invocations plan nothing).
+    ``one_request_at_a_time``: nothing else shares this process's event loop (a Lambda instance),
+    so a call's store and toolset work runs on it (:mod:`countersign.gate.offload`)."""
     if store is None:
         if settings.store.startswith("sqlite:///"):
             _private_dir(settings.data_dir)
@@ -253,7 +257,8 @@ def build(
         return [ts.bind(state_keys, settings) if ts.bind else ts for ts in picked]
 
     registry = Registry(chosen if lazy_toolsets and toolsets is None else chosen())
-    desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed)
+    desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
+                    offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
     from . import notify
 
     # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.

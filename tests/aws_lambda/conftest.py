@@ -57,8 +57,9 @@ def aws(tmp_path):
 
 def instance_runtime(env):
     """What one Lambda instance builds at import: no function emails right after filing (the
-    table's stream drives the notifier function, countersign.handlers.*)."""
-    return build(settings_mod.load(env), toolsets=all_toolsets(), deliver_inline=False)
+    table's stream drives the notifier function, countersign.handlers.*); one request at a time,
+    so a call's work runs on the event loop."""
+    return build(settings_mod.load(env), toolsets=all_toolsets(), deliver_inline=False, one_request_at_a_time=True)
 
 
 def sent_mail() -> list[EmailMessage]:

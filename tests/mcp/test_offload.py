@@ -5,6 +5,7 @@ instance, which serves one request at a time. The answers are the same either wa
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import sqlite3
 import tempfile
 import threading
@@ -18,9 +19,10 @@ import pytest
 
 from countersign import settings as settings_mod
 from countersign.gate import offload
-from countersign.gate.offload import PROVEN_AFTER, LightRuns, OneAtATime, off_the_loop, one_at_a_time, read_work
+from countersign.gate.offload import IN_THREADS, ONE_AT_A_TIME, PROVEN_AFTER, LightRuns, Offload
 from countersign.identity import accounts
 from countersign.runtime import build
+from countersign.surfaces.http.request_limits import RequestLimit
 from countersign.surfaces.local.app import build_local
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import StatelessMCP, lambda_handler
@@ -47,23 +49,45 @@ class WhichThread(Read):
 
 async def test_off_the_loop_hops_unless_one_request_at_a_time():
     loop_thread = threading.current_thread()
-    assert await off_the_loop(threading.current_thread) is not loop_thread
-    with one_at_a_time():
-        assert await off_the_loop(threading.current_thread) is loop_thread
-    assert await off_the_loop(threading.current_thread) is not loop_thread
+    assert await IN_THREADS.off_the_loop(threading.current_thread) is not loop_thread
+    assert await ONE_AT_A_TIME.off_the_loop(threading.current_thread) is loop_thread
+    assert await IN_THREADS.off_the_loop(threading.current_thread) is not loop_thread
 
 
-async def test_an_app_served_one_at_a_time_keeps_its_middlewares_store_calls_on_the_loop():
-    """A Lambda handler's outermost layer (handlers/mcp.py, handlers/api.py): a middleware's
-    off_the_loop call (a request limit's count) stays on the loop, as the call's work does."""
-    threads = []
+class CountingWhere:
+    """The limits role of a store, saying which thread each request's count ran in."""
 
-    async def middleware(scope, receive, send):
-        threads.append(await off_the_loop(threading.current_thread))
+    def __init__(self, store):
+        self.store, self.threads = store, []
 
-    await OneAtATime(middleware)({"type": "http"}, None, None)
-    await middleware({"type": "http"}, None, None)
-    assert threads == [threading.current_thread(), threads[1]] and threads[1] is not threading.current_thread()
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def hit_rate_limit(self, *args):
+        self.threads.append(threading.current_thread())
+        return self.store.hit_rate_limit(*args)
+
+
+async def test_a_process_served_one_at_a_time_keeps_its_middlewares_store_calls_on_the_loop():
+    """A Lambda instance's layers in front of the tools (handlers/mcp.py, handlers/api.py): a
+    request limit's count stays on the loop, as the call's work does; elsewhere it hops."""
+    async def app(scope, receive, send):
+        pass
+
+    threads = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
+               "COUNTERSIGN_LIMIT_PAGE": "100"}
+        for one_at_a_time in (True, False):
+            runtime = build(settings_mod.load(env), one_request_at_a_time=one_at_a_time)
+            counted = CountingWhere(runtime.store)
+            runtime.store = counted
+            scope = {"type": "http", "headers": [], "client": ("127.0.0.1", 1), "path": "/api/cards"}
+            await RequestLimit(app, runtime, "page")(scope, None, None)
+            threads[one_at_a_time] = counted.threads
+            counted.store.close()
+    assert threads[True] == [threading.current_thread()]
+    assert len(threads[False]) == 1 and threads[False][0] is not threading.current_thread()
 
 
 async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same():
@@ -77,7 +101,9 @@ async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same(
 
         async with mcp_client(URL, token, transport=httpx2.ASGITransport(app=StatelessMCP(server, runtime.store))) as c:
             in_process = await c.call_tool("which_thread", {})
-        instance = LambdaInstance(lambda_handler(server, runtime.store))
+        # as handlers/mcp.py builds it: the same desk, served one request at a time
+        on_lambda_desk = dataclasses.replace(runtime.desk, offload=ONE_AT_A_TIME)
+        instance = LambdaInstance(lambda_handler(build_server(on_lambda_desk, runtime.state_keys), runtime.store))
         try:
             async with mcp_client(URL, token, transport=LambdaTransport([instance])) as c:
                 on_lambda = await c.call_tool("which_thread", {})
@@ -91,7 +117,7 @@ async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same(
     assert on_the_instance.name.startswith("ThreadPoolExecutor")
 
 
-# -- reads that have proven light run on the loop (countersign.gate.offload.read_work) -------------
+# -- reads that have proven light run on the loop (countersign.gate.offload.Offload.read_work) ------
 #
 # What a run costs is read from the clocks offload reads (``time.perf_counter``, the wall clock;
 # ``time.thread_time``, the running thread's CPU clock). Here they are clocks that move only when
@@ -147,7 +173,8 @@ def _where(clocks: Clocks, slow: float = 0.0, spin: float = 0.0, paused: float =
 
 async def _runs_on_loop(clocks: Clocks, key: str, count: int, runs: LightRuns, **work) -> list[bool]:
     loop_thread = threading.current_thread()
-    return [await read_work(key, _where(clocks, **work), runs) is loop_thread for _ in range(count)]
+    offload = Offload(runs=runs)
+    return [await offload.read_work(key, _where(clocks, **work)) is loop_thread for _ in range(count)]
 
 
 async def test_a_read_hops_until_its_runs_prove_light_and_proves_itself_twice_as_long_after_holding_the_loop(clocks):
@@ -159,8 +186,8 @@ async def test_a_read_hops_until_its_runs_prove_light_and_proves_itself_twice_as
     # light on the loop for as long again as proving itself takes: as trusted as before
     assert await _runs_on_loop(clocks, "probe", 2, runs) == [True, True] and runs.needed("probe") == 3
     assert await _runs_on_loop(clocks, "other", 1, runs) == [False]  # each read proves itself
-    with one_at_a_time():
-        assert await read_work("new", _where(clocks, slow=0.06), runs) is threading.current_thread()
+    on_lambda = Offload(one_at_a_time=True, runs=runs)
+    assert await on_lambda.read_work("new", _where(clocks, slow=0.06)) is threading.current_thread()
 
 
 async def test_a_run_on_the_loop_as_long_as_the_threshold_is_not_light(clocks):
@@ -227,7 +254,7 @@ async def test_a_read_on_the_loop_sets_nothing_in_the_callers_context():
         var.set("the read's")
         return threading.current_thread()
 
-    assert await read_work("probe", sets, runs) is threading.current_thread()
+    assert await Offload(runs=runs).read_work("probe", sets) is threading.current_thread()
     assert var.get() == "caller's"
 
 

@@ -33,7 +33,6 @@ from . import replies
 from .answers import resolve
 from .cards import CardDesk
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
-from .offload import off_the_loop
 from .question import Answer, Question, parse
 from .runner import run_unheld
 
@@ -93,22 +92,22 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     Everything that reads or writes the store (planning, filing, running, the email) happens in
     a worker thread, off the event loop, so one slow call never holds up the others; the loop
     only awaits the questions a 2025 session puts during the call. (On Lambda, which serves one
-    request at a time, on the loop: :mod:`.offload`.)
+    request at a time, on the loop: ``desk.offload``, :mod:`.offload`.)
     """
-    step = await off_the_loop(_decide, desk, call)
+    step = await desk.offload.off_the_loop(_decide, desk, call)
     while isinstance(step, _Elicit):
         q = step.q
         if step.kind == "url":
             assert call.elicit_url is not None and step.card is not None
             await call.elicit_url(f"Confirm on the confirm page: {step.card.title}", desk.card_url(step.card.id),
                                   step.card.id)
-            card = await off_the_loop(desk.store.get_card, step.card.workspace_id, step.card.id,
-                                                  desk.now())
+            card = await desk.offload.off_the_loop(desk.store.get_card, step.card.workspace_id, step.card.id,
+                                                   desk.now())
             return Done(card_reply(desk, card, q.ctx.workspace))
         assert call.elicit_form is not None
         asked_at = q.ctx.now
         said = await call.elicit_form(q.plan.preview.question())
-        step = await off_the_loop(_answered_during_call, desk, call, q, said, asked_at)
+        step = await desk.offload.off_the_loop(_answered_during_call, desk, call, q, said, asked_at)
     return step
 
 
@@ -226,7 +225,7 @@ def _file_or_find(desk: CardDesk, q: Question) -> Card:
 
 async def file_or_find(desk: CardDesk, q: Question) -> Card:
     """:func:`_file_or_find` in a worker thread."""
-    return await off_the_loop(_file_or_find, desk, q)
+    return await desk.offload.off_the_loop(_file_or_find, desk, q)
 
 
 def _hold(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
@@ -314,7 +313,7 @@ async def request_card(desk: CardDesk, principal: Principal, tool: str, argument
     def held() -> dict[str, Any]:
         return card_reply(desk, _file_or_find(desk, desk.question(principal, tool, arguments)), principal.workspace)
 
-    return await off_the_loop(held)
+    return await desk.offload.off_the_loop(held)
 
 
 def context_for(desk: CardDesk, principal: Principal):

@@ -26,6 +26,7 @@ from ..store.interface import Store
 from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
 from ..toolkit import ActionContext
 from .errors import DriftError
+from .offload import IN_THREADS, Offload
 from .passkey_policy import needs_passkey, policy_of
 from .question import Answer, Question
 from .refusals import record_refusal
@@ -50,6 +51,9 @@ class CardDesk:
     # card_withdrawn, card_refused_drift, card_expired (an answer that came after the deadline),
     # card_recovered (a card a dead process left running, settled).
     on_event: Callable[[str], None] | None = None
+    # Where a call's store and toolset work runs: worker threads, or the event loop of a process
+    # that serves one request at a time (:mod:`.offload`). The layers in front of the tools use it too.
+    offload: Offload = IN_THREADS
     _key_noted_until: int = field(default=0, repr=False)
 
     def now(self) -> int:

@@ -3,8 +3,10 @@
 A server that serves many calls at once on one event loop (the local server) runs that work in a
 worker thread, so a call waiting on the disk (a commit's fsync) or on the network (DynamoDB, an
 SMTP server) never holds up the calls beside it. A Lambda instance serves one request at a time:
-nobody waits on its loop, so the hop buys nothing, and its app runs the work on the loop
-(:func:`one_at_a_time`).
+nobody waits on its loop, so the hop buys nothing, and its work runs on the loop. Which of the two
+a process is, is an explicit value chosen where the process is assembled (:class:`Offload`:
+:data:`IN_THREADS` for the local server, :data:`ONE_AT_A_TIME` for a Lambda instance), held by the
+gate's desk and handed to each layer in front of the tools.
 
 The hop is not free where many calls share the loop: the loop and the worker then trade the GIL
 at every SQLite statement, which halved the local server's read throughput at 8 concurrent
@@ -16,26 +18,24 @@ worker thread, the wall time of a run on the loop unless the machine paused it: 
 and in a worker thread
 otherwise — every read until it has proven itself, and after any run on the loop that took
 longer until it has proven itself again, over twice as many runs each time that happens
-(:func:`read_work`). A read proves itself per workspace: light for a small budget is not light
+(:meth:`Offload.read_work`). A read proves itself per workspace: light for a small budget is not light
 for a big one. A slow read therefore keeps its share of the interpreter as before; the cost is
 that the first slow run on the loop of a read that had proven light (a far larger page, a cold
 disk, a wait its CPU time did not show) holds the loop for its own length, once each time.
-Writes always hop (:func:`off_the_loop`): a commit waits on the disk (and, on SQLite, for the
+Writes always hop (:meth:`Offload.off_the_loop`): a commit waits on the disk (and, on SQLite, for the
 write lock another writer holds), and filing a card may send its email inline. So do the writes
 of the layers in front of the tools: a request limit's count, the record of a connection's last
-use, the OAuth authorization server's codes and tokens. A Lambda handler serves each request
-inside :func:`one_at_a_time` from its outermost layer (:class:`OneAtATime`), so there those stay
-on the loop too.
+use, the OAuth authorization server's codes and tokens. A Lambda instance's layers are handed
+:data:`ONE_AT_A_TIME`, so there those stay on the loop too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import time
-from collections.abc import Callable, Iterator
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
 
 import anyio.to_thread
 
@@ -46,25 +46,12 @@ try:
 except ImportError:  # no per-thread count of waits here (not Linux): a run on the loop is judged by its wall time
     PER_THREAD = None
 
-if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
-
 T = TypeVar("T")
 
 LIGHT_SECONDS = 0.002
 PROVEN_AFTER = 8
 MOST_WARY = 7  # a read that keeps holding the loop is tried there once in 8 × 2**7 = 1,024 runs
 WAIT_SECONDS = 0.05  # a run in a thread this long waited on more than the interpreter lock
-
-_ONE_AT_A_TIME: ContextVar[bool] = ContextVar("countersign_one_at_a_time", default=False)
-
-
-async def off_the_loop(fn: Callable[..., T], *args: object) -> T:
-    """``fn(*args)``: in a worker thread, or on the loop inside :func:`one_at_a_time`."""
-    if _ONE_AT_A_TIME.get():
-        return fn(*args)
-    return await anyio.to_thread.run_sync(fn, *args)
-
 
 class LightRuns:
     """Which kinds of read have proven light (shared by every request of the process; a lost
@@ -140,34 +127,32 @@ def own_waits() -> int | None:
 LIGHT_RUNS = LightRuns()
 
 
-async def read_work(key: str, fn: Callable[[], T], runs: LightRuns = LIGHT_RUNS) -> T:
-    """``fn()``, a read's work (``key`` names the read): on the loop inside :func:`one_at_a_time`
-    or once ``key`` has proven light, else in a worker thread; timed wherever it runs. On the
-    loop it runs in a copy of the context, as in a thread: nothing it sets leaks into the caller."""
-    if _ONE_AT_A_TIME.get():
-        return fn()
-    if runs.proven(key):
-        return contextvars.copy_context().run(runs.timed(key, fn, on_loop=True))
-    return await anyio.to_thread.run_sync(runs.timed(key, fn, on_loop=False))
+@dataclass(frozen=True)
+class Offload:
+    """Where this process runs a call's store and toolset work. ``one_at_a_time``: nothing else
+    shares this event loop (a Lambda instance), so the work runs on it; otherwise writes run in a
+    worker thread and reads once they have proven light on ``runs`` (see the module docstring)."""
+
+    one_at_a_time: bool = False
+    runs: LightRuns = LIGHT_RUNS
+
+    async def off_the_loop(self, fn: Callable[..., T], *args: object) -> T:
+        """``fn(*args)``: in a worker thread, or on the loop when served one request at a time."""
+        if self.one_at_a_time:
+            return fn(*args)
+        return await anyio.to_thread.run_sync(fn, *args)
+
+    async def read_work(self, key: str, fn: Callable[[], T]) -> T:
+        """``fn()``, a read's work (``key`` names the read): on the loop when served one request at
+        a time or once ``key`` has proven light, else in a worker thread; timed wherever it runs.
+        On the loop it runs in a copy of the context, as in a thread: nothing it sets leaks into
+        the caller."""
+        if self.one_at_a_time:
+            return fn()
+        if self.runs.proven(key):
+            return contextvars.copy_context().run(self.runs.timed(key, fn, on_loop=True))
+        return await anyio.to_thread.run_sync(self.runs.timed(key, fn, on_loop=False))
 
 
-class OneAtATime:
-    """The ASGI ``app``, each request served inside :func:`one_at_a_time` (a Lambda instance's
-    outermost layer: its middleware's store calls stay on the loop too)."""
-
-    def __init__(self, app: ASGIApp):
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        with one_at_a_time():
-            await self.app(scope, receive, send)
-
-
-@contextlib.contextmanager
-def one_at_a_time() -> Iterator[None]:
-    """For the request being served (and the tasks it starts): nothing else shares this loop."""
-    token = _ONE_AT_A_TIME.set(True)
-    try:
-        yield
-    finally:
-        _ONE_AT_A_TIME.reset(token)
+IN_THREADS = Offload()  # a server whose event loop serves many calls at once (the local server)
+ONE_AT_A_TIME = Offload(one_at_a_time=True)  # a Lambda instance: one request at a time

@@ -26,7 +26,6 @@ sys.modules.setdefault("pydantic.v1", None)  # type: ignore[arg-type]
 
 from mangum import Mangum  # noqa: E402
 
-from ..gate.offload import OneAtATime  # noqa: E402
 from ..platform import heap, telemetry  # noqa: E402
 from ..runtime import build  # noqa: E402
 from ..settings import load  # noqa: E402
@@ -34,13 +33,14 @@ from ..surfaces.api.app import create_api  # noqa: E402
 from ..surfaces.http.origin import accepted, require_origin  # noqa: E402
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # files no card; toolsets at the first click
+# files no card; toolsets at the first click; one request at a time: the page limit's count on the loop,
+# not in a thread (gate/offload.py)
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True, one_request_at_a_time=True)
 telemetry.wire(runtime)
 app = create_api(runtime)
 # A request without CloudFront's origin secret is refused (403) before the app sees it.
 handler = telemetry.instrument(require_origin(
-    # one request at a time: the page limit's count on the loop, not in a thread (gate/offload.py)
-    Mangum(OneAtATime(app), lifespan="off",
+    Mangum(app, lifespan="off",
            api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
 ))

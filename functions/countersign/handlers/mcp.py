@@ -18,7 +18,6 @@ import os
 
 from mangum import Mangum
 
-from ..gate.offload import OneAtATime
 from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
@@ -29,15 +28,17 @@ from ..surfaces.mcp.transport import lambda_app
 from ..surfaces.oauth.endpoints import OAuthEndpoints
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
-runtime = build(load(), deliver_inline=False, lazy_toolsets=True)  # the notifier function emails; toolsets on first use
+# One request at a time: a call's work, and each layer's writes, run on the event loop (gate/offload.py).
+runtime = build(load(), deliver_inline=False, lazy_toolsets=True,  # the notifier function emails; toolsets on first use
+                one_request_at_a_time=True)
 telemetry.wire(runtime)
 # Outside in: a request without CloudFront's origin secret is refused (403); then the per-connection
 # and per-address request limits (429); then the stateless MCP endpoint and, beside it, the OAuth
 # authorization server (it needs the SDK, which is loaded here anyway).
-endpoint = OneAtATime(RequestLimit(
+endpoint = RequestLimit(
     lambda_app(build_server(runtime.desk, runtime.state_keys), runtime.store, oauth=OAuthEndpoints(runtime)),
     runtime, "mcp",
-))  # one request at a time: the limit's count, like the call's work, on the loop (gate/offload.py)
+)
 handler = telemetry.instrument(require_origin(
     Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),

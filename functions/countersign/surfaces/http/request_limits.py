@@ -26,7 +26,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ...gate.offload import off_the_loop
 from ...store.records import secret_hash
 from . import origin
 
@@ -80,7 +79,7 @@ class RequestLimit:
         if keys:
             now = int(self.clock())
             # each count is a write: off the loop where it serves other calls (countersign.gate.offload)
-            if not await off_the_loop(self._count, keys, now):
+            if not await self.runtime.desk.offload.off_the_loop(self._count, keys, now):
                 return await self._too_many(send, WINDOW - now % WINDOW)
         await self.app(scope, receive, send)
 

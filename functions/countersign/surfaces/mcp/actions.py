@@ -18,7 +18,6 @@ from pydantic import Field
 from ...core.cards import Refusal
 from ...gate import ask as gate_ask
 from ...gate.cards import CardDesk
-from ...gate.offload import read_work
 from ...store.errors import StoreError
 from ...toolkit import Action, ActionError, Read
 from ...toolkit.arguments import ArgumentError, without_nulls
@@ -104,8 +103,8 @@ def read_tool(desk: CardDesk, read: Read) -> Tool:
             # off the event loop until it has proven light, in this workspace (a read light for a
             # small budget may not be for a big one): it never holds up the calls beside it
             # (countersign.gate.offload)
-            return await read_work(f"{principal.workspace.id}:{read.name}",
-                                   lambda: read.run(args, gate_ask.context_for(desk, principal)))
+            return await desk.offload.read_work(f"{principal.workspace.id}:{read.name}",
+                                                lambda: read.run(args, gate_ask.context_for(desk, principal)))
         except ArgumentError as exc:  # nested too deep to walk
             raise ToolError(exc.message) from None
         except (ActionError, StoreError) as exc:

@@ -22,7 +22,7 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from ...gate.offload import off_the_loop
+from ...gate.offload import IN_THREADS, Offload
 from ...identity.oauth import SCOPE, resource_metadata_url, resource_of
 from ...identity.oauth.tokens import REVOKED, is_oauth_token, verify_access
 from ...identity.principal import Principal
@@ -55,10 +55,13 @@ def _bearer(scope: dict) -> str | None:
 class BearerAuth:
     """ASGI middleware in front of the MCP app."""
 
-    def __init__(self, app, store: Store, realm: str = "countersign", public_url: Callable[[], str] | None = None):
+    def __init__(self, app, store: Store, realm: str = "countersign", public_url: Callable[[], str] | None = None,
+                 offload: Offload = IN_THREADS):
         """``public_url``: the live public URL (the resource is ``PUBLIC_URL/mcp``). Without it
-        OAuth access tokens are refused (no audience to check) and 401s name no metadata."""
+        OAuth access tokens are refused (no audience to check) and 401s name no metadata.
+        ``offload``: where recording a connection's use runs (:mod:`countersign.gate.offload`)."""
         self.app = app
+        self.offload = offload
         self.store = store
         self.realm = realm
         self.public_url = public_url
@@ -70,13 +73,14 @@ class BearerAuth:
         """The principal ``token`` names, or why there is none. The lookups are reads, made on the
         event loop (SQLite's WAL readers never wait on a writer); recording the use is a write,
         which may wait for the write lock and the disk, so it runs off the loop
-        (:func:`~countersign.gate.offload.off_the_loop`)."""
+        (:meth:`~countersign.gate.offload.Offload.off_the_loop`)."""
         outcome = self._authenticate(token)
         if isinstance(outcome, Principal):
             due = self._use_due(outcome)
             if due is not None:
                 connection = outcome.connection
-                await off_the_loop(self.store.note_connection_use, connection.workspace_id, connection.id, due)
+                await self.offload.off_the_loop(self.store.note_connection_use, connection.workspace_id,
+                                                connection.id, due)
         return outcome
 
     def _use_due(self, principal: Principal) -> int | None:

@@ -16,7 +16,6 @@ from pydantic import Field
 from ...core.cards import Refusal, RefusalReason
 from ...gate import ask as gate_ask, clicks, replies
 from ...gate.cards import CardDesk
-from ...gate.offload import off_the_loop, read_work
 from ...store.errors import NotFound, StoreError
 from ...toolkit import ActionError, Arguments
 from ...toolkit.arguments import ArgumentError, parse_arguments, without_nulls
@@ -89,7 +88,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                                                          limit=PAGE, cursor=args.cursor)
             return cards, after, desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
         try:
-            cards, after, total = await read_work(f"{principal.workspace.id}:list_confirmations", listed)
+            cards, after, total = await desk.offload.read_work(f"{principal.workspace.id}:list_confirmations", listed)
         except StoreError as exc:
             raise tool_error(exc) from None
         return {
@@ -105,7 +104,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
             principal, card = mine(ctx, args.confirmation_id)
             return desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}")
         try:
-            card = await off_the_loop(withdrawn)
+            card = await desk.offload.off_the_loop(withdrawn)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return {"status": "withdrawn", "confirmationId": card.id, "title": card.title,
@@ -121,7 +120,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                     later = desk.store.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
                                                    desk.now())
                 return card, later
-            card, later = await read_work("get_confirmation_status", status)
+            card, later = await desk.offload.read_work("get_confirmation_status", status)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
         return replies.later_request(replies.status_reply(card, desk.card_url(card.id)), card, later)

@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
-from ...gate.offload import OneAtATime
+from ...gate.offload import IN_THREADS, ONE_AT_A_TIME, Offload
 from ...store.interface import Store
 from ..http.body_limit import BodyLimit
 from .auth import BearerAuth
@@ -50,9 +50,10 @@ def stateful_app(server: MCPServer, store: Store, *, live_url: Callable[[], str]
 class StatelessMCP:
     """The Lambda shape of the endpoint (also usable under any ASGI server)."""
 
-    def __init__(self, server: MCPServer, store: Store, live_url: Callable[[], str] | None = None):
+    def __init__(self, server: MCPServer, store: Store, live_url: Callable[[], str] | None = None,
+                 offload: Offload = IN_THREADS):
         self.server = server
-        self.auth = BodyLimit(BearerAuth(self._serve, store, public_url=live_url), MAX_MCP_BODY)
+        self.auth = BodyLimit(BearerAuth(self._serve, store, public_url=live_url, offload=offload), MAX_MCP_BODY)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == MCP_PATH:
@@ -74,18 +75,20 @@ def lambda_app(server: MCPServer, store: Store, oauth: OAuthEndpoints | None = N
     """The ASGI app of the ``mcp`` function: the stateless endpoint, and (``oauth``: the OAuth
     endpoints, :class:`~countersign.surfaces.oauth.endpoints.OAuthEndpoints`) the authorization server
     beside it, whose access tokens ``/mcp`` then accepts. An instance serves one request at a time,
-    so a call's store and toolset work runs on the event loop (:mod:`countersign.gate.offload`)."""
+    so what its layers write runs on the event loop (:data:`~countersign.gate.offload.ONE_AT_A_TIME`;
+    the server's tools run where their desk's ``offload`` says: the handler builds it so)."""
     if oauth is None:
-        mcp = StatelessMCP(server, store)
+        mcp = StatelessMCP(server, store, offload=ONE_AT_A_TIME)
     else:
-        mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url)
+        mcp = StatelessMCP(server, store, live_url=lambda: oauth.runtime.desk.settings.public_url,
+                           offload=ONE_AT_A_TIME)
 
     async def app(scope, receive, send):
         if oauth is not None and scope["type"] == "http" and oauth.serves(scope.get("path", "")):
             return await oauth(scope, receive, send)
         await mcp(scope, receive, send)
 
-    return OneAtATime(app)
+    return app
 
 
 def lambda_handler(server: MCPServer, store: Store, base_path: str = "/", oauth: OAuthEndpoints | None = None):

@@ -36,7 +36,7 @@ from mcp.server.auth.provider import (
 from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
-from ...gate.offload import off_the_loop
+from ...gate.offload import Offload
 from ...identity.oauth import (
     CONSENT_PARAMETER,
     CONSENT_PATH,
@@ -108,6 +108,11 @@ class Provider:
     def store(self):
         return self.runtime.store
 
+    @property
+    def offload(self) -> Offload:
+        """Where the authorization server's writes run (:mod:`countersign.gate.offload`)."""
+        return self.runtime.desk.offload
+
     def now(self) -> int:
         return self.runtime.desk.now()
 
@@ -125,8 +130,8 @@ class Provider:
         with anyio.fail_after(self.fetcher.timeout + 1):
             fetched = await anyio.to_thread.run_sync(self.fetcher.fetch, client_id, abandon_on_cancel=True)
         now = self.now()
-        await off_the_loop(self.store.put_oauth_client,
-                           OAuthClientRecord(client_id, fetched.document, now, now + fetched.cache_seconds))
+        record = OAuthClientRecord(client_id, fetched.document, now, now + fetched.cache_seconds)
+        await self.offload.off_the_loop(self.store.put_oauth_client, record)
         return _client(client_id, fetched.document)
 
     async def get_client(self, client_id: str) -> Client | None:
@@ -161,8 +166,8 @@ class Provider:
         metadata = client_info.model_dump(mode="json", exclude_none=True,
                                           exclude={"client_id", "client_secret", "client_secret_expires_at"})
         now = self.now()
-        await off_the_loop(self.store.put_oauth_client,
-                           OAuthClientRecord(client_info.client_id, metadata, now, now + UNUSED_CLIENT_TTL))
+        record = OAuthClientRecord(client_info.client_id, metadata, now, now + UNUSED_CLIENT_TTL)
+        await self.offload.off_the_loop(self.store.put_oauth_client, record)
 
     # -- the authorization request ------------------------------------------------------------------
 
@@ -174,7 +179,7 @@ class Provider:
             raise AuthorizeError("invalid_request", "code_challenge is the S256 of a code_verifier: 43 base64url "
                                                     "characters (RFC 7636 §4.2)")
         request_id, now = secrets.token_urlsafe(32), self.now()
-        await off_the_loop(self.store.put_pending_authorization, PendingAuthorization(
+        await self.offload.off_the_loop(self.store.put_pending_authorization, PendingAuthorization(
             request_hash=secret_hash(request_id), client_id=client.client_id, client_name=client.client_name or "",
             redirect_uri=str(params.redirect_uri),
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
@@ -205,12 +210,12 @@ class Provider:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: CodeGrant
                                           ) -> OAuthToken:
         record, now = authorization_code.record, self.now()
-        if not await off_the_loop(self.store.spend_issued_code, record.code_hash, now):
+        if not await self.offload.off_the_loop(self.store.spend_issued_code, record.code_hash, now):
             await self._end_grant(record, "an authorization code was reused")
             raise TokenError("invalid_grant", "authorization code does not exist")
         minted = mint(record, now, refresh_too="refresh_token" in (client.grant_types or ()))
         try:
-            await off_the_loop(self.store.put_issued_tokens, minted.records)
+            await self.offload.off_the_loop(self.store.put_issued_tokens, minted.records)
         except Exception:
             # The code is spent and no token was stored: the connection can never be used, so it
             # is ended (if the store takes that write) rather than listed as connected.
@@ -218,7 +223,7 @@ class Provider:
                 await self._end_grant(record, "its tokens could not be stored")
             raise
         try:
-            await off_the_loop(connected, self.store, record)
+            await self.offload.off_the_loop(connected, self.store, record)
         except Exception:  # the spent code says the same where connections are listed
             log.warning("could not mark the grant of connection %s connected", record.connection_id, exc_info=True)
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
@@ -243,7 +248,7 @@ class Provider:
                                      scopes: list[str]) -> OAuthToken:
         record, now = refresh_token.record, self.now()
         minted = mint(record, now)
-        if not await off_the_loop(self.store.rotate_refresh_token, record.token_hash, now, minted.records):
+        if not await self.offload.off_the_loop(self.store.rotate_refresh_token, record.token_hash, now, minted.records):
             await self._end_grant(record, "a refresh token was reused")
             raise TokenError("invalid_grant", "refresh token does not exist")
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
@@ -272,7 +277,7 @@ class Provider:
 
     async def _end_grant(self, record: IssuedCode | IssuedToken, why: str) -> None:
         """End the grant ``record`` belongs to (writes: off the event loop, as every write here)."""
-        await off_the_loop(end_grant, self.runtime.desk, record.workspace_id, record.connection_id, why)
+        await self.offload.off_the_loop(end_grant, self.runtime.desk, record.workspace_id, record.connection_id, why)
 
     async def exchange_identity_assertion(self, client: OAuthClientInformationFull, params: IdentityAssertionParams
                                           ) -> OAuthToken:
