@@ -123,7 +123,7 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
     if call.state is not None:
         return _second_round(desk, call, q)
 
-    in_client = q.allows_in_client() and call.form_elicitation and (call.modern or call.elicit_form is not None)
+    in_client = q.allows_in_client and call.form_elicitation and (call.modern or call.elicit_form is not None)
     if in_client or desk.settings.fallback == "code":  # (a card is filed, or found, by one transaction)
         earlier = desk.recent(q)
         if earlier is not None:  # the same request is already waiting, or was just refused
@@ -140,13 +140,13 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
 def _answered_during_call(desk: CardDesk, call: Call, q: Question, said: str, asked_at: int) -> Reply | _Elicit:
     # The person may have taken minutes: plan again on the state as it is now, like every answer.
     q = q.replan(desk.now())
-    if not q.allows_in_client():
+    if not q.allows_in_client:
         raise ConfirmationUnavailable("This action can now only be confirmed on the confirm page.")
     return _settle(desk, call, q, said, Answer(call.actor, "client", asked_at))
 
 
 def _page_only(q: Question) -> ConfirmationUnavailable:
-    if q.needs_passkey():
+    if q.needs_passkey:
         why = f"This workspace requires the person's passkey on the confirm page to confirm {q.tool}"
     elif q.gate.kind == "client":
         why = f"This workspace confirms {q.tool} on the confirm page only (confirm_in_client is off)"
@@ -167,7 +167,7 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     nonce = ("ask:" + state["n"], q.ctx.now + NONCE_TTL)
     said = call.answer or CANCEL
     answer = Answer(call.actor, "client", state["t"] if isinstance(state.get("t"), int) else q.ctx.now, nonce)
-    if state.get("fp") == q.fingerprint and q.allows_in_client() and (
+    if state.get("fp") == q.fingerprint and q.allows_in_client and (
             said != CANCEL or desk.settings.require_elicitation):
         # The answer resolves the request's card: its commit spends the nonce (no write before it).
         return _settle(desk, call, q, said, answer)
@@ -176,7 +176,7 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     answer.nonce = None  # spent
     if state.get("fp") != q.fingerprint:
         raise DriftError(q.action.drift_message)
-    if not q.allows_in_client():
+    if not q.allows_in_client:
         raise ConfirmationUnavailable("This action can only be confirmed on the confirm page.")
     return _settle(desk, call, q, said, answer)
 
@@ -198,7 +198,7 @@ def _fallback(desk: CardDesk, call: Call, q: Question, asked: bool) -> Reply | _
     """Nobody could be asked in the client (or the question was dismissed): a card or a code."""
     settings = desk.settings
     if settings.fallback == "code":
-        if not q.allows_in_client():
+        if not q.allows_in_client:
             raise _page_only(q)
         if settings.require_elicitation and not asked:
             raise ConfirmationUnavailable(
@@ -296,7 +296,7 @@ def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
         raise ActionError(CODE_REFUSAL, field="confirmation") from None
     if not q.gate.holds(q.args, q.ctx):
         raise ActionError(f"{q.tool} runs at once here; it takes no confirmation.", field="confirmation")
-    if not q.allows_in_client():
+    if not q.allows_in_client:
         raise _page_only(q)
     matches = (
         record is not None

@@ -98,10 +98,11 @@ class CardDesk:
     def question(
         self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False
     ) -> Question:
-        """The caller's question (an agent's): ``tool`` planned on ``arguments`` now."""
-        action = self.registry.agent_action(tool)
-        ctx = self.context(principal.workspace.id, principal.person, None, self.now(), principal)
-        return Question.of(action, arguments, ctx, answering=answering)
+        """The caller's question (an agent's): ``tool`` planned on ``arguments`` now, in the
+        principal's workspace as it was read for this very request."""
+        ctx = ActionContext.of(self.store, principal.workspace, principal.person, principal.connection,
+                               int(self.clock()))
+        return Question.of(self.registry.agent_action(tool), arguments, ctx, answering=answering)
 
     def question_of(self, card: Card, person: Person, now: int, *, workspace: Workspace | None = None,
                     connection: Connection | None = None) -> Question:
@@ -231,13 +232,22 @@ class CardDesk:
 
     # -- closing a card without running it ------------------------------------------------------
 
+    def record(self, card: Card, target: CardState, now: int, by: Answer, *, event: str | None = None,
+               detail: str | None = None, new: bool = False, **moved: Any) -> Card:
+        """Commit ``by``'s move of ``card`` to ``target`` (:meth:`commit`) with its audit entries: a
+        new card's ``filed`` first, then ``event`` (by default the target's name) with ``detail``.
+        ``moved``: the rest of the :class:`CardCommit` (writes, result, run, ...)."""
+        entries = (("filed", None), (event or target.value, detail)) if new else ((event or target.value, detail),)
+        audit = tuple(AuditEntry(card_id=card.id, workspace_id=card.workspace_id, at=now, event=name, actor=by.actor,
+                                 channel=by.channel, connection_id=card.connection_id or None, detail=text)
+                      for name, text in entries)
+        return self.commit(CardCommit(card, target, now, audit, channel=by.channel, new=new, **moved), by)
+
     def close(self, card: Card, target: CardState, now: int, by: Answer, *,
               detail: str | None = None, decline_reason: str | None = None, refusal: str | None = None,
               event: str | None = None, new: bool = False) -> Card:
-        entries = [self.audit(card, "filed", by.actor, by.channel, now)] if new else []
-        entries.append(self.audit(card, event or target.value, by.actor, by.channel, now, detail))
-        closed = self.commit(CardCommit(card, target, now, tuple(entries), decline_reason=decline_reason,
-                                        refusal=refusal, channel=by.channel, new=new), by)
+        closed = self.record(card, target, now, by, event=event, detail=detail, new=new,
+                             decline_reason=decline_reason, refusal=refusal)
         self.event("card_refused_drift" if refusal else f"card_{target.value}")
         return closed
 

@@ -9,7 +9,7 @@ records it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.canonical import canonical_json, subject_fingerprint
@@ -49,12 +49,29 @@ def plan_at_answer(action: Action, args: Any, ctx: ActionContext) -> Plan:
 
 @dataclass(frozen=True)
 class Question:
+    """A call's question, planned at ``ctx.now``; what the gate decides from it is worked out
+    once, when it is made: the action's class for these arguments (``gate``), whether the
+    workspace's passkey policy covers it (``needs_passkey``: only a passkey on the confirm page
+    confirms it), and whether an answer in the client may confirm it (``allows_in_client``)."""
+
     action: Action
     arguments: dict[str, Any]  # as the agent sent them: what a card stores and its ticket binds
     args: Any  # parsed
     ctx: ActionContext
     plan: Plan
     fingerprint: str
+    tool: str = field(init=False)
+    gate: GateClass = field(init=False)
+    needs_passkey: bool = field(init=False)
+    allows_in_client: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        gate = self.action.gate_class(self.args, self.ctx)
+        passkey = needs_passkey(self.ctx.workspace, self.action, gate)
+        object.__setattr__(self, "tool", self.action.name)
+        object.__setattr__(self, "gate", gate)
+        object.__setattr__(self, "needs_passkey", passkey)
+        object.__setattr__(self, "allows_in_client", gate.allows_in_client(self.ctx) and not passkey)
 
     @classmethod
     def of(cls, action: Action, arguments: dict[str, Any], ctx: ActionContext, *, answering: bool = False) -> Question:
@@ -62,21 +79,6 @@ class Question:
         args = parse(action, arguments)
         plan = plan_at_answer(action, args, ctx) if answering else action.plan(args, ctx)
         return cls(action, arguments, args, ctx, plan, subject_fingerprint(ctx.workspace.id, action.name, plan.subject))
-
-    @property
-    def tool(self) -> str:
-        return self.action.name
-
-    @property
-    def gate(self) -> GateClass:
-        return self.action.gate_class(self.args, self.ctx)
-
-    def allows_in_client(self) -> bool:
-        return self.gate.allows_in_client(self.ctx) and not self.needs_passkey()
-
-    def needs_passkey(self) -> bool:
-        """Under the workspace's passkey policy only a passkey on the confirm page confirms this."""
-        return needs_passkey(self.ctx.workspace, self.action, self.gate)
 
     def effect(self) -> Effect:
         """What a yes commits: the effect the plan staged (:attr:`Plan.effect`), else ``apply``'s."""

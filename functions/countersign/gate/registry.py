@@ -74,7 +74,9 @@ class Registry:
         code passed back): an action that is no MCP tool (``agent_tool = False``: a gateway change,
         filed only by the CLI or the Settings page) is an unknown tool to an agent, whatever path
         it names it by."""
-        action = self.action(name)
+        action = self._actions.get(name) if self._toolsets is not None else None  # loaded: one lookup
+        if action is None:
+            action = self.action(name)
         if not action.agent_tool:
             raise ActionError(f"Unknown tool {name!r}.", field="tool")
         return action

@@ -65,17 +65,17 @@ def run_card(desk: CardDesk, card: Card, person: Person, answer: Answer, *, work
 def run_new(desk: CardDesk, q: Question, answer: Answer) -> Card:
     """A yes given in the client (or with a code) to a request with no live card: the card is
     filed already decided, in the same transaction as the effect. Drift raises :class:`DriftError`
-    (there is no card to close); a live twin filed meanwhile raises :class:`~countersign.store.errors.Taken`."""
-    card = desk.new_card(q, answer.channel, desk.now())
-    return _run(desk, card, lambda now, attempt: q if attempt == 0 else q.replan(now), answer, new=True)
+    (there is no card to close); a live twin filed meanwhile raises :class:`~countersign.store.errors.Taken`.
+    The question was planned for this answer just now: the card is made, and first tried, at its time."""
+    card = desk.new_card(q, answer.channel, q.ctx.now)
+    return _run(desk, card, lambda now, attempt: q.replan(now), answer, new=True, first=q)
 
 
 def _passkey_check(desk: CardDesk, card: Card, q: Question, answer: Answer, now: int, new: bool) -> None:
     """:class:`Refusal` ``passkey_required`` (nothing runs; an audit entry for a stored card) when
-    the policy needs a passkey and this yes has none, or one signed for something else."""
+    the policy needs a passkey and this yes has none, or one signed for something else. Checked
+    when the yes carries a passkey or the policy covers the question."""
     passkey = answer.passkey
-    if passkey is None and not q.needs_passkey():
-        return
     problem = "passkey required" if passkey is None else statement_mismatch(str(passkey.get("statement", "")), card)
     if problem is None:
         return
@@ -86,11 +86,15 @@ def _passkey_check(desk: CardDesk, card: Card, q: Question, answer: Answer, now:
     raise Refusal(RefusalReason.PASSKEY_REQUIRED, message)
 
 
-def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], answer: Answer, new: bool) -> Card:
+def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], answer: Answer, new: bool,
+         first: Question | None = None) -> Card:
+    """Plan (``first``, the question already planned for the first attempt, else ``question_at``),
+    refuse what the passkey policy covers, stage the effect and commit it with the card; planned
+    again on fresh state after a raced write."""
     for attempt in range(ATTEMPTS):
-        now = desk.now()
+        now = first.ctx.now if attempt == 0 and first is not None else desk.now()
         try:
-            q = question_at(now, attempt)
+            q = first if attempt == 0 and first is not None else question_at(now, attempt)
         except DriftError as drift:
             if new:
                 raise
@@ -99,7 +103,8 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
             if new:
                 raise
             raise Unavailable(f"{exc.message} {WAITS_MESSAGE}", exc.field, exc.code) from None
-        _passkey_check(desk, card, q, answer, now, new)
+        if answer.passkey is not None or q.needs_passkey:
+            _passkey_check(desk, card, q, answer, now, new)
         try:
             effect = q.effect()
         except ActionError as exc:
@@ -115,14 +120,13 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
 
 
 def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, answer: Answer, new: bool) -> Card:
-    actor, channel, passkey = answer.actor, answer.channel, answer.passkey
-    entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
+    passkey = answer.passkey
     if effect.single:
         body = {"result": effect.result, "next": [s.to_dict() for s in q.action.next_steps(effect.result, q.ctx)]}
-        entries.append(desk.audit(card, "completed", actor, channel, now, "signed with a passkey" if passkey else None))
         crash_point("before_commit")
-        done = desk.commit(CardCommit(card, CardState.COMPLETED, now, tuple(entries), effect.all_writes(),
-                                      result=body, channel=channel, new=new, passkey=passkey), answer)
+        done = desk.record(card, CardState.COMPLETED, now, answer, new=new,
+                           detail="signed with a passkey" if passkey else None,
+                           writes=effect.all_writes(), result=body, passkey=passkey)
         desk.event("card_confirmed")
         crash_point("after_commit")
         return done
@@ -135,10 +139,9 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
     if not effect.outside:
         run["done"] = 1
     lease = now + desk.settings.run_lease  # past it, the runner is presumed dead and recovery settles it
-    entries.append(desk.audit(card, "running", actor, channel, now, first.label or None))
     crash_point("before_commit")
-    running = desk.commit(CardCommit(card, CardState.RUNNING, now, tuple(entries), first.writes, run=run,
-                                     lease_until=lease, channel=channel, new=new, passkey=passkey), answer)
+    running = desk.record(card, CardState.RUNNING, now, answer, new=new, detail=first.label or None,
+                          writes=first.writes, run=run, lease_until=lease, passkey=passkey)
     desk.event("card_confirmed")
     crash_point("after_step")
     return continue_run(desk, running, q, effect, phases, answer)
@@ -147,7 +150,6 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
 def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases: list[Phase], by: Answer) -> Card:
     """The rest of a running card's steps: the outside call (if not made yet), then each phase,
     ``by`` the answer that started it (or the recovery that resumes it)."""
-    actor, channel = by.actor, by.channel
     run = dict(card.run or {})
     result = dict(effect.result)
     if effect.outside is not None and run.get("done", 0) == 0:
@@ -165,9 +167,7 @@ def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases
         try:
             if last:
                 body = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
-                return desk.commit(CardCommit(card, CardState.COMPLETED, now,
-                                              (desk.audit(card, "completed", actor, channel, now),),
-                                              phase.writes, result=body, channel=channel, run=run), by)
+                return desk.record(card, CardState.COMPLETED, now, by, writes=phase.writes, result=body, run=run)
             card = desk.commit(CardCommit(card, CardState.RUNNING, now, (), phase.writes, run=run,
                                           lease_until=now + desk.settings.run_lease, step=True), by)
             crash_point("after_step")
@@ -202,16 +202,12 @@ def report(message: str, run: dict | None) -> str:
 def fail(desk: CardDesk, card: Card, now: int, by: Answer, message: str, *, new: bool = False,
          run: dict | None = None) -> Card:
     """Close the card as failed (nothing further ran), saying why and what had run before."""
-    actor, channel = by.actor, by.channel
     text = report(message, run if run is not None else card.run)
     ran, left = progress(run if run is not None else card.run)
     body: dict = {"error": text}
     if ran:
         body.update(done=ran, not_done=left)
-    entries = [desk.audit(card, "filed", actor, channel, now)] if new else []
-    entries.append(desk.audit(card, "failed", actor, channel, now, text))
-    return desk.commit(CardCommit(card, CardState.FAILED, now, tuple(entries), result=body, channel=channel,
-                                  run=run, new=new), by)
+    return desk.record(card, CardState.FAILED, now, by, detail=text, new=new, result=body, run=run)
 
 
 def run_unheld(desk: CardDesk, q: Question) -> dict:

@@ -22,7 +22,7 @@ from ...store.errors import StoreError
 from ...toolkit import Action, ActionError, Read
 from ...toolkit.arguments import ArgumentError, without_nulls
 from .common import Result, Run, caller, make_tool, tool_error
-from .elicitation import answer_of, as_result, client_can, legacy_back_channel
+from .elicitation import as_result, call_of
 from .guide import SEE_GUIDE
 
 PASSKEY_NOTE = (" If the workspace's passkey policy covers the request, only the person's passkey on the confirm page "
@@ -59,21 +59,14 @@ def action_run(desk: CardDesk, name: str, *, codes: bool = True, keep_nulls: boo
         if code is not None and not isinstance(code, str):
             raise ToolError("confirmation: must be text: the code from the preview, passed back after the person "
                             "agreed. Nothing was written.")
-        modern, form, url = client_can(ctx)
-        elicit_form, elicit_url = legacy_back_channel(ctx, modern)
         state = None
         if ctx.request_state is not None:
             try:
                 state = json.loads(ctx.request_state)
             except ValueError:
                 raise ToolError("The request state is not one this server issued.") from None
-        call = gate_ask.Call(
-            principal=caller(ctx), tool=name, arguments=raw, modern=modern,
-            form_elicitation=form, url_elicitation=url, elicit_form=elicit_form, elicit_url=elicit_url,
-            answer=answer_of(ctx) if state is not None else None, state=state, confirmation=code,
-        )
         try:
-            return as_result(await gate_ask.ask(desk, call))
+            return as_result(await gate_ask.ask(desk, call_of(ctx, caller(ctx), name, raw, state, code)))
         except (ActionError, Refusal, StoreError) as exc:
             raise tool_error(exc) from None
 

@@ -17,6 +17,7 @@ from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResul
 from mcp_types.version import is_version_at_least
 
 from ...gate import ask as gate_ask
+from ...identity.principal import Principal
 from .common import Result
 
 MODERN = "2026-07-28"
@@ -30,17 +31,6 @@ CONFIRM_SCHEMA = {
 }
 
 
-def client_can(ctx: Context) -> tuple[bool, bool, bool]:
-    """(modern protocol, form elicitation declared, URL elicitation declared)."""
-    modern = is_version_at_least(ctx.protocol_version or "", MODERN)
-    caps = ctx.client_capabilities
-    elicitation = getattr(caps, "elicitation", None) if caps else None
-    if elicitation is None:
-        return modern, False, False
-    form = elicitation.form is not None or (elicitation.form is None and elicitation.url is None)
-    return modern, form, elicitation.url is not None
-
-
 def _answer(action: str | None, content: dict[str, Any] | None) -> str:
     if action == "accept":
         return gate_ask.ACCEPT if (content or {}).get("confirm") is True else gate_ask.UNTICKED
@@ -49,15 +39,31 @@ def _answer(action: str | None, content: dict[str, Any] | None) -> str:
     return gate_ask.CANCEL
 
 
-def answer_of(ctx: Context) -> str:
-    response = (ctx.input_responses or {}).get("confirm")
-    return _answer(getattr(response, "action", None), getattr(response, "content", None))
+def call_of(ctx: Context, principal: Principal, tool: str, arguments: dict[str, Any], state: dict[str, Any] | None,
+            confirmation: str | None) -> gate_ask.Call:
+    """This ``tools/call`` as the gate takes it (:class:`countersign.gate.ask.Call`): what the client
+    can do — the protocol, the elicitation it declared (form, URL), the 2025 back channel — and, on
+    a 2026-07-28 retry (``state``: the request state it sent back), the answer it brings."""
+    modern = is_version_at_least(ctx.protocol_version or "", MODERN)
+    caps = ctx.client_capabilities
+    elicitation = getattr(caps, "elicitation", None) if caps else None
+    form = elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+    url = elicitation is not None and elicitation.url is not None
+    elicit_form, elicit_url = (None, None) if modern else legacy_back_channel(ctx)
+    answer = None
+    if state is not None:
+        response = (ctx.input_responses or {}).get("confirm")
+        answer = _answer(getattr(response, "action", None), getattr(response, "content", None))
+    return gate_ask.Call(principal=principal, tool=tool, arguments=arguments, modern=modern, form_elicitation=form,
+                         url_elicitation=url, elicit_form=elicit_form, elicit_url=elicit_url, answer=answer,
+                         state=state, confirmation=confirmation)
 
 
-def legacy_back_channel(ctx: Context, modern: bool):
-    """Questions put during the call, on a 2025-era stateful session. A client that fails to show
-    one counts as having dismissed it: the call falls back, and the agent still gets its reply."""
-    if modern or not ctx.request_context.session.can_send_request:
+def legacy_back_channel(ctx: Context):
+    """Questions put during the call, on a 2025-era stateful session (not asked of a 2026-07-28
+    client). A client that fails to show one counts as having dismissed it: the call falls back,
+    and the agent still gets its reply."""
+    if not ctx.request_context.session.can_send_request:
         return None, None
     session = ctx.request_context.session
 
