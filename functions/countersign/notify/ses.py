@@ -26,6 +26,8 @@ class SesSender:
     @property
     def client(self) -> Any:
         if self._client is None:
+            # boto3 is the aws extra: the local server imports this module (to name SES in its
+            # settings check) without it, and a Lambda instance pays for it on the first email only.
             import boto3
 
             from ..platform.botocore_config import SES_CONFIG
@@ -35,7 +37,7 @@ class SesSender:
 
     def send(self, email: Email) -> None:
         data = render(email)
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError  # the aws extra, as above
 
         options = {"ConfigurationSetName": self.configuration_set} if self.configuration_set else {}
         try:

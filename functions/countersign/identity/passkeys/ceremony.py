@@ -27,6 +27,7 @@ TIMEOUT_MS = 120_000
 
 def algorithms() -> list[Any]:
     """ES256 and RS256, the only ones accepted (and the only ones :mod:`.receipts` verifies)."""
+    # py_webauthn loads with the first ceremony, not at the confirm API's cold start (module docstring)
     from webauthn.helpers.cose import COSEAlgorithmIdentifier
 
     return [COSEAlgorithmIdentifier.ECDSA_SHA_256, COSEAlgorithmIdentifier.RSASSA_PKCS1_v1_5_SHA_256]
@@ -59,6 +60,7 @@ class Registered:
 
 
 def _json(options: Any) -> dict[str, Any]:
+    # py_webauthn loads with the first ceremony, not at the confirm API's cold start (module docstring)
     from webauthn import options_to_json
 
     return json.loads(options_to_json(options))
@@ -66,6 +68,7 @@ def _json(options: Any) -> dict[str, Any]:
 
 def registration_options(rp: RelyingParty, challenge: bytes, user_handle: bytes, user_name: str,
                          display_name: str, existing: list[str]) -> dict[str, Any]:
+    # py_webauthn loads with the first ceremony, not at the confirm API's cold start (module docstring)
     from webauthn import generate_registration_options
     from webauthn.helpers.structs import (
         AuthenticatorSelectionCriteria,
@@ -86,6 +89,7 @@ def registration_options(rp: RelyingParty, challenge: bytes, user_handle: bytes,
 
 def authentication_options(rp: RelyingParty, challenge: bytes, allow: list[str] | None = None) -> dict[str, Any]:
     """``allow`` None: a discoverable sign-in (no credentials listed, no username asked)."""
+    # py_webauthn loads with the first ceremony, not at the confirm API's cold start (module docstring)
     from webauthn import generate_authentication_options
     from webauthn.helpers.structs import PublicKeyCredentialDescriptor, UserVerificationRequirement
 
@@ -114,6 +118,7 @@ def _not_cross_origin(credential: Any) -> None:
 
 
 def verify_registration(rp: RelyingParty, credential: Any, challenge: bytes) -> Registered:
+    # py_webauthn loads with the first ceremony, not at the confirm API's cold start (module docstring)
     from webauthn import verify_registration_response
 
     _not_cross_origin(credential)
@@ -144,6 +149,7 @@ def credential_id_of(credential: Any) -> str:
 def verify_assertion(rp: RelyingParty, credential: Any, challenge: bytes, passkey: Passkey) -> int:
     """Check an assertion made by ``passkey`` over ``challenge``: origin, RP ID, user presence and
     verification, signature, not cross-origin, the userHandle. Returns the new sign count."""
+    # py_webauthn loads with the first ceremony, not at the confirm API's cold start (module docstring)
     from webauthn import verify_authentication_response
 
     _not_cross_origin(credential)

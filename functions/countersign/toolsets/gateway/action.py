@@ -34,7 +34,7 @@ from ...toolkit import (
     Plan,
     Unavailable,
 )
-from .config import Pin, Upstream, load, split_tool
+from .config import Pin, Upstream, load, split_tool, tool_digest
 from .env import GatewayEnv
 from .preview import MAX_LINES, argument_lines, result_text, shown
 
@@ -119,8 +119,6 @@ def check_arguments(pin: Pin, arguments: dict[str, Any]) -> None:
 
 def pin_check(upstream: str, tool: str, pin: Pin):
     def check(live: dict | None) -> str | None:
-        from .config import tool_digest
-
         if live is None:
             return f"{upstream} no longer lists the tool {tool}; nothing was sent."
         return None if tool_digest(live) == pin.digest else changed_sentence(upstream, tool)
@@ -202,6 +200,8 @@ class UpstreamCall(Action):
         link = self.env.link(upstream)
 
         def forward(key: str) -> dict[str, Any]:
+            # The MCP SDK's client side (httpx, anyio streams) loads with the first forwarded call, not
+            # with the toolset: the MCP function's cold start never pays for it when no upstream is called.
             from . import client
 
             check = pin_check(upstream.name, subject["tool"], pin)
