@@ -37,8 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-import anyio.to_thread
-
 try:
     from resource import RUSAGE_THREAD, getrusage
 
@@ -140,7 +138,7 @@ class Offload:
         """``fn(*args)``: in a worker thread, or on the loop when served one request at a time."""
         if self.one_at_a_time:
             return fn(*args)
-        return await anyio.to_thread.run_sync(fn, *args)
+        return await _in_a_thread(fn, *args)
 
     async def read_work(self, key: str, fn: Callable[[], T]) -> T:
         """``fn()``, a read's work (``key`` names the read): on the loop when served one request at
@@ -151,7 +149,15 @@ class Offload:
             return fn()
         if self.runs.proven(key):
             return contextvars.copy_context().run(self.runs.timed(key, fn, on_loop=True))
-        return await anyio.to_thread.run_sync(self.runs.timed(key, fn, on_loop=False))
+        return await _in_a_thread(self.runs.timed(key, fn, on_loop=False))
+
+
+async def _in_a_thread(fn: Callable[..., T], *args: object) -> T:
+    # anyio loads here, not with the module: the notifier's and the sweeper's Lambda bundles ship
+    # without it (they serve one event at a time and never hop), yet import the desk that holds this.
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(fn, *args)
 
 
 IN_THREADS = Offload()  # a server whose event loop serves many calls at once (the local server)
