@@ -1,21 +1,69 @@
-"""Storage: one interface (:class:`Store`), two implementations (SQLite, DynamoDB)."""
+"""Storage: what countersign persists, as roles, and two stores that implement every role (SQLite,
+DynamoDB).
+
+A :class:`Store` is a container of roles, one object each; a caller takes the role it needs
+(``store.cards``, ``store.docs``, ...) and is typed against that role's interface. Each role's
+interface, records and checks are one module of this package:
+
+* :mod:`.docs` — a toolset's documents (:class:`~.docs.DocReader` is what a toolset sees).
+* :mod:`.cards` — cards, their audit trail, their requests and tickets spent.
+* :mod:`.signing_keys` — the keys that signed cards which may still be answered.
+* :mod:`.outbox` — the notifications filed cards owe (the transactional outbox).
+* :mod:`.workspaces` — workspaces and their members (and the rules every role keeps).
+* :mod:`.connections` — agents' connections, and when each was last used.
+* :mod:`.sessions` — sign-in tokens and the confirm page's sessions.
+* :mod:`.limits` — email slots, rate limits, confirmation codes and nonces.
+* :mod:`.authorizations` — OAuth clients, authorization requests and codes.
+* :mod:`.grants` — OAuth grants and their access and refresh tokens.
+* :mod:`.suppressions` — addresses card emails no longer go to.
+* :mod:`.passkeys` — persons' passkeys and WebAuthn challenges.
+* :mod:`.callers` — a caller's credential with its member, in one read once their ids are known.
+
+Where one role's write must be atomic with another's (a filing writes its notification), it is
+one method of one role, implemented over the database or table the store's roles share.
+"""
 
 from __future__ import annotations
 
-from .errors import BadInput, Conflict, NotFound, StoreError
-from .interface import Store
+from .authorizations import AuthorizationStore
+from .callers import CallerReads, RoleCallerReads
+from .cards import CardStore
+from .connections import ConnectionStore
+from .docs import DocStore
+from .grants import GrantStore
+from .limits import LimitStore
+from .outbox import OutboxStore
+from .passkeys import PasskeyStore
+from .sessions import SessionStore
+from .signing_keys import SigningKeyStore
+from .suppressions import SuppressionStore
+from .workspaces import WorkspaceStore
 
-__all__ = ["BadInput", "Conflict", "NotFound", "Store", "StoreError", "open_store"]
+__all__ = ["Store"]
 
 
-def open_store(url: str, **kwargs) -> Store:
-    """``sqlite:///PATH`` or ``dynamodb://TABLE``."""
-    if url.startswith("sqlite:///"):
-        from .sqlite import SQLiteStore
+class Store:
+    """Everything countersign persists: one object per role. It forwards nothing; its roles share
+    only the plumbing their store handed them (a database, a table client)."""
 
-        return SQLiteStore(url[len("sqlite:///"):] or ":memory:", **kwargs)
-    if url.startswith("dynamodb://"):
-        from .dynamodb import DynamoDBStore
+    def __init__(self, *, docs: DocStore, cards: CardStore, signing_keys: SigningKeyStore, outbox: OutboxStore,
+                 workspaces: WorkspaceStore, connections: ConnectionStore, sessions: SessionStore,
+                 limits: LimitStore, authorizations: AuthorizationStore, grants: GrantStore,
+                 suppressions: SuppressionStore, passkeys: PasskeyStore, callers: CallerReads | None = None):
+        self.docs = docs
+        self.cards = cards
+        self.signing_keys = signing_keys
+        self.outbox = outbox
+        self.workspaces = workspaces
+        self.connections = connections
+        self.sessions = sessions
+        self.limits = limits
+        self.authorizations = authorizations
+        self.grants = grants
+        self.suppressions = suppressions
+        self.passkeys = passkeys
+        self.callers: CallerReads = callers or RoleCallerReads(
+            workspaces=workspaces, connections=connections, sessions=sessions, grants=grants, cards=cards)
 
-        return DynamoDBStore(url[len("dynamodb://"):], **kwargs)
-    raise ValueError(f"unknown store URL {url!r}: expected sqlite:///PATH or dynamodb://TABLE")
+    def close(self) -> None:
+        """Release connections (a store that holds none has nothing to release)."""

@@ -17,26 +17,15 @@ resolves the credential the long way, which gives the precise refusal.
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
-from typing import Protocol
 
+from .cards import Card, CardStore
+from .connections import Connection, ConnectionStore
 from .errors import NotFound
-from .oauth_records import IssuedToken
-from .records import Card, Connection, Person, Session, Workspace
-
-Member = tuple[Workspace, Person]
-
-
-class _Reads(Protocol):
-    """The reads of :class:`~countersign.store.interface.Store` the defaults below are made of."""
-
-    def get_connection_by_token_hash(self, token_hash: str) -> Connection | None: ...
-    def get_connection(self, workspace_id: str, connection_id: str) -> Connection: ...
-    def get_session(self, session_hash: str, now: int) -> Session | None: ...
-    def get_issued_token(self, token_hash: str, now: int) -> IssuedToken | None: ...
-    def get_member(self, workspace_id: str, person_id: str) -> Member: ...
-    def get_card(self, workspace_id: str, card_id: str, now: int) -> Card: ...
-    def get_session_as(self, session_hash: str, owner: Owner, now: int) -> tuple[Session, Workspace, Person] | None: ...
+from .grants import GrantStore, IssuedToken
+from .sessions import Session, SessionStore
+from .workspaces import Member, Person, Workspace, WorkspaceStore
 
 
 @dataclass(frozen=True)
@@ -48,64 +37,85 @@ class Owner:
     connection_id: str = ""  # an OAuth access token's connection
 
 
-class CallerReads:
+class CallerReads(abc.ABC):
     """A credential with its member, given its :class:`Owner`: None unless every record exists
-    (live, for a session or a token) and the credential really is that owner's.
+    (live, for a session or a token) and the credential really is that owner's."""
 
-    These defaults make the separate reads (SQLite answers each from its own file at once); the
-    DynamoDB store makes each one ``BatchGetItem``.
-    """
-
-    def get_connection_as(self: _Reads, token_hash: str, owner: Owner) -> tuple[Connection, Workspace, Person] | None:
+    @abc.abstractmethod
+    def get_connection_as(self, token_hash: str, owner: Owner) -> tuple[Connection, Workspace, Person] | None:
         """The connection whose token hashes to ``token_hash`` (revoked ones included), with its member."""
-        connection = self.get_connection_by_token_hash(token_hash)
-        if connection is None or not owns(owner, connection.workspace_id, connection.person_id):
-            return None
-        member = _member(self, owner)
-        return None if member is None else (connection, *member)
 
-    def get_session_as(self: _Reads, session_hash: str, owner: Owner,
-                       now: int) -> tuple[Session, Workspace, Person] | None:
+    @abc.abstractmethod
+    def get_session_as(self, session_hash: str, owner: Owner, now: int) -> tuple[Session, Workspace, Person] | None:
         """The session (live at ``now``) with its member."""
-        session = self.get_session(session_hash, now)
-        if session is None or not owns(owner, session.workspace_id, session.person_id):
-            return None
-        member = _member(self, owner)
-        return None if member is None else (session, *member)
 
-    def get_session_and_card(self: _Reads, session_hash: str, owner: Owner, now: int,
+    @abc.abstractmethod
+    def get_session_and_card(self, session_hash: str, owner: Owner, now: int,
                              card_id: str) -> tuple[Session, Workspace, Person, Card | None] | None:
         """:meth:`get_session_as`, and the card ``card_id`` of the owner's workspace as it stands at
         ``now`` (None if there is none): a click's session and its card in one read."""
+
+    @abc.abstractmethod
+    def get_access_as(self, token_hash: str, owner: Owner,
+                      now: int) -> tuple[IssuedToken, Connection, Workspace, Person] | None:
+        """The issued token (live at ``now``; of any kind: the caller checks), its connection (revoked
+        ones included) and its member."""
+
+
+class RoleCallerReads(CallerReads):
+    """The reads made separately, one role at a time (SQLite answers each from its own file at
+    once); the DynamoDB store makes each one ``BatchGetItem``."""
+
+    def __init__(self, *, workspaces: WorkspaceStore, connections: ConnectionStore, sessions: SessionStore,
+                 grants: GrantStore, cards: CardStore):
+        self.workspaces = workspaces
+        self.connections = connections
+        self.sessions = sessions
+        self.grants = grants
+        self.cards = cards
+
+    def get_connection_as(self, token_hash: str, owner: Owner) -> tuple[Connection, Workspace, Person] | None:
+        connection = self.connections.get_connection_by_token_hash(token_hash)
+        if connection is None or not owns(owner, connection.workspace_id, connection.person_id):
+            return None
+        member = self._member(owner)
+        return None if member is None else (connection, *member)
+
+    def get_session_as(self, session_hash: str, owner: Owner, now: int) -> tuple[Session, Workspace, Person] | None:
+        session = self.sessions.get_session(session_hash, now)
+        if session is None or not owns(owner, session.workspace_id, session.person_id):
+            return None
+        member = self._member(owner)
+        return None if member is None else (session, *member)
+
+    def get_session_and_card(self, session_hash: str, owner: Owner, now: int,
+                             card_id: str) -> tuple[Session, Workspace, Person, Card | None] | None:
         found = self.get_session_as(session_hash, owner, now)
         if found is None:
             return None
         try:
-            card: Card | None = self.get_card(owner.workspace_id, card_id, now)
+            card: Card | None = self.cards.get_card(owner.workspace_id, card_id, now)
         except NotFound:
             card = None
         return (*found, card)
 
-    def get_access_as(self: _Reads, token_hash: str, owner: Owner,
+    def get_access_as(self, token_hash: str, owner: Owner,
                       now: int) -> tuple[IssuedToken, Connection, Workspace, Person] | None:
-        """The issued token (live at ``now``; of any kind: the caller checks), its connection (revoked
-        ones included) and its member."""
-        issued = self.get_issued_token(token_hash, now)
+        issued = self.grants.get_issued_token(token_hash, now)
         if issued is None or not owns(owner, issued.workspace_id, issued.person_id, issued.connection_id):
             return None
         try:
-            connection = self.get_connection(owner.workspace_id, owner.connection_id)
+            connection = self.connections.get_connection(owner.workspace_id, owner.connection_id)
         except NotFound:
             return None
-        member = _member(self, owner) if connection.person_id == owner.person_id else None
+        member = self._member(owner) if connection.person_id == owner.person_id else None
         return None if member is None else (issued, connection, *member)
 
-
-def _member(store: _Reads, owner: Owner) -> Member | None:
-    try:
-        return store.get_member(owner.workspace_id, owner.person_id)
-    except NotFound:
-        return None
+    def _member(self, owner: Owner) -> Member | None:
+        try:
+            return self.workspaces.get_member(owner.workspace_id, owner.person_id)
+        except NotFound:
+            return None
 
 
 def owns(owner: Owner, workspace_id: str, person_id: str, connection_id: str = "") -> bool:

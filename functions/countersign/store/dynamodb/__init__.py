@@ -5,24 +5,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..composed import ComposedStore
-from .accounts import DynamoAccounts
+from .. import Store
+from .authorizations import DynamoAuthorizations
 from .callers import DynamoCallerReads
 from .cards import DynamoCards
 from .client import Table
+from .connections import DynamoConnections
 from .docs import DynamoDocs
+from .grants import DynamoGrants
 from .limits import DynamoLimits
-from .oauth import DynamoOAuth
 from .outbox import DynamoOutbox
 from .passkeys import DynamoPasskeys
+from .sessions import DynamoSessions
+from .signing_keys import DynamoSigningKeys
 from .suppressions import DynamoSuppressions
+from .workspaces import DynamoWorkspaces
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
 
 CARD_RETENTION = 365 * 24 * 3600  # decided cards and their audit trail stay this long after the deadline
 
 
-class DynamoDBStore(DynamoCallerReads, ComposedStore):
+class DynamoDBStore(Store):
     def __init__(self, table_name: str, *, client: Any = None, region_name: str | None = None,
                  card_retention: int | None = CARD_RETENTION):
         self._own_client = client is None
@@ -33,11 +37,13 @@ class DynamoDBStore(DynamoCallerReads, ComposedStore):
 
             client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
         self.table = Table(client, table_name, card_retention)
+        table = self.table
         super().__init__(
-            docs=DynamoDocs(self.table), cards=DynamoCards(self.table), outbox=DynamoOutbox(self.table),
-            accounts=DynamoAccounts(self.table), limits=DynamoLimits(self.table),
-            oauth=DynamoOAuth(self.table),
-            suppressions=DynamoSuppressions(self.table), passkeys=DynamoPasskeys(self.table),
+            docs=DynamoDocs(table), cards=DynamoCards(table), signing_keys=DynamoSigningKeys(table),
+            outbox=DynamoOutbox(table), workspaces=DynamoWorkspaces(table), connections=DynamoConnections(table),
+            sessions=DynamoSessions(table), limits=DynamoLimits(table), authorizations=DynamoAuthorizations(table),
+            grants=DynamoGrants(table), suppressions=DynamoSuppressions(table), passkeys=DynamoPasskeys(table),
+            callers=DynamoCallerReads(table),
         )
 
     @property

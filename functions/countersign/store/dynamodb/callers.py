@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..callers import Owner, owns
-from ..oauth_records import IssuedToken
-from ..records import Card, Connection, Person, Session, Workspace
+from ..callers import CallerReads, Owner, owns
+from ..cards import Card
+from ..connections import Connection
+from ..grants import IssuedToken
+from ..sessions import Session
+from ..workspaces import Person, Workspace
 from . import codec
 from .client import Table
-from .oauth import issued_token_from, token_key as oauth_token_key
+from .grants import issued_token_from, token_key as oauth_token_key
 
 
 def _read(table: Table, first: list[codec.Item], owner: Owner) -> tuple[list[dict[str, Any] | None], Workspace,
@@ -29,8 +32,9 @@ def _read(table: Table, first: list[codec.Item], owner: Owner) -> tuple[list[dic
     return wanted, codec.workspace_from(workspace), codec.person_from(person)
 
 
-class DynamoCallerReads:
-    table: Table
+class DynamoCallerReads(CallerReads):
+    def __init__(self, table: Table):
+        self.table = table
 
     def get_connection_as(self, token_hash: str, owner: Owner) -> tuple[Connection, Workspace, Person] | None:
         read = _read(self.table, [codec.token_key(token_hash)], owner)

@@ -34,14 +34,15 @@ from ...core.cards import (
     refusal_for,
     request_held_until,
 )
-from .. import checks
+from ..cards import AuditEntry, Card, CardCommit, CardStore, check_arguments, request_key, ticket_digest
+from ..docs import check_doc_writes
 from ..errors import BadInput, Conflict, NotFound, Replayed, StoreError, Taken
-from ..interface import CardStore
-from ..records import AuditEntry, Card, CardCommit, Notification, request_key, ticket_digest
+from ..outbox import Notification
 from ..table import GSI1
 from . import codec
 from .client import Cancelled, Table
 from .docs import conflict_of, write_ops
+from .signing_keys import key_note_item
 
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 AUDIT_SLACK = 30 * 24 * 3600  # an appended entry outlives its card's purge by at most this
@@ -56,7 +57,7 @@ class DynamoCards(CardStore):
 
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
                   signing_key: tuple[str, int] | None = None) -> Card:
-        checks.check_arguments(card.arguments)  # plain JSON, at most 64 KiB as canonical JSON
+        check_arguments(card.arguments)  # plain JSON, at most 64 KiB as canonical JSON
         purge = self.table.purge_at(card.expires_at)
         ops = [
             self._claim(card, card.expires_at, card.created_at, purge, replacing, settled_at=card.expires_at),
@@ -69,7 +70,7 @@ class DynamoCards(CardStore):
             ops.append({"Put": {"Item": codec.notification_item(n, card.created_at + NOTIFICATION_RETENTION),
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
         if signing_key is not None:
-            ops.append({"Put": {"Item": _key_note_item(*signing_key)}})
+            ops.append({"Put": {"Item": key_note_item(*signing_key)}})
         try:
             self.table.transact(ops)
         except Cancelled as cancelled:
@@ -198,9 +199,9 @@ class DynamoCards(CardStore):
     def commit_card(self, commit: CardCommit) -> Card:
         card, target, now = commit.card, CardState(commit.target), commit.now
         writes = list(commit.writes)
-        checks.check_doc_writes(writes)
+        check_doc_writes(writes)
         if commit.new:
-            checks.check_arguments(card.arguments)
+            check_arguments(card.arguments)
         if commit.step:
             source = check_step(card.state)
         elif commit.new or (card.state is CardState.EXPIRED and target is CardState.EXPIRED):
@@ -349,49 +350,6 @@ class DynamoCards(CardStore):
             raise NotFound("card", card_id)
         return [codec.audit_from(v) for v in found if v["sk"].startswith("AUDIT#")]
 
-    # -- signing keys in use ----------------------------------------------------------------------
-
-    # Two layouts, both read: ``KEYS``/``<key id>`` (until, raised by a conditional update: the
-    # operator's note) and ``KEYS``/``<key id>#<until>`` (a Put that cannot fail, written with a
-    # filing in its transaction; TTL removes it once ``until`` has passed). The key's until is the
-    # latest of its items.
-
-    def note_signing_key(self, key_id: str, until: int) -> None:
-        self.table.update(
-            codec.signing_key_key(key_id),
-            UpdateExpression="SET #until = :until",
-            ConditionExpression="attribute_not_exists(#until) OR #until < :until",
-            ExpressionAttributeNames={"#until": "until"},
-            ExpressionAttributeValues=codec.values({":until": until}),
-        )
-
-    def signing_keys_in_use(self, now: int) -> dict[str, int]:
-        found = self.table.query(
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues=codec.values({":pk": "KEYS"}),
-            ConsistentRead=True,
-        )
-        in_use: dict[str, int] = {}
-        for v in found:
-            key_id = v["sk"].split("#", 1)[0]
-            if v.get("until", 0) > now:
-                in_use[key_id] = max(in_use.get(key_id, 0), v["until"])
-        return in_use
-
-    def forget_signing_key(self, key_id: str) -> None:
-        found = self.table.query(
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :key)",
-            ExpressionAttributeValues=codec.values({":pk": "KEYS", ":key": key_id}),
-            ConsistentRead=True,
-        )
-        for v in list(found):
-            if v["sk"].split("#", 1)[0] == key_id:
-                self.table.client.delete_item(TableName=self.table.name, Key=codec.key("KEYS", v["sk"]))
-
-
-def _key_note_item(key_id: str, until: int) -> codec.Item:
-    """``note_signing_key`` as a Put that never fails (so it can ride in a filing's transaction)."""
-    return {**codec.key("KEYS", f"{key_id}#{until:012d}"), **codec.item({"until": until, "expires_at": until})}
 
 
 def _check_limit(limit: int) -> None:

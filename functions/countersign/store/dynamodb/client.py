@@ -81,7 +81,21 @@ class Table:
         pages = self.client.get_paginator("query").paginate(Select="COUNT", **kwargs)
         return sum(int(page.get("Count", 0)) for page in pages)
 
+    def workspace_records(self, workspace_id: str, prefix: str) -> list[dict[str, Any]]:
+        """The workspace's items whose sort key starts with ``prefix`` (``PERSON#``, ``CONN#``), in
+        order of creation."""
+        found = self.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues=codec.values({":pk": f"WS#{workspace_id}", ":prefix": prefix}),
+            ConsistentRead=True,
+        )
+        return sorted(found, key=lambda v: (v["created_at"], v["id"]))
+
     # -- writes -----------------------------------------------------------------------------------
+
+    def put(self, key: codec.Item, values: dict[str, Any]) -> None:
+        """Put (or replace) the item ``key`` with ``values`` (plain; None left out)."""
+        self.client.put_item(TableName=self.name, Item={**key, **codec.item(values)})
 
     def put_new(self, raw: codec.Item) -> bool:
         """Put ``raw`` (an item as :mod:`.codec` builds it) unless its key exists; False if it did."""

@@ -17,15 +17,21 @@ import threading
 import time
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ...core.canonical import canonical_json
 from ...core.cards import CardState
 from ...core.codes import CodeRecord
+from ..cards import AuditEntry, Card
+from ..connections import Connection
+from ..docs import Doc
 from ..errors import BadInput
-from ..records import AuditEntry, Card, Connection, Doc, Notification, Person, Session, SignInToken, Workspace
+from ..json_records import data_fields, known_fields
+from ..outbox import Notification
+from ..sessions import Session, SignInToken
+from ..workspaces import Person, Workspace
 
 Item = dict[str, dict[str, Any]]
 
@@ -80,6 +86,28 @@ def unJ(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+R = TypeVar("R")
+
+
+def record_data(record: Any) -> str:
+    """A record kept whole as one JSON attribute, ``data`` (the OAuth records)."""
+    return J(data_fields(record))
+
+
+def record_from(cls: type[R], found: dict[str, Any], **override: Any) -> R:
+    """The record :func:`record_data` kept in ``found``, with ``override`` (values kept in other attributes)."""
+    values = unJ(found["data"])
+    if "scopes" in values:
+        values["scopes"] = tuple(values["scopes"])
+    values.update(override)
+    return cls(**known_fields(cls, values))
+
+
+def live(found: dict[str, Any] | None, now: int) -> bool:
+    """Whether an item read is there and not past its ``expires_at`` (TTL deletes lazily)."""
+    return found is not None and found.get("expires_at", now + 1) > now
+
+
 # -- keys -------------------------------------------------------------------------------------
 
 
@@ -96,7 +124,7 @@ def person_key(ws: str, person_id: str) -> Item:
 
 
 def email_key(email: str) -> Item:
-    return key(f"EMAIL#{email.lower()}", "EMAIL")  # as checks.email_key
+    return key(f"EMAIL#{email.lower()}", "EMAIL")  # as workspaces.email_key
 
 
 def connection_key(ws: str, connection_id: str) -> Item:

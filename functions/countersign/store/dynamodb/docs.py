@@ -5,10 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .. import checks
+from ..docs import (
+    Doc,
+    DocStore,
+    DocWrite,
+    RoleWrite,
+    SettingWrite,
+    Write,
+    check_doc_keys,
+    check_doc_writes,
+    id_range,
+    moved,
+    storable_doc_key,
+    write_target,
+)
 from ..errors import Conflict, StoreError
-from ..interface import DocStore
-from ..records import SETTING_DEFAULTS, Doc, DocWrite, RoleWrite, SettingWrite, Write
+from ..workspaces import SETTING_DEFAULTS
 from . import codec
 from .client import Cancelled, Table
 
@@ -18,22 +30,22 @@ class DynamoDocs(DocStore):
         self.table = table
 
     def get_doc(self, workspace_id: str, kind: str, doc_id: str) -> Doc | None:
-        if not checks.storable_doc_key(kind, doc_id):  # (no such doc can exist; DynamoDB would refuse the key)
+        if not storable_doc_key(kind, doc_id):  # (no such doc can exist; DynamoDB would refuse the key)
             return None
         found = self.table.get(codec.doc_key(workspace_id, kind, doc_id))
         return None if found is None else codec.doc_from(found)
 
     def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
         wanted = list(dict.fromkeys(keys))
-        checks.check_doc_keys(wanted)
+        check_doc_keys(wanted)
         found = self.table.batch_get([codec.doc_key(workspace_id, kind, ident) for kind, ident in wanted
-                                      if checks.storable_doc_key(kind, ident)])
+                                      if storable_doc_key(kind, ident)])
         docs = (codec.doc_from(v) for v in found)
         return {(d.kind, d.id): d for d in docs}
 
     def list_docs(self, workspace_id: str, kind: str, prefix: str = "", *, start: str | None = None,
                   stop: str | None = None, limit: int | None = None, descending: bool = False) -> list[Doc]:
-        low, high = checks.id_range(prefix, start, stop, limit)
+        low, high = id_range(prefix, start, stop, limit)
         names = {":pk": codec.doc_partition(workspace_id, kind)}
         condition = "pk = :pk"
         if high is not None and low:
@@ -60,7 +72,7 @@ class DynamoDocs(DocStore):
 
     def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
         writes = list(writes)
-        checks.check_doc_writes(writes)  # at most MAX_DOC_WRITES, no record twice, plain JSON
+        check_doc_writes(writes)  # at most MAX_DOC_WRITES, no record twice, plain JSON
         if not writes:
             return
         try:
@@ -78,8 +90,8 @@ def conflict_of(workspace_id: str, writes: list[Write], cancelled: Cancelled, of
     """The :class:`Conflict` naming the first write (items ``offset`` on) whose condition failed."""
     for i, w in enumerate(writes):
         if cancelled.code(offset + i) == "ConditionalCheckFailed":
-            kind, ident = checks.write_target(w)
-            return Conflict(checks.moved(w), kind=kind, id=ident or workspace_id)
+            kind, ident = write_target(w)
+            return Conflict(moved(w), kind=kind, id=ident or workspace_id)
     return StoreError(f"The writes could not be committed ({cancelled}); nothing was written.")
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...core.codes import CodeRecord
-from ..interface import LimitStore
+from ..limits import LimitStore
 from . import codec
 from .client import Table
 

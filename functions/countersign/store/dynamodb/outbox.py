@@ -8,8 +8,7 @@ the notifier function, which delivers it at once.
 
 from __future__ import annotations
 
-from ..interface import OutboxStore
-from ..records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification
+from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore
 from ..table import GSI1
 from . import codec
 from .client import Table

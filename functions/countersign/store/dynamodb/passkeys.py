@@ -9,9 +9,16 @@ person's list); both are written and removed in one transaction. A challenge is 
 from __future__ import annotations
 
 from ..errors import Conflict, NotFound, StoreError
-from ..interface import PasskeyStore
-from ..passkey_checks import challenge_fields, challenge_from, check_passkey_name, passkey_fields, passkey_from
-from ..records import Passkey, PasskeyChallenge
+from ..passkeys import (
+    Passkey,
+    PasskeyChallenge,
+    PasskeyStore,
+    challenge_fields,
+    challenge_from,
+    check_passkey_name,
+    passkey_fields,
+    passkey_from,
+)
 from . import codec
 from .client import Cancelled, Table
 

@@ -6,9 +6,8 @@ calls it already makes; never expired by TTL: a bounced address stays suppressed
 
 from __future__ import annotations
 
-from .. import checks
-from ..interface import SuppressionStore
-from ..records import Suppression
+from ..suppressions import Suppression, SuppressionStore, check_suppression
+from ..workspaces import email_key
 from . import codec
 from .client import Table
 
@@ -18,7 +17,7 @@ class DynamoSuppressions(SuppressionStore):
         self.table = table
 
     def suppress_address(self, suppression: Suppression) -> None:
-        checks.check_suppression(suppression)
+        check_suppression(suppression)
         values = {":reason": suppression.reason, ":at": suppression.at}
         expression = "SET reason = :reason, #at = :at"
         if suppression.detail is not None:
@@ -30,9 +29,9 @@ class DynamoSuppressions(SuppressionStore):
                           ExpressionAttributeNames={"#at": "at"}, ExpressionAttributeValues=codec.values(values))
 
     def address_suppression(self, email: str) -> Suppression | None:
-        address = checks.email_key(email)
+        address = email_key(email)
         found = self.table.get(codec.suppression_key(address))
         return None if found is None else Suppression(address, found["reason"], found["at"], found.get("detail"))
 
     def lift_suppression(self, email: str) -> None:
-        self.table.client.delete_item(TableName=self.table.name, Key=codec.suppression_key(checks.email_key(email)))
+        self.table.client.delete_item(TableName=self.table.name, Key=codec.suppression_key(email_key(email)))

@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
-from ..composed import ComposedStore
-from .accounts import SQLiteAccounts
+from .. import Store
+from .authorizations import SQLiteAuthorizations
 from .callers import SQLiteCallerReads
 from .cards import SQLiteCards
+from .connections import SQLiteConnections
 from .database import Database
 from .docs import SQLiteDocs
+from .grants import SQLiteGrants
 from .limits import SQLiteLimits
-from .oauth import SQLiteOAuth
 from .outbox import SQLiteOutbox
 from .passkeys import SQLitePasskeys
+from .sessions import SQLiteSessions
+from .signing_keys import SQLiteSigningKeys
 from .suppressions import SQLiteSuppressions
+from .workspaces import SQLiteWorkspaces
 
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SQLiteCallerReads, ComposedStore):
+class SQLiteStore(Store):
     def __init__(self, path: str):
-        self.database = Database(path)
+        self.database = db = Database(path)
+        cards, workspaces, connections = SQLiteCards(db), SQLiteWorkspaces(db), SQLiteConnections(db)
+        sessions, grants = SQLiteSessions(db), SQLiteGrants(db)
         super().__init__(
-            docs=SQLiteDocs(self.database), cards=SQLiteCards(self.database), outbox=SQLiteOutbox(self.database),
-            accounts=SQLiteAccounts(self.database), limits=SQLiteLimits(self.database),
-            oauth=SQLiteOAuth(self.database),
-            suppressions=SQLiteSuppressions(self.database), passkeys=SQLitePasskeys(self.database),
+            docs=SQLiteDocs(db), cards=cards, signing_keys=SQLiteSigningKeys(db), outbox=SQLiteOutbox(db),
+            workspaces=workspaces, connections=connections, sessions=sessions, limits=SQLiteLimits(db),
+            authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
+            passkeys=SQLitePasskeys(db),
+            callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
+                                      grants=grants, cards=cards),
         )
 
     @property

@@ -1,6 +1,6 @@
 """Cards on SQLite: filing (one live card per request), reading, listings, and the commit.
 
-A card's request (``requests`` row, keyed by :func:`~countersign.store.records.request_key`)
+A card's request (``requests`` row, keyed by :func:`~countersign.store.cards.request_key`)
 names the latest card filed for it and until when that card holds it (``live_until``: its
 deadline while pending, forever while running, 0 once decided). Filing claims the row in the same
 ``BEGIN IMMEDIATE`` transaction as the card, so two identical filings — threads or processes —
@@ -23,14 +23,15 @@ from ...core.cards import (
     request_held_until,
 )
 from ...core.crash_points import crash_point
-from .. import checks
+from ..cards import AuditEntry, Card, CardCommit, CardStore, check_arguments, listed, request_key, ticket_digest
+from ..docs import check_doc_writes
 from ..errors import BadInput, NotFound, Replayed, Taken
-from ..interface import CardStore
-from ..records import AuditEntry, Card, CardCommit, Notification, listed, request_key, ticket_digest
+from ..outbox import Notification
 from . import schema
 from .database import Database, unique
 from .docs import apply_writes
 from .outbox import insert_notification
+from .signing_keys import note_key
 
 # History is ordered by when a card stopped being pending: a card that lapsed without a
 # transition has no updated_at for that moment, so its expiry stands in.
@@ -45,13 +46,13 @@ class SQLiteCards(CardStore):
 
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
                   signing_key: tuple[str, int] | None = None) -> Card:
-        checks.check_arguments(card.arguments)
+        check_arguments(card.arguments)
         with self.db.write() as db:
             holder = _claim_request(db, card, card.expires_at, card.created_at, replacing)
             if holder is not None:
                 return holder.at(card.created_at)
             if signing_key is not None:
-                _note_key(db, *signing_key)
+                note_key(db, *signing_key)
             _insert_card(db, card)
             _insert_audit(db, audit)
             if notify:
@@ -141,12 +142,12 @@ class SQLiteCards(CardStore):
     def commit_card(self, commit: CardCommit) -> Card:
         card, target, now = commit.card, CardState(commit.target), commit.now
         writes = list(commit.writes)
-        checks.check_doc_writes(writes)
+        check_doc_writes(writes)
         with self.db.write() as db:
             if commit.nonce is not None and not _spend_nonce(db, *commit.nonce, now):
                 raise Replayed()
             if commit.new:
-                checks.check_arguments(card.arguments)
+                check_arguments(card.arguments)
                 source = check_move(CardState.PENDING, target, card.expires_at, now)
                 holder = _claim_request(db, card, schema.LIVE_FOREVER if target is CardState.RUNNING else 0, now,
                                         asked_at=commit.asked_at)
@@ -193,26 +194,6 @@ class SQLiteCards(CardStore):
         )
         return [schema.audit_entry(r) for r in found]
 
-    # -- signing keys in use ----------------------------------------------------------------------
-
-    def note_signing_key(self, key_id: str, until: int) -> None:
-        with self.db.write() as db:
-            _note_key(db, key_id, until)
-
-    def signing_keys_in_use(self, now: int) -> dict[str, int]:
-        return {r["key_id"]: r["until"] for r in self.db.all("SELECT * FROM signing_keys WHERE until > ?", now)}
-
-    def forget_signing_key(self, key_id: str) -> None:
-        with self.db.write() as db:
-            db.execute("DELETE FROM signing_keys WHERE key_id = ?", (key_id,))
-
-
-def _note_key(db: sqlite3.Connection, key_id: str, until: int) -> None:
-    db.execute(
-        "INSERT INTO signing_keys (key_id, until) VALUES (?, ?)"
-        " ON CONFLICT (key_id) DO UPDATE SET until = max(until, excluded.until)",
-        (key_id, until),
-    )
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:

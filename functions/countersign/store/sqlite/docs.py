@@ -5,10 +5,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from .. import checks
+from ..docs import (
+    Doc,
+    DocStore,
+    DocWrite,
+    RoleWrite,
+    SettingWrite,
+    WorkspaceNameWrite,
+    Write,
+    check_doc_keys,
+    check_doc_writes,
+    id_range,
+    moved,
+    write_target,
+)
 from ..errors import Conflict
-from ..interface import DocStore
-from ..records import Doc, DocWrite, RoleWrite, SettingWrite, WorkspaceNameWrite, Write
 from . import schema
 from .database import Database
 
@@ -25,7 +36,7 @@ class SQLiteDocs(DocStore):
 
     def get_docs(self, workspace_id: str, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Doc]:
         wanted = list(dict.fromkeys(keys))
-        checks.check_doc_keys(wanted)
+        check_doc_keys(wanted)
         if not wanted:
             return {}
         # each term names the whole primary key, so each is one index search; with workspace_id
@@ -37,7 +48,7 @@ class SQLiteDocs(DocStore):
 
     def list_docs(self, workspace_id: str, kind: str, prefix: str = "", *, start: str | None = None,
                   stop: str | None = None, limit: int | None = None, descending: bool = False) -> list[Doc]:
-        low, high = checks.id_range(prefix, start, stop, limit)
+        low, high = id_range(prefix, start, stop, limit)
         sql = "SELECT * FROM docs WHERE workspace_id = ? AND kind = ? AND id >= ?"
         args: list[object] = [workspace_id, kind, low]
         if high is not None:
@@ -51,7 +62,7 @@ class SQLiteDocs(DocStore):
 
     def write_docs(self, workspace_id: str, writes: Iterable[Write]) -> None:
         writes = list(writes)
-        checks.check_doc_writes(writes)
+        check_doc_writes(writes)
         with self.db.write() as db:
             apply_writes(db, workspace_id, writes)
 
@@ -63,8 +74,8 @@ def apply_writes(db: sqlite3.Connection, workspace_id: str, writes: list[Write])
     """
     for w in writes:
         if not _holds(db, workspace_id, w):
-            kind, ident = checks.write_target(w)
-            raise Conflict(checks.moved(w), kind=kind, id=ident or workspace_id)
+            kind, ident = write_target(w)
+            raise Conflict(moved(w), kind=kind, id=ident or workspace_id)
     for w in writes:
         if isinstance(w, DocWrite):
             if w.data is None:

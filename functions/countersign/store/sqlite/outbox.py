@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..interface import OutboxStore
-from ..records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification
+from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore
 from . import schema
 from .database import Database
 

@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 
 from ..errors import NotFound
-from ..interface import PasskeyStore
-from ..passkey_checks import challenge_fields, challenge_from, check_passkey_name, passkey_fields, passkey_from
-from ..records import Passkey, PasskeyChallenge
+from ..passkeys import (
+    Passkey,
+    PasskeyChallenge,
+    PasskeyStore,
+    challenge_fields,
+    challenge_from,
+    check_passkey_name,
+    passkey_fields,
+    passkey_from,
+)
 from . import schema
 from .database import Database, unique
 

@@ -11,24 +11,19 @@ import binascii
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from ...core.canonical import canonical_json
 from ...core.cards import CardState
 from ...core.codes import CodeRecord
+from ..cards import AuditEntry, Card, request_key
+from ..connections import Connection
+from ..docs import Doc
 from ..errors import BadInput
-from ..records import (
-    AuditEntry,
-    Card,
-    Connection,
-    Doc,
-    Notification,
-    Person,
-    Session,
-    SignInToken,
-    Workspace,
-    request_key,
-)
+from ..json_records import data_fields, known_fields
+from ..outbox import Notification
+from ..sessions import Session, SignInToken
+from ..workspaces import Person, Workspace
 
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
@@ -179,6 +174,23 @@ def to_json(value: Any) -> str:
 
 def from_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
+
+
+R = TypeVar("R")
+
+
+def record_json(record: Any) -> str:
+    """A record kept whole as one JSON column (the OAuth records)."""
+    return to_json(data_fields(record))
+
+
+def record_from_json(cls: type[R], text: str, **override: Any) -> R:
+    """The record :func:`record_json` kept, with ``override`` (its values kept in other columns)."""
+    values = json.loads(text)
+    if "scopes" in values:
+        values["scopes"] = tuple(values["scopes"])
+    values.update(override)
+    return cls(**known_fields(cls, values))
 
 
 # -- cursors ------------------------------------------------------------------------------------

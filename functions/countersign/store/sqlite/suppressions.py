@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from .. import checks
-from ..interface import SuppressionStore
-from ..records import Suppression
+from ..suppressions import Suppression, SuppressionStore, check_suppression
+from ..workspaces import email_key
 from .database import Database
 
 
@@ -13,7 +12,7 @@ class SQLiteSuppressions(SuppressionStore):
         self.db = db
 
     def suppress_address(self, suppression: Suppression) -> None:
-        checks.check_suppression(suppression)
+        check_suppression(suppression)
         with self.db.write() as db:
             db.execute(
                 "INSERT INTO suppressions (email, reason, at, detail) VALUES (?, ?, ?, ?) ON CONFLICT (email)"
@@ -22,9 +21,9 @@ class SQLiteSuppressions(SuppressionStore):
             )
 
     def address_suppression(self, email: str) -> Suppression | None:
-        row = self.db.one("SELECT email, reason, at, detail FROM suppressions WHERE email = ?", checks.email_key(email))
+        row = self.db.one("SELECT email, reason, at, detail FROM suppressions WHERE email = ?", email_key(email))
         return None if row is None else Suppression(row["email"], row["reason"], row["at"], row["detail"])
 
     def lift_suppression(self, email: str) -> None:
         with self.db.write() as db:
-            db.execute("DELETE FROM suppressions WHERE email = ?", (checks.email_key(email),))
+            db.execute("DELETE FROM suppressions WHERE email = ?", (email_key(email),))

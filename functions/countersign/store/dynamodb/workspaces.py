@@ -1,14 +1,19 @@
-"""Workspaces, persons, connections, sign-in tokens and sessions on DynamoDB."""
+"""Workspaces and their members on DynamoDB."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, NoReturn
 
-from .. import checks
 from ..errors import Conflict, NotFound, StoreError
-from ..interface import AccountStore
-from ..records import Connection, Person, Session, SignInToken, Workspace
+from ..workspaces import (
+    Person,
+    Workspace,
+    WorkspaceStore,
+    check_new_person,
+    check_person_changes,
+    check_settings,
+    check_workspace_name,
+)
 from . import codec
 from .client import Cancelled, Table
 
@@ -30,7 +35,7 @@ def _person_refused(cancelled: Cancelled, person: Person, first: int) -> NoRetur
     raise StoreError(f"Could not create the person: {cancelled}") from None
 
 
-class DynamoAccounts(AccountStore):
+class DynamoWorkspaces(WorkspaceStore):
     def __init__(self, table: Table):
         self.table = table
 
@@ -41,7 +46,7 @@ class DynamoAccounts(AccountStore):
             if not self.table.put_new(codec.workspace_item(workspace)):
                 raise Conflict(f"A workspace with id {workspace.id!r} already exists.")
             return
-        checks.check_new_person(owner, workspace.id)
+        check_new_person(owner, workspace.id)
         # in one transaction: a refused owner leaves no workspace behind
         new_workspace = {"Put": {"Item": codec.workspace_item(workspace),
                                  "ConditionExpression": "attribute_not_exists(pk)"}}
@@ -59,7 +64,7 @@ class DynamoAccounts(AccountStore):
         return codec.workspace_from(found)
 
     def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
-        name = checks.check_workspace_name(name)
+        name = check_workspace_name(name)
         out = self.table.update(
             codec.workspace_key(workspace_id),
             UpdateExpression="SET #name = :name",
@@ -73,7 +78,7 @@ class DynamoAccounts(AccountStore):
         return codec.workspace_from(out)
 
     def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
-        checks.check_settings(changes)
+        check_settings(changes)
         if not changes:
             return self.get_workspace(workspace_id)
         out = self.table.update(
@@ -91,7 +96,7 @@ class DynamoAccounts(AccountStore):
     # -- persons ----------------------------------------------------------------------------------
 
     def create_person(self, person: Person) -> None:
-        checks.check_new_person(person)
+        check_new_person(person)
         self.get_workspace(person.workspace_id)  # read first: workspaces are never deleted
         try:
             self.table.transact(_person_puts(person))
@@ -120,19 +125,11 @@ class DynamoAccounts(AccountStore):
         found = self.table.get(codec.person_key(pointer["workspace_id"], pointer["person_id"]))
         return None if found is None else codec.person_from(found)
 
-    def _in_workspace(self, workspace_id: str, prefix: str) -> list[dict[str, Any]]:
-        found = self.table.query(
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues=codec.values({":pk": f"WS#{workspace_id}", ":prefix": prefix}),
-            ConsistentRead=True,
-        )
-        return sorted(found, key=lambda v: (v["created_at"], v["id"]))
-
     def list_persons(self, workspace_id: str) -> list[Person]:
-        return [codec.person_from(v) for v in self._in_workspace(workspace_id, "PERSON#")]
+        return [codec.person_from(v) for v in self.table.workspace_records(workspace_id, "PERSON#")]
 
     def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
-        checks.check_person_changes(changes)
+        check_person_changes(changes)
         if not changes:
             return self.get_person(workspace_id, person_id)
         out = self.table.update(
@@ -164,86 +161,3 @@ class DynamoAccounts(AccountStore):
                 raise Conflict(f"{now.email} is {now.role} now, not {expected_role}; nobody was removed.") from None
             raise StoreError(f"Could not remove the person: {cancelled}") from None
         return person
-
-    # -- connections ------------------------------------------------------------------------------
-
-    def create_connection(self, connection: Connection) -> None:
-        raw = codec.connection_item(connection)
-        pointer = {**raw, **codec.token_key(connection.token_hash)}  # a full copy: one read per request
-        try:
-            self.table.transact([
-                {"Put": {"Item": raw, "ConditionExpression": "attribute_not_exists(pk)"}},
-                {"Put": {"Item": pointer, "ConditionExpression": "attribute_not_exists(pk)"}},
-            ])
-        except Cancelled as cancelled:
-            if cancelled.code(0) == "ConditionalCheckFailed":
-                raise Conflict(f"A connection with id {connection.id!r} already exists.") from None
-            if cancelled.code(1) == "ConditionalCheckFailed":
-                raise Conflict("A connection with this token already exists.") from None
-            raise StoreError(f"Could not create the connection: {cancelled}") from None
-
-    def get_connection(self, workspace_id: str, connection_id: str) -> Connection:
-        found = self.table.get(codec.connection_key(workspace_id, connection_id))
-        if found is None:
-            raise NotFound("connection", connection_id)
-        return codec.connection_from(found)
-
-    def get_connection_by_token_hash(self, token_hash: str) -> Connection | None:
-        found = self.table.get(codec.token_key(token_hash))
-        return None if found is None else codec.connection_from(found)
-
-    def list_connections(self, workspace_id: str, person_id: str | None = None) -> list[Connection]:
-        found = [codec.connection_from(v) for v in self._in_workspace(workspace_id, "CONN#")]
-        return [c for c in found if person_id is None or c.person_id == person_id]
-
-    def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
-        for _ in range(3):
-            current = self.get_connection(workspace_id, connection_id)
-            if current.revoked:
-                return current
-            update = {
-                "UpdateExpression": "SET revoked_at = :now",
-                "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(revoked_at)",
-                "ExpressionAttributeValues": codec.values({":now": now}),
-            }
-            try:
-                self.table.transact([
-                    {"Update": {"Key": codec.connection_key(workspace_id, connection_id), **update}},
-                    {"Update": {"Key": codec.token_key(current.token_hash), **update}},
-                ])
-            except Cancelled:
-                continue
-            return replace(current, revoked_at=now)
-        raise StoreError(f"Could not revoke connection {connection_id!r}; try again.")
-
-    # -- sign-in tokens and sessions --------------------------------------------------------------
-
-    def put_signin_token(self, token: SignInToken) -> None:
-        self.table.client.put_item(TableName=self.table.name, Item=codec.signin_item(token))
-
-    def consume_signin_token(self, token_hash: str, now: int) -> SignInToken | None:
-        try:
-            out = self.table.client.delete_item(
-                TableName=self.table.name,
-                Key=codec.single_key("SIGNIN", token_hash),
-                ConditionExpression="expires_at > :now",
-                ExpressionAttributeValues=codec.values({":now": now}),
-                ReturnValues="ALL_OLD",
-            )
-        except self.table.errors.ConditionalCheckFailedException:
-            return None
-        raw = out.get("Attributes")
-        return codec.signin_from(codec.plain(raw)) if raw else None
-
-    def create_session(self, session: Session) -> None:
-        if not self.table.put_new(codec.session_item(session)):
-            raise Conflict("That session already exists.")
-
-    def get_session(self, session_hash: str, now: int) -> Session | None:
-        found = self.table.get(codec.single_key("SESSION", session_hash))
-        if found is None or found["expires_at"] <= now:
-            return None
-        return codec.session_from(found)
-
-    def delete_session(self, session_hash: str) -> None:
-        self.table.client.delete_item(TableName=self.table.name, Key=codec.single_key("SESSION", session_hash))

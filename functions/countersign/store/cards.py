@@ -1,0 +1,291 @@
+"""The cards role: cards (held calls waiting on a person), their audit trail, the requests they
+hold and the tickets they spent.
+
+:class:`CardStore` is the interface both stores implement; :class:`Card`, :class:`AuditEntry` and
+:class:`CardCommit` are its records. A filing writes the notification it owes
+(:mod:`.outbox`) and the signing key it used (:mod:`.signing_keys`) in its own transaction; a
+commit writes the effect's :data:`~.docs.Write` s and spends a nonce (:mod:`.limits`) in its own:
+those stay one method of this role, over the database both share. The rules every role keeps are
+stated in :mod:`.workspaces`.
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..core.canonical import canonical_bytes
+from ..core.cards import CardState, effective_state
+from .docs import Write
+from .errors import BadInput
+
+MAX_ARGUMENTS_BYTES = 64 * 1024
+
+
+def request_key(workspace_id: str, person_id: str, tool: str, fingerprint: str) -> str:
+    """One request: the same tool with the same fingerprint, waiting on the same person in one
+    workspace. At most one card per request is live (pending, or running) at any time."""
+    return hashlib.sha256("\x1f".join((workspace_id, person_id, tool, fingerprint)).encode("utf-8")).hexdigest()
+
+
+def ticket_digest(ticket: str) -> str:
+    """How a spent ticket is remembered (never the ticket itself)."""
+    return hashlib.sha256(("countersign-ticket:" + ticket).encode("utf-8")).hexdigest()
+
+
+# -- records ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Card:
+    """A held call waiting on (or answered by) one person.
+
+    ``state`` is the stored state; read it through :meth:`state_at` (or a store read, which
+    already applies expiry) so that a pending card past ``expires_at`` reads as expired.
+    """
+
+    id: str
+    workspace_id: str
+    person_id: str
+    connection_id: str
+    tool: str
+    arguments: dict[str, Any]
+    subject: Any
+    title: str
+    lines: tuple[str, ...]
+    fingerprint: str
+    ticket: str
+    state: CardState
+    created_at: int
+    expires_at: int
+    updated_at: int = 0
+    result: Any = None
+    decline_reason: str | None = None
+    refusal: str | None = None
+    channel: str | None = None
+    # Every write of the card adds one: each transition is conditional on the version it read.
+    version: int = 1
+    # While an action with several steps runs: {"steps": [labels], "done": n, "outside": label|None}.
+    run: dict[str, Any] | None = None
+    # While running: until when the runner holds the card. Past it, recovery settles the card.
+    lease_until: int | None = None
+    # Confirmed with a passkey: the verified assertion over the card's statement
+    # (countersign.identity.passkeys.evidence), written with the card's move out of pending.
+    passkey: dict[str, Any] | None = None
+
+    @property
+    def request_key(self) -> str:
+        return request_key(self.workspace_id, self.person_id, self.tool, self.fingerprint)
+
+    def state_at(self, now: int) -> CardState:
+        return effective_state(self.state, self.expires_at, now)
+
+    def at(self, now: int) -> Card:
+        """This card as a reader sees it at ``now``: a pending card past its deadline is expired."""
+        state = self.state_at(now)
+        return self if state is self.state else replace(self, state=state)
+
+    def live_at(self, now: int) -> bool:
+        """Whether this card still holds its request: pending before its deadline, or running."""
+        return self.state_at(now) in (CardState.PENDING, CardState.RUNNING)
+
+    def decided_at(self) -> int:
+        """When this card stopped waiting: its last move, or its deadline if it lapsed untouched."""
+        if self.state is CardState.EXPIRED and self.updated_at < self.expires_at:
+            return self.expires_at
+        return self.updated_at
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One transition of a card: who, when, through which channel, from which connection."""
+
+    card_id: str
+    workspace_id: str
+    at: int
+    event: str  # filed | confirmed | running | completed | failed | declined | withdrawn | expired | refused
+    actor: str  # "person:<id>", "connection:<id>", "system"
+    channel: str  # mcp | client | code | page | system
+    connection_id: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class CardCommit:
+    """One transaction on one card: its move to ``target`` and everything that goes with it.
+
+    * ``card`` is the card as the caller read it (its ``version`` is the condition), or, when
+      ``new`` is set, a card that does not exist yet and is filed already decided (an answer given
+      in the client with no card waiting): it must then win its request like any filing.
+    * ``writes`` — the action's effect: committed with the card or not at all.
+    * ``audit`` — the entries of this move (a new card's ``filed`` entry first).
+    * Leaving ``pending`` spends the card's ticket in the same transaction; a spent ticket never
+      moves a card again, even if the card's state was set back by hand.
+    * Leaving the live states releases the card's request, so an identical call files anew.
+    * ``step``: the runner of an action of several steps records one more (``running → running``).
+    """
+
+    card: Card
+    target: CardState
+    now: int
+    audit: tuple[AuditEntry, ...]
+    writes: tuple[Write, ...] = ()
+    result: Any = None
+    decline_reason: str | None = None
+    refusal: str | None = None
+    channel: str | None = None
+    run: dict[str, Any] | None = None
+    lease_until: int | None = None
+    new: bool = False
+    step: bool = False  # a further step of a running action: running → running, by its runner
+    passkey: dict[str, Any] | None = None  # the verified passkey assertion this move was confirmed with
+    # A ``new`` card answering a question put at ``asked_at``: its request is claimed only if no
+    # card holds it and none was decided at or after ``asked_at`` (an older yes never overrides a
+    # newer no); otherwise :class:`~countersign.store.errors.Taken` with that card, nothing written.
+    asked_at: int | None = None
+    # A single-use value (value, until) spent in the same transaction: if it was spent already,
+    # :class:`~countersign.store.errors.Replayed` and nothing is written (:meth:`~.limits.LimitStore.use_nonce`).
+    nonce: tuple[str, int] | None = None
+
+    def written(self) -> Card:
+        """The card as this commit writes it (fields left None keep what an earlier move wrote)."""
+        target = CardState(self.target)
+        changes: dict[str, Any] = {
+            "state": target, "updated_at": self.now, "version": 1 if self.new else self.card.version + 1,
+            "lease_until": self.lease_until if target is CardState.RUNNING else None,
+        }
+        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey"):
+            value = getattr(self, name)
+            if value is not None:
+                changes[name] = value
+        return replace(self.card, **changes)
+
+
+def listed(card: Card) -> Card:
+    """``card`` as a listing gives it (:meth:`CardStore.list_pending_cards`, ``list_card_history``):
+    what a list shows, without the arguments, subject, ticket, fingerprint and run a decision needs.
+    Both stores list cards this way (DynamoDB's index projects no more); read a card with
+    ``get_card`` before acting on it."""
+    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None)
+
+
+# -- the role ---------------------------------------------------------------------------------------
+
+
+class CardStore(abc.ABC):
+    """Cards: filed, read, listed, moved by one conditional transaction each, and audited."""
+
+    # -- filing and reading -------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
+                  signing_key: tuple[str, int] | None = None) -> Card:
+        """File ``card`` (pending) as the live card of its request, in one transaction with its
+        ``filed`` audit entry and (``notify``) the :class:`~.outbox.Notification` it owes its
+        person, and (``signing_key``: key id, until)
+        :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket.
+
+        If another card holds the same request (live: pending before its deadline, or running; or
+        declined or completed within the answer memory), nothing is written and that card is
+        returned instead, read by the store only in that case: of any number of identical filings,
+        across processes, exactly one files. The caller compares ids to tell.
+        :class:`BadInput` if the arguments exceed 64 KiB; :class:`Conflict` if the id exists.
+        """
+
+    @abc.abstractmethod
+    def get_card(self, workspace_id: str, card_id: str, now: int) -> Card:
+        """The card with expiry applied; :class:`NotFound` if unknown or in another workspace."""
+
+    @abc.abstractmethod
+    def latest_card(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int) -> Card | None:
+        """The most recently filed card of this request (expiry applied), if any."""
+
+    @abc.abstractmethod
+    def list_pending_cards(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        """Pending, unexpired cards waiting on ``person_id``, oldest first; returns a next cursor.
+
+        Listed cards (:func:`listed`) have no arguments, subject, ticket,
+        fingerprint or run: :meth:`get_card` a card before acting on it."""
+
+    def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
+        """How many cards :meth:`list_pending_cards` would list in all (stores count without reading them)."""
+        total, cursor = 0, None
+        while True:
+            cards, cursor = self.list_pending_cards(workspace_id, person_id, now, limit=1000, cursor=cursor)
+            total += len(cards)
+            if cursor is None:
+                return total
+
+    @abc.abstractmethod
+    def list_card_history(
+        self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
+    ) -> tuple[list[Card], str | None]:
+        """Cards of ``person_id`` that are decided or lapsed (not pending, not running), newest
+        first; listed as :meth:`list_pending_cards` lists them."""
+
+    @abc.abstractmethod
+    def running_cards(self, now: int, limit: int = 50) -> list[Card]:
+        """Cards left ``running`` whose lease ended before ``now`` (their runner died), whole, as
+        read now: recovery's work."""
+
+    # -- transitions ------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def commit_card(self, commit: CardCommit) -> Card:
+        """One transaction: the card's move (conditional on the version read, and out of
+        ``pending`` on its deadline), the effect's writes, the ticket spent, the audit entries, and
+        the request released or held. Returns the card as written.
+
+        Raises :class:`~countersign.core.cards.Refusal` when the card moved first (the refusal for
+        the state it lost to), or its ticket is already spent; :class:`Conflict` when a write's
+        expectation failed (nothing written: re-read and re-stage); for a ``new`` card whose
+        request is held by a live card, :class:`~countersign.store.errors.Taken` with that card
+        (also when ``asked_at`` is set and the request's card was decided at or after it);
+        :class:`~countersign.store.errors.Replayed` when its ``nonce`` was spent already (checked
+        first: nothing else is reported then).
+        """
+
+    def transition_card(
+        self,
+        workspace_id: str,
+        card_id: str,
+        target: CardState,
+        now: int,
+        audit: AuditEntry,
+        *,
+        result: Any = None,
+        decline_reason: str | None = None,
+        refusal: str | None = None,
+        channel: str | None = None,
+    ) -> Card:
+        """Read the card and move it to ``target`` with nothing else written (a decline, a
+        withdrawal): :meth:`commit_card` on the card as read now."""
+        card = self.get_card(workspace_id, card_id, now)
+        return self.commit_card(CardCommit(
+            card=card, target=CardState(target), now=now, audit=(audit,), result=result,
+            decline_reason=decline_reason, refusal=refusal, channel=channel,
+        ))
+
+    @abc.abstractmethod
+    def append_audit(self, entry: AuditEntry) -> None:
+        """An audit entry that is not a transition (for example a click refused as tampered)."""
+
+    @abc.abstractmethod
+    def audit_trail(self, workspace_id: str, card_id: str) -> list[AuditEntry]:
+        """Every entry of a card, in order. :class:`NotFound` if the card is not in the workspace."""
+
+
+# -- checks -----------------------------------------------------------------------------------------
+
+
+def check_arguments(arguments: Any) -> None:
+    try:
+        size = len(canonical_bytes(arguments))
+    except (TypeError, ValueError) as exc:
+        raise BadInput("arguments", "must be plain JSON (objects, arrays, strings, numbers, booleans, null).") from exc
+    if size > MAX_ARGUMENTS_BYTES:
+        raise BadInput("arguments", f"{size} bytes as canonical JSON; the limit is {MAX_ARGUMENTS_BYTES} (64 KiB).")

@@ -1,0 +1,75 @@
+"""Connections, and when each was last used, on SQLite."""
+
+from __future__ import annotations
+
+from ..connections import Connection, ConnectionStore
+from ..errors import NotFound
+from . import schema
+from .database import Database, unique
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS connection_uses (
+    connection_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, last_used_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS connection_uses_by_workspace ON connection_uses (workspace_id);
+"""
+
+
+class SQLiteConnections(ConnectionStore):
+    def __init__(self, db: Database):
+        self.db = db
+        with self.db.write() as conn:
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+
+    def create_connection(self, connection: Connection) -> None:
+        with self.db.write() as db, unique(f"A connection with id {connection.id!r} already exists."):
+            db.execute(
+                "INSERT INTO connections (id, workspace_id, person_id, name, token_hash, created_at, revoked_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (connection.id, connection.workspace_id, connection.person_id, connection.name,
+                 connection.token_hash, connection.created_at, connection.revoked_at),
+            )
+
+    def get_connection(self, workspace_id: str, connection_id: str) -> Connection:
+        row = self.db.one("SELECT * FROM connections WHERE id = ? AND workspace_id = ?", connection_id, workspace_id)
+        if row is None:
+            raise NotFound("connection", connection_id)
+        return schema.connection(row)
+
+    def get_connection_by_token_hash(self, token_hash: str) -> Connection | None:
+        row = self.db.one("SELECT * FROM connections WHERE token_hash = ?", token_hash)
+        return schema.connection(row) if row else None
+
+    def list_connections(self, workspace_id: str, person_id: str | None = None) -> list[Connection]:
+        sql = (
+            "SELECT * FROM connections WHERE workspace_id = ? AND (? IS NULL OR person_id = ?) ORDER BY created_at, id"
+        )
+        return [schema.connection(r) for r in self.db.all(sql, workspace_id, person_id, person_id)]
+
+    def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
+        with self.db.write() as db:
+            db.execute(
+                "UPDATE connections SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND workspace_id = ?",
+                (now, connection_id, workspace_id),
+            )
+            return self.get_connection(workspace_id, connection_id)
+
+    # -- in use -----------------------------------------------------------------------------------
+
+    def note_connection_use(self, workspace_id: str, connection_id: str, now: int, every: int = 60) -> None:
+        row = self.db.one("SELECT last_used_at FROM connection_uses WHERE connection_id = ?", connection_id)
+        if row is not None and row["last_used_at"] > now - every:
+            return  # recorded recently: no write (and no write lock) on every request
+        with self.db.write() as db:
+            db.execute(
+                "INSERT INTO connection_uses (connection_id, workspace_id, last_used_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (connection_id) DO UPDATE SET last_used_at = excluded.last_used_at"
+                " WHERE connection_uses.last_used_at <= excluded.last_used_at - ?",
+                (connection_id, workspace_id, now, every),
+            )
+
+    def connections_last_used(self, workspace_id: str) -> dict[str, int]:
+        rows = self.db.all("SELECT connection_id, last_used_at FROM connection_uses WHERE workspace_id = ?",
+                           workspace_id)
+        return {row["connection_id"]: row["last_used_at"] for row in rows}

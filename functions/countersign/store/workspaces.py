@@ -1,0 +1,222 @@
+"""The workspaces role: workspaces, their members (persons) and their settings.
+
+:class:`WorkspaceStore` is the interface both stores implement; :class:`Workspace` and
+:class:`Person` are its records; the ``check_*`` functions are the checks both stores make before
+writing (bad input raises :class:`~.errors.BadInput` and writes nothing).
+
+Rules every role of the store keeps (the conformance suite in ``tests/store`` checks them):
+
+* Times are integer epoch seconds passed in by the caller (``now``): stores never read a clock,
+  so expiry is testable and identical on both stores.
+* Expiry is applied on every read (a pending card past ``expires_at`` reads as ``expired``; an
+  expired token, session, code or nonce reads as absent) and inside every transition's condition.
+* Every transition is one conditional write transaction. Of any number of simultaneous callers
+  exactly one wins; the others get a :class:`~countersign.core.cards.Refusal`.
+* Ids of one workspace are not found from another: the error is the same as for an unknown id.
+* Bad input (oversized arguments, unknown role...) raises :class:`~.errors.BadInput` and writes nothing.
+"""
+
+from __future__ import annotations
+
+import abc
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import BadInput
+
+ROLES = ("owner", "admin", "approver", "member")
+MANAGERS = ("owner", "admin")  # the roles that run the workspace: its settings, members, upstreams
+
+DEFAULT_WORKSPACE_SETTINGS = {
+    "ask_before_drafting": True,
+    "ask_before_approvals": True,
+    "confirm_in_client": True,
+}
+
+# Settings with a choice of values rather than on/off, and their values; the first is the default.
+WORKSPACE_CHOICES: dict[str, tuple[str, ...]] = {
+    # When Confirm needs the person's passkey (countersign.gate.passkey_policy): never, for cards that
+    # spend, send, grant or cannot be undone, or for every card. Changed only through a held request.
+    "passkey_policy": ("never", "risky", "every"),
+}
+SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()}}
+
+PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
+MAX_WORKSPACE_NAME = 100
+MAX_PERSON_NAME = 100
+
+
+# -- records ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workspace:
+    id: str
+    name: str
+    settings: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_WORKSPACE_SETTINGS))
+    created_at: int = 0
+
+    def setting(self, name: str) -> Any:
+        return self.settings.get(name, SETTING_DEFAULTS.get(name))
+
+
+@dataclass(frozen=True)
+class Person:
+    id: str
+    workspace_id: str
+    email: str
+    role: str = "member"
+    name: str = ""
+    agent_requests_email: bool = True
+    created_at: int = 0
+
+
+Member = tuple[Workspace, Person]
+
+
+# -- the role ---------------------------------------------------------------------------------------
+
+
+class WorkspaceStore(abc.ABC):
+    """Workspaces and the persons who are their members (emails unique across the service)."""
+
+    # -- workspaces -------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def create_workspace(self, workspace: Workspace, owner: Person | None = None) -> None:
+        """Create, with its first member ``owner`` (a person of this workspace) in the same
+        transaction: :class:`Conflict` if the id exists or the owner's email already belongs to a
+        member (as :meth:`create_person`), and then nothing is written."""
+
+    @abc.abstractmethod
+    def get_workspace(self, workspace_id: str) -> Workspace:
+        """:class:`NotFound` if unknown."""
+
+    @abc.abstractmethod
+    def rename_workspace(self, workspace_id: str, name: str) -> Workspace:
+        """Set the workspace's name and return the workspace as written.
+
+        The name is stripped; empty or over 100 characters raises :class:`BadInput` (field
+        ``name``) and writes nothing. :class:`NotFound` (as :meth:`get_workspace`) if unknown.
+        One conditional write; settings and every other field are left as they are.
+        """
+
+    @abc.abstractmethod
+    def update_workspace_settings(self, workspace_id: str, changes: dict[str, Any]) -> Workspace:
+        """Merge ``changes`` into the settings (only known setting names, boolean values)."""
+
+    # -- persons ----------------------------------------------------------------------------------
+
+    @abc.abstractmethod
+    def create_person(self, person: Person) -> None:
+        """Create; emails are unique across the service (case-insensitive): :class:`Conflict`."""
+
+    @abc.abstractmethod
+    def get_person(self, workspace_id: str, person_id: str) -> Person:
+        """:class:`NotFound` if unknown or in another workspace."""
+
+    def get_member(self, workspace_id: str, person_id: str) -> Member:
+        """The workspace and one of its persons, in one read where the store can (every request's
+        principal needs both). :class:`NotFound` if either is unknown."""
+        return self.get_workspace(workspace_id), self.get_person(workspace_id, person_id)
+
+    @abc.abstractmethod
+    def get_person_by_email(self, email: str) -> Person | None:
+        """Case-insensitive lookup."""
+
+    @abc.abstractmethod
+    def list_persons(self, workspace_id: str) -> list[Person]:
+        """Every member, ordered by creation."""
+
+    @abc.abstractmethod
+    def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
+        """Change ``role``, ``name`` or ``agent_requests_email``."""
+
+    @abc.abstractmethod
+    def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
+        """Delete the person and free their email, in one transaction, if their role still reads
+        ``expected_role`` (:class:`Conflict` otherwise: a role changed since it was read);
+        :class:`NotFound` if unknown. Their records stay (connections, sessions, passkeys, cards,
+        audit), but none acts for them again: every credential resolves its member on every
+        request (:class:`~.callers.CallerReads`). Returns the person as they were."""
+
+
+# -- checks -----------------------------------------------------------------------------------------
+
+
+def email_key(email: str) -> str:
+    """Emails are unique and looked up case-insensitively."""
+    return email.lower()
+
+
+def check_role(role: Any) -> None:
+    if role not in ROLES:
+        raise BadInput("role", f"unknown role {role!r}; expected one of {', '.join(ROLES)}.")
+
+
+def check_workspace_name(name: Any) -> str:
+    """The name as stored: stripped, 1 to :data:`MAX_WORKSPACE_NAME` characters, one line (it heads
+    confirm pages and emails)."""
+    if not isinstance(name, str):
+        raise BadInput("name", "must be a string.")
+    name = name.strip()
+    if not name:
+        raise BadInput("name", "a workspace needs a name; it must not be empty.")
+    if len(name) > MAX_WORKSPACE_NAME:
+        raise BadInput("name", f"{len(name)} characters; a workspace name has at most {MAX_WORKSPACE_NAME}.")
+    if not _one_line(name):
+        raise BadInput("name", "a workspace name is one line, without tabs, line breaks, control characters or "
+                               "formatting characters (such as right-to-left overrides).")
+    return name
+
+
+def check_person_name(name: Any) -> None:
+    """A member's name (it greets them in emails and names them on the page): at most
+    :data:`MAX_PERSON_NAME` characters on one line; empty is allowed (no name given)."""
+    if not isinstance(name, str):
+        raise BadInput("name", "must be a string.")
+    if len(name) > MAX_PERSON_NAME:
+        raise BadInput("name", f"{len(name)} characters; a member's name has at most {MAX_PERSON_NAME}.")
+    if not _one_line(name) or name != name.strip():
+        raise BadInput("name", "a member's name is one line, without tabs, line breaks, control or formatting "
+                               "characters (such as right-to-left overrides) or spaces around it.")
+
+
+def check_new_person(person: Person, workspace_id: str | None = None) -> None:
+    """A person about to be created (``workspace_id``: the new workspace it is to be the owner of)."""
+    check_role(person.role)
+    check_person_name(person.name)
+    if workspace_id is not None and person.workspace_id != workspace_id:
+        raise BadInput("owner", "the owner must be a person of the workspace being created.")
+
+
+def _one_line(text: str) -> bool:
+    """No control characters or line breaks, and no formatting characters (bidi overrides and
+    isolates, zero-width spaces: a name another reader would see rearranged or other than it is),
+    but for the joiners emoji and some scripts need."""
+    return not any(unicodedata.category(c) in ("Cc", "Zl", "Zp", "Cf") and c not in "\u200c\u200d" for c in text)
+
+
+def check_settings(changes: dict[str, Any]) -> None:
+    for name, value in changes.items():
+        if name in WORKSPACE_CHOICES:
+            if value not in WORKSPACE_CHOICES[name] or not isinstance(value, str):
+                raise BadInput(name, f"must be one of {', '.join(WORKSPACE_CHOICES[name])}.")
+            continue
+        if name not in DEFAULT_WORKSPACE_SETTINGS:
+            raise BadInput(name, "is not a workspace setting.")
+        if not isinstance(value, bool):
+            raise BadInput(name, "must be true or false.")
+
+
+def check_person_changes(changes: dict[str, Any]) -> None:
+    for name, value in changes.items():
+        if name not in PERSON_CHANGES:
+            raise BadInput(name, "cannot be changed; only role, name and agent_requests_email can.")
+        if not isinstance(value, PERSON_CHANGES[name]):
+            raise BadInput(name, f"must be a {PERSON_CHANGES[name].__name__}.")
+    if "role" in changes:
+        check_role(changes["role"])
+    if "name" in changes:
+        check_person_name(changes["name"])
