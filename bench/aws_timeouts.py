@@ -71,7 +71,7 @@ def botocore_call(table: NeverAnswers) -> tuple[float, int, str]:
     before = len(table.accepted)
     started = time.perf_counter()
     try:
-        store.get_workspace("w_1")
+        store.workspaces.get_workspace("w_1")
         outcome = "answered (?)"
     except ReadTimeoutError:
         outcome = "ReadTimeoutError"

@@ -291,7 +291,7 @@ def loopback_dynamodb(table: str) -> tuple[object, str, str]:
     import boto3
 
     from countersign.identity import accounts
-    from countersign.store import open_store
+    from countersign.store.opening import open_store
     from tests.support.aws import create_table_from_template
 
     create_table_from_template(boto3.client("dynamodb"), table)

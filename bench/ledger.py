@@ -17,6 +17,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
 from countersign.gate.question import Question
 from countersign.identity import accounts
-from countersign.store.interface import MAX_DOC_WRITES
+from countersign.store.docs import MAX_DOC_WRITES
 from countersign.store.sqlite import SQLiteStore
 from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import TOOLSET, demo, layout
@@ -40,8 +41,8 @@ READS = {r.name: r for r in TOOLSET.reads}
 class Counting:
     """The store as a toolset sees it, counting the docs and bytes each call returns."""
 
-    def __init__(self, store):
-        self.store, self.docs, self.calls = store, 0, 0
+    def __init__(self, reader):
+        self.reader, self.docs, self.calls = reader, 0, 0
 
     def _seen(self, docs):
         self.calls += 1
@@ -49,20 +50,20 @@ class Counting:
         return docs
 
     def get_doc(self, workspace_id, kind, doc_id):
-        doc = self.store.get_doc(workspace_id, kind, doc_id)
+        doc = self.reader.get_doc(workspace_id, kind, doc_id)
         self._seen([doc] if doc else [])
         return doc
 
     def get_docs(self, workspace_id, keys):
-        found = self.store.get_docs(workspace_id, keys)
+        found = self.reader.get_docs(workspace_id, keys)
         self._seen(list(found.values()))
         return found
 
     def list_docs(self, workspace_id, kind, prefix="", **bounds):
-        return self._seen(self.store.list_docs(workspace_id, kind, prefix, **bounds))
+        return self._seen(self.reader.list_docs(workspace_id, kind, prefix, **bounds))
 
     def __getattr__(self, name):
-        return getattr(self.store, name)
+        return getattr(self.reader, name)
 
 
 def fill(store, size: int) -> tuple[ActionContext, str]:
@@ -90,13 +91,13 @@ def fill(store, size: int) -> tuple[ActionContext, str]:
                                          approved=rng.random() > 0.05, memo=rng.choice(("", "weekly", "card"))), ))
     writes = base + layout.build(entries, budgets)
     for start in range(0, len(writes), MAX_DOC_WRITES):
-        store.write_docs(workspace.id, writes[start:start + MAX_DOC_WRITES])
+        store.docs.write_docs(workspace.id, writes[start:start + MAX_DOC_WRITES])
     return ActionContext.of(store, workspace, person, None, NOW), entries[-1][1]["id"]
 
 
 def largest_item(store, workspace_id: str) -> int:
     kinds = ("budget_txns", "budget_total", "budget_month", "budget_category", "budget_account")
-    return max(layout.size_of(d.data) for k in kinds for d in store.list_docs(workspace_id, k))
+    return max(layout.size_of(d.data) for k in kinds for d in store.docs.list_docs(workspace_id, k))
 
 
 def steps(ctx: ActionContext, recent: str):
@@ -137,7 +138,7 @@ def counted(ctx: ActionContext, fn) -> tuple[ActionContext, int, str]:
     """A context reading through a counting store, and the docs and calls of one (warm-up) run
     (a plan+apply step's calls are shown as calls/docs written, e.g. ``1c+4w``)."""
     counting = Counting(ctx.store)
-    c = ActionContext.of(counting, ctx.workspace, ctx.person, None, NOW)
+    c = replace(ctx, store=counting, connection=None, now=NOW)
     out = fn(c)
     written = sum(len(phase.writes) for phase in getattr(out, "phases", ()))
     return c, counting.docs, f"{counting.calls}c+{written}w" if written else f"{counting.calls}c"

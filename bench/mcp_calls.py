@@ -123,7 +123,7 @@ def seed(data: Path, port: int) -> str:
     ctx = ActionContext.of(runtime.store, workspace, person, None, runtime.desk.now())
     for toolset in runtime.registry.toolsets:
         if toolset.demo is not None:
-            toolset.demo(runtime.store, ctx)
+            toolset.demo(runtime.store.docs, ctx)
     return token
 
 

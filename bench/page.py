@@ -35,7 +35,7 @@ from countersign import settings as settings_mod  # noqa: E402
 from countersign.identity import accounts  # noqa: E402
 from countersign.identity.sessions import mint_signin_token  # noqa: E402
 from countersign.runtime import build  # noqa: E402
-from countersign.store.records import DocWrite  # noqa: E402
+from countersign.store.docs import DocWrite  # noqa: E402
 from countersign.surfaces.local.app import build_local  # noqa: E402
 from tests.browser.pages import ChromiumMissing, launch, origin_of  # noqa: E402
 from tests.support.harness import mcp_client  # noqa: E402
@@ -59,7 +59,7 @@ def start(data: Path):
 
 def file_cards(runtime, server, person, token: str, first: int, last: int) -> list[str]:
     """Cards ``first``..``last`` (one note each, published through MCP): their ids."""
-    runtime.store.write_docs(
+    runtime.store.docs.write_docs(
         person.workspace_id,
         [
             DocWrite(

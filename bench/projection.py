@@ -20,8 +20,8 @@ import math
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
 from countersign.core.cards import CardState
+from countersign.store.cards import Card
 from countersign.store.dynamodb import codec
-from countersign.store.records import Card
 from countersign.store.table import GSI1_ATTRIBUTES
 
 LISTINGS = 4

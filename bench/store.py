@@ -38,7 +38,11 @@ os.environ.pop("AWS_PROFILE", None)
 from countersign.core.cards import CardState  # noqa: E402
 from countersign.core.codes import CodeRecord, code_hash, new_code  # noqa: E402
 from countersign.core.ids import new_id  # noqa: E402
-from countersign.store.records import AuditEntry, Card, CardCommit, Connection, DocWrite, Person, Workspace, secret_hash  # noqa: E402
+from countersign.store.cards import AuditEntry, Card, CardCommit  # noqa: E402
+from countersign.store.connections import Connection  # noqa: E402
+from countersign.store.docs import DocWrite  # noqa: E402
+from countersign.store.hashes import secret_hash  # noqa: E402
+from countersign.store.workspaces import Person, Workspace  # noqa: E402
 
 DAY = 24 * 3600
 T0 = 1_700_000_000
@@ -65,9 +69,9 @@ def setup(store):
     who = Person(id=new_id("p_"), workspace_id=ws.id, email=f"{new_id()}@example.com", role="owner", created_at=T0)
     conn = Connection(id=new_id("c_"), workspace_id=ws.id, person_id=who.id, name="bench",
                       token_hash=secret_hash(new_id("tok_")), created_at=T0)
-    store.create_workspace(ws)
-    store.create_person(who)
-    store.create_connection(conn)
+    store.workspaces.create_workspace(ws)
+    store.workspaces.create_person(who)
+    store.connections.create_connection(conn)
     return ws, who, conn
 
 
@@ -94,9 +98,9 @@ def entry(card: Card, event: str, at: int) -> AuditEntry:
 def click(store, card: Card, at: int) -> None:
     """What a confirm does in the store: read the card, then one commit — the card completed with
     its audit entry, its spent ticket, its request released and the action's effect (one doc)."""
-    seen = store.get_card(card.workspace_id, card.id, at)
+    seen = store.cards.get_card(card.workspace_id, card.id, at)
     effect = (DocWrite("bench_txn", card.id, {"amount": card.arguments["amount"]}, 0),)
-    store.commit_card(CardCommit(seen, CardState.COMPLETED, at, (entry(card, "completed", at),), effect,
+    store.cards.commit_card(CardCommit(seen, CardState.COMPLETED, at, (entry(card, "completed", at),), effect,
                                  result={"ok": True}, channel="page"))
 
 
@@ -105,7 +109,7 @@ def run(store, n: int) -> dict:
     cards = [make_card(ws, who, conn, i) for i in range(n)]
     started = time.perf_counter()
     for card, filed in cards:
-        store.file_card(card, filed)
+        store.cards.file_card(card, filed)
     filed_s = time.perf_counter() - started
     now = T0 + n + 10
     started = time.perf_counter()
@@ -136,12 +140,12 @@ def bench_sqlite_listings(sizes=(100, 10_000), rounds: int = 200) -> dict[str, d
             store = stores[size] = SQLiteStore(os.path.join(tmp, f"listings{size}.db"))
             ws, who, conn = setup(store)
             for i in range(size + 10):  # the last 10 are still waiting at ``now``
-                store.file_card(*make_card(ws, who, conn, i))
+                store.cards.file_card(*make_card(ws, who, conn, i))
             nows[size] = (ws.id, who.id, T0 + size + DAY)
         listings = {
-            "pending list (first page of 50)": lambda st, ws, who, now: st.list_pending_cards(ws, who, now),
-            "pending count": lambda st, ws, who, now: st.count_pending_cards(ws, who, now),
-            "history (first page of 50)": lambda st, ws, who, now: st.list_card_history(ws, who, now),
+            "pending list (first page of 50)": lambda st, ws, who, now: st.cards.list_pending_cards(ws, who, now),
+            "pending count": lambda st, ws, who, now: st.cards.count_pending_cards(ws, who, now),
+            "history (first page of 50)": lambda st, ws, who, now: st.cards.list_card_history(ws, who, now),
         }
         times: dict[str, dict[int, list[float]]] = {name: {size: [] for size in sizes} for name in listings}
         for _ in range(rounds):
@@ -181,38 +185,38 @@ def bench_dynamodb(n: int) -> tuple[dict, list[tuple[str, dict]]]:
         steps: list[tuple[str, dict]] = []
 
         card, filed = make_card(ws, who, conn, n + 1)
-        steps.append(("file a card", counter.during(lambda: store.file_card(card, filed))))
+        steps.append(("file a card", counter.during(lambda: store.cards.file_card(card, filed))))
         steps.append(("confirm: get_card + one commit (card, effect, audit, ticket, request)",
                       counter.during(lambda: click(store, card, now))))
         card, filed = make_card(ws, who, conn, n + 2)
-        store.file_card(card, filed)
+        store.cards.file_card(card, filed)
         twin, twin_filed = make_card(ws, who, conn, n + 3)
         twin = dataclasses.replace(twin, fingerprint=card.fingerprint)
         steps.append(("file an identical request while one waits (the waiting card is returned)",
-                      counter.during(lambda: store.file_card(twin, twin_filed))))
+                      counter.during(lambda: store.cards.file_card(twin, twin_filed))))
         cold = DynamoDBStore("bench", client=client)
 
         card, filed = make_card(ws, who, conn, n + 4)
-        store.file_card(card, filed)
-        store.transition_card(ws.id, card.id, CardState.DECLINED, now, entry(card, "declined", now))
+        store.cards.file_card(card, filed)
+        store.cards.transition_card(ws.id, card.id, CardState.DECLINED, now, entry(card, "declined", now))
         steps.append(("a refused click (card already declined), cold instance",
                       counter.during(lambda: _refused(cold, card, now))))
 
         for i in range(60):
             c, f = make_card(ws, who, conn, n + 10 + i)
-            store.file_card(c, f)
+            store.cards.file_card(c, f)
         steps.append(("list pending (first page of 50)",
-                      counter.during(lambda: store.list_pending_cards(ws.id, who.id, now))))
+                      counter.during(lambda: store.cards.list_pending_cards(ws.id, who.id, now))))
         steps.append(("list history (first page of 50)",
-                      counter.during(lambda: store.list_card_history(ws.id, who.id, now))))
+                      counter.during(lambda: store.cards.list_card_history(ws.id, who.id, now))))
 
         record = CodeRecord(code_hash=code_hash(new_code()), workspace_id=ws.id, fingerprint="fp", expires_at=now + 600)
-        store.put_code(record)
-        steps.append(("consume a code", counter.during(lambda: store.take_code(record.code_hash, now))))
-        steps.append(("use a nonce", counter.during(lambda: store.use_nonce(new_id("n_"), now + 600, now))))
-        steps.append(("claim the email slot", counter.during(lambda: store.claim_email_slot(who.id, now, 900))))
+        store.limits.put_code(record)
+        steps.append(("consume a code", counter.during(lambda: store.limits.take_code(record.code_hash, now))))
+        steps.append(("use a nonce", counter.during(lambda: store.limits.use_nonce(new_id("n_"), now + 600, now))))
+        steps.append(("claim the email slot", counter.during(lambda: store.limits.claim_email_slot(who.id, now, 900))))
         steps.append(("connection by token hash",
-                      counter.during(lambda: store.get_connection_by_token_hash(conn.token_hash))))
+                      counter.during(lambda: store.connections.get_connection_by_token_hash(conn.token_hash))))
         return rates, steps
 
 
@@ -220,7 +224,7 @@ def _refused(store, card: Card, now: int) -> None:
     from countersign.core.cards import Refusal
 
     try:
-        store.transition_card(card.workspace_id, card.id, CardState.COMPLETED, now, entry(card, "completed", now))
+        store.cards.transition_card(card.workspace_id, card.id, CardState.COMPLETED, now, entry(card, "completed", now))
     except Refusal:
         pass
 

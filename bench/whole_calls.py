@@ -152,7 +152,7 @@ async def oauth_calls(stack, steps: Steps) -> None:
     OAuth endpoints as the ``mcp`` function does: its first call there, then the next."""
     from countersign.identity import accounts
     from countersign.identity.oauth.tokens import mint
-    from countersign.store.oauth_records import IssuedCode
+    from countersign.store.authorizations import IssuedCode
     from countersign.surfaces.mcp.server import build_server
     from countersign.surfaces.mcp.transport import lambda_handler
     from countersign.surfaces.oauth.endpoints import OAuthEndpoints
@@ -168,7 +168,7 @@ async def oauth_calls(stack, steps: Steps) -> None:
                       redirect_uri_provided_explicitly=True, code_challenge="-", resource=f"{stack.public}/mcp",
                       expires_at=now + 60, scopes=("mcp",))
     minted = mint(code, now)
-    runtime.store.put_issued_tokens(list(minted.records))
+    runtime.store.grants.put_issued_tokens(list(minted.records))
     instance = LambdaInstance(lambda_handler(build_server(runtime.desk, runtime.state_keys), runtime.store, "/",
                                              oauth=OAuthEndpoints(runtime)))
     async with contextlib.AsyncExitStack() as exits:
@@ -206,7 +206,7 @@ def main() -> None:
         from countersign.toolsets.mail import TOOLSET as MAIL
 
         store = stack.runtime.store
-        MAIL.demo(store, ActionContext.of(store, stack.workspace, stack.person, None, stack.runtime.desk.now()))
+        MAIL.demo(store.docs, ActionContext.of(store, stack.workspace, stack.person, None, stack.runtime.desk.now()))
         logging.disable(logging.INFO)
         steps = Steps()
         try:

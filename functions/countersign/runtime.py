@@ -26,9 +26,10 @@ from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
 from .gate.registry import Registry
 from .platform import secrets_manager
 from .settings import ConfigError, Settings
-from .store import Store, open_store
+from .store import Store
 from .store.callers import Owners
-from .store.records import Card
+from .store.cards import Card
+from .store.opening import open_store
 from .toolkit import Toolset
 
 log = logging.getLogger("countersign")
@@ -59,7 +60,7 @@ class Runtime:
         settled = settle_running(self.desk, self.desk.now(), limit)
         delivered = self.notifier.sweep(limit) if self.notifier is not None else 0
         try:
-            check_keys_in_use(self.settings, self.keyring, self.store.signing_keys_in_use(self.desk.now()))
+            check_keys_in_use(self.settings, self.keyring, self.store.signing_keys.signing_keys_in_use(self.desk.now()))
         except ConfigError as problem:
             log.error("%s", problem)
             self.desk.event("signing_key_missing")
@@ -242,7 +243,7 @@ def build(
     # Locally (key files, or the embedded store) a key that no longer matches the store stops
     # start-up. Where keys come from Secrets Manager into DynamoDB (Lambda), start-up makes no
     # call: the sweep checks instead (and says so in the logs and a metric).
-    in_use = store.signing_keys_in_use(int(time.time())) if keys_checked_at_start(settings) else {}
+    in_use = store.signing_keys.signing_keys_in_use(int(time.time())) if keys_checked_at_start(settings) else {}
     keyring, state_keys = load_keys(settings, secret_loader, in_use)
     check_keys_in_use(settings, keyring, in_use)
     origin_secret = load_origin_secret(settings, secret_loader)

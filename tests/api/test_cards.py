@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from countersign.core.cards import CHANGED_MESSAGE
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.api.pages import Page
 from tests.support.harness import mcp_client
 
@@ -138,9 +138,9 @@ async def test_32_simultaneous_confirms_run_once(signed, tenant):
     refused = {r.json()["error"]["code"] for r in responses if r.status_code == 409}
     assert refused <= {"being_confirmed", "already_answered"}
     assert tenant.note("n2")["text"] == "raced"
-    doc = tenant.store.get_doc(tenant.workspace_id, "note", "n2")
+    doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n2")
     assert doc.version == 2  # seeded at 1, changed exactly once
-    events = [e.event for e in tenant.store.audit_trail(tenant.workspace_id, card_id)]
+    events = [e.event for e in tenant.store.cards.audit_trail(tenant.workspace_id, card_id)]
     assert events == ["filed", "completed"]  # one winner: its effect and its entry in one transaction
 
 
@@ -155,14 +155,15 @@ async def test_confirm_after_the_agent_withdrew(signed, tenant):
     assert response.json()["card"]["status"] == "declined"
     assert tenant.note("n1")["text"] == "text 1"
     assert signed.post(f"/api/cards/{card_id}/decline").json()["error"]["code"] == "withdrawn"
-    events = [e.event for e in tenant.store.audit_trail(tenant.workspace_id, card_id)]
+    events = [e.event for e in tenant.store.cards.audit_trail(tenant.workspace_id, card_id)]
     assert "running" not in events
 
 
 async def test_changed_behind_the_card(signed, tenant):
     card_id = await file(tenant, "n1", "from the card")
-    doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="edited"), doc.version)])
+    doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="edited"),
+                                                                doc.version)])
     response = signed.post(f"/api/cards/{card_id}/confirm")
     assert response.status_code == 409
     error = response.json()["error"]
@@ -197,7 +198,7 @@ async def test_another_persons_card(signed, tenant):
         assert response.json()["error"]["code"] == "not_yours"
         assert "card" not in response.json()
     assert signed.get("/api/cards").json()["cards"] == []
-    assert tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now()).state.value == "pending"
+    assert tenant.store.cards.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now()).state.value == "pending"
 
 
 async def test_another_workspaces_card(signed, tenant, other_tenant):
@@ -225,7 +226,7 @@ async def test_tampered_card(signed, tenant):
     assert response.status_code == 409, response.text
     assert response.json()["error"]["code"] == "tampered"
     assert tenant.note("n1")["text"] == "text 1"
-    events = [(e.event, e.detail) for e in tenant.store.audit_trail(tenant.workspace_id, card_id)]
+    events = [(e.event, e.detail) for e in tenant.store.cards.audit_trail(tenant.workspace_id, card_id)]
     assert ("refused", "tampered") in events and not any(e == "running" for e, _ in events)
 
 

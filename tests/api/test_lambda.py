@@ -82,7 +82,8 @@ class Stack:
     def file(self, text: str) -> str:
         import anyio
 
-        principal = Principal(self.runtime.store.get_workspace(self.workspace.id), self.person, self.connection)
+        principal = Principal(self.runtime.store.workspaces.get_workspace(self.workspace.id), self.person,
+                              self.connection)
         held = anyio.run(request_card, self.runtime.desk, principal, "publish_note", {"note_id": "n1", "text": text})
         return held["confirmationId"]
 
@@ -164,7 +165,7 @@ def test_signin_session_confirm_and_decline_through_mangum(stack):
     confirmed = stack.call("POST", f"/api/cards/{first}/confirm", base64_body=True)
     assert confirmed["statusCode"] == 200, confirmed
     assert body_of(confirmed)["state"] == "completed"
-    assert stack.runtime.store.get_doc(stack.workspace.id, "note", "n1").data["text"] == "one"
+    assert stack.runtime.store.docs.get_doc(stack.workspace.id, "note", "n1").data["text"] == "one"
     again = stack.call("POST", f"/api/cards/{first}/confirm")
     assert again["statusCode"] == 409 and body_of(again)["error"]["code"] == "already_answered"
 
@@ -349,7 +350,7 @@ def test_an_unexpected_error_is_a_plain_500_with_the_headers(stack, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("database on fire: secret detail")
 
-    stack.runtime.store.get_session = broken
+    stack.runtime.store.sessions.get_session = broken
     stack.session_id = "anything"
     result = stack.call("GET", "/api/session")
     assert result["statusCode"] == 500

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.support.passkey_flows import confirm, confirm_options, file_card, register, set_policy
 
 
@@ -15,8 +15,8 @@ def _refused_with_audit(tenant, card, response, code="passkey_refused"):
     assert response.status_code in (400, 403, 409), response.text
     assert response.json()["error"]["code"] == code, response.text
     assert tenant.note("n1")["text"] != "new text"
-    assert tenant.store.get_card(tenant.workspace_id, card.id, tenant.runtime.desk.now()).state.value == "pending"
-    assert tenant.store.audit_trail(tenant.workspace_id, card.id)[-1].event == "refused"
+    assert tenant.store.cards.get_card(tenant.workspace_id, card.id, tenant.runtime.desk.now()).state.value == "pending"
+    assert tenant.store.cards.audit_trail(tenant.workspace_id, card.id)[-1].event == "refused"
 
 
 def test_risky_card_needs_the_passkey_and_records_it(signed, tenant):
@@ -37,7 +37,7 @@ def test_risky_card_needs_the_passkey_and_records_it(signed, tenant):
     done = confirm(signed, soft, card.id, options)
     assert done.status_code == 200 and done.json()["state"] == "completed", done.text
     assert done.json()["passkeySigned"] is True and tenant.note("n1")["text"] == "new text"
-    stored = tenant.store.get_card(tenant.workspace_id, card.id, tenant.runtime.desk.now())
+    stored = tenant.store.cards.get_card(tenant.workspace_id, card.id, tenant.runtime.desk.now())
     assert stored.passkey["statement"] == options["statement"]
     assert signed.post(f"/api/cards/{safe.id}/confirm").status_code == 200  # not covered by "risky"
 
@@ -67,8 +67,9 @@ def test_refusals(clock, signed, tenant):
     assertion = soft.assert_(options["publicKey"])
     signed.post(f"/api/cards/{card.id}/passkey/confirm", {"credential": soft.assert_(options["publicKey"])})
     assert tenant.note("n1")["text"] == "new text"
-    note = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", {**note.data, "text": "old"}, note.version)])
+    note = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n1", {**note.data, "text": "old"},
+                                                                note.version)])
     card2 = file_card(tenant, text="again")
     _refused_with_audit(tenant, card2, signed.post(f"/api/cards/{card2.id}/passkey/confirm",
                                                    {"credential": assertion}))
@@ -91,13 +92,13 @@ def test_a_card_keeps_its_first_twenty_refusals_and_still_runs_once_when_confirm
         else:
             response = signed.post(f"/api/cards/{card.id}/confirm")
             assert response.status_code == 409 and response.json()["error"]["code"] == "passkey_required"
-    refused = [e for e in tenant.store.audit_trail(tenant.workspace_id, card.id) if e.event == "refused"]
+    refused = [e for e in tenant.store.cards.audit_trail(tenant.workspace_id, card.id) if e.event == "refused"]
     assert len(refused) == MAX_REFUSALS
     assert refused[-1].detail.endswith(LAST_KEPT) and not any(e.detail.endswith(LAST_KEPT) for e in refused[:-1])
     assert sum("not recorded" in r.getMessage() for r in caplog.records) == 5
     done = confirm(signed, soft, card.id, confirm_options(signed, card.id))  # the person's own answer still works
     assert done.status_code == 200 and done.json()["state"] == "completed", done.text
-    trail = tenant.store.audit_trail(tenant.workspace_id, card.id)
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, card.id)
     assert [e.event for e in trail].count("completed") == 1 and trail[-1].event == "completed"
     assert tenant.note("n1")["text"] == "new text"
 
@@ -121,8 +122,9 @@ def test_a_preview_that_moved_after_the_options_runs_nothing(signed, tenant):
     set_policy(tenant, "every")
     card = file_card(tenant)
     options = confirm_options(signed, card.id)
-    note = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", {**note.data, "text": "moved"}, note.version)])
+    note = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n1", {**note.data, "text": "moved"},
+                                                                note.version)])
     response = confirm(signed, soft, card.id, options)
     assert response.status_code == 409 and response.json()["error"]["code"] == "changed"
     assert tenant.note("n1")["text"] == "moved"
@@ -151,13 +153,13 @@ def test_the_policy_change_is_itself_a_held_request(signed, tenant):
     soft = register(signed)
     filed = signed.post("/api/settings/passkey-policy", {"policy": "risky"})
     assert filed.status_code == 201 and filed.json()["tool"] == "set_passkey_policy", filed.text
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("passkey_policy") == "never"
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("passkey_policy") == "never"
     assert signed.post(f"/api/cards/{filed.json()['id']}/confirm").status_code == 200
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("passkey_policy") == "risky"
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("passkey_policy") == "risky"
     back = signed.post("/api/settings/passkey-policy", {"policy": "never"}).json()
     assert signed.post(f"/api/cards/{back['id']}/confirm").json()["error"]["code"] == "passkey_required"
     assert confirm(signed, soft, back["id"]).status_code == 200
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("passkey_policy") == "never"
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("passkey_policy") == "never"
     member = tenant.add_person("admin")
     refused = tenant.page(member).post("/api/settings/passkey-policy", {"policy": "every"})
     assert refused.status_code == 422 and "owner" in refused.json()["error"]["message"]

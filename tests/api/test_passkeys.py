@@ -50,7 +50,7 @@ def test_transports_that_are_not_a_list_are_not_kept(signed, tenant):
         credential["response"]["transports"] = transports
         made = signed.post("/api/passkeys", {"credential": credential, "name": "Key"})
         assert made.status_code == 201, (transports, made.text)
-        assert tenant.store.get_passkey(soft.id).transports == ()
+        assert tenant.store.passkeys.get_passkey(soft.id).transports == ()
 
 
 def test_removing_later_needs_a_fresh_assertion(clock, signed, tenant):
@@ -80,7 +80,7 @@ def test_sign_in_with_a_discoverable_passkey(signed, tenant):
     assert response.status_code == 200, response.text
     page.session_id, page.csrf = session_cookie(response), response.json()["csrfToken"]
     assert page.get("/api/session").json()["person"]["id"] == tenant.person.id
-    assert tenant.store.get_passkey(soft.id).last_used_at is not None
+    assert tenant.store.passkeys.get_passkey(soft.id).last_used_at is not None
     page.close()
 
 

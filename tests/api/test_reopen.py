@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 
 pytestmark = pytest.mark.anyio
 
@@ -47,10 +47,10 @@ async def test_the_person_reopens_a_declined_request_and_the_agent_finds_the_new
 
     card = tenant.confirm_on_page(view["id"])
     assert card.state is CardState.COMPLETED and tenant.note("n1")["text"] == "changed my mind"
-    trail = tenant.store.audit_trail(tenant.workspace_id, view["id"])
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, view["id"])
     assert trail[0].event == "filed" and trail[0].actor == f"person:{tenant.person.id}"
     assert trail[0].detail == f"reopened {held['confirmationId']}"
-    assert tenant.store.get_notification(view["id"]) is None  # the person is on the page: no email
+    assert tenant.store.outbox.get_notification(view["id"]) is None  # the person is on the page: no email
 
 
 async def test_only_a_declined_request_that_still_holds_can_be_reopened(tenant):
@@ -61,12 +61,14 @@ async def test_only_a_declined_request_that_still_holds_can_be_reopened(tenant):
     waiting = page.post(f"/api/cards/{pending['confirmationId']}/reopen")
     assert waiting.status_code == 409 and waiting.json()["error"]["code"] == "already_answered"
 
-    doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)])
+    doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"),
+                                                                doc.version)])
     moved = page.post(f"/api/cards/{held['confirmationId']}/reopen")
     assert moved.status_code == 409 and moved.json()["error"]["code"] == "changed"
     assert "ask the agent for a fresh request" in moved.json()["error"]["message"]
-    pending_now = tenant.store.list_pending_cards(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())[0]
+    pending_now = tenant.store.cards.list_pending_cards(tenant.workspace_id, tenant.person.id,
+                                                        tenant.runtime.desk.now())[0]
     assert [c.id for c in pending_now] == [pending["confirmationId"]]  # nothing was filed
 
     other = tenant.add_person()

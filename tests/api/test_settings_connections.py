@@ -21,11 +21,11 @@ def test_owner_settings(signed, tenant):
     assert changed.status_code == 200, changed.text
     assert changed.json()["workspace"] == {"ask_before_drafting": False, "ask_before_approvals": True,
                                            "confirm_in_client": False}
-    stored = tenant.store.get_workspace(tenant.workspace_id)
+    stored = tenant.store.workspaces.get_workspace(tenant.workspace_id)
     assert stored.setting("confirm_in_client") is False and stored.setting("ask_before_drafting") is False
     me = signed.patch("/api/settings/me", {"agent_requests_email": False})
     assert me.status_code == 200 and me.json()["me"] == {"agent_requests_email": False}
-    assert tenant.store.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is False
+    assert tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is False
 
 
 def test_member_cannot_change_the_workspace(page, tenant):
@@ -36,21 +36,22 @@ def test_member_cannot_change_the_workspace(page, tenant):
     refused = page.patch("/api/settings/workspace", {"ask_before_approvals": False})
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "forbidden"
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is True
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is True
     assert page.patch("/api/settings/me", {"agent_requests_email": False}).status_code == 200
 
 
 def test_admin_can_change_the_workspace(page, tenant):
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is True
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is True
     page.sign_in(tenant.runtime, tenant.add_person("admin"))
     assert page.patch("/api/settings/workspace", {"ask_before_approvals": False}).status_code == 200
     changed = {"ask_before_drafting": True, "ask_before_approvals": False, "confirm_in_client": True}
     assert page.get("/api/settings").json()["workspace"] == changed
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is False
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is False
     approver = Page(page.origin).sign_in(tenant.runtime, tenant.add_person("approver"))
     assert approver.patch("/api/settings/workspace", {"ask_before_approvals": True}).status_code == 403
     approver.close()
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_approvals") is False  # 403: unchanged
+    workspace = tenant.store.workspaces.get_workspace(tenant.workspace_id)
+    assert workspace.setting("ask_before_approvals") is False  # 403: unchanged
     assert page.get("/api/settings").json()["workspace"] == changed
 
 
@@ -73,7 +74,7 @@ def test_bad_settings_write_nothing(signed, tenant, path, body, field):
     assert response.json()["field"] == field
     assert signed.get("/api/settings").json()["workspace"] == {
         "ask_before_drafting": True, "ask_before_approvals": True, "confirm_in_client": True}
-    assert tenant.store.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is True
+    assert tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is True
 
 
 async def test_connections_create_list_revoke(signed, tenant):
@@ -105,7 +106,7 @@ async def test_connections_create_list_revoke(signed, tenant):
     status = await agent_status(tenant, card_id)  # through the person's other connection
     assert status["status"] == "declined"
     assert status["reason"] == "Withdrawn: the connection ‘Claude on laptop’ that asked was revoked."
-    trail = tenant.store.audit_trail(tenant.workspace_id, card_id)
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, card_id)
     assert [(e.event, e.channel, e.actor) for e in trail][-1] == ("withdrawn", "page", f"person:{tenant.person.id}")
 
     async with httpx2.AsyncClient(timeout=10) as http:
@@ -131,10 +132,11 @@ def test_connection_input_and_ownership(signed, tenant, other_tenant):
 
     colleague = tenant.add_person("member")
     tenant.connect(colleague, "Colleague's agent")
-    (theirs,) = tenant.store.list_connections(tenant.workspace_id, colleague.id)
+    (theirs,) = tenant.store.connections.list_connections(tenant.workspace_id, colleague.id)
     refused = signed.post(f"/api/connections/{theirs.id}/revoke")
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "not_yours"
-    assert not tenant.store.get_connection(tenant.workspace_id, theirs.id).revoked
+    assert not tenant.store.connections.get_connection(tenant.workspace_id, theirs.id).revoked
     elsewhere = signed.post(f"/api/connections/{other_tenant.connection_id}/revoke")
     assert elsewhere.status_code == 404
-    assert not other_tenant.store.get_connection(other_tenant.workspace_id, other_tenant.connection_id).revoked
+    assert not other_tenant.store.connections.get_connection(other_tenant.workspace_id,
+                                                             other_tenant.connection_id).revoked

@@ -6,7 +6,7 @@ import time
 
 from countersign.core.ids import new_id
 from countersign.identity.sessions import mint_signin_token
-from countersign.store.records import secret_hash
+from countersign.store.hashes import secret_hash
 from tests.api.pages import COOKIE, Page, link_token, session_cookie, signin_emails, wait_for_signin_email
 
 SIGNIN_MESSAGE = "If that address belongs to a member, a sign-in link is on its way."
@@ -96,9 +96,9 @@ def test_session_cookie_attributes_and_hash_only(page, tenant, clock):
     assert cookie == f"{COOKIE}={session_id}; Path=/; Secure; HttpOnly; SameSite=Lax"
     assert len(session_id) >= 43
     now = tenant.runtime.desk.now()
-    stored = tenant.store.get_session(secret_hash(session_id), now)
+    stored = tenant.store.sessions.get_session(secret_hash(session_id), now)
     assert stored is not None and stored.person_id == tenant.person.id
-    assert tenant.store.get_session(session_id, now) is None  # only the hash is a key
+    assert tenant.store.sessions.get_session(session_id, now) is None  # only the hash is a key
 
 
 def test_expired_link_is_refused(page, tenant, clock):
@@ -210,15 +210,15 @@ def test_a_new_signin_ends_the_previous_session(signed, tenant):
 
 
 def test_the_page_says_when_card_emails_to_the_person_stopped(signed, tenant):
-    from countersign.store.records import Suppression
+    from countersign.store.suppressions import Suppression
 
     assert signed.get("/api/session").json()["emailNotice"] is None
     email = tenant.person.email.lower()
-    tenant.runtime.store.suppress_address(Suppression(email, "complaint", 1_800_000_000, "abuse"))
+    tenant.runtime.store.suppressions.suppress_address(Suppression(email, "complaint", 1_800_000_000, "abuse"))
     try:
         notice = signed.get("/api/session").json()["emailNotice"]
         assert notice["reason"] == "complaint" and notice["since"].startswith("2027-01-15")
         assert tenant.person.email in notice["message"] and "reported as spam" in notice["message"]
     finally:
-        tenant.runtime.store.lift_suppression(email)
+        tenant.runtime.store.suppressions.lift_suppression(email)
     assert signed.get("/api/session").json()["emailNotice"] is None

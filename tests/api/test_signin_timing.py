@@ -17,31 +17,24 @@ from countersign.identity.sessions import NOBODY, mint_signin_token
 from countersign.surfaces.api.app import create_api
 from tests.api.pages import signin_emails, wait_for_signin_email
 from tests.support.live import LiveServer
+from tests.support.stores import calls_recorded
 
 FLOOR = 0.02  # the padding after the work; short, so the rounds are quick
 ROUNDS = 3
 
 
 class Recorded:
-    """The store as the API is given it: every call of any of its methods recorded (by name, with
-    its arguments), then made; :meth:`wait_for` a call by name."""
+    """The store as the API is given it (:attr:`store`): every call of any method of its roles
+    made, then recorded (by name, with its arguments); :meth:`wait_for` a call by name."""
 
     def __init__(self, store):
-        self._store, self.calls, self._made = store, [], threading.Condition()
+        self.calls, self._made = [], threading.Condition()
+        self.store = calls_recorded(store, self._record)
 
-    def __getattr__(self, name):
-        found = getattr(self._store, name)
-        if not callable(found):
-            return found
-
-        def recorded(*args, **kwargs):
-            try:
-                return found(*args, **kwargs)
-            finally:
-                with self._made:
-                    self.calls.append((name, args))
-                    self._made.notify_all()
-        return recorded
+    def _record(self, name, args, result):
+        with self._made:
+            self.calls.append((name, args))
+            self._made.notify_all()
 
     def wait_for(self, name: str) -> None:
         with self._made:
@@ -50,8 +43,8 @@ class Recorded:
 
 def test_a_member_and_a_stranger_take_the_same_path(tenant, clock):
     runtime = tenant.runtime
-    store = Recorded(runtime.store)
-    server = LiveServer(create_api(dataclasses.replace(runtime, store=store), signin_floor=FLOOR),
+    recorded = Recorded(runtime.store)
+    server = LiveServer(create_api(dataclasses.replace(runtime, store=recorded.store), signin_floor=FLOOR),
                         lifespan="off").start()
     origin = runtime.desk.settings.public_url
     stranger = f"{new_id('nobody')}@example.com"
@@ -64,14 +57,14 @@ def test_a_member_and_a_stranger_take_the_same_path(tenant, clock):
             for i in range(2 * ROUNDS):
                 kind, address = ("member", tenant.person.email) if i % 2 else ("stranger", stranger)
                 clock.advance(900)  # a fresh rate-limit window each round
-                store.calls.clear()
+                recorded.calls.clear()
                 answer = http.post("/api/signin/request", json={"email": address})
-                store.wait_for("put_signin_token")  # the work after the answer stored its token
+                recorded.wait_for("put_signin_token")  # the work after the answer stored its token
                 if kind == "member":
                     wait_for_signin_email(runtime, address, count=len(paths["member"]) + 1)
                 answers[kind].add((answer.status_code, answer.text))
-                paths[kind].append([name for name, _ in store.calls])
-                tokens[kind] += [args[0] for name, args in store.calls if name == "put_signin_token"]
+                paths[kind].append([name for name, _ in recorded.calls])
+                tokens[kind] += [args[0] for name, args in recorded.calls if name == "put_signin_token"]
     finally:
         server.stop()
     assert answers["member"] == answers["stranger"] and len(answers["member"]) == 1  # the same answer

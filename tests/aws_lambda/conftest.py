@@ -98,7 +98,7 @@ class Person:
         connection = accounts.create_connection(runtime.store, self.workspace.id, self.person.id, "agent").connection
         seed_notes(runtime.store, self.workspace.id)
         self.email = email
-        self.principal = Principal(runtime.store.get_workspace(self.workspace.id), self.person, connection)
+        self.principal = Principal(runtime.store.workspaces.get_workspace(self.workspace.id), self.person, connection)
 
     def file(self, text: str, note: str = "n1", tool: str = "publish_note") -> str:
         """File a card (held, pending) and return its id."""
@@ -107,11 +107,11 @@ class Person:
         return held["confirmationId"]
 
     def card(self, card_id: str):
-        return self.runtime.store.get_card(self.workspace.id, card_id, self.runtime.desk.now())
+        return self.runtime.store.cards.get_card(self.workspace.id, card_id, self.runtime.desk.now())
 
 
 def notification(runtime, card_id: str):
-    return runtime.store.get_notification(card_id)
+    return runtime.store.outbox.get_notification(card_id)
 
 
 def move_clock(runtime, seconds: int) -> None:

@@ -11,7 +11,7 @@ from mangum import Mangum
 
 from countersign.identity import accounts
 from countersign.identity.sessions import mint_signin_token
-from countersign.store.records import secret_hash
+from countersign.store.hashes import secret_hash
 from countersign.surfaces.api.app import create_api
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
@@ -40,7 +40,7 @@ class Stack:
         store = self.runtime.store
         self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
         self.token = accounts.create_connection(store, self.workspace.id, self.person.id, "Lambda agent").token
-        BUDGET.demo(store, ActionContext.of(store, self.workspace, self.person, None, self.runtime.desk.now()))
+        BUDGET.demo(store.docs, ActionContext.of(store, self.workspace, self.person, None, self.runtime.desk.now()))
         self.mcp = [self._mcp_instance() for _ in range(2)]
         api_runtime = instance_runtime(env)
         self.api = LambdaInstance(Mangum(create_api(api_runtime, signin_floor=0.0), lifespan="off"))
@@ -72,11 +72,11 @@ class Stack:
         self.csrf = body_of(done)["csrfToken"]
 
     def budgeted(self, month: str, category_id: str) -> int:
-        doc = self.runtime.store.get_doc(self.workspace.id, MONTH, month)
+        doc = self.runtime.store.docs.get_doc(self.workspace.id, MONTH, month)
         return int(((doc.data if doc else {}).get("budgeted") or {}).get(category_id, 0))
 
     def trail(self, card_id: str) -> list:
-        return self.runtime.store.audit_trail(self.workspace.id, card_id)
+        return self.runtime.store.cards.audit_trail(self.workspace.id, card_id)
 
     def close(self) -> None:
         for instance in [*self.mcp, self.api]:
@@ -169,7 +169,7 @@ async def test_drift_at_the_click_is_refused_on_dynamodb(stack):
         ops_before = (await other.call_tool("list_operations", {})).structured_content["operations"]
     assert done["status"] == "completed", done
     assert stack.budgeted(month, row["id"]) == moved_to
-    month_doc = stack.runtime.store.get_doc(stack.workspace.id, MONTH, month)
+    month_doc = stack.runtime.store.docs.get_doc(stack.workspace.id, MONTH, month)
 
     stack.sign_in()
     refused = stack.call("POST", f"/api/cards/{card_id}/confirm")
@@ -179,7 +179,7 @@ async def test_drift_at_the_click_is_refused_on_dynamodb(stack):
 
     # The refused card wrote nothing: the month doc and the operation log are as the drift left them.
     assert stack.budgeted(month, row["id"]) == moved_to
-    assert stack.runtime.store.get_doc(stack.workspace.id, MONTH, month) == month_doc
+    assert stack.runtime.store.docs.get_doc(stack.workspace.id, MONTH, month) == month_doc
     async with stack.client(0) as agent:
         ops_after = (await agent.call_tool("list_operations", {})).structured_content["operations"]
         status = (await agent.call_tool("get_confirmation_status", {"confirmation_id": card_id})).structured_content
@@ -200,9 +200,9 @@ def test_a_warm_api_instance_reads_the_session_and_its_person_afresh(stack, call
     keys = {k["pk"]["S"].split("#")[0] for t in params.get("RequestItems", {}).values() for k in t["Keys"]}
     assert operation == "BatchGetItem" and keys == {"SESSION", "WS"}
     assert not any(op == "GetItem" and p["Key"]["pk"]["S"].startswith("SESSION#") for op, p in calls)
-    stack.runtime.store.update_person(stack.workspace.id, stack.person.id, role="member")
+    stack.runtime.store.workspaces.update_person(stack.workspace.id, stack.person.id, role="member")
     assert body_of(stack.call("GET", "/api/session"))["person"]["role"] == "member"
-    stack.runtime.store.delete_session(secret_hash(stack.session_id))
+    stack.runtime.store.sessions.delete_session(secret_hash(stack.session_id))
     refused = stack.call("GET", "/api/session")
     assert refused["statusCode"] == 401 and body_of(refused)["error"]["code"] == "signed_out"
 

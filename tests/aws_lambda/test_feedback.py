@@ -85,6 +85,6 @@ def test_a_bounce_suppresses_card_emails_and_the_page_says_so(aws, stream):
     assert email_notice(runtime, bruno.person) is None
     # A complaint replaces the reason; lifting the suppression lets emails through again.
     handle(sns(ses_event("Complaint", "olive@example.com")), LambdaContext())
-    assert runtime.store.address_suppression("olive@example.com").reason == "complaint"
-    runtime.store.lift_suppression("olive@example.com")
+    assert runtime.store.suppressions.address_suppression("olive@example.com").reason == "complaint"
+    runtime.store.suppressions.lift_suppression("olive@example.com")
     assert email_notice(runtime, olive.person) is None

@@ -8,7 +8,7 @@ import mcp_types as types
 import pytest
 
 from countersign.gate import clicks
-from countersign.store.records import secret_hash
+from countersign.store.hashes import secret_hash
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
 from tests.aws_lambda.conftest import instance_runtime
@@ -32,7 +32,7 @@ def _instances(env, count=2, base_path="/"):
 
 
 def _note(runtime, workspace):
-    return runtime.store.get_doc(workspace.id, "note", "n1").data["text"]
+    return runtime.store.docs.get_doc(workspace.id, "note", "n1").data["text"]
 
 
 async def test_get_is_405_and_no_token_is_401(aws, stack_tenant):
@@ -86,7 +86,7 @@ async def test_replayed_answer_on_another_instance_is_refused(aws, stack_tenant)
     assert once.structured_content["status"] == "completed"
     assert twice.is_error and "already used" in twice.content[0].text
     assert info.value.error.code == -32602
-    cards, _ = runtime.store.list_card_history(workspace.id, person.id, runtime.desk.now())
+    cards, _ = runtime.store.cards.list_card_history(workspace.id, person.id, runtime.desk.now())
     assert [c.state.value for c in cards] == ["completed"]
     for i in instances:
         i.close()
@@ -144,8 +144,8 @@ async def test_a_warm_instance_reads_its_callers_afresh_every_time(aws, stack_te
     calls = record_requests(monkeypatch)
     assert initialize()["statusCode"] == 200
     assert [operation for operation, _ in calls] == ["BatchGetItem"]  # the token, its workspace and its person
-    connection = runtime.store.get_connection_by_token_hash(secret_hash(token))
-    runtime.store.revoke_connection(workspace.id, connection.id, runtime.desk.now())
+    connection = runtime.store.connections.get_connection_by_token_hash(secret_hash(token))
+    runtime.store.connections.revoke_connection(workspace.id, connection.id, runtime.desk.now())
     refused = initialize()
     assert refused["statusCode"] == 401
     assert "This connection was revoked." in refused["headers"]["www-authenticate"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.notify.message import one_line
-from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
@@ -97,8 +97,8 @@ def test_a_failing_send_is_put_back_for_the_sweeper_not_retried_at_once(runtime,
     owed = notification(runtime, second)
     assert (owed.state, owed.attempts) == (NOTIFY_PENDING, 1)
     assert now < owed.due_at <= now + 60 + 1  # the first backoff: a minute
-    assert runtime.store.due_notifications(now) == []
-    assert [n.card_id for n in runtime.store.due_notifications(owed.due_at)] == [second]
+    assert runtime.store.outbox.due_notifications(now) == []
+    assert [n.card_id for n in runtime.store.outbox.due_notifications(owed.due_at)] == [second]
 
     # The same record delivered again (Lambda redelivers at least once): not due, nothing sent.
     retry = {"Records": [bruno_record]}
@@ -142,7 +142,7 @@ def test_a_notification_held_by_another_sender_is_left_to_it(runtime, stream):
     olive = Person(runtime, "olive@example.com")
     card_id = olive.file("one")
     event = filtered_event(stream, stream.read())
-    taken = runtime.store.lease_notification(card_id, runtime.desk.now(), 120)  # the sweeper, say
+    taken = runtime.store.outbox.lease_notification(card_id, runtime.desk.now(), 120)  # the sweeper, say
     assert taken is not None and taken.state == NOTIFY_SENDING
 
     assert stream_handler(runtime)(event, LambdaContext()) == {"batchItemFailures": []}

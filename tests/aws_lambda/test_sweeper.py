@@ -12,7 +12,8 @@ import pytest
 
 from countersign.core.cards import CardState
 from countersign.gate.recovery import STOPPED
-from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, AuditEntry, CardCommit
+from countersign.store.cards import AuditEntry, CardCommit
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.background.sweeper import schedule_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
@@ -37,7 +38,7 @@ def leave_running(runtime, person: Person, card_id: str, lease: int = 120):
     first step committed, a lease that lapses."""
     card = person.card(card_id)
     now = runtime.desk.now()
-    return runtime.store.commit_card(
+    return runtime.store.cards.commit_card(
         CardCommit(
             card,
             CardState.RUNNING,
@@ -77,7 +78,7 @@ def test_a_notification_whose_sender_died_is_delivered_once_its_lease_lapses(run
     card_id = olive.file("one")
     # A notifier instance leased it and died before sending (no stream retry comes: it succeeded
     # from Lambda's point of view, or its retries ran out).
-    assert runtime.store.lease_notification(card_id, runtime.desk.now(), 120) is not None
+    assert runtime.store.outbox.lease_notification(card_id, runtime.desk.now(), 120) is not None
 
     move_clock(runtime, 60)
     assert sweep(runtime) == {"settled": 0, "delivered": 0}  # still held
@@ -103,11 +104,11 @@ def test_a_card_left_running_is_settled_as_failed_saying_which_steps_ran(runtime
     assert card.state is CardState.FAILED
     assert card.result["done"] == ["publish"] and card.result["not_done"] == ["announce"]
     assert card.result["error"].startswith(STOPPED)
-    trail = runtime.store.audit_trail(olive.workspace.id, card_id)
+    trail = runtime.store.cards.audit_trail(olive.workspace.id, card_id)
     assert [e.event for e in trail] == ["filed", "running", "failed"]
     assert (trail[-1].actor, trail[-1].channel) == ("system", "system")
     assert ("sweep_settled", 1) in metrics
-    assert runtime.store.running_cards(runtime.desk.now()) == []
+    assert runtime.store.cards.running_cards(runtime.desk.now()) == []
     assert sweep(runtime)["settled"] == 0
 
 
@@ -117,18 +118,18 @@ def test_one_bad_card_never_stops_the_sweep(runtime):
     leave_running(runtime, olive, bad)
     leave_running(runtime, bruno, good)
     move_clock(runtime, 121)
-    commit = runtime.store.commit_card
+    commit = runtime.store.cards.commit_card
 
     def broken(c):
         if c.card.id == bad:
             raise RuntimeError("this card's item is broken")
         return commit(c)
 
-    runtime.store.commit_card = broken
+    runtime.store.cards.commit_card = broken
     try:
         counts = sweep(runtime)
     finally:
-        runtime.store.commit_card = commit
+        runtime.store.cards.commit_card = commit
     assert counts["settled"] == 1  # the good one; the sweep went on past the bad one
     assert bruno.card(good).state is CardState.FAILED and olive.card(bad).state is CardState.RUNNING
     # Both notifications were still delivered: nothing waits on either person (the cards ran).

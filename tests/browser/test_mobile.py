@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.browser.pages import card, file_cards, new_context, ready, shot, sign_in
 
 PHONE = {"viewport": {"width": 360, "height": 740}, "device_scale_factor": 2, "is_mobile": True, "has_touch": True}
@@ -37,7 +37,7 @@ def check_layout(page, where: str) -> dict:
 def test_pending_list_at_360px(live, tenant, browser, watch):
     _, server = live
     # Long words, a long title and many lines: the worst a phone sees.
-    tenant.store.write_docs(tenant.workspace_id, [
+    tenant.store.docs.write_docs(tenant.workspace_id, [
         DocWrite("note", "long", {"title": "Quarterly-supplier-reconciliation-" + "x" * 60, "text": "short"}, 0),
     ])
     file_cards(tenant, [

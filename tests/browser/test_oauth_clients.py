@@ -157,5 +157,5 @@ def test_mcp_remote_connects_with_oauth_and_proxies_a_held_write(live, tenant, p
         for path in tmp_path.rglob("*tokens.json"):  # what mcp-remote kept: into the secret scan
             tokens = json.loads(path.read_text())
             SECRETS.update(str(tokens[k]) for k in ("access_token", "refresh_token") if tokens.get(k))
-    [connection] = [c for c in tenant.store.list_connections(tenant.workspace_id) if c.name == client_name]
+    [connection] = [c for c in tenant.store.connections.list_connections(tenant.workspace_id) if c.name == client_name]
     assert not connection.revoked

@@ -74,7 +74,7 @@ def test_python_sdk_connects_and_its_held_write_is_confirmed(live, tenant, page,
     assert [n["id"] for n in notes["notes"]] == ["n1", "n2"]
 
     # The connection is the person's, named after the client, shown in Settings with its last use.
-    [connection] = [c for c in tenant.store.list_connections(tenant.workspace_id) if c.name == name]
+    [connection] = [c for c in tenant.store.connections.list_connections(tenant.workspace_id) if c.name == name]
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
     row = page.locator(f'li[data-connection-id="{connection.id}"]')
@@ -83,7 +83,7 @@ def test_python_sdk_connects_and_its_held_write_is_confirmed(live, tenant, page,
     expect(row).to_contain_text("Connected itself with OAuth; returns to 127.0.0.1")
 
     held = _held_write_confirmed_on_the_page(page, tenant, agent, server, name)
-    trail = tenant.store.audit_trail(tenant.workspace_id, held["confirmationId"])
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, held["confirmationId"])
     assert trail[0].connection_id == connection.id and [e.event for e in trail] == ["filed", "completed"]
 
     # A refresh rotates the tokens; the connection goes on working.
@@ -108,4 +108,4 @@ def test_deny_sends_access_denied_and_connects_nothing(live, tenant, page):
     with pytest.raises(BaseException) as failed:  # the SDK's task group wraps the callback's error
         agent.result()
     assert "access_denied" in repr(failed.value.exceptions if hasattr(failed.value, "exceptions") else failed.value)
-    assert [c.name for c in tenant.store.list_connections(tenant.workspace_id)] == ["Test agent"]
+    assert [c.name for c in tenant.store.connections.list_connections(tenant.workspace_id)] == ["Test agent"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from playwright.sync_api import expect
 
 from countersign.core.cards import CardState
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.browser.pages import call_tool, card, file_cards, new_context, ready, sign_in, status_of
 
 
@@ -40,8 +40,8 @@ def test_changed_while_open(live, tenant, page):
     expect(page.locator("article.card")).to_have_count(2)
 
     # The data behind the first card moves while the page is open.
-    doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-    tenant.store.write_docs(
+    doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+    tenant.store.docs.write_docs(
         tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="edited elsewhere"), doc.version)]
     )
 
@@ -84,7 +84,7 @@ def test_already_answered_elsewhere(live, tenant, browser):
     finally:
         for ctx in contexts:
             ctx.close()
-    events = [e.event for e in tenant.store.audit_trail(tenant.workspace_id, card_id)]
+    events = [e.event for e in tenant.store.cards.audit_trail(tenant.workspace_id, card_id)]
     assert events == ["filed", "completed"], events
 
 
@@ -118,7 +118,8 @@ def test_no_session_sees_nothing_and_cannot_confirm(live, tenant, page, browser)
         assert answers["confirm"] in (401, 403) and answers["decline"] in (401, 403), answers
     finally:
         stranger.close()
-    assert tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now()).state is CardState.PENDING
+    assert tenant.store.cards.get_card(tenant.workspace_id, card_id,
+                                       tenant.runtime.desk.now()).state is CardState.PENDING
     assert tenant.note("n1")["text"] == "text 1"
 
 
@@ -147,7 +148,8 @@ def test_post_without_csrf_token_is_refused(live, tenant, page):
     assert answers["decline"][0] == 403, answers
     assert answers["signout"][0] == 403, answers
     assert answers["patch"] == 403, answers
-    assert tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now()).state is CardState.PENDING
+    assert tenant.store.cards.get_card(tenant.workspace_id, card_id,
+                                       tenant.runtime.desk.now()).state is CardState.PENDING
     # The page's own click (with the token) still works in the same session.
     page.reload()
     ready(page, "confirm")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.browser.pages import card, file_cards, ready, sign_in
 
 TITLE = "<img src=x onerror=alert(1)>"
@@ -15,7 +15,7 @@ AGENT = "<b onmouseover=alert(4)>bot</b>"
 
 def test_markup_in_data_shows_as_text(live, tenant, page, watch):
     _, server = live
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "x1", {"title": TITLE, "text": TEXT}, 0)])
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "x1", {"title": TITLE, "text": TEXT}, 0)])
     token = tenant.connect(name=AGENT)
     (held,) = file_cards(tenant, [("x1", NEW)], token=token)
     card_id = held["confirmationId"]

@@ -40,14 +40,14 @@ def test_email_and_workspace_settings(live, tenant, page):
         email.uncheck()
     assert saved.value.status == 200
     expect(page.locator(".toggle").first).to_contain_text("Saved")
-    assert tenant.store.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is False
+    assert tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is False
 
     drafting = page.get_by_label("Ask before drafting steps")
     expect(drafting).to_be_checked()
     with page.expect_response("**/api/settings/workspace") as saved:
         drafting.uncheck()
     assert saved.value.status == 200
-    assert tenant.store.get_workspace(tenant.workspace_id).setting("ask_before_drafting") is False
+    assert tenant.store.workspaces.get_workspace(tenant.workspace_id).setting("ask_before_drafting") is False
 
     page.reload()
     ready(page, "settings")
@@ -147,7 +147,7 @@ def test_create_connection_then_revoke(live, tenant, page, context):
 
 def test_an_oauth_client_that_never_finished_is_shown_waiting_then_revoked(live, tenant, page, monkeypatch):
     from countersign.identity.oauth import CODE_TTL, grants
-    from countersign.store.oauth_records import PendingAuthorization
+    from countersign.store.authorizations import PendingAuthorization
 
     runtime, server = live
     now = runtime.desk.now()
@@ -155,7 +155,8 @@ def test_an_oauth_client_that_never_finished_is_shown_waiting_then_revoked(live,
         request_hash="unfinished", client_id="https://slow.example/client.json", client_name="Slow client",
         redirect_uri="http://127.0.0.1:4000/cb", redirect_uri_provided_explicitly=True, code_challenge="c" * 43,
         resource=f"{server.origin}/mcp", created_at=now, expires_at=now + 600)
-    allowed = grants.allow(runtime.desk, pending, tenant.person, tenant.store.get_workspace(tenant.workspace_id))
+    workspace = tenant.store.workspaces.get_workspace(tenant.workspace_id)
+    allowed = grants.allow(runtime.desk, pending, tenant.person, workspace)
     sign_in(page, tenant)
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
@@ -175,11 +176,11 @@ def test_an_oauth_client_that_never_finished_is_shown_waiting_then_revoked(live,
 def test_a_person_whose_address_bounced_is_told_on_the_page(live, tenant, page):
     """SES reported a permanent bounce (the notifier suppressed the address): when the person next
     signs in, the page says card emails stopped and why; the notice goes once it is lifted."""
-    from countersign.store.records import Suppression
+    from countersign.store.suppressions import Suppression
 
     _, server = live
     address = tenant.person.email.lower()
-    tenant.store.suppress_address(Suppression(address, "bounce", 1_800_000_000, "General"))
+    tenant.store.suppressions.suppress_address(Suppression(address, "bounce", 1_800_000_000, "General"))
     try:
         sign_in(page, tenant)
         page.goto(f"{server.origin}/confirm")
@@ -189,7 +190,7 @@ def test_a_person_whose_address_bounced_is_told_on_the_page(live, tenant, page):
         expect(notice).to_contain_text(f"Card emails to {tenant.person.email} stopped")
         expect(notice).to_contain_text("did not accept mail")
     finally:
-        tenant.store.lift_suppression(address)
+        tenant.store.suppressions.lift_suppression(address)
     page.reload()
     ready(page, "confirm")
     expect(page.locator("#email-notice")).to_be_hidden()
@@ -225,5 +226,5 @@ def test_an_owner_asks_to_add_an_upstream_on_a_phone_and_bad_input_names_the_fie
     expect(page.get_by_label("Server name")).not_to_have_attribute("aria-invalid", "true")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
     assert secret not in page.content()
-    assert tenant.store.list_docs(tenant.workspace_id, "upstream") == []
+    assert tenant.store.docs.list_docs(tenant.workspace_id, "upstream") == []
     assert watch.errors == [], watch.errors

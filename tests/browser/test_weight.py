@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.browser.pages import file_cards, new_context, origin_of, sign_in
 
 BUDGET = 30 * 1024
@@ -13,7 +13,7 @@ BUDGET = 30 * 1024
 
 def test_pending_list_with_ten_cards_is_under_30_kb(live, tenant, browser):
     _, server = live
-    tenant.store.write_docs(
+    tenant.store.docs.write_docs(
         tenant.workspace_id,
         [
             DocWrite("note", f"w{i}", {"title": f"Supplier payment #{i:03d}", "text": f"invoice {i:03d}"}, 0)

@@ -16,8 +16,8 @@ def lines(txn: dict) -> list[tuple[str | None, int]]:
 
 def everything(store, workspace_id: str) -> tuple[list[tuple[str, dict]], dict[str, dict[str, int]]]:
     """Every (account, transaction) and every budget month's budgeted."""
-    txns = [(d.data["account_id"], t) for d in store.list_docs(workspace_id, TXNS) for t in d.data["transactions"]]
-    budgets = {d.id: dict(d.data.get("budgeted") or {}) for d in store.list_docs(workspace_id, MONTH)}
+    txns = [(d.data["account_id"], t) for d in store.docs.list_docs(workspace_id, TXNS) for t in d.data["transactions"]]
+    budgets = {d.id: dict(d.data.get("budgeted") or {}) for d in store.docs.list_docs(workspace_id, MONTH)}
     return txns, budgets
 
 

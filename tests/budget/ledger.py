@@ -13,8 +13,8 @@ from countersign.core.ids import new_id
 from countersign.gate.errors import DriftError
 from countersign.gate.question import plan_at_answer
 from countersign.identity import accounts
+from countersign.store.docs import DocWrite
 from countersign.store.errors import Conflict
-from countersign.store.records import DocWrite
 from countersign.toolkit import ActionContext, ActionError, Plan
 from countersign.toolsets.budget import TOOLSET, layout, rollup
 from countersign.toolsets.budget.model import (
@@ -78,7 +78,7 @@ def seed_small(store, workspace_id: str) -> None:
         )
     writes.extend(layout.build(((account, t) for account, txns in _txns().items() for t in txns),
                                {"2026-09-01": {"cat_restaurants": 120_000, "cat_groceries": 400_000}}))
-    store.write_docs(workspace_id, writes)
+    store.docs.write_docs(workspace_id, writes)
 
 
 @dataclass
@@ -108,7 +108,7 @@ class Book:
             effect = ACTIONS[tool].apply(plan, self.ctx)
             try:
                 for phase in effect.phases:
-                    self.store.write_docs(self.workspace_id, list(phase.writes))
+                    self.store.docs.write_docs(self.workspace_id, list(phase.writes))
             except Conflict:
                 asked_tool, args = self._asked[id(plan)]
                 action = ACTIONS[asked_tool]
@@ -141,53 +141,53 @@ class Book:
     # -- state ------------------------------------------------------------------------------------
 
     def txn(self, txn_id: str) -> dict:
-        for doc in self.store.list_docs(self.workspace_id, TXNS):
+        for doc in self.store.docs.list_docs(self.workspace_id, TXNS):
             for t in doc.data["transactions"]:
                 if t["id"] == txn_id:
                     return t
         raise KeyError(txn_id)
 
     def all_txns(self) -> dict[str, dict]:
-        return {t["id"]: t for d in self.store.list_docs(self.workspace_id, TXNS) for t in d.data["transactions"]}
+        return {t["id"]: t for d in self.store.docs.list_docs(self.workspace_id, TXNS) for t in d.data["transactions"]}
 
     def budgeted(self, month: str, category_id: str) -> int:
-        doc = self.store.get_doc(self.workspace_id, MONTH, month)
+        doc = self.store.docs.get_doc(self.workspace_id, MONTH, month)
         return (doc.data["budgeted"].get(category_id, 0)) if doc else 0
 
     def category(self, category_id: str) -> dict | None:
-        doc = self.store.get_doc(self.workspace_id, CATEGORY, category_id)
+        doc = self.store.docs.get_doc(self.workspace_id, CATEGORY, category_id)
         return doc.data if doc else None
 
     def ops(self) -> list:
-        return sorted(self.store.list_docs(self.workspace_id, OP), key=lambda d: d.id)
+        return sorted(self.store.docs.list_docs(self.workspace_id, OP), key=lambda d: d.id)
 
     def snapshot(self) -> dict:
         """Every budget doc's data (versions left out): equal snapshots mean equal ledgers."""
-        return {kind: {d.id: d.data for d in self.store.list_docs(self.workspace_id, kind)}
+        return {kind: {d.id: d.data for d in self.store.docs.list_docs(self.workspace_id, kind)}
                 for kind in (ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, TOTAL, LOCATOR)}
 
     # -- moving things behind a preview -----------------------------------------------------------
 
     def set_txn(self, txn_id: str, **fields) -> None:
         """Another writer changes a transaction (its totals with it), behind any plan made before."""
-        ledger = Ledger(self.store, self.workspace_id)
+        ledger = Ledger(self.store.docs, self.workspace_id)
         ref = ledger.find_txn(txn_id)
         if ref is None:
             raise KeyError(txn_id)
         staged = layout.Staged(ledger)
         staged.replace(ref.chunk, txn_id, dict(ref.data, **fields))
-        self.store.write_docs(self.workspace_id, staged.writes())
+        self.store.docs.write_docs(self.workspace_id, staged.writes())
 
     def set_budget(self, month: str, category_id: str, milliunits: int) -> None:
         """Another writer budgets (the roll-ups with it), behind any plan made before."""
-        staged = layout.Staged(Ledger(self.store, self.workspace_id))
+        staged = layout.Staged(Ledger(self.store.docs, self.workspace_id))
         data = staged.get(MONTH, month) or {"budgeted": {}}
         staged.put(MONTH, month, dict(data, budgeted=dict(data["budgeted"], **{category_id: milliunits})))
-        self.store.write_docs(self.workspace_id, staged.writes())
+        self.store.docs.write_docs(self.workspace_id, staged.writes())
 
     def set_category(self, category_id: str, **fields) -> None:
-        doc = self.store.get_doc(self.workspace_id, CATEGORY, category_id)
-        self.store.write_docs(
+        doc = self.store.docs.get_doc(self.workspace_id, CATEGORY, category_id)
+        self.store.docs.write_docs(
             self.workspace_id, [DocWrite(CATEGORY, category_id, dict(doc.data, **fields), doc.version)]
         )
 
@@ -200,12 +200,12 @@ def new_book(store, now: int = NOW, seed: bool = True) -> Book:
 
 
 def book_for(store, workspace_id: str, person, now: int = NOW) -> Book:
-    return Book(store, ActionContext.of(store, store.get_workspace(workspace_id), person, None, now))
+    return Book(store, ActionContext.of(store, store.workspaces.get_workspace(workspace_id), person, None, now))
 
 
 def set_group(book: Book, group_id: str, **fields) -> None:
-    doc = book.store.get_doc(book.workspace_id, GROUP, group_id)
-    book.store.write_docs(book.workspace_id, [DocWrite(GROUP, group_id, dict(doc.data, **fields), doc.version)])
+    doc = book.store.docs.get_doc(book.workspace_id, GROUP, group_id)
+    book.store.docs.write_docs(book.workspace_id, [DocWrite(GROUP, group_id, dict(doc.data, **fields), doc.version)])
 
 
 def every_transaction(ledger: Ledger) -> list:
@@ -216,7 +216,7 @@ def every_transaction(ledger: Ledger) -> list:
 def assert_rolled_up(store, workspace_id: str) -> None:
     """The roll-ups agree with the month totals and budget months they summarise: exactly the
     docs a rebuild from those gives (the ledger doc, the year docs and the block docs)."""
-    totals = {d.id: d.data for d in store.list_docs(workspace_id, TOTAL)}
-    months = [(d.id, d.data) for d in store.list_docs(workspace_id, MONTH)]
+    totals = {d.id: d.data for d in store.docs.list_docs(workspace_id, TOTAL)}
+    months = [(d.id, d.data) for d in store.docs.list_docs(workspace_id, MONTH)]
     want = rollup.rolled_up(months, [(i[2:], d) for i, d in sorted(totals.items()) if i.startswith("m.")])
     assert {i: d for i, d in totals.items() if rollup.is_rollup(i)} == want

@@ -5,7 +5,7 @@ version wrote, or one with more than the doc takes, is read from its chunks, wit
 
 from __future__ import annotations
 
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import attention, layout
 from countersign.toolsets.budget.model import TOTAL, TXNS, Ledger
@@ -15,13 +15,13 @@ from tests.budget.test_rollup import Counting
 
 
 def stored_attention(book: Book) -> dict[str, dict]:
-    return {d.id: d.data["txns"] for d in book.store.list_docs(book.workspace_id, TOTAL, "u.")}
+    return {d.id: d.data["txns"] for d in book.store.docs.list_docs(book.workspace_id, TOTAL, "u.")}
 
 
 def expected_attention(book: Book) -> dict[str, dict]:
     """What the docs must hold, worked out from every chunk."""
     out: dict[str, dict] = {}
-    for chunk in book.store.list_docs(book.workspace_id, TXNS):
+    for chunk in book.store.docs.list_docs(book.workspace_id, TXNS):
         for txn in chunk.data["transactions"]:
             if txn["category_id"] is None and not txn["subtransactions"] and not txn["transfer"] \
                     or not txn["approved"]:
@@ -41,15 +41,15 @@ def reading(book: Book, tool: str, **args) -> tuple[dict, list[str]]:
     """A read's answer, and the kinds (and prefixes) of every list it made."""
     counting = Counting(book.store)
     listed: list[str] = []
-    list_docs = counting.list_docs
+    list_docs = counting.store.docs.list_docs
 
     def listing(workspace_id, kind, prefix="", **bounds):
         listed.append(f"{kind}:{prefix}")
         return list_docs(workspace_id, kind, prefix, **bounds)
 
-    counting.list_docs = listing
+    counting.store.docs.list_docs = listing
     r = READS[tool]
-    return r.run(r.parse(args), ActionContext.of(counting, book.ctx.workspace, book.ctx.person, None,
+    return r.run(r.parse(args), ActionContext.of(counting.store, book.ctx.workspace, book.ctx.person, None,
                                                  book.ctx.now)), listed
 
 
@@ -86,19 +86,19 @@ def test_a_page_of_uncategorised_or_unapproved_reads_no_chunk_and_agrees_with_ev
     assert [t["id"] for t in got["transactions"]] == brute.newest_first(txns, lambda a, t: not t["approved"])
     assert not [kind for kind in listed if kind.startswith(TXNS)]
     with_docs = pages(book)
-    book.store.write_docs(book.workspace_id, [DocWrite(TOTAL, d.id, None, d.version)
-                                              for d in book.store.list_docs(book.workspace_id, TOTAL, "u.")])
+    book.store.docs.write_docs(book.workspace_id, [DocWrite(TOTAL, d.id, None, d.version)
+                                              for d in book.store.docs.list_docs(book.workspace_id, TOTAL, "u.")])
     assert pages(book) == with_docs  # the same pages, read from the chunks
 
 
 def _as_an_older_version(book: Book, txn_id: str, **fields) -> None:
     """Change a transaction as a version before the needs-attention docs wrote it: its chunk and
     totals, not its month's doc."""
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     ref = ledger.find_txn(txn_id)
     staged = layout.Staged(ledger)
     staged.replace(ref.chunk, txn_id, dict(ref.data, **fields))
-    book.store.write_docs(book.workspace_id, [w for w in staged.writes() if not w.id.startswith("u.")])
+    book.store.docs.write_docs(book.workspace_id, [w for w in staged.writes() if not w.id.startswith("u.")])
 
 
 def test_a_month_an_older_version_wrote_is_read_from_its_chunks_until_the_upgrade_rebuilds_its_doc(book):
@@ -117,9 +117,9 @@ def test_a_month_an_older_version_wrote_is_read_from_its_chunks_until_the_upgrad
     got, listed = reading(book, "list_transactions", uncategorised=True)
     assert [t["payee"] for t in got["transactions"]] == ["Kiosk", "Corner Store", "Bistro", "Market"]
     assert "budget_txns:2026-09." in listed
-    assert layout.upgrade(book.store, book.workspace_id) == 0  # no transaction moved; the doc rebuilt
+    assert layout.upgrade(book.store.docs, book.workspace_id) == 0  # no transaction moved; the doc rebuilt
     assert stored_attention(book) == expected_attention(book)
-    assert attention.rebuild(book.store, book.workspace_id) == 0  # nothing left to rebuild
+    assert attention.rebuild(book.store.docs, book.workspace_id) == 0  # nothing left to rebuild
     got, listed = reading(book, "list_transactions", uncategorised=True)
     assert [t["payee"] for t in got["transactions"]] == ["Kiosk", "Corner Store", "Bistro", "Market"]
     assert not [kind for kind in listed if kind.startswith(TXNS)]
@@ -133,7 +133,7 @@ def test_a_month_with_more_than_its_doc_takes_keeps_the_doc_bounded_and_still_li
         book.do("create_transactions", account_id="acc_checking", transactions=[
             {"date": f"2026-08-{1 + i % 28:02d}", "payee": f"Row {batch}.{i}", "amount": "-1", "memo": memo}
             for i in range(100)])
-    doc = book.store.get_doc(book.workspace_id, TOTAL, "u.2026-08")
+    doc = book.store.docs.get_doc(book.workspace_id, TOTAL, "u.2026-08")
     assert doc.data["bytes"] <= attention.ATTENTION_MAX
     assert layout.size_of(doc.data) <= attention.ATTENTION_MAX + 64
     assert 20 < len(doc.data["txns"]) < 200

@@ -45,8 +45,8 @@ GOOD = GOOD.replace('"","","","Split (2/2) "', '"Fun: Hobbies","Fun","Hobbies","
 
 def test_demo_is_a_realistic_budget(store):
     book = new_book(store, seed=False)
-    TOOLSET.demo(book.store, book.ctx)
-    ledger = Ledger.load(store, book.workspace_id)
+    TOOLSET.demo(book.store.docs, book.ctx)
+    ledger = Ledger.load(store.docs, book.workspace_id)
     txns = [r.data for r in every_transaction(ledger)]
     assert len(ledger.accounts) == 3 and len(ledger.groups) >= 4
     assert len([c for c in ledger.categories.values() if not c.data.get("internal")]) >= 20
@@ -70,11 +70,11 @@ def test_demo_is_a_realistic_budget(store):
 
 def test_import_register(store):
     book = new_book(store)
-    result = import_register(book.store, book.ctx, GOOD, "register.csv")
+    result = import_register(book.store.docs, book.ctx, GOOD, "register.csv")
     assert result.imported == 6 and result.skipped == 0
     assert result.accounts_created == ["Visa Card"]
     assert result.categories_created == ["Fun: Hobbies"]  # Groceries and Household exist already
-    ledger = Ledger.load(store, book.workspace_id)
+    ledger = Ledger.load(store.docs, book.workspace_id)
     by_payee = {(ledger.accounts[r.account_id].data["name"], r.data["payee"]): r.data for r in every_transaction(ledger)
                 if r.data["import_id"]}
     payroll = by_payee[("Checking", "Acme Corp")]
@@ -95,7 +95,7 @@ def test_import_register(store):
     [op] = [o for o in book.ops() if o.data["kind"] == "import"]
     assert op.data["summary"] == "import 6 transaction(s) from register.csv" and op.data["undoable"] is False
 
-    again = import_register(book.store, book.ctx, GOOD, "register.csv")
+    again = import_register(book.store.docs, book.ctx, GOOD, "register.csv")
     assert again.imported == 0 and again.skipped == 6
 
 
@@ -125,7 +125,7 @@ def test_a_malformed_row_names_its_line_and_imports_nothing(store, row, line, wo
     text = register('"Checking","","09/01/2026","Fine","","","","","$1.00","","Cleared"', row,
                     '"Checking","","09/02/2026","Also fine","","","","","$1.00","","Cleared"')
     with pytest.raises(RegisterError) as err:
-        import_register(book.store, book.ctx, text)
+        import_register(book.store.docs, book.ctx, text)
     assert err.value.line == line and words in str(err.value), str(err.value)
     assert str(err.value).startswith(f"line {line}: ")
     assert book.snapshot() == before and book.ops() == []
@@ -163,10 +163,10 @@ def test_a_long_history_is_written_in_batches(store):
     book = new_book(store, seed=False)
     rows = [f'"Old","","{2010 + i // 12}-{i % 12 + 1:02d}-05","Shop {i}","","","","","$1.00","","Reconciled"'
             for i in range(100)]
-    result = import_register(book.store, book.ctx, register(*rows))
+    result = import_register(book.store.docs, book.ctx, register(*rows))
     assert result.imported == 100
-    ledger = Ledger.load(store, book.workspace_id)
-    assert len(store.list_docs(book.workspace_id, TXNS)) == 100  # one chunk a month
+    ledger = Ledger.load(store.docs, book.workspace_id)
+    assert len(store.docs.list_docs(book.workspace_id, TXNS)) == 100  # one chunk a month
     assert ledger.balances(next(iter(ledger.accounts))) == (-100_000, 0)
     assert len(every_transaction(ledger)) == 100
 
@@ -189,13 +189,13 @@ def test_cli_budget_import(tmp_path, capsys):
 
     assert main(["budget", "import", str(bad), "--email", email, *base]) == 2
     assert "line 2: Outflow 'x' is not an amount; nothing was imported" in capsys.readouterr().err
-    assert store.list_docs(workspace.id, "budget_txns") == []
+    assert store.docs.list_docs(workspace.id, "budget_txns") == []
 
     assert main(["budget", "import", str(good), "--email", email, *base]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["workspace_id"] == workspace.id and out["imported"] == 6
     assert out["accounts_created"] == ["Checking", "Visa Card"]
-    assert len(store.list_docs(workspace.id, "budget_txns")) == 3
+    assert len(store.docs.list_docs(workspace.id, "budget_txns")) == 3
 
     assert main(["budget", "import", str(good), "--email", "nobody@example.com", *base]) == 2
     assert "no member" in capsys.readouterr().err

@@ -195,7 +195,7 @@ def _assert_applied(case: Case, book: Book, result: dict) -> None:
 
 
 def _card(tenant, card_id):
-    return tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
+    return tenant.store.cards.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
 
 
 # -- 2026-07-28: the question in the client ----------------------------------------------------------

@@ -237,7 +237,7 @@ async def test_legacy_client_is_asked_during_the_call(tenant):
 
 async def test_an_agent_works_through_the_demo_budget(tenant):
     book = _book(tenant, seed=False)
-    TOOLSET.demo(book.store, book.ctx)
+    TOOLSET.demo(book.store.docs, book.ctx)
     asked = []
     async with tenant.client(answer=accept(), record=asked) as client:
         todo = await _call(client, "list_transactions", {"uncategorised": True})

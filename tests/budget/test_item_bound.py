@@ -10,8 +10,7 @@ import pytest
 
 from countersign.core.canonical import canonical_json
 from countersign.core.ids import new_id
-from countersign.store.interface import MAX_DOC_WRITES
-from countersign.store.records import DocWrite
+from countersign.store.docs import MAX_DOC_WRITES, DocWrite
 from countersign.toolkit import ActionError
 from countersign.toolsets.budget import importer, rollup
 from countersign.toolsets.budget.model import CATEGORY, MAX_CATEGORIES
@@ -52,11 +51,11 @@ def add_categories(book, n: int) -> None:
     writes = [DocWrite(CATEGORY, new_id("cat_"), {"name": f"Extra {i}", "group_id": "grp_fun", "position": 10 + i,
                                                   "hidden": False, "note": ""}, 0) for i in range(n)]
     for start in range(0, n, MAX_DOC_WRITES):
-        book.store.write_docs(book.workspace_id, writes[start:start + MAX_DOC_WRITES])
+        book.store.docs.write_docs(book.workspace_id, writes[start:start + MAX_DOC_WRITES])
 
 
 def categories(book) -> int:
-    return len(book.store.list_docs(book.workspace_id, CATEGORY))
+    return len(book.store.docs.list_docs(book.workspace_id, CATEGORY))
 
 
 def test_create_category_is_refused_at_the_most_categories_and_nothing_is_written(book):
@@ -79,11 +78,11 @@ def test_an_import_whose_new_categories_would_pass_the_most_is_refused_before_an
     rows = [f'"Checking","","2026-09-0{i}","Shop {i}","Hobbies: Kind {i}","Hobbies","Kind {i}","","$1.00","",'
             f'"Cleared"' for i in range(1, 4)]
     with pytest.raises(importer.RegisterError) as refused:
-        importer.import_register(book.store, book.ctx, register(*rows))
+        importer.import_register(book.store.docs, book.ctx, register(*rows))
     assert str(refused.value) == (
         f"This budget has {MAX_CATEGORIES - 2} categories; adding 3 more would pass the most one budget holds "
         f"({MAX_CATEGORIES}): rename and reuse one that is no longer needed (update_category). Nothing was written.")
     assert book.snapshot() == before
     # the same file less one new category fits, and rows in categories that exist never count
-    importer.import_register(book.store, book.ctx, register(*rows[:2], rows[0].replace("Shop 1", "Shop again")))
+    importer.import_register(book.store.docs, book.ctx, register(*rows[:2], rows[0].replace("Shop 1", "Shop again")))
     assert categories(book) == MAX_CATEGORIES

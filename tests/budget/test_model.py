@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from countersign.store.docs import DocWrite
 from countersign.store.errors import Conflict
-from countersign.store.records import DocWrite
 from countersign.toolkit import ActionError
 from countersign.toolsets.budget import layout
 from countersign.toolsets.budget.figures import month_figures
@@ -116,7 +116,7 @@ def test_leap_day_exists_in_a_leap_year():
 
 
 def test_ledger_reads_what_it_is_asked_with_versions(book):
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     assert set(ledger.accounts) == {"acc_checking", "acc_savings"}
     assert ledger.category(RTA_ID).data["name"] == "Ready to Assign"  # built in, never stored
     ref = ledger.txn("t_market")  # an id made before the chunked layout: found through its locator
@@ -129,7 +129,7 @@ def test_ledger_reads_what_it_is_asked_with_versions(book):
 
 
 def test_balances_and_month_figures(book):
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     assert ledger.balances("acc_checking") == (2_400_000 - 86_400 - 42_500 - 18_000, -12_000)
     figures = month_figures(ledger, "2026-09-01")
     assert figures["budgeted"] == {"cat_restaurants": 120_000, "cat_groceries": 400_000}
@@ -145,7 +145,7 @@ def test_balances_and_month_figures(book):
 
 
 def test_commit_writes_changes_and_operation_atomically(book):
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     changes = [
         txn_change("t_market", {"category_id": None}, {"category_id": "cat_groceries"}),
         budget_change("2026-09-01", "cat_groceries", 400_000, 450_000),
@@ -153,29 +153,30 @@ def test_commit_writes_changes_and_operation_atomically(book):
     before = book.snapshot()
     op_id, writes = commit(book.ctx, ledger, changes, "test", "test two changes")
     assert book.snapshot() == before and book.ops() == []  # the writes are returned, not made
-    book.store.write_docs(book.workspace_id, writes)  # as the gate commits them: one transaction
+    book.store.docs.write_docs(book.workspace_id, writes)  # as the gate commits them: one transaction
     assert book.txn("t_market")["category_id"] == "cat_groceries"
     assert book.budgeted("2026-09-01", "cat_groceries") == 450_000
-    assert month_figures(Ledger(book.store, book.workspace_id), "2026-09-01")["activity"]["cat_groceries"] == -86_400
+    assert month_figures(Ledger(book.store.docs, book.workspace_id),
+                         "2026-09-01")["activity"]["cat_groceries"] == -86_400
     [op] = book.ops()
     assert op.id == op_id and op.data["changes"] == changes and op.data["by"] == book.ctx.person.id
 
 
 def test_writes_staged_before_a_race_conflict_and_write_nothing(book):
-    ledger = Ledger(book.store, book.workspace_id)  # read before the other writer
+    ledger = Ledger(book.store.docs, book.workspace_id)  # read before the other writer
     change = txn_change("t_market", {"category_id": None}, {"category_id": "cat_groceries"})
     _, writes = commit(book.ctx, ledger, [change], "test", "test")
     book.set_txn("t_shop", memo="written meanwhile")  # same chunk, other transaction
     before = book.snapshot()
     with pytest.raises(Conflict) as err:
-        book.store.write_docs(book.workspace_id, writes)
+        book.store.docs.write_docs(book.workspace_id, writes)
     assert err.value.kind in (TXNS, TOTAL)
     assert book.snapshot() == before and book.ops() == []
 
 
 def test_commit_refuses_a_moved_target(book):
     book.set_txn("t_market", category_id="cat_household")
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     change = txn_change("t_market", {"category_id": None}, {"category_id": "cat_groceries"})
     with pytest.raises(ActionError) as err:
         commit(book.ctx, ledger, [change], "test", "test")
@@ -185,22 +186,22 @@ def test_commit_refuses_a_moved_target(book):
 
 def test_reverse_restores_exactly_and_empties_vanish(book):
     before = book.snapshot()
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     txn = new_txn("t_20261102_new", "2026-11-02", "Shop", -1_000, None)
     changes = [txn_change("t_20261102_new", None, txn, account="acc_savings")]
-    book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "test")[1])
-    assert book.store.get_doc(book.workspace_id, TXNS, "2026-11.acc_savings.0000") is not None
-    ledger = Ledger(book.store, book.workspace_id)
-    book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, reverse(changes), "test", "test")[1])
+    book.store.docs.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "test")[1])
+    assert book.store.docs.get_doc(book.workspace_id, TXNS, "2026-11.acc_savings.0000") is not None
+    ledger = Ledger(book.store.docs, book.workspace_id)
+    book.store.docs.write_docs(book.workspace_id, commit(book.ctx, ledger, reverse(changes), "test", "test")[1])
     assert book.snapshot() == before  # chunks, totals and locators alike
-    assert book.store.get_doc(book.workspace_id, TXNS, "2026-11.acc_savings.0000") is None
+    assert book.store.docs.get_doc(book.workspace_id, TXNS, "2026-11.acc_savings.0000") is None
 
 
 def test_stale_chunk_write_is_a_conflict_not_a_loss(book):
-    doc = book.store.get_doc(book.workspace_id, TXNS, "2026-09.acc_checking.0000")
+    doc = book.store.docs.get_doc(book.workspace_id, TXNS, "2026-09.acc_checking.0000")
     book.set_txn("t_shop", memo="first")
     with pytest.raises(Conflict):
-        book.store.write_docs(book.workspace_id, [DocWrite(TXNS, doc.id, doc.data, doc.version)])
+        book.store.docs.write_docs(book.workspace_id, [DocWrite(TXNS, doc.id, doc.data, doc.version)])
     assert book.txn("t_shop")["memo"] == "first"
 
 
@@ -210,32 +211,32 @@ def test_no_doc_grows_with_the_ledger(book):
     entries = [("acc_checking", new_txn(f"t_20261005_{i:016d}", "2026-10-05", f"Shop {i} " + "x" * 200,
                                         -1_000 - i, "cat_books", memo="m" * 300)) for i in range(700)]
     for start in range(0, len(entries), 150):  # as a long import writes them: batch after batch
-        ledger = Ledger(book.store, book.workspace_id)
+        ledger = Ledger(book.store.docs, book.workspace_id)
         staged = layout.Staged(ledger)
         for account, txn in entries[start:start + 150]:
             staged.add(account, txn)
-        book.store.write_docs(book.workspace_id, staged.writes())
-    chunks = [d for d in book.store.list_docs(book.workspace_id, TXNS, "2026-10.")]
+        book.store.docs.write_docs(book.workspace_id, staged.writes())
+    chunks = [d for d in book.store.docs.list_docs(book.workspace_id, TXNS, "2026-10.")]
     assert len(chunks) > 5
     assert max(layout.size_of(d.data) for d in chunks) <= layout.CHUNK_TARGET
-    totals = book.store.list_docs(book.workspace_id, TOTAL)
+    totals = book.store.docs.list_docs(book.workspace_id, TOTAL)
     assert max(layout.size_of(d.data) for d in totals) < 2_000
-    ledger = Ledger(book.store, book.workspace_id)
+    ledger = Ledger(book.store.docs, book.workspace_id)
     assert ledger.txn("t_20261005_0000000000000699").data["payee"].startswith("Shop 699")
     assert month_figures(ledger, "2026-10-01")["activity"]["cat_books"] == -sum(1_000 + i for i in range(700))
 
 
 def test_a_chunk_that_grows_past_its_bound_is_cut(book):
     entries = [("acc_savings", new_txn(f"t_20261201_{i:016d}", "2026-12-01", "Shop", -10, None)) for i in range(200)]
-    staged = layout.Staged(Ledger(book.store, book.workspace_id))
+    staged = layout.Staged(Ledger(book.store.docs, book.workspace_id))
     for account, txn in entries:
         staged.add(account, txn)
-    book.store.write_docs(book.workspace_id, staged.writes())
-    ledger = Ledger(book.store, book.workspace_id)
+    book.store.docs.write_docs(book.workspace_id, staged.writes())
+    ledger = Ledger(book.store.docs, book.workspace_id)
     subs = [{"amount": -1, "category_id": "cat_books", "memo": "n" * 400} for _ in range(10)]
     changes = [txn_change(t["id"], {"subtransactions": []}, {"subtransactions": subs}) for _, t in entries[:40]]
-    book.store.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "split")[1])
-    chunks = book.store.list_docs(book.workspace_id, TXNS, "2026-12.")
+    book.store.docs.write_docs(book.workspace_id, commit(book.ctx, ledger, changes, "test", "split")[1])
+    chunks = book.store.docs.list_docs(book.workspace_id, TXNS, "2026-12.")
     assert len(chunks) > 1 and max(layout.size_of(d.data) for d in chunks) <= layout.CHUNK_MAX
     assert sum(len(d.data["transactions"]) for d in chunks) == 200
 
@@ -253,11 +254,11 @@ def test_totals_always_agree_with_the_transactions(book):
     book.do("undo_operation", operation_id=book.ops()[-1].id)
     assert split["operation_id"]
     expected: dict = {}
-    for chunk in book.store.list_docs(book.workspace_id, TXNS):
+    for chunk in book.store.docs.list_docs(book.workspace_id, TXNS):
         for txn in chunk.data["transactions"]:
             for total_id, delta in layout.contribution(chunk.data["account_id"], txn).items():
                 layout.add_into(expected.setdefault(total_id, {}), delta, +1)
-    totals = {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL)}
+    totals = {d.id: d.data for d in book.store.docs.list_docs(book.workspace_id, TOTAL)}
     assert {i: d for i, d in totals.items() if i[:2] in ("m.", "a.", "o.")} == expected
     assert_rolled_up(book.store, book.workspace_id)
 
@@ -266,19 +267,20 @@ def test_a_budget_of_the_older_layout_is_upgraded_once(book):
     """A workspace written before the chunked layout (one doc per account-month) reads the same
     after ``layout.upgrade``, which is safe to run again."""
     expected = {t["id"]: t for t in book.all_txns().values()}
-    figures = month_figures(Ledger(book.store, book.workspace_id), "2026-09-01")
+    figures = month_figures(Ledger(book.store.docs, book.workspace_id), "2026-09-01")
     for kind in (TXNS, TOTAL, LOCATOR):  # back to what an older version wrote
-        book.store.write_docs(book.workspace_id, [DocWrite(kind, d.id, None, d.version)
-                                                  for d in book.store.list_docs(book.workspace_id, kind)])
+        book.store.docs.write_docs(book.workspace_id, [DocWrite(kind, d.id, None, d.version)
+                                                  for d in book.store.docs.list_docs(book.workspace_id, kind)])
     olds = [("acc_checking", "2026-09"), ("acc_savings", "2026-08")]
-    book.store.write_docs(book.workspace_id, [DocWrite(TXNS, f"{a}.{m}", {"account_id": a, "month": m, "transactions": [
+    book.store.docs.write_docs(book.workspace_id, [DocWrite(TXNS, f"{a}.{m}", {"account_id": a, "month": m,
+                                                                               "transactions": [
         t for t in expected.values() if t["date"][:7] == m and (a == "acc_savings") == (m == "2026-08")]}, 0)
         for a, m in olds])
-    assert layout.upgrade(book.store, book.workspace_id) == len(expected)
-    assert layout.upgrade(book.store, book.workspace_id) == 0
+    assert layout.upgrade(book.store.docs, book.workspace_id) == len(expected)
+    assert layout.upgrade(book.store.docs, book.workspace_id) == 0
     assert book.all_txns() == expected
-    assert not [d for d in book.store.list_docs(book.workspace_id, TXNS) if not d.id[0].isdigit()]
-    ledger = Ledger(book.store, book.workspace_id)
+    assert not [d for d in book.store.docs.list_docs(book.workspace_id, TXNS) if not d.id[0].isdigit()]
+    ledger = Ledger(book.store.docs, book.workspace_id)
     assert month_figures(ledger, "2026-09-01") == figures
     assert ledger.txn("t_interest").account_id == "acc_savings"
 
@@ -286,14 +288,14 @@ def test_a_budget_of_the_older_layout_is_upgraded_once(book):
 def test_open_months_kept_in_an_account_total_by_an_older_version_still_count(book):
     """An older version kept the months of an account's cleared transactions in ``a.<account>``:
     reconcile still finds them, and the account's next write hands them to ``o.<account>``."""
-    opened = book.store.get_doc(book.workspace_id, TOTAL, "o.acc_checking")
-    account = book.store.get_doc(book.workspace_id, TOTAL, "a.acc_checking")
-    book.store.write_docs(book.workspace_id, [
+    opened = book.store.docs.get_doc(book.workspace_id, TOTAL, "o.acc_checking")
+    account = book.store.docs.get_doc(book.workspace_id, TOTAL, "a.acc_checking")
+    book.store.docs.write_docs(book.workspace_id, [
         DocWrite(TOTAL, "o.acc_checking", None, opened.version),
         DocWrite(TOTAL, "a.acc_checking", dict(account.data, open=opened.data["open"]), account.version)])
     plan = book.plan("reconcile_account", account_id="acc_checking", balance="2253.10")
     assert {t["id"] for t in plan.subject["transactions"]} == {"t_pay", "t_market", "t_bistro"}
     book.do("create_transactions", account_id="acc_checking", transactions=[
         {"date": "2026-09-18", "payee": "Shop", "amount": "-1.00", "cleared": "cleared"}])
-    assert "open" not in book.store.get_doc(book.workspace_id, TOTAL, "a.acc_checking").data
-    assert book.store.get_doc(book.workspace_id, TOTAL, "o.acc_checking").data == {"open": {"2026-09": 4}}
+    assert "open" not in book.store.docs.get_doc(book.workspace_id, TOTAL, "a.acc_checking").data
+    assert book.store.docs.get_doc(book.workspace_id, TOTAL, "o.acc_checking").data == {"open": {"2026-09": 4}}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from countersign.store.records import Doc, DocWrite
+from countersign.store.docs import Doc, DocWrite
 from countersign.store.sqlite import SQLiteStore
 from countersign.toolkit import ActionContext, ActionError
 from countersign.toolsets.budget import layout, rollup
@@ -20,6 +20,7 @@ from countersign.toolsets.budget.importer import import_register
 from countersign.toolsets.budget.model import RTA_ID, TOTAL, display
 from tests.budget import brute
 from tests.budget.ledger import READS, assert_rolled_up, new_book
+from tests.support.stores import calls_recorded
 
 CATEGORIES = ["cat_groceries", "cat_restaurants", "cat_household", "cat_tennis", "cat_books"]
 ACCOUNTS = ["acc_checking", "acc_savings"]
@@ -83,19 +84,19 @@ def run(book, op) -> None:
         group = "grp_fun" if book.category(op[1])["group_id"] == "grp_everyday" else "grp_everyday"
         book.do("update_category", category_id=op[1], group_id=group)
     elif kind == "forget_rollups":  # as a budget written by the version before the roll-ups
-        gone = [DocWrite(TOTAL, d.id, None, d.version) for d in book.store.list_docs(book.workspace_id, TOTAL)
+        gone = [DocWrite(TOTAL, d.id, None, d.version) for d in book.store.docs.list_docs(book.workspace_id, TOTAL)
                 if rollup.is_rollup(d.id)]
-        book.store.write_docs(book.workspace_id, gone)
+        book.store.docs.write_docs(book.workspace_id, gone)
     elif kind == "forget_attention":  # as a budget written by the version before the needs-attention docs
-        book.store.write_docs(book.workspace_id, [DocWrite(TOTAL, d.id, None, d.version) for d in
-                                                  book.store.list_docs(book.workspace_id, TOTAL, "u.")])
+        book.store.docs.write_docs(book.workspace_id, [DocWrite(TOTAL, d.id, None, d.version) for d in
+                                                  book.store.docs.list_docs(book.workspace_id, TOTAL, "u.")])
 
 
 def check_reads(book, months_to_read: list[str]) -> None:
     txns, budgets = brute.everything(book.store, book.workspace_id)
     attending = {t["id"]: {"account_id": a, "txn": t} for a, t in txns
                  if not t["approved"] or (t["category_id"] is None and not t["subtransactions"])}
-    for doc in book.store.list_docs(book.workspace_id, TOTAL, "u."):  # each entry as its transaction is
+    for doc in book.store.docs.list_docs(book.workspace_id, TOTAL, "u."):  # each entry as its transaction is
         assert all(attending.get(i) == e and e["txn"]["date"][:7] == doc.id[2:] for i, e in doc.data["txns"].items())
     for month in months_to_read:
         got = book.read("get_month", month=month)
@@ -134,7 +135,7 @@ def test_reads_agree_with_every_transaction_over_random_histories(history, read_
         run(book, op)
     years = sorted({m[:4] for m in read_months} | {"2026"})
     check_reads(book, sorted({*read_months, "2026-09", *(f"{y}-01" for y in years), *(f"{y}-12" for y in years)}))
-    if any(d.id == rollup.LEDGER_ID for d in book.store.list_docs(book.workspace_id, TOTAL)):
+    if any(d.id == rollup.LEDGER_ID for d in book.store.docs.list_docs(book.workspace_id, TOTAL)):
         assert_rolled_up(book.store, book.workspace_id)
 
 
@@ -157,7 +158,7 @@ def test_backdated_changes_carry_through_every_later_year(book):
 def test_undoing_the_only_write_of_a_block_of_years_leaves_no_rollup_of_it(book):
     """A spending in 2016 makes the year doc and the block doc of 2015–2019 and moves the carry
     of every later block; undoing it takes both docs away and puts every later carry back."""
-    before = {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
+    before = {d.id: d.data for d in book.store.docs.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
     book.do("create_transactions", account_id="acc_checking", transactions=[
         {"date": "2016-02-03", "payee": "Pay", "amount": "300", "category_id": RTA_ID},
         {"date": "2016-02-04", "payee": "Shop", "amount": "-30", "category_id": "cat_books"}])
@@ -165,7 +166,7 @@ def test_undoing_the_only_write_of_a_block_of_years_leaves_no_rollup_of_it(book)
     check_reads(book, ["2016-02", "2021-01", "2026-09"])
     created = [d for d in book.ops() if d.data["kind"] == "create_transactions"][-1].id
     book.do("undo_operation", operation_id=created)
-    after = {d.id: d.data for d in book.store.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
+    after = {d.id: d.data for d in book.store.docs.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
     assert after == before
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2016-02", "2021-01", "2026-09"])
@@ -173,7 +174,8 @@ def test_undoing_the_only_write_of_a_block_of_years_leaves_no_rollup_of_it(book)
 
 def _year_versions(book) -> dict[str, int]:
     """The version of every year doc and block doc."""
-    return {d.id: d.version for d in book.store.list_docs(book.workspace_id, TOTAL) if d.id.startswith(("y.", "e."))}
+    return {d.id: d.version for d in book.store.docs.list_docs(book.workspace_id, TOTAL) if d.id.startswith(("y.",
+                                                                                                             "e."))}
 
 
 def test_a_backdated_change_an_overspent_month_absorbs_rewrites_no_later_year(book):
@@ -218,7 +220,7 @@ def test_a_backdated_change_carried_through_every_later_year_writes_one_doc_per_
         run(book, ("create", "acc_checking", [{"month": f"{year}-03", "day": 3, "amount": -5_000,
                                                "category": "cat_books", "cleared": "cleared"}]))
     counting = Counting(book.store)
-    ctx = ActionContext.of(counting, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+    ctx = ActionContext.of(counting.store, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
     effect = Question.of(ACTIONS["set_category_budget"], {"category_id": "cat_books", "month": "2014-01",
                                                           "amount": "5000"}, ctx).effect()
     written = {w.id for phase in effect.phases for w in phase.writes if rollup.is_rollup(w.id)}
@@ -241,9 +243,9 @@ def test_a_year_whose_months_add_nothing_has_no_rollup_and_the_rollups_check_as_
         {"date": "2018-05-03", "payee": "Unsorted", "amount": "-5", "category_id": None},
         {"date": "2019-03-03", "payee": "Court", "amount": "-8", "category_id": "cat_tennis"}])
     assert "y.2018" not in _year_versions(book)
-    assert rebuild.is_consistent(Ledger(book.store, book.workspace_id))
+    assert rebuild.is_consistent(Ledger(book.store.docs, book.workspace_id))
     assert_rolled_up(book.store, book.workspace_id)
-    assert rebuild.rebuild(book.store, book.workspace_id) is False  # nothing to repair
+    assert rebuild.rebuild(book.store.docs, book.workspace_id) is False  # nothing to repair
     check_reads(book, ["2018-05", "2019-03", "2026-09"])
 
 
@@ -256,9 +258,9 @@ def test_a_budget_without_rollups_reads_the_same_and_its_first_write_builds_them
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2026-08", "2026-09", "2026-10"])
     run(book, ("forget_rollups",))
-    assert layout.upgrade(book.store, book.workspace_id) == 0  # nothing to move; the roll-ups are built
+    assert layout.upgrade(book.store.docs, book.workspace_id) == 0  # nothing to move; the roll-ups are built
     assert_rolled_up(book.store, book.workspace_id)
-    assert layout.upgrade(book.store, book.workspace_id) == 0
+    assert layout.upgrade(book.store.docs, book.workspace_id) == 0
 
 
 def _to_older_layout(book) -> None:
@@ -266,7 +268,7 @@ def _to_older_layout(book) -> None:
     carry at its ``start`` and ``end``, no block docs, a ledger doc without ``v``."""
     from countersign.toolsets.budget.carry import carry, empty_start
 
-    docs = {d.id: d for d in book.store.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
+    docs = {d.id: d for d in book.store.docs.list_docs(book.workspace_id, TOTAL) if rollup.is_rollup(d.id)}
     writes, end = [], empty_start()
     for ident in sorted(i for i in docs if i.startswith("y.")):
         start, end = end, carry(end, docs[ident].data)
@@ -274,7 +276,7 @@ def _to_older_layout(book) -> None:
     writes += [DocWrite(TOTAL, i, None, d.version) for i, d in docs.items() if i.startswith("e.")]
     ledger = docs[rollup.LEDGER_ID]
     writes.append(DocWrite(TOTAL, ledger.id, {k: v for k, v in ledger.data.items() if k != "v"}, ledger.version))
-    book.store.write_docs(book.workspace_id, writes)
+    book.store.docs.write_docs(book.workspace_id, writes)
 
 
 @pytest.mark.parametrize("rebuilt_by", ["a write", "upgrade"])
@@ -289,14 +291,14 @@ def test_a_budget_in_the_older_layout_reads_right_and_is_rebuilt_in_this_one(boo
             {"date": f"{year}-04-03", "payee": "Shop", "amount": "-25", "category_id": "cat_books"}])
     book.do("set_category_budget", category_id="cat_tennis", month="2016-02", amount="40")
     _to_older_layout(book)
-    assert not rebuild.is_consistent(Ledger(book.store, book.workspace_id))
+    assert not rebuild.is_consistent(Ledger(book.store.docs, book.workspace_id))
     check_reads(book, ["2016-02", "2016-12", "2019-04", "2024-01", "2026-09"])
     if rebuilt_by == "a write":
         book.do("set_category_budget", category_id="cat_books", month="2019-03", amount="30")
     else:
-        assert layout.upgrade(book.store, book.workspace_id) == 0
+        assert layout.upgrade(book.store.docs, book.workspace_id) == 0
     assert_rolled_up(book.store, book.workspace_id)
-    assert not any("start" in d.data for d in book.store.list_docs(book.workspace_id, TOTAL, "y."))
+    assert not any("start" in d.data for d in book.store.docs.list_docs(book.workspace_id, TOTAL, "y."))
     check_reads(book, ["2016-02", "2016-12", "2019-04", "2024-01", "2026-09"])
 
 
@@ -309,30 +311,24 @@ def test_a_backdated_import_over_many_years_keeps_every_batch_within_one_transac
     book.do("set_category_budget", category_id="cat_books", month="2031-02", amount="40")
     rows = [f'"Checking","","{2001 + i % 26}-{i % 12 + 1:02d}-0{1 + i % 9}","Shop {i}","Fun: Books","Fun","Books",'
             f'"","${i % 70 + 1}.00","","Cleared"' for i in range(60)]
-    result = import_register(book.store, book.ctx, register(*rows))
+    result = import_register(book.store.docs, book.ctx, register(*rows))
     assert result.imported == 60
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2001-01", "2013-07", "2026-09", "2027-01", "2031-02", "2032-01"])
 
 
 class Counting:
-    """The store as a read sees it, every call of any of its methods counted at the boundary (by
-    method name), and every doc a call returned: a read moved to another method is still counted."""
+    """The store as a read sees it (:attr:`store`), every call of any method of any of its roles
+    counted at the boundary (by method name), and every doc a call returned: a read moved to another
+    method, or to another role, is still counted."""
 
     def __init__(self, store):
-        self._store, self.calls, self.docs_read = store, Counter(), 0
+        self.calls, self.docs_read = Counter(), 0
+        self.store = calls_recorded(store, self._counted)
 
-    def __getattr__(self, name):
-        found = getattr(self._store, name)
-        if not callable(found):
-            return found
-
-        def counted(*args, **kwargs):
-            self.calls[name] += 1
-            result = found(*args, **kwargs)
-            self.docs_read += _docs_in(result)
-            return result
-        return counted
+    def _counted(self, name, args, result):
+        self.calls[name] += 1
+        self.docs_read += _docs_in(result)
 
 
 def _docs_in(result) -> int:
@@ -360,7 +356,7 @@ def test_a_read_reads_as_much_after_ten_years_as_after_one(read, args):
                  "cleared": "cleared"} for m in (1, 6, 11)]))
             run(book, ("budget", "cat_books", f"{year}-06", 20_000))
         counting = Counting(book.store)
-        ctx = ActionContext.of(counting, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+        ctx = ActionContext.of(counting.store, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
         r = READS[read]
         r.run(r.parse(args), ctx)
         costs.append((dict(counting.calls), counting.docs_read))

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.store.interface import MAX_DOC_WRITES
-from countersign.store.records import DocWrite
+from countersign.store.docs import MAX_DOC_WRITES, DocWrite
 from countersign.toolkit import ActionError
 from countersign.toolsets.budget import importer, layout, rebuild, rollup
 from countersign.toolsets.budget.model import MONTH, TOTAL
@@ -26,19 +25,19 @@ def old_history(book, years=range(2000, 2020)) -> None:
     version before them."""
     rows = [f'"Checking","","{y}-03-05","Shop {y}","Fun: Books","Fun","Books","","$1.00","","Reconciled"'
             for y in years]
-    importer.import_register(book.store, book.ctx, register(*rows))
+    importer.import_register(book.store.docs, book.ctx, register(*rows))
     run(book, ("forget_rollups",))
 
 
 def rollup_ids(book) -> set[str]:
-    return {d.id for d in book.store.list_docs(book.workspace_id, TOTAL)
+    return {d.id for d in book.store.docs.list_docs(book.workspace_id, TOTAL)
             if rollup.is_rollup(d.id)}
 
 
 def spy_batches(book, monkeypatch, die_at: int | None = None) -> list[int]:
     """Record each write_docs batch's size; ``die_at``: the call (1-based) that never happens."""
     sizes: list[int] = []
-    real = book.store.write_docs
+    real = book.store.docs.write_docs
 
     def write_docs(workspace_id, writes):
         writes = list(writes)
@@ -47,7 +46,7 @@ def spy_batches(book, monkeypatch, die_at: int | None = None) -> list[int]:
         sizes.append(len(writes))
         return real(workspace_id, writes)
 
-    monkeypatch.setattr(book.store, "write_docs", write_docs)
+    monkeypatch.setattr(book.store.docs, "write_docs", write_docs)
     return sizes
 
 
@@ -67,7 +66,7 @@ def test_an_import_into_a_budget_without_rollups_keeps_every_batch_one_transacti
         return real(store, workspace_id, writes)
 
     monkeypatch.setattr(importer, "_write", write)
-    importer.import_register(book.store, book.ctx, register(*NEW_ROWS))
+    importer.import_register(book.store.docs, book.ctx, register(*NEW_ROWS))
     assert max(batches) <= MAX_DOC_WRITES, batches
     assert sizes[-len(batches):] == batches  # each written whole, as one write_docs
     assert_rolled_up(book.store, book.workspace_id)
@@ -82,12 +81,12 @@ def test_an_import_that_dies_between_batches_leaves_figures_that_agree(book, mon
     monkeypatch.setattr(rebuild, "MAX_DOC_WRITES", 8)  # the build takes three batches, the import two
     sizes = spy_batches(book, monkeypatch, die_at=die_at)
     with pytest.raises(Died):
-        importer.import_register(book.store, book.ctx, register(*NEW_ROWS))
+        importer.import_register(book.store.docs, book.ctx, register(*NEW_ROWS))
     monkeypatch.undo()
     if die_at <= 3:  # the build was cut short: no ledger doc, so the reads add up the months
         assert rollup.LEDGER_ID not in rollup_ids(book), sizes
     check_reads(book, READ)
-    importer.import_register(book.store, book.ctx, register(*NEW_ROWS))
+    importer.import_register(book.store.docs, book.ctx, register(*NEW_ROWS))
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, READ)
 
@@ -170,19 +169,19 @@ def test_upgrade_repairs_rollups_that_disagree_with_the_months(book):
     that did not keep the roll-ups: the figures are wrong until ``budget upgrade`` rebuilds them."""
     old_history(book, range(2016, 2026))
     book.do("set_category_budget", category_id="cat_books", month="2017-02", amount="20")
-    assert layout.upgrade(book.store, book.workspace_id) == 0
-    untouched = {d.id: d.version for d in book.store.list_docs(book.workspace_id, TOTAL)}
-    layout.upgrade(book.store, book.workspace_id)  # roll-ups that agree are left alone
-    assert {d.id: d.version for d in book.store.list_docs(book.workspace_id, TOTAL)} == untouched
+    assert layout.upgrade(book.store.docs, book.workspace_id) == 0
+    untouched = {d.id: d.version for d in book.store.docs.list_docs(book.workspace_id, TOTAL)}
+    layout.upgrade(book.store.docs, book.workspace_id)  # roll-ups that agree are left alone
+    assert {d.id: d.version for d in book.store.docs.list_docs(book.workspace_id, TOTAL)} == untouched
 
-    docs = {d.id: d for d in book.store.list_docs(book.workspace_id, TOTAL)}
+    docs = {d.id: d for d in book.store.docs.list_docs(book.workspace_id, TOTAL)}
     gone = [DocWrite(TOTAL, i, None, docs[i].version) for i in ("y.2020", "y.2021", "y.2024")]
-    month = book.store.get_doc(book.workspace_id, MONTH, "2017-02-01")
+    month = book.store.docs.get_doc(book.workspace_id, MONTH, "2017-02-01")
     old_version_write = DocWrite(MONTH, month.id, {"budgeted": {"cat_books": 90_000}}, month.version)
-    book.store.write_docs(book.workspace_id, [*gone, old_version_write])
+    book.store.docs.write_docs(book.workspace_id, [*gone, old_version_write])
     with pytest.raises(AssertionError):
         check_reads(book, ["2017-06", "2021-06", "2026-09"])
 
-    assert layout.upgrade(book.store, book.workspace_id) == 0
+    assert layout.upgrade(book.store.docs, book.workspace_id) == 0
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2017-06", "2021-06", "2024-06", "2026-09"])

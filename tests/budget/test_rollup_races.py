@@ -36,12 +36,12 @@ def test_a_new_block_planned_while_the_block_before_it_moves_is_refused_not_left
         {"date": "2021-04-03", "payee": "Shop", "amount": "-20", "category_id": "cat_books"}])
     blocks = {w.id: w for w in writes if w.kind == TOTAL and w.id.startswith("e.")}
     assert set(blocks) == {"e.2015", "e.2020", "e.2025"}  # (its spending moves the flow on into 2025)
-    before = book.store.get_doc(book.workspace_id, TOTAL, "e.2015")
+    before = book.store.docs.get_doc(book.workspace_id, TOTAL, "e.2015")
     assert (blocks["e.2015"].data, blocks["e.2015"].expected_version) == (before.data, before.version)  # as read
     book.do("set_category_budget", category_id="cat_books", month="2016-02", amount="300")
     with pytest.raises(Conflict):
-        book.store.write_docs(book.workspace_id, writes)
-    assert rollup.block_id("2020") not in {d.id for d in book.store.list_docs(book.workspace_id, TOTAL)}
+        book.store.docs.write_docs(book.workspace_id, writes)
+    assert rollup.block_id("2020") not in {d.id for d in book.store.docs.list_docs(book.workspace_id, TOTAL)}
     spend(book, "2021-04-03")
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2016-05", "2021-04", "2026-09"])
@@ -55,7 +55,7 @@ def test_two_changes_in_one_block_conflict_on_its_doc(book):
     writes = planned(book, "set_category_budget", category_id="cat_books", month="2017-03", amount="15")
     book.do("set_category_budget", category_id="cat_books", month="2018-03", amount="25")
     with pytest.raises(Conflict):
-        book.store.write_docs(book.workspace_id, writes)
+        book.store.docs.write_docs(book.workspace_id, writes)
     book.do("set_category_budget", category_id="cat_books", month="2017-03", amount="15")
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2017-05", "2018-05", "2026-09"])

@@ -143,13 +143,13 @@ class Crashable:
     # -- what the file holds -----------------------------------------------------------------------
 
     def card(self, card_id: str):
-        return self.store.get_card(self.workspace.id, card_id, self.now())
+        return self.store.cards.get_card(self.workspace.id, card_id, self.now())
 
     def events(self, card_id: str) -> list[str]:
-        return [e.event for e in self.store.audit_trail(self.workspace.id, card_id)]
+        return [e.event for e in self.store.cards.audit_trail(self.workspace.id, card_id)]
 
     def payees(self, payee: str) -> int:
-        return sum(1 for d in self.store.list_docs(self.workspace.id, "budget_txns")
+        return sum(1 for d in self.store.docs.list_docs(self.workspace.id, "budget_txns")
                    for t in d.data["transactions"] if t["payee"] == payee)
 
     def emails(self) -> list[Path]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx2
 
 from countersign.core.cards import CardState
-from countersign.store.records import NOTIFY_DONE
+from countersign.store.outbox import NOTIFY_DONE
 from tests.support.harness import mcp_client
 
 from .harness import Crashable
@@ -190,7 +190,7 @@ class Run:
 
     def _settled(self) -> bool:
         store, now = self.crash.store, int(time.time())
-        return not store.due_notifications(now + 3600) and not store.running_cards(now + 3600)
+        return not store.outbox.due_notifications(now + 3600) and not store.cards.running_cards(now + 3600)
 
     def count(self) -> Counts:
         store, ws, person = self.crash.store, self.crash.workspace.id, self.crash.person
@@ -198,15 +198,15 @@ class Run:
         cards = []
         cursor = None
         while True:
-            page, cursor = store.list_card_history(ws, person.id, now, limit=200, cursor=cursor)
+            page, cursor = store.cards.list_card_history(ws, person.id, now, limit=200, cursor=cursor)
             cards += page
             if cursor is None:
                 break
-        pending, _ = store.list_pending_cards(ws, person.id, now, limit=1000)
+        pending, _ = store.cards.list_pending_cards(ws, person.id, now, limit=1000)
         cards += pending
-        cards = [store.get_card(ws, c.id, now) for c in cards]  # whole: a listing carries no arguments
+        cards = [store.cards.get_card(ws, c.id, now) for c in cards]  # whole: a listing carries no arguments
         payee_of = {c.id: c.arguments["transactions"][0]["payee"] for c in cards}
-        txns = Counter(t["payee"] for d in store.list_docs(ws, "budget_txns") for t in d.data["transactions"])
+        txns = Counter(t["payee"] for d in store.docs.list_docs(ws, "budget_txns") for t in d.data["transactions"])
         c = Counts(requests=self.requests, held_replies=sum(len(v) for v in self.seen.values()), cards=len(cards))
         known = set(payee_of)
         c.lost_cards = sum(1 for ids in self.seen.values() for i in ids if i not in known)
@@ -228,7 +228,7 @@ class Run:
         c.left_pending = len(pending)
         outcomes: Counter[str] = Counter()
         for card in cards:
-            n = store.get_notification(card.id)
+            n = store.outbox.get_notification(card.id)
             if n is None:
                 continue
             outcomes[n.outcome or n.state] += 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.store.records import NOTIFY_DONE
+from countersign.store.outbox import NOTIFY_DONE
 
 S = CardState
 BAKERY = {"account_id": "acc_checking", "transactions": [{"date": "2026-09-18", "payee": "Bakery", "amount": "-5.00"}]}
@@ -31,14 +31,14 @@ def test_killed_after_filing_the_email_is_still_sent_and_a_retry_files_nothing_n
     with pytest.raises(Exception):  # noqa: B017 - the connection drops with the process
         crash.call("create_transactions", BAKERY)
     assert crash.server.killed()
-    [card] = crash.store.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]
+    [card] = crash.store.cards.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]
     assert crash.emails() == []  # it died before sending
     crash.start()  # the start-up sweep delivers what is owed
-    crash.wait_for(lambda: crash.store.get_notification(card.id).state == NOTIFY_DONE, what="the card's email")
+    crash.wait_for(lambda: crash.store.outbox.get_notification(card.id).state == NOTIFY_DONE, what="the card's email")
     assert len(crash.emails()) == 1
     again = crash.call("create_transactions", BAKERY)  # the agent retries the call that died
     assert again["confirmationId"] == card.id
-    assert len(crash.store.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]) == 1
+    assert len(crash.store.cards.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]) == 1
     assert len(crash.emails()) == 1
 
 
@@ -79,8 +79,8 @@ def test_killed_between_two_steps_the_card_says_exactly_what_ran(crash):
     crash.wait_for(lambda: crash.card(card_id).state is S.FAILED, what="recovery")
     card = crash.card(card_id)
     assert card.result["done"] == ["pack parcel p1"] and card.result["not_done"] == ["ship parcel p1"]
-    assert crash.store.get_doc(crash.workspace.id, "parcel", "p1").data["state"] == "packed"
-    assert crash.store.get_doc(crash.workspace.id, "shipment", "p1") is None
+    assert crash.store.docs.get_doc(crash.workspace.id, "parcel", "p1").data["state"] == "packed"
+    assert crash.store.docs.get_doc(crash.workspace.id, "shipment", "p1") is None
     status = crash.call("get_confirmation_status", {"confirmation_id": card_id})
     assert status["status"] == "failed" and "Not done: ship parcel p1." in status["error"]
 
@@ -91,13 +91,13 @@ def test_killed_after_the_outside_call_it_is_resumed_with_the_same_key_and_charg
     card_id = crash.call("charge_card", {"order_id": "o1", "amount": 1250})["confirmationId"]
     crash.start(countersign_fault="after_outside", **service, **FAST)
     click_and_die(crash, card_id)
-    assert len(payments.calls) == 1 and crash.store.get_doc(crash.workspace.id, "receipt", "o1") is None
+    assert len(payments.calls) == 1 and crash.store.docs.get_doc(crash.workspace.id, "receipt", "o1") is None
     crash.start(**service, **FAST)
     crash.wait_for(lambda: crash.card(card_id).state is S.COMPLETED, what="the resumed charge")
     assert payments.calls == [payments.calls[0]] * 2 and len(payments.charges) == 1  # one key, one charge
     card = crash.card(card_id)
     assert card.result["result"]["charge_id"] == "ch_1"
-    assert crash.store.get_doc(crash.workspace.id, "receipt", "o1").data == {"order": "o1", "amount": 1250}
+    assert crash.store.docs.get_doc(crash.workspace.id, "receipt", "o1").data == {"order": "o1", "amount": 1250}
 
 
 def test_killed_after_handing_over_the_email_it_is_delivered_again_not_lost(crash):
@@ -105,8 +105,8 @@ def test_killed_after_handing_over_the_email_it_is_delivered_again_not_lost(cras
     with pytest.raises(Exception):  # noqa: B017 - the connection drops with the process
         crash.call("create_transactions", BAKERY)
     assert crash.server.killed()
-    [card] = crash.store.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]
-    assert len(crash.emails()) == 1 and crash.store.get_notification(card.id).state != NOTIFY_DONE
+    [card] = crash.store.cards.list_pending_cards(crash.workspace.id, crash.person.id, crash.now())[0]
+    assert len(crash.emails()) == 1 and crash.store.outbox.get_notification(card.id).state != NOTIFY_DONE
     crash.start(**FAST)
-    crash.wait_for(lambda: crash.store.get_notification(card.id).state == NOTIFY_DONE, what="the notification")
+    crash.wait_for(lambda: crash.store.outbox.get_notification(card.id).state == NOTIFY_DONE, what="the notification")
     assert 1 <= len(crash.emails()) <= 2  # at least once: the one window where it can go twice

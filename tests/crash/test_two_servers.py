@@ -30,7 +30,7 @@ def test_identical_requests_to_two_servers_at_once_file_one_card(crash):
 
         for i, ids in enumerate(asyncio.run(rounds())):
             assert ids[0] == ids[1], f"round {i}: two cards {ids}"
-        pending, _ = crash.store.list_pending_cards(crash.workspace.id, crash.person.id, crash.now(), limit=100)
+        pending, _ = crash.store.cards.list_pending_cards(crash.workspace.id, crash.person.id, crash.now(), limit=100)
         assert len(pending) == ROUNDS
     finally:
         second.stop()

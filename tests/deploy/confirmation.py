@@ -102,7 +102,7 @@ def rehearse(stack: MotoStack) -> dict:
 
     # What must never reach a log line, then the proof that it would be redacted if it did.
     store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
-    ticket = store.get_card(workspace["workspace_id"], card_id, 0).ticket
+    ticket = store.cards.get_card(workspace["workspace_id"], card_id, 0).ticket
     record["secrets"] = {
         "connection token": connection["token"], "sign-in token": signin_token, "session id": session_id,
         "csrf token": csrf, "ticket": ticket, "ticket payload": ticket.split(".")[0],

@@ -76,7 +76,7 @@ def rehearse(stack, instances: dict, stream, agent, owner: str, signed_in: dict,
     from countersign.store.dynamodb import DynamoDBStore
 
     store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
-    out["suppressed_outcome"] = store.get_notification(card).outcome
+    out["suppressed_outcome"] = store.outbox.get_notification(card).outcome
     out["owner_mails_after"] = len([m for m in stack.sent_mail() if m["To"] == owner]) - mails_before
     out["session"] = json.loads(response_body(api.invoke(http_event("GET", "/api/session", headers=signed_in))))
 
@@ -93,7 +93,7 @@ def rehearse(stack, instances: dict, stream, agent, owner: str, signed_in: dict,
             break
     out.update(burst=codes, refused=refused, burst_seconds=time.monotonic() - started)
     # The connection's counters in the table (one item per 10 s window): what the limit counted.
-    from countersign.store.records import secret_hash
+    from countersign.store.hashes import secret_hash
 
     key = f"LIMIT#mcp-connection:{secret_hash(token)[:32]}"
     found = stack.dynamodb.query(TableName=stack.stack.refs["Table"], KeyConditionExpression="pk = :pk",

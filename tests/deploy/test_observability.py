@@ -191,7 +191,7 @@ def desk_world(tmp_path):
     workspace, person = accounts.create_workspace(runtime.store, "Acme", "owner@example.com")
     connection = accounts.create_connection(runtime.store, workspace.id, person.id, "agent").connection
     seed_notes(runtime.store, workspace.id)
-    principal = Principal(runtime.store.get_workspace(workspace.id), person, connection)
+    principal = Principal(runtime.store.workspaces.get_workspace(workspace.id), person, connection)
 
     def file(text: str, note: str = "n1") -> str:
         held = anyio.run(request_card, runtime.desk, principal, "publish_note", {"note_id": note, "text": text})
@@ -214,7 +214,7 @@ def test_the_desk_reports_each_card_event(desk_world):
     clicks.decline_click(desk, workspace.id, person, third, "later")
     assert events[-1] == "card_declined"
     fourth = file("four", note="n2")
-    desk.withdraw(runtime.store.get_card(workspace.id, fourth, desk.now()), desk.now(), "connection:test")
+    desk.withdraw(runtime.store.cards.get_card(workspace.id, fourth, desk.now()), desk.now(), "connection:test")
     assert events[-1] == "card_withdrawn"
     fifth = file("five", note="n2")
     desk.clock = lambda: 4_000_000_000.0  # long after the deadline

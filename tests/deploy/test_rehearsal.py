@@ -90,10 +90,10 @@ def test_an_agent_connects_by_oauth_through_the_routes_of_the_template(rehearsal
         path for function, path in oauth["routed"] if function == "McpFunction"}
     stack = rehearsal["stack"]
     store = DynamoDBStore(stack.stack.refs["Table"], client=stack.dynamodb)
-    [connection] = [c for c in store.list_connections(rehearsal["workspace"]["workspace_id"])
+    [connection] = [c for c in store.connections.list_connections(rehearsal["workspace"]["workspace_id"])
                     if c.name == oauth["client_name"]]
     assert not connection.revoked
-    assert connection.id in store.connections_last_used(rehearsal["workspace"]["workspace_id"])
+    assert connection.id in store.connections.connections_last_used(rehearsal["workspace"]["workspace_id"])
 
 
 def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):

@@ -53,14 +53,14 @@ def test_restore_into_a_new_table_and_copy_back_what_was_lost(aws, capsys):
     restored = aws.describe_table(TableName=RESTORED)["Table"]
     assert [g["IndexName"] for g in restored["GlobalSecondaryIndexes"]] == ["gsi1"]
     # 2. Look before copying: the restored table reads like the live one.
-    assert DynamoDBStore(RESTORED, client=aws).get_card(world.ws.id, waiting.id, now).state is CardState.PENDING
+    assert DynamoDBStore(RESTORED, client=aws).cards.get_card(world.ws.id, waiting.id, now).state is CardState.PENDING
 
     # After the restore point: a card is answered, then the loss (items deleted by mistake).
     world.move(answered, CardState.DECLINED, now + 5)
     for key in (codec.workspace_key(world.ws.id), codec.card_key(waiting.id)):
         aws.delete_item(TableName=LIVE, Key=key)
     with pytest.raises(NotFound):
-        store.get_workspace(world.ws.id)
+        store.workspaces.get_workspace(world.ws.id)
 
     # 3. A dry run says what would come back; the copy brings back only what is missing.
     script = restore_script()
@@ -68,13 +68,13 @@ def test_restore_into_a_new_table_and_copy_back_what_was_lost(aws, capsys):
     assert "would copy 2" in capsys.readouterr().out
     assert script.main([RESTORED, LIVE], client=aws) == 0
     assert "copied 2" in capsys.readouterr().out
-    assert store.get_workspace(world.ws.id).name == "Acme"
-    assert store.get_card(world.ws.id, waiting.id, now + 6).state is CardState.PENDING
+    assert store.workspaces.get_workspace(world.ws.id).name == "Acme"
+    assert store.cards.get_card(world.ws.id, waiting.id, now + 6).state is CardState.PENDING
     # What happened since the restore point stands: the answered card stays declined.
-    assert store.get_card(world.ws.id, answered.id, now + 6).state is CardState.DECLINED
-    [shown], _ = store.list_pending_cards(world.ws.id, world.person.id, now + 6)
+    assert store.cards.get_card(world.ws.id, answered.id, now + 6).state is CardState.DECLINED
+    [shown], _ = store.cards.list_pending_cards(world.ws.id, world.person.id, now + 6)
     assert shown.id == waiting.id  # the index entry came back with the item
-    assert store.get_connection_by_token_hash(world.conn.token_hash).id == world.conn.id
+    assert store.connections.get_connection_by_token_hash(world.conn.token_hash).id == world.conn.id
 
 
 def test_overwrite_rolls_items_back_and_a_spent_ticket_still_refuses(aws, capsys):
@@ -88,7 +88,7 @@ def test_overwrite_rolls_items_back_and_a_spent_ticket_still_refuses(aws, capsys
     assert restore_script().main([RESTORED, LIVE, "--overwrite"], client=aws) == 0
     assert "left 0" in capsys.readouterr().out
     # The card reads as it was at the restore point (waiting) ...
-    assert store.get_card(world.ws.id, answered.id, now + 6).state is CardState.PENDING
+    assert store.cards.get_card(world.ws.id, answered.id, now + 6).state is CardState.PENDING
     # ... but its ticket was spent after it, and that record was not in the backup: no second answer.
     with pytest.raises(Refusal) as refused:
         world.move(answered, CardState.DECLINED, now + 7)
@@ -105,20 +105,21 @@ def test_what_ended_by_its_deletion_is_not_brought_back_unless_asked(aws, capsys
     table as it was must not undo them (a restore is for what was lost, not for what was ended)."""
     from countersign.identity import accounts
     from countersign.identity.sessions import mint_signin_token
-    from countersign.store.records import Session, secret_hash
+    from countersign.store.hashes import secret_hash
+    from countersign.store.sessions import Session
 
     store = DynamoDBStore(LIVE, client=aws)
     now = int(time.time())
     world = World(store)
     colleague = accounts.add_person(store, world.ws.id, "colleague@example.com", "member")
-    store.create_session(Session(session_hash="s" * 64, person_id=world.person.id, workspace_id=world.ws.id,
+    store.sessions.create_session(Session(session_hash="s" * 64, person_id=world.person.id, workspace_id=world.ws.id,
                                  csrf_token="c" * 43, created_at=now, expires_at=now + 3600))
     link = mint_signin_token(store, world.person, now=now)
     aws.restore_table_to_point_in_time(SourceTableName=LIVE, TargetTableName=RESTORED, UseLatestRestorableTime=True)
     # after the restore point: signed out, the link used, the colleague removed, and a card lost
-    store.delete_session("s" * 64)
-    assert store.consume_signin_token(secret_hash(link), now) is not None
-    store.remove_person(world.ws.id, colleague.id, "member")
+    store.sessions.delete_session("s" * 64)
+    assert store.sessions.consume_signin_token(secret_hash(link), now) is not None
+    store.workspaces.remove_person(world.ws.id, colleague.id, "member")
     lost = world.file(created_at=now)
     aws.restore_table_to_point_in_time(SourceTableName=LIVE, TargetTableName=RESTORED + "-2",
                                        UseLatestRestorableTime=True)
@@ -126,13 +127,13 @@ def test_what_ended_by_its_deletion_is_not_brought_back_unless_asked(aws, capsys
 
     script = restore_script()
     assert script.main([RESTORED + "-2", LIVE], client=aws) == 0  # the card only: nothing else is missing
-    assert store.get_card(world.ws.id, lost.id, now).state is CardState.PENDING
+    assert store.cards.get_card(world.ws.id, lost.id, now).state is CardState.PENDING
     assert script.main([RESTORED, LIVE], client=aws) == 0
     said = capsys.readouterr().out
     # the session, the sign-in link, the member and the pointer from their email
     assert "left out 4 that ended by their deletion" in said.splitlines()[-1]
-    assert store.get_session("s" * 64, now) is None
+    assert store.sessions.get_session("s" * 64, now) is None
     with pytest.raises(NotFound):
-        store.get_person(world.ws.id, colleague.id)
+        store.workspaces.get_person(world.ws.id, colleague.id)
     assert script.main([RESTORED, LIVE, "--include-ended"], client=aws) == 0
-    assert store.get_person(world.ws.id, colleague.id).email == "colleague@example.com"  # asked for: back
+    assert store.workspaces.get_person(world.ws.id, colleague.id).email == "colleague@example.com"  # asked for: back

@@ -19,8 +19,9 @@ from __future__ import annotations
 import time
 
 from countersign.core.cards import CardState
+from countersign.store.cards import AuditEntry, CardCommit
 from countersign.store.dynamodb import DynamoDBStore
-from countersign.store.records import NOTIFY_DONE, AuditEntry, CardCommit
+from countersign.store.outbox import NOTIFY_DONE
 from tests.support.apigw import http_event
 from tests.support.streams import filtered_event, schedule_event
 
@@ -51,23 +52,23 @@ def rehearse(stack, instances: dict, stream, agent) -> dict:
     event = filtered_event(stream, stream.read())
     assert [card_of(r) for r in event["Records"]] == [withdrawn]
     out["withdrawn_result"] = notifier.invoke_event(event, event["Records"][0]["eventID"])
-    out["withdrawn_outcome"] = store.get_notification(withdrawn).outcome
+    out["withdrawn_outcome"] = store.outbox.get_notification(withdrawn).outcome
 
     # 2. A record that never got through: only the outbox item knows the email is owed.
     lost = agent("suppress_domain", {"domain": "hooli.com"}, token)["confirmationId"]
     # 3. A runner that died after the first of two steps.
     stopped = agent("suppress_domain", {"domain": "piedpiper.com"}, token)["confirmationId"]
-    card = store.get_card(workspace["workspace_id"], stopped, int(time.time()))
+    card = store.cards.get_card(workspace["workspace_id"], stopped, int(time.time()))
     now = int(time.time())
-    store.commit_card(CardCommit(card, CardState.RUNNING, now, (
+    store.cards.commit_card(CardCommit(card, CardState.RUNNING, now, (
         AuditEntry(stopped, workspace["workspace_id"], now, "running", f"person:{card.person_id}", "page"),),
         run={"steps": ["suppress", "notify_list"], "done": 1}, lease_until=now, channel="page"))
     stream.read()  # their records: never handed to the notifier
 
     swept = schedule_event()
     out["sweep"] = sweeper.invoke_event(swept, swept["id"])
-    out["lost"] = store.get_notification(lost)
-    out["stopped"] = store.get_card(workspace["workspace_id"], stopped, int(time.time()))
+    out["lost"] = store.outbox.get_notification(lost)
+    out["stopped"] = store.cards.get_card(workspace["workspace_id"], stopped, int(time.time()))
     out["second_mail"] = [m for m in stack.sent_mail() if m["To"] == SECOND]
     out["ids"] = {"withdrawn": withdrawn, "lost": lost, "stopped": stopped}
     assert out["lost"].state == NOTIFY_DONE, out["lost"]
@@ -82,7 +83,7 @@ def rehearse(stack, instances: dict, stream, agent) -> dict:
     waiting = agent("suppress_domain", {"domain": "chotchkies.com"}, colleague_token)["confirmationId"]
     stream.read()  # its notification: not this act's concern
     out["removed"] = stack.cli("member", "remove", COLLEAGUE, "--store", f"dynamodb://{table}")
-    out["removed_card"] = store.get_card(workspace["workspace_id"], waiting, int(time.time()))
+    out["removed_card"] = store.cards.get_card(workspace["workspace_id"], waiting, int(time.time()))
     out["removed_ping"] = instances["McpFunction"].invoke(ping)["statusCode"]
     out["members_after"] = stack.cli("member", "list", "--store", f"dynamodb://{table}", "--email", SECOND)
     out["colleague_token"] = colleague_token

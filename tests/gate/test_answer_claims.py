@@ -88,5 +88,5 @@ def test_a_held_call_retried_gets_its_waiting_card_and_owes_one_email(world):
     first = world.held()
     again = world.held()
     assert again["confirmationId"] == first["confirmationId"]
-    assert world.store.get_notification(first["confirmationId"]) is not None
+    assert world.store.outbox.get_notification(first["confirmationId"]) is not None
     assert [c.id for c in world.pending()] == [first["confirmationId"]]

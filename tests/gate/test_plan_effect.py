@@ -21,7 +21,7 @@ from countersign.gate.registry import Registry
 from countersign.identity import accounts
 from countersign.identity.principal import Principal
 from countersign.settings import Settings
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolkit import ALWAYS, CLIENT, NEVER, Action, ActionContext, Effect, Plan, Toolset
 from tests.budget.ledger import NOW
 from tests.support.sample_toolset import KIND, NoteText, _note, seed_notes
@@ -76,12 +76,13 @@ class World:
         self.principal = Principal(workspace, self.person, conn)
 
     def call(self, tool: str, text: str, **how) -> gate_ask.Reply:
-        principal = dataclasses.replace(self.principal, workspace=self.store.get_workspace(self.workspace_id))
+        principal = dataclasses.replace(self.principal,
+                                        workspace=self.store.workspaces.get_workspace(self.workspace_id))
         return asyncio.run(gate_ask.ask(self.desk, gate_ask.Call(principal, tool, {"note_id": self.note,
                                                                                    "text": text}, **how)))
 
     def text(self) -> str:
-        return self.store.get_doc(self.workspace_id, KIND, self.note).data["text"]
+        return self.store.docs.get_doc(self.workspace_id, KIND, self.note).data["text"]
 
 
 @pytest.fixture
@@ -118,20 +119,20 @@ def test_a_write_that_raced_the_click_is_staged_again_from_the_new_plan(world):
     preview shows, so the fingerprint stays): the commit is refused, the gate plans again and commits the
     effect that plan staged, on the version it read."""
     held = world.call("stage_on_page", "after the race")
-    real = world.store.commit_card
+    real = world.store.cards.commit_card
     raced: list[bool] = []
 
     def commit_card(commit):
         if not raced:
             raced.append(True)
-            doc = world.store.get_doc(world.workspace_id, KIND, world.note)
-            world.store.write_docs(world.workspace_id, [DocWrite(KIND, doc.id, dict(doc.data, touched=True),
+            doc = world.store.docs.get_doc(world.workspace_id, KIND, world.note)
+            world.store.docs.write_docs(world.workspace_id, [DocWrite(KIND, doc.id, dict(doc.data, touched=True),
                                                                  doc.version)])
         return real(commit)
 
-    world.store.commit_card = commit_card
+    world.store.cards.commit_card = commit_card
     card = clicks.confirm_click(world.desk, world.workspace_id, world.person, held.payload["confirmationId"])
     assert card.state is CardState.COMPLETED, card.result
     assert card.result["result"]["staged_at_version"] == 2 and PLANS == ["v1", "v1", "v2"]
-    doc = world.store.get_doc(world.workspace_id, KIND, world.note)
+    doc = world.store.docs.get_doc(world.workspace_id, KIND, world.note)
     assert (doc.data["text"], doc.data["touched"], doc.version) == ("after the race", True, 3)

@@ -24,7 +24,7 @@ def die():
 
 
 def parcel(world, pid: str = "p1") -> dict:
-    return world.store.get_doc(world.workspace.id, PARCEL, pid).data
+    return world.store.docs.get_doc(world.workspace.id, PARCEL, pid).data
 
 
 def test_each_step_commits_on_its_own_and_the_card_says_so(world):
@@ -33,7 +33,7 @@ def test_each_step_commits_on_its_own_and_the_card_says_so(world):
     assert card.state is S.COMPLETED and card.run == {"steps": ["pack parcel p1", "ship parcel p1"], "done": 2,
                                                       "outside": None}
     assert parcel(world)["state"] == "shipped"
-    assert world.store.get_doc(world.workspace.id, SHIPMENT, "p1") is not None
+    assert world.store.docs.get_doc(world.workspace.id, SHIPMENT, "p1") is not None
     assert world.events(card.id) == ["filed", "running", "completed"]
 
 
@@ -53,10 +53,10 @@ def test_a_process_that_dies_between_steps_leaves_a_card_that_recovery_reports_e
     assert settled.state is S.FAILED
     assert settled.result["done"] == ["pack parcel p1"] and settled.result["not_done"] == ["ship parcel p1"]
     assert "Done: pack parcel p1. Not done: ship parcel p1." in settled.result["error"]
-    assert parcel(world)["state"] == "packed" and world.store.get_doc(world.workspace.id, SHIPMENT, "p1") is None
+    assert parcel(world)["state"] == "packed" and world.store.docs.get_doc(world.workspace.id, SHIPMENT, "p1") is None
     assert world.events(card.id) == ["filed", "running", "failed"]
     # the request is free again: asking anew files a new card (the parcel is packed now: a new subject)
-    assert world.store.running_cards(world.clock + 10_000) == []
+    assert world.store.cards.running_cards(world.clock + 10_000) == []
 
 
 def test_the_sweep_settles_what_nobody_reads(world):
@@ -89,7 +89,7 @@ def test_an_outside_call_is_made_with_the_cards_key_and_the_receipt_commits_once
     key = idempotency_key(card)
     assert card.state is S.COMPLETED and card.result["result"]["charge_id"] == PAYMENTS.charges[key]["charge_id"]
     assert PAYMENTS.calls.count(key) == 1
-    assert world.store.get_doc(world.workspace.id, RECEIPT, "o1").data == {"order": "o1", "amount": 1250}
+    assert world.store.docs.get_doc(world.workspace.id, RECEIPT, "o1").data == {"order": "o1", "amount": 1250}
 
 
 def test_a_death_after_the_outside_call_is_resumed_with_the_same_key_and_charges_once(world):
@@ -100,12 +100,12 @@ def test_a_death_after_the_outside_call_is_resumed_with_the_same_key_and_charges
     card = world.card(held["confirmationId"])
     key = idempotency_key(card)
     assert card.state is S.RUNNING and card.run["outside"] and card.run["done"] == 0
-    assert PAYMENTS.calls.count(key) == 1 and world.store.get_doc(world.workspace.id, RECEIPT, "o2") is None
+    assert PAYMENTS.calls.count(key) == 1 and world.store.docs.get_doc(world.workspace.id, RECEIPT, "o2") is None
     world.clock += OUTSIDE_LEASE
     assert recovery.sweep(world.desk, world.clock) == 1
     settled = world.card(card.id)
     assert settled.state is S.COMPLETED
     assert PAYMENTS.calls.count(key) == 2 and len([k for k in PAYMENTS.charges if k == key]) == 1  # one charge
     assert settled.result["result"]["charge_id"] == PAYMENTS.charges[key]["charge_id"]
-    assert world.store.get_doc(world.workspace.id, RECEIPT, "o2").data["amount"] == 990
+    assert world.store.docs.get_doc(world.workspace.id, RECEIPT, "o2").data["amount"] == 990
     assert world.events(card.id) == ["filed", "running", "recovered", "completed"]

@@ -17,7 +17,7 @@ from countersign.gate.registry import Registry
 from countersign.identity import accounts
 from countersign.identity.principal import Principal
 from countersign.settings import Settings
-from countersign.store.records import Card
+from countersign.store.cards import Card
 from countersign.toolsets.budget import TOOLSET as BUDGET
 from tests.budget.ledger import NOW, seed_small
 from tests.support.stepped_toolset import TOOLSET as STEPPED, seed_parcels
@@ -40,7 +40,7 @@ class GateWorld:
 
     def _principal(self, name: str) -> Principal:
         conn = accounts.create_connection(self.store, self.workspace.id, self.person.id, name).connection
-        return Principal(self.store.get_workspace(self.workspace.id), self.person, conn)
+        return Principal(self.store.workspaces.get_workspace(self.workspace.id), self.person, conn)
 
     def configure(self, **changes: Any) -> None:
         self.desk.settings = dataclasses.replace(self.desk.settings, **changes)
@@ -49,7 +49,7 @@ class GateWorld:
 
     def call(self, tool: str, args: dict, principal: Principal | None = None, **how: Any) -> gate_ask.Reply:
         principal = principal or self.plain
-        principal = dataclasses.replace(principal, workspace=self.store.get_workspace(self.workspace.id))
+        principal = dataclasses.replace(principal, workspace=self.store.workspaces.get_workspace(self.workspace.id))
         return asyncio.run(gate_ask.ask(self.desk, gate_ask.Call(principal, tool, args, **how)))
 
     def held(self, tool: str = "create_transactions", args: dict = BAKERY) -> dict:
@@ -93,18 +93,18 @@ class GateWorld:
     # -- what happened -----------------------------------------------------------------------------
 
     def card(self, card_id: str) -> Card:
-        return self.store.get_card(self.workspace.id, card_id, self.clock)
+        return self.store.cards.get_card(self.workspace.id, card_id, self.clock)
 
     def events(self, card_id: str) -> list[str]:
-        return [e.event for e in self.store.audit_trail(self.workspace.id, card_id)]
+        return [e.event for e in self.store.cards.audit_trail(self.workspace.id, card_id)]
 
     def bakeries(self) -> int:
         """How many times the Bakery purchase was entered: the effect count."""
-        return sum(1 for d in self.store.list_docs(self.workspace.id, "budget_txns")
+        return sum(1 for d in self.store.docs.list_docs(self.workspace.id, "budget_txns")
                    for t in d.data["transactions"] if t["payee"] == "Bakery")
 
     def pending(self) -> list[Card]:
-        listed = self.store.list_pending_cards(self.workspace.id, self.person.id, self.clock)[0]
+        listed = self.store.cards.list_pending_cards(self.workspace.id, self.person.id, self.clock)[0]
         return [self.card(c.id) for c in listed]  # whole: a listing carries no ticket or fingerprint
 
     def before_commit(self, n: int, meanwhile: Callable[[], Any]) -> list[Any]:

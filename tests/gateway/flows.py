@@ -4,7 +4,7 @@ request, confirmed on the page), and call its tools as the agent."""
 from __future__ import annotations
 
 from countersign.core.cards import CardState
-from countersign.store.records import Card
+from countersign.store.cards import Card
 from countersign.surfaces import upstream_requests
 
 

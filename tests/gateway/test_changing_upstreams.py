@@ -31,7 +31,7 @@ async def test_an_add_filed_again_with_another_credential_replaces_the_waiting_o
     assert same.id == wrong.id
     right = _file_add(gw, upstream.url, "Bearer RIGHT-token")
     assert right.id != wrong.id and right.state is CardState.PENDING
-    replaced = gw.store.get_card(gw.workspace_id, wrong.id, gw.runtime.desk.now())
+    replaced = gw.store.cards.get_card(gw.workspace_id, wrong.id, gw.runtime.desk.now())
     assert replaced.state is CardState.WITHDRAWN and replaced.decline_reason == upstream_requests.SUPERSEDED
     assert gw.confirm_on_page(right.id).state is CardState.COMPLETED
     assert _stored_credential(gw) == {"Authorization": "Bearer RIGHT-token"}

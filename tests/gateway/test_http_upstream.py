@@ -33,7 +33,7 @@ async def test_reads_pass_through_and_a_write_waits_then_runs_once(gw, upstream)
     assert bad.is_error and "'content' is a required property" in text(bad)
     reply = held.structured_content
     assert reply["status"] == "pending" and upstream.read("a.txt") == "hello" and upstream.calls() == []
-    shown = gw.store.get_card(gw.workspace_id, reply["confirmationId"], gw.runtime.desk.now())
+    shown = gw.store.cards.get_card(gw.workspace_id, reply["confirmationId"], gw.runtime.desk.now())
     assert shown.title == "Run write_file on fs?"
     assert 'content: "bye"' in "\n".join(shown.lines)
     done = gw.confirm_on_page(reply["confirmationId"])
@@ -72,7 +72,7 @@ async def test_a_witness_read_refuses_the_click_when_the_file_moved(gw, upstream
                                    "witness": [{"tool": "read_file", "arguments": {"path": "$path"}}]})
     upstream.write("c.txt", "version 1")
     held = (await call(gw, "fs__write_file", {"path": "c.txt", "content": "version 2"})).structured_content
-    card = gw.store.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
+    card = gw.store.cards.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
     assert any('answers: "version 1"' in line for line in card.lines)
     upstream.write("c.txt", "changed behind the card")
     with pytest.raises(Refusal) as refused:

@@ -48,7 +48,7 @@ async def test_the_npm_filesystem_server_behind_the_gate(gw, folder):
     change(gw, "upstream_policy", {"name": "files", "tool": "write_file",
                                    "witness": [{"tool": "read_text_file", "arguments": {"path": "$path"}}]})
     held = (await call(gw, "files__write_file", {"path": path, "content": "version 3"})).structured_content
-    shown = gw.store.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
+    shown = gw.store.cards.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
     assert any('answers: "version 2"' in line for line in shown.lines)
     (folder / "a.txt").write_text("edited behind the card")
     with pytest.raises(Refusal) as refused:

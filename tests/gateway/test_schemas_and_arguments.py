@@ -98,7 +98,7 @@ async def test_the_person_sees_every_argument_before_saying_yes(gw, upstream):
     assert "Nothing was sent" in text(crowded)
     most = {f"a{i:02d}": "" for i in range(58)}
     held = (await call(gw, "fs__open_write", {**most, "path": "notes.txt", "content": "the real change"}))
-    card = gw.store.get_card(gw.workspace_id, held.structured_content["confirmationId"], gw.runtime.desk.now())
+    card = gw.store.cards.get_card(gw.workspace_id, held.structured_content["confirmationId"], gw.runtime.desk.now())
     assert 'path: "notes.txt"' in "\n".join(card.lines) and 'content: "the real change"' in "\n".join(card.lines)
     assert len(card.lines) == 3 + 60 and not any("more arguments" in line for line in card.lines)
 
@@ -120,7 +120,7 @@ async def test_an_upstream_argument_named_confirmation_is_the_tools_own(gw, upst
     add(gw, url=upstream.url)
     held = (await call(gw, "fs__book", {"path": "trip.txt", "confirmation": "ABC123"})).structured_content
     assert held["status"] == "pending", held
-    card = gw.store.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
+    card = gw.store.cards.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
     assert 'confirmation: "ABC123"' in "\n".join(card.lines)
     assert gw.confirm_on_page(held["confirmationId"]).state is CardState.COMPLETED
     assert upstream.calls() == ["book trip.txt"]
@@ -192,7 +192,7 @@ async def test_a_null_argument_reaches_the_upstream_as_null(gw, upstream):
     held = (await call(gw, "fs__args_write", {"path": "a", "assignee": None,
                                             "filter": {"state": "open", "label": None}})).structured_content
     assert held["status"] == "pending", held
-    card = gw.store.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
+    card = gw.store.cards.get_card(gw.workspace_id, held["confirmationId"], gw.runtime.desk.now())
     assert "  assignee: null" in card.lines and '  filter: {"label": null, "state": "open"}' in card.lines
     done = gw.confirm_on_page(held["confirmationId"])
     assert done.state is CardState.COMPLETED

@@ -98,10 +98,10 @@ def test_adding_from_the_page_is_for_owners_and_admins_and_an_unreachable_upstre
     assert down.status_code == 503 and down.json()["error"]["code"] == "upstream_unavailable"
     assert "web could not be reached" in down.json()["error"]["message"] and PAGE_SECRET not in down.text
     now = gw.runtime.desk.now()
-    for person in gw.store.list_persons(gw.workspace_id):  # nothing filed for anyone, in any state
-        assert gw.store.list_pending_cards(gw.workspace_id, person.id, now) == ([], None)
-        assert gw.store.list_card_history(gw.workspace_id, person.id, now) == ([], None)
-    assert gw.store.list_docs(gw.workspace_id, KIND) == []  # nor any upstream stored
+    for person in gw.store.workspaces.list_persons(gw.workspace_id):  # nothing filed for anyone, in any state
+        assert gw.store.cards.list_pending_cards(gw.workspace_id, person.id, now) == ([], None)
+        assert gw.store.cards.list_card_history(gw.workspace_id, person.id, now) == ([], None)
+    assert gw.store.docs.list_docs(gw.workspace_id, KIND) == []  # nor any upstream stored
     assert upstream.calls() == []
 
 

@@ -87,7 +87,7 @@ async def test_an_upstream_down_at_the_click_leaves_the_card_waiting_and_it_runs
         assert "Nothing was sent" in error["message"] and "The card still waits." in error["message"]
         assert "All connection attempts failed" in error["message"]  # the words of the transport that failed
         assert clicked.json()["card"]["state"] == "pending"
-        assert gw.store.get_card(gw.workspace_id, card_id, gw.runtime.desk.now()).state is CardState.PENDING
+        assert gw.store.cards.get_card(gw.workspace_id, card_id, gw.runtime.desk.now()).state is CardState.PENDING
         async with gw.client() as c:  # the agent's status: still waiting
             status = await c.call_tool("get_confirmation_status", {"confirmation_id": card_id})
         assert status.structured_content["status"] == "pending"
@@ -125,7 +125,7 @@ async def test_an_answer_in_the_client_while_the_upstream_is_down_is_a_tool_erro
     up = HttpUpstream(tmp_path / "client")
     try:
         add(gw, "client", url=up.url)
-        gw.store.update_workspace_settings(gw.workspace_id, {"confirm_in_client": True})
+        gw.store.workspaces.update_workspace_settings(gw.workspace_id, {"confirm_in_client": True})
 
         def down_then_yes(params):
             up.kill()  # the person answers while the upstream goes away

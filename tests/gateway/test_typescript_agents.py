@@ -28,7 +28,7 @@ def test_typescript_agents_read_through_and_a_held_write_waits_for_the_page(gw, 
 
 def test_an_idempotent_tool_is_confirmed_in_the_typescript_client_when_the_workspace_allows(gw, upstream):
     add(gw, url=upstream.url)
-    gw.store.update_workspace_settings(gw.workspace_id, {"confirm_in_client": True})
+    gw.store.workspaces.update_workspace_settings(gw.workspace_id, {"confirm_in_client": True})
     run = _run("sdk1.mjs", gw, "fs__touch_file", {"path": "t.txt"}, "accept")
     assert "error" not in run, run
     assert run["questions"][0]["message"].startswith("Run touch_file on fs?")

@@ -41,7 +41,7 @@ async def test_no_agent_reaches_an_upstream_change_by_any_path(gateway_live, ups
             assert direct.is_error and tool in text(direct)
     assert not set(MANAGE) & listed
     assert not marker.exists()  # the command never started
-    pending, _ = tenant.store.list_pending_cards(tenant.workspace_id, tenant.person.id, runtime.desk.now())
+    pending, _ = tenant.store.cards.list_pending_cards(tenant.workspace_id, tenant.person.id, runtime.desk.now())
     assert pending == []
 
 
@@ -61,11 +61,11 @@ async def test_a_member_cannot_ask_for_an_upstream_change_nor_confirm_one_filed_
 
     card = upstream_requests.file_change(desk, gw.workspace_id, gw.person, "upstream_policy",
                                 {"name": "fs", "tool": "write_file", "cls": "read"})
-    demoted = gw.store.update_person(gw.workspace_id, gw.person.id, role="member")
+    demoted = gw.store.workspaces.update_person(gw.workspace_id, gw.person.id, role="member")
     with pytest.raises(Refusal) as clicked:
         gw.confirm_on_page(card.id, demoted)
     assert clicked.value.reason is RefusalReason.CHANGED
     held = await call(gw, "fs__write_file", {"path": "a", "content": "x"})
     assert held.structured_content["status"] == "pending"  # still held: the policy did not change
-    assert gw.store.get_card(gw.workspace_id, card.id, desk.now()).state is CardState.DECLINED
+    assert gw.store.cards.get_card(gw.workspace_id, card.id, desk.now()).state is CardState.DECLINED
     assert upstream.calls() == []

@@ -28,7 +28,7 @@ def test_setup_actions(world):
     plan = world.plan("set_workspace_name", {"name": "Acme Mail"})
     assert plan.preview.title == "Rename the workspace ‘Acme’ to ‘Acme Mail’"
     world.run("set_workspace_name", {"name": "Acme Mail"})
-    assert world.store.get_workspace(world.ws).name == "Acme Mail"
+    assert world.store.workspaces.get_workspace(world.ws).name == "Acme Mail"
 
     plan = world.plan("update_brand_kit", {"primary_color": "#AABBCC", "tagline": "Mail that matters"})
     assert plan.preview.title == "Update the brand kit of ‘Acme Mail’"
@@ -57,9 +57,9 @@ def test_setup_actions(world):
 
 def test_set_workspace_name_renames_the_workspace_record(world):
     profile_before = world.doc(KIND_PROFILE, PROFILE_ID)
-    settings_before = world.store.get_workspace(world.ws).settings
+    settings_before = world.store.workspaces.get_workspace(world.ws).settings
     assert world.run("set_workspace_name", {"name": "  Acme Mail  "}) == {"name": "Acme Mail"}
-    renamed = world.store.get_workspace(world.ws)
+    renamed = world.store.workspaces.get_workspace(world.ws)
     assert renamed.name == "Acme Mail" and renamed.settings == settings_before
     assert world.doc(KIND_PROFILE, PROFILE_ID) == profile_before  # the record carries the name
     # every later plan (any toolset, confirm pages, emails) reads the record
@@ -70,7 +70,7 @@ def test_set_workspace_name_renames_the_workspace_record(world):
 
 def test_the_workspace_name_is_the_record_not_a_stale_profile_name(world):
     world.patch(KIND_PROFILE, PROFILE_ID, name="Old profile name")
-    world.store.rename_workspace(world.ws, "Renamed elsewhere")
+    world.store.workspaces.rename_workspace(world.ws, "Renamed elsewhere")
     assert (
         world.plan("update_brand_kit", {"font": "Lora"}).preview.title == "Update the brand kit of ‘Renamed elsewhere’"
     )
@@ -84,7 +84,7 @@ def test_set_workspace_name_refuses_names_the_workspace_cannot_hold(world):
     with pytest.raises(ActionError, match="name: must not be empty"):
         world.plan("set_workspace_name", {"name": "   "})
     assert world.run("set_workspace_name", {"name": "y" * 100}) == {"name": "y" * 100}
-    assert world.store.get_workspace(world.ws).name == "y" * 100
+    assert world.store.workspaces.get_workspace(world.ws).name == "y" * 100
 
 
 def test_preferences_and_senders(world):
@@ -95,7 +95,7 @@ def test_preferences_and_senders(world):
     assert plan.preview.lines[1].endswith("meeting link: https://meet.example/demo → https://meet.example/dana")
     world.run("update_workspace_preferences", {"sender_name": "Bo", "sender_email": "bo@acme.example",
                                                "sender_default": True})
-    senders = {d.data["name"]: d.data for d in world.store.list_docs(world.ws, KIND_SENDER)}
+    senders = {d.data["name"]: d.data for d in world.store.docs.list_docs(world.ws, KIND_SENDER)}
     assert senders["Bo"]["default"] is True and sum(s["default"] for s in senders.values()) == 1
 
 
@@ -139,7 +139,7 @@ def test_add_list_to_draft_and_to_live_campaign(world):
         {"name": "Cy Young", "email": "cy@new.example", "line1": "1 Rd", "city": "X", "postal_code": "1",
          "country": "US"},
         {"name": "Ada Again", "email": "ada@analytical.example"}]})
-    list_id = next(d.id for d in world.store.list_docs(world.ws, KIND_LIST) if d.data["name"] == "Webinar")
+    list_id = next(d.id for d in world.store.docs.list_docs(world.ws, KIND_LIST) if d.data["name"] == "Webinar")
     world.launch()
     before = world.balance()
     plan = world.plan("add_list_to_campaign", {**cid(world), "list_id": list_id})
@@ -283,11 +283,11 @@ def test_credits_suppression_and_roles(world):
     plan = world.plan("grant_role", {"email": bea.email, "role": "approver"})
     assert plan.preview.title == f"Make {bea.email} an approver (now member)"
     world.run("grant_role", {"email": bea.email, "role": "approver"})
-    assert world.store.get_person(world.ws, bea.id).role == "approver"
+    assert world.store.workspaces.get_person(world.ws, bea.id).role == "approver"
     plan = world.plan("revoke_role", {"email": bea.email})
     assert plan.preview.title == f"Revoke the approver role of {bea.email}: back to member"
     world.run("revoke_role", {"email": bea.email})
-    assert world.store.get_person(world.ws, bea.id).role == "member"
+    assert world.store.workspaces.get_person(world.ws, bea.id).role == "member"
 
 
 def test_role_rules(world):
@@ -312,7 +312,7 @@ def test_set_ask_before_drafting_changes_the_workspace_setting(world):
     plan = world.plan("set_ask_before_drafting", {"enabled": False})
     assert plan.preview.title == "Stop asking before drafting steps"
     world.run("set_ask_before_drafting", {"enabled": False})
-    assert world.store.get_workspace(world.ws).setting("ask_before_drafting") is False
+    assert world.store.workspaces.get_workspace(world.ws).setting("ask_before_drafting") is False
     with pytest.raises(ActionError, match="already off"):
         world.plan("set_ask_before_drafting", {"enabled": False})
     member = world.add_person("member")

@@ -24,7 +24,7 @@ from tests.mail.world import World
 def snapshot(world) -> dict:
     kinds = [KIND_PROFILE, KIND_LEDGER, KIND_CONTACT, KIND_LIST, KIND_DESIGN, KIND_CAMPAIGN, KIND_SENDER,
              KIND_JOB, KIND_SUPPRESSION, pieces_kind(world.ids["campaign_id"])]
-    return {k: [(d.id, d.version) for d in world.store.list_docs(world.ws, k)] for k in kinds}
+    return {k: [(d.id, d.version) for d in world.store.docs.list_docs(world.ws, k)] for k in kinds}
 
 
 BAD = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState, Refusal, RefusalReason
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolkit import ActionError
 from countersign.toolsets.mail.kinds import DIRECT, KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LEDGER, LEDGER_ID
 from countersign.toolsets.mail.printing import ledger_after
@@ -18,7 +18,7 @@ def cid(world):
 
 
 def pending(world, person=None):
-    cards, _ = world.store.list_pending_cards(world.ws, (person or world.owner).id, world.desk.now())
+    cards, _ = world.store.cards.list_pending_cards(world.ws, (person or world.owner).id, world.desk.now())
     return cards
 
 
@@ -70,7 +70,7 @@ def test_a_design_changed_after_the_card_was_drawn_is_refused_with_nothing_publi
     assert refused.value.reason is RefusalReason.CHANGED
     assert world.design()["published_version"] is None and world.campaign()["status"] == "draft"
     assert world.balance() == 100_000
-    card = world.store.get_card(world.ws, reply["confirmationId"], world.desk.now())
+    card = world.store.cards.get_card(world.ws, reply["confirmationId"], world.desk.now())
     assert card.state is CardState.DECLINED and "changed since this card was drawn" in card.refusal
 
 
@@ -108,7 +108,7 @@ def test_designs_stay_published_when_the_launch_then_stops(world):
     assert card.result["not_done"] == ["launch ‘Q4 outreach’"]
     assert world.design()["published_version"] == 1
     assert world.campaign()["status"] == "draft" and world.pieces() == [] and world.balance() == 110_000
-    events = [e.event for e in world.store.audit_trail(world.ws, card.id)]
+    events = [e.event for e in world.store.cards.audit_trail(world.ws, card.id)]
     assert events == ["filed", "running", "failed"]
 
 
@@ -224,21 +224,21 @@ def test_a_write_racing_the_click_on_something_the_card_does_not_show_is_no_drif
 def test_never_class_actions_can_be_asked_for_a_card_and_run_at_the_click(world):
     reply = world.request("set_workspace_name", {"name": "Acme Mail"})
     assert reply["status"] == "pending" and reply["title"] == "Rename the workspace ‘Acme’ to ‘Acme Mail’"
-    assert world.store.get_workspace(world.ws).name == "Acme"
+    assert world.store.workspaces.get_workspace(world.ws).name == "Acme"
     card = world.click(reply["confirmationId"])
-    assert card.state is CardState.COMPLETED and world.store.get_workspace(world.ws).name == "Acme Mail"
+    assert card.state is CardState.COMPLETED and world.store.workspaces.get_workspace(world.ws).name == "Acme Mail"
     assert card.result["next"] == [{"tool": "update_brand_kit", "description": "Set the brand colours, logo and font.",
                                     "personMustAct": False}]
 
 
 def test_a_rename_between_the_card_and_the_click_is_drift(world):
     reply = world.request("set_workspace_name", {"name": "Acme Mail"})
-    world.store.rename_workspace(world.ws, "Acme Elsewhere")
+    world.store.workspaces.rename_workspace(world.ws, "Acme Elsewhere")
     with pytest.raises(Refusal) as refused:
         world.click(reply["confirmationId"])
     assert refused.value.reason is RefusalReason.CHANGED
     assert "The workspace name changed between the preview and the answer" in refused.value.message
-    assert world.store.get_workspace(world.ws).name == "Acme Elsewhere"
+    assert world.store.workspaces.get_workspace(world.ws).name == "Acme Elsewhere"
 
 
 def test_a_campaign_deleted_before_the_commit_is_drift_and_nothing_runs(world):
@@ -249,7 +249,7 @@ def test_a_campaign_deleted_before_the_commit_is_drift_and_nothing_runs(world):
 
     def delete():
         campaign = world.doc(KIND_CAMPAIGN, world.ids["campaign_id"])
-        world.store.write_docs(world.ws, [DocWrite(campaign.kind, campaign.id, None, campaign.version)])
+        world.store.docs.write_docs(world.ws, [DocWrite(campaign.kind, campaign.id, None, campaign.version)])
 
     before_commit(world, 1, delete)
     with pytest.raises(Refusal) as refused:
@@ -262,6 +262,6 @@ def test_a_campaign_deleted_before_the_commit_is_drift_and_nothing_runs(world):
 def test_turning_drafting_off_through_a_card(world):
     reply = world.request("set_ask_before_drafting", {"enabled": False})
     assert reply["title"] == "Stop asking before drafting steps"
-    assert world.store.get_workspace(world.ws).setting("ask_before_drafting") is True
+    assert world.store.workspaces.get_workspace(world.ws).setting("ask_before_drafting") is True
     world.click(reply["confirmationId"])
-    assert world.store.get_workspace(world.ws).setting("ask_before_drafting") is False
+    assert world.store.workspaces.get_workspace(world.ws).setting("ask_before_drafting") is False

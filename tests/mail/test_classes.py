@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.kinds import KIND_CAMPAIGN
 
@@ -52,7 +52,7 @@ def test_return_address_is_held_once_a_campaign_or_piece_exists(world):
     addr = {"name": "Acme", "line1": "1 Main St", "city": "Springfield", "postal_code": "12345", "country": "US"}
     assert world.gate("set_return_address", addr) == "when:a campaign or piece exists:held"
     camp = world.doc(KIND_CAMPAIGN, world.ids["campaign_id"])
-    world.store.write_docs(world.ws, [DocWrite(KIND_CAMPAIGN, camp.id, None, camp.version)])
+    world.store.docs.write_docs(world.ws, [DocWrite(KIND_CAMPAIGN, camp.id, None, camp.version)])
     assert world.gate("set_return_address", addr) == "when:a campaign or piece exists:runs"
     world.run("send_piece", {"contact_id": world.ids["contact_ids"][0], "design_id": world.ids["design_id"],
                              "message": "Hello"})

@@ -8,7 +8,7 @@ import pytest
 from countersign.core.cards import Refusal, RefusalReason
 from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolkit import ActionContext
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.demo import seed
@@ -22,13 +22,14 @@ PENDING, COMPLETED = "pending", "completed"
 
 @pytest.fixture
 def mail(tenant):
-    ctx = ActionContext(tenant.store, tenant.store.get_workspace(tenant.workspace_id), tenant.person, None, 0)
-    tenant.ids = seed(tenant.store, ctx)
+    ctx = ActionContext(tenant.store.docs, tenant.store.workspaces.get_workspace(tenant.workspace_id), tenant.person,
+                        None, 0)
+    tenant.ids = seed(tenant.store.docs, ctx)
     return tenant
 
 
 def ctx_of(t, person=None):
-    return ActionContext.of(t.store, t.store.get_workspace(t.workspace_id), person or t.person, None,
+    return ActionContext.of(t.store, t.store.workspaces.get_workspace(t.workspace_id), person or t.person, None,
                             t.runtime.desk.now())
 
 
@@ -39,11 +40,11 @@ def run(t, name, args, person=None):
 
 
 def doc(t, kind, doc_id):
-    return t.store.get_doc(t.workspace_id, kind, doc_id).data
+    return t.store.docs.get_doc(t.workspace_id, kind, doc_id).data
 
 
 def settings(t, **values):
-    t.store.update_workspace_settings(t.workspace_id, values)
+    t.store.workspaces.update_workspace_settings(t.workspace_id, values)
 
 
 async def call(client, tool, args):
@@ -121,14 +122,14 @@ async def test_turning_drafting_off_is_itself_held_and_confirmed_on_the_page(mai
                              "personMustAct": False}]
     assert at_once["status"] == COMPLETED
     assert on["status"] == COMPLETED and held_again["status"] == PENDING
-    assert mail.store.get_workspace(mail.workspace_id).setting("ask_before_drafting") is True
+    assert mail.store.workspaces.get_workspace(mail.workspace_id).setting("ask_before_drafting") is True
 
 
 async def test_a_list_feeding_a_live_campaign_is_held_even_with_drafting_off(mail):
     run(mail, "launch_campaign", cid(mail))
     new = run(mail, "import_contacts", {"new_list_name": "Webinar", "contacts": [
         {"name": "Cy", "email": "cy@new.example", "line1": "1 Rd", "city": "X", "postal_code": "1", "country": "US"}]})
-    list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, KIND_LIST) if d.data["name"] == "Webinar")
+    list_id = next(d.id for d in mail.store.docs.list_docs(mail.workspace_id, KIND_LIST) if d.data["name"] == "Webinar")
     settings(mail, ask_before_drafting=False)
     second = run(mail, "create_campaign", {"name": "Spring", "design_ids": [mail.ids["design_id"]]})
     async with mail.client() as c:
@@ -141,22 +142,23 @@ async def test_a_list_feeding_a_live_campaign_is_held_even_with_drafting_off(mai
     assert draft["status"] == COMPLETED
     assert done["status"] == COMPLETED and done["result"]["enrolled"] == 1
     assert any(s["tool"] == "bulk_approve_messages" and s["personMustAct"] for s in done["next"])
-    assert new["contact_ids"][0] in {p["contact_id"] for b in mail.store.list_docs(
+    assert new["contact_ids"][0] in {p["contact_id"] for b in mail.store.docs.list_docs(
         mail.workspace_id, pieces_kind(mail.ids["campaign_id"])) for p in b.data["pieces"]}
 
 
 async def test_state_dependent_actions_move_between_running_and_held(mail):
     address = {"name": "Acme", "line1": "2 Side St", "city": "Springfield", "postal_code": "12345", "country": "US"}
     link = {"sender_id": mail.ids["sender_id"], "sender_meeting_link": "https://meet.example/new"}
-    camp = mail.store.get_doc(mail.workspace_id, KIND_CAMPAIGN, mail.ids["campaign_id"])
+    camp = mail.store.docs.get_doc(mail.workspace_id, KIND_CAMPAIGN, mail.ids["campaign_id"])
     async with mail.client() as c:
         held_address = await call(c, "set_return_address", address)
-        mail.store.write_docs(mail.workspace_id, [DocWrite(KIND_CAMPAIGN, camp.id, None, camp.version)])
+        mail.store.docs.write_docs(mail.workspace_id, [DocWrite(KIND_CAMPAIGN, camp.id, None, camp.version)])
         saved_address = await call(c, "set_return_address", {**address, "line1": "3 Side St"})
         link_before = await call(c, "update_workspace_preferences", link)
         run(mail, "send_piece", {"contact_id": mail.ids["contact_ids"][0], "design_id": mail.ids["design_id"],
                                  "message": "Hello"})
-        link_after = await call(c, "update_workspace_preferences", {**link, "sender_meeting_link": "https://m.example/x"})
+        link_after = await call(c, "update_workspace_preferences", {**link,
+                                                                    "sender_meeting_link": "https://m.example/x"})
         signature_after = await call(c, "update_workspace_preferences", {"signature": "Best"})
         address_after = await call(c, "set_return_address", {**address, "line1": "4 Side St"})
     assert held_address["status"] == PENDING and held_address["title"].startswith("Set the return address to Acme")
@@ -171,7 +173,7 @@ async def test_approvals_are_held_only_while_the_item_prints_and_the_setting_is_
     async with mail.client() as c:
         design_now = await call(c, "approve_design", {"design_id": mail.ids["design_id"]})  # no live campaign
         run(mail, "launch_campaign", cid(mail))
-        pieces = [p["id"] for b in mail.store.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
+        pieces = [p["id"] for b in mail.store.docs.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
                   for p in b.data["pieces"]]
         held = await call(c, "review_message", {"piece_id": pieces[0]})
         bulk_held = await call(c, "bulk_approve_messages", {**cid(mail), "piece_ids": pieces[1:3]})
@@ -203,8 +205,8 @@ async def test_request_confirmation_works_for_every_action_and_refuses_reads(mai
     webinar = run(
         mail, "import_contacts", {"new_list_name": "Webinar", "contacts": [{"name": "Cy", "email": "cy@n.example"}]}
     )
-    list_id = next(d.id for d in mail.store.list_docs(mail.workspace_id, KIND_LIST) if d.data["name"] == "Webinar")
-    piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
+    list_id = next(d.id for d in mail.store.docs.list_docs(mail.workspace_id, KIND_LIST) if d.data["name"] == "Webinar")
+    piece = next(p["id"] for b in mail.store.docs.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
                  for p in b.data["pieces"])
     other = mail.add_person("approver")
     contact, design = mail.ids["contact_ids"][0], mail.ids["design_id"]
@@ -259,7 +261,7 @@ async def test_request_confirmation_works_for_every_action_and_refuses_reads(mai
         assert reply["title"] and reply["confirmationUrl"].endswith(reply["confirmationId"]), tool
     for name, reply in reads.items():
         assert reply["status"] == "error" and f"{name} is a read" in reply["error"]
-    assert done["status"] == COMPLETED and mail.store.get_workspace(mail.workspace_id).name == "Acme Mail"
+    assert done["status"] == COMPLETED and mail.store.workspaces.get_workspace(mail.workspace_id).name == "Acme Mail"
     assert webinar["imported"] == 1
 
 
@@ -299,11 +301,11 @@ async def test_a_design_changed_after_the_card_is_refused_at_the_click_with_noth
 
 
 async def test_drift_at_the_click_and_credits_never_negative(mail):
-    mail.store.update_workspace_settings(mail.workspace_id, {"ask_before_drafting": False})
+    mail.store.workspaces.update_workspace_settings(mail.workspace_id, {"ask_before_drafting": False})
     second = run(mail, "create_campaign", {"name": "Follow-up", "list_ids": [mail.ids["list_id"]],
                                            "design_ids": [mail.ids["design_id"]], "copy_template": "Again"})
-    ledger = mail.store.get_doc(mail.workspace_id, KIND_LEDGER, LEDGER_ID)
-    mail.store.write_docs(mail.workspace_id, [DocWrite(KIND_LEDGER, LEDGER_ID, dict(ledger.data, balance=20_000),
+    ledger = mail.store.docs.get_doc(mail.workspace_id, KIND_LEDGER, LEDGER_ID)
+    mail.store.docs.write_docs(mail.workspace_id, [DocWrite(KIND_LEDGER, LEDGER_ID, dict(ledger.data, balance=20_000),
                                                          ledger.version)])
     async with mail.client() as c:
         one = await call(c, "launch_campaign", cid(mail))
@@ -316,7 +318,7 @@ async def test_drift_at_the_click_and_credits_never_negative(mail):
         # the pieces behind a pending card move: the click is refused as changed
         end = await call(c, "end_campaign", cid(mail))
         assert end["title"] == "End ‘Q4 outreach’: 6 pieces not yet printed cancelled, 12.00 credits returned"
-        piece = next(p["id"] for b in mail.store.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
+        piece = next(p["id"] for b in mail.store.docs.list_docs(mail.workspace_id, pieces_kind(mail.ids["campaign_id"]))
                      for p in b.data["pieces"])
         run(mail, "cancel_piece", {"piece_id": piece})
         with pytest.raises(Refusal) as moved:

@@ -71,7 +71,7 @@ def test_audience_skips_suppressed_and_addressless_contacts(world):
     ids = world.ids["contact_ids"]
     world.patch(KIND_CONTACT, ids[0], suppressed=True)
     world.patch(KIND_CONTACT, ids[1], address={"line1": "x"})
-    world.store.write_docs(world.ws, [create(KIND_SUPPRESSION, SUPPRESSION_ID,
+    world.store.docs.write_docs(world.ws, [create(KIND_SUPPRESSION, SUPPRESSION_ID,
                                                {"domains": ["bletchley.example"], "contacts": []})])
     mail = Mail(world.ctx())
     people, skipped = mail.audience(mail.campaigns[world.ids["campaign_id"]])
@@ -107,7 +107,7 @@ def test_a_launch_keeps_its_pieces_in_batches_of_at_most_100(store):
     plan = w.plan("launch_campaign", {"campaign_id": w.ids["campaign_id"]})
     assert plan.preview.title == "Launch ‘Q4 outreach’ to 130 contacts: 130 postcards, 260.00 credits"
     w.launch()
-    batches = store.list_docs(w.ws, pieces_kind(w.ids["campaign_id"]))
+    batches = store.docs.list_docs(w.ws, pieces_kind(w.ids["campaign_id"]))
     assert [len(b.data["pieces"]) for b in batches] == [100, 30]
     assert len(w.pieces()) == 130 and w.balance() == 1000_000 - 260_000
     batch, index, piece = Mail(w.ctx()).piece(w.pieces()[120]["id"])
@@ -128,8 +128,8 @@ def test_serve_demo_fills_a_mail_workspace(store, tmp_path):
 
     runtime = build(Settings(data_dir=tmp_path), toolsets=[TOOLSET], store=store)
     info = seed_demo(runtime)
-    person = store.get_person_by_email(info["person_email"])
-    campaigns = store.list_docs(person.workspace_id, KIND_CAMPAIGN)
+    person = store.workspaces.get_person_by_email(info["person_email"])
+    campaigns = store.docs.list_docs(person.workspace_id, KIND_CAMPAIGN)
     assert [c.data["name"] for c in campaigns] == ["Q4 outreach"]
-    assert store.get_doc(person.workspace_id, KIND_LEDGER, LEDGER_ID).data["balance"] == 100_000
-    assert len(store.list_docs(person.workspace_id, KIND_CONTACT)) == 6
+    assert store.docs.get_doc(person.workspace_id, KIND_LEDGER, LEDGER_ID).data["balance"] == 100_000
+    assert len(store.docs.list_docs(person.workspace_id, KIND_CONTACT)) == 6

@@ -19,8 +19,8 @@ from countersign.toolsets.mail.kinds import (
 
 
 def _named(world, kind: str, name: str) -> dict:
-    found = [d.data for d in world.store.list_docs(world.ws, kind) if d.data.get("name") == name]
-    assert len(found) == 1, [d.data.get("name") for d in world.store.list_docs(world.ws, kind)]
+    found = [d.data for d in world.store.docs.list_docs(world.ws, kind) if d.data.get("name") == name]
+    assert len(found) == 1, [d.data.get("name") for d in world.store.docs.list_docs(world.ws, kind)]
     return found[0]
 
 
@@ -41,7 +41,7 @@ def test_an_imported_contact_and_its_new_list_are_stored_on_one_line(world):
 def test_a_name_of_only_spaces_and_line_breaks_is_refused_as_empty(world):
     def written():
         return [(d.id, d.version) for kind in (KIND_CONTACT, KIND_LIST, KIND_CAMPAIGN)
-                for d in world.store.list_docs(world.ws, kind)]
+                for d in world.store.docs.list_docs(world.ws, kind)]
     before = written()
     for name, args, message in (
         ("import_contacts", {"contacts": [{"name": "Bo", "email": "b@x.example"},
@@ -61,7 +61,7 @@ def test_sender_campaign_design_and_workspace_names_are_stored_on_one_line(world
     world.run("create_campaign", {"name": "Spring\t\tpush"})
     assert _named(world, KIND_CAMPAIGN, "Spring push")
     world.run("set_workspace_name", {"name": "Acme\nMail"})
-    assert world.store.get_workspace(world.ws).name == "Acme Mail"
+    assert world.store.workspaces.get_workspace(world.ws).name == "Acme Mail"
 
 
 def test_a_prompt_keeps_its_line_breaks_and_the_new_design_name_does_not(world):

@@ -16,7 +16,8 @@ from countersign.gate.runner import run_unheld
 from countersign.identity import accounts
 from countersign.identity.principal import Principal
 from countersign.settings import Settings
-from countersign.store.records import DocWrite, Person
+from countersign.store.docs import DocWrite
+from countersign.store.workspaces import Person
 from countersign.toolkit import ActionContext
 from countersign.toolsets.mail import TOOLSET
 from countersign.toolsets.mail.demo import seed
@@ -32,7 +33,7 @@ class World:
         self.registry = Registry([TOOLSET])
         self.desk = CardDesk(store, Keyring.from_secrets([new_secret()]), Settings(), self.registry)
         kwargs = {} if contacts is None else {"contacts": contacts}
-        self.ids = seed(store, self.ctx(), credits=credits, **kwargs)
+        self.ids = seed(store.docs, self.ctx(), credits=credits, **kwargs)
         self._connections: dict[str, Any] = {}
 
     @property
@@ -41,7 +42,7 @@ class World:
 
     def ctx(self, person: Person | None = None) -> ActionContext:
         return ActionContext.of(
-            self.store, self.store.get_workspace(self.ws), person or self.owner, None, self.desk.now()
+            self.store, self.store.workspaces.get_workspace(self.ws), person or self.owner, None, self.desk.now()
         )
 
     def add_person(self, role: str) -> Person:
@@ -71,28 +72,28 @@ class World:
         if person.id not in self._connections:
             new = accounts.create_connection(self.store, self.ws, person.id, "Test agent")
             self._connections[person.id] = new.connection
-        person = self.store.get_person(self.ws, person.id)
-        return Principal(self.store.get_workspace(self.ws), person, self._connections[person.id])
+        person = self.store.workspaces.get_person(self.ws, person.id)
+        return Principal(self.store.workspaces.get_workspace(self.ws), person, self._connections[person.id])
 
     def request(self, name: str, args: dict, person: Person | None = None) -> dict:
         """File a card (request_confirmation) and return the held reply."""
         return asyncio.run(request_card(self.desk, self.principal(person), name, args))
 
     def click(self, card_id: str, person: Person | None = None):
-        person = self.store.get_person(self.ws, (person or self.owner).id)
+        person = self.store.workspaces.get_person(self.ws, (person or self.owner).id)
         return clicks.confirm_click(self.desk, self.ws, person, card_id)
 
     # -- reading and poking the model ----------------------------------------------------------
 
     def doc(self, kind: str, doc_id: str):
-        return self.store.get_doc(self.ws, kind, doc_id)
+        return self.store.docs.get_doc(self.ws, kind, doc_id)
 
     def data(self, kind: str, doc_id: str) -> dict:
         return self.doc(kind, doc_id).data
 
     def patch(self, kind: str, doc_id: str, **changes) -> None:
         doc = self.doc(kind, doc_id)
-        self.store.write_docs(self.ws, [DocWrite(kind, doc_id, {**doc.data, **changes}, doc.version)])
+        self.store.docs.write_docs(self.ws, [DocWrite(kind, doc_id, {**doc.data, **changes}, doc.version)])
 
     def balance(self) -> int:
         return self.data(KIND_LEDGER, LEDGER_ID)["balance"]
@@ -105,13 +106,13 @@ class World:
 
     def pieces(self, owner: str | None = None) -> list[dict]:
         owner = owner or self.ids["campaign_id"]
-        return [p for d in self.store.list_docs(self.ws, pieces_kind(owner)) for p in d.data["pieces"]]
+        return [p for d in self.store.docs.list_docs(self.ws, pieces_kind(owner)) for p in d.data["pieces"]]
 
     def jobs(self) -> list[dict]:
-        return [d.data for d in self.store.list_docs(self.ws, KIND_JOB)]
+        return [d.data for d in self.store.docs.list_docs(self.ws, KIND_JOB)]
 
     def set(self, **settings) -> None:
-        self.store.update_workspace_settings(self.ws, settings)
+        self.store.workspaces.update_workspace_settings(self.ws, settings)
 
     def launch(self, person: Person | None = None) -> dict:
         return self.run("launch_campaign", {"campaign_id": self.ids["campaign_id"]}, person)

@@ -38,9 +38,9 @@ async def test_bad_token_is_401_invalid_token(tenant):
 
 async def test_revoked_connection_is_401(tenant):
     token = tenant.connect(name="Soon revoked")
-    connection = tenant.store.get_connection_by_token_hash(accounts.secret_hash(token))
+    connection = tenant.store.connections.get_connection_by_token_hash(accounts.secret_hash(token))
     assert (await _post(tenant.url, {"Authorization": f"Bearer {token}"})).status_code == 200
-    tenant.store.revoke_connection(tenant.workspace_id, connection.id, tenant.runtime.desk.now())
+    tenant.store.connections.revoke_connection(tenant.workspace_id, connection.id, tenant.runtime.desk.now())
     response = await _post(tenant.url, {"Authorization": f"Bearer {token}"})
     assert response.status_code == 401
     assert "revoked" in response.json()["error_description"]
@@ -67,7 +67,7 @@ async def test_a_token_of_workspace_a_cannot_see_workspace_b(tenant, live):
     assert listed["confirmations"] == []
     assert edit.structured_content["status"] == "pending"  # its own n1, not B's
     assert other.note("n1")["text"] == "text 1"
-    assert other.store.get_card(other.workspace_id, card, runtime.desk.now()).state.value == "pending"
+    assert other.store.cards.get_card(other.workspace_id, card, runtime.desk.now()).state.value == "pending"
 
 
 async def test_another_person_in_the_workspace_cannot_poll_or_cancel(tenant):

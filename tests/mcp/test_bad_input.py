@@ -19,8 +19,8 @@ RAW_PYDANTIC = ("input_value", "[type=", "pydantic", "validation error", "Input 
 
 
 def nothing_filed(tenant) -> bool:
-    pending, _ = tenant.store.list_pending_cards(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())
-    history, _ = tenant.store.list_card_history(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())
+    pending, _ = tenant.store.cards.list_pending_cards(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())
+    history, _ = tenant.store.cards.list_card_history(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())
     return not pending and not history
 
 
@@ -150,7 +150,7 @@ async def test_zero_width_and_format_characters_are_shown_in_the_preview(tenant)
         held = (await client.call_tool("publish_note", {"note_id": "n1", "text": "Pay\u200bPal \ufeffx\u2060y"}))
     body = held.structured_content
     assert body["lines"] == ["text 1 → Pay[U+200B]Pal [U+FEFF]x[U+2060]y"]
-    card = tenant.store.get_card(tenant.workspace_id, body["confirmationId"], tenant.runtime.desk.now())
+    card = tenant.store.cards.get_card(tenant.workspace_id, body["confirmationId"], tenant.runtime.desk.now())
     assert card.lines == ("text 1 → Pay[U+200B]Pal [U+FEFF]x[U+2060]y",)  # what the confirm page shows
 
 

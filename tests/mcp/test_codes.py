@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.codes import CODE_REFUSAL
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.support.harness import CANCEL, accept, assert_recorded
 
 pytestmark = pytest.mark.anyio
@@ -18,8 +18,8 @@ QUESTION = "Change note ‘Note 1’?\ntext 1 → coded"  # what the client is a
 def _cards(tenant) -> list[tuple[str, str, str]]:
     """Every card of the tenant's person, in any state, as (id, state, channel), read from the store."""
     store, now = tenant.store, tenant.runtime.desk.now()
-    pending, _ = store.list_pending_cards(tenant.workspace_id, tenant.person.id, now)
-    done, _ = store.list_card_history(tenant.workspace_id, tenant.person.id, now)
+    pending, _ = store.cards.list_pending_cards(tenant.workspace_id, tenant.person.id, now)
+    done, _ = store.cards.list_card_history(tenant.workspace_id, tenant.person.id, now)
     return [(card.id, card.state.value, card.channel) for card in pending + done]
 
 
@@ -68,8 +68,8 @@ async def test_unknown_and_foreign_codes_are_refused_and_spent(tenant, code_mode
 async def test_code_after_the_state_moved_gets_the_code_sentence(tenant, code_mode):
     async with tenant.client() as client:
         body = await _code(client)
-        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(
+        doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+        tenant.store.docs.write_docs(
             tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
         )
         result = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
@@ -93,8 +93,9 @@ async def test_expired_code_is_refused(tenant, code_mode, live):
 
 @pytest.mark.parametrize("tool", ["publish_note", "draft_note", "retitle_locked"])
 async def test_code_mode_refuses_classes_that_need_the_page(tenant, code_mode, tool):
-    lock = tenant.store.get_doc(tenant.workspace_id, "note", "n2")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True), lock.version)])
+    lock = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n2")
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True),
+                                                                lock.version)])
     async with tenant.client() as client:
         result = await client.call_tool(tool, EDIT)
         forged = await client.call_tool(tool, dict(EDIT, confirmation="AAAAAAAAAAA"))
@@ -187,7 +188,7 @@ async def test_required_yes_in_the_client_applies(tenant, configure):
 async def test_codes_honour_a_workspace_that_confirms_on_the_page_only(tenant, code_mode):
     async with tenant.client() as client:
         minted = await _code(client)
-        tenant.store.update_workspace_settings(tenant.workspace_id, {"confirm_in_client": False})
+        tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"confirm_in_client": False})
         spent = await client.call_tool("edit_note", dict(EDIT, confirmation=minted["confirmation"]))
         fresh = await client.call_tool("edit_note", EDIT)
     for result in (spent, fresh):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.store.records import AuditEntry, CardCommit
+from countersign.store.cards import AuditEntry, CardCommit
 
 pytestmark = pytest.mark.anyio
 
@@ -148,8 +148,8 @@ async def test_cancel_is_refused_while_confirming_or_after_running(tenant):
     store, desk = tenant.store, tenant.runtime.desk
     async with tenant.client() as client:
         running = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]
-        card = store.get_card(tenant.workspace_id, running, desk.now())
-        store.commit_card(CardCommit(card, CardState.RUNNING, desk.now(), (
+        card = store.cards.get_card(tenant.workspace_id, running, desk.now())
+        store.cards.commit_card(CardCommit(card, CardState.RUNNING, desk.now(), (
             AuditEntry(running, tenant.workspace_id, desk.now(), "running", "system", "page"),),
             run={"steps": ["publish", "launch"], "done": 1}, lease_until=desk.now() + 120))
         refused = await client.call_tool("cancel_confirmation", {"confirmation_id": running})
@@ -182,12 +182,12 @@ async def test_expired_card_reports_expired(tenant, live):
 
 async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
     from countersign.core.cards import Refusal
-    from countersign.store.records import DocWrite
+    from countersign.store.docs import DocWrite
 
     async with tenant.client() as client:
         card = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]
-        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(
+        doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+        tenant.store.docs.write_docs(
             tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
         )
         with pytest.raises(Refusal) as refused:
@@ -197,7 +197,7 @@ async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
     assert status["status"] == "declined" and "changed since this card was drawn" in status["reason"]
     assert "The notes changed between the preview and the answer" in status["reason"]
     assert tenant.note("n1")["text"] == "moved"
-    trail = tenant.store.audit_trail(tenant.workspace_id, card)
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, card)
     assert [e.event for e in trail] == ["filed", "refused"]
 
 
@@ -207,11 +207,11 @@ async def test_a_card_of_a_revoked_connection_cannot_be_confirmed(tenant):
     async with tenant.client() as client:
         card = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]
     # revoked without the page's sweep (as if the card was filed while the revoke ran)
-    tenant.store.revoke_connection(tenant.workspace_id, tenant.connection_id, tenant.runtime.desk.now())
+    tenant.store.connections.revoke_connection(tenant.workspace_id, tenant.connection_id, tenant.runtime.desk.now())
     with pytest.raises(Refusal) as refused:
         tenant.confirm_on_page(card)
     assert refused.value.reason.value == "withdrawn"
-    stored = tenant.store.get_card(tenant.workspace_id, card, tenant.runtime.desk.now())
+    stored = tenant.store.cards.get_card(tenant.workspace_id, card, tenant.runtime.desk.now())
     assert stored.state is CardState.WITHDRAWN
     assert stored.decline_reason == "Withdrawn: the connection ‘Test agent’ that asked was revoked."
     assert tenant.note("n1")["text"] == "text 1"

@@ -63,7 +63,7 @@ async def test_setting_class_follows_the_workspace_setting(tenant):
     async with tenant.client() as client:
         held = await client.call_tool("draft_note", {"note_id": "n1", "text": "draft"})
         assert held.structured_content["status"] == "pending"
-        tenant.store.update_workspace_settings(tenant.workspace_id, {"ask_before_drafting": False})
+        tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"ask_before_drafting": False})
         ran = await client.call_tool("draft_note", {"note_id": "n2", "text": "draft"})
     assert ran.structured_content["status"] == "completed"
     assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "draft"
@@ -73,10 +73,11 @@ async def test_when_class_follows_the_state(tenant):
     async with tenant.client() as client:
         ran = await client.call_tool("retitle_locked", {"note_id": "n2", "text": "free"})
         assert ran.structured_content["status"] == "completed"
-        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        from countersign.store.records import DocWrite
+        doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+        from countersign.store.docs import DocWrite
 
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, locked=True), doc.version)])
+        tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, locked=True),
+                                                                    doc.version)])
         held = await client.call_tool("retitle_locked", {"note_id": "n2", "text": "held"})
     assert held.structured_content["status"] == "pending"
     assert tenant.note("n2")["text"] == "free"
@@ -112,11 +113,11 @@ async def test_legacy_client_with_url_elicitation_is_offered_the_card(tenant):
 
 async def test_legacy_answer_after_the_state_moved_is_drift(tenant):
     """The person may take minutes to answer during the call: the gate re-plans after the answer."""
-    from countersign.store.records import DocWrite
+    from countersign.store.docs import DocWrite
 
     def answer_after_a_change(params):
-        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(
+        doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+        tenant.store.docs.write_docs(
             tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved meanwhile"), doc.version)]
         )
         return accept()

@@ -53,18 +53,18 @@ def test_a_card_for_a_host_that_declares_url_questions_still_gives_the_held_repl
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_yes_in_the_host_applies_once(tenant, mode):
-    before = tenant.store.get_doc(tenant.workspace_id, "note", "n1").version
+    before = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1").version
     run = _run(tenant, mode, "edit_note", EDIT, "accept")
     body = run["result"]["structuredContent"]
     assert body["status"] == "completed" and body["answeredVia"] == "client", body
     (question,) = run["questions"]  # the host was asked once
     assert question["message"] == "Change note ‘Note 1’?\ntext 1 → through mcp-remote"
     assert question["requestedSchema"]["required"] == ["confirm"]
-    after = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
+    after = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
     assert after.data["text"] == "through mcp-remote" and after.version == before + 1  # written exactly once
     now = tenant.runtime.desk.now()
-    pending, _ = tenant.store.list_pending_cards(tenant.workspace_id, tenant.person.id, now)
-    done, _ = tenant.store.list_card_history(tenant.workspace_id, tenant.person.id, now)
+    pending, _ = tenant.store.cards.list_pending_cards(tenant.workspace_id, tenant.person.id, now)
+    done, _ = tenant.store.cards.list_card_history(tenant.workspace_id, tenant.person.id, now)
     assert pending == [] and [card.id for card in done] == [body["confirmationId"]]  # one request, answered
     assert_recorded(tenant, body["confirmationId"], "completed", "client", ["filed", "completed"])
 

@@ -6,7 +6,7 @@ import mcp_types as types
 import pytest
 
 from countersign.core.cards import CardState
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from tests.support.harness import CANCEL, DECLINE, accept, assert_recorded
 
 pytestmark = pytest.mark.anyio
@@ -15,7 +15,7 @@ EDIT = {"note_id": "n1", "text": "new text"}
 
 
 def _card(tenant, card_id):
-    return tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
+    return tenant.store.cards.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
 
 
 async def test_accept_ticked_applies_and_records_the_card(tenant):
@@ -32,7 +32,7 @@ async def test_accept_ticked_applies_and_records_the_card(tenant):
     assert [q.message for q in asked] == ["Change note ‘Note 1’?\ntext 1 → new text"]
     card = _card(tenant, body["confirmationId"])
     assert card.state is CardState.COMPLETED and card.channel == "client"
-    trail = tenant.store.audit_trail(tenant.workspace_id, card.id)
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, card.id)
     assert [(e.event, e.channel) for e in trail] == [("filed", "client"), ("completed", "client")]
     assert tenant.runtime.keyring.verify(card.ticket).card_id == card.id
 
@@ -92,7 +92,8 @@ async def test_replayed_answer_is_refused_and_writes_nothing(tenant):
         once = await client.session.call_tool("edit_note", EDIT, input_responses=answers,
                                               request_state=first.request_state, allow_input_required=True)
         assert once.structured_content["status"] == "completed"
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(tenant.note("n1"), text="reset"), 2)])
+        tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n1", dict(tenant.note("n1"),
+                                                                                       text="reset"), 2)])
         again = await client.session.call_tool("edit_note", EDIT, input_responses=answers,
                                                request_state=first.request_state, allow_input_required=True)
     assert again.is_error
@@ -103,8 +104,8 @@ async def test_replayed_answer_is_refused_and_writes_nothing(tenant):
 async def test_drift_between_question_and_answer_fails_and_writes_nothing(tenant):
     async with tenant.client(answer=accept()) as client:
         first = await _first_round(client, EDIT)
-        doc = tenant.store.get_doc(tenant.workspace_id, "note", "n1")
-        tenant.store.write_docs(
+        doc = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+        tenant.store.docs.write_docs(
             tenant.workspace_id, [DocWrite("note", "n1", dict(doc.data, text="moved"), doc.version)]
         )
         retry = await client.session.call_tool("edit_note", EDIT, input_responses={"confirm": accept()},
@@ -140,8 +141,9 @@ async def test_state_for_other_arguments_is_refused(tenant):
 
 async def test_classes_other_than_client_never_ask_in_the_client(tenant):
     """Assurance: always, setting:* and when:* are confirmed on the page, never in the client."""
-    lock = tenant.store.get_doc(tenant.workspace_id, "note", "n2")
-    tenant.store.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True), lock.version)])
+    lock = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n2")
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", "n2", dict(lock.data, locked=True),
+                                                                lock.version)])
     asked = []
     async with tenant.client(answer=accept(), record=asked) as client:
         for tool in ("publish_note", "draft_note", "retitle_locked"):
@@ -152,7 +154,7 @@ async def test_classes_other_than_client_never_ask_in_the_client(tenant):
 
 
 async def test_workspace_can_raise_client_class_to_page_only(tenant):
-    tenant.store.update_workspace_settings(tenant.workspace_id, {"confirm_in_client": False})
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"confirm_in_client": False})
     asked = []
     async with tenant.client(answer=accept(), record=asked) as client:
         result = await client.call_tool("edit_note", EDIT)

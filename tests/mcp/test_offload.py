@@ -29,6 +29,7 @@ from countersign.surfaces.mcp.transport import StatelessMCP, lambda_handler
 from countersign.toolkit import Read, Toolset
 from tests.support.apigw import LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
+from tests.support.stores import with_roles
 
 pytestmark = pytest.mark.anyio
 
@@ -57,15 +58,15 @@ async def test_off_the_loop_hops_unless_one_request_at_a_time():
 class CountingWhere:
     """The limits role of a store, saying which thread each request's count ran in."""
 
-    def __init__(self, store):
-        self.store, self.threads = store, []
+    def __init__(self, limits):
+        self.limits, self.threads = limits, []
 
     def __getattr__(self, name):
-        return getattr(self.store, name)
+        return getattr(self.limits, name)
 
     def hit_rate_limit(self, *args):
         self.threads.append(threading.current_thread())
-        return self.store.hit_rate_limit(*args)
+        return self.limits.hit_rate_limit(*args)
 
 
 async def test_a_process_served_one_at_a_time_keeps_its_middlewares_store_calls_on_the_loop():
@@ -80,12 +81,13 @@ async def test_a_process_served_one_at_a_time_keeps_its_middlewares_store_calls_
                "COUNTERSIGN_LIMIT_PAGE": "100"}
         for one_at_a_time in (True, False):
             runtime = build(settings_mod.load(env), one_request_at_a_time=one_at_a_time)
-            counted = CountingWhere(runtime.store)
-            runtime.store = counted
+            store = runtime.store
+            counted = CountingWhere(store.limits)
+            runtime.store = with_roles(store, limits=counted)
             scope = {"type": "http", "headers": [], "client": ("127.0.0.1", 1), "path": "/api/cards"}
             await RequestLimit(app, runtime, "page")(scope, None, None)
             threads[one_at_a_time] = counted.threads
-            counted.store.close()
+            store.close()
     assert threads[True] == [threading.current_thread()]
     assert len(threads[False]) == 1 and threads[False][0] is not threading.current_thread()
 
@@ -377,7 +379,7 @@ async def test_recording_a_connections_use_waits_for_the_write_lock_off_the_even
                 answers.extend([await client.call_tool("which_thread", {}) for _ in range(3)])
             await while_a_write_waits_for_the_lock(runtime.settings.data_dir / "countersign.db", newcomer, meanwhile)
         assert [a.structured_content for a in answers] == [{"workspace": workspace.id}] * 4
-        assert fresh.connection.id in runtime.store.connections_last_used(workspace.id)
+        assert fresh.connection.id in runtime.store.connections.connections_last_used(workspace.id)
         runtime.store.close()
 
 
@@ -420,5 +422,6 @@ async def test_an_oauth_registration_writes_off_the_event_loop():
                 assert answer.structured_content == {"workspace": workspace.id}
             await while_a_write_waits_for_the_lock(runtime.settings.data_dir / "countersign.db", register, meanwhile)
         assert registered[0].status_code == 201, registered[0].text
-        assert runtime.store.get_oauth_client(registered[0].json()["client_id"], runtime.desk.now()) is not None
+        assert runtime.store.authorizations.get_oauth_client(registered[0].json()["client_id"],
+                                                             runtime.desk.now()) is not None
         runtime.store.close()

@@ -14,7 +14,7 @@ EDIT = {"note_id": "n1", "text": "edited once"}
 
 
 def version(tenant) -> int:
-    return tenant.store.get_doc(tenant.workspace_id, "note", "n1").version
+    return tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1").version
 
 
 async def test_a_yes_in_the_client_confirms_the_card_another_agent_filed_meanwhile(tenant):
@@ -35,7 +35,7 @@ async def test_a_yes_in_the_client_confirms_the_card_another_agent_filed_meanwhi
         tenant.confirm_on_page(filed[0]["confirmationId"])
     assert refused.value.reason is RefusalReason.ALREADY_ANSWERED
     assert tenant.note("n1")["text"] == "edited once" and version(tenant) == 2  # written exactly once
-    card = tenant.store.get_card(tenant.workspace_id, done["confirmationId"], tenant.runtime.desk.now())
+    card = tenant.store.cards.get_card(tenant.workspace_id, done["confirmationId"], tenant.runtime.desk.now())
     assert card.state is CardState.COMPLETED and card.channel == "client"
 
 

@@ -17,7 +17,7 @@ SAME_SPELLED_OTHERWISE = {"category_id": "cat_books", "month": "2026-10-01", "am
 
 
 def budgeted(tenant, month: str = "2026-10-01") -> int:
-    doc = tenant.store.get_doc(tenant.workspace_id, "budget_month", month)
+    doc = tenant.store.docs.get_doc(tenant.workspace_id, "budget_month", month)
     return (doc.data.get("budgeted") or {}).get("cat_books", 0) if doc else 0
 
 
@@ -84,16 +84,16 @@ async def test_a_code_used_after_the_state_moved_gets_the_code_sentence_and_is_s
     seed_small(tenant.store, tenant.workspace_id)
     async with tenant.client() as client:
         first = (await client.call_tool("set_category_budget", BUDGET)).structured_content
-        doc = tenant.store.get_doc(tenant.workspace_id, "budget_month", "2026-09-01")
-        from countersign.store.records import DocWrite
+        doc = tenant.store.docs.get_doc(tenant.workspace_id, "budget_month", "2026-09-01")
+        from countersign.store.docs import DocWrite
 
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("budget_month", "2026-10-01",
+        tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("budget_month", "2026-10-01",
                                                                {"budgeted": {"cat_books": 5_000}}, 0)])
         assert doc is not None
         moved = await client.call_tool("set_category_budget", dict(BUDGET, confirmation=first["confirmation"]))
         assert moved.is_error and moved.content[0].text.endswith(CODE_REFUSAL)
         # Put back as it was: the code was spent all the same.
-        tenant.store.write_docs(tenant.workspace_id, [DocWrite("budget_month", "2026-10-01", None, 1)])
+        tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("budget_month", "2026-10-01", None, 1)])
         back = await client.call_tool("set_category_budget", dict(BUDGET, confirmation=first["confirmation"]))
     assert back.is_error and back.content[0].text.endswith(CODE_REFUSAL)
     assert budgeted(tenant) == 0

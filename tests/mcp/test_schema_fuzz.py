@@ -29,10 +29,10 @@ KINDS = ["note", ACCOUNT, GROUP, CATEGORY, MONTH, TXNS, TOTAL, LOCATOR, OP, mail
 
 def snapshot(tenant) -> tuple:
     store, ws, now = tenant.store, tenant.workspace_id, tenant.runtime.desk.now()
-    pending, _ = store.list_pending_cards(ws, tenant.person.id, now, limit=1000)
-    history, _ = store.list_card_history(ws, tenant.person.id, now, limit=1000)
-    docs = tuple((k, d.id, d.version) for k in KINDS for d in store.list_docs(ws, k))
-    return len(pending), len(history), docs, store.get_workspace(ws).name
+    pending, _ = store.cards.list_pending_cards(ws, tenant.person.id, now, limit=1000)
+    history, _ = store.cards.list_card_history(ws, tenant.person.id, now, limit=1000)
+    docs = tuple((k, d.id, d.version) for k in KINDS for d in store.docs.list_docs(ws, k))
+    return len(pending), len(history), docs, store.workspaces.get_workspace(ws).name
 
 
 def check(tenant, portal, client, tool: str, arguments: dict, unknown: str | None = None) -> None:
@@ -52,10 +52,11 @@ def check(tenant, portal, client, tool: str, arguments: dict, unknown: str | Non
 
 def test_every_tool_with_generated_arguments(tenant):
     seed_small(tenant.store, tenant.workspace_id)
-    ctx = ActionContext.of(tenant.store, tenant.store.get_workspace(tenant.workspace_id), tenant.person, None,
+    ctx = ActionContext.of(tenant.store, tenant.store.workspaces.get_workspace(tenant.workspace_id), tenant.person,
+                           None,
                            tenant.runtime.desk.now())
-    seed_mail(tenant.store, ctx)
-    ids = sorted({d.id for k in KINDS for d in tenant.store.list_docs(tenant.workspace_id, k)})
+    seed_mail(tenant.store.docs, ctx)
+    ids = sorted({d.id for k in KINDS for d in tenant.store.docs.list_docs(tenant.workspace_id, k)})
     with start_blocking_portal() as portal, portal.wrap_async_context_manager(tenant.client()) as client:
         tools = portal.call(client.list_tools).tools
         assert len(tools) > 40

@@ -7,7 +7,7 @@ from email.message import EmailMessage
 from typing import Any
 
 from countersign.notify import Email
-from countersign.store.records import Person
+from countersign.store.workspaces import Person
 from tests.store._factories import DAY, World, card, filed
 
 
@@ -15,7 +15,7 @@ def file_card(world: World, at: float, title: str = "Add a transaction", who: Pe
     """File a pending card for ``who`` (default: the world's person) at time ``at``."""
     c = card(world.ws, who or world.person, world.conn, created_at=int(at), ttl=DAY)
     c = dataclasses.replace(c, title=title, **changes)
-    world.store.file_card(c, filed(c))
+    world.store.cards.file_card(c, filed(c))
     return c
 
 

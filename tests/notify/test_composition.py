@@ -7,6 +7,7 @@ import base64
 from countersign.core.cards import CardState
 from countersign.notify import CardNotifier, render
 from tests.store._factories import DAY, World
+from tests.support.stores import with_roles
 
 from ._helpers import Recorder, file_card, parts
 from .conftest import PUBLIC_URL, parse
@@ -112,13 +113,13 @@ def test_a_huge_backlog_is_a_lower_bound(store, settings, clock, monkeypatch):
     assert "6 or more requests wait" in email.text and "… and more" in email.text
 
 class LaggingIndex:
-    """A store whose pending list has not caught up yet (a DynamoDB GSI is eventually consistent)."""
+    """A cards role whose pending list has not caught up yet (a DynamoDB GSI is eventually consistent)."""
 
-    def __init__(self, store):
-        self._store = store
+    def __init__(self, cards):
+        self._cards = cards
 
     def __getattr__(self, name):
-        return getattr(self._store, name)
+        return getattr(self._cards, name)
 
     def list_pending_cards(self, *args, **kwargs):
         return [], None
@@ -127,7 +128,7 @@ class LaggingIndex:
 def test_a_card_missing_from_a_lagging_index_is_still_announced(store, settings, clock):
     world = World(store)
     sender = Recorder()
-    notifier = CardNotifier(LaggingIndex(store), sender, settings, clock)
+    notifier = CardNotifier(with_roles(store, cards=LaggingIndex(store.cards)), sender, settings, clock)
     assert notifier(file_card(world, clock.now, title="Just filed")) == "email_sent"
     (email,) = sender.emails
     assert email.subject == "1 request waits for your confirmation" and "Just filed" in email.text

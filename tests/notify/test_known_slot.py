@@ -20,7 +20,7 @@ INTERVAL = 900
 def file_as_the_desk(world: World, notify: CardNotifier, at: float, title: str):
     """File a card as :meth:`CardDesk.file` does: with a notification only if it may owe an email."""
     c = dataclasses.replace(card(world.ws, world.person, world.conn, created_at=int(at), ttl=DAY), title=title)
-    world.store.file_card(c, filed(c), notify=notify.owes_email(c))
+    world.store.cards.file_card(c, filed(c), notify=notify.owes_email(c))
     return c
 
 
@@ -36,13 +36,13 @@ def test_cards_filed_after_this_process_sent_owe_nothing_until_the_interval_ends
         clock.now = start + i * 60
         quiet.append(file_as_the_desk(world, notify, clock.now, f"Request {i}"))
         assert notify(quiet[-1]) == "email_rate_limited"
-    assert [store.get_notification(c.id) for c in quiet] == [None, None, None]  # nothing owed, nothing to sweep
-    assert store.due_notifications(int(clock.now) + INTERVAL) == []
+    assert [store.outbox.get_notification(c.id) for c in quiet] == [None, None, None]  # nothing owed, nothing to sweep
+    assert store.outbox.due_notifications(int(clock.now) + INTERVAL) == []
     assert len(channel.sent()) == 1
 
     clock.now = start + INTERVAL - SLOT_MARGIN  # near the end of the interval the claim decides again
     near = file_as_the_desk(world, notify, clock.now, "Request 4")
-    assert store.get_notification(near.id) is not None
+    assert store.outbox.get_notification(near.id) is not None
     assert notify(near) == "email_rate_limited"
     clock.now = start + INTERVAL
     last = file_as_the_desk(world, notify, clock.now, "Request 5")
@@ -59,7 +59,7 @@ def test_a_failed_send_forgets_the_slot(store, channel, settings, clock):
     notify.sender = channel.sender
     clock.now += 60
     retry = file_as_the_desk(world, notify, clock.now, "Found")
-    assert store.get_notification(retry.id) is not None  # owed: the claim was released
+    assert store.outbox.get_notification(retry.id) is not None  # owed: the claim was released
     assert notify(retry) == "email_sent"
     assert len(channel.sent()) == 1
 
@@ -72,7 +72,7 @@ def test_a_slot_another_process_claimed_is_left_to_the_claim(store, channel, set
     clock.now += 60
     mine = file_as_the_desk(world, notify, clock.now, "Filed here")
     assert notify(mine) == "email_rate_limited"
-    assert store.get_notification(mine.id).outcome == "email_rate_limited"  # recorded by the whole path
+    assert store.outbox.get_notification(mine.id).outcome == "email_rate_limited"  # recorded by the whole path
     assert len(channel.sent()) == 1
 
 
@@ -92,8 +92,8 @@ async def test_an_agent_filing_cards_in_a_row_emails_its_person_once(tenant):
             assert held.structured_content["status"] == "pending"
             ids.append(held.structured_content["confirmationId"])
     assert emails() == 1
-    assert runtime.store.get_notification(ids[0]).outcome == "email_sent"
-    assert [runtime.store.get_notification(i) for i in ids[1:]] == [None, None]
+    assert runtime.store.outbox.get_notification(ids[0]).outcome == "email_sent"
+    assert [runtime.store.outbox.get_notification(i) for i in ids[1:]] == [None, None]
     runtime.sweep()
     assert emails() == 1  # nothing was left owed
 
@@ -111,7 +111,7 @@ def test_a_card_whose_filing_outlives_the_interval_is_still_emailed(store, chann
     owed = notify.owes_email(late)
     assert owed is False
     clock.now = start + INTERVAL + 1  # the filing waited; the interval is over when it commits
-    store.file_card(late, filed(late), notify=owed)
+    store.cards.file_card(late, filed(late), notify=owed)
     assert notify(late) == "email_sent"
     assert len(channel.sent()) == 2
 
@@ -125,10 +125,10 @@ def test_a_card_filed_while_the_slot_holder_finds_nothing_waiting_is_emailed(sto
     notify = CardNotifier(store, channel.sender, settings, clock)
     lapsed = dataclasses.replace(card(world.ws, world.person, world.conn, created_at=int(clock.now), ttl=60),
                                  title="Lapsed")
-    store.file_card(lapsed, filed(lapsed), notify=True)
+    store.cards.file_card(lapsed, filed(lapsed), notify=True)
     clock.now += 120
     filed_between: list = []
-    listing = store.list_pending_cards
+    listing = store.cards.list_pending_cards
 
     def listing_then_another_files(*args, **kwargs):
         out = listing(*args, **kwargs)
@@ -136,7 +136,7 @@ def test_a_card_filed_while_the_slot_holder_finds_nothing_waiting_is_emailed(sto
             filed_between.append(file_as_the_desk(world, notify, clock.now, "Between"))
         return out
 
-    monkeypatch.setattr(store, "list_pending_cards", listing_then_another_files)
+    monkeypatch.setattr(store.cards, "list_pending_cards", listing_then_another_files)
     assert notify.deliver(lapsed.id) == "email_nothing_pending"
     monkeypatch.undo()
     assert notify(filed_between[0]) == "email_sent"

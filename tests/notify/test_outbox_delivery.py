@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from countersign.notify import CardNotifier, OutboxSender
 from countersign.notify.cards import MAX_ATTEMPTS
-from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING
 from tests.store._factories import World
+from tests.support.stores import with_roles
 
 from ._helpers import file_card
 
@@ -26,7 +27,7 @@ def test_a_card_whose_process_died_before_emailing_is_emailed_by_the_sweep(store
     sweeper = notifier(store, outbox, settings, clock)
     assert sweeper.sweep() == 1
     assert len(list(outbox.files())) == 1
-    assert store.get_notification(card.id).state == NOTIFY_DONE
+    assert store.outbox.get_notification(card.id).state == NOTIFY_DONE
     assert sweeper.sweep() == 0 and len(list(outbox.files())) == 1
 
 
@@ -34,7 +35,7 @@ def test_a_sender_that_died_mid_delivery_is_taken_over_when_its_lease_lapses(sto
     world = World(store)
     outbox = OutboxSender(tmp_path / "outbox")
     card = file_card(world, clock.now)
-    store.lease_notification(card.id, int(clock.now), LEASE_SECONDS)  # a sender took it, then died
+    store.outbox.lease_notification(card.id, int(clock.now), LEASE_SECONDS)  # a sender took it, then died
     sweeper = notifier(store, outbox, settings, clock)
     assert sweeper.sweep() == 0 and list(outbox.files()) == []
     clock.now += LEASE_SECONDS
@@ -49,19 +50,19 @@ def test_a_failed_send_is_tried_again_later_and_then_given_up(store, settings, c
     card = file_card(world, clock.now)
     events: list[str] = []
     assert notifier(store, failing, settings, clock, events)(card) == "email_failed"
-    owed = store.get_notification(card.id)
+    owed = store.outbox.get_notification(card.id)
     assert (owed.state, owed.attempts) == (NOTIFY_PENDING, 1) and owed.due_at > clock.now
     assert notifier(store, working, settings, clock).sweep() == 0  # not due yet
     clock.now = owed.due_at
     assert notifier(store, working, settings, clock).sweep() == 1
-    assert len(list(working.files())) == 1 and store.get_notification(card.id).outcome == "email_sent"
+    assert len(list(working.files())) == 1 and store.outbox.get_notification(card.id).outcome == "email_sent"
     # a send that keeps failing stops after MAX_ATTEMPTS, recorded as failed
     other = file_card(world, clock.now + 1000, title="Never delivered")
     clock.now += 1000
     for _ in range(MAX_ATTEMPTS):
         notifier(store, failing, settings, clock).deliver(other.id)
         clock.now += 3600
-    gone = store.get_notification(other.id)
+    gone = store.outbox.get_notification(other.id)
     assert (gone.state, gone.outcome) == (NOTIFY_DONE, "email_failed")
 
 
@@ -78,11 +79,11 @@ def test_a_burst_owed_after_a_crash_still_sends_one_email(store, settings, clock
 
 
 class _FinishRefusedOnce:
-    """The store, refusing the first record of a delivery's outcome (as DynamoDB does when it
+    """The outbox, refusing the first record of a delivery's outcome (as DynamoDB does when it
     throttles past botocore's own retries)."""
 
-    def __init__(self, store):
-        self._store, self.refused = store, 0
+    def __init__(self, outbox):
+        self._outbox, self.refused = outbox, 0
 
     def finish_notification(self, *args, **kwargs):
         if not self.refused:
@@ -90,10 +91,10 @@ class _FinishRefusedOnce:
             from countersign.store.errors import StoreUnavailable
 
             raise StoreUnavailable("throttled")
-        return self._store.finish_notification(*args, **kwargs)
+        return self._outbox.finish_notification(*args, **kwargs)
 
     def __getattr__(self, name):
-        return getattr(self._store, name)
+        return getattr(self._outbox, name)
 
 
 def test_an_outcome_the_store_refused_once_is_recorded_and_the_email_never_sent_twice(store, settings, clock,
@@ -101,11 +102,11 @@ def test_an_outcome_the_store_refused_once_is_recorded_and_the_email_never_sent_
     world = World(store)
     outbox = OutboxSender(tmp_path / "outbox")
     card = file_card(world, clock.now)
-    flaky = _FinishRefusedOnce(store)
+    flaky = _FinishRefusedOnce(store.outbox)
     pauses: list[float] = []
-    sender = CardNotifier(flaky, outbox, settings, clock, pause=pauses.append)
+    sender = CardNotifier(with_roles(store, outbox=flaky), outbox, settings, clock, pause=pauses.append)
     assert sender(card) == "email_sent" and flaky.refused == 1 and len(pauses) == 1
-    assert store.get_notification(card.id).state == NOTIFY_DONE
+    assert store.outbox.get_notification(card.id).state == NOTIFY_DONE
     clock.now += LEASE_SECONDS + 1  # a sweep after the lease would have taken an unfinished one again
     assert notifier(store, outbox, settings, clock).sweep() == 0
     assert len(list(outbox.files())) == 1

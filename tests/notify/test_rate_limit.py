@@ -59,14 +59,14 @@ def test_persons_are_rate_limited_independently(store, channel, settings, clock)
 
 def test_the_setting_off_sends_nothing_and_claims_nothing(store, channel, settings, clock):
     world = World(store)
-    store.update_person(world.ws.id, world.person.id, agent_requests_email=False)
+    store.workspaces.update_person(world.ws.id, world.person.id, agent_requests_email=False)
     notify = notifier_for(store, channel, settings, clock)
     for i in range(3):
         clock.now += 10
         assert notify(file_card(world, clock.now, title=f"Quiet {i}")) == "email_disabled"
     assert channel.sent() == []
     # turning it back on emails at once: nothing was claimed while it was off
-    store.update_person(world.ws.id, world.person.id, agent_requests_email=True)
+    store.workspaces.update_person(world.ws.id, world.person.id, agent_requests_email=True)
     clock.now += 10
     assert notify(file_card(world, clock.now, title="Loud")) == "email_sent"
     assert len(channel.sent()) == 1

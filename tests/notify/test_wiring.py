@@ -65,11 +65,15 @@ def test_a_broken_hook_or_store_never_raises(tmp_path, sqlite, caplog):
     ghost = file_card(world, 5000, person_id="p_nobody")  # a notification for a person who is gone
     with caplog.at_level(logging.ERROR, logger="countersign.notify"):
         assert notifier(ghost) == "email_failed"
-    assert sqlite.get_notification(ghost.id).outcome == "email_failed"
+    assert sqlite.outbox.get_notification(ghost.id).outcome == "email_failed"
 
-    class Broken:
+    class Down:
         def __getattr__(self, name):
             raise RuntimeError("store down")
+
+    class Broken:  # every role of it down
+        def __getattr__(self, name):
+            return Down()
 
     broken = notify.from_settings(settings, Broken(), lambda: 5000)
     with caplog.at_level(logging.ERROR, logger="countersign.notify"):

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from countersign.store.records import secret_hash
+from countersign.store.hashes import secret_hash
 from tests.oauth.conftest import REDIRECT, pkce
 from tests.support.harness import SECRETS
 
@@ -111,8 +111,8 @@ def test_refresh_tokens_rotate_and_reuse_ends_the_grant(flow, tenant):
     # Reuse means one of the two holders is a thief: the whole grant ends, cards withdrawn.
     assert flow.mcp(rotated.json()["access_token"]).status_code == 401
     assert flow.token(grant_type="refresh_token", refresh_token=rotated.json()["refresh_token"]).status_code == 400
-    assert tenant.store.get_connection(tenant.workspace_id, connection_id).revoked
-    card = tenant.store.get_card(tenant.workspace_id, held, tenant.runtime.desk.now())
+    assert tenant.store.connections.get_connection(tenant.workspace_id, connection_id).revoked
+    card = tenant.store.cards.get_card(tenant.workspace_id, held, tenant.runtime.desk.now())
     assert card.state.value == "withdrawn"
 
 
@@ -127,7 +127,7 @@ def test_consent_needs_the_page_csrf_token_and_origin(flow, tenant):
     signed_out = flow.page.request("POST", f"/api/oauth/requests/{request_id}/allow",
                                    {"workspaceId": tenant.workspace_id}, cookie=None)
     assert signed_out.status_code in (401, 403)
-    assert [c.name for c in tenant.store.list_connections(tenant.workspace_id)] == ["Test agent"]
+    assert [c.name for c in tenant.store.connections.list_connections(tenant.workspace_id)] == ["Test agent"]
     assert flow.allow(request_id).status_code == 200  # the request was still waiting, unanswered
     assert flow.allow(request_id).status_code == 404  # answered once
 
@@ -137,7 +137,7 @@ def test_consent_for_another_workspace_is_refused(flow, tenant, other_tenant):
     request_id = flow.request_id(flow.authorize(challenge))
     refused = flow.page.post(f"/api/oauth/requests/{request_id}/allow", {"workspaceId": other_tenant.workspace_id})
     assert refused.status_code == 403
-    assert other_tenant.store.list_connections(other_tenant.workspace_id)[0].name == "Test agent"
+    assert other_tenant.store.connections.list_connections(other_tenant.workspace_id)[0].name == "Test agent"
 
 
 @pytest.mark.parametrize("param,value", [
@@ -172,7 +172,7 @@ def test_the_consent_page_is_not_an_open_redirect(flow):
 
 
 def _connection_of(flow, tenant, access_token: str) -> str:
-    return tenant.store.get_issued_token(secret_hash(access_token), tenant.runtime.desk.now()).connection_id
+    return tenant.store.grants.get_issued_token(secret_hash(access_token), tenant.runtime.desk.now()).connection_id
 
 
 def _held_write(flow, access_token: str) -> str:
@@ -209,7 +209,7 @@ def test_an_allow_that_fails_half_way_leaves_no_working_connection(flow, tenant)
             db.execute("DROP TRIGGER no_codes")
         db.close()
     assert failed.status_code == 500 and "redirectTo" not in failed.text
-    made = [c for c in tenant.store.list_connections(tenant.workspace_id) if c.name != "Test agent"]
+    made = [c for c in tenant.store.connections.list_connections(tenant.workspace_id) if c.name != "Test agent"]
     assert [(c.name, c.revoked) for c in made] == [("Raw client", True)]
     assert flow.allow(request_id).status_code == 404  # the request was answered; the client starts again
 
@@ -218,14 +218,15 @@ def test_a_registration_nobody_allowed_is_forgotten_after_a_week_and_an_allowed_
     from countersign.identity.oauth import UNUSED_CLIENT_TTL
 
     store, now = tenant.store, tenant.runtime.desk.now()
-    registered = store.get_oauth_client(flow.client_id, now)
+    registered = store.authorizations.get_oauth_client(flow.client_id, now)
     assert registered is not None and now < registered.expires_at <= now + UNUSED_CLIENT_TTL + 5
-    assert store.get_oauth_client(flow.client_id, registered.expires_at) is None  # unused: gone after a week
+    assert store.authorizations.get_oauth_client(flow.client_id,
+                                                 registered.expires_at) is None  # unused: gone after a week
 
     flow.tokens()  # a person allowed it
-    kept = store.get_oauth_client(flow.client_id, now)
+    kept = store.authorizations.get_oauth_client(flow.client_id, now)
     assert kept is not None and kept.expires_at is None
-    assert store.get_oauth_client(flow.client_id, now + 365 * 24 * 3600) is not None
+    assert store.authorizations.get_oauth_client(flow.client_id, now + 365 * 24 * 3600) is not None
 
 
 @pytest.mark.parametrize(("method", "path", "allowed"), [
@@ -342,7 +343,7 @@ def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connectio
     verifier, challenge = pkce()  # a second client of the same person that does finish
     finished = flow.exchange(flow.code(challenge), verifier)
     assert finished.status_code == 200
-    finished_id = tenant.store.get_issued_token(secret_hash(finished.json()["access_token"]),
+    finished_id = tenant.store.grants.get_issued_token(secret_hash(finished.json()["access_token"]),
                                                 tenant.runtime.desk.now()).connection_id
     assert _listed(flow)[finished_id]["oauth"]["connected"] is True
 
@@ -350,13 +351,13 @@ def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connectio
     monkeypatch.setattr(tenant.runtime.desk, "clock", lambda: later)
     listed = _listed(flow)
     assert listed[made]["revoked"] is True and listed[made]["oauth"]["connected"] is False
-    assert tenant.store.get_connection(tenant.workspace_id, made).revoked
+    assert tenant.store.connections.get_connection(tenant.workspace_id, made).revoked
     assert listed[finished_id]["revoked"] is False  # one that connected stays, whatever its age
     assert flow.mcp(finished.json()["access_token"]).status_code == 200
     monkeypatch.undo()
     late = flow.exchange(code, first_verifier)  # its code, still unexpired by the wall clock, revives nothing
     assert late.status_code == 400 and late.json()["error"] == "invalid_grant"
-    assert tenant.store.get_connection(tenant.workspace_id, made).revoked
+    assert tenant.store.connections.get_connection(tenant.workspace_id, made).revoked
 
 
 def _exchanged_by_an_earlier_release(flow, tenant, monkeypatch) -> tuple[str, str]:
@@ -371,8 +372,9 @@ def _exchanged_by_an_earlier_release(flow, tenant, monkeypatch) -> tuple[str, st
         exchanged = flow.exchange(code, verifier)
     assert exchanged.status_code == 200
     access = exchanged.json()["access_token"]
-    connection_id = tenant.store.get_issued_token(secret_hash(access), tenant.runtime.desk.now()).connection_id
-    [grant] = [g for g in tenant.store.list_oauth_grants(tenant.workspace_id) if g.connection_id == connection_id]
+    connection_id = tenant.store.grants.get_issued_token(secret_hash(access), tenant.runtime.desk.now()).connection_id
+    [grant] = [g for g in tenant.store.grants.list_oauth_grants(tenant.workspace_id)
+               if g.connection_id == connection_id]
     assert grant.code_hash is not None  # as the earlier release left it
     return connection_id, access
 
@@ -392,8 +394,9 @@ def test_a_code_an_earlier_release_exchanged_counts_as_connected_though_the_conn
     _after_the_code_expired(tenant, monkeypatch)
     listed = _listed(flow)[connection_id]
     assert listed["revoked"] is False and listed["oauth"]["connected"] is True
-    assert not tenant.store.get_connection(tenant.workspace_id, connection_id).revoked
-    [grant] = [g for g in tenant.store.list_oauth_grants(tenant.workspace_id) if g.connection_id == connection_id]
+    assert not tenant.store.connections.get_connection(tenant.workspace_id, connection_id).revoked
+    [grant] = [g for g in tenant.store.grants.list_oauth_grants(tenant.workspace_id)
+               if g.connection_id == connection_id]
     assert grant.code_hash is None  # decided once: not looked up again
     monkeypatch.undo()
     assert flow.mcp(access).status_code == 200
@@ -419,7 +422,7 @@ def test_connections_are_listed_as_they_stand_when_settling_a_grant_cannot_be_wr
         raise StoreUnavailable("The disk is full; nothing was written.")
 
     with monkeypatch.context() as faulty:
-        faulty.setattr(type(tenant.store), "forget_grant_code", full_disk)
+        faulty.setattr(type(tenant.store.grants), "forget_grant_code", full_disk)
         listed = flow.page.get("/api/connections")
     assert listed.status_code == 200
     shown = {c["id"]: c for c in listed.json()["connections"]}[connection_id]
@@ -447,13 +450,13 @@ def test_a_spent_code_whose_tokens_could_not_be_stored_ends_its_connection(flow,
         raise StoreUnavailable("The disk is full; nothing was written.")
 
     verifier, challenge = pkce()
-    before = {g.connection_id for g in tenant.store.list_oauth_grants(tenant.workspace_id)}
+    before = {g.connection_id for g in tenant.store.grants.list_oauth_grants(tenant.workspace_id)}
     code = flow.code(challenge)
-    [made] = [g.connection_id for g in tenant.store.list_oauth_grants(tenant.workspace_id)
+    [made] = [g.connection_id for g in tenant.store.grants.list_oauth_grants(tenant.workspace_id)
               if g.connection_id not in before]
     with monkeypatch.context() as faulty:
-        faulty.setattr(type(tenant.store), "put_issued_tokens", full_disk)
+        faulty.setattr(type(tenant.store.grants), "put_issued_tokens", full_disk)
         failed = flow.exchange(code, verifier)
     assert failed.status_code >= 500 and "access_token" not in failed.text
-    assert tenant.store.get_connection(tenant.workspace_id, made).revoked  # it has no token and never will
+    assert tenant.store.connections.get_connection(tenant.workspace_id, made).revoked  # it has no token and never will
     assert _listed(flow)[made]["revoked"] is True

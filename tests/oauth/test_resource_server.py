@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from countersign.store.oauth_records import ACCESS
-from countersign.store.records import secret_hash
+from countersign.store.grants import ACCESS
+from countersign.store.hashes import secret_hash
 from tests.oauth.conftest import Flow
 from tests.oauth.test_refusals import _connection_of, _held_write
 
@@ -45,11 +45,11 @@ def test_every_401_on_mcp_names_the_resource_metadata(flow, tenant):
 
 def test_an_expired_access_token_gets_invalid_token(flow, tenant):
     tokens = flow.tokens()
-    issued = tenant.store.get_issued_token(secret_hash(tokens["access_token"]), tenant.runtime.desk.now())
+    issued = tenant.store.grants.get_issued_token(secret_hash(tokens["access_token"]), tenant.runtime.desk.now())
     assert issued.kind == ACCESS and issued.expires_at - issued.created_at == 3600
     expired = "csa_expired-" + tokens["access_token"][4:]
     now = tenant.runtime.desk.now()
-    tenant.store.put_issued_tokens([replace(issued, token_hash=secret_hash(expired), created_at=now - 7200,
+    tenant.store.grants.put_issued_tokens([replace(issued, token_hash=secret_hash(expired), created_at=now - 7200,
                                             expires_at=now - 1)])
     refused = flow.mcp(expired)
     assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["www-authenticate"]
@@ -70,7 +70,7 @@ def test_revoking_in_settings_stops_the_tokens_at_once_and_withdraws_cards(flow,
     refused = flow.mcp(tokens["access_token"])
     assert refused.status_code == 401 and "revoked" in refused.headers["www-authenticate"]
     assert flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"]).status_code == 400
-    assert tenant.store.get_card(tenant.workspace_id, held, tenant.runtime.desk.now()).state.value == "withdrawn"
+    assert tenant.store.cards.get_card(tenant.workspace_id, held, tenant.runtime.desk.now()).state.value == "withdrawn"
 
 
 def test_the_client_revokes_its_grant(flow, tenant):
@@ -89,7 +89,7 @@ def test_the_client_revokes_its_grant(flow, tenant):
     done = flow.http.post("/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": flow.client_id})
     assert done.status_code == 200
     assert flow.mcp(tokens["access_token"]).status_code == 401
-    assert tenant.store.get_connection(tenant.workspace_id, connection_id).revoked
+    assert tenant.store.connections.get_connection(tenant.workspace_id, connection_id).revoked
 
 
 def test_every_consent_asks_again_and_makes_its_own_connection(flow, tenant):

@@ -6,7 +6,10 @@ from typing import Any
 
 from countersign.core.cards import CardState
 from countersign.core.ids import new_id
-from countersign.store.records import AuditEntry, Card, Connection, Person, Workspace, secret_hash
+from countersign.store.cards import AuditEntry, Card
+from countersign.store.connections import Connection
+from countersign.store.hashes import secret_hash
+from countersign.store.workspaces import Person, Workspace
 
 DAY = 24 * 3600
 
@@ -92,20 +95,20 @@ class World:
         self.ws = workspace(name)
         self.person = person(self.ws, role="owner")
         self.conn = connection(self.ws, self.person)
-        store.create_workspace(self.ws)
-        store.create_person(self.person)
-        store.create_connection(self.conn)
+        store.workspaces.create_workspace(self.ws)
+        store.workspaces.create_person(self.person)
+        store.connections.create_connection(self.conn)
 
     def file(self, created_at: int = 1000, ttl: int = DAY, who: Person | None = None, **kwargs: Any) -> Card:
         c = card(self.ws, who or self.person, self.conn, created_at=created_at, ttl=ttl, **kwargs)
-        self.store.file_card(c, filed(c))
+        self.store.cards.file_card(c, filed(c))
         return c
 
     def move(self, c: Card, target: CardState, now: int, **kwargs: Any) -> Card:
         """Transition ``c`` to ``target`` at ``now`` with a matching audit entry."""
-        return self.store.transition_card(self.ws.id, c.id, target, now, audit(c, target.value, now), **kwargs)
+        return self.store.cards.transition_card(self.ws.id, c.id, target, now, audit(c, target.value, now), **kwargs)
 
     def add_person(self, role: str = "member", created_at: int = 0) -> Person:
         p = person(self.ws, role=role, created_at=created_at)
-        self.store.create_person(p)
+        self.store.workspaces.create_person(p)
         return p

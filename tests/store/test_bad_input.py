@@ -8,9 +8,9 @@ import pytest
 
 from countersign.core.canonical import canonical_bytes
 from countersign.core.ids import new_id
+from countersign.store.cards import MAX_ARGUMENTS_BYTES
+from countersign.store.docs import MAX_DOC_WRITES, DocWrite
 from countersign.store.errors import BadInput, Conflict, NotFound
-from countersign.store.interface import MAX_DOC_WRITES
-from countersign.store.records import MAX_ARGUMENTS_BYTES, DocWrite
 from tests.store._factories import World, card, filed, person
 
 
@@ -34,55 +34,55 @@ def test_arguments_over_64_kib_are_refused_and_nothing_is_written(store):
         arguments=arguments_of_size(MAX_ARGUMENTS_BYTES + 1),
     )
     with pytest.raises(BadInput) as bad:
-        store.file_card(c, filed(c))
+        store.cards.file_card(c, filed(c))
     assert bad.value.field == "arguments"
     assert "arguments" in bad.value.message
     with pytest.raises(NotFound):
-        store.get_card(w.ws.id, c.id, now=101)
+        store.cards.get_card(w.ws.id, c.id, now=101)
     with pytest.raises(NotFound):
-        store.audit_trail(w.ws.id, c.id)
-    assert store.list_pending_cards(w.ws.id, w.person.id, now=101) == ([], None)
-    assert store.latest_card(w.ws.id, w.person.id, c.tool, "fp-big", now=101) is None
+        store.cards.audit_trail(w.ws.id, c.id)
+    assert store.cards.list_pending_cards(w.ws.id, w.person.id, now=101) == ([], None)
+    assert store.cards.latest_card(w.ws.id, w.person.id, c.tool, "fp-big", now=101) is None
 
 
 def test_arguments_of_exactly_64_kib_are_accepted(store):
     w = World(store)
     c = w.file(created_at=100, arguments=arguments_of_size(MAX_ARGUMENTS_BYTES))
-    assert store.get_card(w.ws.id, c.id, now=101).arguments == c.arguments
+    assert store.cards.get_card(w.ws.id, c.id, now=101).arguments == c.arguments
 
 
 def test_duplicate_card_id_conflicts_and_keeps_the_first(store):
     w = World(store)
     first = w.file(created_at=100)
     with pytest.raises(Conflict):
-        store.file_card(replace(first, title="Another", fingerprint="another request"), filed(first))
-    assert store.get_card(w.ws.id, first.id, now=101) == first
-    assert store.audit_trail(w.ws.id, first.id) == [filed(first)]
+        store.cards.file_card(replace(first, title="Another", fingerprint="another request"), filed(first))
+    assert store.cards.get_card(w.ws.id, first.id, now=101) == first
+    assert store.cards.audit_trail(w.ws.id, first.id) == [filed(first)]
 
 
 def test_unknown_role_on_create_is_refused(store):
     w = World(store)
     p = person(w.ws, role="boss")
     with pytest.raises(BadInput) as bad:
-        store.create_person(p)
+        store.workspaces.create_person(p)
     assert bad.value.field == "role"
-    assert store.get_person_by_email(p.email) is None
+    assert store.workspaces.get_person_by_email(p.email) is None
 
 
 def test_unknown_role_on_update_is_refused(store):
     w = World(store)
     with pytest.raises(BadInput) as bad:
-        store.update_person(w.ws.id, w.person.id, role="superuser")
+        store.workspaces.update_person(w.ws.id, w.person.id, role="superuser")
     assert bad.value.field == "role"
-    assert store.get_person(w.ws.id, w.person.id) == w.person
+    assert store.workspaces.get_person(w.ws.id, w.person.id) == w.person
 
 
 def test_unknown_person_field_is_refused(store):
     w = World(store)
     with pytest.raises(BadInput) as bad:
-        store.update_person(w.ws.id, w.person.id, email="steal@example.com")
+        store.workspaces.update_person(w.ws.id, w.person.id, email="steal@example.com")
     assert bad.value.field == "email"
-    assert store.get_person(w.ws.id, w.person.id) == w.person
+    assert store.workspaces.get_person(w.ws.id, w.person.id) == w.person
 
 
 @pytest.mark.parametrize(
@@ -92,39 +92,39 @@ def test_unknown_person_field_is_refused(store):
 def test_bad_workspace_settings_are_refused(store, changes, field):
     w = World(store)
     with pytest.raises(BadInput) as bad:
-        store.update_workspace_settings(w.ws.id, {"confirm_in_client": False, **changes})
+        store.workspaces.update_workspace_settings(w.ws.id, {"confirm_in_client": False, **changes})
     assert bad.value.field == field
-    assert store.get_workspace(w.ws.id) == w.ws
+    assert store.workspaces.get_workspace(w.ws.id) == w.ws
 
 
 def test_too_many_doc_writes_are_refused(store):
     w = World(store)
     writes = [DocWrite("account", f"acc_{i:03d}", {"i": i}, 0) for i in range(MAX_DOC_WRITES + 1)]
     with pytest.raises(BadInput) as bad:
-        store.write_docs(w.ws.id, writes)
+        store.docs.write_docs(w.ws.id, writes)
     assert bad.value.field == "writes"
-    assert store.list_docs(w.ws.id, "account") == []
+    assert store.docs.list_docs(w.ws.id, "account") == []
 
 
 def test_a_batch_naming_one_doc_twice_is_refused(store):
     w = World(store)
     with pytest.raises(BadInput) as bad:
-        store.write_docs(w.ws.id, [DocWrite("account", "a", {"v": 1}, 0), DocWrite("account", "a", {"v": 2}, 1)])
+        store.docs.write_docs(w.ws.id, [DocWrite("account", "a", {"v": 1}, 0), DocWrite("account", "a", {"v": 2}, 1)])
     assert bad.value.field == "writes"
-    assert store.get_doc(w.ws.id, "account", "a") is None
+    assert store.docs.get_doc(w.ws.id, "account", "a") is None
 
 
 def test_max_doc_writes_are_accepted(store):
     w = World(store)
-    store.write_docs(w.ws.id, [DocWrite("account", f"acc_{i:03d}", {"i": i}, 0) for i in range(MAX_DOC_WRITES)])
-    assert len(store.list_docs(w.ws.id, "account")) == MAX_DOC_WRITES
+    store.docs.write_docs(w.ws.id, [DocWrite("account", f"acc_{i:03d}", {"i": i}, 0) for i in range(MAX_DOC_WRITES)])
+    assert len(store.docs.list_docs(w.ws.id, "account")) == MAX_DOC_WRITES
 
 
 @pytest.mark.parametrize("listing", ["list_pending_cards", "list_card_history"])
 def test_a_forged_cursor_is_refused(store, listing):
     w = World(store)
     with pytest.raises(BadInput) as bad:
-        getattr(store, listing)(w.ws.id, w.person.id, now=0, cursor="not-a-cursor" + new_id())
+        getattr(store.cards, listing)(w.ws.id, w.person.id, now=0, cursor="not-a-cursor" + new_id())
     assert bad.value.field == "cursor"
 
 
@@ -138,7 +138,7 @@ def test_a_cursor_forged_around_a_number_too_large_for_the_store_is_refused(stor
     w = World(store)
     forged = base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
     with pytest.raises(BadInput) as bad:
-        getattr(store, listing)(w.ws.id, w.person.id, now=0, cursor=forged)
+        getattr(store.cards, listing)(w.ws.id, w.person.id, now=0, cursor=forged)
     assert bad.value.field == "cursor"
 
 
@@ -148,14 +148,14 @@ def test_a_cursor_forged_around_a_number_too_large_for_the_store_is_refused(stor
 def test_a_doc_key_neither_store_can_hold_is_refused_on_write_and_found_nowhere_on_read(store, kind, doc_id):
     w = World(store)
     with pytest.raises(BadInput) as bad:
-        store.write_docs(w.ws.id, [DocWrite(kind, doc_id, {"v": 1}, 0)])
+        store.docs.write_docs(w.ws.id, [DocWrite(kind, doc_id, {"v": 1}, 0)])
     assert bad.value.field == "writes"
-    assert store.get_doc(w.ws.id, kind, doc_id) is None
-    assert store.get_docs(w.ws.id, [(kind, doc_id), ("account", "real")]) == {}
+    assert store.docs.get_doc(w.ws.id, kind, doc_id) is None
+    assert store.docs.get_docs(w.ws.id, [(kind, doc_id), ("account", "real")]) == {}
 
 
 def test_the_longest_doc_id_both_stores_hold_round_trips(store):
     w = World(store)
     longest = "é" * 500  # 1,000 UTF-8 bytes
-    store.write_docs(w.ws.id, [DocWrite("account", longest, {"v": 1}, 0)])
-    assert store.get_doc(w.ws.id, "account", longest).data == {"v": 1}
+    store.docs.write_docs(w.ws.id, [DocWrite("account", longest, {"v": 1}, 0)])
+    assert store.docs.get_doc(w.ws.id, "account", longest).data == {"v": 1}

@@ -8,8 +8,8 @@ import pytest
 
 from countersign.core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from countersign.core.ids import new_id
+from countersign.store.cards import CardCommit, listed
 from countersign.store.errors import NotFound
-from countersign.store.records import CardCommit, listed
 from tests.store._factories import DAY, World, audit, card, filed
 
 S = CardState
@@ -72,18 +72,18 @@ def pages(fetch, limit: int) -> list[list[str]]:
 def test_filed_card_reads_back_exactly_with_its_filed_entry(store):
     w = World(store)
     card = w.file(created_at=1000)
-    assert store.get_card(w.ws.id, card.id, now=1001) == card
-    assert store.audit_trail(w.ws.id, card.id) == [filed(card)]
+    assert store.cards.get_card(w.ws.id, card.id, now=1001) == card
+    assert store.cards.audit_trail(w.ws.id, card.id) == [filed(card)]
 
 
 def test_unknown_card_is_not_found(store):
     w = World(store)
     with pytest.raises(NotFound):
-        store.get_card(w.ws.id, new_id("card_"), now=0)
+        store.cards.get_card(w.ws.id, new_id("card_"), now=0)
     with pytest.raises(NotFound):
-        store.audit_trail(w.ws.id, new_id("card_"))
+        store.cards.audit_trail(w.ws.id, new_id("card_"))
     with pytest.raises(NotFound):
-        store.transition_card(w.ws.id, new_id("card_"), S.RUNNING, 1, audit(w.file(), "running", 1))
+        store.cards.transition_card(w.ws.id, new_id("card_"), S.RUNNING, 1, audit(w.file(), "running", 1))
 
 
 # -- pending list -----------------------------------------------------------------------------
@@ -92,7 +92,7 @@ def test_unknown_card_is_not_found(store):
 def test_pending_list_is_oldest_first(store):
     w = World(store)
     c3, c1, c2 = w.file(created_at=300), w.file(created_at=100), w.file(created_at=200)
-    cards, cursor = store.list_pending_cards(w.ws.id, w.person.id, now=400)
+    cards, cursor = store.cards.list_pending_cards(w.ws.id, w.person.id, now=400)
     assert [c.id for c in cards] == [c1.id, c2.id, c3.id]
     assert cursor is None
     assert cards[0] == listed(c1)
@@ -103,11 +103,11 @@ def test_a_listed_card_is_what_a_list_shows_and_get_card_gives_the_whole(store):
     more: store/table.py GSI1_ATTRIBUTES); the card read whole has it all."""
     w = World(store)
     card = w.file(created_at=100)
-    [shown], _ = store.list_pending_cards(w.ws.id, w.person.id, now=200)
+    [shown], _ = store.cards.list_pending_cards(w.ws.id, w.person.id, now=200)
     assert (shown.arguments, shown.subject, shown.ticket, shown.fingerprint, shown.run) == ({}, None, "", "", None)
     assert (shown.id, shown.title, shown.lines, shown.tool, shown.connection_id, shown.version) == (
         card.id, card.title, card.lines, card.tool, card.connection_id, card.version)
-    assert store.get_card(w.ws.id, card.id, now=200) == card
+    assert store.cards.get_card(w.ws.id, card.id, now=200) == card
 
 
 def test_pending_list_holds_only_pending_unexpired_cards_of_that_person(store):
@@ -117,7 +117,7 @@ def test_pending_list_holds_only_pending_unexpired_cards_of_that_person(store):
     walk(w, S.DECLINED, created_at=120)
     w.file(created_at=130, ttl=50)  # expires at 180
     w.file(created_at=140, who=w.add_person())
-    cards, cursor = store.list_pending_cards(w.ws.id, w.person.id, now=200)
+    cards, cursor = store.cards.list_pending_cards(w.ws.id, w.person.id, now=200)
     assert [c.id for c in cards] == [waiting.id]
     assert cursor is None
 
@@ -129,21 +129,21 @@ def test_pending_count_is_what_the_pending_list_holds_in_all(store):
     walk(w, S.DECLINED, created_at=120)
     w.file(created_at=130, ttl=50)  # expires at 180
     w.file(created_at=140, who=w.add_person())
-    assert store.count_pending_cards(w.ws.id, w.person.id, now=200) == 5
-    assert store.count_pending_cards(w.ws.id, w.person.id, now=170) == 6
-    assert store.count_pending_cards(w.ws.id, "nobody", now=200) == 0
+    assert store.cards.count_pending_cards(w.ws.id, w.person.id, now=200) == 5
+    assert store.cards.count_pending_cards(w.ws.id, w.person.id, now=170) == 6
+    assert store.cards.count_pending_cards(w.ws.id, "nobody", now=200) == 0
 
 
 def test_pending_list_is_empty_for_a_person_with_nothing_waiting(store):
     w = World(store)
-    assert store.list_pending_cards(w.ws.id, w.person.id, now=0) == ([], None)
+    assert store.cards.list_pending_cards(w.ws.id, w.person.id, now=0) == ([], None)
 
 
 @pytest.mark.parametrize("count, limit, sizes", [(5, 2, [2, 2, 1]), (4, 2, [2, 2]), (3, 50, [3]), (1, 1, [1])])
 def test_pending_list_pages_with_a_cursor(store, count, limit, sizes):
     w = World(store)
     ids = [w.file(created_at=100 + i).id for i in range(count)]
-    got = pages(lambda **kw: store.list_pending_cards(w.ws.id, w.person.id, now=500, **kw), limit)
+    got = pages(lambda **kw: store.cards.list_pending_cards(w.ws.id, w.person.id, now=500, **kw), limit)
     assert [len(p) for p in got] == sizes
     assert [i for p in got for i in p] == ids
 
@@ -158,7 +158,7 @@ def test_history_is_newest_first_and_includes_every_decided_or_lapsed_card(store
     completed, _ = walk(w, S.COMPLETED, created_at=200)  # updated at 202
     walk(w, S.RUNNING, created_at=300)  # being confirmed: not history yet
     lapsed = w.file(created_at=50, ttl=200)  # reads as expired from 250
-    cards, cursor = store.list_card_history(w.ws.id, w.person.id, now=400)
+    cards, cursor = store.cards.list_card_history(w.ws.id, w.person.id, now=400)
     assert [c.id for c in cards] == [lapsed.id, completed.id, declined.id]
     assert [c.state for c in cards] == [S.EXPIRED, S.COMPLETED, S.DECLINED]
     assert cursor is None
@@ -169,15 +169,15 @@ def test_history_is_per_person(store):
     other = w.add_person()
     mine, _ = walk(w, S.DECLINED)
     theirs = w.move(w.file(who=other), S.WITHDRAWN, 2000)
-    assert [c.id for c in store.list_card_history(w.ws.id, w.person.id, now=3000)[0]] == [mine.id]
-    assert [c.id for c in store.list_card_history(w.ws.id, other.id, now=3000)[0]] == [theirs.id]
+    assert [c.id for c in store.cards.list_card_history(w.ws.id, w.person.id, now=3000)[0]] == [mine.id]
+    assert [c.id for c in store.cards.list_card_history(w.ws.id, other.id, now=3000)[0]] == [theirs.id]
 
 
 @pytest.mark.parametrize("count, limit, sizes", [(5, 2, [2, 2, 1]), (4, 2, [2, 2]), (3, 50, [3])])
 def test_history_pages_with_a_cursor(store, count, limit, sizes):
     w = World(store)
     ids = [walk(w, S.DECLINED, created_at=100 + 10 * i)[0].id for i in range(count)]
-    got = pages(lambda **kw: store.list_card_history(w.ws.id, w.person.id, now=500, **kw), limit)
+    got = pages(lambda **kw: store.cards.list_card_history(w.ws.id, w.person.id, now=500, **kw), limit)
     assert [len(p) for p in got] == sizes
     assert [i for p in got for i in p] == ids[::-1]
 
@@ -191,8 +191,8 @@ def test_each_legal_path_is_written_with_its_audit_entries(store, final):
     card, now = walk(w, final, created_at=1000)
     assert card.state is final
     assert card.updated_at == now
-    assert store.get_card(w.ws.id, card.id, now=now) == card
-    trail = store.audit_trail(w.ws.id, card.id)
+    assert store.cards.get_card(w.ws.id, card.id, now=now) == card
+    trail = store.cards.audit_trail(w.ws.id, card.id)
     assert [e.event for e in trail] == ["filed"] + [t.value for t, _ in PATHS[final]]
     assert trail[1:] == [audit(card, t.value, 1000 + i + 1) for i, (t, _) in enumerate(PATHS[final])]
 
@@ -213,7 +213,7 @@ def test_transition_returns_the_card_as_written(store):
     moved = w.move(card, S.RUNNING, 1500, channel="client")
     assert moved.state is S.RUNNING and moved.updated_at == 1500 and moved.channel == "client"
     assert (moved.id, moved.arguments, moved.lines, moved.ticket) == (card.id, card.arguments, card.lines, card.ticket)
-    assert store.get_card(w.ws.id, card.id, now=1500) == moved
+    assert store.cards.get_card(w.ws.id, card.id, now=1500) == moved
 
 
 # -- illegal transitions ----------------------------------------------------------------------
@@ -223,12 +223,12 @@ def test_transition_returns_the_card_as_written(store):
 def test_illegal_transition_is_refused_with_its_reason_and_writes_nothing(store, state, target):
     w = World(store)
     card, now = walk(w, state)
-    trail = store.audit_trail(w.ws.id, card.id)
+    trail = store.cards.audit_trail(w.ws.id, card.id)
     with pytest.raises(Refusal) as refused:
         w.move(card, target, now + 1, result={"must": "not be written"}, decline_reason="nope")
     assert refused.value.reason is REFUSED_BECAUSE[state]
-    assert store.get_card(w.ws.id, card.id, now=now + 1) == card
-    assert store.audit_trail(w.ws.id, card.id) == trail
+    assert store.cards.get_card(w.ws.id, card.id, now=now + 1) == card
+    assert store.cards.audit_trail(w.ws.id, card.id) == trail
 
 
 def test_withdrawing_a_running_card_says_it_is_being_confirmed(store):
@@ -253,14 +253,14 @@ def test_withdrawing_a_completed_card_says_it_was_already_answered(store):
 def test_pending_card_past_expiry_reads_as_expired(store):
     w = World(store)
     card = w.file(created_at=1000, ttl=100)
-    assert store.get_card(w.ws.id, card.id, now=1099).state is S.PENDING
-    lapsed = store.get_card(w.ws.id, card.id, now=1100)
+    assert store.cards.get_card(w.ws.id, card.id, now=1099).state is S.PENDING
+    lapsed = store.cards.get_card(w.ws.id, card.id, now=1100)
     assert lapsed.state is S.EXPIRED
     assert lapsed == card.at(1100)
-    assert store.list_pending_cards(w.ws.id, w.person.id, now=1100) == ([], None)
-    assert [c.id for c in store.list_card_history(w.ws.id, w.person.id, now=1100)[0]] == [card.id]
-    assert store.list_card_history(w.ws.id, w.person.id, now=1100)[0][0].state is S.EXPIRED
-    assert store.list_card_history(w.ws.id, w.person.id, now=1099) == ([], None)
+    assert store.cards.list_pending_cards(w.ws.id, w.person.id, now=1100) == ([], None)
+    assert [c.id for c in store.cards.list_card_history(w.ws.id, w.person.id, now=1100)[0]] == [card.id]
+    assert store.cards.list_card_history(w.ws.id, w.person.id, now=1100)[0][0].state is S.EXPIRED
+    assert store.cards.list_card_history(w.ws.id, w.person.id, now=1099) == ([], None)
 
 
 @pytest.mark.parametrize("target", [S.RUNNING, S.DECLINED, S.WITHDRAWN])
@@ -270,8 +270,8 @@ def test_leaving_pending_after_expiry_is_refused_as_expired(store, target):
     with pytest.raises(Refusal) as refused:
         w.move(card, target, 1100)
     assert refused.value.reason is R.EXPIRED
-    assert store.get_card(w.ws.id, card.id, now=1099) == card
-    assert store.audit_trail(w.ws.id, card.id) == [filed(card)]
+    assert store.cards.get_card(w.ws.id, card.id, now=1099) == card
+    assert store.cards.audit_trail(w.ws.id, card.id) == [filed(card)]
 
 
 @pytest.mark.parametrize("target", [S.RUNNING, S.DECLINED, S.WITHDRAWN])
@@ -286,7 +286,7 @@ def test_a_lapsed_card_can_be_marked_expired(store):
     card = w.file(created_at=1000, ttl=100)
     expired = w.move(card, S.EXPIRED, 5000)
     assert expired.state is S.EXPIRED and expired.updated_at == 5000
-    assert [e.event for e in store.audit_trail(w.ws.id, card.id)] == ["filed", "expired"]
+    assert [e.event for e in store.cards.audit_trail(w.ws.id, card.id)] == ["filed", "expired"]
     with pytest.raises(Refusal) as refused:
         w.move(card, S.EXPIRED, 5001)
     assert refused.value.reason is R.EXPIRED
@@ -296,7 +296,7 @@ def test_a_running_card_may_finish_after_the_expiry(store):
     w = World(store)
     card = w.file(created_at=1000, ttl=100)
     w.move(card, S.RUNNING, 1050)
-    assert store.get_card(w.ws.id, card.id, now=1200).state is S.RUNNING  # past its expiry at 1100
+    assert store.cards.get_card(w.ws.id, card.id, now=1200).state is S.RUNNING  # past its expiry at 1100
     assert w.move(card, S.COMPLETED, 1200, result={"ok": True}).state is S.COMPLETED
 
 
@@ -306,13 +306,13 @@ def test_a_running_card_may_finish_after_the_expiry(store):
 def test_latest_card_is_the_most_recently_filed_identical_request(store):
     w = World(store)
     fp = "fp-" + new_id()
-    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=0) is None
+    assert store.cards.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=0) is None
     first = w.file(created_at=100, fingerprint=fp)
-    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=150) == first
+    assert store.cards.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=150) == first
     w.move(first, S.DECLINED, 160, decline_reason="no")
     # Within the answer memory the request is still the declined card's: filing returns that card.
     early = card(w.ws, w.person, w.conn, created_at=200, fingerprint=fp)
-    held = store.file_card(early, filed(early))
+    held = store.cards.file_card(early, filed(early))
     assert held.id == first.id and held.state is S.DECLINED
     second = w.file(created_at=160 + ANSWER_MEMORY_SECONDS, fingerprint=fp)
     assert second.id != first.id and second.state is S.PENDING
@@ -320,16 +320,16 @@ def test_latest_card_is_the_most_recently_filed_identical_request(store):
     w.file(created_at=later, fingerprint="fp-other")
     w.file(created_at=later, fingerprint=fp, tool="send_email")
     w.file(created_at=later, fingerprint=fp, who=w.add_person())
-    assert store.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=later + 50) == second
+    assert store.cards.latest_card(w.ws.id, w.person.id, "add_transaction", fp, now=later + 50) == second
 
 
 def test_latest_card_reflects_transitions_and_expiry(store):
     w = World(store)
     fp = "fp-" + new_id()
     card = w.file(created_at=100, ttl=100, fingerprint=fp)
-    assert store.latest_card(w.ws.id, w.person.id, card.tool, fp, now=200).state is S.EXPIRED
+    assert store.cards.latest_card(w.ws.id, w.person.id, card.tool, fp, now=200).state is S.EXPIRED
     w.move(card, S.DECLINED, 150, decline_reason="too much")
-    latest = store.latest_card(w.ws.id, w.person.id, card.tool, fp, now=200)
+    latest = store.cards.latest_card(w.ws.id, w.person.id, card.tool, fp, now=200)
     assert (latest.state, latest.decline_reason) == (S.DECLINED, "too much")
 
 
@@ -340,10 +340,10 @@ def test_audit_trail_is_in_order_with_appended_entries(store):
     w = World(store)
     card = w.file(created_at=1000)
     refused_click = audit(card, "refused", 1001, channel="page", detail="changed")
-    store.append_audit(refused_click)
+    store.cards.append_audit(refused_click)
     running = w.move(card, S.RUNNING, 1002, channel="client")
     w.move(running, S.COMPLETED, 1003, result={"ok": True})
-    trail = store.audit_trail(w.ws.id, card.id)
+    trail = store.cards.audit_trail(w.ws.id, card.id)
     assert trail == [filed(card), refused_click, audit(card, "running", 1002), audit(card, "completed", 1003)]
 
 
@@ -354,21 +354,22 @@ def test_audit_entry_keeps_every_field(store):
     entry_without_connection = replace(
         audit(card, "refused", 1002, actor="system", channel="system"), connection_id=None
     )
-    store.append_audit(entry)
-    store.append_audit(entry_without_connection)
-    assert store.audit_trail(w.ws.id, card.id)[1:] == [entry, entry_without_connection]
+    store.cards.append_audit(entry)
+    store.cards.append_audit(entry_without_connection)
+    assert store.cards.audit_trail(w.ws.id, card.id)[1:] == [entry, entry_without_connection]
 
 
 def test_a_card_left_running_is_listed_for_recovery_once_its_lease_ends(store):
     w = World(store)
     c = w.file(created_at=1000)
-    running = store.commit_card(CardCommit(c, S.RUNNING, 1100, (audit(c, "running", 1100),), lease_until=1160,
+    running = store.cards.commit_card(CardCommit(c, S.RUNNING, 1100, (audit(c, "running", 1100),), lease_until=1160,
                                            run={"steps": ["publish", "launch"], "done": 1}, channel="page"))
     assert (running.state, running.lease_until, running.run) == (
         S.RUNNING, 1160, {"steps": ["publish", "launch"], "done": 1})
-    assert store.get_card(w.ws.id, c.id, 1500) == running  # a reader sees it running (reported as pending)
-    assert store.running_cards(now=1159) == []
-    assert [r.id for r in store.running_cards(now=1160)] == [c.id]
-    done = store.commit_card(CardCommit(running, S.FAILED, 1200, (audit(c, "failed", 1200),), result={"error": "x"}))
-    assert done.lease_until is None and store.running_cards(now=5000) == []
-    assert store.get_card(w.ws.id, c.id, 1201) == done
+    assert store.cards.get_card(w.ws.id, c.id, 1500) == running  # a reader sees it running (reported as pending)
+    assert store.cards.running_cards(now=1159) == []
+    assert [r.id for r in store.cards.running_cards(now=1160)] == [c.id]
+    done = store.cards.commit_card(CardCommit(running, S.FAILED, 1200, (audit(c, "failed", 1200),),
+                                              result={"error": "x"}))
+    assert done.lease_until is None and store.cards.running_cards(now=5000) == []
+    assert store.cards.get_card(w.ws.id, c.id, 1201) == done

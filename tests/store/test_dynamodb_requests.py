@@ -16,10 +16,13 @@ from countersign.core.codes import CodeRecord
 from countersign.identity.oauth.tokens import verify_access
 from countersign.identity.principal import Principal
 from countersign.store.callers import Owner, Owners
+from countersign.store.cards import CardCommit
+from countersign.store.docs import DocWrite
 from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec
 from countersign.store.errors import Taken
-from countersign.store.oauth_records import ACCESS, IssuedToken
-from countersign.store.records import CardCommit, DocWrite, Session, SignInToken, secret_hash
+from countersign.store.grants import ACCESS, IssuedToken
+from countersign.store.hashes import secret_hash
+from countersign.store.sessions import Session, SignInToken
 from tests.store._factories import World, audit, card, filed
 from tests.support.aws import moto_dynamodb_store
 
@@ -57,7 +60,7 @@ def test_a_confirm_with_its_effect_is_one_transaction(ddb):
     w = World(ddb)
     c = w.file(created_at=1000)
     requests = Requests(ddb.client)
-    ddb.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),),
+    ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),),
                                writes=(DocWrite("note", "n1", {"t": 1}, 0),), result={"ok": True}))
     assert dict(requests.calls) == {"TransactWriteItems": 1}
 
@@ -70,21 +73,21 @@ def test_a_credential_read_with_its_member_by_owner_is_one_request(ddb):
     owner, oauth_owner = Owner(w.ws.id, w.person.id), Owner(w.ws.id, w.person.id, w.conn.id)
     session = Session(session_hash=secret_hash("s"), person_id=w.person.id, workspace_id=w.ws.id, csrf_token="x",
                       created_at=0, expires_at=5000)
-    ddb.create_session(session)
+    ddb.sessions.create_session(session)
     card = w.file(created_at=1000)  # a click's card is read with its session
     token = IssuedToken(token_hash=secret_hash("a"), kind=ACCESS, connection_id=w.conn.id, workspace_id=w.ws.id,
                         person_id=w.person.id, client_id="c1", resource="https://cs.example/mcp", created_at=0,
                         expires_at=5000)
-    ddb.put_issued_tokens([token])
-    for read in (lambda: ddb.get_connection_as(w.conn.token_hash, owner),
-                 lambda: ddb.get_session_as(session.session_hash, owner, 1000),
-                 lambda: ddb.get_session_and_card(session.session_hash, owner, 1000, card.id),
-                 lambda: ddb.get_access_as(token.token_hash, oauth_owner, 1000)):
+    ddb.grants.put_issued_tokens([token])
+    for read in (lambda: ddb.callers.get_connection_as(w.conn.token_hash, owner),
+                 lambda: ddb.callers.get_session_as(session.session_hash, owner, 1000),
+                 lambda: ddb.callers.get_session_and_card(session.session_hash, owner, 1000, card.id),
+                 lambda: ddb.callers.get_access_as(token.token_hash, oauth_owner, 1000)):
         requests = Requests(ddb.client)
         assert read() is not None
         assert dict(requests.calls) == {"BatchGetItem": 1}
-    _, _, _, read_with_it = ddb.get_session_and_card(session.session_hash, owner, 1000, card.id)
-    assert read_with_it == ddb.get_card(w.ws.id, card.id, 1000)
+    _, _, _, read_with_it = ddb.callers.get_session_and_card(session.session_hash, owner, 1000, card.id)
+    assert read_with_it == ddb.cards.get_card(w.ws.id, card.id, 1000)
 
 
 def test_an_access_token_costs_two_requests_the_first_time_and_one_after(ddb):
@@ -92,14 +95,14 @@ def test_an_access_token_costs_two_requests_the_first_time_and_one_after(ddb):
     token = IssuedToken(token_hash=secret_hash("csa_t"), kind=ACCESS, connection_id=w.conn.id, workspace_id=w.ws.id,
                         person_id=w.person.id, client_id="c1", resource="https://cs.example/mcp", created_at=0,
                         expires_at=5000)
-    ddb.put_issued_tokens([token])
+    ddb.grants.put_issued_tokens([token])
     owners = Owners()
     for expected in ({"GetItem": 1, "BatchGetItem": 1}, {"BatchGetItem": 1}):
         requests = Requests(ddb.client)
         principal = verify_access(ddb, "csa_t", "https://cs.example/mcp", 1000, owners)
         assert isinstance(principal, Principal) and principal.connection == w.conn
         assert dict(requests.calls) == expected
-    ddb.revoke_connection(w.ws.id, w.conn.id, 1001)
+    ddb.connections.revoke_connection(w.ws.id, w.conn.id, 1001)
     assert verify_access(ddb, "csa_t", "https://cs.example/mcp", 1002, owners) == "This connection was revoked."
 
 
@@ -108,28 +111,29 @@ def test_two_instances_that_both_found_no_card_file_one(ddb):
     a, b = other_instance(ddb), other_instance(ddb)
     first = card(w.ws, w.person, w.conn, created_at=1000, fingerprint="fp-same")
     second = card(w.ws, w.person, w.conn, created_at=1000, fingerprint="fp-same")
-    assert a.latest_card(w.ws.id, w.person.id, first.tool, "fp-same", 1000) is None
-    assert b.latest_card(w.ws.id, w.person.id, first.tool, "fp-same", 1000) is None
-    assert a.file_card(first, filed(first)) == first
+    assert a.cards.latest_card(w.ws.id, w.person.id, first.tool, "fp-same", 1000) is None
+    assert b.cards.latest_card(w.ws.id, w.person.id, first.tool, "fp-same", 1000) is None
+    assert a.cards.file_card(first, filed(first)) == first
     requests = Requests(ddb.client)
-    assert b.file_card(second, filed(second)) == first  # the winner, read from the failed condition
+    assert b.cards.file_card(second, filed(second)) == first  # the winner, read from the failed condition
     assert dict(requests.calls) == {"TransactWriteItems": 1, "GetItem": 1}
-    assert [c.id for c in ddb.list_pending_cards(w.ws.id, w.person.id, 1001)[0]] == [first.id]
-    assert ddb.get_notification(second.id) is None
+    assert [c.id for c in ddb.cards.list_pending_cards(w.ws.id, w.person.id, 1001)[0]] == [first.id]
+    assert ddb.outbox.get_notification(second.id) is None
 
 
 def test_two_instances_answering_one_card_one_wins_and_the_other_learns_why(ddb):
     w = World(ddb)
     c = w.file(created_at=1000)
     a, b = other_instance(ddb), other_instance(ddb)
-    seen_a, seen_b = a.get_card(w.ws.id, c.id, 1001), b.get_card(w.ws.id, c.id, 1001)
-    a.commit_card(CardCommit(seen_a, S.COMPLETED, 1002, (audit(c, "completed", 1002),),
+    seen_a, seen_b = a.cards.get_card(w.ws.id, c.id, 1001), b.cards.get_card(w.ws.id, c.id, 1001)
+    a.cards.commit_card(CardCommit(seen_a, S.COMPLETED, 1002, (audit(c, "completed", 1002),),
                              writes=(DocWrite("note", "n1", {"by": "a"}, 0),), result={"by": "a"}))
     with pytest.raises(Exception) as lost:
-        b.commit_card(CardCommit(seen_b, S.COMPLETED, 1002, (audit(c, "completed", 1002),),
+        b.cards.commit_card(CardCommit(seen_b, S.COMPLETED, 1002, (audit(c, "completed", 1002),),
                                  writes=(DocWrite("note", "n2", {"by": "b"}, 0),), result={"by": "b"}))
     assert getattr(lost.value, "message", "") == "This card was already confirmed."
-    assert ddb.get_doc(w.ws.id, "note", "n2") is None and ddb.get_doc(w.ws.id, "note", "n1").data == {"by": "a"}
+    assert ddb.docs.get_doc(w.ws.id, "note", "n2") is None and ddb.docs.get_doc(w.ws.id, "note",
+                                                                                "n1").data == {"by": "a"}
 
 
 def _lose_first_response(client):
@@ -152,17 +156,17 @@ def test_a_commit_whose_response_was_lost_is_still_a_success(ddb):
     w = World(ddb)
     c = w.file(created_at=1000)
     state = _lose_first_response(ddb.client)
-    done = ddb.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),),
+    done = ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),),
                                       writes=(DocWrite("note", "n1", {"t": 1}, 0),), result={"ok": True}))
     assert state["lost"] and done.state is S.COMPLETED
-    assert ddb.get_card(w.ws.id, c.id, 1002) == done
+    assert ddb.cards.get_card(w.ws.id, c.id, 1002) == done
 
 
 def test_a_filing_whose_response_was_lost_is_still_a_success(ddb):
     w = World(ddb)
     c = card(w.ws, w.person, w.conn, created_at=1000)
     _lose_first_response(ddb.client)
-    assert ddb.file_card(c, filed(c)) == c
+    assert ddb.cards.file_card(c, filed(c)) == c
 
 
 def test_contention_is_retried_not_reported(ddb):
@@ -182,7 +186,7 @@ def test_contention_is_retried_not_reported(ddb):
         return real(**kwargs)
 
     ddb.client.transact_write_items = transact
-    done = ddb.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),), result={"ok": True}))
+    done = ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),), result={"ok": True}))
     assert len(calls) == 2 and done.state is S.COMPLETED
 
 
@@ -196,11 +200,11 @@ def test_cards_keep_their_deadline_apart_from_the_ttl_and_move_between_index_par
     item = stored()
     assert (item["card_expires_at"], item["expires_at"]) == (1100, 1100 + CARD_RETENTION)
     assert item["gsi1pk"] == codec.pending_partition(w.ws.id, w.person.id)
-    running = ddb.commit_card(
+    running = ddb.cards.commit_card(
         CardCommit(c, S.RUNNING, 1050, (), run={"steps": ["a", "b"], "done": 1}, lease_until=1110)
     )
     assert (stored()["gsi1pk"], stored()["gsi1sk"]) == (codec.RUNNING_PARTITION, codec.time_key(1110, c.id))
-    done = ddb.commit_card(CardCommit(running, S.COMPLETED, 1060, (), result={"ok": True}))
+    done = ddb.cards.commit_card(CardCommit(running, S.COMPLETED, 1060, (), result={"ok": True}))
     item = stored()
     assert (item["gsi1pk"], item["gsi1sk"]) == (
         codec.history_partition(w.ws.id, w.person.id), codec.time_key(1060, c.id))
@@ -211,15 +215,17 @@ def test_cards_keep_their_deadline_apart_from_the_ttl_and_move_between_index_par
 def test_records_tied_to_a_card_or_a_moment_expire_through_ttl(ddb):
     w = World(ddb)
     c = w.file(created_at=0, ttl=100)
-    ddb.commit_card(CardCommit(c, S.DECLINED, 10, (), decline_reason="no"))
-    ddb.note_signing_key("k1", until=5000)
-    ddb.put_code(CodeRecord(code_hash="c" * 64, workspace_id=w.ws.id, fingerprint="fp", expires_at=600))
-    ddb.put_signin_token(SignInToken(token_hash="t" * 64, person_id=w.person.id, workspace_id=w.ws.id, expires_at=700))
-    ddb.create_session(Session(session_hash="s" * 64, person_id=w.person.id, workspace_id=w.ws.id, csrf_token="x",
+    ddb.cards.commit_card(CardCommit(c, S.DECLINED, 10, (), decline_reason="no"))
+    ddb.signing_keys.note_signing_key("k1", until=5000)
+    ddb.limits.put_code(CodeRecord(code_hash="c" * 64, workspace_id=w.ws.id, fingerprint="fp", expires_at=600))
+    ddb.sessions.put_signin_token(SignInToken(token_hash="t" * 64, person_id=w.person.id, workspace_id=w.ws.id,
+                                              expires_at=700))
+    ddb.sessions.create_session(Session(session_hash="s" * 64, person_id=w.person.id, workspace_id=w.ws.id,
+                                        csrf_token="x",
                                created_at=0, expires_at=800))
-    ddb.use_nonce("n-1", expires_at=900, now=0)
-    ddb.claim_email_slot(w.person.id, now=0, interval=900)
-    ddb.hit_rate_limit("k", now=0, window=60, limit=5)
+    ddb.limits.use_nonce("n-1", expires_at=900, now=0)
+    ddb.limits.claim_email_slot(w.person.id, now=0, interval=900)
+    ddb.limits.hit_rate_limit("k", now=0, window=60, limit=5)
     items = [codec.plain(i) for i in ddb.client.scan(TableName=ddb.table.name)["Items"]]
     ttl = {i["pk"].split("#")[0]: i["expires_at"] for i in items if "expires_at" in i}
     purge = 100 + CARD_RETENTION
@@ -233,10 +239,10 @@ def test_an_answer_with_its_nonce_is_one_transaction_and_a_filing_with_its_key_n
     w = World(ddb)
     requests = Requests(ddb.client)
     c = card(w.ws, w.person, w.conn, created_at=1000)
-    ddb.commit_card(CardCommit(c, S.COMPLETED, 1000, (filed(c),), result={"ok": True}, new=True, asked_at=990,
+    ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1000, (filed(c),), result={"ok": True}, new=True, asked_at=990,
                                nonce=("ask:n", 4600)))
     other = card(w.ws, w.person, w.conn, created_at=1000, tool="other_tool")
-    ddb.file_card(other, filed(other), signing_key=("k1", 90000))
+    ddb.cards.file_card(other, filed(other), signing_key=("k1", 90000))
     assert dict(requests.calls) == {"TransactWriteItems": 2}
     keys = [codec.plain(i) for i in ddb.client.scan(TableName=ddb.table.name)["Items"] if i["pk"]["S"] == "KEYS"]
     assert [(k["sk"], k["until"], k["expires_at"]) for k in keys] == [("k1#000000090000", 90000, 90000)]
@@ -252,7 +258,8 @@ def test_a_request_recorded_before_settled_at_existed_is_decided_from_its_card(d
                            UpdateExpression="REMOVE settled_at")
     c = card(w.ws, w.person, w.conn, created_at=1010, tool=first.tool, fingerprint=first.fingerprint)
     with pytest.raises(Taken) as taken:
-        ddb.commit_card(CardCommit(c, S.COMPLETED, 1010, (filed(c),), result={"ok": True}, new=True, asked_at=1005))
+        ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1010, (filed(c),), result={"ok": True}, new=True,
+                                         asked_at=1005))
     assert taken.value.card == withdrawn.at(1010)  # decided before the question: the answer may claim
-    done = ddb.commit_card(CardCommit(c, S.COMPLETED, 1010, (filed(c),), result={"ok": True}, new=True))
-    assert ddb.latest_card(w.ws.id, w.person.id, c.tool, c.fingerprint, 1011) == done
+    done = ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1010, (filed(c),), result={"ok": True}, new=True))
+    assert ddb.cards.latest_card(w.ws.id, w.person.id, c.tool, c.fingerprint, 1011) == done

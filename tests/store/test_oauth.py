@@ -6,16 +6,9 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 
-from countersign.store.oauth_records import (
-    ACCESS,
-    REFRESH,
-    IssuedCode,
-    IssuedToken,
-    OAuthClientRecord,
-    OAuthGrant,
-    PendingAuthorization,
-)
-from countersign.store.records import secret_hash
+from countersign.store.authorizations import IssuedCode, OAuthClientRecord, PendingAuthorization
+from countersign.store.grants import ACCESS, REFRESH, IssuedToken, OAuthGrant
+from countersign.store.hashes import secret_hash
 from countersign.store.sqlite import SQLiteStore
 
 NOW = 1_800_000_000
@@ -48,48 +41,50 @@ def token(name: str, kind: str = REFRESH, expires_at: int = NOW + 3600, connecti
 def test_clients_registered_and_cached(store):
     registered = OAuthClientRecord("c1", {"redirect_uris": ["http://127.0.0.1/cb"], "client_name": "One"}, NOW)
     cached = OAuthClientRecord("https://client.example/meta.json", {"client_name": "Two"}, NOW, expires_at=NOW + 60)
-    store.put_oauth_client(registered)
-    store.put_oauth_client(cached)
-    assert store.get_oauth_client("c1", NOW + 10**8) == registered  # a registered client does not expire
-    assert store.get_oauth_client(cached.client_id, NOW + 59) == cached
-    assert store.get_oauth_client(cached.client_id, NOW + 60) is None  # a cached document does
-    assert store.get_oauth_client("unknown", NOW) is None
+    store.authorizations.put_oauth_client(registered)
+    store.authorizations.put_oauth_client(cached)
+    assert store.authorizations.get_oauth_client("c1", NOW + 10**8) == registered  # a registered client does not expire
+    assert store.authorizations.get_oauth_client(cached.client_id, NOW + 59) == cached
+    assert store.authorizations.get_oauth_client(cached.client_id, NOW + 60) is None  # a cached document does
+    assert store.authorizations.get_oauth_client("unknown", NOW) is None
     renewed = replace(cached, metadata={"client_name": "Two, renewed"}, expires_at=NOW + 600)
-    store.put_oauth_client(renewed)
-    assert store.get_oauth_client(cached.client_id, NOW + 300) == renewed
+    store.authorizations.put_oauth_client(renewed)
+    assert store.authorizations.get_oauth_client(cached.client_id, NOW + 300) == renewed
 
 
 def test_an_authorization_request_is_answered_once(store):
     request = pending()
-    store.put_pending_authorization(request)
-    assert store.get_pending_authorization(request.request_hash, NOW) == request
-    assert store.get_pending_authorization(request.request_hash, NOW + 900) is None  # expired reads as absent
-    assert store.take_pending_authorization(request.request_hash, NOW + 1) == request
-    assert store.take_pending_authorization(request.request_hash, NOW + 2) is None
-    assert store.get_pending_authorization(request.request_hash, NOW + 2) is None
+    store.authorizations.put_pending_authorization(request)
+    assert store.authorizations.get_pending_authorization(request.request_hash, NOW) == request
+    assert store.authorizations.get_pending_authorization(request.request_hash,
+                                                          NOW + 900) is None  # expired reads as absent
+    assert store.authorizations.take_pending_authorization(request.request_hash, NOW + 1) == request
+    assert store.authorizations.take_pending_authorization(request.request_hash, NOW + 2) is None
+    assert store.authorizations.get_pending_authorization(request.request_hash, NOW + 2) is None
 
 
 def test_an_expired_authorization_request_cannot_be_taken(store):
     request = pending(2, expires_at=NOW + 5)
-    store.put_pending_authorization(request)
-    assert store.take_pending_authorization(request.request_hash, NOW + 5) is None
+    store.authorizations.put_pending_authorization(request)
+    assert store.authorizations.take_pending_authorization(request.request_hash, NOW + 5) is None
 
 
 def test_a_code_is_spent_once_and_remembered_as_spent(store):
     issued = code()
-    store.put_issued_code(issued)
-    assert store.get_issued_code(issued.code_hash, NOW) == issued
-    assert store.spend_issued_code(issued.code_hash, NOW + 1) is True
-    assert store.spend_issued_code(issued.code_hash, NOW + 2) is False
-    assert store.get_issued_code(issued.code_hash, NOW + 3) == replace(issued, used_at=NOW + 1)  # a replay shows
-    assert store.get_issued_code(issued.code_hash, NOW + 300) is None
-    assert store.spend_issued_code(secret_hash("never issued"), NOW) is False
+    store.authorizations.put_issued_code(issued)
+    assert store.authorizations.get_issued_code(issued.code_hash, NOW) == issued
+    assert store.authorizations.spend_issued_code(issued.code_hash, NOW + 1) is True
+    assert store.authorizations.spend_issued_code(issued.code_hash, NOW + 2) is False
+    assert store.authorizations.get_issued_code(issued.code_hash, NOW + 3) == replace(issued,
+                                                                                      used_at=NOW + 1)  # a replay shows
+    assert store.authorizations.get_issued_code(issued.code_hash, NOW + 300) is None
+    assert store.authorizations.spend_issued_code(secret_hash("never issued"), NOW) is False
 
 
 def test_an_expired_code_cannot_be_spent(store):
     issued = code(3, expires_at=NOW + 10)
-    store.put_issued_code(issued)
-    assert store.spend_issued_code(issued.code_hash, NOW + 10) is False
+    store.authorizations.put_issued_code(issued)
+    assert store.authorizations.spend_issued_code(issued.code_hash, NOW + 10) is False
 
 
 def test_simultaneous_spends_of_one_code_have_one_winner(tmp_path):
@@ -97,9 +92,10 @@ def test_simultaneous_spends_of_one_code_have_one_winner(tmp_path):
     are not atomic across threads, so the race is not run there)."""
     store = SQLiteStore(str(tmp_path / "race.db"))
     issued = code(4)
-    store.put_issued_code(issued)
+    store.authorizations.put_issued_code(issued)
     results: list[bool] = []
-    threads = [threading.Thread(target=lambda: results.append(store.spend_issued_code(issued.code_hash, NOW)))
+    threads = [threading.Thread(target=lambda: results.append(store.authorizations.spend_issued_code(issued.code_hash,
+                                                                                                     NOW)))
                for _ in range(6)]
     for t in threads:
         t.start()
@@ -113,25 +109,25 @@ def test_grants_are_listed_per_workspace_and_person(store):
     second = OAuthGrant("k_2", "w_1", "p_2", "c2", "Client two", "https://app.example/cb", NOW + 1)
     elsewhere = OAuthGrant("k_3", "w_2", "p_3", "c1", "Client one", "http://127.0.0.1/cb", NOW)
     for grant in (second, first, elsewhere):
-        store.put_oauth_grant(grant)
-    assert store.list_oauth_grants("w_1") == [first, second]
-    assert store.list_oauth_grants("w_1", "p_2") == [second]
-    assert store.list_oauth_grants("w_2") == [elsewhere]
-    assert store.list_oauth_grants("w_9") == []
+        store.grants.put_oauth_grant(grant)
+    assert store.grants.list_oauth_grants("w_1") == [first, second]
+    assert store.grants.list_oauth_grants("w_1", "p_2") == [second]
+    assert store.grants.list_oauth_grants("w_2") == [elsewhere]
+    assert store.grants.list_oauth_grants("w_9") == []
 
 
 def test_a_grant_keeps_its_codes_hash_until_it_is_known_connected(store):
     waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
     other = OAuthGrant("k_2", "w_1", "p_1", "c2", "Client two", "http://127.0.0.1/cb", NOW + 1, code_hash="g" * 64)
-    store.put_oauth_grant(waiting)
-    store.put_oauth_grant(other)
-    assert store.list_oauth_grants("w_1") == [waiting, other]
-    store.forget_grant_code("w_1", "k_1")
-    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None), other]  # that one only
-    store.forget_grant_code("w_1", "k_1")  # again: nothing changes
-    store.forget_grant_code("w_2", "k_2")  # another workspace's id: nothing changes
-    store.forget_grant_code("w_1", "k_9")  # unknown: nothing is made
-    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None), other]
+    store.grants.put_oauth_grant(waiting)
+    store.grants.put_oauth_grant(other)
+    assert store.grants.list_oauth_grants("w_1") == [waiting, other]
+    store.grants.forget_grant_code("w_1", "k_1")
+    assert store.grants.list_oauth_grants("w_1") == [replace(waiting, code_hash=None), other]  # that one only
+    store.grants.forget_grant_code("w_1", "k_1")  # again: nothing changes
+    store.grants.forget_grant_code("w_2", "k_2")  # another workspace's id: nothing changes
+    store.grants.forget_grant_code("w_1", "k_9")  # unknown: nothing is made
+    assert store.grants.list_oauth_grants("w_1") == [replace(waiting, code_hash=None), other]
 
 
 def _grant_json(store, grant: OAuthGrant) -> dict:
@@ -141,7 +137,7 @@ def _grant_json(store, grant: OAuthGrant) -> dict:
         return json.loads(store.database.one("SELECT data FROM oauth_grants WHERE connection_id = ?",
                                              grant.connection_id)["data"])
     from countersign.store.dynamodb import codec
-    from countersign.store.dynamodb.oauth import grant_key
+    from countersign.store.dynamodb.grants import grant_key
 
     return codec.unJ(store.table.get(grant_key(grant.workspace_id, grant.connection_id))["data"])
 
@@ -155,7 +151,7 @@ def _set_grant_json(store, grant: OAuthGrant, values: dict) -> None:
                        (to_json(values), grant.connection_id))
         return
     from countersign.store.dynamodb import codec
-    from countersign.store.dynamodb.oauth import grant_key
+    from countersign.store.dynamodb.grants import grant_key
 
     store.table.client.update_item(
         TableName=store.table.name, Key=grant_key(grant.workspace_id, grant.connection_id),
@@ -170,13 +166,13 @@ def test_a_grant_reads_the_same_to_an_older_release_and_a_newer_ones_grant_reads
     from dataclasses import fields
 
     waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
-    store.put_oauth_grant(waiting)
+    store.grants.put_oauth_grant(waiting)
     assert set(_grant_json(store, waiting)) == {f.name for f in fields(OAuthGrant)} - {"code_hash"}
     _set_grant_json(store, waiting, {**_grant_json(store, waiting), "from_a_later_release": [1, 2]})
-    assert store.list_oauth_grants("w_1") == [waiting]
-    store.forget_grant_code("w_1", "k_1")  # forgetting the code rewrites nothing else of it
+    assert store.grants.list_oauth_grants("w_1") == [waiting]
+    store.grants.forget_grant_code("w_1", "k_1")  # forgetting the code rewrites nothing else of it
     assert _grant_json(store, waiting)["from_a_later_release"] == [1, 2]
-    assert store.list_oauth_grants("w_1") == [replace(waiting, code_hash=None)]
+    assert store.grants.list_oauth_grants("w_1") == [replace(waiting, code_hash=None)]
 
 
 def test_a_database_of_an_earlier_release_gains_the_grants_code_column_and_keeps_its_grants(tmp_path):
@@ -197,56 +193,58 @@ def test_a_database_of_an_earlier_release_gains_the_grants_code_column_and_keeps
     store = SQLiteStore(path)
     try:
         waiting = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client one", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)
-        store.put_oauth_grant(waiting)
-        assert store.list_oauth_grants("w_1") == [earlier, waiting]  # the earlier grant reads as connected
+        store.grants.put_oauth_grant(waiting)
+        assert store.grants.list_oauth_grants("w_1") == [earlier, waiting]  # the earlier grant reads as connected
     finally:
         store.close()
 
 
 def test_whether_a_code_was_spent_is_answered_past_its_expiry(store):
-    assert store.issued_code_spent(secret_hash("never-issued")) is None
-    store.put_issued_code(code(1))
-    store.put_issued_code(code(2))
-    assert store.issued_code_spent(code(1).code_hash) is False
-    assert store.spend_issued_code(code(1).code_hash, NOW + 10)
-    assert store.issued_code_spent(code(1).code_hash) is True
-    assert store.get_issued_code(code(1).code_hash, NOW + 301) is None  # expired: no longer usable ...
-    assert store.issued_code_spent(code(1).code_hash) is True  # ... but whether it was spent is still known
-    assert store.issued_code_spent(code(2).code_hash) is False
+    assert store.authorizations.issued_code_spent(secret_hash("never-issued")) is None
+    store.authorizations.put_issued_code(code(1))
+    store.authorizations.put_issued_code(code(2))
+    assert store.authorizations.issued_code_spent(code(1).code_hash) is False
+    assert store.authorizations.spend_issued_code(code(1).code_hash, NOW + 10)
+    assert store.authorizations.issued_code_spent(code(1).code_hash) is True
+    assert store.authorizations.get_issued_code(code(1).code_hash, NOW + 301) is None  # expired: no longer usable ...
+    # ... but whether it was spent is still known
+    assert store.authorizations.issued_code_spent(code(1).code_hash) is True
+    assert store.authorizations.issued_code_spent(code(2).code_hash) is False
 
 
 def test_tokens_expire_and_a_refresh_token_rotates_once(store):
     access, refresh = token("a1", ACCESS, NOW + 3600), token("r1", REFRESH, NOW + 86400)
-    store.put_issued_tokens([access, refresh])
-    assert store.get_issued_token(access.token_hash, NOW) == access
-    assert store.get_issued_token(access.token_hash, NOW + 3600) is None
+    store.grants.put_issued_tokens([access, refresh])
+    assert store.grants.get_issued_token(access.token_hash, NOW) == access
+    assert store.grants.get_issued_token(access.token_hash, NOW + 3600) is None
     next_pair = [token("a2", ACCESS), token("r2", REFRESH)]
-    assert store.rotate_refresh_token(refresh.token_hash, NOW + 5, next_pair) is True
-    assert store.get_issued_token(refresh.token_hash, NOW + 6) == replace(refresh, used_at=NOW + 5)
-    assert [store.get_issued_token(t.token_hash, NOW + 6) for t in next_pair] == next_pair
+    assert store.grants.rotate_refresh_token(refresh.token_hash, NOW + 5, next_pair) is True
+    assert store.grants.get_issued_token(refresh.token_hash, NOW + 6) == replace(refresh, used_at=NOW + 5)
+    assert [store.grants.get_issued_token(t.token_hash, NOW + 6) for t in next_pair] == next_pair
     # Presenting the spent one again writes nothing.
     again = [token("a3", ACCESS), token("r3", REFRESH)]
-    assert store.rotate_refresh_token(refresh.token_hash, NOW + 7, again) is False
-    assert [store.get_issued_token(t.token_hash, NOW + 8) for t in again] == [None, None]
+    assert store.grants.rotate_refresh_token(refresh.token_hash, NOW + 7, again) is False
+    assert [store.grants.get_issued_token(t.token_hash, NOW + 8) for t in again] == [None, None]
 
 
 def test_only_a_live_refresh_token_rotates(store):
     access, refresh = token("a4", ACCESS), token("r4", REFRESH, NOW + 10)
-    store.put_issued_tokens([access, refresh])
-    assert store.rotate_refresh_token(access.token_hash, NOW, [token("x1", ACCESS)]) is False  # not a refresh token
-    assert store.rotate_refresh_token(refresh.token_hash, NOW + 10, [token("x2", ACCESS)]) is False  # expired
-    assert store.rotate_refresh_token(secret_hash("unknown"), NOW, [token("x3", ACCESS)]) is False
-    assert store.get_issued_token(secret_hash("x1"), NOW) is None
+    store.grants.put_issued_tokens([access, refresh])
+    assert store.grants.rotate_refresh_token(access.token_hash, NOW, [token("x1",
+                                                                            ACCESS)]) is False  # not a refresh token
+    assert store.grants.rotate_refresh_token(refresh.token_hash, NOW + 10, [token("x2", ACCESS)]) is False  # expired
+    assert store.grants.rotate_refresh_token(secret_hash("unknown"), NOW, [token("x3", ACCESS)]) is False
+    assert store.grants.get_issued_token(secret_hash("x1"), NOW) is None
 
 
 def test_simultaneous_rotations_have_one_winner(tmp_path):
     store = SQLiteStore(str(tmp_path / "race.db"))
     refresh = token("r5", REFRESH)
-    store.put_issued_tokens([refresh])
+    store.grants.put_issued_tokens([refresh])
     results: list[bool] = []
 
     def rotate(n: int) -> None:
-        results.append(store.rotate_refresh_token(refresh.token_hash, NOW, [token(f"next-{n}", REFRESH)]))
+        results.append(store.grants.rotate_refresh_token(refresh.token_hash, NOW, [token(f"next-{n}", REFRESH)]))
 
     threads = [threading.Thread(target=rotate, args=(n,)) for n in range(5)]
     for t in threads:
@@ -254,17 +252,17 @@ def test_simultaneous_rotations_have_one_winner(tmp_path):
     for t in threads:
         t.join()
     assert sorted(results) == [False] * 4 + [True]
-    assert sum(store.get_issued_token(secret_hash(f"next-{n}"), NOW) is not None for n in range(5)) == 1
+    assert sum(store.grants.get_issued_token(secret_hash(f"next-{n}"), NOW) is not None for n in range(5)) == 1
 
 
 def test_connection_use_is_recorded_at_most_once_a_minute(store):
-    store.note_connection_use("w_1", "k_1", NOW)
-    store.note_connection_use("w_1", "k_1", NOW + 30)  # within the minute: kept as it was
-    store.note_connection_use("w_1", "k_2", NOW + 5)
-    store.note_connection_use("w_2", "k_3", NOW + 5)
-    assert store.connections_last_used("w_1") == {"k_1": NOW, "k_2": NOW + 5}
-    store.note_connection_use("w_1", "k_1", NOW + 61)
-    assert store.connections_last_used("w_1")["k_1"] == NOW + 61
-    store.note_connection_use("w_1", "k_1", NOW + 62, every=0)
-    assert store.connections_last_used("w_1")["k_1"] == NOW + 62
-    assert store.connections_last_used("w_9") == {}
+    store.connections.note_connection_use("w_1", "k_1", NOW)
+    store.connections.note_connection_use("w_1", "k_1", NOW + 30)  # within the minute: kept as it was
+    store.connections.note_connection_use("w_1", "k_2", NOW + 5)
+    store.connections.note_connection_use("w_2", "k_3", NOW + 5)
+    assert store.connections.connections_last_used("w_1") == {"k_1": NOW, "k_2": NOW + 5}
+    store.connections.note_connection_use("w_1", "k_1", NOW + 61)
+    assert store.connections.connections_last_used("w_1")["k_1"] == NOW + 61
+    store.connections.note_connection_use("w_1", "k_1", NOW + 62, every=0)
+    assert store.connections.connections_last_used("w_1")["k_1"] == NOW + 62
+    assert store.connections.connections_last_used("w_9") == {}

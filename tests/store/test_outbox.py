@@ -2,64 +2,65 @@
 
 from __future__ import annotations
 
-from countersign.store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 from tests.store._factories import World, card, filed
 
 
 def test_filing_records_the_notification_with_the_card(store):
     w = World(store)
     c = w.file(created_at=1000)
-    n = store.get_notification(c.id)
+    n = store.outbox.get_notification(c.id)
     assert (n.card_id, n.workspace_id, n.person_id, n.state, n.due_at, n.attempts) == (
         c.id, w.ws.id, w.person.id, NOTIFY_PENDING, 1000, 0)
-    assert [x.card_id for x in store.due_notifications(now=1000)] == [c.id]
+    assert [x.card_id for x in store.outbox.due_notifications(now=1000)] == [c.id]
 
 
 def test_a_card_filed_without_notice_owes_none(store):
     w = World(store)
     c = card(w.ws, w.person, w.conn, created_at=1000)
-    store.file_card(c, filed(c), notify=False)
-    assert store.get_notification(c.id) is None and store.due_notifications(now=5000) == []
+    store.cards.file_card(c, filed(c), notify=False)
+    assert store.outbox.get_notification(c.id) is None and store.outbox.due_notifications(now=5000) == []
 
 
 def test_one_sender_leases_it_and_finishes_it(store):
     w = World(store)
     c = w.file(created_at=1000)
-    leased = store.lease_notification(c.id, now=1001, lease_seconds=60)
+    leased = store.outbox.lease_notification(c.id, now=1001, lease_seconds=60)
     assert (leased.state, leased.lease_until) == (NOTIFY_SENDING, 1061)
-    assert store.lease_notification(c.id, now=1002, lease_seconds=60) is None  # another sender
-    assert store.due_notifications(now=1060) == []
-    store.finish_notification(c.id, now=1003, outcome="email_sent")
-    done = store.get_notification(c.id)
+    assert store.outbox.lease_notification(c.id, now=1002, lease_seconds=60) is None  # another sender
+    assert store.outbox.due_notifications(now=1060) == []
+    store.outbox.finish_notification(c.id, now=1003, outcome="email_sent")
+    done = store.outbox.get_notification(c.id)
     assert (done.state, done.outcome, done.done_at) == (NOTIFY_DONE, "email_sent", 1003)
-    assert store.lease_notification(c.id, now=9999, lease_seconds=60) is None
-    assert store.due_notifications(now=9999) == []
+    assert store.outbox.lease_notification(c.id, now=9999, lease_seconds=60) is None
+    assert store.outbox.due_notifications(now=9999) == []
 
 
 def test_a_lapsed_lease_is_due_again_and_can_be_taken_over(store):
     w = World(store)
     c = w.file(created_at=1000)
-    store.lease_notification(c.id, now=1001, lease_seconds=60)  # that sender dies
-    assert [n.card_id for n in store.due_notifications(now=1061)] == [c.id]
-    again = store.lease_notification(c.id, now=1061, lease_seconds=60)
+    store.outbox.lease_notification(c.id, now=1001, lease_seconds=60)  # that sender dies
+    assert [n.card_id for n in store.outbox.due_notifications(now=1061)] == [c.id]
+    again = store.outbox.lease_notification(c.id, now=1061, lease_seconds=60)
     assert again is not None and again.lease_until == 1121
 
 
 def test_a_failed_send_is_retried_later(store):
     w = World(store)
     c = w.file(created_at=1000)
-    store.lease_notification(c.id, now=1001, lease_seconds=60)
-    store.retry_notification(c.id, now=1002, due_at=1300)
-    n = store.get_notification(c.id)
+    store.outbox.lease_notification(c.id, now=1001, lease_seconds=60)
+    store.outbox.retry_notification(c.id, now=1002, due_at=1300)
+    n = store.outbox.get_notification(c.id)
     assert (n.state, n.attempts, n.due_at) == (NOTIFY_PENDING, 1, 1300)
     assert (
-        store.due_notifications(now=1299) == [] and store.lease_notification(c.id, now=1299, lease_seconds=60) is None
+        store.outbox.due_notifications(now=1299) == [] and store.outbox.lease_notification(c.id, now=1299,
+                                                                                           lease_seconds=60) is None
     )
-    assert [x.card_id for x in store.due_notifications(now=1300)] == [c.id]
+    assert [x.card_id for x in store.outbox.due_notifications(now=1300)] == [c.id]
 
 
 def test_due_notifications_come_oldest_first_and_up_to_the_limit(store):
     w = World(store)
     ids = [w.file(created_at=1000 + i).id for i in range(5)]
-    assert [n.card_id for n in store.due_notifications(now=2000, limit=3)] == ids[:3]
-    assert [n.card_id for n in store.due_notifications(now=1002)] == ids[:3]
+    assert [n.card_id for n in store.outbox.due_notifications(now=2000, limit=3)] == ids[:3]
+    assert [n.card_id for n in store.outbox.due_notifications(now=1002)] == ids[:3]

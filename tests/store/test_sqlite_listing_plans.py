@@ -61,21 +61,21 @@ def _assert_served_by(store: SQLiteStore, statements: list[str], index: str) -> 
 
 def test_sqlite_pending_list_seeks_past_lapsed_cards(piled_up):
     store, w, waiting = piled_up
-    (cards, cursor), statements = _statements(store, lambda: store.list_pending_cards(w.ws.id, w.person.id, NOW))
+    (cards, cursor), statements = _statements(store, lambda: store.cards.list_pending_cards(w.ws.id, w.person.id, NOW))
     assert [c.id for c in cards] == [c.id for c in waiting] and cursor is None
     _assert_served_by(store, statements, "cards_waiting")
 
-    count, statements = _statements(store, lambda: store.count_pending_cards(w.ws.id, w.person.id, NOW))
+    count, statements = _statements(store, lambda: store.cards.count_pending_cards(w.ws.id, w.person.id, NOW))
     assert count == 5
     _assert_served_by(store, statements, "cards_waiting")
 
 
 def test_sqlite_pending_list_next_page_is_served_by_the_index(piled_up):
     store, w, waiting = piled_up
-    first, cursor = store.list_pending_cards(w.ws.id, w.person.id, NOW, limit=2)
+    first, cursor = store.cards.list_pending_cards(w.ws.id, w.person.id, NOW, limit=2)
     assert cursor is not None
     (rest, end), statements = _statements(
-        store, lambda: store.list_pending_cards(w.ws.id, w.person.id, NOW, limit=2, cursor=cursor))
+        store, lambda: store.cards.list_pending_cards(w.ws.id, w.person.id, NOW, limit=2, cursor=cursor))
     assert [c.id for c in first + rest] == [c.id for c in waiting[:4]] and end is not None
     _assert_served_by(store, statements, "cards_waiting")
 
@@ -83,11 +83,11 @@ def test_sqlite_pending_list_next_page_is_served_by_the_index(piled_up):
 def test_sqlite_history_pages_in_index_order(piled_up):
     store, w, _ = piled_up
     (first, cursor), statements = _statements(
-        store, lambda: store.list_card_history(w.ws.id, w.person.id, NOW, limit=40))
+        store, lambda: store.cards.list_card_history(w.ws.id, w.person.id, NOW, limit=40))
     _assert_served_by(store, statements, "cards_history")
     assert cursor is not None
     (rest, end), statements = _statements(
-        store, lambda: store.list_card_history(w.ws.id, w.person.id, NOW, limit=40, cursor=cursor))
+        store, lambda: store.cards.list_card_history(w.ws.id, w.person.id, NOW, limit=40, cursor=cursor))
     _assert_served_by(store, statements, "cards_history")
     shown = first + rest
     assert end is None and len(shown) == 60  # the 30 lapsed and the 30 declined, none still waiting

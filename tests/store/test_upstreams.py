@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from countersign.store.docs import DocWrite
 from countersign.store.errors import Conflict
-from countersign.store.records import DocWrite
 from countersign.toolkit import ActionContext
 from countersign.toolsets.gateway.config import KIND, Pin, Upstream, Witness, load, load_all, tool_digest
 from countersign.toolsets.gateway.seal import Sealer
@@ -30,19 +30,19 @@ def test_an_upstream_round_trips_and_changes_only_from_the_version_read(store):
     w = World(store)
     sealed = Sealer([b"k" * 32]).seal(w.ws.id, "fs", {"Authorization": "Bearer secret-value"})
     first = upstream(w.ws.id, sealed)
-    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", first.to_data(), 0)])
+    store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", first.to_data(), 0)])
     read = load(ctx(store, w), "fs")
     assert read == upstream(w.ws.id, sealed, version=1)
-    assert "secret-value" not in repr(store.get_doc(w.ws.id, KIND, "fs").data)
+    assert "secret-value" not in repr(store.docs.get_doc(w.ws.id, KIND, "fs").data)
     with pytest.raises(Conflict):  # a second add, or a change planned on an old read
-        store.write_docs(w.ws.id, [DocWrite(KIND, "fs", first.to_data(), 0)])
-    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", None, 1)])
+        store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", first.to_data(), 0)])
+    store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", None, 1)])
     assert load(ctx(store, w), "fs") is None
 
 
 def test_one_workspace_never_reads_anothers_upstreams(store):
     a, b = World(store), World(store)
-    store.write_docs(a.ws.id, [DocWrite(KIND, "fs", upstream(a.ws.id, None).to_data(), 0)])
+    store.docs.write_docs(a.ws.id, [DocWrite(KIND, "fs", upstream(a.ws.id, None).to_data(), 0)])
     assert [u.name for u in load_all(ctx(store, a))] == ["fs"]
     assert load_all(ctx(store, b)) == [] and load(ctx(store, b), "fs") is None
 
@@ -51,11 +51,11 @@ def test_a_removed_upstream_reads_as_none_and_its_version_goes_on_counting(store
     from countersign.toolsets.gateway.config import removed, stored
 
     w = World(store)
-    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
-    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", removed("fs"), 1)])
+    store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
+    store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", removed("fs"), 1)])
     assert load(ctx(store, w), "fs") is None and load_all(ctx(store, w)) == []
     assert stored(ctx(store, w), "fs") == (None, 2) and stored(ctx(store, w), "gh") == (None, 0)
     with pytest.raises(Conflict):  # adding it again is written over the removal, from its version
-        store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
-    store.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 2)])
+        store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 0)])
+    store.docs.write_docs(w.ws.id, [DocWrite(KIND, "fs", upstream(w.ws.id, None).to_data(), 2)])
     assert load(ctx(store, w), "fs") == upstream(w.ws.id, None, version=3)

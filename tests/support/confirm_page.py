@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx2
 
 from countersign.identity.sessions import mint_signin_token
-from countersign.store.records import Person
+from countersign.store.workspaces import Person
 
 COOKIE = "__Host-cs_session"
 

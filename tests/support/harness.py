@@ -23,8 +23,9 @@ from countersign.core.ids import new_id
 from countersign.identity import accounts
 from countersign.runtime import Runtime, load_toolsets
 from countersign.settings import KNOWN_PACKS
+from countersign.store.cards import Card
 from countersign.store.errors import NotFound
-from countersign.store.records import Card, Person
+from countersign.store.workspaces import Person
 from tests.support.confirm_page import Page
 from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
 
@@ -59,7 +60,7 @@ class Tenant:
         return mcp_client(self.url, self.token, **kwargs)
 
     def note(self, note_id: str) -> dict:
-        return self.store.get_doc(self.workspace_id, "note", note_id).data
+        return self.store.docs.get_doc(self.workspace_id, "note", note_id).data
 
     def add_person(self, role: str = "member") -> Person:
         return accounts.add_person(self.store, self.workspace_id, f"{new_id('u')}@example.com", role)
@@ -89,7 +90,7 @@ class Tenant:
     def _click(self, card_id: str, verb: str, body, person: Person | None) -> Card:
         response = self.page(person).post(f"/api/cards/{card_id}/{verb}", body)
         if response.status_code == 200:
-            return self.store.get_card(self.workspace_id, card_id, self.runtime.desk.now())
+            return self.store.cards.get_card(self.workspace_id, card_id, self.runtime.desk.now())
         error = response.json()["error"]
         if response.status_code in (403, 409) and error["code"] in {r.value for r in RefusalReason}:
             raise Refusal(RefusalReason(error["code"]), error["message"])
@@ -105,7 +106,7 @@ def new_tenant(runtime: Runtime, origin: str, role: str = "owner") -> Tenant:
     store = runtime.store
     workspace, person = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com")
     if role != "owner":
-        person = store.update_person(workspace.id, person.id, role=role)
+        person = store.workspaces.update_person(workspace.id, person.id, role=role)
     new = accounts.create_connection(store, workspace.id, person.id, "Test agent")
     notes = seed_notes(store, workspace.id)
     tenant = Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
@@ -138,11 +139,11 @@ SECRETS: set[str] = set()
 def card_secrets(store, workspace_id: str, now: int) -> set[str]:
     """The tickets (and their two halves) of every card of a workspace."""
     found: set[str] = set()
-    for person in store.list_persons(workspace_id):
-        pending, _ = store.list_pending_cards(workspace_id, person.id, now, limit=1000)
-        done, _ = store.list_card_history(workspace_id, person.id, now, limit=1000)
+    for person in store.workspaces.list_persons(workspace_id):
+        pending, _ = store.cards.list_pending_cards(workspace_id, person.id, now, limit=1000)
+        done, _ = store.cards.list_card_history(workspace_id, person.id, now, limit=1000)
         for listed in pending + done:  # a listing carries no ticket: read each card whole
-            card = store.get_card(workspace_id, listed.id, now)
+            card = store.cards.get_card(workspace_id, listed.id, now)
             found |= {card.ticket, *card.ticket.split(".")}
     return found
 
@@ -206,12 +207,12 @@ CANCEL = types.ElicitResult(action="cancel")
 def assert_recorded(tenant: Tenant, card_id: str, state: str, channel: str, events: list[str]) -> Card:
     """The history of an answered call is complete: a card in ``state``, its ticket signed by the
     server for exactly this card, and the audit trail ``events`` through ``channel``."""
-    card = tenant.store.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
+    card = tenant.store.cards.get_card(tenant.workspace_id, card_id, tenant.runtime.desk.now())
     assert card.state.value == state and card.channel == channel
     claims = tenant.runtime.keyring.verify(card.ticket)
     assert (claims.card_id, claims.workspace, claims.person, claims.fingerprint) == (
         card.id, tenant.workspace_id, card.person_id, card.fingerprint)
-    trail = tenant.store.audit_trail(tenant.workspace_id, card_id)
+    trail = tenant.store.cards.audit_trail(tenant.workspace_id, card_id)
     assert [e.event for e in trail] == events
     assert all(e.channel == channel for e in trail)
     return card

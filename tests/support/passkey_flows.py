@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from countersign.gate.question import Question
-from countersign.store.records import Card
+from countersign.store.cards import Card
 from tests.support.authenticator import SoftPasskey
 from tests.support.confirm_page import Page
 
@@ -29,7 +29,7 @@ def file_card(tenant, tool: str = "publish_note", text: str = "new text", note: 
 
 
 def set_policy(tenant, policy: str) -> None:
-    tenant.store.update_workspace_settings(tenant.workspace_id, {"passkey_policy": policy})
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": policy})
 
 
 def confirm_options(page: Page, card_id: str) -> dict:

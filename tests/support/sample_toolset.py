@@ -8,7 +8,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from countersign.core.preview import Preview
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolkit import (
     ALWAYS,
     CLIENT,
@@ -123,7 +123,7 @@ TOOLSET = Toolset(
 
 def seed_notes(store, workspace_id: str, count: int = 2, locked: bool = False) -> list[str]:
     ids = [f"n{i}" for i in range(1, count + 1)]
-    store.write_docs(workspace_id, [
+    store.docs.write_docs(workspace_id, [
         DocWrite(KIND, nid, {"title": f"Note {i}", "text": f"text {i}", "locked": locked and i == 1}, 0)
         for i, nid in enumerate(ids, start=1)
     ])

@@ -18,7 +18,7 @@ import urllib.request
 from pydantic import Field
 
 from countersign.core.preview import Preview
-from countersign.store.records import DocWrite
+from countersign.store.docs import DocWrite
 from countersign.toolkit import (
     ALWAYS,
     Action,
@@ -130,5 +130,5 @@ TOOLSET = Toolset(name="stepped", actions=[ShipParcel(), ChargeCard()])
 
 def seed_parcels(store, workspace_id: str, count: int = 3) -> list[str]:
     ids = [f"p{i}" for i in range(1, count + 1)]
-    store.write_docs(workspace_id, [DocWrite(PARCEL, pid, {"state": "new"}, 0) for pid in ids])
+    store.docs.write_docs(workspace_id, [DocWrite(PARCEL, pid, {"state": "new"}, 0) for pid in ids])
     return ids

@@ -71,7 +71,7 @@ def test_a_table_that_never_answers_fails_after_three_attempts_of_its_read_timeo
     started = time.monotonic()
     try:
         with pytest.raises(ReadTimeoutError):
-            store.get_workspace("w_1")
+            store.workspaces.get_workspace("w_1")
         took = time.monotonic() - started
     finally:
         store.close()

@@ -18,7 +18,7 @@ from countersign.core.tickets import Keyring
 from countersign.gate.ask import request_card
 from countersign.identity import accounts
 from countersign.runtime import build
-from countersign.store.records import secret_hash
+from countersign.store.hashes import secret_hash
 from countersign.store.sqlite import SQLiteStore
 from countersign.surfaces.local.demo import seed_demo
 from countersign.toolkit import ActionContext
@@ -114,7 +114,7 @@ def test_workspace_connection_and_signin_link(capsys, tmp_path):
 
     # The token is stored only as a hash, bound to the member and workspace just created.
     store = build(settings_mod.load({"COUNTERSIGN_DATA": data})).store
-    stored = store.get_connection_by_token_hash(secret_hash(conn["token"]))
+    stored = store.connections.get_connection_by_token_hash(secret_hash(conn["token"]))
     assert stored is not None and stored.id == conn["connection_id"]
     assert stored.workspace_id == ws["workspace_id"] and stored.person_id == ws["owner_id"]
     assert stored.name == "Claude on laptop"
@@ -124,7 +124,7 @@ def test_workspace_connection_and_signin_link(capsys, tmp_path):
     assert url.startswith("http://localhost:8000/signin#token=")
     token = url.split("#token=", 1)[1]
     assert token
-    signin = store.consume_signin_token(secret_hash(token), int(time.time()))
+    signin = store.sessions.consume_signin_token(secret_hash(token), int(time.time()))
     assert signin is not None and signin.person_id == ws["owner_id"]
 
 
@@ -186,7 +186,8 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
 
     principal = principal_by_token(runtime.store, info["agent_token"])
     assert principal.person.email == info["person_email"]
-    ctx = ActionContext(runtime.store, principal.workspace, principal.person, principal.connection, runtime.desk.now())
+    ctx = ActionContext(runtime.store.docs, principal.workspace, principal.person, principal.connection,
+                        runtime.desk.now())
 
     # Budget: a realistic ledger.
     txns = _read(runtime, "list_transactions", ctx, limit=1)
@@ -225,26 +226,26 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     principal2 = principal_by_token(restarted.store, again["agent_token"])
     assert principal2.connection.id == principal.connection.id
     assert principal2.workspace.id == principal.workspace.id
-    assert [p.id for p in restarted.store.list_persons(principal.workspace.id)] == [principal.person.id]
-    assert restarted.store.get_person_by_email(again["person_email"]).workspace_id == principal.workspace.id
-    assert len(restarted.store.list_connections(principal.workspace.id)) == 1
+    assert [p.id for p in restarted.store.workspaces.list_persons(principal.workspace.id)] == [principal.person.id]
+    assert restarted.store.workspaces.get_person_by_email(again["person_email"]).workspace_id == principal.workspace.id
+    assert len(restarted.store.connections.list_connections(principal.workspace.id)) == 1
 
     # The demo data was not seeded twice.
-    ctx2 = ActionContext(restarted.store, principal2.workspace, principal2.person, principal2.connection,
+    ctx2 = ActionContext(restarted.store.docs, principal2.workspace, principal2.person, principal2.connection,
                          restarted.desk.now())
     assert _read(restarted, "list_transactions", ctx2, limit=1)["total"] == txns["total"]
     assert len(_read(restarted, "list_campaigns", ctx2)["campaigns"]) == len(campaigns)
 
-    card = restarted.store.get_card(principal.workspace.id, card_id, restarted.desk.now())
+    card = restarted.store.cards.get_card(principal.workspace.id, card_id, restarted.desk.now())
     assert card.state.value == "pending"
     assert card.tool == "set_category_budget"
 
     # The new sign-in link works; its token is spent once.
     token = again["signin_url"].split("#token=", 1)[1]
     now = restarted.desk.now()
-    signin = restarted.store.consume_signin_token(secret_hash(token), now)
+    signin = restarted.store.sessions.consume_signin_token(secret_hash(token), now)
     assert signin is not None and signin.person_id == principal.person.id
-    assert restarted.store.consume_signin_token(secret_hash(token), now) is None
+    assert restarted.store.sessions.consume_signin_token(secret_hash(token), now) is None
 
 
 # -- backup ------------------------------------------------------------------------------------------
@@ -268,7 +269,7 @@ def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path, monkeypatch
     assert backup.stat().st_mode & 0o777 == 0o600
     assert not Path(f"{backup}-wal").exists(), "one self-contained file"
     restored = SQLiteStore(str(backup))
-    assert restored.get_workspace(workspace.id).name == "Acme"
+    assert restored.workspaces.get_workspace(workspace.id).name == "Acme"
     restored.close()
 
     # Never over an existing file; into a folder, under a dated name.
@@ -315,13 +316,13 @@ def test_the_wrapper_runs_the_cli_of_this_checkout(tmp_path):
 
 
 def test_suppression_show_and_lift(capsys, tmp_path):
-    from countersign.store.records import Suppression
+    from countersign.store.suppressions import Suppression
 
     data = str(tmp_path / "data")
     assert cli.main(["workspace", "create", "--data", data, "--name", "X", "--owner-email", "a@example.com"]) == 0
     capsys.readouterr()
     store = build(settings_mod.load({"COUNTERSIGN_DATA": data})).store
-    store.suppress_address(Suppression("a@example.com", "bounce", 1_790_000_000, "General"))
+    store.suppressions.suppress_address(Suppression("a@example.com", "bounce", 1_790_000_000, "General"))
 
     assert cli.main(["suppression", "show", "--data", data, "--email", "A@Example.com"]) == 0
     assert _out_json(capsys) == {"email": "a@example.com", "suppressed": True, "reason": "bounce",
@@ -330,7 +331,7 @@ def test_suppression_show_and_lift(capsys, tmp_path):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["lifted"] is True and json.loads(captured.out)["suppressed"] is False
     assert "delete-suppressed-destination --email-address a@example.com" in captured.err
-    assert store.address_suppression("a@example.com") is None  # card emails go to it again
+    assert store.suppressions.address_suppression("a@example.com") is None  # card emails go to it again
 
     assert cli.main(["suppression", "lift", "--data", data, "--email", "a@example.com"]) == 0
     captured = capsys.readouterr()

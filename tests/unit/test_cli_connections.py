@@ -58,7 +58,7 @@ def test_revoke_stops_the_token_and_withdraws_the_cards_it_filed(capsys, demo):
     assert code == 0
     answer = json.loads(out)
     assert answer["withdrawn_cards"] == 1 and answer["connection"]["revoked"] is True
-    card = runtime.store.get_card(principal.workspace.id, held["confirmationId"], runtime.desk.now())
+    card = runtime.store.cards.get_card(principal.workspace.id, held["confirmationId"], runtime.desk.now())
     assert card.state is CardState.WITHDRAWN
     auth = BearerAuth(None, runtime.store)
     assert anyio.run(auth.authenticate, info["agent_token"]) == REVOKED
@@ -81,14 +81,14 @@ def test_revoke_refuses_an_unknown_id_and_another_members_connection(capsys, dem
         assert code == 2 and out == ""
         listing = f"countersign connection list --data {shlex.quote(data)} --email other@example.com"
         assert err == f"error: other@example.com has no connection {connection_id!r}; `{listing}` shows theirs\n"
-    assert not runtime.store.get_connection(principal.workspace.id, principal.connection.id).revoked
+    assert not runtime.store.connections.get_connection(principal.workspace.id, principal.connection.id).revoked
     code, _, err = _run(capsys, "connection", "list", "--data", data, "--email", "nobody@example.com")
     assert code == 2 and err == "error: no member with email 'nobody@example.com'\n"
 
 
 def test_list_revokes_an_oauth_connection_whose_client_never_spent_its_code(capsys, demo):
     from countersign.identity.oauth import CODE_TTL, grants
-    from countersign.store.oauth_records import PendingAuthorization
+    from countersign.store.authorizations import PendingAuthorization
 
     data, runtime, info = demo
     principal = principal_by_token(runtime.store, info["agent_token"])
@@ -107,5 +107,5 @@ def test_list_revokes_an_oauth_connection_whose_client_never_spent_its_code(caps
     assert code == 0
     [shown] = [c for c in json.loads(out) if c["id"] == allowed.connection.id]
     assert shown["revoked"] is True and shown["oauth"]["connected"] is False
-    assert runtime.store.get_connection(principal.workspace.id, allowed.connection.id).revoked
-    assert not runtime.store.get_connection(principal.workspace.id, principal.connection.id).revoked
+    assert runtime.store.connections.get_connection(principal.workspace.id, allowed.connection.id).revoked
+    assert not runtime.store.connections.get_connection(principal.workspace.id, principal.connection.id).revoked

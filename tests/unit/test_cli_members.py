@@ -17,7 +17,8 @@ from countersign.core.cards import CardState
 from countersign.gate.ask import request_card
 from countersign.runtime import build
 from countersign.store.callers import Owner
-from countersign.store.records import Passkey, secret_hash
+from countersign.store.hashes import secret_hash
+from countersign.store.passkeys import Passkey
 from countersign.surfaces.api.session import start_session
 from countersign.surfaces.local.demo import seed_demo
 from countersign.surfaces.mcp.auth import REVOKED, BearerAuth
@@ -73,7 +74,8 @@ def test_add_makes_a_member_who_can_sign_in_and_authorise_an_agent(capsys, data)
     assert (principal.person.id, principal.person.role) == (added["person_id"], "member")
     code, out, _ = _run(capsys, "signin-link", "--data", data, "--email", "bea@example.com")
     assert code == 0
-    signin = runtime.store.consume_signin_token(secret_hash(out.strip().split("#token=", 1)[1]), int(time.time()))
+    signin = runtime.store.sessions.consume_signin_token(secret_hash(out.strip().split("#token=", 1)[1]),
+                                                         int(time.time()))
     assert signin is not None and signin.person_id == added["person_id"]
 
 
@@ -165,7 +167,7 @@ def test_remove_stops_everything_that_acts_for_the_member_then_removes_them(caps
     held = anyio.run(request_card, desk, principal, "buy_credits", {"credits": 10})
     by_page = file_change(desk, bea.workspace_id, bea, "buy_credits", {"credits": 20})  # no connection: the CLI's way
     session_id, _signed = start_session(runtime, bea, principal.workspace)
-    store.put_passkey(Passkey(credential_id="cred-bea", workspace_id=bea.workspace_id, person_id=bea.id,
+    store.passkeys.put_passkey(Passkey(credential_id="cred-bea", workspace_id=bea.workspace_id, person_id=bea.id,
                               user_handle="h", public_key="k", name="Bea's phone", created_at=0))
     owners_card = anyio.run(request_card, desk, principal_by_token(store, info["agent_token"]), "buy_credits",
                             {"credits": 30})
@@ -178,37 +180,37 @@ def test_remove_stops_everything_that_acts_for_the_member_then_removes_them(caps
     assert token not in out and token not in err
 
     now = desk.now()
-    first, second = (store.get_card(bea.workspace_id, cid, now) for cid in (held["confirmationId"], by_page.id))
+    first, second = (store.cards.get_card(bea.workspace_id, cid, now) for cid in (held["confirmationId"], by_page.id))
     assert (first.state, second.state) == (CardState.WITHDRAWN, CardState.WITHDRAWN)
     assert first.decline_reason == "Withdrawn: the connection ‘Bea's agent’ that asked was revoked."
     assert second.decline_reason == "Withdrawn: bea@example.com is no longer a member of this workspace."
-    assert store.audit_trail(bea.workspace_id, second.id)[-1].actor == "system"
-    assert store.get_card(bea.workspace_id, owners_card["confirmationId"], now).state is CardState.PENDING
+    assert store.cards.audit_trail(bea.workspace_id, second.id)[-1].actor == "system"
+    assert store.cards.get_card(bea.workspace_id, owners_card["confirmationId"], now).state is CardState.PENDING
     assert anyio.run(BearerAuth(None, store).authenticate, token) == REVOKED
-    assert store.get_session_as(secret_hash(session_id), Owner(bea.workspace_id, bea.id), now) is None
-    assert store.list_passkeys(bea.workspace_id, bea.id) == []
+    assert store.callers.get_session_as(secret_hash(session_id), Owner(bea.workspace_id, bea.id), now) is None
+    assert store.passkeys.list_passkeys(bea.workspace_id, bea.id) == []
     assert [m["email"] for m in _members(capsys, data, info["person_email"])] == [info["person_email"]]
     assert _run(capsys, "signin-link", "--data", data, "--email", "bea@example.com")[0] == 2
 
     # the address may be added again: a new person, whom the old token does not reach
     assert _run(capsys, "member", "add", "bea@example.com", "--data", data, "--email", info["person_email"])[0] == 0
-    assert store.get_person_by_email("bea@example.com").id != bea.id
+    assert store.workspaces.get_person_by_email("bea@example.com").id != bea.id
     assert anyio.run(BearerAuth(None, store).authenticate, token) == REVOKED
 
 
 def test_the_last_owner_stays_and_nothing_of_theirs_changes(capsys, demo):
     data, runtime, info, _token = demo
-    owner = runtime.store.get_person_by_email(info["person_email"])
+    owner = runtime.store.workspaces.get_person_by_email(info["person_email"])
     code, out, err = _run(capsys, "member", "remove", info["person_email"], "--data", data)
     assert (code, out) == (2, "")
     assert err == (f"error: email: {info['person_email']} is the workspace's last owner; make another member an "
                    "owner first (grant_role), then remove them. Nothing changed.\n")
-    assert runtime.store.get_person(owner.workspace_id, owner.id) == owner
-    assert not any(c.revoked for c in runtime.store.list_connections(owner.workspace_id, owner.id))
+    assert runtime.store.workspaces.get_person(owner.workspace_id, owner.id) == owner
+    assert not any(c.revoked for c in runtime.store.connections.list_connections(owner.workspace_id, owner.id))
     principal_by_token(runtime.store, info["agent_token"])  # still works
 
-    bea = runtime.store.get_person_by_email("bea@example.com")
-    runtime.store.update_person(bea.workspace_id, bea.id, role="owner")  # (as a confirmed grant_role would)
+    bea = runtime.store.workspaces.get_person_by_email("bea@example.com")
+    runtime.store.workspaces.update_person(bea.workspace_id, bea.id, role="owner")  # (as a confirmed grant_role would)
     code, out, _ = _run(capsys, "member", "remove", info["person_email"], "--data", data)
     assert code == 0 and json.loads(out)["removed"]["role"] == "owner"
     assert [(m["email"], m["role"]) for m in _members(capsys, data, "bea@example.com")] == [

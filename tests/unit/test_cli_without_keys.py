@@ -68,7 +68,8 @@ def test_revoking_a_connection_needs_no_key_and_makes_none(capsys, keys_gone):
     assert cli.main(["connection", "revoke", principal.connection.id, "--data", data,
                      "--email", info["person_email"]]) == 0
     assert json.loads(capsys.readouterr().out)["withdrawn_cards"] == 1
-    assert runtime.store.get_card(principal.workspace.id, card_id, runtime.desk.now()).state is CardState.WITHDRAWN
+    assert runtime.store.cards.get_card(principal.workspace.id, card_id,
+                                        runtime.desk.now()).state is CardState.WITHDRAWN
     assert list((Path(data) / "keys").iterdir()) == []
 
 
@@ -76,12 +77,13 @@ def test_removing_a_member_needs_no_key_and_makes_none(capsys, keys_gone):
     data, runtime, info, card_id = keys_gone
     principal = principal_by_token(runtime.store, info["agent_token"])
     assert cli.main(["member", "add", "bea@example.com", "--data", data, "--email", info["person_email"]]) == 0
-    bea = runtime.store.get_person_by_email("bea@example.com")
-    runtime.store.update_person(bea.workspace_id, bea.id, role="owner")
+    bea = runtime.store.workspaces.get_person_by_email("bea@example.com")
+    runtime.store.workspaces.update_person(bea.workspace_id, bea.id, role="owner")
     capsys.readouterr()
     assert cli.main(["member", "remove", info["person_email"], "--data", data]) == 0
     assert json.loads(capsys.readouterr().out)["withdrawn_cards"] == 1
-    assert runtime.store.get_card(principal.workspace.id, card_id, runtime.desk.now()).state is CardState.WITHDRAWN
+    assert runtime.store.cards.get_card(principal.workspace.id, card_id,
+                                        runtime.desk.now()).state is CardState.WITHDRAWN
     assert cli.main(["upstream", "list", "--data", data, "--email", "bea@example.com"]) == 0  # reads: no key
     assert list((Path(data) / "keys").iterdir()) == []
 

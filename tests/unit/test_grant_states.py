@@ -6,7 +6,7 @@ import pytest
 
 from countersign.identity.oauth import CODE_TTL
 from countersign.identity.oauth.grants import CONNECTED, UNFINISHED, UNFINISHED_GRACE, WAITING, judge
-from countersign.store.oauth_records import OAuthGrant
+from countersign.store.grants import OAuthGrant
 
 NOW = 1_800_000_000
 GRANT = OAuthGrant("k_1", "w_1", "p_1", "c1", "Client", "http://127.0.0.1/cb", NOW, code_hash="h" * 64)

@@ -29,7 +29,7 @@ def file_a_card(runtime) -> str:
     workspace, person = accounts.create_workspace(store, "Acme", "keys@example.com")
     seed_notes(store, workspace.id)
     conn = accounts.create_connection(store, workspace.id, person.id, "agent").connection
-    principal = Principal(store.get_workspace(workspace.id), person, conn)
+    principal = Principal(store.workspaces.get_workspace(workspace.id), person, conn)
     held = asyncio.run(gate_ask.request_card(runtime.desk, principal, "publish_note", {"note_id": "n1", "text": "x"}))
     return held["confirmationId"]
 

@@ -37,9 +37,9 @@ def cmd_budget_import(args) -> int:
     except (OSError, UnicodeDecodeError) as exc:
         print(f"error: cannot read {path}: {exc}", file=sys.stderr)
         return 2
-    ctx = ActionContext(store, store.get_workspace(person.workspace_id), person, None, int(time.time()))
+    ctx = ActionContext(store.docs, store.workspaces.get_workspace(person.workspace_id), person, None, int(time.time()))
     try:
-        result = import_register(store, ctx, text, source=path.name)
+        result = import_register(store.docs, ctx, text, source=path.name)
     except RegisterError as exc:
         print(f"error: {path.name}: {exc}; nothing was imported", file=sys.stderr)
         return 2
@@ -55,11 +55,11 @@ def cmd_budget_upgrade(args) -> int:
 
     s, store = open_command_store(args)
     email = args.email or _demo_email(s.data_dir)
-    person = store.get_person_by_email(email) if email else None
+    person = store.workspaces.get_person_by_email(email) if email else None
     if person is None:
         print("error: --email must name a member of the workspace to upgrade", file=sys.stderr)
         return 2
-    print(json.dumps({"workspace_id": person.workspace_id, "moved": upgrade(store, person.workspace_id)}))
+    print(json.dumps({"workspace_id": person.workspace_id, "moved": upgrade(store.docs, person.workspace_id)}))
     return 0
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from .. import settings as settings_mod
 from ..core import times
 from ..settings import ConfigError, Settings
-from ..store import open_store
 from ..store.errors import StoreUnusable
+from ..store.opening import open_store
 
 # The command-line options that stand for a variable: a value refused is named as it was given.
 OPTION_FOR = {"COUNTERSIGN_DATA": ("data", "--data"), "COUNTERSIGN_STORE": ("store", "--store")}
@@ -115,7 +115,7 @@ def command_line(args, command: str, *options: str) -> str:
 
 def member(store, email: str):
     """The member with ``email``, or None once it has said there is none (the command exits 2)."""
-    person = store.get_person_by_email(email)
+    person = store.workspaces.get_person_by_email(email)
     if person is None:
         print(f"error: no member with email {email!r}", file=sys.stderr)
     return person

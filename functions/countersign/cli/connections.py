@@ -37,9 +37,10 @@ def cmd_connection_list(args) -> int:
     person = member(store, args.email)
     if person is None:
         return 2
-    grants = {g.connection_id: g for g in store.list_oauth_grants(person.workspace_id, person.id)}
-    used = store.connections_last_used(person.workspace_id)
-    settled = settle(desk, person.workspace_id, store.list_connections(person.workspace_id, person.id), grants, used)
+    grants = {g.connection_id: g for g in store.grants.list_oauth_grants(person.workspace_id, person.id)}
+    used = store.connections.connections_last_used(person.workspace_id)
+    listed = store.connections.list_connections(person.workspace_id, person.id)
+    settled = settle(desk, person.workspace_id, listed, grants, used)
     views = [connection_view(c, used.get(c.id), grant) for c, grant in settled]
     print(json.dumps(views, indent=2))
     if any(not view["revoked"] for view in views):
@@ -59,7 +60,7 @@ def cmd_connection_revoke(args) -> int:
     if person is None:
         return 2
     try:
-        connection = store.get_connection(person.workspace_id, args.connection_id)
+        connection = store.connections.get_connection(person.workspace_id, args.connection_id)
     except (NotFound, BadInput):
         connection = None
     if connection is None or connection.person_id != person.id:  # another member's reads as unknown

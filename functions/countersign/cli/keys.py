@@ -17,7 +17,7 @@ def cmd_keys(args) -> int:
     drop a lost key from that record, so a server without it may start."""
     if args.action == "in-use":
         _, store = open_command_store(args)
-        for key_id, until in sorted(store.signing_keys_in_use(int(time.time())).items()):
+        for key_id, until in sorted(store.signing_keys.signing_keys_in_use(int(time.time())).items()):
             print(f"{key_id}  cards answerable until {iso(until)}")
         return 0
     if args.action == "forget":
@@ -25,10 +25,10 @@ def cmd_keys(args) -> int:
             print(f"error: name the key: {command_line(args, 'keys forget KEY_ID')}", file=sys.stderr)
             return 2
         _, store = open_command_store(args)
-        if args.key_id not in store.signing_keys_in_use(int(time.time())):
+        if args.key_id not in store.signing_keys.signing_keys_in_use(int(time.time())):
             print(f"error: no card that can still be answered was signed by key {args.key_id!r}", file=sys.stderr)
             return 2
-        store.forget_signing_key(args.key_id)
+        store.signing_keys.forget_signing_key(args.key_id)
         print(f"# forgot key {args.key_id}: the cards it signed will be refused as tampered if clicked",
               file=sys.stderr)
         return 0

@@ -25,9 +25,9 @@ def _workspace_of(store, args):
     it has said there is none: the command exits 2)."""
     if args.email is not None:
         person = member(store, args.email)
-        return None if person is None else store.get_workspace(person.workspace_id)
+        return None if person is None else store.workspaces.get_workspace(person.workspace_id)
     try:
-        return store.get_workspace(args.workspace)
+        return store.workspaces.get_workspace(args.workspace)
     except (NotFound, BadInput):
         print(f"error: no workspace with id {args.workspace!r}; `workspace create` printed its id, and "
               f"`{command_line(args, 'member list', '--email', 'E')}` shows the workspace of a member", file=sys.stderr)
@@ -45,7 +45,7 @@ def cmd_member_list(args) -> int:
     if workspace is None:
         return 2
     print(json.dumps({"workspace_id": workspace.id, "workspace": workspace.name,
-                      "members": [person_view(p) for p in store.list_persons(workspace.id)]}, indent=2))
+                      "members": [person_view(p) for p in store.workspaces.list_persons(workspace.id)]}, indent=2))
     return 0
 
 

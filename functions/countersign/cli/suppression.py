@@ -14,9 +14,9 @@ def cmd_suppression(args) -> int:
     """Show or lift the suppression of an address that bounced or complained (docs/alarms.md)."""
     email = email_address(args.email).lower()  # (an address that is none is refused before the store is opened)
     _, store = open_command_store(args)
-    current = store.address_suppression(email)
+    current = store.suppressions.address_suppression(email)
     if args.action == "lift" and current is not None:
-        store.lift_suppression(email)
+        store.suppressions.lift_suppression(email)
     view = {"email": email, "suppressed": current is not None and args.action == "show"}
     if current is not None:
         view.update(reason=current.reason, since=iso(current.at), detail=current.detail)

@@ -14,7 +14,7 @@ def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
     # When the command runs, not at the CLI's start (the gate's and the gateway toolset's modules).
     from ..runtime import build, files_cards_here, keyless_desk
-    from ..store.records import MANAGERS
+    from ..store.workspaces import MANAGERS
     from ..surfaces import upstream_requests as requests
     from ..toolkit import ActionError
     from ..toolsets.gateway.requests import parse_headers

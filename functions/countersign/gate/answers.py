@@ -19,8 +19,8 @@ a 2026-07-28 answer's nonce is spent by the first commit that records it — or 
 from __future__ import annotations
 
 from ..core.cards import CardState, Refusal, refusal_for
+from ..store.cards import Card
 from ..store.errors import Replayed, Taken
-from ..store.records import Card
 from .cards import CardDesk
 from .errors import AnswerReplayed
 from .question import Answer, Question
@@ -40,10 +40,10 @@ def resolve(desk: CardDesk, q: Question, answer: Answer, yes: bool, reason: str 
     except Replayed:
         raise AnswerReplayed() from None
     except Exception:
-        if answer.nonce is not None and not desk.store.use_nonce(*answer.nonce, q.ctx.now):
+        if answer.nonce is not None and not desk.limits.use_nonce(*answer.nonce, q.ctx.now):
             raise AnswerReplayed() from None
         raise
-    if answer.nonce is not None and not desk.store.use_nonce(*answer.nonce, q.ctx.now):
+    if answer.nonce is not None and not desk.limits.use_nonce(*answer.nonce, q.ctx.now):
         raise AnswerReplayed()
     return card
 

@@ -27,7 +27,8 @@ from ..core.canonical import digest
 from ..core.cards import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
 from ..identity.principal import Principal
-from ..store.records import Card, Workspace
+from ..store.cards import Card
+from ..store.workspaces import Workspace
 from ..toolkit import ActionError
 from . import replies
 from .answers import resolve
@@ -101,7 +102,7 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
             assert call.elicit_url is not None and step.card is not None
             await call.elicit_url(f"Confirm on the confirm page: {step.card.title}", desk.card_url(step.card.id),
                                   step.card.id)
-            card = await desk.offload.off_the_loop(desk.store.get_card, step.card.workspace_id, step.card.id,
+            card = await desk.offload.off_the_loop(desk.cards.get_card, step.card.workspace_id, step.card.id,
                                                    desk.now())
             return Done(card_reply(desk, card, q.ctx.workspace))
         assert call.elicit_form is not None
@@ -160,7 +161,7 @@ def _page_only(q: Question) -> ConfirmationUnavailable:
 def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
     state = call.state or {}
     if state.get("k") == "url":  # a URL question put by an earlier version of this server: its card's reply
-        card = desk.store.get_card(q.ctx.workspace.id, str(state.get("card")), q.ctx.now)
+        card = desk.cards.get_card(q.ctx.workspace.id, str(state.get("card")), q.ctx.now)
         return Done(card_reply(desk, card, q.ctx.workspace))
     if state.get("k") != "form" or not isinstance(state.get("n"), str):
         raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
@@ -171,7 +172,7 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
             said != CANCEL or desk.settings.require_elicitation):
         # The answer resolves the request's card: its commit spends the nonce (no write before it).
         return _settle(desk, call, q, said, answer)
-    if not desk.store.use_nonce(*nonce, q.ctx.now):
+    if not desk.limits.use_nonce(*nonce, q.ctx.now):
         raise AnswerReplayed()
     answer.nonce = None  # spent
     if state.get("fp") != q.fingerprint:
@@ -267,7 +268,7 @@ def _mint_code(desk: CardDesk, call: Call, q: Question) -> dict[str, Any]:
     code = new_code()
     now = q.ctx.now
     expires_at = now + desk.settings.code_ttl
-    desk.store.put_code(CodeRecord(code_hash(code), q.ctx.workspace.id, q.fingerprint, expires_at,
+    desk.limits.put_code(CodeRecord(code_hash(code), q.ctx.workspace.id, q.fingerprint, expires_at,
                                    _code_binding(q.tool, call), issued_at=now))
     return replies.code_reply(q.plan.preview, code, expires_at, desk.settings.code_ttl)
 
@@ -289,7 +290,7 @@ def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
         )
     code = call.confirmation
     now = desk.now()
-    record = desk.store.take_code(code_hash(code), now) if well_formed(code) else None
+    record = desk.limits.take_code(code_hash(code), now) if well_formed(code) else None
     try:
         q = desk.question(call.principal, call.tool, call.arguments, answering=True)
     except DriftError:

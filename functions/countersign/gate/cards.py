@@ -22,8 +22,12 @@ from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..identity.principal import Principal
 from ..settings import Settings
-from ..store.interface import Store
-from ..store.records import AuditEntry, Card, CardCommit, Connection, Person, Workspace
+from ..store import Store
+from ..store.cards import AuditEntry, Card, CardCommit, CardStore
+from ..store.connections import Connection, ConnectionStore
+from ..store.docs import DocStore
+from ..store.limits import LimitStore
+from ..store.workspaces import Person, Workspace, WorkspaceStore
 from ..toolkit import ActionContext
 from .errors import DriftError
 from .offload import IN_THREADS, Offload
@@ -39,7 +43,10 @@ KEY_NOTE_SLACK = 3600  # the signing key in use is recorded an hour ahead, not a
 
 @dataclass
 class CardDesk:
-    """The gate's dependencies and every card operation. Built once per process."""
+    """The gate's dependencies and every card operation. Built once per process.
+
+    Built with the whole ``store``, it works through the roles it needs, each typed as its role
+    (:attr:`cards`, :attr:`docs`, :attr:`workspaces`, :attr:`connections`, :attr:`limits`)."""
 
     store: Store
     keyring: Keyring
@@ -55,6 +62,19 @@ class CardDesk:
     # that serves one request at a time (:mod:`.offload`). The layers in front of the tools use it too.
     offload: Offload = IN_THREADS
     _key_noted_until: int = field(default=0, repr=False)
+    cards: CardStore = field(init=False, repr=False)
+    docs: DocStore = field(init=False, repr=False)
+    workspaces: WorkspaceStore = field(init=False, repr=False)
+    connections: ConnectionStore = field(init=False, repr=False)
+    limits: LimitStore = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.cards, self.docs, self.limits = self.store.cards, self.store.docs, self.store.limits
+        self.workspaces, self.connections = self.store.workspaces, self.store.connections
+
+    def _reading(self, workspace: Workspace, person: Person, connection: Connection | None, now: int) -> ActionContext:
+        """What a toolset sees of a call: this desk's documents, members and workspace record."""
+        return ActionContext.reading(self.docs, self.workspaces, workspace, person, connection, now)
 
     def now(self) -> int:
         return int(self.clock())
@@ -70,14 +90,14 @@ class CardDesk:
         return self.settings.card_url(card_id)
 
     def commit(self, commit: CardCommit, answer: Answer | None = None) -> Card:
-        """``store.commit_card``, telling ``on_event`` when the card turned out to be expired.
+        """``store.cards.commit_card``, telling ``on_event`` when the card turned out to be expired.
         ``answer``: the answer this commit records (:class:`~.question.Answer`). Its claim condition
         (``asked_at``, for a new card) and its nonce, if not spent yet, ride in the commit; once
         the commit went through, the nonce is spent."""
         if answer is not None and (answer.nonce is not None or (commit.new and answer.asked_at is not None)):
             commit = replace(commit, nonce=answer.nonce, asked_at=answer.asked_at if commit.new else commit.asked_at)
         try:
-            done = self.store.commit_card(commit)
+            done = self.cards.commit_card(commit)
         except Refusal as refusal:
             if refusal.reason is RefusalReason.EXPIRED:
                 self.event("card_expired")
@@ -91,16 +111,16 @@ class CardDesk:
     def context(self, workspace_id: str, person: Person, connection_id: str | None, now: int,
                 principal: Principal | None = None) -> ActionContext:
         if principal is not None:  # the workspace and connection were read for this very request
-            return ActionContext.of(self.store, principal.workspace, principal.person, principal.connection, now)
-        connection = self.store.get_connection(workspace_id, connection_id) if connection_id else None
-        return ActionContext.of(self.store, self.store.get_workspace(workspace_id), person, connection, now)
+            return self._reading(principal.workspace, principal.person, principal.connection, now)
+        connection = self.connections.get_connection(workspace_id, connection_id) if connection_id else None
+        return self._reading(self.workspaces.get_workspace(workspace_id), person, connection, now)
 
     def question(
         self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False
     ) -> Question:
         """The caller's question (an agent's): ``tool`` planned on ``arguments`` now, in the
         principal's workspace as it was read for this very request."""
-        ctx = ActionContext.of(self.store, principal.workspace, principal.person, principal.connection,
+        ctx = self._reading(principal.workspace, principal.person, principal.connection,
                                int(self.clock()))
         return Question.of(self.registry.agent_action(tool), arguments, ctx, answering=answering)
 
@@ -111,7 +131,7 @@ class CardDesk:
         card's), when this request has just read them, are not read again."""
         action = self.registry.action(card.tool)
         if workspace is not None and (connection is not None or not card.connection_id):
-            ctx = ActionContext.of(self.store, workspace, person, connection, now)
+            ctx = self._reading(workspace, person, connection, now)
         else:
             ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
         question = Question.of(action, card.arguments, ctx, answering=True)
@@ -153,7 +173,7 @@ class CardDesk:
         now = self.now()
         card = self.new_card(q, channel, now)
         key = self._signing_key_note(card.expires_at)
-        held = self.store.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now),
+        held = self.cards.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now),
                                     notify=self._owes_email(card), signing_key=key)
         if held.id != card.id:
             return held, False
@@ -165,11 +185,11 @@ class CardDesk:
     def file_reopened(self, q: Question, declined: Card, person: Person, now: int) -> Card:
         """File ``q`` again as a new pending card, by ``person`` themselves (reopening ``declined``,
         the request's latest card): a fresh ticket and deadline, no email. If a card of the request
-        is live, that card is returned (``store.file_card``)."""
+        is live, that card is returned (``store.cards.file_card``)."""
         new = self.new_card(q, "page", now)
         key = self._signing_key_note(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {declined.id}")
-        held = self.store.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key)
+        held = self.cards.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key)
         if held.id == new.id:
             self._key_noted(key)
             self.event("card_filed")
@@ -220,7 +240,7 @@ class CardDesk:
         retried after its reply was lost gets that answer instead of a second card, so it never
         runs twice, and an agent cannot wear a person down by asking again right after a no.
         """
-        card = self.store.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now)
+        card = self.cards.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now)
         if card is None:
             return None
         if card.state in (CardState.PENDING, CardState.RUNNING):
@@ -273,12 +293,12 @@ class CardDesk:
         longer waiting and is left as it is."""
         now, withdrawn, cursor = self.now(), 0, None
         while True:
-            cards, cursor = self.store.list_pending_cards(workspace_id, person_id, now, limit=100, cursor=cursor)
+            cards, cursor = self.cards.list_pending_cards(workspace_id, person_id, now, limit=100, cursor=cursor)
             for listed in cards:
                 if (connection_id is not None and listed.connection_id != connection_id) or \
                         (tool is not None and listed.tool != tool):
                     continue
-                card = self.store.get_card(workspace_id, listed.id, now)  # a listing carries no ticket or arguments
+                card = self.cards.get_card(workspace_id, listed.id, now)  # a listing carries no ticket or arguments
                 if which is not None and not which(card):
                     continue
                 try:
@@ -294,13 +314,13 @@ class CardDesk:
         stored arguments; arguments that no longer parse count as covered unless the policy is never).
         ``workspace``: the card's, as this request just read it (not read again)."""
         if workspace is None or workspace.id != card.workspace_id:
-            workspace = self.store.get_workspace(card.workspace_id)
+            workspace = self.workspaces.get_workspace(card.workspace_id)
         if policy_of(workspace) == "never":
             return False
         try:
             action = self.registry.action(card.tool)
-            person = self.store.get_person(card.workspace_id, card.person_id)
-            ctx = ActionContext.of(self.store, workspace, person, None, self.now())
+            person = self.workspaces.get_person(card.workspace_id, card.person_id)
+            ctx = self._reading(workspace, person, None, self.now())
             return needs_passkey(ctx.workspace, action, action.gate_class(action.parse(card.arguments), ctx))
         except Exception:  # noqa: BLE001 (unparseable now: the safe answer)
             return True
@@ -327,7 +347,7 @@ class CardDesk:
             if not moved:
                 return
             problem = "the card's " + ", ".join(moved) + " no longer match its ticket"
-        record_refusal(self.store, card, actor, channel, now, "tampered")
+        record_refusal(self.cards, card, actor, channel, now, "tampered")
         raise Refusal(RefusalReason.TAMPERED, f"This card was refused as tampered: {problem}. Nothing ran.")
 
     @staticmethod

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from ..core.cards import CardState, Refusal, RefusalReason, refusal_for
 from ..identity.accounts import REVOKED_REASON
-from ..store.records import Card, Connection, Person, Workspace
+from ..store.cards import Card
+from ..store.connections import Connection
+from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError
 from .cards import CardDesk
 from .question import Answer
@@ -26,7 +28,7 @@ def open_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, c
     if card is not None and (card.id, card.workspace_id) == (card_id, workspace_id):
         card = card.at(now)
     else:
-        card = desk.store.get_card(workspace_id, card_id, now)
+        card = desk.cards.get_card(workspace_id, card_id, now)
     if card.person_id != person.id:
         raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
     return settle_if_lapsed(desk, card, now)
@@ -49,7 +51,7 @@ def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: st
     desk.check_ticket(card, now, actor, "page")
     connection = None
     if card.connection_id:
-        connection = desk.store.get_connection(workspace_id, card.connection_id)
+        connection = desk.connections.get_connection(workspace_id, card.connection_id)
         if connections is not None:
             connections[connection.id] = connection
         if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
@@ -78,20 +80,20 @@ def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card
     Only the request's latest card, declined by a person, can be reopened, and only while the
     request is still exactly what it showed (planned again now: :class:`Refusal` ``changed``
     otherwise). One live card per request still holds: if a card of the request is live, that
-    card is returned (``store.file_card``).
+    card is returned (``store.cards.file_card``).
     """
     card = open_card(desk, workspace_id, person, card_id, card)
     if card.state is not CardState.DECLINED or card.refusal:
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
                       "Only a request you declined can be reopened; this one was not.")
     now = desk.now()
-    latest = desk.store.latest_card(workspace_id, person.id, card.tool, card.fingerprint, now)
+    latest = desk.cards.latest_card(workspace_id, person.id, card.tool, card.fingerprint, now)
     if latest is not None and latest.id != card.id:
         if latest.state in (CardState.PENDING, CardState.RUNNING):
             return latest
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
                       "This request was asked again after this answer; reopen or answer the newest one.")
-    if card.connection_id and desk.store.get_connection(workspace_id, card.connection_id).revoked:
+    if card.connection_id and desk.connections.get_connection(workspace_id, card.connection_id).revoked:
         raise Refusal(RefusalReason.WITHDRAWN,
                       "The connection that asked was revoked, so this request cannot be reopened.")
     try:

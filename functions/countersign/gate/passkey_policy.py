@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from ..core.preview import Preview
-from ..store.records import WORKSPACE_CHOICES, Workspace
+from ..store.workspaces import WORKSPACE_CHOICES, Workspace
 from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, SettingWrite, Toolset
 
 SETTING = "passkey_policy"

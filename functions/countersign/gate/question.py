@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.canonical import canonical_json, subject_fingerprint
-from ..store.records import MAX_ARGUMENTS_BYTES
+from ..store.cards import MAX_ARGUMENTS_BYTES
 from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Plan, Unavailable
 from ..toolkit.arguments import ArgumentError, check_depth
 from .errors import DriftError

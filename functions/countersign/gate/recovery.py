@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 
 from ..core.cards import CardState, Refusal
+from ..store.cards import Card, CardCommit
 from ..store.errors import NotFound
-from ..store.records import Card, CardCommit
 from ..toolkit import ActionError
 from .cards import CardDesk
 from .errors import DriftError
@@ -66,7 +66,7 @@ def recover(desk: CardDesk, card: Card, now: int) -> Card:
         desk.event("card_recovered")
         return settled
     except Refusal:
-        return desk.store.get_card(card.workspace_id, card.id, desk.now())
+        return desk.cards.get_card(card.workspace_id, card.id, desk.now())
 
 
 def _resume_outside(desk: CardDesk, card: Card, now: int) -> Card:
@@ -75,7 +75,7 @@ def _resume_outside(desk: CardDesk, card: Card, now: int) -> Card:
                                    (desk.audit(card, "recovered", SYSTEM, SYSTEM, now, "resumed"),),
                                    run=card.run, lease_until=now + desk.settings.run_lease, step=True))
     try:
-        person = desk.store.get_person(card.workspace_id, card.person_id)
+        person = desk.workspaces.get_person(card.workspace_id, card.person_id)
         q = desk.question_of(card, person, now)
         effect = q.effect()
     except (DriftError, ActionError, NotFound) as exc:
@@ -91,7 +91,7 @@ def _resume_outside(desk: CardDesk, card: Card, now: int) -> Card:
 def sweep(desk: CardDesk, now: int, limit: int = 50) -> int:
     """Settle every running card whose lease lapsed before ``now``; how many were settled."""
     settled = 0
-    for card in desk.store.running_cards(now, limit):
+    for card in desk.cards.running_cards(now, limit):
         try:
             recover(desk, card, now)
             settled += 1

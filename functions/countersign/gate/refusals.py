@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import logging
 
-from ..store.interface import Store
-from ..store.records import AuditEntry, Card
+from ..store.cards import AuditEntry, Card, CardStore
 
 log = logging.getLogger("countersign.gate")
 
@@ -24,16 +23,16 @@ MAX_REFUSALS = 20
 LAST_KEPT = " (the card's last refusal recorded: later ones are not)"
 
 
-def record_refusal(store: Store, card: Card, actor: str, channel: str, at: int, detail: str) -> None:
+def record_refusal(cards: CardStore, card: Card, actor: str, channel: str, at: int, detail: str) -> None:
     """Append a ``refused`` entry for ``card`` unless it holds :data:`MAX_REFUSALS` already (a
     read of the trail first: refusals are rare, and never on a call's way to its answer)."""
-    kept = sum(e.event == "refused" for e in store.audit_trail(card.workspace_id, card.id))
+    kept = sum(e.event == "refused" for e in cards.audit_trail(card.workspace_id, card.id))
     if kept >= MAX_REFUSALS:
         log.warning("card %s refused again (%s, %s): not recorded, it has %d refusals", card.id, channel,
                     actor, kept)
         return
     last = kept == MAX_REFUSALS - 1
-    store.append_audit(AuditEntry(
+    cards.append_audit(AuditEntry(
         card_id=card.id, workspace_id=card.workspace_id, at=at, event="refused", actor=actor, channel=channel,
         connection_id=card.connection_id or None, detail=detail + LAST_KEPT if last else detail,
     ))

@@ -10,7 +10,7 @@ from typing import Any
 from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, reported_state
 from ..core.preview import Preview
 from ..core.times import iso
-from ..store.records import Card
+from ..store.cards import Card
 
 HELD_INSTRUCTIONS = (
     "This action is waiting for a person; it has not run. Give the person the confirmationUrl "

@@ -22,8 +22,10 @@ from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..core.statement import statement_mismatch
+from ..store.cards import Card, CardCommit
+from ..store.connections import Connection
 from ..store.errors import Conflict
-from ..store.records import Card, CardCommit, Connection, Person, Workspace
+from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError, Effect, Phase, Unavailable
 from .cards import CardDesk
 from .errors import DriftError
@@ -80,7 +82,7 @@ def _passkey_check(desk: CardDesk, card: Card, q: Question, answer: Answer, now:
     if problem is None:
         return
     if not new:
-        record_refusal(desk.store, card, answer.actor, answer.channel, now, problem)
+        record_refusal(desk.cards, card, answer.actor, answer.channel, now, problem)
     message = refusal_message(q.tool) if passkey is None else f"The passkey confirmation was refused: {problem}. " \
         "Nothing ran."
     raise Refusal(RefusalReason.PASSKEY_REQUIRED, message)
@@ -222,7 +224,7 @@ def run_unheld(desk: CardDesk, q: Question) -> dict:
             if effect.outside is not None:
                 result.update(effect.outside.call(key))
             for phase in effect.phases:
-                desk.store.write_docs(q.ctx.workspace.id, list(phase.writes))
+                desk.docs.write_docs(q.ctx.workspace.id, list(phase.writes))
         except Conflict:
             if attempt == ATTEMPTS - 1:
                 break

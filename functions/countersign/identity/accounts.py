@@ -9,10 +9,11 @@ import time
 from dataclasses import dataclass
 
 from ..core.ids import new_id, new_secret_token
-from ..store import checks
+from ..store import Store
+from ..store.connections import Connection
 from ..store.errors import BadInput
-from ..store.interface import Store
-from ..store.records import Connection, Person, Workspace, secret_hash
+from ..store.hashes import secret_hash
+from ..store.workspaces import Person, Workspace, check_workspace_name
 from .desk import Desk
 
 CONNECTION_TOKEN_PREFIX = "cs_"
@@ -38,10 +39,10 @@ def create_workspace(
     """A new workspace and its owner, in one transaction: an owner's email that already belongs
     to a member (:class:`Conflict`) leaves no workspace behind."""
     now = _now() if now is None else now
-    name = checks.check_workspace_name(name or "")
+    name = check_workspace_name(name or "")
     workspace = Workspace(id=new_id("w_"), name=name, created_at=now)
     owner = _person(workspace.id, owner_email, "owner", owner_name, now)
-    store.create_workspace(workspace, owner)
+    store.workspaces.create_workspace(workspace, owner)
     return workspace, owner
 
 
@@ -51,7 +52,7 @@ def add_person(
     """A new member of an existing workspace (:class:`NotFound` if there is none with that id;
     :class:`Conflict` if the email already belongs to a member, of this workspace or another)."""
     person = _person(workspace_id, email, role, name, _now() if now is None else now)
-    store.create_person(person)
+    store.workspaces.create_person(person)
     return person
 
 
@@ -75,11 +76,11 @@ def create_connection(
         raise BadInput("name", "a connection needs a name of 1 to 100 characters")
     if not name.isprintable():  # as an OAuth client's name is kept (surfaces.oauth.provider, cimd)
         raise BadInput("name", "a connection's name is one line, without control characters")
-    store.get_person(workspace_id, person_id)
+    store.workspaces.get_person(workspace_id, person_id)
     token = new_secret_token(CONNECTION_TOKEN_PREFIX)
     connection = Connection(id=new_id("k_"), workspace_id=workspace_id, person_id=person_id, name=name,
                             token_hash=secret_hash(token), created_at=_now() if now is None else now)
-    store.create_connection(connection)
+    store.connections.create_connection(connection)
     return NewConnection(connection, token)
 
 
@@ -87,7 +88,7 @@ def revoke_connection(desk: Desk, workspace_id: str, connection: Connection, act
                       channel: str = "page") -> tuple[Connection, int]:
     """Revoke ``connection`` (every token of it stops at once) and withdraw the cards it filed that
     still wait. Returns the connection as revoked and how many cards were withdrawn."""
-    revoked = desk.store.revoke_connection(workspace_id, connection.id, desk.now())
+    revoked = desk.store.connections.revoke_connection(workspace_id, connection.id, desk.now())
     withdrawn = desk.withdraw_waiting(workspace_id, connection.person_id, actor, channel,
                                       REVOKED_REASON.format(name=revoked.name), connection_id=connection.id)
     return revoked, withdrawn

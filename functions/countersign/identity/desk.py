@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..settings import Settings
-from ..store.interface import Store
+from ..store import Store
 
 
 class Desk(Protocol):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..store.errors import BadInput, NotFound
-from ..store.records import Person
+from ..store.workspaces import Person
 from .accounts import revoke_connection
 from .desk import Desk
 
@@ -32,22 +32,22 @@ def remove_member(desk: Desk, person: Person, actor: str = "system", channel: st
     for the workspace's last owner; :class:`~countersign.store.errors.Conflict` if their role changed
     meanwhile (everything before the last step done: run it again)."""
     store, workspace_id = desk.store, person.workspace_id
-    owners = [p for p in store.list_persons(workspace_id) if p.role == "owner"]
+    owners = [p for p in store.workspaces.list_persons(workspace_id) if p.role == "owner"]
     if person.role == "owner" and len(owners) <= 1:
         raise BadInput("email", f"{person.email} is the workspace's last owner; make another member an owner "
                                 "first (grant_role), then remove them. Nothing changed.")
     revoked = withdrawn = 0
-    for connection in store.list_connections(workspace_id, person.id):
+    for connection in store.connections.list_connections(workspace_id, person.id):
         if not connection.revoked:
             withdrawn += revoke_connection(desk, workspace_id, connection, actor=actor, channel=channel)[1]
             revoked += 1
     withdrawn += desk.withdraw_waiting(workspace_id, person.id, actor, channel,
                                        REMOVED_REASON.format(email=person.email))
-    passkeys = store.list_passkeys(workspace_id, person.id)
+    passkeys = store.passkeys.list_passkeys(workspace_id, person.id)
     for passkey in passkeys:
         try:
-            store.remove_passkey(workspace_id, person.id, passkey.credential_id)
+            store.passkeys.remove_passkey(workspace_id, person.id, passkey.credential_id)
         except NotFound:  # removed meanwhile
             pass
-    store.remove_person(workspace_id, person.id, person.role)
+    store.workspaces.remove_person(workspace_id, person.id, person.role)
     return Removed(person, revoked, withdrawn, len(passkeys))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..store.records import Connection, Person, Workspace
+from ..store.connections import Connection
+from ..store.workspaces import Person, Workspace
 
 
 @dataclass(frozen=True)

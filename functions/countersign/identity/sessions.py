@@ -18,10 +18,13 @@ import time
 from dataclasses import dataclass
 
 from ..core.ids import new_secret_token
+from ..store import Store
 from ..store.callers import Owner, Owners
+from ..store.cards import Card
 from ..store.errors import NotFound
-from ..store.interface import Store
-from ..store.records import Card, Person, Session, SignInToken, Workspace, secret_hash
+from ..store.hashes import secret_hash
+from ..store.sessions import Session, SignInToken
+from ..store.workspaces import Person, Workspace
 
 SIGNIN_TTL_SECONDS = 15 * 60
 NOBODY = "-"  # the person and workspace of a sign-in token minted for an address that is no member's
@@ -50,7 +53,7 @@ def mint_signin_token(store: Store, person: Person | None, now: int | None = Non
     now = int(time.time()) if now is None else now
     token = new_secret_token()
     person_id, workspace_id = (person.id, person.workspace_id) if person is not None else (NOBODY, NOBODY)
-    store.put_signin_token(SignInToken(secret_hash(token), person_id, workspace_id, now + SIGNIN_TTL_SECONDS))
+    store.sessions.put_signin_token(SignInToken(secret_hash(token), person_id, workspace_id, now + SIGNIN_TTL_SECONDS))
     return token
 
 
@@ -67,7 +70,7 @@ class SigninLink:
 def signin_link(store: Store, email: str, public_url: str, now: int) -> SigninLink:
     """The same work for every address: look it up and store a token (bound to nobody for a
     stranger)."""
-    person = store.get_person_by_email(email)
+    person = store.workspaces.get_person_by_email(email)
     token = mint_signin_token(store, person, now=now)
     return SigninLink(person.email if person is not None else email, f"{public_url}/signin#token={token}",
                       person is not None)
@@ -76,11 +79,12 @@ def signin_link(store: Store, email: str, public_url: str, now: int) -> SigninLi
 def redeem_signin_token(store: Store, token: str, now: int) -> tuple[Person, Workspace] | None:
     """Spend a sign-in token (once, within its 15 minutes): the member it signs in, or None for a
     token that is invalid, expired, already spent, a stranger's, or whose member was removed."""
-    record = store.consume_signin_token(secret_hash(token), now) if token else None
+    record = store.sessions.consume_signin_token(secret_hash(token), now) if token else None
     if record is None:
         return None
     try:
-        return store.get_person(record.workspace_id, record.person_id), store.get_workspace(record.workspace_id)
+        person = store.workspaces.get_person(record.workspace_id, record.person_id)
+        return person, store.workspaces.get_workspace(record.workspace_id)
     except NotFound:
         return None
 
@@ -93,7 +97,7 @@ def start_session(store: Store, owners: Owners, person: Person, workspace: Works
         session_hash=secret_hash(session_id), person_id=person.id, workspace_id=workspace.id,
         csrf_token=secrets.token_urlsafe(32), created_at=now, expires_at=now + SESSION_TTL_SECONDS,
     )
-    store.create_session(session)
+    store.sessions.create_session(session)
     owners.remember(session.session_hash, Owner(workspace.id, person.id))
     return session_id, Signed(session, person, workspace)
 
@@ -107,16 +111,16 @@ def resolve_session(store: Store, owners: Owners, session_id: str | None, now: i
     session_hash = secret_hash(session_id)
     owner = owners.get(session_hash)  # whose it is, when this process has seen it: one read
     if owner is not None:  # a card's page or click reads the card in the same request
-        found = (store.get_session_and_card(session_hash, owner, now, card_id) if card_id is not None
-                 else store.get_session_as(session_hash, owner, now))
+        found = (store.callers.get_session_and_card(session_hash, owner, now, card_id) if card_id is not None
+                 else store.callers.get_session_as(session_hash, owner, now))
         if found is not None:
             live, workspace, person, *card = found
             return Signed(live, person, workspace, *card)
-    session = store.get_session(session_hash, now)
+    session = store.sessions.get_session(session_hash, now)
     if session is None:
         return None
     try:
-        workspace, person = store.get_member(session.workspace_id, session.person_id)
+        workspace, person = store.workspaces.get_member(session.workspace_id, session.person_id)
     except NotFound:  # the member was removed: the session ends with them
         return None
     owners.remember(session_hash, Owner(session.workspace_id, session.person_id))

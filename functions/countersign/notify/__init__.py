@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..settings import Settings
-from ..store.interface import Store
+from ..store import Store
 from .cards import EVENTS, CardNotifier, SettingsSource
 from .interface import DEFAULT_FROM_ADDRESS, Email, Sender, SendError
 from .message import compose_pending, render

@@ -2,15 +2,16 @@
 most one email per person per interval.
 
 Filing a card records its notification in the same transaction (the transactional outbox,
-:class:`~countersign.store.interface.OutboxStore`), so a crash right after filing loses no email.
+:class:`~countersign.store.outbox.OutboxStore`), so a crash right after filing loses no email.
 Delivery leases the notification (one sender at a time), decides, sends, and marks it done:
 
 * the person turned *Agent requests email* off → done, nothing sent;
 * their address bounced for good or reported a card email as spam (SES's feedback,
   :mod:`countersign.surfaces.background.feedback`) → done as ``email_suppressed``, nothing sent;
-* one conditional write (:meth:`Store.claim_email_slot`) decides the rate limit: of a burst of
-  cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL`` seconds exactly one sends — its
-  email lists every card that waits — and the others are done as rate limited. The claim names
+* one conditional write (:meth:`~countersign.store.limits.LimitStore.claim_email_slot`) decides
+  the rate limit: of a burst of cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL``
+  seconds exactly one sends — its email lists every card that waits — and the others are done
+  as rate limited. The claim names
   its notification, so if its sender dies before sending, the retry may claim again;
 * nothing waits any more (answered before we looked) → the slot is released, done;
 * a card filed while this process holds the person's slot because it *sent* an email under it
@@ -41,9 +42,13 @@ from collections.abc import Callable
 from ..core.cards import CardState
 from ..core.crash_points import crash_point
 from ..settings import Settings
+from ..store import Store
+from ..store.cards import Card, CardStore
 from ..store.errors import NotFound
-from ..store.interface import Store
-from ..store.records import Card, Notification, Person
+from ..store.limits import LimitStore
+from ..store.outbox import Notification, OutboxStore
+from ..store.suppressions import SuppressionStore
+from ..store.workspaces import Person, WorkspaceStore
 from .interface import Email, Sender, SendError
 from .message import MAX_TITLES, compose_pending
 
@@ -89,7 +94,13 @@ class CardNotifier:
         on_event: Callable[[str], None] | None = None,
         pause: Callable[[float], None] = time.sleep,
     ):
-        self.store = store
+        # the roles it works through: the outbox it delivers, the cards an email lists, the person it
+        # goes to, whether their address is suppressed, and the email slot that limits how often
+        self.outbox: OutboxStore = store.outbox
+        self.cards: CardStore = store.cards
+        self.workspaces: WorkspaceStore = store.workspaces
+        self.suppressions: SuppressionStore = store.suppressions
+        self.limits: LimitStore = store.limits
         self.pause = pause
         self.sender = sender
         self._settings = settings
@@ -150,7 +161,7 @@ class CardNotifier:
         """Lease and deliver one card's notification; never raises."""
         now = int(self.clock())
         try:
-            notification = self.store.lease_notification(card_id, now, self.settings.run_lease)
+            notification = self.outbox.lease_notification(card_id, now, self.settings.run_lease)
         except Exception:
             log.exception("leasing the notification of card %s failed; the sweep retries it", card_id)
             return None
@@ -171,7 +182,7 @@ class CardNotifier:
         of the email slot does not stop that second email (docs/guarantees.md, "Emails")."""
         for attempt in range(FINISH_ATTEMPTS):
             try:
-                self.store.finish_notification(card_id, int(self.clock()), outcome)
+                self.outbox.finish_notification(card_id, int(self.clock()), outcome)
                 return
             except Exception:
                 if attempt == FINISH_ATTEMPTS - 1:
@@ -183,7 +194,7 @@ class CardNotifier:
 
     def sweep(self, limit: int = 50) -> int:
         """Deliver every notification that is due (or whose sender died); how many were tried."""
-        due = self.store.due_notifications(int(self.clock()), limit)
+        due = self.outbox.due_notifications(int(self.clock()), limit)
         for notification in due:
             self.deliver(notification.card_id)
         return len(due)
@@ -194,14 +205,14 @@ class CardNotifier:
         """The outcome to record, or None when the send failed and the notification waits again."""
         settings = self.settings
         try:
-            person = self.store.get_person(n.workspace_id, n.person_id)
+            person = self.workspaces.get_person(n.workspace_id, n.person_id)
         except NotFound:
             return FAILED  # the person is gone: nobody to tell
         if not person.agent_requests_email:
             return DISABLED
-        if self.store.address_suppression(person.email) is not None:
+        if self.suppressions.address_suppression(person.email) is not None:
             return SUPPRESSED
-        if not self.store.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
+        if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
         try:
             email = self.compose(person, n.card_id, now, settings)
@@ -226,18 +237,18 @@ class CardNotifier:
             log.error("giving up on the email about card %s after %d attempts", n.card_id, n.attempts + 1)
             return FAILED
         try:
-            self.store.retry_notification(n.card_id, now, now + min(3600, BACKOFF_SECONDS * 2**n.attempts))
+            self.outbox.retry_notification(n.card_id, now, now + min(3600, BACKOFF_SECONDS * 2**n.attempts))
         except Exception:
             log.exception("putting back the notification of card %s failed; its lease lapses instead", n.card_id)
         return None
 
     def compose(self, person: Person, card_id: str, now: int, settings: Settings) -> Email | None:
         """The email for ``person`` listing what waits on them now, or None if nothing does."""
-        cards, cursor = self.store.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE)
+        cards, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE)
         count, titles, seen = len(cards), [c.title for c in cards], {c.id for c in cards}
         pages = 1
         while cursor is not None and pages < MAX_PAGES:
-            more, cursor = self.store.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE, cursor=cursor)
+            more, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE, cursor=cursor)
             count += len(more)
             seen.update(c.id for c in more)
             if len(titles) < MAX_TITLES:
@@ -245,7 +256,7 @@ class CardNotifier:
             pages += 1
         if card_id not in seen and cursor is None:
             # A just-filed card can be missing from an eventually consistent index (DynamoDB GSI).
-            card = self.store.get_card(person.workspace_id, card_id, now)
+            card = self.cards.get_card(person.workspace_id, card_id, now)
             if card.state is CardState.PENDING:
                 count += 1
                 titles.append(card.title)
@@ -274,7 +285,7 @@ class CardNotifier:
             if self._slots.get(person.id, (None,))[0] == claimed_at:
                 del self._slots[person.id]
         try:
-            self.store.release_email_slot(person.id, claimed_at)
+            self.limits.release_email_slot(person.id, claimed_at)
         except Exception:
             log.exception("releasing the email slot of %s failed; the next email waits for the interval", person.id)
 

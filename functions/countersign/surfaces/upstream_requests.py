@@ -8,7 +8,8 @@ from typing import Any
 
 from ..gate.cards import CardDesk
 from ..gate.question import Question
-from ..store.records import Card, Person
+from ..store.cards import Card
+from ..store.workspaces import Person
 from ..toolsets.gateway.config import load_all
 from ..toolsets.gateway.requests import view
 from ..toolsets.gateway.seal import Sealer

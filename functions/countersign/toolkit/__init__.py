@@ -28,10 +28,19 @@ from __future__ import annotations
 
 from ..logs.redaction import MIN_HELD, hold_secret
 from ..settings import Settings
-from ..store.checks import MAX_WORKSPACE_NAME
+from ..store.docs import (
+    MAX_DOC_WRITES,
+    Doc,
+    DocReader,
+    DocStore,
+    DocWrite,
+    RoleWrite,
+    SettingWrite,
+    WorkspaceNameWrite,
+    Write,
+)
 from ..store.errors import Conflict
-from ..store.interface import MAX_DOC_WRITES, DocReader, DocStore
-from ..store.records import MANAGERS, Doc, DocWrite, RoleWrite, SettingWrite, WorkspaceNameWrite, Write
+from ..store.workspaces import MANAGERS, MAX_WORKSPACE_NAME
 from .actions import (
     ALWAYS,
     CLIENT,

@@ -26,8 +26,8 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from ..core.preview import Preview
+from ..store.docs import DocStore
 from ..store.errors import Conflict
-from ..store.interface import DocStore
 from .arguments import ArgumentError, parse_arguments
 from .context import ActionContext
 from .effects import Effect, Outside, Phase

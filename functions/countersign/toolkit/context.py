@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..store.interface import DocReader, Store
-from ..store.records import Connection, Person, Workspace
+from ..store import Store
+from ..store.connections import Connection
+from ..store.docs import DocReader
+from ..store.workspaces import Person, Workspace, WorkspaceStore
 
 
 @dataclass(frozen=True)
@@ -25,11 +27,17 @@ class ActionContext:
     load_workspace: Callable[[str], Workspace] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
+    def reading(cls, docs: DocReader, workspaces: WorkspaceStore, workspace: Workspace, person: Person,
+                connection: Connection | None, now: int) -> ActionContext:
+        """A context reading ``docs``, and members and the workspace record from ``workspaces``."""
+        return cls(docs, workspace, person, connection, now, load_members=workspaces.list_persons,
+                   load_workspace=workspaces.get_workspace)
+
+    @classmethod
     def of(cls, store: Store, workspace: Workspace, person: Person, connection: Connection | None,
            now: int) -> ActionContext:
-        """A context reading through ``store`` (documents, members, the workspace record)."""
-        return cls(store, workspace, person, connection, now, load_members=store.list_persons,
-                   load_workspace=store.get_workspace)
+        """A context reading through ``store``'s roles (:meth:`reading` its docs and workspaces)."""
+        return cls.reading(store.docs, store.workspaces, workspace, person, connection, now)
 
     @property
     def workspace_id(self) -> str:

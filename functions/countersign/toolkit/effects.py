@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..store.records import Write
+from ..store.docs import Write
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,12 @@ import logging
 from dataclasses import dataclass, replace
 
 from ...core.ids import new_secret_token
+from ...store.authorizations import IssuedCode, PendingAuthorization
+from ...store.connections import Connection
 from ...store.errors import NotFound
-from ...store.interface import Store
-from ...store.oauth_records import IssuedCode, OAuthGrant, PendingAuthorization
-from ...store.records import Connection, Person, Workspace, secret_hash
+from ...store.grants import GrantStore, OAuthGrant
+from ...store.hashes import secret_hash
+from ...store.workspaces import Person, Workspace
 from .. import accounts
 from ..accounts import revoke_connection
 from ..desk import Desk
@@ -64,18 +66,18 @@ def allow(desk: Desk, pending: PendingAuthorization, person: Person, workspace: 
     # the tokens of its grant.
     code = new_secret_token(CODE_PREFIX)
     try:
-        client = store.get_oauth_client(pending.client_id, now)
+        client = store.authorizations.get_oauth_client(pending.client_id, now)
         if client is not None and client.expires_at is not None and not is_document_url(client.client_id):
             # A registered client (not a metadata document, which is fetched again) that a person
             # has allowed is kept for good: its refresh tokens name it.
-            store.put_oauth_client(replace(client, expires_at=None))
+            store.authorizations.put_oauth_client(replace(client, expires_at=None))
         grant = OAuthGrant(
             connection_id=made.connection.id, workspace_id=workspace.id, person_id=person.id,
             client_id=pending.client_id, client_name=made.connection.name, redirect_uri=pending.redirect_uri,
             created_at=now, code_hash=secret_hash(code),
         )
-        store.put_oauth_grant(grant)
-        store.put_issued_code(IssuedCode(
+        store.grants.put_oauth_grant(grant)
+        store.authorizations.put_issued_code(IssuedCode(
             code_hash=secret_hash(code), client_id=pending.client_id, connection_id=made.connection.id,
             workspace_id=workspace.id, person_id=person.id, redirect_uri=pending.redirect_uri,
             redirect_uri_provided_explicitly=pending.redirect_uri_provided_explicitly,
@@ -87,7 +89,7 @@ def allow(desk: Desk, pending: PendingAuthorization, person: Person, workspace: 
         # never be used, so it is revoked at once rather than left in Settings as if it worked.
         log.warning("oauth allow failed after its connection was made; revoking connection %s", made.connection.id)
         try:
-            store.revoke_connection(workspace.id, made.connection.id, now)
+            store.connections.revoke_connection(workspace.id, made.connection.id, now)
         except Exception:  # the store refuses writes altogether: the connection has no token anyone holds
             log.exception("could not revoke connection %s", made.connection.id)
         raise
@@ -141,10 +143,10 @@ def settle(desk: Desk, workspace_id: str, connections: list[Connection], grants:
 def _settle_one(desk: Desk, workspace_id: str, connection: Connection, grant: OAuthGrant, used: bool,
                 now: int) -> tuple[Connection, OAuthGrant]:
     assert grant.code_hash is not None
-    spent = None if used else desk.store.issued_code_spent(grant.code_hash)
+    spent = None if used else desk.store.authorizations.issued_code_spent(grant.code_hash)
     state = judge(grant, spent, used, now)
     if state == CONNECTED:
-        desk.store.forget_grant_code(workspace_id, connection.id)
+        desk.store.grants.forget_grant_code(workspace_id, connection.id)
         grant = replace(grant, code_hash=None)
     elif state == UNFINISHED:
         connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
@@ -152,16 +154,16 @@ def _settle_one(desk: Desk, workspace_id: str, connection: Connection, grant: OA
     return connection, grant
 
 
-def connected(store: Store, record: IssuedCode) -> None:
+def connected(grants: GrantStore, record: IssuedCode) -> None:
     """The client spent the code of its grant and has its tokens: the grant forgets the code."""
-    store.forget_grant_code(record.workspace_id, record.connection_id)
+    grants.forget_grant_code(record.workspace_id, record.connection_id)
 
 
 def end_grant(desk: Desk, workspace_id: str, connection_id: str, why: str) -> None:
     """The server ends a grant (a replayed code or refresh token, or the client revoking): the
     connection is revoked as if its person had, its waiting cards withdrawn."""
     try:
-        connection = desk.store.get_connection(workspace_id, connection_id)
+        connection = desk.store.connections.get_connection(workspace_id, connection_id)
     except NotFound:
         return
     if not connection.revoked:

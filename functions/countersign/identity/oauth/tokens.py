@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.ids import new_secret_token
+from ...store import Store
+from ...store.authorizations import IssuedCode
 from ...store.callers import Owner, Owners
+from ...store.connections import ConnectionStore
 from ...store.errors import NotFound
-from ...store.interface import Store
-from ...store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken
-from ...store.records import secret_hash
+from ...store.grants import ACCESS, REFRESH, IssuedToken
+from ...store.hashes import secret_hash
 from ..principal import Principal
 from . import ACCESS_PREFIX, ACCESS_TTL, REFRESH_PREFIX, REFRESH_TTL, same_resource
 
@@ -70,14 +72,14 @@ def verify_access(store: Store, token: str, resource: str | None, now: int,
         return INVALID
     token_hash = secret_hash(token)
     owner = owners.get(token_hash) if owners is not None else None
-    found = store.get_access_as(token_hash, owner, now) if owner is not None else None
+    found = store.callers.get_access_as(token_hash, owner, now) if owner is not None else None
     if found is None:  # not seen here before: the token says whose it is, then one read of the rest
-        issued = store.get_issued_token(token_hash, now)
+        issued = store.grants.get_issued_token(token_hash, now)
         refused = _refusal(issued, resource)
         if refused is not None or issued is None:
             return refused or INVALID
         owner = Owner(issued.workspace_id, issued.person_id, issued.connection_id)
-        found = store.get_access_as(token_hash, owner, now)
+        found = store.callers.get_access_as(token_hash, owner, now)
         if found is None:  # its connection or member is gone (or it expired in between)
             return INVALID
         if owners is not None:
@@ -96,9 +98,9 @@ def _refusal(issued: IssuedToken | None, resource: str | None) -> str | None:
     return None
 
 
-def grant_is_live(store: Store, workspace_id: str, connection_id: str) -> bool:
+def grant_is_live(connections: ConnectionStore, workspace_id: str, connection_id: str) -> bool:
     """Whether the grant's connection still exists and is not revoked."""
     try:
-        return not store.get_connection(workspace_id, connection_id).revoked
+        return not connections.get_connection(workspace_id, connection_id).revoked
     except NotFound:
         return False

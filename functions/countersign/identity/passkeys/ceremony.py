@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ...core.statement import b64u, unb64u
-from ...store.records import Passkey
+from ...store.passkeys import Passkey
 
 TIMEOUT_MS = 120_000
 

@@ -12,8 +12,8 @@ import secrets
 from typing import Any
 
 from ...core.statement import b64u, challenge_hash, unb64u
-from ...store.interface import Store
-from ...store.records import Passkey, PasskeyChallenge
+from ...store import Store
+from ...store.passkeys import Passkey, PasskeyChallenge
 from .ceremony import PasskeyError, RelyingParty, client_data, credential_id_of, verify_assertion
 
 CHALLENGE_TTL = 300  # registration, sign-in and removal; a confirmation's is shorter (statement.CONFIRM_TTL)
@@ -27,7 +27,7 @@ def issue(store: Store, purpose: str, now: int, workspace_id: str = "", person_i
           challenge: bytes | None = None, ttl: int = CHALLENGE_TTL, card_id: str = "", statement: str = "") -> bytes:
     """A fresh challenge, stored (by hash) for one use until ``now + ttl``."""
     raw = challenge if challenge is not None else secrets.token_bytes(32)
-    store.put_passkey_challenge(PasskeyChallenge(
+    store.passkeys.put_passkey_challenge(PasskeyChallenge(
         challenge_hash=challenge_hash(raw), purpose=purpose, workspace_id=workspace_id, person_id=person_id,
         challenge=b64u(raw), expires_at=now + ttl, card_id=card_id, statement=statement))
     return raw
@@ -40,7 +40,7 @@ def spend(store: Store, credential: Any, purpose: str, now: int) -> tuple[Passke
         challenge = unb64u(data["challenge"])
     except (PasskeyError, KeyError, TypeError, ValueError):
         raise PasskeyError("its answer could not be read.") from None
-    record = store.take_passkey_challenge(challenge_hash(challenge), now)
+    record = store.passkeys.take_passkey_challenge(challenge_hash(challenge), now)
     if record is None or record.purpose != purpose:
         raise PasskeyError("it answered a challenge that is unknown, used already or expired.")
     return record, challenge
@@ -50,11 +50,11 @@ def check(store: Store, rp: RelyingParty, credential: Any, challenge: bytes, per
           now: int) -> Passkey:
     """Verify an assertion and note its passkey's use; ``person`` (workspace, person): it must be
     one of theirs."""
-    passkey = store.get_passkey(credential_id_of(credential))
+    passkey = store.passkeys.get_passkey(credential_id_of(credential))
     if passkey is None:
         raise PasskeyError("this passkey is not registered (it may have been removed).")
     if person is not None and (passkey.workspace_id, passkey.person_id) != person:
         raise NotYours("this passkey belongs to someone else.")
     count = verify_assertion(rp, credential, challenge, passkey)
-    store.note_passkey_use(passkey.credential_id, count, now)
+    store.passkeys.note_passkey_use(passkey.credential_id, count, now)
     return passkey

@@ -350,7 +350,7 @@ def card_from(v: dict[str, Any]) -> Card:
 
 def listed_card_from(v: dict[str, Any]) -> Card:
     """A card from its gsi1 entry, which projects only what a listing shows (store/table.py
-    ``GSI1_ATTRIBUTES``): :func:`countersign.store.records.listed`'s shape."""
+    ``GSI1_ATTRIBUTES``): :func:`countersign.store.cards.listed`'s shape."""
     return Card(
         **pick(v, (k for k in CARD_PLAIN if k not in ("version", "fingerprint", "ticket"))),
         fingerprint="", ticket="", arguments={}, subject=None, run=None,

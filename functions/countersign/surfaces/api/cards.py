@@ -20,8 +20,8 @@ from ...gate import clicks
 from ...gate.replies import decline_reason
 from ...identity.sessions import Signed
 from ...runtime import Runtime
+from ...store.cards import Card
 from ...store.errors import NotFound
-from ...store.records import Card
 from ...toolkit import Unavailable
 from .errors import ApiError, not_found
 from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
@@ -45,7 +45,8 @@ class ConnectionNames:
             return None
         if connection_id not in self.names:
             try:
-                self.names[connection_id] = self.runtime.store.get_connection(self.workspace_id, connection_id).name
+                connections = self.runtime.store.connections
+                self.names[connection_id] = connections.get_connection(self.workspace_id, connection_id).name
             except NotFound:
                 self.names[connection_id] = None
         return self.names[connection_id]
@@ -113,10 +114,10 @@ def _page(cards: list[Card], cursor: str | None, names: ConnectionNames) -> dict
     views = [card_view(c, names(c.connection_id)) for c in cards]
     runtime, workspace_id = names.runtime, names.workspace_id
     if any(c.state is CardState.PENDING for c in cards) and \
-            runtime.store.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
+            runtime.store.workspaces.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
         for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each
             if c.state is CardState.PENDING:
-                view["passkeyRequired"] = runtime.desk.card_needs_passkey(runtime.store.get_card(
+                view["passkeyRequired"] = runtime.desk.card_needs_passkey(runtime.store.cards.get_card(
                     workspace_id, c.id, runtime.desk.now()))
     return {"cards": views, "nextCursor": cursor}
 
@@ -132,12 +133,12 @@ def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, lim
     """Cards waiting on the signed-in person, oldest first."""
     runtime = runtime_of(request)
     now = runtime.desk.now()
-    cards, after = runtime.store.list_pending_cards(
+    cards, after = runtime.store.cards.list_pending_cards(
         signed.workspace.id, signed.person.id, now, limit=limit, cursor=cursor or None)
     page = _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
     # how many wait in all: this page's, unless more follow (then counted: the page says "25", not "20")
     page["waiting"] = len(cards) if after is None and cursor is None else (
-        runtime.store.count_pending_cards(signed.workspace.id, signed.person.id, now))
+        runtime.store.cards.count_pending_cards(signed.workspace.id, signed.person.id, now))
     return page
 
 
@@ -145,7 +146,7 @@ def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, lim
 def history(request: Request, signed: SignedIn, cursor: str | None = Cursor, limit: int = Limit) -> dict:
     """Answered (and lapsed) cards of the signed-in person, newest first."""
     runtime = runtime_of(request)
-    cards, after = runtime.store.list_card_history(
+    cards, after = runtime.store.cards.list_card_history(
         signed.workspace.id, signed.person.id, runtime.desk.now(), limit=limit, cursor=cursor or None)
     return _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
 
@@ -160,13 +161,13 @@ def one(card_id: str, request: Request, signed: SignedIn) -> dict:
 def _refused(runtime: Runtime, signed: Signed, card_id: str, refusal: Refusal) -> ApiError:
     if refusal.reason is RefusalReason.NOT_YOURS:
         return _not_yours()
-    card = runtime.store.get_card(signed.workspace.id, card_id, runtime.desk.now())
+    card = runtime.store.cards.get_card(signed.workspace.id, card_id, runtime.desk.now())
     return ApiError(409, refusal.reason.value, refusal.message, card=_view(runtime, signed, card))
 
 
 def unavailable(runtime: Runtime, signed: Signed, card_id: str, exc: Unavailable) -> ApiError:
     """A confirm that could not reach what the card depends on: 503, the card as it stands (still pending)."""
-    card = runtime.store.get_card(signed.workspace.id, card_id, runtime.desk.now())
+    card = runtime.store.cards.get_card(signed.workspace.id, card_id, runtime.desk.now())
     return ApiError(503, exc.code, exc.message, headers={"Retry-After": "5"}, card=_view(runtime, signed, card))
 
 

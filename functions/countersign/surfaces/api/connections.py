@@ -12,9 +12,9 @@ from ...core.times import iso
 from ...identity import accounts
 from ...identity.oauth.grants import settle
 from ...identity.oauth.redirects import host_of
+from ...store.connections import Connection
 from ...store.errors import NotFound
-from ...store.oauth_records import OAuthGrant
-from ...store.records import Connection
+from ...store.grants import OAuthGrant
 from .errors import ApiError, not_found
 from .schemas import ConnectionList, NewConnectionBody, NewConnectionView, RevokedView, errors
 from .session import CARD_ID, Acting, SignedIn, runtime_of
@@ -36,10 +36,10 @@ def list_connections(request: Request, signed: SignedIn) -> dict:
     """The person's connections, with when each was last used and, for OAuth clients, which one."""
     runtime = runtime_of(request)
     store = runtime.store
-    grants = {g.connection_id: g for g in store.list_oauth_grants(signed.workspace.id, signed.person.id)}
-    used = store.connections_last_used(signed.workspace.id)
-    settled = settle(runtime.desk, signed.workspace.id, store.list_connections(signed.workspace.id, signed.person.id),
-                     grants, used)
+    grants = {g.connection_id: g for g in store.grants.list_oauth_grants(signed.workspace.id, signed.person.id)}
+    used = store.connections.connections_last_used(signed.workspace.id)
+    listed = store.connections.list_connections(signed.workspace.id, signed.person.id)
+    settled = settle(runtime.desk, signed.workspace.id, listed, grants, used)
     return {"connections": [connection_view(c, used.get(c.id), grant) for c, grant in settled]}
 
 
@@ -61,13 +61,13 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
     if not CARD_ID.fullmatch(connection_id):
         raise not_found("connection")
     try:
-        connection = store.get_connection(signed.workspace.id, connection_id)
+        connection = store.connections.get_connection(signed.workspace.id, connection_id)
     except NotFound:
         raise not_found("connection") from None
     if connection.person_id != signed.person.id:
         raise ApiError(403, "not_yours", "This connection belongs to someone else; only they can revoke it.")
     connection, withdrawn = accounts.revoke_connection(runtime.desk, signed.workspace.id, connection,
                                                        actor=f"person:{signed.person.id}")
-    used = runtime.store.connections_last_used(signed.workspace.id).get(connection.id)
-    grants = {g.connection_id: g for g in runtime.store.list_oauth_grants(signed.workspace.id, signed.person.id)}
+    used = runtime.store.connections.connections_last_used(signed.workspace.id).get(connection.id)
+    grants = {g.connection_id: g for g in runtime.store.grants.list_oauth_grants(signed.workspace.id, signed.person.id)}
     return {"connection": connection_view(connection, used, grants.get(connection.id)), "withdrawnCards": withdrawn}

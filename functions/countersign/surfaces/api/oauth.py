@@ -18,8 +18,8 @@ from ...core.times import iso
 from ...identity.oauth import grants
 from ...identity.oauth.redirects import authority_of, host_of, is_loopback
 from ...identity.sessions import Signed
-from ...store.oauth_records import PendingAuthorization
-from ...store.records import secret_hash
+from ...store.authorizations import PendingAuthorization
+from ...store.hashes import secret_hash
 from .connections import connection_view
 from .errors import ApiError
 from .schemas import AllowBody, ConsentAnswer, ConsentView, errors
@@ -40,7 +40,7 @@ def _pending(request: Request, request_id: str) -> PendingAuthorization:
     if not REQUEST_ID.fullmatch(request_id):
         raise _gone()
     runtime = runtime_of(request)
-    found = runtime.store.get_pending_authorization(secret_hash(request_id), runtime.desk.now())
+    found = runtime.store.authorizations.get_pending_authorization(secret_hash(request_id), runtime.desk.now())
     if found is None:
         raise _gone()
     return found
@@ -48,7 +48,7 @@ def _pending(request: Request, request_id: str) -> PendingAuthorization:
 
 def _take(request: Request, request_id: str) -> PendingAuthorization:
     runtime = runtime_of(request)
-    taken = runtime.store.take_pending_authorization(secret_hash(request_id), runtime.desk.now())
+    taken = runtime.store.authorizations.take_pending_authorization(secret_hash(request_id), runtime.desk.now())
     if taken is None:  # answered meanwhile (another tab, a double click) or just expired
         raise _gone()
     return taken

@@ -56,7 +56,7 @@ def confirm_options(card_id: str, request: Request, signed: Acting) -> dict:
     """The statement this card's confirmation signs, and the options that ask for it."""
     runtime = runtime_of(request)
     card = _pending(request, signed, card_id)
-    mine = [p.credential_id for p in runtime.store.list_passkeys(signed.workspace.id, signed.person.id)]
+    mine = [p.credential_id for p in runtime.store.passkeys.list_passkeys(signed.workspace.id, signed.person.id)]
     if not mine:
         raise ApiError(409, "no_passkey", "You have no passkey yet. Add one in Settings from a device that can "
                        "(a phone or a computer with a screen lock), or ask the workspace's owner.")
@@ -80,7 +80,7 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
             raise refused("it was made for another card.")
         passkey = check(runtime, body.credential, challenge, (signed.workspace.id, signed.person.id))
     except ApiError as err:
-        record_refusal(runtime.store, card, actor, "page", runtime.desk.now(), f"passkey: {err.message}")
+        record_refusal(runtime.store.cards, card, actor, "page", runtime.desk.now(), f"passkey: {err.message}")
         raise
     response = body.credential["response"]
     raw_cdj, _ = client_data(body.credential)
@@ -123,7 +123,7 @@ def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
                        state=card.state.value)
     keyring = runtime.keyring
     body = receipt_body(workspace=signed.workspace, person=signed.person, card=card,
-                        audit=runtime.store.audit_trail(signed.workspace.id, card.id),
+                        audit=runtime.store.cards.audit_trail(signed.workspace.id, card.id),
                         server_key=bytes(keyring.public_key()), key_id=keyring.key_id)
     if body["confirmation"] is None:  # a completed card always has its confirming entry; never seal one without
         raise ApiError(409, "no_receipt", "This card's audit trail does not say how it was confirmed.",

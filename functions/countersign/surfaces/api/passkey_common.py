@@ -12,7 +12,7 @@ from ...identity.passkeys import challenges
 from ...identity.passkeys.ceremony import PasskeyError, RelyingParty
 from ...identity.passkeys.challenges import CHALLENGE_TTL, NotYours
 from ...runtime import Runtime
-from ...store.records import Passkey, PasskeyChallenge
+from ...store.passkeys import Passkey, PasskeyChallenge
 from .errors import ApiError
 
 FAILED = ("Your passkey was not accepted: {why} Try again, or use another passkey or the email link.")

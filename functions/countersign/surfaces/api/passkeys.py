@@ -24,8 +24,7 @@ from ...identity.passkeys.ceremony import (
     verify_registration,
 )
 from ...store.errors import BadInput, Conflict, NotFound
-from ...store.passkey_checks import MAX_PASSKEY_NAME, check_passkey_name
-from ...store.records import Passkey
+from ...store.passkeys import MAX_PASSKEY_NAME, Passkey, check_passkey_name
 from .errors import ApiError
 from .passkey_common import check, issue, refused, relying_party, spend
 from .schemas import (
@@ -88,7 +87,8 @@ def list_passkeys(request: Request, signed: SignedIn) -> dict:
     """The signed-in person's passkeys, and the workspace's passkey policy."""
     runtime = runtime_of(request)
     policy = policy_of(signed.workspace)
-    return {"passkeys": [passkey_view(p) for p in runtime.store.list_passkeys(signed.workspace.id, signed.person.id)],
+    mine = runtime.store.passkeys.list_passkeys(signed.workspace.id, signed.person.id)
+    return {"passkeys": [passkey_view(p) for p in mine],
             "policy": policy, "policyText": DESCRIBED[policy], "rpId": relying_party(runtime).rp_id,
             "canChangePolicy": signed.person.role == "owner"}
 
@@ -97,7 +97,7 @@ def list_passkeys(request: Request, signed: SignedIn) -> dict:
 def register_options(request: Request, signed: Acting) -> dict:
     """Options for ``navigator.credentials.create``: a discoverable key with user verification."""
     runtime = runtime_of(request)
-    mine = runtime.store.list_passkeys(signed.workspace.id, signed.person.id)
+    mine = runtime.store.passkeys.list_passkeys(signed.workspace.id, signed.person.id)
     if len(mine) >= MAX_PASSKEYS:
         raise ApiError(409, "too_many", f"You have {MAX_PASSKEYS} passkeys; remove one before adding another.")
     handle = mine[0].user_handle if mine else b64u(secrets.token_bytes(32))
@@ -127,7 +127,7 @@ def register(body: RegisterBody, request: Request, signed: Acting) -> dict:
                       name=name, created_at=runtime.desk.now(), sign_count=made.sign_count,
                       transports=made.transports)
     try:
-        runtime.store.put_passkey(passkey)
+        runtime.store.passkeys.put_passkey(passkey)
     except Conflict:
         raise ApiError(409, "passkey_exists", "This passkey is registered already.") from None
     except BadInput as exc:
@@ -138,7 +138,7 @@ def register(body: RegisterBody, request: Request, signed: Acting) -> dict:
 @router.patch("/passkeys/{credential_id}", responses=errors(401, 403, 404, 422))
 def rename(credential_id: str, body: RenameBody, request: Request, signed: Acting) -> dict:
     try:
-        return passkey_view(runtime_of(request).store.rename_passkey(
+        return passkey_view(runtime_of(request).store.passkeys.rename_passkey(
             signed.workspace.id, signed.person.id, credential_id[:1400], body.name))
     except NotFound:
         raise ApiError(404, "not_found", "No such passkey of yours.") from None
@@ -150,7 +150,7 @@ def rename(credential_id: str, body: RenameBody, request: Request, signed: Actin
 def remove_options(request: Request, signed: Acting) -> dict:
     """Options for the fresh assertion a removal needs (any of the person's passkeys)."""
     runtime = runtime_of(request)
-    mine = [p.credential_id for p in runtime.store.list_passkeys(signed.workspace.id, signed.person.id)]
+    mine = [p.credential_id for p in runtime.store.passkeys.list_passkeys(signed.workspace.id, signed.person.id)]
     challenge = issue(runtime, "remove", signed.workspace.id, signed.person.id)
     return authentication_options(relying_party(runtime), challenge, mine)
 
@@ -170,7 +170,7 @@ def remove(credential_id: str, request: Request, signed: Acting, body: RemoveBod
         raise ApiError(403, "fresh_proof_needed", "To remove a passkey, confirm with one of your passkeys, or sign "
                        "in again with an email link and remove it within 10 minutes.")
     try:
-        runtime.store.remove_passkey(signed.workspace.id, signed.person.id, credential_id[:1400])
+        runtime.store.passkeys.remove_passkey(signed.workspace.id, signed.person.id, credential_id[:1400])
     except NotFound:
         raise ApiError(404, "not_found", "No such passkey of yours.") from None
     return Response(status_code=204)
@@ -182,7 +182,7 @@ def signin_options(request: Request) -> dict:
     runtime = runtime_of(request)
     now = runtime.desk.now()
     for key, limit in client_addresses(request):
-        if not runtime.store.hit_rate_limit("passkey-" + key, now, RATE_WINDOW, limit * 4):
+        if not runtime.store.limits.hit_rate_limit("passkey-" + key, now, RATE_WINDOW, limit * 4):
             raise ApiError(429, "rate_limited", "Too many sign-in attempts. Wait 15 minutes, then try again.")
     return authentication_options(relying_party(runtime), issue(runtime, "signin"))
 
@@ -195,13 +195,13 @@ def signin(body: AssertionBody, request: Request, response: Response) -> dict:
     _, challenge = spend(runtime, body.credential, "signin")
     passkey = check(runtime, body.credential, challenge, None)
     try:
-        person = runtime.store.get_person(passkey.workspace_id, passkey.person_id)
-        workspace = runtime.store.get_workspace(passkey.workspace_id)
+        person = runtime.store.workspaces.get_person(passkey.workspace_id, passkey.person_id)
+        workspace = runtime.store.workspaces.get_workspace(passkey.workspace_id)
     except NotFound:
         raise refused("this passkey's member was removed.") from None
     previous = current(request)
     if previous is not None:
-        runtime.store.delete_session(previous.session.session_hash)
+        runtime.store.sessions.delete_session(previous.session.session_hash)
     session_id, signed = start_session(runtime, person, workspace)
     set_session_cookie(response, session_id)
     return session_view(signed, runtime)

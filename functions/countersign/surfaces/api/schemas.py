@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
-from ...store.passkey_checks import MAX_PASSKEY_NAME
+from ...store.passkeys import MAX_PASSKEY_NAME
 from ...toolkit.arguments import without_nulls
 
 
@@ -55,7 +55,7 @@ CURSOR_PATTERN = r"^[A-Za-z0-9_-]*={0,2}$"
 #: control character but whitespace at either end. Format and separator characters (a bidi
 #: override, a no-break space) are refused too; the description says so.
 CONNECTION_NAME_PATTERN = rf"^\s*[^\s{_CONTROL}](?:[^{_CONTROL}]*[^\s{_CONTROL}])?\s*$"
-#: A passkey name (:func:`~countersign.store.passkey_checks.check_passkey_name`): at most
+#: A passkey name (:func:`~countersign.store.passkeys.check_passkey_name`): at most
 #: MAX_PASSKEY_NAME characters once each run of whitespace is one space, with no control character
 #: but whitespace; renaming also refuses a blank one (registering names it "Passkey").
 PASSKEY_NAME_PATTERN = rf"^[^{_CONTROL_NOT_SPACE}]*$"

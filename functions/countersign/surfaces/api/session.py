@@ -20,7 +20,7 @@ from ...core.times import iso
 from ...identity import sessions
 from ...identity.sessions import Signed
 from ...runtime import Runtime
-from ...store.records import Person, Workspace
+from ...store.workspaces import Person, Workspace
 from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
 from .schemas import SessionView, errors
 
@@ -114,7 +114,7 @@ NOTICE_END = (" Cards still wait here. Once the address takes mail again, ask wh
 def email_notice(runtime: Runtime, person: Person) -> dict | None:
     """What the page tells a person whose address no longer gets card emails (a bounce or a
     complaint SES reported: countersign.surfaces.background.feedback), or None."""
-    suppression = runtime.store.address_suppression(person.email)
+    suppression = runtime.store.suppressions.address_suppression(person.email)
     if suppression is None:
         return None
     text = NOTICES.get(suppression.reason, NOTICES["bounce"]).format(email=person.email, date=iso(suppression.at)[:10])
@@ -146,6 +146,6 @@ def signout(request: Request) -> Response:
     response = Response(status_code=204)
     if signed is not None:
         acting(request)  # a live session ends only with its CSRF token
-        runtime_of(request).store.delete_session(signed.session.session_hash)
+        runtime_of(request).store.sessions.delete_session(signed.session.session_hash)
     clear_session_cookie(response)
     return response

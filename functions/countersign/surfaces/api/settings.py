@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 
 from ...core.times import iso
 from ...identity.sessions import Signed
-from ...store.records import DEFAULT_WORKSPACE_SETTINGS, MANAGERS
+from ...store.workspaces import DEFAULT_WORKSPACE_SETTINGS, MANAGERS
 from .errors import ApiError
 from .schemas import MeChanges, MemberList, SettingsView, WorkspaceChanges, errors
 from .session import Acting, SignedIn, runtime_of
@@ -36,7 +36,7 @@ def get_settings(signed: SignedIn) -> dict:
 def patch_me(changes: MeChanges, request: Request, signed: Acting) -> dict:
     """Turn *Agent requests email* on or off for the signed-in person."""
     runtime = runtime_of(request)
-    person = runtime.store.update_person(signed.workspace.id, signed.person.id,
+    person = runtime.store.workspaces.update_person(signed.workspace.id, signed.person.id,
                                          agent_requests_email=changes.agent_requests_email)
     return settings_view(Signed(signed.session, person, signed.workspace))
 
@@ -50,7 +50,7 @@ def patch_workspace(changes: WorkspaceChanges, request: Request, signed: Acting)
     if not given:
         raise ApiError(422, "invalid", f"body: name at least one of {', '.join(DEFAULT_WORKSPACE_SETTINGS)}.",
                        field="body")
-    workspace = runtime_of(request).store.update_workspace_settings(signed.workspace.id, given)
+    workspace = runtime_of(request).store.workspaces.update_workspace_settings(signed.workspace.id, given)
     return settings_view(Signed(signed.session, signed.person, workspace))
 
 
@@ -62,4 +62,4 @@ def get_members(request: Request, signed: SignedIn) -> dict:
         raise ApiError(403, "forbidden", "Only the workspace's owners and admins can see its members.")
     return {"members": [{"email": p.email, "name": p.name, "role": p.role, "addedAt": iso(p.created_at),
                          "you": p.id == signed.person.id}
-                        for p in runtime_of(request).store.list_persons(signed.workspace.id)]}
+                        for p in runtime_of(request).store.workspaces.list_persons(signed.workspace.id)]}

@@ -77,10 +77,10 @@ def request_link(body: SigninRequestBody, request: Request, background: Backgrou
     limited = ApiError(429, "rate_limited", "Too many sign-in requests. Wait 15 minutes, then ask again.",
                        headers={"Retry-After": str(RATE_WINDOW - now % RATE_WINDOW)})
     for key, limit in client_addresses(request):
-        if not runtime.store.hit_rate_limit(key, now, RATE_WINDOW, limit):
+        if not runtime.store.limits.hit_rate_limit(key, now, RATE_WINDOW, limit):
             raise limited
     email_key = hashlib.sha256(email.lower().encode("utf-8")).hexdigest()
-    if not runtime.store.hit_rate_limit(f"signin-email:{email_key}", now, RATE_WINDOW, PER_EMAIL):
+    if not runtime.store.limits.hit_rate_limit(f"signin-email:{email_key}", now, RATE_WINDOW, PER_EMAIL):
         raise limited
     background.add_task(_deliver, request.app, email, started)
     return {"message": SIGNIN_MESSAGE}
@@ -119,7 +119,7 @@ def complete(body: SigninCompleteBody, request: Request, response: Response) -> 
     person, workspace = member
     previous = current(request)
     if previous is not None:  # never keep a session id across a sign-in
-        runtime.store.delete_session(previous.session.session_hash)
+        runtime.store.sessions.delete_session(previous.session.session_hash)
     session_id, signed = start_session(runtime, person, workspace)
     set_session_cookie(response, session_id)
     return session_view(signed, runtime)

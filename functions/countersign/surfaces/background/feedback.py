@@ -1,5 +1,5 @@
 """SES's feedback on the emails it took: bounces and complaints suppress the address for card
-emails (:class:`~countersign.store.interface.SuppressionStore`).
+emails (:class:`~countersign.store.suppressions.SuppressionStore`).
 
 Every send names the stack's SES configuration set (``COUNTERSIGN_SES_CONFIGURATION_SET``). Its
 event destination publishes ``Bounce`` and ``Complaint`` events to an SNS topic, and the
@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ...store.records import Suppression
+from ...store.suppressions import Suppression
 
 log = logging.getLogger("countersign.feedback")
 
@@ -100,7 +100,7 @@ def feedback_handler(runtime: Any, metric: Callable[[str], None] | None = None) 
                 continue
             name, found = suppressions_of(message, now)
             for suppression in found:
-                runtime.store.suppress_address(suppression)
+                runtime.store.suppressions.suppress_address(suppression)
                 suppressed += 1
                 log.warning("card emails to %s are suppressed: %s (%s)", suppression.email, suppression.reason,
                             suppression.detail or "-")

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ...store.records import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -85,7 +85,7 @@ def stream_handler(
         if card_id is None:
             return "ignored"
         outcome = notifier.deliver(card_id)
-        after = store.get_notification(card_id)
+        after = store.outbox.get_notification(card_id)
         if after is None:  # removed (by TTL, long after its card): nothing is owed
             log.warning("the notification of card %s is gone; nothing to deliver", card_id)
             return "gone"

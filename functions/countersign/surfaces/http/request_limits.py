@@ -26,7 +26,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from ...store.records import secret_hash
+from ...store.hashes import secret_hash
 from . import origin
 
 log = logging.getLogger("countersign.limits")
@@ -87,7 +87,7 @@ class RequestLimit:
         """Charge the request to ``keys`` in order, up to the first one over its limit; whether it may go on."""
         for key, limit in keys:
             try:
-                allowed = self.runtime.store.hit_rate_limit(key, now, WINDOW, limit)
+                allowed = self.runtime.store.limits.hit_rate_limit(key, now, WINDOW, limit)
             except Exception:
                 log.exception("counting a request against %s failed; let through", key.split(":", 1)[0])
                 allowed = True

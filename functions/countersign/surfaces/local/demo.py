@@ -10,7 +10,7 @@ from ...identity import accounts
 from ...identity.sessions import mint_signin_token
 from ...runtime import Runtime
 from ...store.errors import NotFound, StoreUnavailable, StoreUnusable
-from ...store.records import Person
+from ...store.workspaces import Person
 from ...toolkit import ActionContext
 
 DEMO_EMAIL = "demo@example.com"
@@ -28,7 +28,7 @@ def seed_demo(runtime: Runtime) -> dict:
     try:
         person, token = _demo_person(runtime, previous)
         try:
-            store.get_workspace(person.workspace_id)
+            store.workspaces.get_workspace(person.workspace_id)
         except NotFound:  # pragma: no cover - a demo.json from another store
             raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again") from None
         signin = mint_signin_token(store, person)
@@ -54,7 +54,7 @@ def _demo_person(runtime: Runtime, previous: dict) -> tuple[Person, str]:
     """The demo's person and agent token: the ones ``demo.json`` names, else new ones with the
     toolsets' demo data."""
     store = runtime.store
-    person = store.get_person_by_email(previous.get("person_email", DEMO_EMAIL))
+    person = store.workspaces.get_person_by_email(previous.get("person_email", DEMO_EMAIL))
     token = previous.get("agent_token")
     if person is None or not token:
         workspace, person = accounts.create_workspace(store, "Demo workspace", DEMO_EMAIL, "Dana Demo")
@@ -62,7 +62,7 @@ def _demo_person(runtime: Runtime, previous: dict) -> tuple[Person, str]:
         ctx = ActionContext.of(store, workspace, person, None, runtime.desk.now())
         for toolset in runtime.registry.toolsets:
             if toolset.demo is not None:
-                toolset.demo(store, ctx)
+                toolset.demo(store.docs, ctx)
     return person, token
 
 

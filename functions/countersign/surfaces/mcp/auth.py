@@ -26,10 +26,10 @@ from ...gate.offload import IN_THREADS, Offload
 from ...identity.oauth import SCOPE, resource_metadata_url, resource_of
 from ...identity.oauth.tokens import REVOKED, is_oauth_token, verify_access
 from ...identity.principal import Principal
+from ...store import Store
 from ...store.callers import Owner, Owners
 from ...store.errors import NotFound
-from ...store.interface import Store
-from ...store.records import secret_hash
+from ...store.hashes import secret_hash
 
 SCOPE_KEY = "countersign.principal"
 
@@ -79,7 +79,7 @@ class BearerAuth:
             due = self._use_due(outcome)
             if due is not None:
                 connection = outcome.connection
-                await self.offload.off_the_loop(self.store.note_connection_use, connection.workspace_id,
+                await self.offload.off_the_loop(self.store.connections.note_connection_use, connection.workspace_id,
                                                 connection.id, due)
         return outcome
 
@@ -102,17 +102,17 @@ class BearerAuth:
             return verify_access(self.store, token, resource, int(time.time()), self.owners)
         token_hash = secret_hash(token)
         owner = self.owners.get(token_hash)
-        found = self.store.get_connection_as(token_hash, owner) if owner is not None else None
+        found = self.store.callers.get_connection_as(token_hash, owner) if owner is not None else None
         if found is not None:
             known, workspace, person = found
             return REVOKED if known.revoked else Principal(workspace=workspace, person=person, connection=known)
-        connection = self.store.get_connection_by_token_hash(token_hash)
+        connection = self.store.connections.get_connection_by_token_hash(token_hash)
         if connection is None:
             return "The connection token is not valid."
         if connection.revoked:
             return REVOKED
         try:
-            workspace, person = self.store.get_member(connection.workspace_id, connection.person_id)
+            workspace, person = self.store.workspaces.get_member(connection.workspace_id, connection.person_id)
         except NotFound:
             return "The connection token is not valid."
         self.owners.remember(token_hash, Owner(connection.workspace_id, connection.person_id))

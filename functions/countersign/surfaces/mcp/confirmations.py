@@ -84,9 +84,9 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
         now = desk.now()
 
         def listed():
-            cards, after = desk.store.list_pending_cards(principal.workspace.id, principal.person.id, now,
+            cards, after = desk.store.cards.list_pending_cards(principal.workspace.id, principal.person.id, now,
                                                          limit=PAGE, cursor=args.cursor)
-            return cards, after, desk.store.count_pending_cards(principal.workspace.id, principal.person.id, now)
+            return cards, after, desk.store.cards.count_pending_cards(principal.workspace.id, principal.person.id, now)
         try:
             cards, after, total = await desk.offload.read_work(f"{principal.workspace.id}:list_confirmations", listed)
         except StoreError as exc:
@@ -117,7 +117,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
                 _, card = mine(ctx, args.confirmation_id)
                 later = None
                 if card.state.value not in ("pending", "running"):
-                    later = desk.store.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
+                    later = desk.store.cards.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
                                                    desk.now())
                 return card, later
             card, later = await desk.offload.read_work("get_confirmation_status", status)

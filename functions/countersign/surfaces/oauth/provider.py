@@ -52,8 +52,9 @@ from ...identity.oauth.grants import connected, end_grant
 from ...identity.oauth.redirects import BadRedirect, check_redirect_uri, choose_redirect
 from ...identity.oauth.tokens import grant_is_live, mint
 from ...runtime import Runtime
-from ...store.oauth_records import ACCESS, REFRESH, IssuedCode, IssuedToken, OAuthClientRecord, PendingAuthorization
-from ...store.records import secret_hash
+from ...store.authorizations import IssuedCode, OAuthClientRecord, PendingAuthorization
+from ...store.grants import ACCESS, REFRESH, IssuedToken
+from ...store.hashes import secret_hash
 
 log = logging.getLogger("countersign.oauth")
 
@@ -124,14 +125,14 @@ class Provider:
 
     async def load_document(self, client_id: str) -> Client:
         """A metadata-document client, cached or fetched now; :class:`DocumentRefused` says why not."""
-        cached = self.store.get_oauth_client(client_id, self.now())
+        cached = self.store.authorizations.get_oauth_client(client_id, self.now())
         if cached is not None:
             return _client(client_id, cached.metadata)
         with anyio.fail_after(self.fetcher.timeout + 1):
             fetched = await anyio.to_thread.run_sync(self.fetcher.fetch, client_id, abandon_on_cancel=True)
         now = self.now()
         record = OAuthClientRecord(client_id, fetched.document, now, now + fetched.cache_seconds)
-        await self.offload.off_the_loop(self.store.put_oauth_client, record)
+        await self.offload.off_the_loop(self.store.authorizations.put_oauth_client, record)
         return _client(client_id, fetched.document)
 
     async def get_client(self, client_id: str) -> Client | None:
@@ -143,7 +144,7 @@ class Provider:
             except (DocumentRefused, TimeoutError) as refused:
                 log.warning("client metadata document refused: %s", refused or "took too long")
                 return None
-        found = self.store.get_oauth_client(client_id, self.now())
+        found = self.store.authorizations.get_oauth_client(client_id, self.now())
         return None if found is None else _client(client_id, found.metadata)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -167,7 +168,7 @@ class Provider:
                                           exclude={"client_id", "client_secret", "client_secret_expires_at"})
         now = self.now()
         record = OAuthClientRecord(client_info.client_id, metadata, now, now + UNUSED_CLIENT_TTL)
-        await self.offload.off_the_loop(self.store.put_oauth_client, record)
+        await self.offload.off_the_loop(self.store.authorizations.put_oauth_client, record)
 
     # -- the authorization request ------------------------------------------------------------------
 
@@ -179,7 +180,7 @@ class Provider:
             raise AuthorizeError("invalid_request", "code_challenge is the S256 of a code_verifier: 43 base64url "
                                                     "characters (RFC 7636 §4.2)")
         request_id, now = secrets.token_urlsafe(32), self.now()
-        await self.offload.off_the_loop(self.store.put_pending_authorization, PendingAuthorization(
+        await self.offload.off_the_loop(self.store.authorizations.put_pending_authorization, PendingAuthorization(
             request_hash=secret_hash(request_id), client_id=client.client_id, client_name=client.client_name or "",
             redirect_uri=str(params.redirect_uri),
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
@@ -193,13 +194,13 @@ class Provider:
 
     async def load_authorization_code(self, client: OAuthClientInformationFull, authorization_code: str
                                       ) -> CodeGrant | None:
-        record = self.store.get_issued_code(secret_hash(authorization_code), self.now())
+        record = self.store.authorizations.get_issued_code(secret_hash(authorization_code), self.now())
         if record is None or record.client_id != client.client_id:
             return None
         if record.used_at is not None:  # a replay: the code may have been stolen
             await self._end_grant(record, "an authorization code was reused")
             return None
-        if not grant_is_live(self.store, record.workspace_id, record.connection_id):
+        if not grant_is_live(self.store.connections, record.workspace_id, record.connection_id):
             return None
         return CodeGrant(code=authorization_code, scopes=list(record.scopes), expires_at=record.expires_at,
                          client_id=record.client_id, code_challenge=record.code_challenge,
@@ -210,12 +211,12 @@ class Provider:
     async def exchange_authorization_code(self, client: OAuthClientInformationFull, authorization_code: CodeGrant
                                           ) -> OAuthToken:
         record, now = authorization_code.record, self.now()
-        if not await self.offload.off_the_loop(self.store.spend_issued_code, record.code_hash, now):
+        if not await self.offload.off_the_loop(self.store.authorizations.spend_issued_code, record.code_hash, now):
             await self._end_grant(record, "an authorization code was reused")
             raise TokenError("invalid_grant", "authorization code does not exist")
         minted = mint(record, now, refresh_too="refresh_token" in (client.grant_types or ()))
         try:
-            await self.offload.off_the_loop(self.store.put_issued_tokens, minted.records)
+            await self.offload.off_the_loop(self.store.grants.put_issued_tokens, minted.records)
         except Exception:
             # The code is spent and no token was stored: the connection can never be used, so it
             # is ended (if the store takes that write) rather than listed as connected.
@@ -223,7 +224,7 @@ class Provider:
                 await self._end_grant(record, "its tokens could not be stored")
             raise
         try:
-            await self.offload.off_the_loop(connected, self.store, record)
+            await self.offload.off_the_loop(connected, self.store.grants, record)
         except Exception:  # the spent code says the same where connections are listed
             log.warning("could not mark the grant of connection %s connected", record.connection_id, exc_info=True)
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
@@ -232,13 +233,13 @@ class Provider:
     # -- refresh tokens -----------------------------------------------------------------------------
 
     async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshGrant | None:
-        record = self.store.get_issued_token(secret_hash(refresh_token), self.now())
+        record = self.store.grants.get_issued_token(secret_hash(refresh_token), self.now())
         if record is None or record.kind != REFRESH or record.client_id != client.client_id:
             return None
         if record.used_at is not None:  # a rotated token came back: whoever holds it, the grant ends
             await self._end_grant(record, "a refresh token was reused")
             return None
-        if not grant_is_live(self.store, record.workspace_id, record.connection_id):
+        if not grant_is_live(self.store.connections, record.workspace_id, record.connection_id):
             return None
         return RefreshGrant(token=refresh_token, client_id=record.client_id, scopes=list(record.scopes),
                             expires_at=record.expires_at, resource=record.resource, subject=record.person_id,
@@ -248,7 +249,9 @@ class Provider:
                                      scopes: list[str]) -> OAuthToken:
         record, now = refresh_token.record, self.now()
         minted = mint(record, now)
-        if not await self.offload.off_the_loop(self.store.rotate_refresh_token, record.token_hash, now, minted.records):
+        rotated = await self.offload.off_the_loop(self.store.grants.rotate_refresh_token, record.token_hash, now,
+                                                  minted.records)
+        if not rotated:
             await self._end_grant(record, "a refresh token was reused")
             raise TokenError("invalid_grant", "refresh token does not exist")
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
@@ -258,7 +261,7 @@ class Provider:
 
     def find_token(self, token: str) -> IssuedToken | None:
         """An access or refresh token of any state (for revocation)."""
-        return self.store.get_issued_token(secret_hash(token), self.now())
+        return self.store.grants.get_issued_token(secret_hash(token), self.now())
 
     async def load_access_token(self, token: str) -> AccessGrant | None:
         record = self.find_token(token)

@@ -3,7 +3,8 @@
 Documents (kind / id):
 
 * ``mail_profile/workspace`` — brand kit, preferences, return address, setup state. (The workspace
-  name lives on the workspace record, see :meth:`Store.rename_workspace`; a ``name`` here is not read.)
+  name lives on the workspace record, see
+  :meth:`~countersign.store.workspaces.WorkspaceStore.rename_workspace`; a ``name`` here is not read.)
 * ``mail_credits/ledger`` — the credit balance (milliunits) and counters (pieces created, printed).
 * ``mail_contact/<id>`` — name, company, email, address, suppressed.
 * ``mail_list/<id>`` — name and contact ids; which campaigns a list feeds is read from the campaigns.
