@@ -19,7 +19,7 @@ import math
 
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.cards import Card
 from countersign.store.dynamodb import codec
 from countersign.store.table import GSI1_ATTRIBUTES

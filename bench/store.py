@@ -35,7 +35,7 @@ for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SECURITY_TOKEN",
     os.environ[name] = "testing"
 os.environ.pop("AWS_PROFILE", None)
 
-from countersign.core.cards import CardState  # noqa: E402
+from countersign.core.card_states import CardState  # noqa: E402
 from countersign.core.codes import CodeRecord, code_hash, new_code  # noqa: E402
 from countersign.core.ids import new_id  # noqa: E402
 from countersign.store.cards import AuditEntry, Card, CardCommit  # noqa: E402
@@ -221,7 +221,7 @@ def bench_dynamodb(n: int) -> tuple[dict, list[tuple[str, dict]]]:
 
 
 def _refused(store, card: Card, now: int) -> None:
-    from countersign.core.cards import Refusal
+    from countersign.core.card_states import Refusal
 
     try:
         store.cards.transition_card(card.workspace_id, card.id, CardState.COMPLETED, now, entry(card, "completed", now))

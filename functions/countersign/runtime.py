@@ -20,7 +20,7 @@ from typing import Any
 
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
-from .gate.cards import CardDesk
+from .gate.desk import CardDesk
 from .gate.offload import IN_THREADS, ONE_AT_A_TIME
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
 from .gate.registry import Registry

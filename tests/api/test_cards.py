@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from countersign.core.cards import CHANGED_MESSAGE
+from countersign.core.card_states import CHANGED_MESSAGE
 from countersign.store.docs import DocWrite
 from tests.api.pages import Page
 from tests.support.harness import mcp_client

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.docs import DocWrite
 
 pytestmark = pytest.mark.anyio

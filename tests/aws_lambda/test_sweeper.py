@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.gate.recovery import STOPPED
 from countersign.store.cards import AuditEntry, CardCommit
 from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.docs import DocWrite
 from tests.browser.pages import call_tool, card, file_cards, new_context, ready, sign_in, status_of
 

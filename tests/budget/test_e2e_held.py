@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import mcp_types as types
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.core.codes import CODE_REFUSAL
 from countersign.toolsets.budget.model import DRIFT
 from tests.budget.ledger import Book, book_for, seed_small, set_group

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.toolsets.budget import TOOLSET
 from countersign.toolsets.budget.model import RTA_ID
 from tests.budget.ledger import book_for, seed_small

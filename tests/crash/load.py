@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx2
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.outbox import NOTIFY_DONE
 from tests.support.harness import mcp_client
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.outbox import NOTIFY_DONE
 
 S = CardState

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from countersign import settings as settings_mod
-from countersign.core.cards import Refusal, RefusalReason
+from countersign.core.card_states import Refusal, RefusalReason
 from countersign.core.codes import new_code
 from countersign.core.ids import new_id, new_secret_token
 from countersign.core.tickets import Keyring, new_secret

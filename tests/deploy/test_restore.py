@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.store.dynamodb import DynamoDBStore, codec
 from countersign.store.errors import NotFound
 from tests.store._factories import World

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.cards import AuditEntry, CardCommit
 from countersign.store.dynamodb import DynamoDBStore
 from countersign.store.outbox import NOTIFY_DONE

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.gate import ask as gate_ask
 from countersign.gate.errors import AnswerReplayed
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.gate.runner import ATTEMPTS
 from tests.budget.ledger import book_for
 

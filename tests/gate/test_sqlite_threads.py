@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal
+from countersign.core.card_states import CardState, Refusal
 from countersign.store.sqlite import SQLiteStore
 from tests.gate.world import GateWorld
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.gate import clicks, recovery
 from countersign.gate.runner import idempotency_key
 from tests.support.stepped_toolset import PARCEL, PAYMENTS, RECEIPT, SHIPMENT

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.errors import StoreUnavailable
 from countersign.store.sqlite import SQLiteStore
 from tests.gate.world import GateWorld

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.gate import ask as gate_ask
 from tests.store.test_commit import roll_back
 

@@ -8,11 +8,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import ask as gate_ask, clicks
-from countersign.gate.cards import CardDesk
+from countersign.gate.desk import CardDesk
 from countersign.gate.registry import Registry
 from countersign.identity import accounts
 from countersign.identity.principal import Principal

@@ -3,7 +3,7 @@ request, confirmed on the page), and call its tools as the agent."""
 
 from __future__ import annotations
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.cards import Card
 from countersign.surfaces import upstream_requests
 

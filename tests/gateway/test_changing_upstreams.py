@@ -4,7 +4,7 @@ second change of its tools) is a request of its own, never answered with an earl
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.surfaces import upstream_requests
 from countersign.toolsets.gateway import config
 

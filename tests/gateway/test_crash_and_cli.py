@@ -7,7 +7,7 @@ import json
 import pytest
 
 from countersign import cli
-from countersign.core.cards import CardState as S
+from countersign.core.card_states import CardState as S
 from tests.crash.harness import Crashable
 
 from .support import HttpUpstream

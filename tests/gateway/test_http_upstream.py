@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.surfaces import upstream_requests
 
 from .conftest import SHORT_TIMEOUT, UPSTREAM_SECRET

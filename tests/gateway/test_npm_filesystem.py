@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.surfaces import upstream_requests
 
 from .flows import add, call, change, text

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.surfaces import upstream_requests
 from countersign.toolkit import ActionError
 from tests.support.harness import accept

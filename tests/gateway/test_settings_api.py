@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.surfaces.upstream_requests import sealer_of
 from countersign.toolsets.gateway.config import KIND, load
 

@@ -3,7 +3,7 @@ reads *outcome unknown* with the upstream's words, and nothing is sent twice."""
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 
 from .flows import add, call, change, text
 from .support import FileStore, HttpUpstream

@@ -3,7 +3,7 @@ write gives the card's reply (at most the card's address is shown, never a yes a
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from tests.mcp.test_typescript_clients import _run
 
 from .flows import add

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.surfaces import upstream_requests
 from countersign.toolkit import ActionError
 from tests.support.harness import new_tenant

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.store.docs import DocWrite
 from countersign.toolkit import ActionError
 from countersign.toolsets.mail.kinds import DIRECT, KIND_CAMPAIGN, KIND_CONTACT, KIND_DESIGN, KIND_LEDGER, LEDGER_ID

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import Refusal, RefusalReason
+from countersign.core.card_states import Refusal, RefusalReason
 from countersign.gate.question import Question
 from countersign.gate.runner import run_unheld
 from countersign.store.docs import DocWrite

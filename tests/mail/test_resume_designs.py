@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 
 EVE = {"name": "Eve", "email": "eve@new.example", "line1": "1 Rd", "city": "X", "postal_code": "1", "country": "US"}
 

@@ -9,7 +9,7 @@ from countersign.core.ids import new_id
 from countersign.core.tickets import Keyring, new_secret
 from countersign.gate import clicks
 from countersign.gate.ask import request_card
-from countersign.gate.cards import CardDesk
+from countersign.gate.desk import CardDesk
 from countersign.gate.question import Question
 from countersign.gate.registry import Registry
 from countersign.gate.runner import run_unheld

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.cards import AuditEntry, CardCommit
 
 pytestmark = pytest.mark.anyio
@@ -136,7 +136,7 @@ async def test_cancel_withdraws_and_reads_as_declined(tenant):
     assert cancelled["status"] == "withdrawn"
     assert status["status"] == "declined" and "Withdrawn" in status["reason"]
     assert listed["confirmations"] == []
-    from countersign.core.cards import Refusal
+    from countersign.core.card_states import Refusal
 
     with pytest.raises(Refusal) as refused:
         tenant.confirm_on_page(card["confirmationId"])
@@ -181,7 +181,7 @@ async def test_expired_card_reports_expired(tenant, live):
 
 
 async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
-    from countersign.core.cards import Refusal
+    from countersign.core.card_states import Refusal
     from countersign.store.docs import DocWrite
 
     async with tenant.client() as client:
@@ -202,7 +202,7 @@ async def test_drift_at_the_click_is_refused_and_the_agent_sees_why(tenant):
 
 
 async def test_a_card_of_a_revoked_connection_cannot_be_confirmed(tenant):
-    from countersign.core.cards import Refusal
+    from countersign.core.card_states import Refusal
 
     async with tenant.client() as client:
         card = (await client.call_tool("publish_note", EDIT)).structured_content["confirmationId"]

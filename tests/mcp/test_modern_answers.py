@@ -5,7 +5,7 @@ from __future__ import annotations
 import mcp_types as types
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.docs import DocWrite
 from tests.support.harness import CANCEL, DECLINE, accept, assert_recorded
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from tests.support.harness import accept, mcp_client
 
 pytestmark = pytest.mark.anyio

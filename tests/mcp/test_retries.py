@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.core.codes import CODE_REFUSAL
-from countersign.gate.cards import ANSWER_MEMORY_SECONDS
+from countersign.gate.desk import ANSWER_MEMORY_SECONDS
 from tests.budget.ledger import seed_small
 from tests.support.harness import DECLINE
 

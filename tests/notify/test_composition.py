@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.notify import CardNotifier, render
 from tests.store._factories import DAY, World
 from tests.support.stores import with_roles
@@ -88,7 +88,7 @@ def test_counts_only_pending_cards_of_this_person(store, settings, clock):
 
 
 def test_many_waiting_cards_are_counted_past_the_first_page(store, settings, clock, monkeypatch):
-    monkeypatch.setattr("countersign.notify.cards.PAGE", 4)
+    monkeypatch.setattr("countersign.notify.card_emails.PAGE", 4)
     world = World(store)
     sender = Recorder()
     notifier = CardNotifier(store, sender, settings, clock)
@@ -101,8 +101,8 @@ def test_many_waiting_cards_are_counted_past_the_first_page(store, settings, clo
 
 
 def test_a_huge_backlog_is_a_lower_bound(store, settings, clock, monkeypatch):
-    monkeypatch.setattr("countersign.notify.cards.PAGE", 2)
-    monkeypatch.setattr("countersign.notify.cards.MAX_PAGES", 3)
+    monkeypatch.setattr("countersign.notify.card_emails.PAGE", 2)
+    monkeypatch.setattr("countersign.notify.card_emails.MAX_PAGES", 3)
     world = World(store)
     sender = Recorder()
     notifier = CardNotifier(store, sender, settings, clock)

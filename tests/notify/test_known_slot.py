@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from countersign.notify import CardNotifier
-from countersign.notify.cards import SLOT_MARGIN
+from countersign.notify.card_emails import SLOT_MARGIN
 from tests.store._factories import DAY, World, card, filed
 
 from ._helpers import file_card

@@ -5,7 +5,7 @@ delivers what is owed — at least once, and still at most one email per person 
 from __future__ import annotations
 
 from countersign.notify import CardNotifier, OutboxSender
-from countersign.notify.cards import MAX_ATTEMPTS
+from countersign.notify.card_emails import MAX_ATTEMPTS
 from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING
 from tests.store._factories import World
 from tests.support.stores import with_roles

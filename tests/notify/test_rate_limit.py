@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.notify import CardNotifier
 from tests.store._factories import World
 

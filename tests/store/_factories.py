@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.store.cards import AuditEntry, Card
 from countersign.store.connections import Connection

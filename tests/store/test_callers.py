@@ -7,7 +7,7 @@ or deleted, or the credential is not that owner's — so the caller takes the lo
 
 from __future__ import annotations
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.store.callers import Owner, Owners
 from countersign.store.grants import ACCESS, REFRESH, IssuedToken

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from countersign.core.cards import ANSWER_MEMORY_SECONDS, SPENT_MESSAGE, CardState, Refusal, RefusalReason
+from countersign.core.card_states import ANSWER_MEMORY_SECONDS, SPENT_MESSAGE, CardState, Refusal, RefusalReason
 from countersign.store.cards import CardCommit
 from countersign.store.docs import DocWrite, RoleWrite, SettingWrite, WorkspaceNameWrite
 from countersign.store.errors import Conflict

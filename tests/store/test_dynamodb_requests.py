@@ -11,7 +11,7 @@ import collections
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.core.codes import CodeRecord
 from countersign.identity.oauth.tokens import verify_access
 from countersign.identity.principal import Principal

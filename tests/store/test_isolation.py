@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.store.errors import NotFound
 from tests.store._factories import World, audit, filed

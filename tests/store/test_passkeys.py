@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal
+from countersign.core.card_states import CardState, Refusal
 from countersign.store.cards import CardCommit
 from countersign.store.docs import SettingWrite
 from countersign.store.errors import BadInput, Conflict, NotFound

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from countersign.core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
+from countersign.core.card_states import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.store.cards import CardCommit
 from countersign.store.docs import DocWrite

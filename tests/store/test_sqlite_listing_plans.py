@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.store.sqlite import SQLiteStore
 from tests.store._factories import DAY, World
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from countersign.core.cards import CardState, Refusal, RefusalReason
+from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.core.codes import CodeRecord, code_hash, new_code
 from countersign.core.ids import new_id
 from countersign.store.sqlite import SQLiteStore

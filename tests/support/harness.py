@@ -18,7 +18,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from countersign.core.cards import Refusal, RefusalReason
+from countersign.core.card_states import Refusal, RefusalReason
 from countersign.core.ids import new_id
 from countersign.identity import accounts
 from countersign.runtime import Runtime, load_toolsets

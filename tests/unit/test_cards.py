@@ -7,7 +7,7 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from countersign.core.cards import (
+from countersign.core.card_states import (
     CHANGED_MESSAGE,
     LEGAL_MOVES,
     CardState,

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from countersign import cli, settings as settings_mod
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.gate.ask import request_card
 from countersign.runtime import build
 from countersign.store.callers import Owner

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from countersign import cli, settings as settings_mod
-from countersign.core.cards import CardState
+from countersign.core.card_states import CardState
 from countersign.gate.ask import request_card
 from countersign.runtime import build, files_cards_here
 from countersign.settings import ConfigError

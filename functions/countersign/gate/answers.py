@@ -18,10 +18,10 @@ a 2026-07-28 answer's nonce is spent by the first commit that records it — or 
 
 from __future__ import annotations
 
-from ..core.cards import CardState, Refusal, refusal_for
+from ..core.card_states import CardState, Refusal, refusal_for
 from ..store.cards import Card
 from ..store.errors import Replayed, Taken
-from .cards import CardDesk
+from .desk import CardDesk
 from .errors import AnswerReplayed
 from .question import Answer, Question
 from .runner import BUSY_MESSAGE, run_card, run_new

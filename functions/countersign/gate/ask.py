@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.canonical import digest
-from ..core.cards import CardState
+from ..core.card_states import CardState
 from ..core.codes import CODE_REFUSAL, CodeRecord, code_hash, code_matches, new_code, well_formed
 from ..identity.principal import Principal
 from ..store.cards import Card
@@ -32,7 +32,7 @@ from ..store.workspaces import Workspace
 from ..toolkit import ActionError
 from . import replies
 from .answers import resolve
-from .cards import CardDesk
+from .desk import CardDesk
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from .question import Answer, Question, parse
 from .runner import run_unheld

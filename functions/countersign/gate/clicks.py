@@ -2,19 +2,19 @@
 they declined.
 
 Opening a card settles one a dead process left running past its lease (:mod:`.recovery`); a
-Confirm runs the card (:mod:`.runner`). Both stand above the desk (:mod:`.cards`), which keeps
+Confirm runs the card (:mod:`.runner`). Both stand above the desk (:mod:`.desk`), which keeps
 the cards themselves.
 """
 
 from __future__ import annotations
 
-from ..core.cards import CardState, Refusal, RefusalReason, refusal_for
+from ..core.card_states import CardState, Refusal, RefusalReason, refusal_for
 from ..identity.accounts import REVOKED_REASON
 from ..store.cards import Card
 from ..store.connections import Connection
 from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError
-from .cards import CardDesk
+from .desk import CardDesk
 from .question import Answer
 from .recovery import settle_if_lapsed
 from .runner import run_card
@@ -75,7 +75,7 @@ def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card
     """A person's own click on a request they declined (from History): a new pending card for
     the same request, filed by them with a fresh ticket and deadline, and no email. The person
     can change their mind; an agent still cannot ask again within
-    :data:`~countersign.core.cards.ANSWER_MEMORY_SECONDS`.
+    :data:`~countersign.core.card_states.ANSWER_MEMORY_SECONDS`.
 
     Only the request's latest card, declined by a person, can be reopened, and only while the
     request is still exactly what it showed (planned again now: :class:`Refusal` ``changed``

@@ -115,7 +115,7 @@ class Answer:
     * ``passkey`` — the verified passkey assertion a Confirm on the confirm page was signed with.
 
     Mutable on purpose: the commit that spends the nonce clears it
-    (:meth:`CardDesk.commit <countersign.gate.cards.CardDesk.commit>`), and an answer that finds its
+    (:meth:`CardDesk.commit <countersign.gate.desk.CardDesk.commit>`), and an answer that finds its
     request held by a card decided before the question clears ``asked_at``.
     """
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import logging
 
-from ..core.cards import CardState, Refusal
+from ..core.card_states import CardState, Refusal
 from ..store.cards import Card, CardCommit
 from ..store.errors import NotFound
 from ..toolkit import ActionError
-from .cards import CardDesk
+from .desk import CardDesk
 from .errors import DriftError
 from .question import Answer
 from .runner import continue_run, fail

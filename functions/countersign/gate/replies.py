@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, reported_state
+from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, reported_state
 from ..core.preview import Preview
 from ..core.times import iso
 from ..store.cards import Card

@@ -18,7 +18,7 @@ import random
 import time
 from collections.abc import Callable
 
-from ..core.cards import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
+from ..core.card_states import CHANGED_MESSAGE, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..core.statement import statement_mismatch
@@ -27,7 +27,7 @@ from ..store.connections import Connection
 from ..store.errors import Conflict
 from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError, Effect, Phase, Unavailable
-from .cards import CardDesk
+from .desk import CardDesk
 from .errors import DriftError
 from .passkey_policy import refusal_message
 from .question import Answer, Question

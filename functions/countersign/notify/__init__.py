@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..settings import Settings
 from ..store import Store
-from .cards import EVENTS, CardNotifier, SettingsSource
+from .card_emails import EVENTS, CardNotifier, SettingsSource
 from .interface import DEFAULT_FROM_ADDRESS, Email, Sender, SendError
 from .message import compose_pending, render
 from .outbox import OutboxSender

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.canonical import canonical_bytes
-from ..core.cards import CardState, effective_state
+from ..core.card_states import CardState, effective_state
 from .docs import Write
 from .errors import BadInput
 
@@ -240,7 +240,7 @@ class CardStore(abc.ABC):
         ``pending`` on its deadline), the effect's writes, the ticket spent, the audit entries, and
         the request released or held. Returns the card as written.
 
-        Raises :class:`~countersign.core.cards.Refusal` when the card moved first (the refusal for
+        Raises :class:`~countersign.core.card_states.Refusal` when the card moved first (the refusal for
         the state it lost to), or its ticket is already spent; :class:`Conflict` when a write's
         expectation failed (nothing written: re-read and re-stage); for a ``new`` card whose
         request is held by a live card, :class:`~countersign.store.errors.Taken` with that card

@@ -11,7 +11,7 @@ Rules every role of the store keeps (the conformance suite in ``tests/store`` ch
 * Expiry is applied on every read (a pending card past ``expires_at`` reads as ``expired``; an
   expired token, session, code or nonce reads as absent) and inside every transition's condition.
 * Every transition is one conditional write transaction. Of any number of simultaneous callers
-  exactly one wins; the others get a :class:`~countersign.core.cards.Refusal`.
+  exactly one wins; the others get a :class:`~countersign.core.card_states.Refusal`.
 * Ids of one workspace are not found from another: the error is the same as for an unknown id.
 * Bad input (oversized arguments, unknown role...) raises :class:`~.errors.BadInput` and writes nothing.
 """

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..gate.cards import CardDesk
+from ..gate.desk import CardDesk
 from ..gate.question import Question
 from ..store.cards import Card
 from ..store.workspaces import Person

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from ...core.cards import (
+from ...core.card_states import (
     SPENT_MESSAGE,
     CardState,
     Refusal,

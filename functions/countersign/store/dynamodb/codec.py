@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from ...core.canonical import canonical_json
-from ...core.cards import CardState
+from ...core.card_states import CardState
 from ...core.codes import CodeRecord
 from ..cards import AuditEntry, Card
 from ..connections import Connection

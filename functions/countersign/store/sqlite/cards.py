@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...core.cards import (
+from ...core.card_states import (
     SPENT_MESSAGE,
     CardState,
     Refusal,

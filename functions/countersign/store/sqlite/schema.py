@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from ...core.canonical import canonical_json
-from ...core.cards import CardState
+from ...core.card_states import CardState
 from ...core.codes import CodeRecord
 from ..cards import AuditEntry, Card, request_key
 from ..connections import Connection

@@ -1,7 +1,7 @@
 """Cards on the confirm page: the pending list, one card, history, the two clicks, and reopening
 a request the person declined.
 
-The clicks call :class:`~countersign.gate.cards.CardDesk` (``confirm_click``/``decline_click``),
+The clicks call :class:`~countersign.gate.desk.CardDesk` (``confirm_click``/``decline_click``),
 which owns every rule (ticket, drift, one winner); this module only shapes requests and answers.
 A card view never carries the ticket, fingerprint, arguments or subject.
 """
@@ -13,7 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from ...core.canonical import map_strings
-from ...core.cards import CardState, Refusal, RefusalReason, reported_state
+from ...core.card_states import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line
 from ...core.times import iso
 from ...gate import clicks

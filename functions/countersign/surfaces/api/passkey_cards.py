@@ -14,7 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from ...core.cards import CardState, Refusal, refusal_for
+from ...core.card_states import CardState, Refusal, refusal_for
 from ...core.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...gate import clicks
 from ...gate.passkey_policy import POLICIES, SetPasskeyPolicy

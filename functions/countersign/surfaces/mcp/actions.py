@@ -15,9 +15,9 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ...core.cards import Refusal
+from ...core.card_states import Refusal
 from ...gate import ask as gate_ask
-from ...gate.cards import CardDesk
+from ...gate.desk import CardDesk
 from ...store.errors import StoreError
 from ...toolkit import Action, ActionError, Read
 from ...toolkit.arguments import ArgumentError, without_nulls

@@ -23,7 +23,7 @@ from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
-from ...core.cards import Refusal
+from ...core.card_states import Refusal
 from ...identity.principal import Principal
 from ...store.errors import StoreError
 from ...toolkit import ActionError

@@ -13,9 +13,9 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
-from ...core.cards import Refusal, RefusalReason
+from ...core.card_states import Refusal, RefusalReason
 from ...gate import ask as gate_ask, clicks, replies
-from ...gate.cards import CardDesk
+from ...gate.desk import CardDesk
 from ...store.errors import NotFound, StoreError
 from ...toolkit import ActionError, Arguments
 from ...toolkit.arguments import ArgumentError, parse_arguments, without_nulls

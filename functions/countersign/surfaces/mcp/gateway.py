@@ -27,7 +27,7 @@ from mcp_types import (
 )
 
 from ...gate.ask import context_for
-from ...gate.cards import CardDesk
+from ...gate.desk import CardDesk
 from ...identity.principal import Principal
 from ...store.errors import StoreError
 from ...toolkit import ActionError

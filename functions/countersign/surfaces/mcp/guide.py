@@ -4,7 +4,7 @@ instructions that point to it. Written for an agent, in the words of docs/how-a-
 
 from __future__ import annotations
 
-from ...gate.cards import ANSWER_MEMORY_SECONDS
+from ...gate.desk import ANSWER_MEMORY_SECONDS
 from ...settings import Settings
 
 GUIDE_URI = "countersign://guide"

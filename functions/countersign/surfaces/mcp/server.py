@@ -18,7 +18,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.tools.tool_manager import ToolManager
 
 from ... import __version__
-from ...gate.cards import CardDesk
+from ...gate.desk import CardDesk
 from .actions import action_tool, read_tool
 from .auth import principal_of
 from .confirmations import confirmation_tools

@@ -39,7 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from ..core.cards import CardState
+from ..core.card_states import CardState
 from ..core.crash_points import crash_point
 from ..settings import Settings
 from ..store import Store

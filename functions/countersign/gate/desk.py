@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.canonical import arguments_digest, preview_digest
-from ..core.cards import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
+from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
 from ..core.tickets import Keyring, TicketError, ticket_matches
