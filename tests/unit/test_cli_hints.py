@@ -217,3 +217,17 @@ def test_a_dynamodb_store_without_the_aws_libraries_names_the_extra(tmp_path, ho
     assert done.stderr.startswith(f"configuration error: {how}: this value needs the AWS libraries"), done.stderr
     assert "pip install 'countersign[aws]'" in done.stderr and "'.[aws]'" in done.stderr
     assert not (tmp_path / "xdg").exists()
+
+
+def test_a_dynamodb_store_without_a_region_is_named_not_a_traceback(monkeypatch, capsys, tmp_path):
+    """boto3 installed but no region anywhere: the command says what to set, exit 2, no traceback."""
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+    code = cli.main(["member", "list", "--store", "dynamodb://countersign-table", "--workspace", "ws_x"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "dynamodb://countersign-table: no AWS region is set" in err
+    assert "AWS_REGION" in err
+    assert "Traceback" not in err

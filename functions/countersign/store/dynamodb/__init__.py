@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import Store
+from ..errors import StoreUnusable
 from .authorizations import DynamoAuthorizations
 from .callers import DynamoCallerReads
 from .cards import DynamoCards
@@ -31,11 +32,21 @@ class DynamoDBStore(Store):
                  card_retention: int | None = CARD_RETENTION):
         self._own_client = client is None
         if client is None:
+            # boto3 is the aws extra: this adapter is imported only when a dynamodb:// store is opened,
+            # and a local install without the extra is told so by the settings check first.
             import boto3
 
             from ...platform.botocore_config import DYNAMODB_CONFIG
 
-            client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
+            from botocore.exceptions import NoRegionError
+
+            try:
+                client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
+            except NoRegionError:
+                raise StoreUnusable(
+                    f"dynamodb://{table_name}: no AWS region is set, so the table cannot be found. Set "
+                    "AWS_REGION (or AWS_DEFAULT_REGION, or a region in the AWS profile you use) to the "
+                    "stack's region.") from None
         self.table = Table(client, table_name, card_retention)
         table = self.table
         super().__init__(
