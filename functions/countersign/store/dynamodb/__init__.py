@@ -35,10 +35,9 @@ class DynamoDBStore(Store):
             # boto3 is the aws extra: this adapter is imported only when a dynamodb:// store is opened,
             # and a local install without the extra is told so by the settings check first.
             import boto3
+            from botocore.exceptions import NoRegionError
 
             from ...platform.botocore_config import DYNAMODB_CONFIG
-
-            from botocore.exceptions import NoRegionError
 
             try:
                 client = boto3.client("dynamodb", region_name=region_name, config=DYNAMODB_CONFIG)
