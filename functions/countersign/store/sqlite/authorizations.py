@@ -26,9 +26,7 @@ class SQLiteAuthorizations(AuthorizationStore):
     def __init__(self, db: Database):
         self.db = db
         with self.db.write() as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            schema.create_tables(conn, SCHEMA)
 
     # -- clients ----------------------------------------------------------------------------------
 

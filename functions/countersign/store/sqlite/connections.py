@@ -18,9 +18,7 @@ class SQLiteConnections(ConnectionStore):
     def __init__(self, db: Database):
         self.db = db
         with self.db.write() as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            schema.create_tables(conn, SCHEMA)
 
     def create_connection(self, connection: Connection) -> None:
         with self.db.write() as db, unique(f"A connection with id {connection.id!r} already exists."):

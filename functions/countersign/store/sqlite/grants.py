@@ -31,9 +31,7 @@ class SQLiteGrants(GrantStore):
     def __init__(self, db: Database):
         self.db = db
         with self.db.write() as conn:
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            schema.create_tables(conn, SCHEMA)
             schema.add_missing_columns(conn, ADDED_COLUMNS)
 
     # -- grants and tokens ------------------------------------------------------------------------

@@ -122,6 +122,13 @@ def connect(path: str) -> sqlite3.Connection:
     return db
 
 
+def create_tables(db: sqlite3.Connection, script: str) -> None:
+    """Run a role's ``CREATE ... IF NOT EXISTS`` statements, ``;``-separated (safe on every open)."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 def add_missing_columns(db: sqlite3.Connection, added: Mapping[str, Sequence[tuple[str, str]]]) -> None:
     """Give each existing table of ``added`` the columns it lacks (a table not made yet is left to
     its ``CREATE TABLE``, which has them)."""
@@ -140,9 +147,7 @@ def create_schema(db: sqlite3.Connection) -> None:
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version < SCHEMA_VERSION:
             add_missing_columns(db, ADDED_COLUMNS)
-        for statement in SCHEMA.split(";"):
-            if statement.strip():
-                db.execute(statement)
+        create_tables(db, SCHEMA)
         if version < SCHEMA_VERSION:
             _adopt_latest_cards(db)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
