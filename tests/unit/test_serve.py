@@ -18,6 +18,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.support.read_only import run_on_read_only
+
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = "countersign is listening on"
 
@@ -184,17 +186,7 @@ def test_demo_on_a_read_only_data_folder_stops_naming_the_folder(served, tmp_pat
     demo = (data / "demo.json").read_text()
     command = [sys.executable, "-m", "countersign.cli", "serve", "--demo", "--data", str(data),
                "--port", str(free_port())]
-    if os.geteuid() == 0:  # root ignores file modes: mount the folder read-only in a namespace of its own
-        command = ["unshare", "--mount", "sh", "-c",
-                   'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(data), *command]
-    else:
-        for path in data.iterdir():
-            path.chmod(0o400 if path.is_file() else 0o500)
-        data.chmod(0o500)
-    try:
-        done = subprocess.run(command, cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=60)
-    finally:
-        data.chmod(0o700)
+    done = run_on_read_only(command, data, cwd=REPO, env=clean_env())
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and LISTENING not in done.stdout
     [error] = [line for line in done.stderr.splitlines() if line.startswith("error:")]

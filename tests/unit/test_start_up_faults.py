@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.read_only import run_on_read_only
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -81,15 +83,5 @@ def test_a_read_only_database_stops_start_up_with_one_line(tmp_path):
     database = made_database(tmp_path)
     data = database.parent
     command = [sys.executable, "-m", "countersign.cli", "serve", "--data", str(data)]
-    if os.geteuid() == 0:  # root ignores file modes: mount the folder read-only in a namespace of its own
-        command = ["unshare", "--mount", "sh", "-c",
-                   'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" "$0" && exec "$@"', str(data), *command]
-    else:
-        for path in data.iterdir():
-            path.chmod(0o400 if path.is_file() else 0o500)
-        data.chmod(0o500)
-    try:
-        done = subprocess.run(command, cwd=REPO, env=clean_env(), capture_output=True, text=True, timeout=60)
-    finally:
-        data.chmod(0o700)
+    done = run_on_read_only(command, data, cwd=REPO, env=clean_env())
     refused(done, database, "writable")
