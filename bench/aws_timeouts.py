@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import threading
 import time
 
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
@@ -32,36 +31,7 @@ from botocore.exceptions import ReadTimeoutError  # noqa: E402
 
 from countersign.platform.botocore_config import DYNAMODB_CONFIG  # noqa: E402
 from countersign.store.dynamodb import DynamoDBStore  # noqa: E402
-
-
-class NeverAnswers:
-    """A loopback listener that accepts every connection and never answers."""
-
-    def __init__(self):
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(16)
-        self.accepted: list[socket.socket] = []
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    @property
-    def address(self) -> tuple[str, int]:
-        return self.listener.getsockname()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                self.accepted.append(self.listener.accept()[0])
-            except OSError:  # closed
-                return
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)
-        self.listener.close()
-        self.thread.join(5)
-        for connection in self.accepted:
-            connection.close()
+from tests.support.never_answers import NeverAnswers  # noqa: E402
 
 
 def botocore_call(table: NeverAnswers) -> tuple[float, int, str]:

@@ -3,8 +3,6 @@ few attempts for DynamoDB, one retry at most for SES (a retried send can send tw
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 
 import pytest
@@ -12,6 +10,7 @@ from botocore.exceptions import ReadTimeoutError
 
 from countersign.notify.ses import SesSender
 from countersign.store.dynamodb import DynamoDBStore
+from tests.support.never_answers import NeverAnswers
 
 
 @pytest.fixture
@@ -30,36 +29,6 @@ def test_the_clients_carry_the_timeouts(aws_env):
     ses = SesSender("countersign@example.com").client.meta.config
     assert (ses.read_timeout, ses.retries) == (5, {"mode": "standard", "total_max_attempts": 2})
 
-
-class NeverAnswers:
-    """A loopback listener that accepts every connection and never answers: each connection
-    accepted is one attempt of the client's."""
-
-    def __init__(self):
-        self.listener = socket.socket()
-        self.listener.bind(("127.0.0.1", 0))
-        self.listener.listen(16)
-        self.accepted: list[socket.socket] = []
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                self.accepted.append(self.listener.accept()[0])
-            except OSError:  # closed
-                return
-
-    def close(self) -> None:
-        self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() that waits
-        self.listener.close()
-        self.thread.join(5)
-        for connection in self.accepted:
-            connection.close()
 
 
 def test_a_table_that_never_answers_fails_after_three_attempts_of_its_read_timeout(aws_env, monkeypatch):
