@@ -25,6 +25,8 @@ one method of one role, implemented over the database or table the store's roles
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .authorizations import AuthorizationStore
 from .callers import CallerReads, RoleCallerReads
 from .cards import CardStore
@@ -42,28 +44,31 @@ from .workspaces import WorkspaceStore
 __all__ = ["Store"]
 
 
+@dataclass(eq=False)  # a store is one object: compared and hashed by identity
 class Store:
     """Everything countersign persists: one object per role. It forwards nothing; its roles share
-    only the plumbing their store handed them (a database, a table client)."""
+    only the plumbing their store handed them (a database, a table client). ``callers`` (the reads
+    an MCP request's caller needs together) defaults to those reads made from the other roles; an
+    adapter may give one that makes them in one round trip."""
 
-    def __init__(self, *, docs: DocStore, cards: CardStore, signing_keys: SigningKeyStore, outbox: OutboxStore,
-                 workspaces: WorkspaceStore, connections: ConnectionStore, sessions: SessionStore,
-                 limits: LimitStore, authorizations: AuthorizationStore, grants: GrantStore,
-                 suppressions: SuppressionStore, passkeys: PasskeyStore, callers: CallerReads | None = None):
-        self.docs = docs
-        self.cards = cards
-        self.signing_keys = signing_keys
-        self.outbox = outbox
-        self.workspaces = workspaces
-        self.connections = connections
-        self.sessions = sessions
-        self.limits = limits
-        self.authorizations = authorizations
-        self.grants = grants
-        self.suppressions = suppressions
-        self.passkeys = passkeys
-        self.callers: CallerReads = callers or RoleCallerReads(
-            workspaces=workspaces, connections=connections, sessions=sessions, grants=grants, cards=cards)
+    docs: DocStore
+    cards: CardStore
+    signing_keys: SigningKeyStore
+    outbox: OutboxStore
+    workspaces: WorkspaceStore
+    connections: ConnectionStore
+    sessions: SessionStore
+    limits: LimitStore
+    authorizations: AuthorizationStore
+    grants: GrantStore
+    suppressions: SuppressionStore
+    passkeys: PasskeyStore
+    callers: CallerReads = None  # type: ignore[assignment]  # filled in by __post_init__
+
+    def __post_init__(self) -> None:
+        if self.callers is None:
+            self.callers = RoleCallerReads(workspaces=self.workspaces, connections=self.connections,
+                                           sessions=self.sessions, grants=self.grants, cards=self.cards)
 
     def close(self) -> None:
         """Release connections (a store that holds none has nothing to release)."""
