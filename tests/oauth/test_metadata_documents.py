@@ -119,7 +119,8 @@ def test_authorize_with_a_document_in_the_test_setting(flow, document_host, cimd
     request_id = flow.request_id(flow.authorize(challenge, redirect_uri="http://127.0.0.1:61000/callback"))
     shown = flow.page.get(f"/api/oauth/requests/{request_id}").json()
     assert shown["client"] == {"name": "Doc client", "clientId": url, "host": f"localhost:{document_host.port}",
-                               "metadataDocument": True}
+                               "metadataDocument": True, "verified": False, "verifiedBy": None,
+                               "namedItself": True}  # it returns to 127.0.0.1: any app there may claim it
     assert shown["loopback"] is True and shown["redirectHost"] == "127.0.0.1"
     # A redirect the document does not list is refused (no redirect), fetched or cached.
     _, other = pkce()

@@ -318,7 +318,8 @@ def test_the_allow_answer_shows_the_connection_as_settings_will(flow):
     assert allowed.status_code == 200
     SECRETS.add(parse_qs(urlsplit(allowed.json()["redirectTo"]).query)["code"][0])
     made = allowed.json()["connection"]
-    assert made["oauth"] == {"clientId": flow.client_id, "redirectHost": "127.0.0.1", "connected": False}
+    assert made["oauth"] == {"clientId": flow.client_id, "redirectHost": "127.0.0.1", "connected": False,
+                             "earlierOf": None}
     listed = {c["id"]: c for c in flow.page.get("/api/connections").json()["connections"]}
     assert listed[made["id"]]["oauth"] == made["oauth"]
 

@@ -63,7 +63,7 @@ def test_revoking_in_settings_stops_the_tokens_at_once_and_withdraws_cards(flow,
     listed = flow.page.get("/api/connections").json()["connections"]
     [mine] = [c for c in listed if c["id"] == connection_id]
     assert mine["name"] == "Raw client" and mine["oauth"] == {"clientId": flow.client_id, "redirectHost": "127.0.0.1",
-                                                                    "connected": True}
+                                                                    "connected": True, "earlierOf": None}
     assert mine["lastUsedAt"] is not None and mine["lastUsedAt"].endswith("Z")
     revoked = flow.page.post(f"/api/connections/{connection_id}/revoke")
     assert revoked.status_code == 200 and revoked.json()["withdrawnCards"] == 1

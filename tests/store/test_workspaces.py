@@ -183,6 +183,42 @@ def test_revoke_connection_is_idempotent_and_still_found_by_hash(store):
     assert by_hash is not None and by_hash.revoked_at == 100
 
 
+def test_a_revocation_keeps_its_reason_on_both_copies_and_the_first_one_stays(store):
+    w = World(store)
+    assert w.conn.revoked_reason is None
+    revoked = store.connections.revoke_connection(w.ws.id, w.conn.id, now=100, reason="refresh_token_reused")
+    assert (revoked.revoked_at, revoked.revoked_reason) == (100, "refresh_token_reused")
+    again = store.connections.revoke_connection(w.ws.id, w.conn.id, now=200, reason="person")
+    assert (again.revoked_at, again.revoked_reason) == (100, "refresh_token_reused")
+    assert store.connections.get_connection(w.ws.id, w.conn.id) == revoked
+    assert store.connections.get_connection_by_token_hash(w.conn.token_hash) == revoked
+    assert store.connections.list_connections(w.ws.id) == [revoked]
+    plain = connection(w.ws, w.person, created_at=5)  # revoked without a reason (as before reasons were kept)
+    store.connections.create_connection(plain)
+    assert store.connections.revoke_connection(w.ws.id, plain.id, now=300).revoked_reason is None
+
+
+def test_a_database_of_an_earlier_release_gains_the_revocation_reason_and_keeps_its_connections(tmp_path):
+    import sqlite3
+
+    from countersign.store.sqlite import SQLiteStore
+
+    path = str(tmp_path / "earlier.db")
+    SQLiteStore(path).close()
+    old = sqlite3.connect(path)  # as an earlier release made it: no revoked_reason column
+    old.execute("ALTER TABLE connections DROP COLUMN revoked_reason")
+    old.execute("INSERT INTO connections (id, workspace_id, person_id, name, token_hash, created_at, revoked_at)"
+                " VALUES ('k_old', 'w_1', 'p_1', 'Old agent', 'h', 1, 2)")
+    old.commit()
+    old.close()
+    store = SQLiteStore(path)
+    try:
+        [earlier] = store.connections.list_connections("w_1")
+        assert (earlier.id, earlier.revoked_at, earlier.revoked_reason) == ("k_old", 2, None)
+    finally:
+        store.close()
+
+
 def test_revoke_unknown_connection_is_not_found(store):
     w = World(store)
     with pytest.raises(NotFound):

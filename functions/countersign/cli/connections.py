@@ -30,7 +30,7 @@ def cmd_connection_list(args) -> int:
     # When the command runs, not at the CLI's start (the gate's and the server's modules).
     from ..identity.oauth.grants import settle
     from ..runtime import keyless_desk
-    from ..surfaces.api.connections import connection_view
+    from ..surfaces.api.connections import connection_views
 
     desk = keyless_desk(existing_settings(args))  # it may revoke an unfinished OAuth connection: no keys needed
     store = desk.store
@@ -41,7 +41,7 @@ def cmd_connection_list(args) -> int:
     used = store.connections.connections_last_used(person.workspace_id)
     listed = store.connections.list_connections(person.workspace_id, person.id)
     settled = settle(desk, person.workspace_id, listed, grants, used)
-    views = [connection_view(c, used.get(c.id), grant) for c, grant in settled]
+    views = connection_views(settled, used)
     print(json.dumps(views, indent=2))
     if any(not view["revoked"] for view in views):
         print(f"# to revoke one: {command_line(args, 'connection revoke CONNECTION_ID', '--email', args.email)}",
@@ -72,7 +72,7 @@ def cmd_connection_revoke(args) -> int:
         print("# this connection was revoked already: nothing changed", file=sys.stderr)
     else:
         connection, withdrawn = accounts.revoke_connection(desk, person.workspace_id, connection, actor="system",
-                                                           channel="system")
+                                                           channel="system", reason=accounts.BY_OPERATOR)
     print(json.dumps({"connection": connection_view(connection), "withdrawn_cards": withdrawn}, indent=2))
     return 0
 

@@ -19,6 +19,29 @@ from .desk import Desk
 CONNECTION_TOKEN_PREFIX = "cs_"
 REVOKED_REASON = "Withdrawn: the connection ‘{name}’ that asked was revoked."
 
+# Why a connection was revoked: the code recorded with it, and the words Settings shows for it.
+BY_PERSON, BY_OPERATOR, MEMBER_REMOVED = "person", "operator", "member_removed"
+CLIENT_REVOKED, REFRESH_TOKEN_REUSED, CODE_REUSED = "client_revoked", "refresh_token_reused", "code_reused"
+NEVER_FINISHED, NOT_STORED = "never_finished", "not_stored"
+REVOKED_WHY = {
+    BY_PERSON: "You revoked it.",
+    BY_OPERATOR: "It was revoked from the command line.",
+    MEMBER_REMOVED: "Its person was removed from the workspace.",
+    CLIENT_REVOKED: "The app ended the connection itself.",
+    REFRESH_TOKEN_REUSED: "Its refresh token was used twice — a sign it was copied. Allow the app again if you "
+                          "still use it.",
+    CODE_REUSED: "Its sign-in code was used twice — a sign it was intercepted. Allow the app again if you still "
+                 "use it.",
+    NEVER_FINISHED: "The app never finished connecting.",
+    NOT_STORED: "Connecting failed before the app got its tokens. Allow the app again.",
+}
+
+
+def revoked_why(connection: Connection) -> str | None:
+    """Why ``connection`` was revoked, in the person's words; None while it is live, or when no
+    reason was recorded (revoked before reasons were kept)."""
+    return REVOKED_WHY.get(connection.revoked_reason or "") if connection.revoked else None
+
 
 def _now() -> int:
     return int(time.time())
@@ -85,10 +108,11 @@ def create_connection(
 
 
 def revoke_connection(desk: Desk, workspace_id: str, connection: Connection, actor: str,
-                      channel: str = "page") -> tuple[Connection, int]:
+                      channel: str = "page", reason: str | None = None) -> tuple[Connection, int]:
     """Revoke ``connection`` (every token of it stops at once) and withdraw the cards it filed that
-    still wait. Returns the connection as revoked and how many cards were withdrawn."""
-    revoked = desk.store.connections.revoke_connection(workspace_id, connection.id, desk.now())
+    still wait; ``reason`` (one of :data:`REVOKED_WHY`) is recorded with it. Returns the connection
+    as revoked and how many cards were withdrawn."""
+    revoked = desk.store.connections.revoke_connection(workspace_id, connection.id, desk.now(), reason)
     withdrawn = desk.withdraw_waiting(workspace_id, connection.person_id, actor, channel,
                                       REVOKED_REASON.format(name=revoked.name), connection_id=connection.id)
     return revoked, withdrawn

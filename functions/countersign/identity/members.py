@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..store.errors import BadInput, NotFound
 from ..store.workspaces import Person
-from .accounts import revoke_connection
+from .accounts import MEMBER_REMOVED, revoke_connection
 from .desk import Desk
 
 REMOVED_REASON = "Withdrawn: {email} is no longer a member of this workspace."
@@ -39,7 +39,8 @@ def remove_member(desk: Desk, person: Person, actor: str = "system", channel: st
     revoked = withdrawn = 0
     for connection in store.connections.list_connections(workspace_id, person.id):
         if not connection.revoked:
-            withdrawn += revoke_connection(desk, workspace_id, connection, actor=actor, channel=channel)[1]
+            withdrawn += revoke_connection(desk, workspace_id, connection, actor=actor, channel=channel,
+                                           reason=MEMBER_REMOVED)[1]
             revoked += 1
     withdrawn += desk.withdraw_waiting(workspace_id, person.id, actor, channel,
                                        REMOVED_REASON.format(email=person.email))

@@ -20,6 +20,9 @@ class Connection:
     token_hash: str
     created_at: int = 0
     revoked_at: int | None = None
+    # Why it was revoked: a short code (``countersign.identity.accounts.REVOKED_WHY`` words it);
+    # None while live, and for one revoked before the reason was recorded.
+    revoked_reason: str | None = None
 
     @property
     def revoked(self) -> bool:
@@ -46,8 +49,10 @@ class ConnectionStore(abc.ABC):
         """Connections of a workspace (or of one person in it), ordered by creation."""
 
     @abc.abstractmethod
-    def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
-        """Mark revoked (idempotent: a second revoke keeps the first time)."""
+    def revoke_connection(self, workspace_id: str, connection_id: str, now: int,
+                          reason: str | None = None) -> Connection:
+        """Mark revoked, with why (``reason``). Idempotent: a second revoke keeps the first time and
+        reason."""
 
     # -- in use -----------------------------------------------------------------------------------
 

@@ -37,6 +37,13 @@ REVOKE_PATH = "/oauth/revoke"
 # The consent view of the confirm page: /confirm?authorize=<request id>.
 CONSENT_PATH = "/confirm"
 CONSENT_PARAMETER = "authorize"
+# An /oauth/authorize request refused without a redirect to the client (RFC 6749 §4.1.2.1: no
+# usable client or redirect URI), asked by a person's browser: the page's own error view,
+# /confirm?authorize_error=<one of REFUSALS>.
+REFUSED_PARAMETER = "authorize_error"
+UNKNOWN_CLIENT, CLIENT_DOCUMENT_REFUSED, BAD_REDIRECT, BAD_REQUEST = (
+    "unknown_client", "client_document_refused", "bad_redirect", "bad_request")
+REFUSALS = (UNKNOWN_CLIENT, CLIENT_DOCUMENT_REFUSED, BAD_REDIRECT, BAD_REQUEST)
 
 
 def issuer_of(public_url: str) -> str:

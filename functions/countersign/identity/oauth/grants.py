@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
 
 from ...core.ids import new_secret_token
 from ...store.authorizations import IssuedCode, PendingAuthorization
@@ -31,7 +32,7 @@ from ...store.grants import GrantStore, OAuthGrant
 from ...store.hashes import secret_hash
 from ...store.workspaces import Person, Workspace
 from .. import accounts
-from ..accounts import revoke_connection
+from ..accounts import NEVER_FINISHED, NOT_STORED, revoke_connection
 from ..desk import Desk
 from . import CODE_PREFIX, CODE_TTL, issuer_of
 from .cimd import is_document_url
@@ -49,6 +50,20 @@ def connection_name(pending: PendingAuthorization) -> str:
     if not name:
         name = host_of(pending.client_id) if "://" in pending.client_id else host_of(pending.redirect_uri)
     return name[:MAX_NAME] or "OAuth client"
+
+
+def vouched_by(pending: PendingAuthorization) -> str | None:
+    """The host that vouches for the client, if one does: a metadata document's host when the
+    client returns to that same host over https. Then the name is what that host publishes, and
+    only that host receives the answer. Otherwise (a registered client, whose name is whatever it
+    sent; a document whose client returns to an app on this device, which any app can listen as,
+    or to another host) nothing ties the name to anyone: the consent page shows it as the
+    client's claim."""
+    if not pending.metadata_document:
+        return None
+    host = host_of(pending.client_id)
+    returns = urlsplit(pending.redirect_uri)
+    return host if returns.scheme == "https" and host_of(pending.redirect_uri) == host else None
 
 
 @dataclass(frozen=True)
@@ -89,7 +104,7 @@ def allow(desk: Desk, pending: PendingAuthorization, person: Person, workspace: 
         # never be used, so it is revoked at once rather than left in Settings as if it worked.
         log.warning("oauth allow failed after its connection was made; revoking connection %s", made.connection.id)
         try:
-            store.connections.revoke_connection(workspace.id, made.connection.id, now)
+            store.connections.revoke_connection(workspace.id, made.connection.id, now, NOT_STORED)
         except Exception:  # the store refuses writes altogether: the connection has no token anyone holds
             log.exception("could not revoke connection %s", made.connection.id)
         raise
@@ -103,6 +118,35 @@ def deny(desk: Desk, pending: PendingAuthorization) -> str:
     return response_url(pending.redirect_uri, error="access_denied",
                         error_description="The person denied this connection.", state=pending.state,
                         iss=issuer_of(desk.settings.public_url))
+
+
+def same_client(grant: OAuthGrant) -> tuple[str, str, str]:
+    """What tells one client from another to the person: a metadata document's URL (one app, however
+    many installations), else the name a registered client gave itself; and the host it returns to.
+
+    A registered client registers again whenever it has lost its registration (each run of a client
+    that keeps nothing), under a new ``client_id``: its name and redirect host are all that stay the
+    same. They are the client's claim, so this only groups what Settings lists; it never ends a
+    connection (docs/oauth.md, "Allowed again")."""
+    returns_to = host_of(grant.redirect_uri)
+    if is_document_url(grant.client_id):
+        return "document", grant.client_id, returns_to
+    return "registered", grant.client_name, returns_to
+
+
+def earlier_authorizations(settled: list[tuple[Connection, OAuthGrant | None]]) -> dict[str, str]:
+    """For each earlier authorization of a client the person allowed more than once
+    (:func:`same_client`), the id of that client's latest one: the last allowed that is still live,
+    else the last allowed. ``settled`` is in creation order (as :func:`settle` returns it)."""
+    groups: dict[tuple[str, str, str], list[Connection]] = {}
+    for connection, grant in settled:
+        if grant is not None:
+            groups.setdefault(same_client(grant), []).append(connection)
+    under: dict[str, str] = {}
+    for allowed in groups.values():
+        latest = next((c for c in reversed(allowed) if not c.revoked), allowed[-1])
+        under.update((c.id, latest.id) for c in allowed if c.id != latest.id)
+    return under
 
 
 CONNECTED, WAITING, UNFINISHED = "connected", "waiting", "unfinished"
@@ -149,7 +193,8 @@ def _settle_one(desk: Desk, workspace_id: str, connection: Connection, grant: OA
         desk.store.grants.forget_grant_code(workspace_id, connection.id)
         grant = replace(grant, code_hash=None)
     elif state == UNFINISHED:
-        connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
+        connection, _ = revoke_connection(desk, workspace_id, connection, actor="system", channel="system",
+                                          reason=NEVER_FINISHED)
         log.info("connection %s revoked: its OAuth client never exchanged its code", connection.id)
     return connection, grant
 
@@ -159,13 +204,15 @@ def connected(grants: GrantStore, record: IssuedCode) -> None:
     grants.forget_grant_code(record.workspace_id, record.connection_id)
 
 
-def end_grant(desk: Desk, workspace_id: str, connection_id: str, why: str) -> None:
-    """The server ends a grant (a replayed code or refresh token, or the client revoking): the
-    connection is revoked as if its person had, its waiting cards withdrawn."""
+def end_grant(desk: Desk, workspace_id: str, connection_id: str, reason: str) -> None:
+    """The server ends a grant (a replayed code or refresh token, the client revoking, tokens that
+    could not be stored): the connection is revoked as if its person had, its waiting cards
+    withdrawn, and ``reason`` (``CODE_REUSED``, ``REFRESH_TOKEN_REUSED``, ``CLIENT_REVOKED`` or
+    ``NOT_STORED`` of :mod:`..accounts`) recorded with it for Settings to show."""
     try:
         connection = desk.store.connections.get_connection(workspace_id, connection_id)
     except NotFound:
         return
     if not connection.revoked:
-        revoke_connection(desk, workspace_id, connection, actor="system", channel="system")
-        log.warning("connection %s revoked: %s", connection_id, why)
+        revoke_connection(desk, workspace_id, connection, actor="system", channel="system", reason=reason)
+        log.warning("connection %s revoked: %s", connection_id, reason)

@@ -258,7 +258,8 @@ def person_from(v: dict[str, Any]) -> Person:
     return Person(**{k: v[k] for k in PERSON_FIELDS})
 
 
-CONNECTION_FIELDS = ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at")
+CONNECTION_FIELDS = ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",
+                     "revoked_reason")
 
 
 def connection_item(c: Connection) -> Item:

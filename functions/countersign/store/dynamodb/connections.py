@@ -47,15 +47,17 @@ class DynamoConnections(ConnectionStore):
         found = [codec.connection_from(v) for v in self.table.workspace_records(workspace_id, "CONN#")]
         return [c for c in found if person_id is None or c.person_id == person_id]
 
-    def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
+    def revoke_connection(self, workspace_id: str, connection_id: str, now: int,
+                          reason: str | None = None) -> Connection:
         for _ in range(3):
             current = self.get_connection(workspace_id, connection_id)
             if current.revoked:
                 return current
+            # On both copies (the token's pointer is a full copy of the connection).
             update = {
-                "UpdateExpression": "SET revoked_at = :now",
+                "UpdateExpression": "SET revoked_at = :now" + (", revoked_reason = :why" if reason else ""),
                 "ConditionExpression": "attribute_exists(pk) AND attribute_not_exists(revoked_at)",
-                "ExpressionAttributeValues": codec.values({":now": now}),
+                "ExpressionAttributeValues": codec.values({":now": now, **({":why": reason} if reason else {})}),
             }
             try:
                 self.table.transact([
@@ -64,7 +66,7 @@ class DynamoConnections(ConnectionStore):
                 ])
             except Cancelled:
                 continue
-            return replace(current, revoked_at=now)
+            return replace(current, revoked_at=now, revoked_reason=reason)
         raise StoreError(f"Could not revoke connection {connection_id!r}; try again.")
 
     # -- in use -----------------------------------------------------------------------------------

@@ -13,12 +13,17 @@ CREATE TABLE IF NOT EXISTS connection_uses (
 CREATE INDEX IF NOT EXISTS connection_uses_by_workspace ON connection_uses (workspace_id);
 """
 
+# Columns this role added to the ``connections`` table (made with the core schema): a database of
+# an earlier release gains them on open; that release reads the table by column name, unchanged.
+ADDED_COLUMNS = {"connections": (("revoked_reason", "TEXT"),)}
+
 
 class SQLiteConnections(ConnectionStore):
     def __init__(self, db: Database):
         self.db = db
         with self.db.write() as conn:
             schema.create_tables(conn, SCHEMA)
+            schema.add_missing_columns(conn, ADDED_COLUMNS)
 
     def create_connection(self, connection: Connection) -> None:
         with self.db.write() as db, unique(f"A connection with id {connection.id!r} already exists."):
@@ -45,11 +50,13 @@ class SQLiteConnections(ConnectionStore):
         )
         return [schema.connection(r) for r in self.db.all(sql, workspace_id, person_id, person_id)]
 
-    def revoke_connection(self, workspace_id: str, connection_id: str, now: int) -> Connection:
+    def revoke_connection(self, workspace_id: str, connection_id: str, now: int,
+                          reason: str | None = None) -> Connection:
         with self.db.write() as db:
             db.execute(
-                "UPDATE connections SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? AND workspace_id = ?",
-                (now, connection_id, workspace_id),
+                "UPDATE connections SET revoked_at = ?, revoked_reason = ?"
+                " WHERE id = ? AND workspace_id = ? AND revoked_at IS NULL",
+                (now, reason, connection_id, workspace_id),
             )
             return self.get_connection(workspace_id, connection_id)
 

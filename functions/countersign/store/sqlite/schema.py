@@ -237,7 +237,8 @@ def person(row: sqlite3.Row) -> Person:
 
 def connection(row: sqlite3.Row) -> Connection:
     return Connection(
-        **{k: row[k] for k in ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at")}
+        **{k: row[k] for k in ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",
+                               "revoked_reason")}
     )
 
 

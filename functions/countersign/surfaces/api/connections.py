@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 
 from ...core.times import iso
 from ...identity import accounts
-from ...identity.oauth.grants import settle
+from ...identity.oauth.grants import earlier_authorizations, settle
 from ...identity.oauth.redirects import host_of
 from ...store.connections import Connection
 from ...store.errors import NotFound
@@ -22,13 +22,23 @@ from .session import CARD_ID, Acting, SignedIn, runtime_of
 router = APIRouter(tags=["connections"])
 
 
-def connection_view(connection: Connection, last_used: int | None = None, grant: OAuthGrant | None = None) -> dict:
+def connection_view(connection: Connection, last_used: int | None = None, grant: OAuthGrant | None = None,
+                    latest: str | None = None) -> dict:
+    """``latest``: for an earlier authorization of a client allowed again, the id of its latest one."""
     view = {"id": connection.id, "name": connection.name, "createdAt": iso(connection.created_at),
-            "revoked": connection.revoked, "lastUsedAt": None if last_used is None else iso(last_used), "oauth": None}
+            "revoked": connection.revoked, "revokedReason": connection.revoked_reason if connection.revoked else None,
+            "revokedWhy": accounts.revoked_why(connection),
+            "lastUsedAt": None if last_used is None else iso(last_used), "oauth": None}
     if grant is not None:
         view["oauth"] = {"clientId": grant.client_id, "redirectHost": host_of(grant.redirect_uri),
-                         "connected": grant.code_hash is None}
+                         "connected": grant.code_hash is None, "earlierOf": latest}
     return view
+
+
+def connection_views(settled: list[tuple[Connection, OAuthGrant | None]], used: dict[str, int]) -> list[dict]:
+    """Each of the person's connections as the page and ``countersign connection list`` show them."""
+    latest = earlier_authorizations(settled)
+    return [connection_view(c, used.get(c.id), grant, latest.get(c.id)) for c, grant in settled]
 
 
 @router.get("/connections", response_model=ConnectionList, responses=errors(401))
@@ -40,7 +50,7 @@ def list_connections(request: Request, signed: SignedIn) -> dict:
     used = store.connections.connections_last_used(signed.workspace.id)
     listed = store.connections.list_connections(signed.workspace.id, signed.person.id)
     settled = settle(runtime.desk, signed.workspace.id, listed, grants, used)
-    return {"connections": [connection_view(c, used.get(c.id), grant) for c, grant in settled]}
+    return {"connections": connection_views(settled, used)}
 
 
 @router.post("/connections", status_code=201, response_model=NewConnectionView, responses=errors(401, 403, 422))
@@ -67,7 +77,7 @@ def revoke(connection_id: str, request: Request, signed: Acting) -> dict:
     if connection.person_id != signed.person.id:
         raise ApiError(403, "not_yours", "This connection belongs to someone else; only they can revoke it.")
     connection, withdrawn = accounts.revoke_connection(runtime.desk, signed.workspace.id, connection,
-                                                       actor=f"person:{signed.person.id}")
+                                                       actor=f"person:{signed.person.id}", reason=accounts.BY_PERSON)
     used = runtime.store.connections.connections_last_used(signed.workspace.id).get(connection.id)
     grants = {g.connection_id: g for g in runtime.store.grants.list_oauth_grants(signed.workspace.id, signed.person.id)}
     return {"connection": connection_view(connection, used, grants.get(connection.id)), "withdrawnCards": withdrawn}

@@ -64,9 +64,11 @@ def describe(request_id: str, request: Request, signed: SignedIn) -> dict:
     """Who asks to connect, where the answer goes, and the workspaces the person may choose from."""
     pending = _pending(request, request_id)
     client_host = authority_of(pending.client_id) if pending.metadata_document else host_of(pending.redirect_uri)
+    vouched = grants.vouched_by(pending)
     return {
         "client": {"name": grants.connection_name(pending), "clientId": pending.client_id, "host": client_host,
-                   "metadataDocument": pending.metadata_document},
+                   "metadataDocument": pending.metadata_document, "verified": vouched is not None,
+                   "verifiedBy": vouched, "namedItself": bool(pending.client_name.strip())},
         "redirectUri": pending.redirect_uri,
         "redirectHost": host_of(pending.redirect_uri),
         "loopback": is_loopback(pending.redirect_uri),

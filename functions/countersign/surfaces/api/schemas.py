@@ -211,6 +211,10 @@ class OAuthClientView(BaseModel):
     redirectHost: str = Field(description="Where the client was sent back to when the person allowed it")
     connected: bool = Field(description="Whether the client finished connecting (spent the code Allow gave "
                                         "it); one that has not within five minutes is revoked")
+    earlierOf: str | None = Field(default=None, description="Set on an earlier authorization of a client the "
+                                  "person allowed again (the same metadata document, or the same name and "
+                                  "redirect host): the id of that client's latest connection, which Settings "
+                                  "lists this one under")
 
 
 class ConnectionView(BaseModel):
@@ -218,6 +222,10 @@ class ConnectionView(BaseModel):
     name: str
     createdAt: str
     revoked: bool
+    revokedReason: str | None = Field(default=None, description="Why it was revoked: person, operator, "
+                                      "member_removed, client_revoked, refresh_token_reused, code_reused, "
+                                      "never_finished or not_stored (None if not recorded)")
+    revokedWhy: str | None = Field(default=None, description="The reason in the person's words")
     lastUsedAt: str | None = Field(default=None, description="When an agent last used it (to the minute)")
     oauth: OAuthClientView | None = Field(default=None, description="Set when an OAuth client connected itself")
 
@@ -274,6 +282,10 @@ class ConsentClient(BaseModel):
     clientId: str
     host: str = Field(description="The host of the client_id URL, or of the redirect URI for a registered client")
     metadataDocument: bool = Field(description="The client_id is the URL of its metadata document")
+    verified: bool = Field(description="A host vouches for the client: its metadata document's host, to which it "
+                                       "also returns over https. Otherwise its name is only its own claim")
+    verifiedBy: str | None = Field(default=None, description="That host, when verified")
+    namedItself: bool = Field(description="The client gave a name (else name is the host it is known by)")
 
 
 class ConsentWorkspace(BaseModel):

@@ -27,11 +27,22 @@ from mcp.server.auth.middleware.client_auth import ClientAuthenticator
 from mcp.server.auth.settings import ClientRegistrationOptions
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Match, Route, Router, request_response
 
 from ...identity import oauth
-from ...identity.oauth import SCOPE, issuer_of, resource_of, same_resource
+from ...identity.oauth import (
+    BAD_REDIRECT,
+    BAD_REQUEST,
+    CLIENT_DOCUMENT_REFUSED,
+    CONSENT_PATH,
+    REFUSED_PARAMETER,
+    SCOPE,
+    UNKNOWN_CLIENT,
+    issuer_of,
+    resource_of,
+    same_resource,
+)
 from ...identity.oauth.cimd import DocumentFetcher, DocumentRefused, is_document_url
 from ...identity.oauth.redirects import response_url
 from ...runtime import Runtime
@@ -68,13 +79,23 @@ class _ConsentNoted:
     def __init__(self, provider: Provider):
         self.provider = provider
         self.consent_url: str | None = None
+        self.client_found = False
 
     async def get_client(self, client_id: str) -> Any:
-        return await self.provider.get_client(client_id)
+        client = await self.provider.get_client(client_id)
+        self.client_found = client is not None
+        return client
 
     async def authorize(self, client: Any, params: Any) -> str:
         self.consent_url = await self.provider.authorize(client, params)
         return self.consent_url
+
+
+def _from_a_browser(request: Request) -> bool:
+    """Whether a person's browser is navigating here (rather than a program calling the endpoint):
+    it says so with ``Sec-Fetch-Mode: navigate``, or asks for HTML."""
+    return (request.headers.get("sec-fetch-mode") == "navigate"
+            or "text/html" in request.headers.get("accept", "").lower())
 
 
 GRANTS = ("authorization_code", "refresh_token")
@@ -205,16 +226,32 @@ class OAuthEndpoints:
             try:
                 await self.provider.load_document(client_id)
             except DocumentRefused as refused:
-                return _error(400, "invalid_client", f"The client's metadata document was refused: {refused}.")
+                return self._refused(request, CLIENT_DOCUMENT_REFUSED, _error(
+                    400, "invalid_client", f"The client's metadata document was refused: {refused}."))
             except TimeoutError:
-                return _error(400, "invalid_client", "The client's metadata document took too long to fetch.")
+                return self._refused(request, CLIENT_DOCUMENT_REFUSED, _error(
+                    400, "invalid_client", "The client's metadata document took too long to fetch."))
         noted = _ConsentNoted(self.provider)
         response = await AuthorizationHandler(noted).handle(request)  # type: ignore[arg-type]  # the two methods it calls
         location = response.headers.get("location")
         if response.status_code in (302, 303) and location and location != noted.consent_url:
             # Back to the client with an error: RFC 9207 wants iss there too (the SDK adds none).
             response.headers["location"] = response_url(location, iss=self.issuer)
+        elif response.status_code == 400:
+            # No client, or no redirect URI it registered: answered here, never at a redirect.
+            why = BAD_REDIRECT if noted.client_found else UNKNOWN_CLIENT if client_id else BAD_REQUEST
+            return self._refused(request, why, response)
         return response
+
+    def _refused(self, request: Request, why: str, answer: Response) -> Response:
+        """A request that cannot go back to its client (RFC 6749 §4.1.2.1): ``answer`` (the JSON
+        error) to a program; a person's browser is sent to the page's own error view, which says
+        ``why`` (one of :data:`~countersign.identity.oauth.REFUSALS`) in words, what to do, and
+        links back to the page. Nothing of the request is carried there."""
+        if not _from_a_browser(request):
+            return answer
+        return RedirectResponse(f"{self.issuer}{CONSENT_PATH}?{REFUSED_PARAMETER}={why}", status_code=303,
+                                headers=NO_STORE)
 
     # -- revoke (RFC 7009) ----------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from mcp.shared.auth import InvalidRedirectUriError, InvalidScopeError, OAuthCli
 from pydantic import AnyUrl
 
 from ...gate.offload import Offload
+from ...identity.accounts import CLIENT_REVOKED, CODE_REUSED, NOT_STORED, REFRESH_TOKEN_REUSED
 from ...identity.oauth import (
     CONSENT_PARAMETER,
     CONSENT_PATH,
@@ -198,7 +199,7 @@ class Provider:
         if record is None or record.client_id != client.client_id:
             return None
         if record.used_at is not None:  # a replay: the code may have been stolen
-            await self._end_grant(record, "an authorization code was reused")
+            await self._end_grant(record, CODE_REUSED)
             return None
         if not grant_is_live(self.store.connections, record.workspace_id, record.connection_id):
             return None
@@ -212,7 +213,7 @@ class Provider:
                                           ) -> OAuthToken:
         record, now = authorization_code.record, self.now()
         if not await self.offload.off_the_loop(self.store.authorizations.spend_issued_code, record.code_hash, now):
-            await self._end_grant(record, "an authorization code was reused")
+            await self._end_grant(record, CODE_REUSED)
             raise TokenError("invalid_grant", "authorization code does not exist")
         minted = mint(record, now, refresh_too="refresh_token" in (client.grant_types or ()))
         try:
@@ -221,7 +222,7 @@ class Provider:
             # The code is spent and no token was stored: the connection can never be used, so it
             # is ended (if the store takes that write) rather than listed as connected.
             with contextlib.suppress(Exception):
-                await self._end_grant(record, "its tokens could not be stored")
+                await self._end_grant(record, NOT_STORED)
             raise
         try:
             await self.offload.off_the_loop(connected, self.store.grants, record)
@@ -237,7 +238,7 @@ class Provider:
         if record is None or record.kind != REFRESH or record.client_id != client.client_id:
             return None
         if record.used_at is not None:  # a rotated token came back: whoever holds it, the grant ends
-            await self._end_grant(record, "a refresh token was reused")
+            await self._end_grant(record, REFRESH_TOKEN_REUSED)
             return None
         if not grant_is_live(self.store.connections, record.workspace_id, record.connection_id):
             return None
@@ -252,7 +253,7 @@ class Provider:
         rotated = await self.offload.off_the_loop(self.store.grants.rotate_refresh_token, record.token_hash, now,
                                                   minted.records)
         if not rotated:
-            await self._end_grant(record, "a refresh token was reused")
+            await self._end_grant(record, REFRESH_TOKEN_REUSED)
             raise TokenError("invalid_grant", "refresh token does not exist")
         return OAuthToken(access_token=minted.access_token, expires_in=minted.expires_in,
                           scope=" ".join(minted.scopes), refresh_token=minted.refresh_token)
@@ -273,14 +274,16 @@ class Provider:
 
     async def revoke(self, record: IssuedToken) -> None:
         """Revoking either token of a grant ends the grant: the connection, its tokens, its cards."""
-        await self._end_grant(record, "the client revoked its token")
+        await self._end_grant(record, CLIENT_REVOKED)
 
     async def revoke_token(self, token: AccessGrant | RefreshGrant) -> None:
         await self.revoke(token.record)
 
-    async def _end_grant(self, record: IssuedCode | IssuedToken, why: str) -> None:
-        """End the grant ``record`` belongs to (writes: off the event loop, as every write here)."""
-        await self.offload.off_the_loop(end_grant, self.runtime.desk, record.workspace_id, record.connection_id, why)
+    async def _end_grant(self, record: IssuedCode | IssuedToken, reason: str) -> None:
+        """End the grant ``record`` belongs to, for ``reason`` (writes: off the event loop, as every
+        write here)."""
+        await self.offload.off_the_loop(end_grant, self.runtime.desk, record.workspace_id, record.connection_id,
+                                        reason)
 
     async def exchange_identity_assertion(self, client: OAuthClientInformationFull, params: IdentityAssertionParams
                                           ) -> OAuthToken:
