@@ -301,8 +301,16 @@ async function route(signinToken) {
     await viewSignin(signinToken, false);
     return 'signin';
   }
-  // OAuth consent: an MCP client sent the person here to allow or deny it (consent.js).
+  // OAuth consent: an MCP client sent the person here to allow or deny it (consent.js). Neither it
+  // nor a refused request's error view is one of the nav's views: no nav item is current there.
   const authorize = path === '/confirm' ? new URLSearchParams(location.search).get('authorize') : null;
+  const refused = path === '/confirm' ? new URLSearchParams(location.search).get('authorize_error') : null;
+  if (authorize || refused) setNav(null);
+  if (refused) {
+    const { viewConsentRefused } = await import('./consent.js');
+    viewConsentRefused(refused, { el, show });
+    return 'consent';
+  }
   if (authorize) {
     if (!state.session && !(await loadSession())) {
       remember.set(location.pathname + location.search);

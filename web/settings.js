@@ -97,10 +97,41 @@ function copyButton(el, input) {
   return btn;
 }
 
+// What revoking a connection does, in the words of its kind.
+function revokePrompt(c) {
+  return c.oauth
+    ? `${c.name} loses access at once: every token the app holds stops working, and its waiting requests are `
+      + 'withdrawn. To use it again, connect it again from the app.'
+    : 'The agent using this token loses access, and its waiting requests are withdrawn.';
+}
+
+// A client allowed more than once (the API names each earlier authorization's latest one): the
+// latest is the row, the earlier ones are listed under it.
+function earlierByLatest(connections) {
+  const earlier = new Map();
+  for (const c of connections) {
+    const latest = c.oauth && c.oauth.earlierOf;
+    if (latest) earlier.set(latest, [...(earlier.get(latest) || []), c]);
+  }
+  return earlier;
+}
+
 function connectionsEl({ api, el, announce, timeEl }, connections) {
   const list = el('ul', { class: 'connections' });
   const empty = el('p', { class: 'muted' }, 'No connections yet.');
-  const render = (c) => {
+  const earlier = earlierByLatest(connections);
+  const earlierEl = (group) => {
+    const summary = el('summary', {});
+    const count = () => {
+      const live = group.filter((g) => !g.revoked).length;
+      summary.textContent = `${group.length} earlier ${group.length === 1 ? 'authorization' : 'authorizations'} `
+        + `of this app${live ? ` (${live} still active)` : ''}`;
+    };
+    count();
+    const rows = el('ul', { class: 'connections' }, group.map((g) => render(g, count)));
+    return el('details', { class: 'earlier', 'data-field': 'earlier' }, summary, rows);
+  };
+  const render = (c, changed) => {
     const li = el('li', { 'data-connection-id': c.id });
     const when = timeEl(c.createdAt, 'created');
     const used = c.lastUsedAt ? timeEl(c.lastUsedAt, 'last used') : el('span', { class: 'muted' }, 'never used');
@@ -115,23 +146,31 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
       li.append(el('div', { class: 'conn-oauth muted' }, 'Connected itself with OAuth; returns to ',
         el('span', { class: 'mono' }, c.oauth.redirectHost)));
     }
+    const group = earlier.get(c.id);
     if (c.revoked) {
       li.append(el('span', { class: 'badge' }, 'Revoked'));
+      if (c.revokedWhy && c.revokedReason !== 'never_finished') {
+        li.append(el('p', { class: 'revoked-why', 'data-field': 'revoked-why' }, c.revokedWhy));
+      }
+      if (group) li.append(earlierEl(group));
       return li;
     }
     const revoke = el('button', { type: 'button', class: 'secondary', 'data-action': 'revoke' }, 'Revoke');
     const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke-yes' }, 'Revoke it');
     const no = el('button', { type: 'button', class: 'secondary' }, 'Cancel');
     const ask = el('div', { class: 'confirm-revoke', hidden: true },
-      el('p', {}, 'The agent using this token loses access, and its waiting requests are withdrawn.'),
+      el('p', {}, revokePrompt(c)),
       el('div', { class: 'actions' }, yes, no));
     revoke.addEventListener('click', () => { revoke.hidden = true; ask.hidden = false; });
     no.addEventListener('click', () => { ask.hidden = true; revoke.hidden = false; });
     yes.addEventListener('click', async () => {
       yes.disabled = no.disabled = true;
       try {
-        await api('POST', `/connections/${encodeURIComponent(c.id)}/revoke`);
-        li.replaceWith(render(Object.assign({}, c, { revoked: true })));
+        const done = await api('POST', `/connections/${encodeURIComponent(c.id)}/revoke`);
+        const now = done && done.connection ? done.connection : {};
+        Object.assign(c, { revoked: true, revokedReason: now.revokedReason || null, revokedWhy: now.revokedWhy || null });
+        li.replaceWith(render(c, changed));
+        if (changed) changed();
         announce(`${c.name} was revoked.`);
       } catch (e) {
         yes.disabled = no.disabled = false;
@@ -139,9 +178,11 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
       }
     });
     li.append(revoke, ask);
+    if (group) li.append(earlierEl(group));
     return li;
   };
-  for (const c of connections) list.append(render(c));
+  const shown = connections.filter((c) => !(c.oauth && c.oauth.earlierOf));
+  for (const c of shown) list.append(render(c));
   empty.hidden = connections.length > 0;
 
   const name = el('input', { type: 'text', id: 'connection-name', name: 'name', required: true, maxlength: 100,

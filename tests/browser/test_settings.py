@@ -228,3 +228,62 @@ def test_an_owner_asks_to_add_an_upstream_on_a_phone_and_bad_input_names_the_fie
     assert secret not in page.content()
     assert tenant.store.docs.list_docs(tenant.workspace_id, "upstream") == []
     assert watch.errors == [], watch.errors
+
+
+def test_a_client_allowed_again_is_one_row_and_a_revocation_says_why(live, tenant, page, watch):
+    """Three authorizations of a client that registers anew each run (as the Python SDK's does
+    when it keeps nothing): one row, the latest, with the earlier ones folded under it; the one
+    whose refresh token came back twice says so; the prompts speak of each kind."""
+    from countersign.store.hashes import secret_hash
+    from tests.oauth.conftest import Flow
+    from tests.support.confirm_page import Page
+
+    runtime, server = live
+    made = []
+    with httpx2.Client(base_url=server.origin, timeout=30, follow_redirects=False) as http:
+        api = Page(server.origin).sign_in(runtime, tenant.person)
+        flow = Flow(server.origin, http, api, tenant.workspace_id)
+        for _ in range(3):
+            assert flow.register(name="py-sdk-oauth-probe").status_code == 201
+            tokens = flow.tokens()
+            made.append(tenant.store.grants.get_issued_token(secret_hash(tokens["access_token"]),
+                                                             runtime.desk.now()).connection_id)
+            if len(made) == 1:  # the first one's refresh token is used twice
+                assert flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"]).status_code == 200
+                assert flow.token(grant_type="refresh_token", refresh_token=tokens["refresh_token"]).status_code == 400
+        api.close()
+    reused, earlier, latest = made
+
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    panel = page.locator("section", has=page.get_by_role("heading", name="Connections"))
+    top = panel.locator("li[data-connection-id]:not(.earlier li)")
+    expect(top).to_have_count(2)  # the connection token, and the client once
+    expect(top.nth(1)).to_have_attribute("data-connection-id", latest)
+    folded = top.nth(1).locator('[data-field="earlier"]')
+    expect(folded.locator("summary")).to_have_text("2 earlier authorizations of this app (1 still active)")
+    expect(folded.locator(f'li[data-connection-id="{reused}"]')).to_be_hidden()  # folded until asked
+    folded.locator("summary").click()
+    row = folded.locator(f'li[data-connection-id="{reused}"]')
+    expect(row.locator(".badge")).to_have_text("Revoked")
+    expect(row.locator('[data-field="revoked-why"]')).to_have_text(
+        "Its refresh token was used twice — a sign it was copied. Allow the app again if you still use it.")
+
+    # Revoking an OAuth connection is worded for an app; a token's for the agent holding it.
+    other = folded.locator(f'li[data-connection-id="{earlier}"]')
+    other.get_by_role("button", name="Revoke").click()
+    expect(other.locator(".confirm-revoke")).to_have_text(
+        "py-sdk-oauth-probe loses access at once: every token the app holds stops working, and its waiting "
+        "requests are withdrawn. To use it again, connect it again from the app.Revoke itCancel")
+    with page.expect_response("**/revoke") as revoked:
+        other.get_by_role("button", name="Revoke it").click()
+    assert revoked.value.status == 200
+    expect(other.locator('[data-field="revoked-why"]')).to_have_text("You revoked it.")
+    expect(folded.locator("summary")).to_have_text("2 earlier authorizations of this app")
+    token_row = top.nth(0)
+    token_row.get_by_role("button", name="Revoke").click()
+    expect(token_row.locator(".confirm-revoke p")).to_have_text(
+        "The agent using this token loses access, and its waiting requests are withdrawn.")
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= page.evaluate("() => innerWidth")
+    assert watch.errors == [], watch.errors
