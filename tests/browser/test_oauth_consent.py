@@ -90,7 +90,8 @@ def test_a_registered_clients_name_is_shown_as_its_claim_with_where_it_returns(l
     expect(page.get_by_role("heading", level=1)).to_have_text("Connect an app calling itself “Framed client”?")
     expect(page.locator('[data-field="unverified"]')).to_have_text(
         "Unverified nameAny app can call itself “Framed client”: countersign cannot check who made it.")
-    expect(page.locator('[data-field="returns-to"]')).to_have_text("It will return to 127.0.0.1, an app on this device.")
+    expect(page.locator('[data-field="returns-to"]')).to_have_text(
+        "It will return to 127.0.0.1, an app on this device.")
     expect(page.locator('[data-field="decision"]')).to_have_text(
         "Allow it only if you started connecting an app just now. If you did not, deny.")
     expect(page.locator('[data-field="verified"]')).to_have_count(0)

@@ -210,7 +210,7 @@ def test_an_allow_that_fails_half_way_leaves_no_working_connection(flow, tenant)
         db.close()
     assert failed.status_code == 500 and "redirectTo" not in failed.text
     made = [c for c in tenant.store.connections.list_connections(tenant.workspace_id) if c.name != "Test agent"]
-    assert [(c.name, c.revoked) for c in made] == [("Raw client", True)]
+    assert [(c.name, c.revoked, c.revoked_reason) for c in made] == [("Raw client", True, "not_stored")]
     assert flow.allow(request_id).status_code == 404  # the request was answered; the client starts again
 
 
@@ -352,6 +352,7 @@ def test_a_client_that_never_spends_its_code_leaves_no_working_looking_connectio
     monkeypatch.setattr(tenant.runtime.desk, "clock", lambda: later)
     listed = _listed(flow)
     assert listed[made]["revoked"] is True and listed[made]["oauth"]["connected"] is False
+    assert listed[made]["revokedReason"] == "never_finished"
     assert tenant.store.connections.get_connection(tenant.workspace_id, made).revoked
     assert listed[finished_id]["revoked"] is False  # one that connected stays, whatever its age
     assert flow.mcp(finished.json()["access_token"]).status_code == 200

@@ -42,7 +42,8 @@ def test_list_shows_the_members_connections_and_never_a_token(capsys, demo):
     assert code == 0
     listed = json.loads(out)
     assert [c["name"] for c in listed][-1] == "Claude on laptop" and listed[-1]["id"] == made["connection_id"]
-    assert all(set(c) == {"id", "name", "createdAt", "revoked", "lastUsedAt", "oauth"} for c in listed)
+    assert all(set(c) == {"id", "name", "createdAt", "revoked", "revokedReason", "revokedWhy", "lastUsedAt", "oauth"}
+               for c in listed)
     assert not any(c["revoked"] for c in listed)
     assert made["token"] not in out and info["agent_token"] not in out
 
@@ -58,6 +59,8 @@ def test_revoke_stops_the_token_and_withdraws_the_cards_it_filed(capsys, demo):
     assert code == 0
     answer = json.loads(out)
     assert answer["withdrawn_cards"] == 1 and answer["connection"]["revoked"] is True
+    assert answer["connection"]["revokedReason"] == "operator"
+    assert answer["connection"]["revokedWhy"] == "It was revoked from the command line."
     card = runtime.store.cards.get_card(principal.workspace.id, held["confirmationId"], runtime.desk.now())
     assert card.state is CardState.WITHDRAWN
     auth = BearerAuth(None, runtime.store)

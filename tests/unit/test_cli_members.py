@@ -187,6 +187,8 @@ def test_remove_stops_everything_that_acts_for_the_member_then_removes_them(caps
     assert store.cards.audit_trail(bea.workspace_id, second.id)[-1].actor == "system"
     assert store.cards.get_card(bea.workspace_id, owners_card["confirmationId"], now).state is CardState.PENDING
     assert anyio.run(BearerAuth(None, store).authenticate, token) == REVOKED
+    revoked = store.connections.get_connection(bea.workspace_id, principal.connection.id)
+    assert revoked.revoked_reason == "member_removed"
     assert store.callers.get_session_as(secret_hash(session_id), Owner(bea.workspace_id, bea.id), now) is None
     assert store.passkeys.list_passkeys(bea.workspace_id, bea.id) == []
     assert [m["email"] for m in _members(capsys, data, info["person_email"])] == [info["person_email"]]
