@@ -181,6 +181,18 @@ class Action:
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         return []
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        """How ``result`` (what :meth:`apply` returned, with what an outside call added) reads to a
+        person on the confirm page once the card completed: short sentences, amounts as money,
+        names rather than ids, never a field name. A line may hold line breaks (an upstream's
+        text); the page keeps them.
+
+        The default says only that it ran. Override it beside the action whenever its result has
+        fields (tests/unit/test_outcome_lines.py runs every action of every toolset and holds each
+        to that). It reads nothing: a card's outcome is drawn from its stored result alone, long
+        after the run."""
+        return ["Done."]
+
     def moved(self, conflict: Conflict, ctx: ActionContext) -> str | None:
         """Name, for a person, the record whose write was refused because it moved (a step of a
         multi-step effect that could not commit); None to say nothing more than the failure."""

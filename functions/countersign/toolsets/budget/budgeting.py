@@ -10,6 +10,7 @@ from .base import Amount, BudgetAction, title_to_summary
 from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
 from .operations import Planning, budget_change, commit
 from .rollup import change_keys
+from .values import month_name
 
 
 class SetBudgetArgs(Arguments):
@@ -62,3 +63,6 @@ class SetCategoryBudget(BudgetAction):
         )
         return Effect.writes({"operation_id": op_id, "category_id": s["category"], "month": s["month"],
                 "budgeted": display(s["amount"]), "budgeted_milliunits": s["amount"]}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Budgeted {result['budgeted']} for {month_name(result['month'])}"]

@@ -100,6 +100,9 @@ class UpdateCategory(BudgetAction):
         return Effect.writes({"operation_id": op_id, "category_id": s["category"], "name": s["after"]["name"],
                 "group_id": s["after"]["group"], "group_name": s["after"]["group_name"]}, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"The category is now ‘{result['name']}’, in {result['group_name']}"]
+
 
 class CreateCategoryArgs(Arguments):
     group_id: str = Field(description="The group the category goes in (an id from list_categories)")
@@ -150,3 +153,6 @@ class CreateCategory(BudgetAction):
         return Effect.writes(
             {"operation_id": op_id, "category_id": category_id, "name": s["name"], "group_id": s["group"]}, writes
         )
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Created the category ‘{result['name']}’"]

@@ -9,6 +9,7 @@ from ...toolkit import NEVER, ActionContext, ActionError, Arguments, Effect, Pla
 from .base import BudgetAction, title_to_summary
 from .model import CATEGORY, BudgetPlan, Ledger, is_split, is_transfer, ledger_of, txn_line
 from .operations import Planning, commit, txn_change
+from .values import counted
 
 
 class CategoryChange(Arguments):
@@ -82,6 +83,13 @@ class ApplyCategories(BudgetAction):
                              for it in items],
         }, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        into: dict[str, int] = {}
+        for t in result["transactions"]:
+            into[t["category_name"]] = into.get(t["category_name"], 0) + 1
+        return [f"Recategorised {counted(result['recategorised'], 'transaction')}",
+                *(f"{counted(n, 'transaction')} now in {name}" for name, n in into.items())]
+
 
 class ApproveArgs(Arguments):
     transaction_ids: list[str] = Field(min_length=1, max_length=500, description="Transactions to approve")
@@ -129,6 +137,12 @@ class ApproveTransactions(BudgetAction):
             "approved": [it["transaction"] for it in items],
             "already_approved": plan.subject["already_approved"],
         }, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        lines = [f"Approved {counted(len(result['approved']), 'transaction')}"]
+        if result["already_approved"]:
+            lines.append(f"{counted(len(result['already_approved']), 'other was', 'others were')} approved already")
+        return lines
 
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         return [Step("list_transactions", "List what still needs a category (uncategorised=true).")]

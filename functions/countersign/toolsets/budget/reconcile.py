@@ -10,6 +10,7 @@ from .base import Amount, BudgetAction, title_to_summary
 from .layout import new_txn_id
 from .model import RTA_ID, BudgetPlan, Ledger, display, ledger_of, new_txn, to_milliunits, today
 from .operations import Planning, commit, txn_change
+from .values import counted
 
 ADJUSTMENT_PAYEE = "Reconciliation Balance Adjustment"
 
@@ -97,3 +98,9 @@ class ReconcileAccount(BudgetAction):
             "balance": display(s["balance"]), "adjustment": display(s["difference"]) if adjustment else None,
             "adjustment_transaction_id": adjustment,
         }, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        lines = [f"Reconciled {counted(result['reconciled'], 'transaction')} · balance {result['balance']}"]
+        if result["adjustment"]:
+            lines.append(f"An adjustment of {result['adjustment']} was entered to match")
+        return lines

@@ -23,6 +23,7 @@ from .model import (
     to_milliunits,
 )
 from .operations import Planning, commit, txn_change
+from .values import counted
 
 MAX_TEXT = 500
 
@@ -103,6 +104,9 @@ class CreateTransactions(BudgetAction):
                                planning=planning)
         return Effect.writes({"operation_id": op_id, "account_id": s["account"], "transaction_ids": ids}, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Created {counted(len(result['transaction_ids']), 'transaction')}"]
+
 
 class SplitLine(Arguments):
     amount: Amount = Field(description="An amount in currency units, same sign as the transaction (or all positive)")
@@ -173,6 +177,9 @@ class SplitTransaction(BudgetAction):
         op_id, writes = commit(ctx, ledger, [change], "split", title_to_summary(plan.preview.title), undoable=False,
                        note="A split cannot be undone.", planning=planning)
         return Effect.writes({"operation_id": op_id, "transaction_id": s["transaction"], "lines": len(subs)}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Split into {counted(result['lines'], 'line')}"]
 
     def next_steps(self, result: dict, ctx: ActionContext):
         return []

@@ -118,5 +118,9 @@ class UndoOperation(BudgetAction):
                            undoable=False, undo_of=doc.id, extra=[mark], op_id=op_id, planning=planning)
         return Effect.writes({"operation_id": op_id, "undid": doc.id, "summary": doc.data["summary"]}, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        summary = str(result["summary"])
+        return [f"Undone: {summary[:1].upper()}{summary[1:]}"]
+
     def next_steps(self, result: dict, ctx: ActionContext):
         return []

@@ -137,6 +137,24 @@ def month_key(day: str) -> str:
     return day[:7]
 
 
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+
+
+def month_name(month: str) -> str:
+    """``2026-09-01`` (or ``2026-09``) → ``September 2026``, as an outcome names a month."""
+    try:
+        first = date.fromisoformat(month_start(str(month)))
+    except ValueError:
+        return str(month)
+    return f"{MONTHS[first.month - 1]} {first.year}"
+
+
+def counted(n: int, one: str, many: str | None = None) -> str:
+    """``1 transaction``, ``2 transactions``."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def month_start(day: str) -> str:
     """``2026-09-12`` → ``2026-09-01`` (a month as the budget tools resolve it: its first day)."""
     return day[:7] + "-01"

@@ -36,7 +36,7 @@ from ...toolkit import (
 )
 from .config import Pin, Upstream, load, split_tool, tool_digest
 from .env import GatewayEnv
-from .preview import MAX_LINES, argument_lines, result_text, shown
+from .preview import MAX_LINES, answer_lines, argument_lines, result_text, shown
 
 HEAD_LINES = 3  # a call's card: the server, the tool, "Arguments:", then a line per argument
 DRIFT = ("What the card showed from the upstream server moved between the preview and the answer; nothing was "
@@ -221,6 +221,10 @@ class UpstreamCall(Action):
 
         label = f"send {subject['tool']} to {upstream.name}"
         return Effect({}, (), Outside(label, forward, resumable=False))
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        parts = split_tool(self.name)
+        return answer_lines(parts[0] if parts else self.name, result.get("upstream") or {})
 
 
 def action_for(name: str, env: GatewayEnv) -> Action | None:

@@ -157,6 +157,12 @@ class _Config(Action):
                              [DocWrite(KIND, up.name, data, up.version)])
 
 
+def named_tools(names: list[str], most: int = 12) -> str:
+    """``read_file, write_file and 3 more``: an outcome's list of tool names."""
+    shown = ", ".join(names[:most]) or "none"
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 class AddArgs(Arguments):
     name: str = Field(description="The prefix its tools take (server__tool): lowercase letters and digits")
     url: str | None = Field(default=None, description="A Streamable HTTP URL")
@@ -197,6 +203,10 @@ class AddUpstream(_Config):
         return ConfigPlan(_subject(up, credential or False), Preview(f"Put the MCP server {up.name} behind the gate?",
                                                                      lines), up)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        tools = result["tools"]
+        return [f"{result['upstream']} is behind the gate", f"Its {len(tools)} tools: {named_tools(tools)}"]
+
 
 class NameArgs(Arguments):
     name: str = Field(description="The upstream's name (its prefix)")
@@ -229,6 +239,11 @@ class RefreshUpstream(_Config):
         check_card_size(lines, up.name)
         return ConfigPlan(_subject(up), Preview(f"Approve the tools of {up.name} as they are now?", lines), up)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        tools = result["tools"]
+        return [f"The tools of {result['upstream']} are approved as they are now",
+                f"Its {len(tools)} tools: {named_tools(tools)}"]
+
 
 class RemoveUpstream(_Config):
     name = "upstream_remove"
@@ -241,6 +256,10 @@ class RemoveUpstream(_Config):
         subject = {"remove": up.name, "version": up.version}
         lines = [f"Where: {up.where}", f"Its {len(up.tools)} tools disappear from every agent of this workspace."]
         return ConfigPlan(subject, Preview(f"Remove the MCP server {up.name}?", lines), up)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"{result['upstream']} is removed: its {len(result['removed'])} tools are gone from every agent "
+                "of this workspace"]
 
 
 class WitnessArgs(Arguments):
@@ -280,6 +299,9 @@ class UpstreamPolicy(_Config):
         lines += [f"Before it runs, the card shows {w.tool} {w.arguments}." for w in witness] or ["No witness reads."]
         return ConfigPlan(_subject(changed),
                           Preview(f"Change how {args.name}__{args.tool} is gated?", lines), changed)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"The new policy for the tools of {result['upstream']} is in force"]
 
 
 MANAGE = (AddUpstream, RefreshUpstream, RemoveUpstream, UpstreamPolicy)

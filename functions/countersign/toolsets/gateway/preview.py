@@ -32,6 +32,20 @@ def argument_lines(arguments: dict[str, Any]) -> list[str]:
     return [f"{name}: {shown(value)}" for name, value in sorted(arguments.items())]
 
 
+MAX_OUTCOME = 4000  # characters of an upstream's answer a card's outcome shows
+
+
+def answer_lines(upstream: str, result: dict[str, Any]) -> list[str]:
+    """A card's outcome for an upstream call: who answered, then its text, line breaks kept (the
+    page shows them), cut after :data:`MAX_OUTCOME` characters."""
+    text = result_text(result) if result.get("content") or "structuredContent" in result else ""
+    if not text.strip():
+        return [f"{upstream} ran it and answered nothing to show"]
+    if len(text) > MAX_OUTCOME:
+        text = f"{text[:MAX_OUTCOME]}… ({len(text) - MAX_OUTCOME} more characters)"
+    return [f"{upstream} answered:", text]
+
+
 def result_text(result: dict[str, Any]) -> str:
     """The text parts of an upstream result, joined (what an error or a witness said)."""
     parts = [c.get("text", "") for c in result.get("content", []) if c.get("type") == "text"]

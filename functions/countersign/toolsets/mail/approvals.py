@@ -89,6 +89,9 @@ class ApproveDesign(MailAction):
             ),
         )
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Version {result['published_version']} of the design is approved and published"]
+
     def next_steps(self, result, ctx):
         return [Step("list_designs", "Check which version each design prints."),
                 Step("launch_campaign", "Launch a campaign that uses it.", person_must_act=True)]
@@ -109,6 +112,11 @@ def _piece_status(ctx: ActionContext, piece_id: str) -> tuple[dict | None, dict 
     owner = piece_id.rsplit(".", 2)[0]
     camp = mail.campaigns.get(owner)
     return piece, (camp.data if camp else None)
+
+
+REVIEWED = {"printed": "Approved: it is printing now",
+            "approved": "Approved: it prints when the campaign resumes",
+            "cancelled": "Rejected: it will not be printed, and its credits came back"}
 
 
 class ReviewMessage(MailAction):
@@ -183,6 +191,9 @@ class ReviewMessage(MailAction):
         subject = {"piece": piece["id"], "campaign": camp.id, "campaign_status": c["status"], "from": piece["status"],
                    "decision": args.decision, "copy": new_piece["copy"], "credits": piece["credits"]}
         return subject, Preview(title, lines), Effect.writes({"piece_id": piece["id"], "status": result_status}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [REVIEWED.get(result["status"], "Reviewed")]
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "See what is still waiting for review.")]
@@ -271,6 +282,12 @@ class BulkApproveMessages(MailAction):
         }
         return subject, Preview(title, lines), Effect.writes({
             "campaign_id": camp.id, "approved": n, "printed": n if live else 0}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        lines = [f"Approved {count(result['approved'], 'message')}"]
+        if result["printed"]:
+            lines.append(f"Printing now: {result['printed']}")
+        return lines
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Check the campaign's print queue and what is left to review.")]

@@ -103,6 +103,12 @@ class AddListToCampaign(MailAction):
                   "spent": e.spend, "piece_ids": [p["id"] for p in e.pieces][:200]}
         return subject, Preview(title, lines), Effect.writes(result, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        if "enrolled" not in result:  # a campaign that is not live: enrolled when it launches or resumes
+            return ["The list is added; its contacts are enrolled when the campaign goes live"]
+        return [f"Enrolled {count(result['enrolled'], 'contact')} · {credits(result['spent'])} spent",
+                f"Printing now: {result['printed']} · waiting for review: {result['waiting']}"]
+
     def next_steps(self, result, ctx):
         steps = [Step("get_campaign", "Check the campaign's audience and pieces.")]
         if result.get("waiting"):
@@ -169,6 +175,9 @@ class CreateCampaign(MailAction):
             Preview(f"Create draft campaign {q(name)}", lines),
             Effect.writes({"campaign_id": cid, "status": "draft"}, [create(KIND_CAMPAIGN, cid, data)]),
         )
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["The draft campaign is created; nothing is printed or spent until it launches"]
 
     def next_steps(self, result, ctx):
         return [

@@ -17,7 +17,7 @@ from .kinds import REVIEW_EVERY
 from .printing import cancel_pieces, enrol, ledger_after, need_credits, print_job
 from .publishing import drafts_to_publish, is_draft, printing_version, publish_lines, publish_phases, publish_subject
 from .snapshot import Mail
-from .text import address_line, count, credits, digest, format_counts, q
+from .text import address_line, count, credits, digest, format_counts, published_lines, q
 from .validation import check_write_count
 
 
@@ -128,6 +128,12 @@ class LaunchCampaign(MailAction):
                   "printed": e.printed, "waiting": e.waiting, "spent": e.spend, "published": published}
         return subject, Preview(title, lines), Effect(result, tuple(phases))
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["The campaign is live", *published_lines(result.get("published")),
+                f"Enrolled {count(result['enrolled'], 'contact')} · {count(result['pieces'], 'piece')} · "
+                f"{credits(result['spent'])} spent",
+                f"Printing now: {result['printed']} · waiting for review: {result['waiting']}"]
+
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Check the campaign's pieces and print queue."),
                 *_approval_step(ctx, result.get("waiting", 0)),
@@ -215,6 +221,11 @@ class ResumeCampaign(MailAction):
         }
         return subject, Preview(title, lines), Effect.writes(result, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["The campaign is live again",
+                f"Newly enrolled: {count(result['enrolled'], 'contact')} · {credits(result['spent'])} spent",
+                f"Printing now: {result['printed']} · waiting for review: {result['waiting']}"]
+
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Check the campaign."), *_approval_step(ctx, result.get("waiting", 0))]
 
@@ -257,6 +268,10 @@ class EndCampaign(MailAction):
         result = {"campaign_id": camp.id, "status": "ended", "cancelled": len(targets), "refunded": cancel.refund}
         return subject, Preview(title, lines), Effect.writes(result, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["The campaign has ended",
+                f"Cancelled {count(result['cancelled'], 'piece')} · {credits(result['refunded'])} returned"]
+
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the balance after the refund."),
                 Step("list_campaigns", "See the other campaigns.")]
@@ -288,6 +303,9 @@ class PauseCampaign(MailAction):
                 {"campaign_id": camp.id, "status": "paused"}, [put(camp, dict(c, status="paused", paused_at=ctx.now))]
             ),
         )
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["The campaign is paused: nothing new prints until it resumes"]
 
     def next_steps(self, result, ctx):
         return [Step("resume_campaign", "Resume it when ready.", person_must_act=True)]

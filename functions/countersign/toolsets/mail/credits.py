@@ -45,6 +45,10 @@ class BuyCredits(MailAction):
                   "balance_milli": balance, "charged_usd": money(price)}
         return subject, Preview(title, lines), Effect.writes(result, [ledger_after(mail, bought=amount)])
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Bought {credits(result['bought_milli'])} · balance {credits(result['balance_milli'])}",
+                f"Charged {result['charged_usd']} USD to the workspace's payment method"]
+
     def next_steps(self, result, ctx):
         # From the result alone: a purchase confirmed on the page re-plans on the ledger, as the
         # held call planned, and reads nothing more for a suggestion (which draft campaign the new

@@ -141,6 +141,13 @@ class ImportContacts(MailAction):
                   "list": list_name}
         return subject, Preview(title, lines), Effect.writes(result, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        into = f" into the list {q(result['list'])}" if result.get("list") else ""
+        lines = [f"Imported {count(result['imported'], 'contact')}{into}"]
+        if result["already_present"]:
+            lines.append(f"{count(len(result['already_present']), 'contact was', 'contacts were')} here already")
+        return lines
+
     def next_steps(self, result, ctx):
         return [Step("list_contacts", "Check the imported contacts."),
                 Step("add_list_to_campaign", "Point a campaign at the list.")]
@@ -210,6 +217,10 @@ class GenerateDesignImage(MailAction):
             Effect.writes({"design_id": did, "draft_version": 1, "image": image}, [create(KIND_DESIGN, did, data)]),
         )
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"A new image is in draft version {result['draft_version']} of the design",
+                "It prints only once the draft is approved"]
+
     def next_steps(self, result, ctx):
         return [Step("approve_design", "Approve the new draft so it can print.", person_must_act=True)]
 
@@ -249,6 +260,9 @@ class PolishCopywriting(MailAction):
             Preview(title, lines),
             Effect.writes({"campaign_id": camp.id, "copy": after}, [put(camp, dict(c, copy=after))]),
         )
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"New copy: {result['copy']}"]
 
 
 class RewriteArgs(Arguments):
@@ -290,6 +304,9 @@ class RewriteWaitingDrafts(MailAction):
         lines = [f"Instructions: {instructions}", f"Recipients: {recipients_line(pieces)}",
                  "They stay waiting for review; nothing prints"]
         return subject, Preview(title, lines), Effect.writes({"campaign_id": camp.id, "rewritten": len(pieces)}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Rewrote {count(result['rewritten'], 'waiting draft')}", "They still wait for review"]
 
     def next_steps(self, result, ctx):
         return [Step("get_campaign", "Read the rewritten drafts."),

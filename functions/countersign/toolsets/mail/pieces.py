@@ -16,7 +16,7 @@ from .kinds import DIRECT, NOUN, PRICES, SINGULAR, piece_id, pieces_kind
 from .printing import cancel_pieces, ledger_after, need_credits, print_job
 from .publishing import drafts_to_publish, printing_version, publish_lines, publish_phases, publish_subject
 from .snapshot import Mail, has_address
-from .text import address_line, credits, email_domain, q
+from .text import address_line, credits, email_domain, published_lines, q
 
 
 class SendPieceArgs(Arguments):
@@ -84,6 +84,9 @@ class SendPiece(MailAction):
         result = {"piece_id": piece["id"], "status": "sent", "spent": price, "published": published}
         return subject, Preview(title, lines), Effect(result, tuple(phases))
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [*published_lines(result.get("published")), f"Sent · {credits(result['spent'])} spent"]
+
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the remaining balance.")]
 
@@ -125,6 +128,9 @@ class CancelPiece(MailAction):
         title = f"Cancel the {NOUN[piece['format']]} to {piece['name']}{on}: {credits(cancel.refund)} returned"
         return subject, Preview(title, [where]), Effect.writes({
             "piece_id": piece["id"], "status": "cancelled", "refunded": cancel.refund}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Cancelled · {credits(result['refunded'])} returned"]
 
     def next_steps(self, result, ctx):
         return [Step("get_credits", "Check the balance after the refund.")]

@@ -64,6 +64,11 @@ def touches_sender_routing(args: PreferencesArgs) -> bool:
     return bool(args.sender_default)
 
 
+PREFERENCE_LABELS = {"timezone": "time zone", "signature": "signature", "default_format": "default format",
+                     "new_sender": "a new sender", "sender_name": "sender name", "sender_email": "sender email",
+                     "sender_meeting_link": "sender meeting link", "sender_default": "default sender"}
+
+
 class UpdateWorkspacePreferences(MailAction):
     name = "update_workspace_preferences"
     hold_rule = (
@@ -115,6 +120,11 @@ class UpdateWorkspacePreferences(MailAction):
         subject = {"preferences": changes}
         preview = Preview(f"Update the preferences of {q(mail.workspace_name())}", lines)
         return subject, preview, Effect.writes({"changed": [c["field"] for c in changes]}, writes)
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        changed = [PREFERENCE_LABELS.get(f, "another preference") for f in result["changed"]]
+        shown = ", ".join(dict.fromkeys(changed))
+        return [f"Updated: {shown[:1].upper()}{shown[1:]}"]
 
     def _senders(self, args: PreferencesArgs, mail: Mail) -> tuple[list[dict[str, Any]], list[DocWrite], list[str]]:
         fields = ("sender_name", "sender_email", "sender_meeting_link", "sender_default")
@@ -222,6 +232,11 @@ class SetAskBeforeDrafting(MailAction):
         subject = {"setting": "ask_before_drafting", "from": current, "to": args.enabled}
         write = SettingWrite("ask_before_drafting", expected=current, value=args.enabled)
         return subject, preview, Effect.writes({"ask_before_drafting": args.enabled}, [write])
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        if result["ask_before_drafting"]:
+            return ["Drafting steps now wait for a yes"]
+        return ["Drafting steps now run without asking"]
 
     def next_steps(self, result, ctx):
         return [Step("list_campaigns", "Carry on with the drafting work.")]

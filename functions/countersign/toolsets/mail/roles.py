@@ -73,6 +73,9 @@ class GrantRole(MailAction):
             {"person_id": target.id, "email": target.email, "role": args.role},
             [RoleWrite(target.id, expected=target.role, role=args.role)])
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"{result['email']} is now {_article(result['role'])} {result['role']}"]
+
     def next_steps(self, result, ctx):
         return [Step("grant_role", "Grant or revoke other roles if needed.")]
 
@@ -100,6 +103,9 @@ class RevokeRole(MailAction):
         return subject, Preview(title, lines), Effect.writes(
             {"person_id": target.id, "email": target.email, "role": "member"},
             [RoleWrite(target.id, expected=target.role, role="member")])
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"{result['email']} is a member again, with no other role"]
 
 
 ACTIONS = [GrantRole(), RevokeRole()]

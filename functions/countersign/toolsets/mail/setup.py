@@ -51,6 +51,9 @@ class SetWorkspaceName(MailAction):
         preview = Preview(f"Rename the workspace {q(old)} to {q(new)}")
         return subject, preview, Effect.writes({"name": new}, [WorkspaceNameWrite(expected=old, name=new)])
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"The workspace is now called {q(result['name'])}"]
+
     def next_steps(self, result, ctx):
         return [Step("update_brand_kit", "Set the brand colours, logo and font.")]
 
@@ -102,6 +105,11 @@ class UpdateBrandKit(MailAction):
         data = dict(mail.profile.data, brand_kit=kit)
         return subject, preview, Effect.writes({"brand_kit": kit}, [put(mail.profile, data)])
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        kit = result["brand_kit"]
+        return ["Brand kit saved", *(f"{label.capitalize()}: {kit[key]}" for key, label in BRAND_LABELS.items()
+                                     if kit.get(key))]
+
 
 class NoArgs(Arguments):
     pass
@@ -134,6 +142,9 @@ class FinishSetup(MailAction):
                            f"Senders: {', '.join(sorted(s.data['name'] for s in mail.senders.values()))}"])
         data = dict(profile, setup_finished=True)
         return subject, preview, Effect.writes({"setup_finished": True}, [put(mail.profile, data)])
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["Setup is finished"]
 
     def next_steps(self, result, ctx):
         return [Step("import_contacts", "Import the people to mail."),
@@ -186,6 +197,9 @@ class SetReturnAddress(MailAction):
         preview = Preview(f"Set the return address to {address_line(new)}", lines)
         data = dict(mail.profile.data, return_address=new)
         return subject, preview, Effect.writes({"return_address": new}, [put(mail.profile, data)])
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"Return address: {address_line(result['return_address'])}"]
 
     def next_steps(self, result, ctx):
         if not Mail(ctx).profile.data.get("setup_finished"):

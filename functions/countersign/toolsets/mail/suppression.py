@@ -68,6 +68,11 @@ class SuppressDomain(MailAction):
         return subject, Preview(title, lines), Effect.writes({
             "domain": domain, "contacts": len(contacts), "cancelled": len(targets), "refunded": cancel.refund}, writes)
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"No address at {result['domain']} is mailed from now on",
+                f"{count(result['contacts'], 'contact')} suppressed · {count(result['cancelled'], 'piece')} "
+                f"cancelled · {credits(result['refunded'])} returned"]
+
     def next_steps(self, result, ctx):
         return [Step("list_contacts", "Check which contacts are suppressed.")]
 

@@ -30,6 +30,10 @@ def q(name: Any) -> str:
 def credits(milli: int) -> str:
     return f"{money(milli)} credits"
 
+def published_lines(published: list[dict] | None) -> list[str]:
+    """An outcome's line per draft design a write published first (its ``published`` result)."""
+    return [f"Published design {q(p['name'])} version {p['version']}" for p in published or []]
+
 def count(n: int, one: str, many: str | None = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
