@@ -61,6 +61,9 @@ class _EditBase(Action):
     def next_steps(self, result: dict, ctx: ActionContext) -> list[Step]:
         return [Step("list_notes", "Read the notes back to check the change.")]
 
+    def outcome_lines(self, result: dict) -> list[str]:
+        return ["The note now reads:", result["text"]]
+
 
 class EditNote(_EditBase):
     name = "edit_note"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import unicodedata
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from countersign.core.preview import QUESTION_LINES, Preview, money
+from countersign.core.preview import QUESTION_LINES, Preview, money, plain_text
 
 
 def lines(n: int) -> tuple[str, ...]:
@@ -158,3 +159,20 @@ def test_every_code_point_between_latin_letters_and_in_plain_text():
         assert plain_line(f"x{c}y") == f"x{expected}y", hex(cp)
         assert plain_line(f"Plain text x{c}y and more") == f"Plain text x{expected}y and more", hex(cp)
     assert changed > 150
+
+
+def test_text_of_several_lines_keeps_its_breaks_and_nothing_else_raw():
+    """An outcome's text (an upstream's answer): line breaks kept (CR LF and CR as LF), tabs and
+    other control characters as spaces, invisible characters shown, line by line."""
+    assert plain_text("one\r\ntwo\rthree\n\tfour\x1b[0m\u2028five \u202eexe") == \
+        "one\ntwo\nthree\n four [0m five [U+202E]exe"
+    assert plain_text("plain") == "plain" and plain_text("") == ""
+    assert plain_text("a\n\nb\n") == "a\n\nb\n"
+
+
+@given(st.text(max_size=40))
+def test_plain_text_leaves_only_line_breaks_of_the_control_characters(text):
+    shown = plain_text(text)
+    left = {unicodedata.category(c) for c in shown if c not in "\n\u200c\u200d"}
+    assert not left & {"Cc", "Cf", "Zl", "Zp"}
+    assert shown.count("\n") == text.replace("\r\n", "\n").replace("\r", "\n").count("\n")

@@ -60,6 +60,16 @@ def plain_line(text: str) -> str:
     return "".join(out)
 
 
+def plain_text(text: str) -> str:
+    r"""Text of several lines (an outcome, an upstream's answer) as a person should see it: each line
+    as :func:`plain_line` shows it (tabs and other control characters as spaces, invisible
+    characters as ``[U+XXXX]``), the line breaks kept (``\r\n`` and ``\r`` as ``\n``)."""
+    text = str(text)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(plain_line(line) for line in text.split("\n"))
+
+
 @dataclass(frozen=True, init=False)
 class Preview:
     title: str

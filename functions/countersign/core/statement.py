@@ -30,6 +30,16 @@ def unb64u(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def key_fingerprint(public_key_cose: str) -> str:
+    """A passkey's public key (base64url COSE, as registered and as a receipt carries it) as a
+    person compares it: the first 128 bits of its SHA-256, in eight groups of four hex digits
+    (``3f0c 9a1e …``). Settings lists each passkey with it and ``countersign verify-receipt``
+    prints it, so a receipt's passkey is checked against the person's by eye. (A prefix of the key
+    itself would not do: every ES256 key's COSE encoding begins with the same bytes.)"""
+    digest = hashlib.sha256(unb64u(public_key_cose)).hexdigest()[:32]
+    return " ".join(digest[i:i + 4] for i in range(0, 32, 4))
+
+
 def challenge_hash(challenge: bytes) -> str:
     """How a challenge is stored and looked up (never the challenge itself)."""
     return hashlib.sha256(b"countersign-passkey-challenge:" + challenge).hexdigest()

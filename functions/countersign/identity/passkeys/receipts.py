@@ -29,7 +29,7 @@ from typing import Any
 from nacl.signing import VerifyKey
 
 from ...core.canonical import arguments_digest, canonical_bytes, preview_digest, subject_fingerprint
-from ...core.statement import b64u, parse_statement, statement_challenge, unb64u
+from ...core.statement import b64u, key_fingerprint, parse_statement, statement_challenge, unb64u
 
 RECEIPT_TYPE = "countersign-receipt"
 RECEIPT_VERSION = 2  # 1: passkey receipts only, without ``confirmation`` (still verified)
@@ -218,15 +218,17 @@ def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified
     return Verified(
         kind="confirmed with a passkey: the person's passkey signed the change, the server sealed the record",
         proves=[
-            f"The passkey with public key {p['public_key_cose'][:16]}… signed, with user verification, on "
+            f"The passkey with public key fingerprint {key_fingerprint(p['public_key_cose'])} signed, with user "
+            f"verification, on "
             f"{p['origin']} (RP ID {p['rp_id']}), a statement naming card {card['id']}, its fingerprint {fp[:16]}… "
             f"and the digest of the preview “{card['title']}” ({len(card['lines'])} lines).",
             bound,
             f"The server key {receipt['server_key_id']} sealed every other field (names, result, audit trail).",
         ],
         does_not_prove=[
-            "That the passkey is this person's: compare its public key with the passkeys listed in their Settings "
-            "(countersign keeps it; the receipt's own copy proves nothing by itself).",
+            "That the passkey is this person's: compare its public key fingerprint with the one Settings lists "
+            "under each of their passkeys (countersign keeps the key; the receipt's own copy proves nothing by "
+            "itself).",
             trust,
             stands,
         ],

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request
 
 from ...core.canonical import map_strings
 from ...core.card_states import CardState, Refusal, RefusalReason, reported_state
-from ...core.preview import plain_line
+from ...core.preview import plain_line, plain_text
 from ...core.times import iso
 from ...gate import clicks
 from ...gate.replies import decline_reason
@@ -24,6 +24,7 @@ from ...store.cards import Card
 from ...store.errors import NotFound
 from ...toolkit import Unavailable
 from .errors import ApiError, not_found
+from .outcomes import Outcomes
 from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
 from .session import CARD_ID, Acting, SignedIn, runtime_of
 
@@ -53,14 +54,14 @@ class ConnectionNames:
 
 
 def _plain(value: Any) -> Any:
-    """``value`` (an outcome: plain JSON) with every text as a card's lines are shown: control
-    characters as spaces, characters nobody can see (bidi overrides) as ``[U+XXXX]``
-    (:func:`~countersign.core.preview.plain_line`). An outcome is data too: an upstream's answer,
-    a reason an agent wrote."""
-    return map_strings(value, plain_line)
+    """``value`` (an outcome: plain JSON) with every text as a card's lines are shown, its line
+    breaks kept: tabs and other control characters as spaces, characters nobody can see (bidi
+    overrides) as ``[U+XXXX]`` (:func:`~countersign.core.preview.plain_text`). An outcome is data
+    too: an upstream's answer, a reason an agent wrote."""
+    return map_strings(value, plain_text)
 
 
-def card_view(card: Card, connection_name: str | None) -> dict:
+def card_view(card: Card, connection_name: str | None, outcomes: Outcomes) -> dict:
     body = _plain(card.result) if isinstance(card.result, dict) else {}
     reason = decline_reason(card)
     if card.state is CardState.FAILED:
@@ -83,11 +84,14 @@ def card_view(card: Card, connection_name: str | None) -> dict:
         "refusal": "changed" if card.refusal else None,
         "passkeyRequired": False,
         "passkeySigned": card.passkey is not None,
+        "outcome": outcomes.lines(card, body),
+        "signedWith": outcomes.signed_with(card),
     }
 
 
 def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
-    view = card_view(card, ConnectionNames(runtime, signed.workspace.id)(card.connection_id))
+    view = card_view(card, ConnectionNames(runtime, signed.workspace.id)(card.connection_id),
+                     Outcomes(runtime, signed.workspace.id))
     if card.state is CardState.PENDING and card.arguments:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
     return view
@@ -111,8 +115,9 @@ def _not_yours() -> ApiError:
 
 
 def _page(cards: list[Card], cursor: str | None, names: ConnectionNames) -> dict:
-    views = [card_view(c, names(c.connection_id)) for c in cards]
     runtime, workspace_id = names.runtime, names.workspace_id
+    outcomes = Outcomes(runtime, workspace_id)
+    views = [card_view(c, names(c.connection_id), outcomes) for c in cards]
     if any(c.state is CardState.PENDING for c in cards) and \
             runtime.store.workspaces.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
         for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each
@@ -192,7 +197,7 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
         raise unavailable(runtime, signed, card_id, exc) from None
     names = ConnectionNames(runtime, signed.workspace.id)
     names.names.update({c.id: c.name for c in read.values()})
-    return card_view(card, names(card.connection_id))
+    return card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id))
 
 
 @router.post("/cards/{card_id}/decline", response_model=CardView, responses=CLICK_ERRORS)

@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import Field
 
-from ...core.statement import b64u, unb64u
+from ...core.statement import b64u, key_fingerprint, unb64u
 from ...core.times import iso
 from ...gate.passkey_policy import DESCRIBED, policy_of
 from ...identity.passkeys.ceremony import (
@@ -79,7 +79,8 @@ class RemoveBody(Strict):
 
 def passkey_view(p: Passkey) -> dict:
     return {"id": p.credential_id, "name": p.name, "createdAt": iso(p.created_at),
-            "lastUsedAt": iso(p.last_used_at) if p.last_used_at else None, "transports": list(p.transports)}
+            "lastUsedAt": iso(p.last_used_at) if p.last_used_at else None, "transports": list(p.transports),
+            "fingerprint": key_fingerprint(p.public_key)}
 
 
 @router.get("/passkeys", responses=errors(401))

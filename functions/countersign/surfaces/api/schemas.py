@@ -165,6 +165,11 @@ class CardView(BaseModel):
         default=None, description="Set when the card was closed at a click because what it describes changed")
     passkeyRequired: bool = Field(default=False, description="Only a passkey can confirm it (the workspace's policy)")
     passkeySigned: bool = Field(default=False, description="Confirmed with a passkey: its receipt has the assertion")
+    outcome: list[str] | None = Field(default=None, description=(
+        "What happened, in the person's words: the tool's lines for a completed card, why a failed one "
+        "failed (a line may hold line breaks)"))
+    signedWith: str | None = Field(default=None, description=(
+        "Confirmed with a passkey: the sentence naming it (or saying it was removed since)"))
 
 
 class CardPage(BaseModel):
