@@ -53,21 +53,36 @@ function lineParts(text) {
   return halves.flatMap((half, i) => (i ? [' → ', el('bdi', {}, half)] : [el('bdi', {}, half)]));
 }
 
+// What the agent is told, as it is told it (inside the "What the agent is told" disclosure): the
+// result's fields, a nested value as indented JSON, a text with its line breaks.
 function resultEl(result) {
   if (result === null || result === undefined) return null;
-  if (typeof result !== 'object' || Array.isArray(result)) return el('p', { class: 'result' }, valueText(result));
+  const shown = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v, null, 2) : valueText(v));
+  if (typeof result !== 'object' || Array.isArray(result)) return el('p', { class: 'result' }, shown(result));
   const entries = Object.entries(result).slice(0, 30);
   if (!entries.length) return null;
-  return el('dl', { class: 'result' }, entries.map(([k, v]) => [el('dt', {}, k), el('dd', {}, valueText(v))]));
+  return el('dl', { class: 'result' }, entries.map(([k, v]) => [el('dt', {}, k), el('dd', {}, shown(v))]));
 }
 
 function nextEl(next) {
   if (!Array.isArray(next) || !next.length) return null;
   return el('div', { class: 'next' },
-    el('p', { class: 'label' }, 'Next steps for the agent'),
-    el('ul', {}, next.slice(0, 10).map((s) => el('li', {},
-      s && s.description ? s.description : valueText(s),
-      s && s.personMustAct ? el('strong', {}, ' (you will need to act)') : null))));
+    el('p', { class: 'label' }, 'Next steps suggested to the agent'),
+    el('ul', {}, next.slice(0, 10).map((s) => el('li', {}, s && s.description ? s.description : valueText(s)))));
+}
+
+// What happened, in the person's words (the tool's own lines; a line may hold line breaks), who
+// signed it, and, folded away, what the agent is told.
+function outcomeLinesEl(card) {
+  const lines = Array.isArray(card.outcome) ? card.outcome : [];
+  return lines.map((line) => el('p', { class: 'outcome-line' }, valueText(line)));
+}
+
+function agentToldEl(card) {
+  const result = resultEl(card.result);
+  const next = nextEl(card.next);
+  if (!result && !next) return null;
+  return el('details', { class: 'agent-told' }, el('summary', {}, 'What the agent is told'), result, next);
 }
 
 // The outcome box of a card: its final state, or why a click was refused.
@@ -87,11 +102,16 @@ function outcomeEl(card, refusal) {
     box.append(el('p', { class: 'muted' }, 'Now: ', OUTCOMES[st] || st));
     if (st === 'declined' && card.reason) box.append(el('p', {}, 'Reason: ', card.reason));
   }
-  if (card && st === 'completed') append(box, [resultEl(card.result), nextEl(card.next)]);
+  if (card && st === 'completed') append(box, outcomeLinesEl(card));
   if (card && st === 'failed') {
     const err = card.result && typeof card.result === 'object' && card.result.error ? card.result.error : card.reason;
-    if (err) box.append(el('p', {}, valueText(err)));
+    if (Array.isArray(card.outcome) && card.outcome.length) append(box, outcomeLinesEl(card));
+    else if (err) box.append(el('p', { class: 'outcome-line' }, valueText(err)));
   }
+  if (card && !refusal && card.signedWith && ['completed', 'failed', 'running'].includes(st)) {
+    box.append(el('p', { class: 'signed-with', 'data-signed-with': true }, card.signedWith));
+  }
+  if (card && st === 'completed') append(box, [agentToldEl(card)]);
   return box;
 }
 
@@ -127,11 +147,13 @@ export function cardEl(card, opts) {
 const hasReceipt = (card) => cardState(card) === 'completed'
   || (card.passkeySigned && ['running', 'failed'].includes(cardState(card)));
 
+// The receipt, said in words: what it proves (a passkey's signature, or only this workspace's seal).
 function receiptEl(card) {
-  const label = card.passkeySigned ? 'Download the passkey receipt' : 'Download the receipt';
+  const label = card.passkeySigned
+    ? 'Download the receipt — proof, signed by this workspace and by your passkey, that you confirmed exactly this'
+    : 'Download the receipt — a record, signed by this workspace, of exactly what was confirmed';
   return el('p', { class: 'receipt' }, el('a', { href: `/api/cards/${encodeURIComponent(card.id)}/receipt`,
-    download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, label),
-  ' · check it with ', el('code', {}, 'countersign verify-receipt'));
+    download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, label));
 }
 
 function reopenEl(card, outcome) {

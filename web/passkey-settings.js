@@ -9,6 +9,14 @@ const POLICIES = [
   ['every', 'For every request'],
 ];
 
+// The passkey's public-key fingerprint: the string `countersign verify-receipt` prints for the
+// passkey that signed a receipt, so the two can be compared by eye.
+function fingerprintEl(el, p) {
+  if (!p.fingerprint) return null;
+  return el('p', { class: 'muted fingerprint' }, 'Public key fingerprint: ',
+    el('code', { 'data-fingerprint': p.fingerprint }, p.fingerprint));
+}
+
 export async function passkeysPanel({ api, el, announce, navigate, refresh }) {
   const data = await api('GET', '/passkeys');
   const note = el('div', { 'aria-live': 'polite' });
@@ -29,7 +37,7 @@ export async function passkeysPanel({ api, el, announce, navigate, refresh }) {
       catch (e) { fail(e); remove.disabled = false; }
     });
     list.append(el('li', { 'data-passkey': p.id }, name, el('span', { class: 'muted' },
-      ` added ${when(p.createdAt)} · last used ${when(p.lastUsedAt)} `), save, remove));
+      ` added ${when(p.createdAt)} · last used ${when(p.lastUsedAt)} `), save, remove, fingerprintEl(el, p)));
   }
   const newName = el('input', { type: 'text', id: 'passkey-name', maxlength: 64, value: 'My passkey' });
   const add = el('button', { type: 'button', class: 'primary', 'data-action': 'add-passkey' }, 'Add a passkey');

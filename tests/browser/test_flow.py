@@ -7,6 +7,8 @@ import time
 
 from playwright.sync_api import expect
 
+from countersign.toolkit import ActionContext
+from countersign.toolsets.mail.demo import seed
 from tests.browser.pages import (
     call_tool,
     card,
@@ -70,7 +72,16 @@ def test_email_signin_then_confirm_and_decline(live, tenant, page, watch):
     assert clicked.value.status == 200
     expect(one.locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
     expect(one).to_contain_text("Confirmed — it ran")
-    expect(one).to_contain_text("confirmed text")
+    expect(one.locator(".outcome-line")).to_have_text(["The note now reads:", "confirmed text"])
+    # What the agent is told sits folded behind its own disclosure, never as instructions to the person.
+    told = one.locator("details.agent-told")
+    expect(told.locator("summary")).to_have_text("What the agent is told")
+    expect(told).not_to_have_attribute("open", "")
+    expect(told.locator(".next")).to_be_hidden()
+    told.locator("summary").click()
+    expect(told.locator(".next")).to_contain_text("Next steps suggested to the agent")
+    expect(told.locator(".next li")).to_have_text(["Read the notes back to check the change."])
+    expect(told.locator(".result dd")).to_have_text(["n1", "confirmed text"])
     expect(page.locator(".count")).to_have_text("1 request is waiting for you.")
     status = status_of(tenant, first)
     assert status["status"] == "completed", status
@@ -165,6 +176,37 @@ def test_one_card_page_and_new_cards_appear(live, tenant, page):
     expect(page.locator("[data-outcome]")).to_have_attribute("data-outcome", "completed")
     assert status_of(tenant, later["confirmationId"])["status"] == "completed"
     assert call_tool(tenant, "list_confirmations", {}).get("confirmations", []) == []
+
+
+def test_an_outcome_reads_in_words_and_keeps_its_line_breaks(live, tenant, page):
+    """A real tool's outcome in a person's words (money, not thousandths), and a text of several
+    lines drawn on several lines; the agent's next steps only behind the disclosure, with no
+    "you will need to act"."""
+    _, server = live
+    seed(tenant.store.docs, ActionContext(tenant.store.docs, tenant.store.workspaces.get_workspace(
+        tenant.workspace_id), tenant.person, None, 0))
+    bought = call_tool(tenant, "buy_credits", {"credits": 250})
+    (note,) = file_cards(tenant, [("n1", "first line\nsecond line")])
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/confirm")
+    ready(page, "confirm")
+    purchase = card(page, bought["confirmationId"])
+    purchase.get_by_role("button", name="Confirm").click()
+    expect(purchase.locator(".outcome-line")).to_have_text([
+        "Bought 250.00 credits · balance 350.00 credits", "Charged 250.00 USD to the workspace's payment method"])
+    assert "milli" not in purchase.inner_text()  # what the person sees (the disclosure is folded)
+    purchase.locator("details.agent-told summary").click()
+    expect(purchase.locator(".agent-told .next")).to_contain_text("If a launch was refused for want of credits")
+    expect(purchase).not_to_contain_text("you will need to act")
+    expect(purchase.locator(".agent-told .result")).to_contain_text("bought_milli")  # the agent's view, as is
+    written = card(page, note["confirmationId"])
+    written.get_by_role("button", name="Confirm").click()
+    lines = written.locator(".outcome-line")
+    expect(lines).to_have_text(["The note now reads:", "first line\nsecond line"])
+    expect(lines.nth(1)).to_have_css("white-space", "pre-wrap")
+    box = lines.nth(1).bounding_box()
+    assert box is not None and box["height"] > 1.6 * float(
+        lines.nth(1).evaluate("e => parseFloat(getComputedStyle(e).lineHeight) || 20")), box
 
 
 def test_a_line_keeps_its_halves_in_order_and_its_spaces_and_the_count_is_every_waiting_card(live, tenant, page):

@@ -5,12 +5,17 @@ verify its receipt, remove the passkey. Real py_webauthn verification on the ser
 from __future__ import annotations
 
 import json
+import re
 
 from playwright.sync_api import expect
 
 from countersign.identity.passkeys.receipts import verify_receipt
 from tests.browser.pages import card, ready, sign_in
 from tests.support.passkey_flows import file_card, set_policy
+
+PASSKEY_RECEIPT = ("Download the receipt — proof, signed by this workspace and by your passkey, that you confirmed "
+                   "exactly this")
+SESSION_RECEIPT = "Download the receipt — a record, signed by this workspace, of exactly what was confirmed"
 
 
 def authenticator(page) -> tuple[object, str]:
@@ -35,6 +40,9 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
     creds = cdp.send("WebAuthn.getCredentials", {"authenticatorId": auth})["credentials"]
     assert len(creds) == 1 and creds[0]["isResidentCredential"] and creds[0]["rpId"] == "localhost"
     expect(page.locator('[data-section="passkeys"] li')).to_have_count(1)
+    fingerprint = page.locator('[data-section="passkeys"] li [data-fingerprint]')
+    expect(fingerprint).to_have_text(re.compile(r"^([0-9a-f]{4} ){7}[0-9a-f]{4}$"))
+    listed = fingerprint.inner_text()
 
     # Signed out, the sign-in page's autofill (conditional mediation) signs in with the passkey.
     # (Its email field's autocomplete is read below, where no autofill can take the page away first.)
@@ -62,14 +70,17 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
         button.click()
     assert done.value.status == 200, done.value.text()
     expect(card(page, held.id)).to_have_attribute("data-state", "completed")
+    expect(card(page, held.id).locator("[data-signed-with]")).to_have_text("Signed with your passkey ‘Test laptop’")
     with page.expect_download() as download:
-        card(page, held.id).get_by_role("link", name="Download the passkey receipt").click()
+        card(page, held.id).get_by_role("link", name=PASSKEY_RECEIPT).click()
     path = tmp_path / "receipt.json"
     download.value.save_as(path)
     receipt = json.loads(path.read_text())
     assert verify_receipt(receipt).proves and receipt["passkey"]["credential_id"] == creds[0]["credentialId"] \
         .replace("+", "-").replace("/", "_").rstrip("=")
     assert tenant.note("n1")["text"] == "new text"
+    # Settings lists the very fingerprint verify-receipt prints for the passkey that signed.
+    assert any(f"public key fingerprint {listed} signed" in line for line in verify_receipt(receipt).proves)
 
     # Cancelling at the device's prompt runs nothing and says so; the button stays usable.
     other = file_card(tenant, note="n2")
@@ -93,7 +104,7 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
         card(page, edit.id).get_by_role("button", name="Confirm with passkey").click()
     assert done.value.status == 200, done.value.text()
     expect(card(page, edit.id)).to_have_attribute("data-state", "completed")
-    expect(card(page, edit.id).get_by_role("link", name="Download the passkey receipt")).to_be_visible()
+    expect(card(page, edit.id).get_by_role("link", name=PASSKEY_RECEIPT)).to_be_visible()
     assert tenant.note("n2")["text"] == "edited with a passkey"
     set_policy(tenant, "never")
     plain = file_card(tenant, "edit_note", text="edited with a click", note="n1")
@@ -139,12 +150,14 @@ def test_a_card_confirmed_without_a_passkey_offers_its_receipt(live, tenant, pag
     with page.expect_response(f"**/api/cards/{held.id}/confirm") as done:
         card(page, held.id).get_by_role("button", name="Confirm").click()
     assert done.value.status == 200, done.value.text()
-    link = card(page, held.id).get_by_role("link", name="Download the receipt")
+    link = card(page, held.id).get_by_role("link", name=SESSION_RECEIPT)
     expect(link).to_be_visible()
+    expect(card(page, held.id).locator("[data-signed-with]")).to_have_count(0)
+    expect(card(page, held.id)).not_to_contain_text("verify-receipt")
     page.goto(f"{server.origin}/history")
     ready(page, "history")
     with page.expect_download() as download:
-        card(page, held.id).get_by_role("link", name="Download the receipt").click()
+        card(page, held.id).get_by_role("link", name=SESSION_RECEIPT).click()
     path = tmp_path / "receipt.json"
     download.value.save_as(path)
     report = verify_receipt(json.loads(path.read_text()))
