@@ -3,6 +3,7 @@
 // reason; ask me again, from History). The views that list cards are app.js's.
 import * as passkeys from './passkeys.js';
 import { announce, append, el, timeEl } from './dom.js';
+import { sectionsEl } from './gateway-card.js';
 
 // The API, the session and the routing stay in app.js, which hands them over once, before any card
 // is drawn.
@@ -124,6 +125,7 @@ export function cardEl(card, opts) {
   article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, card.title || card.tool || 'Request'));
   const lines = Array.isArray(card.lines) ? card.lines : [];
   if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, lineParts(valueText(l))))));
+  if (Array.isArray(card.sections) && card.sections.length) article.append(sectionsEl(card.sections));
   const meta = el('p', { class: 'meta' });
   meta.append('Asked by ', el('strong', {}, el('bdi', {}, card.connectionName || 'an agent')));
   const asked = timeEl(card.createdAt);

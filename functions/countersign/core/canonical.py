@@ -73,6 +73,11 @@ def arguments_digest(tool: str, arguments: dict) -> str:
     return digest({"tool": tool, "arguments": arguments})
 
 
-def preview_digest(title: str, lines: tuple[str, ...] | list[str]) -> str:
-    """What a ticket binds of the preview: the title and every line, exactly as shown."""
-    return digest({"title": title, "lines": list(lines)})
+def preview_digest(title: str, lines: tuple[str, ...] | list[str], sections: tuple | list = ()) -> str:
+    """What a ticket binds of the preview: the title, every line and, when the card has any, its
+    sections (:class:`~countersign.core.preview.Preview`), exactly as shown. A card without
+    sections is bound as it always was (its digest does not name them)."""
+    shown: dict[str, Any] = {"title": title, "lines": list(lines)}
+    if sections:
+        shown["sections"] = list(sections)
+    return digest(shown)

@@ -5,6 +5,9 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
+
+from .canonical import map_strings
 
 QUESTION_LINES = 20
 
@@ -72,13 +75,22 @@ def plain_text(text: str) -> str:
 
 @dataclass(frozen=True, init=False)
 class Preview:
+    """A title and lines, and, for a card whose change has parts (the tools of an upstream), its
+    ``sections``: plain JSON (dicts, lists and strings) a page draws as structure. Lines are what
+    every channel shows (the page, the in-client question, a receipt); sections are drawn on the
+    page only, so a preview with sections says in its lines what they hold in short. Both are bound
+    by the card's ticket alike (:func:`~countersign.core.canonical.preview_digest`)."""
+
     title: str
     lines: tuple[str, ...] = field(default_factory=tuple)
+    sections: tuple[dict[str, Any], ...] = field(default_factory=tuple)
 
-    def __init__(self, title: str, lines: Iterable[str] = ()) -> None:
-        # Any iterable of lines is kept as a tuple, each line (and the title) made plain.
+    def __init__(self, title: str, lines: Iterable[str] = (), sections: Iterable[dict[str, Any]] = ()) -> None:
+        # Any iterable of lines is kept as a tuple, each line (and the title) made plain; every
+        # text in the sections, keys included, is made plain the same way.
         object.__setattr__(self, "title", plain_line(title))
         object.__setattr__(self, "lines", tuple(plain_line(line) for line in lines))
+        object.__setattr__(self, "sections", tuple(map_strings(dict(s), plain_line) for s in sections))
 
     def visible_lines(self, limit: int = QUESTION_LINES) -> list[str]:
         """Up to ``limit`` lines, then ``… and N more`` when some were left out."""
@@ -93,11 +105,14 @@ class Preview:
         return "\n".join([self.title, *self.visible_lines(limit)])
 
     def to_dict(self) -> dict:
-        return {"title": self.title, "lines": list(self.lines)}
+        shown: dict[str, Any] = {"title": self.title, "lines": list(self.lines)}
+        if self.sections:
+            shown["sections"] = list(self.sections)
+        return shown
 
     @classmethod
     def from_dict(cls, data: dict) -> Preview:
-        return cls(title=data["title"], lines=tuple(data.get("lines") or ()))
+        return cls(title=data["title"], lines=tuple(data.get("lines") or ()), sections=data.get("sections") or ())
 
 
 def money(milliunits: int) -> str:

@@ -1,8 +1,8 @@
 """The statement a passkey signs to confirm one card, and the challenge derived from it.
 
 The statement is canonical JSON (keys sorted, no spaces) committing to the relying party, the
-card id, its fingerprint, the SHA-256 of the preview the person is shown (title and lines, as the
-ticket binds them) and a single-use server nonce with its expiry; the WebAuthn challenge is
+card id, its fingerprint, the SHA-256 of the preview the person is shown (title, lines and sections,
+as the ticket binds them) and a single-use server nonce with its expiry; the WebAuthn challenge is
 SHA-256 of those exact bytes. Canonical JSON, not concatenation: ``"12"+"3ab"`` and ``"123"+"ab"``
 must not sign the same. Pure: no py_webauthn here (the gate imports it to check a passkey's yes).
 """
@@ -48,7 +48,7 @@ def challenge_hash(challenge: bytes) -> str:
 def confirm_statement(rp_id: str, card: Any, now: int, ttl: int = CONFIRM_TTL) -> str:
     return canonical_json({
         "v": VERSION, "purpose": PURPOSE, "rp": rp_id, "card": card.id, "fp": card.fingerprint,
-        "preview": preview_digest(card.title, card.lines), "nonce": secrets.token_urlsafe(16),
+        "preview": preview_digest(card.title, card.lines, card.sections), "nonce": secrets.token_urlsafe(16),
         "exp": now + ttl,
     })
 
@@ -76,6 +76,6 @@ def statement_mismatch(statement: str, card: Any) -> str | None:
         return "the passkey signed a different card"
     if value.get("fp") != card.fingerprint:
         return "the passkey signed a different change"
-    if value.get("preview") != preview_digest(card.title, card.lines):
+    if value.get("preview") != preview_digest(card.title, card.lines, card.sections):
         return "the passkey signed a different preview"
     return None

@@ -156,7 +156,7 @@ class CardDesk:
             "tool": q.tool,
             "fingerprint": q.fingerprint,
             "arguments_digest": arguments_digest(q.tool, q.arguments),
-            "preview_digest": preview_digest(preview.title, tuple(preview.lines)),
+            "preview_digest": preview_digest(preview.title, tuple(preview.lines), preview.sections),
             "issued_at": now,
             "expires_at": expires_at,
         })
@@ -164,7 +164,7 @@ class CardDesk:
             id=card_id, workspace_id=ctx.workspace.id, person_id=ctx.person.id, connection_id=connection_id,
             tool=q.tool, arguments=q.arguments, subject=q.plan.subject, title=preview.title,
             lines=tuple(preview.lines), fingerprint=q.fingerprint, ticket=ticket, state=CardState.PENDING,
-            created_at=now, expires_at=expires_at, updated_at=now, channel=channel,
+            created_at=now, expires_at=expires_at, updated_at=now, channel=channel, sections=preview.sections,
         )
 
     def file(self, q: Question, channel: str = "page") -> tuple[Card, bool]:
@@ -341,7 +341,7 @@ class CardDesk:
                 "tool": card.tool,
                 "fingerprint": card.fingerprint,
                 "arguments_digest": arguments_digest(card.tool, card.arguments),
-                "preview_digest": preview_digest(card.title, card.lines),
+                "preview_digest": preview_digest(card.title, card.lines, card.sections),
                 "expires_at": card.expires_at,
             })
             if not moved:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import abc
 import hashlib
+import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.canonical import canonical_bytes
+from ..core.canonical import canonical_bytes, canonical_json
 from ..core.card_states import CardState, effective_state
 from .docs import Write
 from .errors import BadInput
@@ -33,6 +34,28 @@ def request_key(workspace_id: str, person_id: str, tool: str, fingerprint: str) 
 def ticket_digest(ticket: str) -> str:
     """How a spent ticket is remembered (never the ticket itself)."""
     return hashlib.sha256(("countersign-ticket:" + ticket).encode("utf-8")).hexdigest()
+
+
+def stored_lines(card: Card) -> list[Any]:
+    """A card's lines as both stores keep them: its sections, when it has any, follow its lines
+    as one last ``{"sections": <canonical JSON>}`` element. So whatever carries a card's lines
+    carries its sections (a listing too: DynamoDB's index projects ``lines``, and a new attribute
+    could not be added to the projection of an index that exists)."""
+    kept: list[Any] = list(card.lines)
+    if card.sections:
+        kept.append({SECTIONS: canonical_json(list(card.sections))})
+    return kept
+
+
+def lines_and_sections(kept: list[Any] | tuple[Any, ...] | None) -> tuple[tuple[str, ...], tuple[dict[str, Any], ...]]:
+    """What :func:`stored_lines` kept, as a card's ``lines`` and ``sections``."""
+    kept = list(kept or ())
+    if kept and isinstance(kept[-1], dict):
+        return tuple(kept[:-1]), tuple(json.loads(kept[-1][SECTIONS]))
+    return tuple(kept), ()
+
+
+SECTIONS = "sections"
 
 
 # -- records ----------------------------------------------------------------------------------------
@@ -74,6 +97,8 @@ class Card:
     # Confirmed with a passkey: the verified assertion over the card's statement
     # (countersign.identity.passkeys.evidence), written with the card's move out of pending.
     passkey: dict[str, Any] | None = None
+    # The preview's sections (countersign.core.preview.Preview), bound by the ticket with the lines.
+    sections: tuple[dict[str, Any], ...] = ()
 
     @property
     def request_key(self) -> str:

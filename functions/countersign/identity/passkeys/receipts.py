@@ -10,7 +10,7 @@ server seal: an Ed25519 signature over the canonical JSON of everything else. Wh
 * the passkey signature covers the statement (card id, fingerprint, preview digest, nonce, RP ID),
   the origin and the user-verified flag — nothing else;
 * the fingerprint is recomputed from the workspace id, tool and subject, the preview digest from
-  the title and lines, and the ticket binds the arguments digest, so the statement pins them;
+  the title, lines and sections, and the ticket binds the arguments digest, so the statement pins them;
 * the seal covers the rest (names, emails, result, audit trail, the unsigned assertion fields),
   and whether an assertion is present: ``confirmation.method`` must agree with it, so removing the
   assertion from a passkey receipt breaks the seal. A receipt without one proves only that this
@@ -63,12 +63,15 @@ def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], se
                  key_id: str) -> dict[str, Any]:
     trail = [{"at": e.at, "event": e.event, "actor": e.actor, "channel": e.channel, "detail": e.detail}
              for e in audit]
+    shown = {"title": card.title, "lines": list(card.lines)}
+    if card.sections:  # (only a card that has them: other receipts keep their shape)
+        shown["sections"] = list(card.sections)
     return {
         "type": RECEIPT_TYPE, "v": RECEIPT_VERSION,
         "workspace": {"id": workspace.id, "name": workspace.name},
         "person": {"id": person.id, "email": person.email, "name": person.name},
         "card": {"id": card.id, "tool": card.tool, "arguments": card.arguments, "subject": card.subject,
-                 "title": card.title, "lines": list(card.lines), "fingerprint": card.fingerprint,
+                 **shown, "fingerprint": card.fingerprint,
                  "state": card.state.value, "created_at": card.created_at, "updated_at": card.updated_at,
                  "result": card.result},
         "ticket": card.ticket,
@@ -199,7 +202,7 @@ def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified
     fp = subject_fingerprint(ws["id"], card["tool"], card["subject"])
     expected = {"card_id": card["id"], "workspace": ws["id"], "person": person["id"], "tool": card["tool"],
                 "fingerprint": fp, "arguments_digest": arguments_digest(card["tool"], card["arguments"]),
-                "preview_digest": preview_digest(card["title"], card["lines"])}
+                "preview_digest": preview_digest(card["title"], card["lines"], card.get("sections") or ())}
     moved = sorted(k for k, v in expected.items() if claims.get(k) != v)
     if card["fingerprint"] != fp:
         moved.append("fingerprint (recomputed from the subject)")

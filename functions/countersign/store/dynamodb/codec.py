@@ -24,7 +24,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from ...core.canonical import canonical_json
 from ...core.card_states import CardState
 from ...core.codes import CodeRecord
-from ..cards import AuditEntry, Card
+from ..cards import AuditEntry, Card, lines_and_sections, stored_lines
 from ..connections import Connection
 from ..docs import Doc
 from ..errors import BadInput
@@ -324,7 +324,7 @@ def card_item(c: Card, purge_at: int | None, txn_id: str | None = None) -> Item:
     gsi1pk, gsi1sk = card_index(c)
     values_ = {k: getattr(c, k) for k in CARD_PLAIN}
     values_.update(
-        arguments=J(c.arguments), subject=J(c.subject), lines=list(c.lines), status=CardState(c.state).value,
+        arguments=J(c.arguments), subject=J(c.subject), lines=stored_lines(c), status=CardState(c.state).value,
         card_expires_at=c.expires_at, result=None if c.result is None else J(c.result),
         run=None if c.run is None else J(c.run), passkey=None if c.passkey is None else J(c.passkey),
         expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk, txn_id=txn_id,
@@ -335,12 +335,14 @@ def card_item(c: Card, purge_at: int | None, txn_id: str | None = None) -> Item:
 def card_from(v: dict[str, Any]) -> Card:
     """The stored card (no expiry applied), from plain values (:func:`plain` of a GetItem, a
     Query, a cancellation's ``ALL_OLD`` or a stream ``NewImage``)."""
+    lines, sections = lines_and_sections(v.get("lines"))
     return Card(
         **pick(v, (k for k in CARD_PLAIN if k != "version")),
         version=v.get("version", 1),
         arguments=unJ(v["arguments"]),
         subject=unJ(v["subject"]),
-        lines=tuple(v.get("lines") or ()),
+        lines=lines,
+        sections=sections,
         state=CardState(v["status"]),
         expires_at=v["card_expires_at"],
         result=unJ(v.get("result")),
@@ -352,11 +354,13 @@ def card_from(v: dict[str, Any]) -> Card:
 def listed_card_from(v: dict[str, Any]) -> Card:
     """A card from its gsi1 entry, which projects only what a listing shows (store/table.py
     ``GSI1_ATTRIBUTES``): :func:`countersign.store.cards.listed`'s shape."""
+    lines, sections = lines_and_sections(v.get("lines"))
     return Card(
         **pick(v, (k for k in CARD_PLAIN if k not in ("version", "fingerprint", "ticket"))),
         fingerprint="", ticket="", arguments={}, subject=None, run=None,
         version=v.get("version", 1),
-        lines=tuple(v.get("lines") or ()),
+        lines=lines,
+        sections=sections,
         state=CardState(v["status"]),
         expires_at=v["card_expires_at"],
         result=unJ(v.get("result")),

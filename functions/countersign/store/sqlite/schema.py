@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from ...core.canonical import canonical_json
 from ...core.card_states import CardState
 from ...core.codes import CodeRecord
-from ..cards import AuditEntry, Card, request_key
+from ..cards import AuditEntry, Card, lines_and_sections, request_key, stored_lines
 from ..connections import Connection
 from ..docs import Doc
 from ..errors import BadInput
@@ -271,7 +271,7 @@ def card_row(card: Card) -> dict[str, Any]:
     row.update(
         arguments=to_json(card.arguments),
         subject=to_json(card.subject),
-        lines=to_json(list(card.lines)),
+        lines=to_json(stored_lines(card)),
         state=CardState(card.state).value,
         result=None if card.result is None else to_json(card.result),
         run=None if card.run is None else to_json(card.run),
@@ -281,11 +281,13 @@ def card_row(card: Card) -> dict[str, Any]:
 
 
 def card(row: sqlite3.Row) -> Card:
+    lines, sections = lines_and_sections(from_json(row["lines"]))
     return Card(
         **{k: row[k] for k in CARD_PLAIN},
         arguments=from_json(row["arguments"]),
         subject=from_json(row["subject"]),
-        lines=tuple(from_json(row["lines"])),
+        lines=lines,
+        sections=sections,
         state=CardState(row["state"]),
         result=from_json(row["result"]),
         run=from_json(row["run"]),

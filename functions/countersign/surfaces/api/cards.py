@@ -73,6 +73,7 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes) -> di
         "tool": card.tool,
         "title": card.title,
         "lines": list(card.lines),
+        "sections": list(card.sections),
         "state": card.state.value,
         "status": reported_state(card.state),
         "connectionName": connection_name,

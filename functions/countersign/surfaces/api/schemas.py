@@ -152,6 +152,9 @@ class CardView(BaseModel):
     tool: str
     title: str
     lines: list[str]
+    sections: list[dict[str, Any]] = Field(
+        default_factory=list, description="The parts of a change the lines sum up (an upstream's tools), bound "
+        "by the card's ticket with its title and lines; empty for most cards")
     state: CardStateName = Field(description="The card's state (expiry applied)")
     status: Literal["pending", "completed", "failed", "declined", "expired"] = Field(
         description="What the agent's get_confirmation_status reports")

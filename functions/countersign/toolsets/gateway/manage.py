@@ -9,13 +9,13 @@ the approved snapshot, each tool pinned by the digest of its definition.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field
 
-from ...core.preview import Preview, one_line
+from ...core.canonical import canonical_json
+from ...core.preview import Preview
 from ...toolkit import ALWAYS, MANAGERS, Action, ActionContext, ActionError, Arguments, DocWrite, Effect, Plan
 from .config import (
     CLASSES,
@@ -32,10 +32,8 @@ from .config import (
     tool_digest,
 )
 from .env import GatewayEnv
+from .review import WHAT, add_review, refresh_review
 from .seal import SealError
-
-WHAT = {"read": "runs at once (a read)", "held": "waits for a person on the page",
-        "client": "waits for a yes (in the client when allowed)"}
 
 
 @dataclass(frozen=True)
@@ -62,22 +60,9 @@ def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
 MAX_CARD_TEXT = 200_000  # characters of tool definitions one card shows (a DynamoDB item holds 400 KB)
 
 
-def _read_by_agents(name: str, definition: dict[str, Any]) -> str | None:
-    """The rest of what agents read of a tool, on a line of its own under the tool's: its title and
-    its input schema (the descriptions of its arguments are instructions too)."""
-    hints = definition.get("annotations") or {}
-    title = definition.get("title") or hints.get("title")
-    parts = [f"title {one_line(str(title))}" if title and title != definition.get("name") else ""]
-    schema = definition.get("inputSchema")
-    if schema:
-        parts.append("arguments " + json.dumps(schema, ensure_ascii=False, sort_keys=True))
-    shown = "; ".join(p for p in parts if p)
-    return f"  {name}: {shown}" if shown else None
-
-
-def check_card_size(lines: list[str], name: str) -> None:
+def check_card_size(lines: list[str], sections: list[dict[str, Any]], name: str) -> None:
     """Refuse a card whose tool definitions are too long to show whole: nothing is approved unseen."""
-    size = sum(len(line) for line in lines)
+    size = sum(len(line) for line in lines) + len(canonical_json(sections))
     if size > MAX_CARD_TEXT:
         raise ActionError(f"name: the tools of {name} take {size:,} characters to show, more than one card shows "
                           f"({MAX_CARD_TEXT:,}); nothing is approved unseen, so it cannot be put behind the gate "
@@ -90,25 +75,6 @@ STRICTNESS = ("read", "client", "held")
 def stricter(a: str, b: str) -> str:
     """The class of the two that waits for more (``held`` over ``client`` over ``read``)."""
     return max(a, b, key=STRICTNESS.index)
-
-
-def tool_lines(pins: dict[str, Pin], before: dict[str, Pin] | None = None) -> list[str]:
-    lines = []
-    for name, pin in sorted(pins.items()):
-        mark, was = "", ""
-        if before is not None:
-            old = before.get(name)
-            mark = "new: " if old is None else ("changed: " if old.digest != pin.digest else "")
-            if old is not None and old.cls != pin.cls:
-                was = f" (was: {WHAT[old.cls]})"
-        description = one_line(str(pin.definition.get("description") or ""))  # whole: agents read all of it
-        lines.append(f"{mark}{name} — {WHAT[pin.cls]}{was}. {description}".rstrip())
-        more = _read_by_agents(name, pin.definition)
-        if more:
-            lines.append(more)
-    for name in sorted(set(before or {}) - set(pins)):
-        lines.append(f"gone: {name}")
-    return lines
 
 
 def _subject(up: Upstream, credential: str | bool | None = None) -> dict:
@@ -197,11 +163,11 @@ class AddUpstream(_Config):
         live = snapshot(self.env, up)
         up = Upstream(up.workspace_id, up.name, up.url, up.command, up.sealed,
                       {n: Pin(t, tool_digest(t), class_from_annotations(t)) for n, t in live.items()}, version)
-        lines = [f"Where: {up.where}", "A credential is set (not shown)." if up.sealed else "No credential.",
-                 f"Its {len(up.tools)} tools, as {up.name}__<tool>:", *tool_lines(up.tools)]
-        check_card_size(lines, up.name)
-        return ConfigPlan(_subject(up, credential or False), Preview(f"Put the MCP server {up.name} behind the gate?",
-                                                                     lines), up)
+        tools, sections = add_review(up.name, up.tools)
+        lines = [f"Where: {up.where}", "A credential is set (not shown)." if up.sealed else "No credential.", *tools]
+        check_card_size(lines, sections, up.name)
+        return ConfigPlan(_subject(up, credential or False),
+                          Preview(f"Put the MCP server {up.name} behind the gate?", lines, sections), up)
 
     def outcome_lines(self, result: dict) -> list[str]:
         tools = result["tools"]
@@ -235,9 +201,11 @@ class RefreshUpstream(_Config):
         if {n: p.digest for n, p in pins.items()} == {n: p.digest for n, p in before.tools.items()}:
             raise ActionError(f"name: the tools of {args.name} are as approved; nothing to approve.", field="name")
         up = Upstream(before.workspace_id, before.name, before.url, before.command, before.sealed, pins, before.version)
-        lines = [f"Where: {up.where}", *tool_lines(pins, before.tools)]
-        check_card_size(lines, up.name)
-        return ConfigPlan(_subject(up), Preview(f"Approve the tools of {up.name} as they are now?", lines), up)
+        tools, sections = refresh_review(pins, before.tools)
+        lines = [f"Where: {up.where}", *tools]
+        check_card_size(lines, sections, up.name)
+        return ConfigPlan(_subject(up), Preview(f"Approve the tools of {up.name} as they are now?", lines, sections),
+                          up)
 
     def outcome_lines(self, result: dict) -> list[str]:
         tools = result["tools"]
