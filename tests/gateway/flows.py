@@ -30,3 +30,18 @@ async def call(tenant, tool: str, arguments: dict, **client):
 
 def text(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def shown_tool(card: Card, name: str) -> dict:
+    """The entry of tool ``name`` in the sections of an add or refresh card (what the page draws)."""
+    return next(t for s in card.sections for t in s["tools"] if t["name"] == name)
+
+
+def read(segments: list) -> str:
+    """A field of a card's sections as it reads, whatever was struck out or added."""
+    return "".join(text for _, text in segments)
+
+
+def after(segments: list) -> str:
+    """A field as it reads now: what is the same and what was added."""
+    return "".join(text for mark, text in segments if mark != "-")

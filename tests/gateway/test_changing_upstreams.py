@@ -8,7 +8,7 @@ from countersign.core.card_states import CardState
 from countersign.surfaces import upstream_requests
 from countersign.toolsets.gateway import config
 
-from .flows import add, call, change
+from .flows import add, call, change, shown_tool
 
 pytestmark = pytest.mark.anyio
 
@@ -71,10 +71,12 @@ async def test_approving_changed_tools_again_keeps_the_owners_class_unless_the_t
     change(gw, "upstream_policy", {"name": "fs", "tool": "lookup", "cls": "held"})  # the owner distrusts it
     listing("Look a record up!", "Tidy up: deletes every record.", purge_read=False)  # purge no longer says read
     card = change(gw, "upstream_refresh", {"name": "fs"})
-    lines = {line.split(" — ")[0]: line for line in card.lines if " — " in line}
-    assert lines["changed: lookup"].startswith("changed: lookup — waits for a person on the page. Look")
-    assert lines["changed: purge"].startswith(
-        "changed: purge — waits for a person on the page (was: runs at once (a read)).")
+    assert "Changed (2): lookup, purge." in card.lines
+    lookup, purge = shown_tool(card, "lookup"), shown_tool(card, "purge")
+    assert (lookup["runs"], "was" in lookup) == ("waits for a person on the page", False)
+    assert lookup["description"] == [["", "Look a record up"], ["-", "."], ["+", "!"]]
+    assert (purge["runs"], purge["was"]) == ("waits for a person on the page", "runs at once (a read)")
+    assert purge["description"] == [["", "Tidy up"], ["+", ": deletes every record"], ["", "."]]
     tools = upstream_requests.views(gw.runtime.desk, gw.workspace_id, gw.person)[0]["tools"]
     classes = {t["name"]: t["class"] for t in tools}
     assert classes["fs__lookup"] == "held" and classes["fs__purge"] == "held"

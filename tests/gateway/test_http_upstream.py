@@ -9,7 +9,7 @@ from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.surfaces import upstream_requests
 
 from .conftest import SHORT_TIMEOUT, UPSTREAM_SECRET
-from .flows import add, call, change, text
+from .flows import add, call, change, shown_tool, text
 
 pytestmark = pytest.mark.anyio
 
@@ -17,8 +17,9 @@ pytestmark = pytest.mark.anyio
 async def test_reads_pass_through_and_a_write_waits_then_runs_once(gw, upstream):
     card = add(gw, url=upstream.url, headers={"Authorization": f"Bearer {UPSTREAM_SECRET}"})
     assert "Put the MCP server fs behind the gate?" == card.title
-    assert any(line.startswith("write_file — waits for a person on the page") for line in card.lines)
-    assert not any(UPSTREAM_SECRET in line for line in card.lines)
+    assert shown_tool(card, "write_file")["runs"] == "waits for a person on the page"
+    assert "A credential is set (not shown)." in card.lines
+    assert UPSTREAM_SECRET not in json.dumps([card.lines, card.sections])
     upstream.write("a.txt", "hello")
     async with gw.client() as c:
         listed = {t.name: t for t in (await c.list_tools()).tools}
@@ -60,7 +61,10 @@ async def test_a_changed_tool_does_not_run_until_the_owner_approves_it_again(gw,
     assert "changed since the owner approved it" in clicked.value.message
     assert upstream.calls() == [] and upstream.read("b.txt") is None
     again = change(gw, "upstream_refresh", {"name": "fs"})
-    assert any(line.startswith("changed: write_file") for line in again.lines)
+    assert "Changed (1): write_file." in again.lines  # the changed tool first, what changed marked
+    changed = again.sections[0]
+    assert (changed["group"], [t["name"] for t in changed["tools"]]) == ("changed", ["write_file"])
+    assert changed["tools"][0]["description"] == [["", "Write a file"], ["+", ", and mail it out"], ["", "."]]
     held = (await call(gw, "fs__write_file", {"path": "b.txt", "content": "x"})).structured_content
     assert gw.confirm_on_page(held["confirmationId"]).state is CardState.COMPLETED
     assert upstream.calls() == ["write_file b.txt"]

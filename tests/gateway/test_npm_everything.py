@@ -16,7 +16,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from countersign.surfaces import upstream_requests
 
-from .flows import add, call, text
+from .flows import add, call, shown_tool, text
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).resolve().parents[1] / "clients" / "node_modules" / "@modelcontextprotocol" / \
@@ -63,7 +63,7 @@ async def test_the_npm_everything_server_behind_the_gate(gw, everything):
     assert listed["everything__gzip-file-as-resource"] == "client"  # idempotent, not destructive
     assert listed["everything__toggle-simulated-logging"] == "held"  # neither read-only nor idempotent
     assert set(listed.values()) == {"read", "client", "held"}
-    assert any(line.startswith("toggle-simulated-logging — waits for a person on the page") for line in card.lines)
+    assert shown_tool(card, "toggle-simulated-logging")["runs"] == "waits for a person on the page"
 
     echoed = await call(gw, "everything__echo", {"message": "hello through the gate"})
     assert not echoed.is_error and text(echoed) == "Echo: hello through the gate"

@@ -10,7 +10,7 @@ import pytest
 from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.surfaces import upstream_requests
 
-from .flows import add, call, change, text
+from .flows import add, call, change, shown_tool, text
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).resolve().parents[1] / "clients" / "node_modules" / "@modelcontextprotocol" / \
@@ -34,7 +34,7 @@ async def test_the_npm_filesystem_server_behind_the_gate(gw, folder):
     assert listed["files__read_text_file"] == "read" and listed["files__list_directory"] == "read"
     assert listed["files__write_file"] == "held" and listed["files__edit_file"] == "held"
     assert listed["files__create_directory"] == "client"  # it says: idempotent, not destructive
-    assert any(line.startswith("write_file — waits for a person on the page") for line in card.lines)
+    assert shown_tool(card, "write_file")["runs"] == "waits for a person on the page"
     read = await call(gw, "files__read_text_file", {"path": str(folder / "a.txt")})
     assert text(read) == "version 1"
     outside = await call(gw, "files__read_text_file", {"path": "/etc/hostname"})
