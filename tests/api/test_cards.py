@@ -31,9 +31,9 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
 
 
 def assert_card_view(view: dict) -> None:
-    assert set(view) == {"id", "tool", "title", "lines", "state", "status", "connectionName", "createdAt",
-                         "expiresAt", "result", "next", "reason", "refusal", "passkeyRequired", "passkeySigned",
-                         "outcome", "signedWith"}
+    assert set(view) == {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName",
+                         "createdAt", "expiresAt", "result", "next", "reason", "refusal", "passkeyRequired",
+                         "passkeySigned", "outcome", "signedWith"}
     assert not any(word in view for word in HIDDEN)
     assert view["createdAt"].endswith("Z") and view["expiresAt"].endswith("Z")
 
@@ -71,7 +71,7 @@ async def test_confirm_runs_once_and_the_agent_sees_the_result(signed, tenant):
     card_id = await file(tenant, "n1", "confirmed text")
     one = signed.get(f"/api/cards/{card_id}")
     assert one.status_code == 200
-    assert one.json()["lines"] == ["text 1 → confirmed text"]
+    assert one.json()["lines"] == ["text 1 → confirmed text"] and one.json()["sections"] == []  # (most cards have none)
     response = signed.post(f"/api/cards/{card_id}/confirm")
     assert response.status_code == 200, response.text
     view = response.json()

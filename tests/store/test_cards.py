@@ -110,6 +110,28 @@ def test_a_listed_card_is_what_a_list_shows_and_get_card_gives_the_whole(store):
     assert store.cards.get_card(w.ws.id, card.id, now=200) == card
 
 
+def test_a_cards_sections_are_kept_with_its_lines_read_whole_listed_and_moved(store):
+    """A card's sections (an upstream's tools) come back exactly as filed, from a read, a listing
+    (DynamoDB's index projects them with the lines) and after a move; a card without keeps none."""
+    w = World(store)
+    sections = ({"group": "changed", "heading": "Changed (1)", "tools": [
+        {"name": "write_file", "change": "changed", "description": [["", "Write a file"], ["+", " and mail it"]],
+         "arguments": [], "note": "Ünïcode ‘quoted’ \u202e"}]},)
+    lines = ("Where: https://mcp.example.com/mcp", "Changed (1): write_file.")
+    plain = w.file(created_at=100)
+    tools = replace(card(w.ws, w.person, w.conn, created_at=100), lines=lines, sections=sections)
+    store.cards.file_card(tools, filed(tools))
+    assert store.cards.get_card(w.ws.id, tools.id, now=200) == tools
+    listed_cards, _ = store.cards.list_pending_cards(w.ws.id, w.person.id, now=200)
+    assert [(c.id, c.lines, c.sections) for c in listed_cards] == [
+        (plain.id, plain.lines, ()), (tools.id, lines, sections)]
+    moved = w.move(tools, S.DECLINED, 300, decline_reason="not now")
+    assert (moved.lines, moved.sections) == (lines, sections)
+    [decided], _ = store.cards.list_card_history(w.ws.id, w.person.id, now=400, limit=1)
+    assert (decided.id, decided.sections) == (tools.id, sections)
+    assert store.cards.get_card(w.ws.id, plain.id, now=200).sections == ()
+
+
 def test_pending_list_holds_only_pending_unexpired_cards_of_that_person(store):
     w = World(store)
     waiting = w.file(created_at=100)
