@@ -3,7 +3,6 @@
 // reason; ask me again, from History). The views that list cards are app.js's.
 import * as passkeys from './passkeys.js';
 import { announce, append, el, timeEl } from './dom.js';
-import { sectionsEl } from './gateway-card.js';
 
 // The API, the session and the routing stay in app.js, which hands them over once, before any card
 // is drawn.
@@ -53,6 +52,78 @@ function lineParts(text) {
   const halves = text.split(' → ');
   return halves.flatMap((half, i) => (i ? [' → ', el('bdi', {}, half)] : [el('bdi', {}, half)]));
 }
+
+// ---- An upstream's tools (the sections of the card that adds it or approves them again,
+// toolsets/gateway/review.py). Changed tools come first, with what changed in their description,
+// arguments and definition struck out or added — bracketed as well as coloured, so it reads
+// without colour too; then added, removed and unchanged tools (unchanged ones folded). A tool's
+// input schema is its list of arguments, folded.
+const MARKS = { '-': 'del', '+': 'ins' };
+const CHANGES = { added: 'new argument', removed: 'removed argument', changed: 'changed argument' };
+
+// A field's segments ([mark, text]: '' as it was, '-' removed, '+' added) as text and del/ins.
+function segmentsEl(tag, attrs, segments) {
+  const parts = (Array.isArray(segments) ? segments : []).map(([mark, text]) =>
+    (MARKS[mark] ? el(MARKS[mark], {}, String(text)) : String(text)));
+  return el(tag, Object.assign({ class: 'diff' }, attrs), el('bdi', {}, parts));
+}
+
+const hasText = (segments) => Array.isArray(segments) && segments.length > 0;
+
+function argumentEl(arg) {
+  const row = el('li', { 'data-arg': arg.name, 'data-change': arg.change || null },
+    el('code', {}, arg.name), CHANGES[arg.change] ? el('span', { class: 'muted' }, ' · ', CHANGES[arg.change]) : null,
+    ' · ', segmentsEl('span', { 'data-field': 'type' }, arg.type),
+    ' · ', segmentsEl('span', { 'data-field': 'required' }, arg.required));
+  if (hasText(arg.description)) row.append(segmentsEl('div', { 'data-field': 'description' }, arg.description));
+  if (hasText(arg.more)) row.append(segmentsEl('div', { 'data-field': 'more' }, arg.more));
+  return row;
+}
+
+// The whole argument list, folded: the schema as a person reads it, not as JSON.
+function argumentsEl(tool) {
+  const args = Array.isArray(tool.arguments) ? tool.arguments : [];
+  const body = args.length ? el('ul', { class: 'args-list' }, args.map(argumentEl)) : el('p', {}, 'No arguments.');
+  return el('details', { class: 'args' }, el('summary', {}, `Arguments (${args.length})`), body,
+    hasText(tool.schema) ? segmentsEl('p', { 'data-field': 'schema' }, [['', 'Its schema also says: '], ...tool.schema]) : null);
+}
+
+function headEl(tool) {
+  return [el('strong', {}, el('bdi', {}, tool.name)), ' — ', tool.runs,
+    tool.was ? el('span', { 'data-field': 'was' }, ` (was: ${tool.was})`) : null];
+}
+
+function toolBody(tool) {
+  const changed = tool.change === 'changed';
+  const args = Array.isArray(tool.arguments) ? tool.arguments : [];
+  const moved = changed ? args.filter((a) => a.change) : [];
+  const other = changed && Array.isArray(tool.other) ? tool.other : [];
+  return [
+    hasText(tool.title) ? segmentsEl('p', { 'data-field': 'title' }, [['', 'Title: '], ...tool.title]) : null,
+    hasText(tool.description) ? segmentsEl('p', { 'data-field': 'description' }, tool.description)
+      : el('p', { class: 'muted' }, 'No description.'),
+    tool.note ? el('p', { class: 'muted' }, tool.note) : null,
+    moved.length ? el('ul', { class: 'args-list', 'data-field': 'argument-changes' }, moved.map(argumentEl)) : null,
+    other.length ? el('ul', { class: 'args-list', 'data-field': 'other' }, other.map((o) =>
+      el('li', {}, el('code', {}, o.name), ' ', segmentsEl('span', {}, o.value)))) : null,
+    argumentsEl(tool),
+  ];
+}
+
+function toolEl(tool) {
+  const attrs = { class: 'tool', 'data-tool': tool.name, 'data-change': tool.change };
+  if (tool.change === 'unchanged') {
+    return el('details', attrs, el('summary', { class: 'tool-head' }, headEl(tool)), toolBody(tool));
+  }
+  return el('div', attrs, el('p', { class: 'tool-head' }, headEl(tool)), toolBody(tool));
+}
+
+function sectionsEl(sections) {
+  return el('div', { class: 'tools' }, sections.map((s) =>
+    el('section', { class: 'tool-group', 'data-group': s.group },
+      el('h3', {}, s.heading), (Array.isArray(s.tools) ? s.tools : []).map(toolEl))));
+}
+
 
 // What the agent is told, as it is told it (inside the "What the agent is told" disclosure): the
 // result's fields, a nested value as indented JSON, a text with its line breaks.
