@@ -43,7 +43,7 @@ A card's answer deadline is ``card_expires_at``; its ``expires_at`` (the TTL) is
 deadline + retention, so decided cards and their audit trail outlive the deadline.
 
 The index projects only what the listings read (:data:`GSI1_ATTRIBUTES`): a card's view (title,
-preview lines, state, times, outcome) and a notification's delivery state. A card's arguments,
+preview lines with its sections, state, times, outcome) and a notification's delivery state. A card's arguments,
 subject, ticket and fingerprint, the bulk of it, are written once, to the table; whatever acts
 on a listed card reads it whole first (``bench/projection.py`` measures the difference).
 """
