@@ -5,7 +5,9 @@ import * as passkeys from './passkeys.js';
 import { cardEl, cardState, usePage } from './cards.js';
 import { announce, el, main, show, showMore, timeEl } from './dom.js';
 
-const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin'];
+// Settings is an index of sections, each its own screen at /settings/<section> (settings.js).
+const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'members', 'upstreams', 'workspace'];
+const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin', ...SETTINGS_SECTIONS.map((s) => '/settings/' + s)];
 const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };
 
@@ -295,7 +297,8 @@ function setNav(path) {
 async function route(signinToken) {
   onVisible = null;
   const path = ROUTES.includes(location.pathname) ? location.pathname : '/confirm';
-  setNav(path === '/' ? '/confirm' : path);
+  const section = path.startsWith('/settings/') ? path.slice('/settings/'.length) : '';
+  setNav(path === '/' ? '/confirm' : section ? '/settings' : path);
   if (path === '/signin') {
     if (state.session === null) await loadSession().catch(() => null); // (with a link: who is signed in now)
     await viewSignin(signinToken, false);
@@ -330,7 +333,7 @@ async function route(signinToken) {
     }
   }
   // The pending list and a card page ask for their data while the session is being checked.
-  const card = path === '/history' || path === '/settings' ? null : new URLSearchParams(location.search).get('card');
+  const card = path === '/history' || path.startsWith('/settings') ? null : new URLSearchParams(location.search).get('card');
   let prefetched = null;
   if (!state.session && (path === '/' || path === '/confirm')) {
     prefetched = api('GET', card ? '/cards/' + encodeURIComponent(card) : '/cards');
@@ -343,9 +346,9 @@ async function route(signinToken) {
   }
   try {
     if (path === '/history') { await viewHistory(); return 'history'; }
-    if (path === '/settings') {
+    if (path.startsWith('/settings')) {
       const { viewSettings } = await import('./settings.js'); // loaded only for this view
-      await viewSettings({ api, el, show, announce, navigate, setSession, timeEl, session: state.session });
+      await viewSettings({ api, el, show, announce, navigate, setSession, timeEl, session: state.session }, section);
       return 'settings';
     }
     if (card) { await viewOneCard(card, prefetched); return 'card'; }

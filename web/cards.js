@@ -2,7 +2,7 @@
 // receipt, and the answers (confirm, with a passkey where the workspace asks for one; decline, with a
 // reason; ask me again, from History). The views that list cards are app.js's.
 import * as passkeys from './passkeys.js';
-import { announce, append, el, timeEl } from './dom.js';
+import { announce, append, el, emphasised, timeEl } from './dom.js';
 
 // The API, the session and the routing stay in app.js, which hands them over once, before any card
 // is drawn.
@@ -193,7 +193,7 @@ export function cardEl(card, opts) {
   const article = el('article', { class: 'card', 'data-card-id': card.id, 'data-state': st });
   const titleId = 'card-title-' + card.id;
   article.setAttribute('aria-labelledby', titleId);
-  article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, card.title || card.tool || 'Request'));
+  article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, emphasised(card.title || card.tool || 'Request')));
   const lines = Array.isArray(card.lines) ? card.lines : [];
   if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, lineParts(valueText(l))))));
   if (Array.isArray(card.sections) && card.sections.length) article.append(sectionsEl(card.sections));

@@ -54,6 +54,33 @@ export async function showMore(button, onSignedOut, loadNext) {
   } finally { button.disabled = false; }
 }
 
+// ---- a card's title ----------------------------------------------------------------------------------
+
+// What a title is about, in bold: the recipient (from "to " up to the colon), quoted names, email
+// addresses and figures with their unit. A rule on the text alone: every part stays text (el()),
+// nothing from data becomes markup. "Buy 500.00 credits for 25.00 USD" reads "Buy **500.00 credits**
+// for **25.00 USD**"; "Send postcard to Ada Lovelace (Acme): 1.20 credits" bolds the name and the price.
+const EMPHASIS = new RegExp([
+  '(?<=\\bto )\\p{Lu}[^:?‘“\\n]{0,79}(?=:)', // the recipient, a name: "to Ada Lovelace (Acme):"
+  '‘[^’\\n]{1,80}’', '“[^”\\n]{1,80}”', // quoted names
+  '[^\\s@‘“]+@[^\\s@]+\\.[^\\s@:?,;)’”]+', // an email address
+  // a figure and its unit, not a digit inside a word ("n1"); a date stays whole ("2026-12")
+  '(?<![\\p{L}\\p{N}_.,-])[-+−]?[$€£¥]?\\d(?:[\\d,.-]*\\d)?(?: ?(?:credits?|USD|EUR|GBP|%))?',
+].join('|'), 'gu');
+
+export function emphasised(text) {
+  text = String(text);
+  const parts = [];
+  let last = 0;
+  for (const m of text.matchAll(EMPHASIS)) {
+    if (m.index > last) parts.push(text.slice(last, m.index));
+    parts.push(el('strong', {}, m[0]));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return parts;
+}
+
 // ---- time ------------------------------------------------------------------------------------------
 
 function toDate(value) {

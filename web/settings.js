@@ -1,6 +1,6 @@
-// The Settings view: email and workspace switches, the members (owners and admins), passkeys,
-// connections (tokens), upstream MCP servers, sign-out. Loaded only for this view; the page's
-// helpers come in as ``page`` (app.js).
+// The Settings view: an index of sections (notifications, passkeys, connections, and for owners
+// and admins members, upstream MCP servers and the workspace's switches), each its own screen, and
+// the account with sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
 
 function toggleEl(el, id, label, checked, hint, onchange) {
   const input = el('input', { type: 'checkbox', id, name: id });
@@ -28,32 +28,79 @@ const WORKSPACE_SETTINGS = [
   ['confirm_in_client', 'Allow answers in the MCP client', 'For actions that permit it, a person may answer in their MCP client instead of this page.'],
 ];
 
-export async function viewSettings(page) {
-  const { api, el, show, announce, navigate, setSession } = page;
-  const [settings, conns] = await Promise.all([api('GET', '/settings'), api('GET', '/connections')]);
-  const s = page.session;
-  const sections = [el('h1', {}, 'Settings')];
+// The sections of Settings, in order: [route key, heading, what it holds]. /settings lists them (with
+// the account and sign-out); each is its own short screen at /settings/<key> (app.js routes them).
+const SECTIONS = [
+  ['notifications', 'Notifications', 'Emails about requests waiting for you'],
+  ['passkeys', 'Passkeys', 'Sign in and confirm with your device\'s screen lock'],
+  ['connections', 'Connections', 'The agents that act for you, and their tokens'],
+  ['members', 'Members', 'Owners, admins and members of this workspace'],
+  ['upstreams', 'Upstreams', 'Upstream MCP servers and the tools agents reach through them'],
+  ['workspace', 'Workspace', 'When agents wait for a person'],
+];
+// Owners and admins only, as before sections: members and the switches with the workspace's settings.
+const shownTo = (settings) => ({
+  members: settings.canEditWorkspace && !!settings.workspace,
+  upstreams: !!settings.canEditWorkspace,
+  workspace: settings.canEditWorkspace && !!settings.workspace,
+});
 
-  sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Email'),
-    toggleEl(el, 'agent_requests_email', 'Email me when an agent asks', settings.me && settings.me.agent_requests_email,
-      'At most one email every 15 minutes, listing what waits.',
-      (v) => api('PATCH', '/settings/me', { agent_requests_email: v }))));
+export async function viewSettings(page, section) {
+  const { el, show } = page;
+  const settings = await page.api('GET', '/settings');
+  const only = shownTo(settings);
+  const shown = SECTIONS.filter(([key]) => !(key in only) || only[key]);
+  if (!section) {
+    show(el('h1', {}, 'Settings'), indexEl(el, shown), accountEl(page));
+    return;
+  }
+  const found = shown.find(([key]) => key === section);
+  const back = el('p', { class: 'back settings-back' }, el('a', { href: '/settings', 'data-nav': true }, 'All settings'));
+  if (!found) {
+    show(back, el('h1', {}, 'Settings'), el('p', { class: 'error', role: 'alert' },
+      'This part of Settings is for the workspace\'s owners and admins.'));
+    return;
+  }
+  const body = await sectionEl(page, settings, section);
+  show(back, el('div', { class: 'settings-section', 'data-settings-section': section },
+    el('h1', {}, found[1]), body));
+}
 
-  if (settings.canEditWorkspace && settings.workspace) {
-    sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Workspace'),
+// The index: one row per section, each a link the size of a thumb.
+function indexEl(el, shown) {
+  return el('div', { class: 'settings-index' }, el('ul', {}, shown.map(([key, title, hint]) =>
+    el('li', {}, el('a', { href: '/settings/' + key, 'data-nav': true, 'data-settings-link': key },
+      el('span', { class: 'settings-title' }, title), el('span', { class: 'settings-hint' }, hint))))));
+}
+
+// One section's panel, as the single Settings page drew it before it had sections.
+async function sectionEl(page, settings, section) {
+  const { api, el, announce, navigate } = page;
+  if (section === 'notifications') {
+    return el('section', { class: 'panel' }, el('h2', {}, 'Email'),
+      toggleEl(el, 'agent_requests_email', 'Email me when an agent asks', settings.me && settings.me.agent_requests_email,
+        'At most one email every 15 minutes, listing what waits.',
+        (v) => api('PATCH', '/settings/me', { agent_requests_email: v })));
+  }
+  if (section === 'workspace') {
+    return el('section', { class: 'panel' }, el('h2', {}, 'Workspace'),
       WORKSPACE_SETTINGS.map(([key, label, hint]) => toggleEl(el, 'ws_' + key, label, settings.workspace[key], hint,
-        (v) => api('PATCH', '/settings/workspace', { [key]: v })))));
-    sections.push(membersEl(el, (await api('GET', '/settings/members')).members || []));
+        (v) => api('PATCH', '/settings/workspace', { [key]: v }))));
   }
-
-  const { passkeysPanel } = await import('./passkey-settings.js'); // loaded only for this view
-  sections.push(await passkeysPanel({ api, el, announce, navigate, refresh: () => viewSettings(page) }));
-  sections.push(connectionsEl(page, conns.connections || []));
-  if (settings.canEditWorkspace) {
-    const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
-    try { sections.push(await upstreamsPanel({ api, el })); } catch (e) { /* no gateway here: nothing to show */ }
+  if (section === 'members') return membersEl(el, (await api('GET', '/settings/members')).members || []);
+  if (section === 'passkeys') {
+    const { passkeysPanel } = await import('./passkey-settings.js'); // loaded only for this view
+    return passkeysPanel({ api, el, announce, navigate, refresh: () => viewSettings(page, 'passkeys') });
   }
+  if (section === 'connections') return connectionsEl(page, (await api('GET', '/connections')).connections || []);
+  const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
+  try { return await upstreamsPanel({ api, el }); } catch (e) {
+    if (e.status === 401) throw e;
+    return el('p', { class: 'muted' }, 'This server has no upstream MCP servers to manage.');
+  }
+}
 
+function accountEl({ api, el, navigate, setSession, session: s }) {
   const signOut = el('button', { type: 'button', class: 'secondary' }, 'Sign out');
   signOut.addEventListener('click', async () => {
     signOut.disabled = true;
@@ -61,11 +108,10 @@ export async function viewSettings(page) {
     setSession(null);
     navigate('/signin');
   });
-  sections.push(el('section', { class: 'panel' }, el('h2', {}, 'Account'),
+  return el('section', { class: 'panel' }, el('h2', {}, 'Account'),
     el('p', {}, 'Signed in as ', el('strong', {}, s.person.email), s.person.role ? ` (${s.person.role})` : '',
       s.workspace && s.workspace.name ? [' in ', el('strong', {}, s.workspace.name)] : ''),
-    signOut));
-  show(sections);
+    signOut);
 }
 
 function membersEl(el, members) {

@@ -76,7 +76,7 @@ def test_pending_list_at_360px(live, tenant, browser, watch):
             ready(page, view)
             check_layout(page, path)
             shot(page, f"{view}-360")
-        page.goto(server.origin + "/settings")
+        page.goto(server.origin + "/settings/connections")
         ready(page, "settings")
         page.get_by_label("Name of the new connection").fill("Phone agent with a rather long name indeed")
         page.get_by_role("button", name="Create connection").click()

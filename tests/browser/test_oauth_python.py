@@ -75,7 +75,7 @@ def test_python_sdk_connects_and_its_held_write_is_confirmed(live, tenant, page,
 
     # The connection is the person's, named after the client, shown in Settings with its last use.
     [connection] = [c for c in tenant.store.connections.list_connections(tenant.workspace_id) if c.name == name]
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/connections")
     ready(page, "settings")
     row = page.locator(f'li[data-connection-id="{connection.id}"]')
     expect(row).to_contain_text(name)

@@ -31,7 +31,7 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
     _, server = live
     cdp, auth = authenticator(page)
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/passkeys")
     ready(page, "settings")
     page.locator("#passkey-name").fill("Test laptop")
     with page.expect_response("**/api/passkeys") as made:
@@ -117,7 +117,7 @@ def test_register_sign_in_confirm_receipt_remove(live, tenant, page, context, tm
     expect(card(page, plain.id)).to_have_attribute("data-state", "completed")
     assert tenant.note("n1")["text"] == "edited with a click"
 
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/passkeys")
     ready(page, "settings")
     with page.expect_response("**/remove") as removed:
         page.get_by_role("button", name="Remove").click()
@@ -134,7 +134,7 @@ def test_without_webauthn_the_page_explains(live, tenant, page):
     page.goto(f"{server.origin}/confirm?card={held.id}")
     ready(page)
     expect(card(page, held.id)).to_contain_text("This browser cannot use passkeys")
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/passkeys")
     ready(page, "settings")
     expect(page.locator('[data-section="passkeys"]')).to_contain_text("ask the workspace owner")
     set_policy(tenant, "never")

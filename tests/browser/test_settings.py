@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx2
 import pytest
 from playwright.sync_api import expect
@@ -32,7 +34,7 @@ class _Statuses(httpx2.AsyncBaseTransport):
 def test_email_and_workspace_settings(live, tenant, page):
     _, server = live
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/notifications")
     ready(page, "settings")
     email = page.get_by_label("Email me when an agent asks")
     expect(email).to_be_checked()
@@ -42,6 +44,8 @@ def test_email_and_workspace_settings(live, tenant, page):
     expect(page.locator(".toggle").first).to_contain_text("Saved")
     assert tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).agent_requests_email is False
 
+    page.goto(f"{server.origin}/settings/workspace")
+    ready(page, "settings")
     drafting = page.get_by_label("Ask before drafting steps")
     expect(drafting).to_be_checked()
     with page.expect_response("**/api/settings/workspace") as saved:
@@ -51,9 +55,13 @@ def test_email_and_workspace_settings(live, tenant, page):
 
     page.reload()
     ready(page, "settings")
-    expect(page.get_by_label("Email me when an agent asks")).not_to_be_checked()
     expect(page.get_by_label("Ask before drafting steps")).not_to_be_checked()
     expect(page.get_by_label("Ask before approvals")).to_be_checked()
+    page.goto(f"{server.origin}/settings/notifications")
+    ready(page, "settings")
+    expect(page.get_by_label("Email me when an agent asks")).not_to_be_checked()
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
     expect(page.locator("body")).to_contain_text(tenant.person.email)
 
 
@@ -61,9 +69,15 @@ def test_member_sees_no_workspace_settings(live, tenant, page):
     _, server = live
     member = tenant.add_person("member")
     sign_in(page, tenant, member)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/notifications")
     ready(page, "settings")
     expect(page.get_by_label("Email me when an agent asks")).to_be_visible()
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    expect(page.locator("[data-settings-link]")).to_have_count(3)  # notifications, passkeys, connections
+    expect(page.get_by_role("link", name="Workspace")).to_have_count(0)
+    page.goto(f"{server.origin}/settings/workspace")
+    ready(page, "settings")
     expect(page.get_by_text("Ask before drafting steps")).to_have_count(0)
     expect(page.get_by_role("heading", name="Workspace")).to_have_count(0)
 
@@ -72,9 +86,10 @@ def test_owners_see_the_members_and_their_roles_members_do_not(live, tenant, pag
     _, server = live
     approver = tenant.add_person("approver")
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/members")
     ready(page, "settings")
-    panel = page.locator("section", has=page.get_by_role("heading", name="Members"))
+    expect(page.get_by_role("heading", level=1)).to_have_text("Members")
+    panel = page.locator("[data-settings-section=members]")
     rows = panel.locator("li")
     expect(rows).to_have_count(2)
     expect(rows.nth(0)).to_contain_text(f"{tenant.person.email} (you)")
@@ -84,7 +99,7 @@ def test_owners_see_the_members_and_their_roles_members_do_not(live, tenant, pag
 
     other = context.new_page()
     sign_in(other, tenant, approver)
-    other.goto(f"{server.origin}/settings")
+    other.goto(f"{server.origin}/settings/members")
     ready(other, "settings")
     expect(other.get_by_role("heading", name="Members")).to_have_count(0)
     other.close()
@@ -93,7 +108,7 @@ def test_owners_see_the_members_and_their_roles_members_do_not(live, tenant, pag
 def test_create_connection_then_revoke(live, tenant, page, context):
     _, server = live
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/connections")
     ready(page, "settings")
     page.get_by_label("Name of the new connection").fill("Claude on phone")
     with page.expect_response("**/api/connections") as made:
@@ -158,7 +173,7 @@ def test_an_oauth_client_that_never_finished_is_shown_waiting_then_revoked(live,
     workspace = tenant.store.workspaces.get_workspace(tenant.workspace_id)
     allowed = grants.allow(runtime.desk, pending, tenant.person, workspace)
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/connections")
     ready(page, "settings")
     row = page.locator(f'li[data-connection-id="{allowed.connection.id}"]')
     expect(row).to_contain_text("Allowed; waiting for the client to finish connecting. It was sent back to 127.0.0.1")
@@ -204,7 +219,7 @@ def test_an_owner_asks_to_add_an_upstream_on_a_phone_and_bad_input_names_the_fie
     _, server = live
     page.set_viewport_size({"width": 360, "height": 780})
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/upstreams")
     ready(page, "settings")
     panel = page.locator("[data-section=upstreams]")
     expect(panel).to_contain_text("None yet.")
@@ -255,9 +270,9 @@ def test_a_client_allowed_again_is_one_row_and_a_revocation_says_why(live, tenan
     reused, earlier, latest = made
 
     sign_in(page, tenant)
-    page.goto(f"{server.origin}/settings")
+    page.goto(f"{server.origin}/settings/connections")
     ready(page, "settings")
-    panel = page.locator("section", has=page.get_by_role("heading", name="Connections"))
+    panel = page.locator("[data-settings-section=connections]")
     top = panel.locator("li[data-connection-id]:not(.earlier li)")
     expect(top).to_have_count(2)  # the connection token, and the client once
     expect(top.nth(1)).to_have_attribute("data-connection-id", latest)
@@ -287,3 +302,23 @@ def test_a_client_allowed_again_is_one_row_and_a_revocation_says_why(live, tenan
         "The agent using this token loses access, and its waiting requests are withdrawn.")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= page.evaluate("() => innerWidth")
     assert watch.errors == [], watch.errors
+
+
+def test_settings_is_an_index_and_connections_are_one_tap_away(live, tenant, page):
+    """Settings lists its sections; each is its own screen with a way back (issue 42)."""
+    _, server = live
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings")
+    ready(page, "settings")
+    expect(page.locator("[data-settings-link]")).to_have_text(
+        [re.compile(f"^{name}") for name in ("Notifications", "Passkeys", "Connections", "Members", "Upstreams",
+                                              "Workspace")])
+    expect(page.locator("#nav [aria-current=page]")).to_have_text("Settings")
+    page.get_by_role("link", name=re.compile("^Connections")).click()
+    expect(page).to_have_url(f"{server.origin}/settings/connections")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Connections")
+    expect(page.locator("li[data-connection-id]")).to_have_count(1)
+    expect(page.locator("#nav [aria-current=page]")).to_have_text("Settings")
+    page.get_by_role("link", name="All settings").click()
+    expect(page).to_have_url(f"{server.origin}/settings")
+    expect(page.locator("[data-settings-link]")).to_have_count(6)

@@ -3,14 +3,16 @@ nothing else (no listing, no traversal, no other method)."""
 
 from __future__ import annotations
 
+import re
 import socket
 
 import httpx2 as httpx
 import pytest
 
-from countersign.surfaces.local.page import CONTENT_SECURITY_POLICY
+from countersign.surfaces.local.page import CONTENT_SECURITY_POLICY, PAGE_ROUTES, SETTINGS_SECTIONS, WEB_DIR
 
-PAGES = ["/", "/confirm", "/confirm?card=c_123", "/history", "/settings", "/signin", "/signin?x=1"]
+PAGES = ["/", "/confirm", "/confirm?card=c_123", "/history", "/settings", "/signin", "/signin?x=1",
+         "/settings/passkeys", "/settings/connections"]
 
 
 def _security(headers):
@@ -64,7 +66,8 @@ def test_assets_by_exact_name(http, path, kind):
 
 
 @pytest.mark.parametrize("path", [
-    "/nope", "/confirm/", "/confirm/x", "/app.js/", "/web/app.js", "/.gitignore", "/favicon.ico", "/index",
+    "/nope", "/confirm/", "/confirm/x", "/settings/", "/settings/nope",
+    "/app.js/", "/web/app.js", "/.gitignore", "/favicon.ico", "/index",
     "/pyproject.toml", "/countersign.db", "/outbox", "/keys/signing.key", "/app.js%00", "/%2e%2e/pyproject.toml",
 ])
 def test_everything_else_is_404(http, path):
@@ -91,6 +94,14 @@ def test_raw_traversal_is_404(live):
         status = data.split(b"\r\n", 1)[0]
         assert b" 404 " in status or b" 400 " in status, (target, status)
         assert b"[project]" not in data and b"root:" not in data
+
+
+def test_the_page_and_the_server_know_the_same_settings_sections():
+    """The page's routes of Settings' sections (web/app.js) are the server's (and so CloudFront's)."""
+    app_js = (WEB_DIR / "app.js").read_text()
+    listed = re.search(r"const SETTINGS_SECTIONS = \[(.*?)\];", app_js).group(1)
+    assert tuple(re.findall(r"'([a-z]+)'", listed)) == SETTINGS_SECTIONS
+    assert {f"/settings/{s}" for s in SETTINGS_SECTIONS} <= PAGE_ROUTES
 
 
 def test_other_methods_are_refused(http):

@@ -158,7 +158,7 @@ def test_page_routes_function_rewrites_only_page_routes(resources):
     code = resources["SpaRoutesFunction"]["Properties"]["FunctionCode"]
     script = code + """
 const uris = ["/", "/confirm", "/history", "/settings", "/signin", "/app.js", "/app.css", "/index.html",
-              "/confirm/x", "/nope", "/api/session", "/mcp"];
+              "/confirm/x", "/nope", "/api/session", "/mcp", "/settings/passkeys", "/settings/x"];
 console.log(JSON.stringify(Object.fromEntries(uris.map(u => [u, handler({request: {uri: u}}).uri]))));
 """
     done = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=30)
@@ -167,7 +167,8 @@ console.log(JSON.stringify(Object.fromEntries(uris.map(u => [u, handler({request
     page = "/index.html"
     assert got == {"/": page, "/confirm": page, "/history": page, "/settings": page, "/signin": page,
                    "/app.js": "/app.js", "/app.css": "/app.css", "/index.html": page, "/confirm/x": "/confirm/x",
-                   "/nope": "/nope", "/api/session": "/api/session", "/mcp": "/mcp"}
+                   "/nope": "/nope", "/api/session": "/api/session", "/mcp": "/mcp",
+                   "/settings/passkeys": page, "/settings/x": "/settings/x"}
 
 
 def test_custom_domain_serves_from_its_certificate(resources):

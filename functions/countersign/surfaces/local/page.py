@@ -16,7 +16,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 WEB_DIR = Path(__file__).resolve().parents[4] / "web"
 
-PAGE_ROUTES = frozenset({"/", "/confirm", "/history", "/settings", "/signin"})
+# Settings' sections, each its own screen at /settings/<section> (web/settings.js, web/app.js).
+SETTINGS_SECTIONS = ("notifications", "passkeys", "connections", "members", "upstreams", "workspace")
+PAGE_ROUTES = frozenset({"/", "/confirm", "/history", "/settings", "/signin",
+                         *(f"/settings/{section}" for section in SETTINGS_SECTIONS)})
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
