@@ -10,6 +10,7 @@ const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'members'
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin', ...SETTINGS_SECTIONS.map((s) => '/settings/' + s)];
 const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };
+const SAVED_AT = 'X-Countersign-Saved-At'; // sw.js marks the waiting list it answers from its copy
 
 // Where to go after signing in (the link may open in a new tab). Storage can be unavailable.
 const remember = {
@@ -25,6 +26,8 @@ function markReady(view) {
     state.ready = true;
     performance.mark('app-ready');
     document.body.dataset.ready = '1';
+    // The first view shows a card that can be answered now (bench/page.py measures until here).
+    if (document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
   }
 }
 
@@ -44,23 +47,49 @@ class ApiError extends Error {
   }
 }
 
+// The first view's answers, asked for while the modules loaded: index.html preloads the session and
+// the waiting list (its script asks for the card on a card's address). Fetching a preloaded URL takes
+// the preload, so both are taken here at once; the first view uses what it needs (each answer once;
+// null when the network failed) and drops the rest, and every later request asks the server afresh.
+let early = null;
+function takeEarlyAnswers() {
+  early = window.countersignEarly || {};
+  for (const path of ['/session', '/cards']) {
+    if (Object.hasOwn(early, path)) continue;
+    early[path] = fetch('/api' + path, { headers: { Accept: 'application/json' }, credentials: 'same-origin',
+      cache: 'no-store' }).catch(() => null);
+  }
+}
+
+function takeEarly(path) {
+  if (!early || !Object.hasOwn(early, path)) return undefined;
+  const answer = early[path];
+  delete early[path];
+  return answer;
+}
+
 async function api(method, path, body) {
   const headers = { Accept: 'application/json' };
   if (method !== 'GET' && state.csrf) headers['X-CSRF-Token'] = state.csrf;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const early = method === 'GET' ? takeEarly(path) : undefined;
   let res;
   try {
-    res = await fetch('/api' + path, {
+    res = early !== undefined ? await early : await fetch('/api' + path, {
       method, headers, credentials: 'same-origin', cache: 'no-store',
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
-    throw new ApiError(0, null);
+    res = null;
   }
+  if (!res) throw new ApiError(0, null);
   let data = null;
   if (res.status !== 204) {
     try { data = await res.json(); } catch (e) { data = null; }
   }
+  // Offline, the service worker answers the waiting list with the copy it kept (sw.js), saying when.
+  const saved = res.headers.get(SAVED_AT);
+  if (saved && data && typeof data === 'object') data.savedAt = saved;
   if (!res.ok) throw new ApiError(res.status, data);
   return data;
 }
@@ -352,6 +381,8 @@ async function route(signinToken) {
       return 'settings';
     }
     if (card) { await viewOneCard(card, prefetched); return 'card'; }
+    const saved = prefetched && await prefetched.catch(() => null);
+    if (saved && saved.savedAt) { viewOffline(saved); return 'offline'; }
     await viewPending(prefetched);
     return 'confirm';
   } catch (e) {
@@ -370,13 +401,66 @@ async function render(signinToken) {
   try {
     view = await route(signinToken);
   } catch (e) {
-    show(el('h1', {}, 'Something went wrong'), el('p', { class: 'error', role: 'alert' }, e.message),
-      el('p', {}, el('a', { href: location.pathname + location.search }, 'Try again')));
+    const saved = e.status === 0 ? await savedList() : null;
+    if (saved) {
+      viewOffline(saved);
+      view = 'offline';
+    } else {
+      show(el('h1', {}, 'Something went wrong'), el('p', { class: 'error', role: 'alert' }, e.message),
+        el('p', {}, el('a', { href: location.pathname + location.search }, 'Try again')));
+    }
   }
   const first = !state.ready;
+  early = null;
   markReady(view);
+  if (first) registerWorker();
   // After an in-page navigation, move focus to the new content (as a page load would).
   if (!first) main().focus({ preventScroll: true });
+}
+
+// ---- offline and installable -----------------------------------------------------------------------
+
+// The waiting list as the service worker last saw it, when this address shows the list; else null.
+async function savedList() {
+  const query = new URLSearchParams(location.search);
+  if (!['/', '/confirm'].includes(location.pathname) || query.get('card') || query.get('authorize')) return null;
+  try {
+    const page = await api('GET', '/cards');
+    return page && page.savedAt ? page : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+// Offline: the last list, marked as such, with nothing to press (without a session the server would
+// refuse an answer anyway). Back online, or back on the page, it is drawn afresh; while the browser
+// says it is online but the server could not be reached, it tries again (after 1 s, 2 s, ... 30 s).
+const retry = { timer: 0, after: 1000 };
+function viewOffline(page) {
+  clearTimeout(retry.timer);
+  if (navigator.onLine) {
+    retry.timer = setTimeout(() => { if (state.view === 'offline') render(null); }, retry.after);
+    retry.after = Math.min(retry.after * 2, 30000);
+  }
+  const list = el('div', { class: 'cards' }, page.cards.map((c) => cardEl(c, {})));
+  for (const control of list.querySelectorAll('.answer button, .answer textarea')) control.disabled = true;
+  show(el('h1', {}, 'Waiting for you'),
+    el('p', { class: 'notice', role: 'status', 'data-stale': true }, 'Offline — last updated ',
+      timeEl(page.savedAt) || 'earlier', "; you can't answer until you're back online."),
+    list);
+  onVisible = () => render(null);
+}
+
+window.addEventListener('online', () => {
+  retry.after = 1000;
+  if (state.view === 'offline') render(null);
+});
+
+// The service worker (sw.js) keeps the page's files and the last waiting list for offline use. It
+// is registered once the first view is drawn, never before the first view's requests.
+function registerWorker() {
+  if (!('serviceWorker' in navigator)) return;
+  setTimeout(() => navigator.serviceWorker.register('/sw.js').catch(() => null), 0);
 }
 
 function navigate(href, replace) {
@@ -406,5 +490,6 @@ function takeSigninToken() {
   return token || null;
 }
 
+takeEarlyAnswers();
 usePage({ api, setSession, navigate }); // cards.js answers through the page's API, session and routing
 render(takeSigninToken());

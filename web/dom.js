@@ -90,20 +90,25 @@ function toDate(value) {
   return isNaN(d.getTime()) ? null : d;
 }
 
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
-const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+// Built on first use and kept: building one costs tens of ms on a slow phone, which must not delay
+// the page's first requests (importing this module builds nothing).
+const formatters = {};
+const relative = () => formatters.relative
+  || (formatters.relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' }));
+const absolute = () => formatters.absolute
+  || (formatters.absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
 
 function fromNow(date) {
   const seconds = Math.round((date.getTime() - Date.now()) / 1000);
   const abs = Math.abs(seconds);
-  if (abs < 60) return relative.format(Math.round(seconds), 'second');
-  if (abs < 3600) return relative.format(Math.round(seconds / 60), 'minute');
-  if (abs < 86400 * 2) return relative.format(Math.round(seconds / 3600), 'hour');
-  return relative.format(Math.round(seconds / 86400), 'day');
+  if (abs < 60) return relative().format(Math.round(seconds), 'second');
+  if (abs < 3600) return relative().format(Math.round(seconds / 60), 'minute');
+  if (abs < 86400 * 2) return relative().format(Math.round(seconds / 3600), 'hour');
+  return relative().format(Math.round(seconds / 86400), 'day');
 }
 
 export function timeEl(value, prefix) {
   const d = toDate(value);
   if (!d) return null;
-  return el('time', { datetime: d.toISOString(), title: absolute.format(d) }, prefix ? prefix + ' ' : '', fromNow(d));
+  return el('time', { datetime: d.toISOString(), title: absolute().format(d) }, prefix ? prefix + ' ' : '', fromNow(d));
 }

@@ -98,10 +98,15 @@ def test_heap_bench_shows_a_frozen_heap_walks_less():
 def test_page_bench_shows_the_cards_filed_under_the_budget():
     out = bench("bench/page.py", "--cards", "2", "3", "--runs", "1")
     sections = re.findall(r"^(pending list \(/confirm, \d+ cards\)|one card \(/confirm\?card=…\))\n"
-                          r"  cards shown +(\d+)\n  bytes +[\d,]+ B +\([\d.]+ KiB; budget 30 KiB: (\w+)\)", out, re.M)
+                          r"  cards shown +(\d+)\n  bytes +[\d,]+ B +\([\d.]+ KiB; budget 24 KiB: (\w+)\)", out, re.M)
     assert sections == [("pending list (/confirm, 2 cards)", "2", "under"),
                         ("one card (/confirm?card=…)", "1", "under"),
                         ("pending list (/confirm, 3 cards)", "3", "under")], out
+    # each page's times beside the static page of the same text, measured in the same run
+    for label in ("confirm usable", "LCP", "FCP"):
+        assert len(re.findall(rf"^  {label} +\d+ ms +{RATIO} static LCP", out, re.M)) == 3, (label, out)
+    assert len(re.findall(r"^  TBT +\d+ ms", out, re.M)) == 3, out
+    assert len(re.findall(r"^  static page +LCP \d+ ms", out, re.M)) == 3, out
 
 
 def test_signin_bench_prints_the_follow_up_after_a_member_and_after_a_stranger():

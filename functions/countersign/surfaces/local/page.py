@@ -34,8 +34,14 @@ CONTENT_TYPES = {
     ".webmanifest": "application/manifest+json",
 }
 
+# The one inline script of index.html (it asks for the first view's API answers before any module
+# has loaded) is allowed by its hash, nothing else inline. Changing that script changes the hash:
+# here, in template.yaml's SecurityHeadersPolicy and in docs/security.md (tests/browser/test_installable.py
+# checks it against index.html, tests/deploy the template against this).
+EARLY_SCRIPT_HASH = "'sha256-auOPVHrSt3qiCYFeLt3hkgYxu8KbIzXp/00Q6QbwkpE='"
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    f"default-src 'none'; script-src 'self' {EARLY_SCRIPT_HASH}; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; worker-src 'self'; manifest-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = (
@@ -48,9 +54,11 @@ SECURITY_HEADERS = (
     (b"permissions-policy", b"camera=(), microphone=(), geolocation=(), payment=()"),
 )
 # The page itself is always revalidated (cheap: an ETag answers 304) so a change takes effect on
-# the next visit; the assets have no hashed names (no build step), so they may be reused briefly.
+# the next visit, and so is the service worker's script (a new one must reach every browser at
+# once); the assets have no hashed names (no build step), so they may be reused briefly.
 PAGE_CACHE = "no-cache"
 ASSET_CACHE = "public, max-age=300"
+REVALIDATED = frozenset({"index.html", "sw.js"})
 
 
 def page_file(path: str) -> str | None:
@@ -91,7 +99,7 @@ class ConfirmPage(StaticFiles):
         name = os.path.basename(full_path)
         response = FileResponse(full_path, status_code=status_code, stat_result=stat_result,
                                 media_type=CONTENT_TYPES[os.path.splitext(name)[1].lower()])
-        response.headers["cache-control"] = PAGE_CACHE if name == "index.html" else ASSET_CACHE
+        response.headers["cache-control"] = PAGE_CACHE if name in REVALIDATED else ASSET_CACHE
         response.headers["etag"] = "W/" + response.headers["etag"]
         if self.is_not_modified(response.headers, Headers(scope=scope)):
             return NotModifiedResponse(response.headers)

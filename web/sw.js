@@ -1,0 +1,94 @@
+// countersign's service worker: the page installable and readable offline (docs/security.md).
+//
+// - The page's files (the shell) are fetched from the network first, as without a worker, and kept
+//   in a versioned cache; without a network the kept copy answers. Bump VERSION when the list of
+//   files changes: the new worker fills its own cache and removes the older ones.
+// - Of the API it keeps exactly one answer: the first page of the waiting list (GET /api/cards),
+//   which carries no token. Without a network that copy answers, marked with the time it was saved
+//   (X-Countersign-Saved-At), and the page shows it as stale, with nothing to press. A 401 or a
+//   sign-out removes it. Every other API request (the session and its CSRF token, answers, cards,
+//   history, settings) passes through untouched and is never stored.
+const VERSION = 'v1';
+const SHELL = 'countersign-shell-' + VERSION;
+const LAST_LIST = 'countersign-last-list';
+const LIST_URL = '/api/cards';
+const SAVED_AT = 'X-Countersign-Saved-At';
+const PAGE_ROUTES = ['/', '/confirm', '/history', '/settings', '/signin'];
+const SHELL_FILES = ['/', '/app.css', '/app.js', '/dom.js', '/cards.js', '/passkeys.js',
+  '/manifest.webmanifest', '/icon-192.png', '/icon-512.png', '/icon-maskable-512.png'];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(SHELL).then((cache) => cache.addAll(SHELL_FILES)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) {
+      if (name.startsWith('countersign-shell-') && name !== SHELL) await caches.delete(name);
+    }
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener('fetch', (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  if (request.method === 'POST' && (url.pathname === '/api/signout' || url.pathname.startsWith('/api/signin/'))) {
+    event.respondWith(forgetListAfter(fetch(request)));
+    return;
+  }
+  if (request.method !== 'GET') return;
+  if (url.pathname === LIST_URL && !url.search) {
+    event.respondWith(waitingList(request));
+  } else if (request.mode === 'navigate' && PAGE_ROUTES.includes(url.pathname)) {
+    event.respondWith(shellFile(fetch(request), '/'));
+  } else if (SHELL_FILES.includes(url.pathname) || url.pathname.endsWith('.js')) {
+    event.respondWith(shellFile(fetch(request), url.pathname));
+  }
+});
+
+// The network's answer, kept under `key`; the kept copy when there is no network.
+async function shellFile(answer, key) {
+  try {
+    const response = await answer;
+    if (response.ok && response.type === 'basic') {
+      const copy = response.clone();
+      caches.open(SHELL).then((cache) => cache.put(key, copy)).catch(() => null);
+    }
+    return response;
+  } catch (e) {
+    const kept = await caches.match(key, { cacheName: SHELL });
+    if (kept) return kept;
+    throw e;
+  }
+}
+
+async function waitingList(request) {
+  let response;
+  try {
+    response = await fetch(request);
+  } catch (e) {
+    const kept = await caches.match(LIST_URL, { cacheName: LAST_LIST });
+    if (kept) return kept;
+    throw e;
+  }
+  if (response.ok) {
+    const headers = new Headers(response.headers);
+    headers.set(SAVED_AT, new Date().toISOString());
+    headers.delete('Content-Encoding'); // the body kept is the decoded one
+    headers.delete('Content-Length');
+    const copy = new Response(await response.clone().blob(), { status: response.status, headers });
+    await caches.open(LAST_LIST).then((cache) => cache.put(LIST_URL, copy)).catch(() => null);
+  } else if (response.status === 401) {
+    await caches.delete(LAST_LIST);
+  }
+  return response;
+}
+
+// Signing out, or in as someone else, leaves no list of the one before on this device.
+async function forgetListAfter(answer) {
+  const response = await answer;
+  await caches.delete(LAST_LIST);
+  return response;
+}
