@@ -10,7 +10,7 @@ const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'members'
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin', ...SETTINGS_SECTIONS.map((s) => '/settings/' + s)];
 const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };
-const SAVED_AT = 'X-Countersign-Saved-At'; // sw.js marks the waiting list it answers from its copy
+const SAVED_AT = 'X-Countersign-Saved-At'; // on the list sw.js kept, when offline
 
 // Where to go after signing in (the link may open in a new tab). Storage can be unavailable.
 const remember = {
@@ -26,7 +26,7 @@ function markReady(view) {
     state.ready = true;
     performance.mark('app-ready');
     document.body.dataset.ready = '1';
-    // The first view shows a card that can be answered now (bench/page.py measures until here).
+    // A card can be answered now (bench/page.py)
     if (document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
   }
 }
@@ -47,10 +47,8 @@ class ApiError extends Error {
   }
 }
 
-// The first view's answers, asked for while the modules loaded: index.html preloads the session and
-// the waiting list (its script asks for the card on a card's address). Fetching a preloaded URL takes
-// the preload, so both are taken here at once; the first view uses what it needs (each answer once;
-// null when the network failed) and drops the rest, and every later request asks the server afresh.
+// The first view's answers, asked for by index.html while the modules loaded (a fetch of a preloaded
+// URL takes the preload): each used once by the first view, then dropped (later requests go afresh).
 let early = null;
 function takeEarlyAnswers() {
   early = window.countersignEarly || {};
@@ -87,7 +85,6 @@ async function api(method, path, body) {
   if (res.status !== 204) {
     try { data = await res.json(); } catch (e) { data = null; }
   }
-  // Offline, the service worker answers the waiting list with the copy it kept (sw.js), saying when.
   const saved = res.headers.get(SAVED_AT);
   if (saved && data && typeof data === 'object') data.savedAt = saved;
   if (!res.ok) throw new ApiError(res.status, data);
@@ -420,7 +417,7 @@ async function render(signinToken) {
 
 // ---- offline and installable -----------------------------------------------------------------------
 
-// The waiting list as the service worker last saw it, when this address shows the list; else null.
+// The list sw.js kept, on the list's address; else null.
 async function savedList() {
   const query = new URLSearchParams(location.search);
   if (!['/', '/confirm'].includes(location.pathname) || query.get('card') || query.get('authorize')) return null;
@@ -432,9 +429,8 @@ async function savedList() {
   }
 }
 
-// Offline: the last list, marked as such, with nothing to press (without a session the server would
-// refuse an answer anyway). Back online, or back on the page, it is drawn afresh; while the browser
-// says it is online but the server could not be reached, it tries again (after 1 s, 2 s, ... 30 s).
+// Offline: the last list, marked stale, nothing to press (the server would refuse without a session).
+// Drawn afresh when back online or visible; tried again while the browser says online (1 s ... 30 s).
 const retry = { timer: 0, after: 1000 };
 function viewOffline(page) {
   clearTimeout(retry.timer);
@@ -456,8 +452,7 @@ window.addEventListener('online', () => {
   if (state.view === 'offline') render(null);
 });
 
-// The service worker (sw.js) keeps the page's files and the last waiting list for offline use. It
-// is registered once the first view is drawn, never before the first view's requests.
+// sw.js keeps the page's files and the last list: registered after the first view, never before it.
 function registerWorker() {
   if (!('serviceWorker' in navigator)) return;
   setTimeout(() => navigator.serviceWorker.register('/sw.js').catch(() => null), 0);

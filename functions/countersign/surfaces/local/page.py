@@ -38,7 +38,7 @@ CONTENT_TYPES = {
 # has loaded) is allowed by its hash, nothing else inline. Changing that script changes the hash:
 # here, in template.yaml's SecurityHeadersPolicy and in docs/security.md (tests/browser/test_installable.py
 # checks it against index.html, tests/deploy the template against this).
-EARLY_SCRIPT_HASH = "'sha256-auOPVHrSt3qiCYFeLt3hkgYxu8KbIzXp/00Q6QbwkpE='"
+EARLY_SCRIPT_HASH = "'sha256-iUvh+PfpREIPzl1Q4zvR+8qNwegWO4jel82uQt5Y290='"
 CONTENT_SECURITY_POLICY = (
     f"default-src 'none'; script-src 'self' {EARLY_SCRIPT_HASH}; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; worker-src 'self'; manifest-src 'self'; "
