@@ -45,8 +45,10 @@ def card(
     tool: str = "add_transaction",
     fingerprint: str | None = None,
     arguments: dict[str, Any] | None = None,
+    filed_by: str | None = "agent",
 ) -> Card:
-    """A pending card filed at ``created_at`` that expires ``ttl`` seconds later."""
+    """A pending card filed at ``created_at`` that expires ``ttl`` seconds later, by the agent of
+    ``conn`` unless ``filed_by`` names another actor (None: not recorded, as an earlier release)."""
     cid = new_id("card_")
     return Card(
         id=cid,
@@ -64,6 +66,7 @@ def card(
         created_at=created_at,
         expires_at=created_at + ttl,
         updated_at=created_at,
+        filed_by=f"connection:{conn.id}" if filed_by == "agent" else filed_by,
     )
 
 

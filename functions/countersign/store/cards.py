@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.askers import AGENT, Asker
 from ..core.canonical import canonical_bytes, canonical_json
 from ..core.card_states import CardState, effective_state
 from .docs import Write
@@ -99,6 +100,16 @@ class Card:
     passkey: dict[str, Any] | None = None
     # The preview's sections (countersign.core.preview.Preview), bound by the ticket with the lines.
     sections: tuple[dict[str, Any], ...] = ()
+    # Who filed it, as an actor (:class:`~countersign.core.askers.Asker`): ``connection:<id>`` (an
+    # agent), ``person:<id>`` (a member, from Settings) or ``cli``. Read it as :attr:`asker`: a card
+    # stored before this was recorded (None) reads as filed by its agent connection. Written once,
+    # at filing; a listing leaves it out (:func:`listed`).
+    filed_by: str | None = None
+
+    @property
+    def asker(self) -> Asker:
+        """Who filed this card."""
+        return Asker.of_actor(self.filed_by) if self.filed_by else Asker(AGENT, self.connection_id)
 
     @property
     def request_key(self) -> str:
@@ -131,7 +142,7 @@ class AuditEntry:
     workspace_id: str
     at: int
     event: str  # filed | confirmed | running | completed | failed | declined | withdrawn | expired | refused
-    actor: str  # "person:<id>", "connection:<id>", "system"
+    actor: str  # "person:<id>", "connection:<id>", "cli" (a card filed from the command line), "system"
     channel: str  # mcp | client | code | page | system
     connection_id: str | None = None
     detail: str | None = None
@@ -192,8 +203,9 @@ def listed(card: Card) -> Card:
     """``card`` as a listing gives it (:meth:`CardStore.list_pending_cards`, ``list_card_history``):
     what a list shows, without the arguments, subject, ticket, fingerprint and run a decision needs.
     Both stores list cards this way (DynamoDB's index projects no more); read a card with
-    ``get_card`` before acting on it."""
-    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None)
+    ``get_card`` before acting on it, or to know who filed one that no agent's connection filed
+    (``filed_by``)."""
+    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None)
 
 
 # -- the role ---------------------------------------------------------------------------------------
@@ -305,6 +317,23 @@ class CardStore(abc.ABC):
 
 
 # -- checks -----------------------------------------------------------------------------------------
+
+
+def check_card(card: Card) -> None:
+    """What a store checks of a card it files: its arguments (:func:`check_arguments`) and who
+    filed it (:func:`check_filed_by`)."""
+    check_arguments(card.arguments)
+    check_filed_by(card.filed_by)
+
+
+def check_filed_by(filed_by: str | None) -> None:
+    """Who filed a card is an actor :class:`~countersign.core.askers.Asker` reads (or not recorded)."""
+    if filed_by is None:
+        return
+    try:
+        Asker.of_actor(filed_by)
+    except (TypeError, ValueError, AttributeError):
+        raise BadInput("filed_by", "must be connection:<id>, person:<id> or cli.") from None
 
 
 def check_arguments(arguments: Any) -> None:

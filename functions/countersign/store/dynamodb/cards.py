@@ -34,7 +34,7 @@ from ...core.card_states import (
     refusal_for,
     request_held_until,
 )
-from ..cards import AuditEntry, Card, CardCommit, CardStore, check_arguments, request_key, ticket_digest
+from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, request_key, ticket_digest
 from ..docs import check_doc_writes
 from ..errors import BadInput, Conflict, NotFound, Replayed, StoreError, Taken
 from ..outbox import Notification
@@ -57,7 +57,7 @@ class DynamoCards(CardStore):
 
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
                   signing_key: tuple[str, int] | None = None) -> Card:
-        check_arguments(card.arguments)  # plain JSON, at most 64 KiB as canonical JSON
+        check_card(card)  # plain JSON, at most 64 KiB as canonical JSON; who filed it
         purge = self.table.purge_at(card.expires_at)
         ops = [
             self._claim(card, card.expires_at, card.created_at, purge, replacing, settled_at=card.expires_at),
@@ -201,7 +201,7 @@ class DynamoCards(CardStore):
         writes = list(commit.writes)
         check_doc_writes(writes)
         if commit.new:
-            check_arguments(card.arguments)
+            check_card(card)
         if commit.step:
             source = check_step(card.state)
         elif commit.new or (card.state is CardState.EXPIRED and target is CardState.EXPIRED):

@@ -307,7 +307,8 @@ def code_from(v: dict[str, Any]) -> CodeRecord:
 # trail stay readable after the deadline instead of being deleted by TTL with it.
 
 CARD_PLAIN = ("id", "workspace_id", "person_id", "connection_id", "tool", "title", "fingerprint", "ticket",
-              "created_at", "updated_at", "decline_reason", "refusal", "channel", "version", "lease_until")
+              "created_at", "updated_at", "decline_reason", "refusal", "channel", "version", "lease_until",
+              "filed_by")
 
 
 def card_index(c: Card) -> tuple[str, str]:
@@ -356,7 +357,8 @@ def listed_card_from(v: dict[str, Any]) -> Card:
     ``GSI1_ATTRIBUTES``): :func:`countersign.store.cards.listed`'s shape."""
     lines, sections = lines_and_sections(v.get("lines"))
     return Card(
-        **pick(v, (k for k in CARD_PLAIN if k not in ("version", "fingerprint", "ticket"))),
+        # who filed it is not projected: a listing leaves it out (countersign.store.cards.listed)
+        **pick(v, (k for k in CARD_PLAIN if k not in ("version", "fingerprint", "ticket", "filed_by"))),
         fingerprint="", ticket="", arguments={}, subject=None, run=None,
         version=v.get("version", 1),
         lines=lines,

@@ -23,7 +23,7 @@ from ...core.card_states import (
     request_held_until,
 )
 from ...core.crash_points import crash_point
-from ..cards import AuditEntry, Card, CardCommit, CardStore, check_arguments, listed, request_key, ticket_digest
+from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, listed, request_key, ticket_digest
 from ..docs import check_doc_writes
 from ..errors import BadInput, NotFound, Replayed, Taken
 from ..outbox import Notification
@@ -46,7 +46,7 @@ class SQLiteCards(CardStore):
 
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
                   signing_key: tuple[str, int] | None = None) -> Card:
-        check_arguments(card.arguments)
+        check_card(card)
         with self.db.write() as db:
             holder = _claim_request(db, card, card.expires_at, card.created_at, replacing)
             if holder is not None:
@@ -147,7 +147,7 @@ class SQLiteCards(CardStore):
             if commit.nonce is not None and not _spend_nonce(db, *commit.nonce, now):
                 raise Replayed()
             if commit.new:
-                check_arguments(card.arguments)
+                check_card(card)
                 source = check_move(CardState.PENDING, target, card.expires_at, now)
                 holder = _claim_request(db, card, schema.LIVE_FOREVER if target is CardState.RUNNING else 0, now,
                                         asked_at=commit.asked_at)

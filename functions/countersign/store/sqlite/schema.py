@@ -28,7 +28,7 @@ from ..workspaces import Person, Workspace
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS cards (
     tool TEXT NOT NULL, arguments TEXT NOT NULL, subject TEXT NOT NULL, title TEXT NOT NULL, lines TEXT NOT NULL,
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
-    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT);
+    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT);
 DROP INDEX IF EXISTS cards_pending;
 CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS cards_history ON cards
@@ -97,7 +97,7 @@ CREATE TABLE IF NOT EXISTS suppressions (
 # Columns added since version 1 (a database made by an earlier release gains them on open).
 ADDED_COLUMNS = {
     "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER"),
-              ("passkey", "TEXT")),
+              ("passkey", "TEXT"), ("filed_by", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
 }
@@ -262,6 +262,7 @@ CODE_FIELDS = ("code_hash", "workspace_id", "fingerprint", "expires_at", "argume
 CARD_PLAIN = (
     "id", "workspace_id", "person_id", "connection_id", "tool", "title", "fingerprint", "ticket",
     "created_at", "expires_at", "updated_at", "decline_reason", "refusal", "channel", "version", "lease_until",
+    "filed_by",
 )
 
 
