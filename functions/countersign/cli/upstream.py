@@ -13,6 +13,7 @@ from .common import existing_settings, member, store_options
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
     # When the command runs, not at the CLI's start (the gate's and the gateway toolset's modules).
+    from ..core.askers import COMMAND_LINE
     from ..runtime import build, files_cards_here, keyless_desk
     from ..store.workspaces import MANAGERS
     from ..surfaces import upstream_requests as requests
@@ -49,7 +50,7 @@ def cmd_upstream(args) -> int:
             tool = "upstream_policy"
         else:
             arguments, tool = {"name": args.name}, f"upstream_{args.action}"
-        card = requests.file_change(desk, ws, person, tool, arguments)
+        card = requests.file_change(desk, ws, person, tool, arguments, asker=COMMAND_LINE)
     except (ActionError, ValueError) as exc:
         print(f"error: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2

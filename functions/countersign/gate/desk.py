@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core import askers
+from ..core.askers import Asker
 from ..core.canonical import arguments_digest, preview_digest
 from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
@@ -141,9 +143,13 @@ class CardDesk:
 
     # -- filing ---------------------------------------------------------------------------------
 
-    def new_card(self, q: Question, channel: str, now: int) -> Card:
-        """A pending card for ``q`` with its signed ticket (not stored yet)."""
+    def new_card(self, q: Question, channel: str, now: int, asker: Asker | None = None) -> Card:
+        """A pending card for ``q`` with its signed ticket (not stored yet), filed by ``asker``:
+        by default the agent whose connection asks, or, with no connection, the person it waits on
+        (from Settings)."""
         ctx = q.ctx
+        if asker is None:
+            asker = askers.agent(ctx.connection.id) if ctx.connection else askers.person(ctx.person.id)
         card_id = new_id("c_")
         expires_at = now + self.settings.card_ttl
         connection_id = ctx.connection.id if ctx.connection else ""
@@ -165,15 +171,17 @@ class CardDesk:
             tool=q.tool, arguments=q.arguments, subject=q.plan.subject, title=preview.title,
             lines=tuple(preview.lines), fingerprint=q.fingerprint, ticket=ticket, state=CardState.PENDING,
             created_at=now, expires_at=expires_at, updated_at=now, channel=channel, sections=preview.sections,
+            filed_by=asker.actor,
         )
 
-    def file(self, q: Question, channel: str = "page") -> tuple[Card, bool]:
-        """File a pending card for ``q`` with its ``filed`` entry and the notification it owes —
-        or, if a card of the same request is live, that card. Returns (card, filed by this call)."""
+    def file(self, q: Question, channel: str = "page", asker: Asker | None = None) -> tuple[Card, bool]:
+        """File a pending card for ``q`` (by ``asker``, :meth:`new_card`) with its ``filed`` entry
+        and the notification it owes — or, if a card of the same request is live, that card.
+        Returns (card, filed by this call)."""
         now = self.now()
-        card = self.new_card(q, channel, now)
+        card = self.new_card(q, channel, now, asker)
         key = self._signing_key_note(card.expires_at)
-        held = self.cards.file_card(card, self.audit(card, "filed", f"connection:{card.connection_id}", channel, now),
+        held = self.cards.file_card(card, self.audit(card, "filed", card.asker.actor, channel, now),
                                     notify=self._owes_email(card), signing_key=key)
         if held.id != card.id:
             return held, False
@@ -184,9 +192,10 @@ class CardDesk:
 
     def file_reopened(self, q: Question, declined: Card, person: Person, now: int) -> Card:
         """File ``q`` again as a new pending card, by ``person`` themselves (reopening ``declined``,
-        the request's latest card): a fresh ticket and deadline, no email. If a card of the request
-        is live, that card is returned (``store.cards.file_card``)."""
-        new = self.new_card(q, "page", now)
+        the request's latest card): a fresh ticket and deadline, no email. It is still the request
+        of whoever asked for ``declined``. If a card of the request is live, that card is returned
+        (``store.cards.file_card``)."""
+        new = self.new_card(q, "page", now, declined.asker)
         key = self._signing_key_note(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {declined.id}")
         held = self.cards.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key)
@@ -312,12 +321,16 @@ class CardDesk:
     def card_needs_passkey(self, card: Card, workspace: Workspace | None = None) -> bool:
         """Whether the workspace's passkey policy covers ``card`` now (its class read from its
         stored arguments; arguments that no longer parse count as covered unless the policy is never).
-        ``workspace``: the card's, as this request just read it (not read again)."""
+        ``workspace``: the card's, as this request just read it (not read again). A listed card
+        (:func:`~countersign.store.cards.listed`: no arguments) is read whole when its class matters."""
         if workspace is None or workspace.id != card.workspace_id:
             workspace = self.workspaces.get_workspace(card.workspace_id)
-        if policy_of(workspace) == "never":
-            return False
+        policy = policy_of(workspace)
+        if policy in ("never", "every"):
+            return policy == "every"
         try:
+            if not card.fingerprint:  # listed: the arguments were left out
+                card = self.cards.get_card(card.workspace_id, card.id, self.now())
             action = self.registry.action(card.tool)
             person = self.workspaces.get_person(card.workspace_id, card.person_id)
             ctx = self._reading(workspace, person, None, self.now())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.askers import COMMAND_LINE, Asker
 from ..gate.desk import CardDesk
 from ..gate.question import Question
 from ..store.cards import Card
@@ -36,8 +37,10 @@ def add_arguments(desk: CardDesk, workspace_id: str, name: str, url: str | None,
 SUPERSEDED = "A newer request for the same change of this upstream replaced this one; nothing changed."
 
 
-def file_change(desk: CardDesk, workspace_id: str, person: Person, tool: str, arguments: dict[str, Any]) -> Card:
-    """Plan the change now (its card lists what it will approve) and file its card for ``person``.
+def file_change(desk: CardDesk, workspace_id: str, person: Person, tool: str, arguments: dict[str, Any], *,
+                asker: Asker = COMMAND_LINE) -> Card:
+    """Plan the change now (its card lists what it will approve) and file its card for ``person``,
+    asked by ``asker``: the command line, or the member who asked from Settings.
 
     The same request again (the same subject: same credential, same tools, same version) is
     answered with its card. Another one for the same change of the same upstream (another
@@ -47,7 +50,7 @@ def file_change(desk: CardDesk, workspace_id: str, person: Person, tool: str, ar
     q = Question.of(desk.registry.action(tool), arguments, ctx)
     card = desk.recent(q)
     if card is None:
-        card, filed = desk.file(q, "page")
+        card, filed = desk.file(q, "page", asker)
         if filed:
             _withdraw_replaced(desk, card)
             desk.notify(card)

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
+from ...core import askers
 from ...core.card_states import CardState, Refusal, refusal_for
 from ...core.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...gate import clicks
@@ -144,5 +145,5 @@ def request_policy(body: PolicyBody, request: Request, signed: Acting) -> dict:
         q = Question.of(action, {"policy": body.policy}, ctx)
     except ActionError as exc:
         raise ApiError(422, "invalid", exc.message, field="policy") from None
-    card, _ = desk.file(q, "page")
+    card, _ = desk.file(q, "page", askers.person(signed.person.id))
     return _view(runtime, signed, card)

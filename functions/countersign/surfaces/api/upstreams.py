@@ -10,6 +10,7 @@ import re
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 
+from ...core import askers
 from ...toolkit import ActionError, Unavailable
 from .errors import ApiError
 from .schemas import CREDENTIAL_PATTERN, Strict, errors, stated
@@ -91,7 +92,8 @@ def _file(request: Request, signed, tool: str, arguments: dict) -> dict:
     _editor(signed)
     desk = runtime_of(request).desk
     try:
-        card = file_change(desk, signed.workspace.id, signed.person, tool, arguments)
+        card = file_change(desk, signed.workspace.id, signed.person, tool, arguments,
+                           asker=askers.person(signed.person.id))
     except Unavailable as exc:
         raise ApiError(503, exc.code, exc.message, headers={"Retry-After": "5"}, field="url") from None
     except ActionError as exc:
