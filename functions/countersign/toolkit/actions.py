@@ -161,6 +161,11 @@ class Action:
     arguments: ClassVar[type[Arguments]] = Arguments
     gate: ClassVar[GateClass] = ALWAYS
     destructive: ClassVar[bool] = True
+    # True when nothing takes it back once it ran: no tool of the deployment undoes it, and what it
+    # did stays done (mail that left, money charged, a campaign ended for good, a split). The confirm
+    # page marks its cards "Can't be undone". Not MCP's destructiveHint (``destructive``): most
+    # destructive writes can be undone.
+    irreversible: ClassVar[bool] = False
     drift_message: ClassVar[str] = DEFAULT_DRIFT_MESSAGE
     # When the class depends on the arguments or the state (``gate_class`` overridden), say in
     # words when the call waits: the agent reads it in the tool's description.

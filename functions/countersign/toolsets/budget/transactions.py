@@ -131,6 +131,7 @@ class SplitTransaction(BudgetAction):
         "'Split 2026-09-12 Market 86.40 into 2 lines?', one line per category and a warning: a split cannot be undone."
     )
     arguments = SplitArgs
+    irreversible = True  # undo_operation refuses a split (its operation is recorded not undoable)
 
     def propose(self, args: SplitArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)

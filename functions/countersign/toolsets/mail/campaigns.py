@@ -237,6 +237,7 @@ class EndCampaign(MailAction):
                    "printed pieces stay in the print queue.")
     arguments = CampaignArgs
     gate = ALWAYS
+    irreversible = True  # an ended campaign cannot be launched or resumed again
     drift_message = ("The campaign changed between the preview and the answer: its pieces or state moved. It was not "
                      "ended; call end_campaign again for a new preview.")
 

@@ -27,6 +27,7 @@ class BuyCredits(MailAction):
     description = "Buy mail credits, charged to the workspace's payment method (1.00 USD per credit)."
     arguments = BuyCreditsArgs
     gate = ALWAYS
+    irreversible = True  # the charge stands: no tool refunds a purchase
     drift_message = "The credit balance changed between the preview and the answer; nothing was bought or charged."
 
     def prepare(self, args: BuyCreditsArgs, ctx: ActionContext):

@@ -31,6 +31,7 @@ class SendPiece(MailAction):
     description = "Print and send one piece to one contact now, debiting its credits (publishes a draft design first)."
     arguments = SendPieceArgs
     gate = ALWAYS
+    irreversible = True  # a sent piece has left: cancel_piece refuses it
     drift_message = ("The recipient, the design or the credits changed between the preview and the answer; "
                      "nothing was sent.")
 

@@ -26,6 +26,7 @@ class SuppressDomain(MailAction):
                    "returns the credits.")
     arguments = SuppressDomainArgs
     gate = ALWAYS
+    irreversible = True  # no tool lifts a suppression
     drift_message = ("The contacts or pieces at this domain changed between the preview and the answer; "
                      "nothing was suppressed.")
 
