@@ -32,8 +32,8 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
 
 def assert_card_view(view: dict) -> None:
     assert set(view) == {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName",
-                         "createdAt", "expiresAt", "result", "next", "reason", "refusal", "passkeyRequired",
-                         "passkeySigned", "outcome", "signedWith"}
+                         "askedBy", "irreversible", "createdAt", "expiresAt", "result", "next", "reason",
+                         "refusal", "passkeyRequired", "passkeySigned", "outcome", "signedWith"}
     assert not any(word in view for word in HIDDEN)
     assert view["createdAt"].endswith("Z") and view["expiresAt"].endswith("Z")
 

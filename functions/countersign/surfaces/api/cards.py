@@ -12,6 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
+from ...core.askers import AGENT, PERSON
 from ...core.canonical import map_strings
 from ...core.card_states import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line, plain_text
@@ -22,7 +23,7 @@ from ...identity.sessions import Signed
 from ...runtime import Runtime
 from ...store.cards import Card
 from ...store.errors import NotFound
-from ...toolkit import Unavailable
+from ...toolkit import ActionError, Unavailable
 from .errors import ApiError, not_found
 from .outcomes import Outcomes
 from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
@@ -53,6 +54,45 @@ class ConnectionNames:
         return self.names[connection_id]
 
 
+class Askers:
+    """Who asked for each card, as its view says it (``askedBy``), for the person viewing: a
+    connection's name, a member's name (or email), read once per request."""
+
+    def __init__(self, runtime: Runtime, signed: Signed, names: ConnectionNames | None = None):
+        self.runtime, self.viewer = runtime, signed.person
+        self.connections = names or ConnectionNames(runtime, signed.workspace.id)
+        self.members: dict[str, str | None] = {self.viewer.id: self.viewer.name or self.viewer.email}
+
+    def _member(self, person_id: str) -> str | None:
+        if person_id not in self.members:
+            try:
+                person = self.runtime.store.workspaces.get_person(self.viewer.workspace_id, person_id)
+                self.members[person_id] = person.name or person.email
+            except NotFound:  # removed since: "A member, from Settings"
+                self.members[person_id] = None
+        return self.members[person_id]
+
+    def __call__(self, card: Card) -> dict:
+        """``{kind: agent|person|cli, name, you}``; a listed card that no agent filed is read whole
+        (a listing leaves out who filed it)."""
+        if not card.connection_id and card.filed_by is None and not card.fingerprint:
+            card = self.runtime.store.cards.get_card(card.workspace_id, card.id, self.runtime.desk.now())
+        asker = card.asker
+        if asker.kind == AGENT:
+            return {"kind": AGENT, "name": self.connections(asker.id), "you": False}
+        if asker.kind == PERSON:
+            return {"kind": PERSON, "name": self._member(asker.id), "you": asker.id == self.viewer.id}
+        return {"kind": asker.kind, "name": None, "you": False}
+
+
+def irreversible(runtime: Runtime, tool: str) -> bool:
+    """Whether the card's action declares it cannot be undone (a tool no longer served: no)."""
+    try:
+        return runtime.registry.action(tool).irreversible
+    except ActionError:
+        return False
+
+
 def _plain(value: Any) -> Any:
     """``value`` (an outcome: plain JSON) with every text as a card's lines are shown, its line
     breaks kept: tabs and other control characters as spaces, characters nobody can see (bidi
@@ -61,7 +101,8 @@ def _plain(value: Any) -> Any:
     return map_strings(value, plain_text)
 
 
-def card_view(card: Card, connection_name: str | None, outcomes: Outcomes) -> dict:
+def card_view(card: Card, connection_name: str | None, outcomes: Outcomes, asked_by: dict | None = None,
+              cannot_be_undone: bool = False) -> dict:
     body = _plain(card.result) if isinstance(card.result, dict) else {}
     reason = decline_reason(card)
     if card.state is CardState.FAILED:
@@ -77,6 +118,8 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes) -> di
         "state": card.state.value,
         "status": reported_state(card.state),
         "connectionName": connection_name,
+        "askedBy": asked_by or {"kind": AGENT, "name": connection_name, "you": False},
+        "irreversible": cannot_be_undone,
         "createdAt": iso(card.created_at),
         "expiresAt": iso(card.expires_at),
         "result": body.get("result") if card.state is CardState.COMPLETED else None,
@@ -91,8 +134,9 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes) -> di
 
 
 def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
-    view = card_view(card, ConnectionNames(runtime, signed.workspace.id)(card.connection_id),
-                     Outcomes(runtime, signed.workspace.id))
+    names = ConnectionNames(runtime, signed.workspace.id)
+    view = card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
+                     Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
     if card.state is CardState.PENDING and card.arguments:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
     return view
@@ -115,10 +159,10 @@ def _not_yours() -> ApiError:
     return ApiError(403, "not_yours", "This card waits on someone else; only they can answer it.")
 
 
-def _page(cards: list[Card], cursor: str | None, names: ConnectionNames) -> dict:
+def _page(cards: list[Card], cursor: str | None, names: ConnectionNames, signed: Signed) -> dict:
     runtime, workspace_id = names.runtime, names.workspace_id
-    outcomes = Outcomes(runtime, workspace_id)
-    views = [card_view(c, names(c.connection_id), outcomes) for c in cards]
+    outcomes, askers = Outcomes(runtime, workspace_id), Askers(runtime, signed, names)
+    views = [card_view(c, names(c.connection_id), outcomes, askers(c), irreversible(runtime, c.tool)) for c in cards]
     if any(c.state is CardState.PENDING for c in cards) and \
             runtime.store.workspaces.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
         for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each
@@ -141,7 +185,7 @@ def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, lim
     now = runtime.desk.now()
     cards, after = runtime.store.cards.list_pending_cards(
         signed.workspace.id, signed.person.id, now, limit=limit, cursor=cursor or None)
-    page = _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
+    page = _page(cards, after, ConnectionNames(runtime, signed.workspace.id), signed)
     # how many wait in all: this page's, unless more follow (then counted: the page says "25", not "20")
     page["waiting"] = len(cards) if after is None and cursor is None else (
         runtime.store.cards.count_pending_cards(signed.workspace.id, signed.person.id, now))
@@ -154,7 +198,7 @@ def history(request: Request, signed: SignedIn, cursor: str | None = Cursor, lim
     runtime = runtime_of(request)
     cards, after = runtime.store.cards.list_card_history(
         signed.workspace.id, signed.person.id, runtime.desk.now(), limit=limit, cursor=cursor or None)
-    return _page(cards, after, ConnectionNames(runtime, signed.workspace.id))
+    return _page(cards, after, ConnectionNames(runtime, signed.workspace.id), signed)
 
 
 @router.get("/cards/{card_id}", response_model=CardView, responses=errors(401, 403, 404))
@@ -198,7 +242,8 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
         raise unavailable(runtime, signed, card_id, exc) from None
     names = ConnectionNames(runtime, signed.workspace.id)
     names.names.update({c.id: c.name for c in read.values()})
-    return card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id))
+    return card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
+                     Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
 
 
 @router.post("/cards/{card_id}/decline", response_model=CardView, responses=CLICK_ERRORS)

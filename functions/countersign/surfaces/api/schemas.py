@@ -147,6 +147,13 @@ class SessionView(BaseModel):
 CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired"]
 
 
+class AskedBy(BaseModel):
+    kind: Literal["agent", "person", "cli"] = Field(
+        description="An agent (through a connection), a member from Settings, or the command line")
+    name: str | None = Field(description="The connection's name (an agent), the member's name or email (a person)")
+    you: bool = Field(description="The member who asked is the one viewing")
+
+
 class CardView(BaseModel):
     id: str
     tool: str
@@ -159,6 +166,8 @@ class CardView(BaseModel):
     status: Literal["pending", "completed", "failed", "declined", "expired"] = Field(
         description="What the agent's get_confirmation_status reports")
     connectionName: str | None
+    askedBy: AskedBy = Field(description="Who asked for it")
+    irreversible: bool = Field(default=False, description="Its action cannot be undone once it ran")
     createdAt: str
     expiresAt: str
     result: Any = None
