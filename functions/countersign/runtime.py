@@ -263,7 +263,8 @@ def build(
     from . import notify
 
     # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
-    notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings)
+    notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings,
+                                    needs_passkey=desk.card_needs_passkey)
     if on_filed is None and deliver_inline:
         desk.on_filed = notifier
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,

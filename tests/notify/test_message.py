@@ -16,8 +16,8 @@ URL = "https://confirm.example.test/confirm"
 
 
 def compose(titles, count=None, **kwargs):
-    return compose_pending(to="pat@example.com", titles=titles, count=len(titles) if count is None else count,
-                           pending_url=URL, **kwargs)
+    return compose_pending(to="pat@example.com", waiting=titles, count=len(titles) if count is None else count,
+                           link=URL, **kwargs)
 
 
 def test_subject_names_the_count():
@@ -66,7 +66,7 @@ def test_says_why_and_how_to_turn_it_off():
     email = compose(["Pay rent"])
     for part in (email.text, email.html):
         flat = " ".join(part.replace("&quot;", '"').split())
-        assert '"Agent requests email" is on' in flat
+        assert '"Email me when an agent asks" is on' in flat
         assert "turn it off in Settings" in flat
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..settings import Settings
 from ..store import Store
-from .card_emails import EVENTS, CardNotifier, SettingsSource
+from .card_emails import EVENTS, CardNotifier, PasskeyRule, SettingsSource
 from .interface import DEFAULT_FROM_ADDRESS, Email, Sender, SendError
 from .message import compose_pending, render
 from .outbox import OutboxSender
@@ -58,7 +58,10 @@ def from_settings(
     *,
     on_event: Callable[[str], None] | None = None,
     current_settings: SettingsSource | None = None,
+    needs_passkey: PasskeyRule | None = None,
 ) -> CardNotifier:
-    """The notifier for this deployment; ``current_settings`` (if given) is read at each card."""
+    """The notifier for this deployment; ``current_settings`` (if given) is read at each card;
+    ``needs_passkey``: the passkey policy's rule (:class:`CardNotifier`)."""
     sender = sender_for(settings.mail, settings.data_dir, settings.ses_configuration_set)
-    return CardNotifier(store, sender, current_settings or settings, clock=clock, on_event=on_event)
+    return CardNotifier(store, sender, current_settings or settings, clock=clock, on_event=on_event,
+                        needs_passkey=needs_passkey)

@@ -5,7 +5,7 @@ Filing a card records its notification in the same transaction (the transactiona
 :class:`~countersign.store.outbox.OutboxStore`), so a crash right after filing loses no email.
 Delivery leases the notification (one sender at a time), decides, sends, and marks it done:
 
-* the person turned *Agent requests email* off → done, nothing sent;
+* the person turned *Email me when an agent asks* off → done, nothing sent;
 * their address bounced for good or reported a card email as spam (SES's feedback,
   :mod:`countersign.surfaces.background.feedback`) → done as ``email_suppressed``, nothing sent;
 * one conditional write (:meth:`~countersign.store.limits.LimitStore.claim_email_slot`) decides
@@ -39,6 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from ..core.askers import AGENT, PERSON, asked_by
 from ..core.card_states import CardState
 from ..core.crash_points import crash_point
 from ..settings import Settings
@@ -48,9 +49,9 @@ from ..store.errors import NotFound
 from ..store.limits import LimitStore
 from ..store.outbox import Notification, OutboxStore
 from ..store.suppressions import SuppressionStore
-from ..store.workspaces import Person, WorkspaceStore
+from ..store.workspaces import Person, Workspace, WorkspaceStore
 from .interface import Email, Sender, SendError
-from .message import MAX_TITLES, compose_pending
+from .message import MAX_TITLES, Waiting, compose_pending
 
 log = logging.getLogger("countersign.notify")
 
@@ -75,6 +76,9 @@ FINISH_ATTEMPTS = 3  # recording a delivery's outcome: a store that refused once
 FINISH_BACKOFF = 0.2  # seconds, then twice that
 
 SettingsSource = Settings | Callable[[], Settings]
+# Whether the workspace's passkey policy covers a card (the gate's rule, handed in: notify is below
+# the gate); given a listed card, it reads the card whole if its class matters.
+PasskeyRule = Callable[[Card, Workspace], bool]
 
 
 class CardNotifier:
@@ -82,7 +86,9 @@ class CardNotifier:
     it) and returns the outcome, one of :data:`EVENTS` (None: nothing to deliver).
 
     ``settings`` may be a :class:`Settings` or a function returning the current one (the
-    runtime passes the desk's, so a changed public URL shows in the next email).
+    runtime passes the desk's, so a changed public URL shows in the next email). ``needs_passkey``
+    (the desk's :meth:`~countersign.gate.desk.CardDesk.card_needs_passkey`) says which cards the
+    email marks as needing a passkey; without it, none.
     """
 
     def __init__(
@@ -93,6 +99,7 @@ class CardNotifier:
         clock: Callable[[], float] = time.time,
         on_event: Callable[[str], None] | None = None,
         pause: Callable[[float], None] = time.sleep,
+        needs_passkey: PasskeyRule | None = None,
     ):
         # the roles it works through: the outbox it delivers, the cards an email lists, the person it
         # goes to, whether their address is suppressed, and the email slot that limits how often
@@ -102,6 +109,8 @@ class CardNotifier:
         self.suppressions: SuppressionStore = store.suppressions
         self.limits: LimitStore = store.limits
         self.pause = pause
+        self.needs_passkey = needs_passkey
+        self.connections = store.connections  # the names of the agents that asked
         self.sender = sender
         self._settings = settings
         self.clock = clock
@@ -245,32 +254,56 @@ class CardNotifier:
     def compose(self, person: Person, card_id: str, now: int, settings: Settings) -> Email | None:
         """The email for ``person`` listing what waits on them now, or None if nothing does."""
         cards, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE)
-        count, titles, seen = len(cards), [c.title for c in cards], {c.id for c in cards}
+        count, shown, seen = len(cards), cards[:MAX_TITLES], {c.id for c in cards}
         pages = 1
         while cursor is not None and pages < MAX_PAGES:
             more, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE, cursor=cursor)
             count += len(more)
             seen.update(c.id for c in more)
-            if len(titles) < MAX_TITLES:
-                titles += [c.title for c in more]
+            shown += more[:MAX_TITLES - len(shown)]
             pages += 1
         if card_id not in seen and cursor is None:
             # A just-filed card can be missing from an eventually consistent index (DynamoDB GSI).
             card = self.cards.get_card(person.workspace_id, card_id, now)
             if card.state is CardState.PENDING:
                 count += 1
-                titles.append(card.title)
+                if len(shown) < MAX_TITLES:
+                    shown.append(card)
         if count == 0:
             return None
+        workspace = self.workspaces.get_workspace(person.workspace_id)
+        one = count == 1 and cursor is None
         return compose_pending(
             to=person.email,
-            titles=titles,
+            waiting=[self._waiting(c, person, workspace, now) for c in shown],
             count=count,
-            pending_url=settings.pending_url,
+            link=settings.card_url(shown[0].id) if one and shown else settings.pending_url,
             name=person.name,
+            workspace=workspace.name,
             at_least=cursor is not None,
             from_address=self.sender.from_address,
         )
+
+    def _waiting(self, card: Card, person: Person, workspace: Workspace, now: int) -> Waiting:
+        """One card as the email lists it: its title, who asked, whether a passkey is needed."""
+        if not card.connection_id and card.filed_by is None and not card.fingerprint:
+            card = self.cards.get_card(card.workspace_id, card.id, now)  # listed: who filed it was left out
+        asker = card.asker
+        name: str | None = None
+        if asker.kind == AGENT and asker.id:
+            try:
+                name = self.connections.get_connection(card.workspace_id, asker.id).name
+            except NotFound:
+                name = None
+        elif asker.kind == PERSON and asker.id != person.id:
+            try:
+                member = self.workspaces.get_person(card.workspace_id, asker.id)
+                name = member.name or member.email
+            except NotFound:  # removed since
+                name = None
+        words = asked_by(asker.kind, name, you=asker.kind == PERSON and asker.id == person.id)
+        passkey = self.needs_passkey is not None and self.needs_passkey(card, workspace)
+        return Waiting(card.title, words, passkey)
 
     def _sent(self, person_id: str, claimed_at: int, card_id: str) -> None:
         """An email went out under the slot claimed at ``claimed_at``: that slot is never released,

@@ -2,11 +2,14 @@
 
 Pure functions: no store, no clock (except the ``Date`` header's default), no network.
 
-The email names how many requests wait and their titles, and links to the page that lists
-them. It never carries a ticket, a code, a sign-in token or a card's arguments: nothing in it
-can confirm anything, and its one link is a plain GET that changes nothing when a mail scanner
-prefetches it. Titles are data: they are escaped in the HTML part and flattened to one
-line in the text part, so a title can neither inject markup nor fake a paragraph.
+The email names how many requests wait in which workspace, and for each listed one its title,
+who asked (in the confirm page's words, :func:`countersign.core.askers.asked_by`) and whether a
+passkey will be needed to confirm it. It links to the one card when one waits, to the page that
+lists them when several do. It never carries a ticket, a code, a session, a sign-in token or a
+card's arguments: nothing in it can confirm anything, and its one link is a plain GET that changes
+nothing when a mail scanner prefetches it. Titles and names are data: they are escaped in the HTML
+part and flattened to one line in the text part, so they can neither inject markup nor fake a
+paragraph.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import html
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from email import policy
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid, parseaddr
@@ -23,7 +27,26 @@ from .interface import DEFAULT_FROM_ADDRESS, Email, SendError
 MAX_TITLES = 10
 MAX_TITLE_CHARS = 200
 UNTITLED = "(untitled request)"
-SETTING_NAME = "Agent requests email"
+MAX_NAME_CHARS = 80
+SETTING_NAME = "Email me when an agent asks"  # the setting's label in Settings on the confirm page
+PASSKEY_NEEDED = "needs your passkey"
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """One waiting request as the email lists it: its title, who asked (the page's words), and
+    whether the workspace's passkey policy covers it."""
+
+    title: str
+    asked_by: str = ""
+    passkey: bool = False
+
+    def detail(self) -> str:
+        """The line under the title: who asked, and the passkey when one is needed."""
+        parts = [one_line(self.asked_by)] if one_line(self.asked_by) else []
+        if self.passkey:
+            parts.append(PASSKEY_NEEDED)
+        return " · ".join(parts)
 
 
 def one_line(value: object, limit: int = MAX_TITLE_CHARS) -> str:
@@ -41,32 +64,37 @@ def subject_for(count: int, at_least: bool = False) -> str:
     return f"{count}{'+' if at_least else ''} requests wait for your confirmation"
 
 
-def _headline(count: int, at_least: bool) -> str:
+def _headline(count: int, at_least: bool, workspace: str) -> str:
+    where = f" in {workspace}" if workspace else ""
     if count == 1 and not at_least:
-        return "1 request waits for your confirmation:"
-    return f"{count}{' or more' if at_least else ''} requests wait for your confirmation:"
+        return f"1 request waits for your confirmation{where}:"
+    return f"{count}{' or more' if at_least else ''} requests wait for your confirmation{where}:"
 
 
 def compose_pending(
     *,
     to: str,
-    titles: Sequence[str],
+    waiting: Sequence[Waiting | str],
     count: int,
-    pending_url: str,
+    link: str,
     name: str = "",
+    workspace: str = "",
     at_least: bool = False,
     from_address: str = DEFAULT_FROM_ADDRESS,
 ) -> Email:
-    """The notification for a person with ``count`` pending requests.
+    """The notification for a person with ``count`` pending requests in ``workspace`` (its name).
 
-    ``titles`` are the titles of the oldest requests, oldest first (only the first
-    :data:`MAX_TITLES` are listed; the rest are counted as "… and N more"). ``at_least`` says
-    that ``count`` is a lower bound (the list was too long to count).
+    ``waiting`` are the oldest requests, oldest first (a title alone says nothing of who asked);
+    only the first :data:`MAX_TITLES` are listed, the rest counted as "… and N more".
+    ``at_least`` says that ``count`` is a lower bound (the list was too long to count). ``link``:
+    the one card's page when one waits, the Waiting list when several do.
     """
-    shown = [one_line(t) or UNTITLED for t in list(titles)[:MAX_TITLES]]
+    listed = [w if isinstance(w, Waiting) else Waiting(w) for w in list(waiting)[:MAX_TITLES]]
+    shown = [(one_line(w.title) or UNTITLED, w.detail()) for w in listed]
     more = max(count - len(shown), 0)
-    greeting = f"Hello {one_line(name, 80)}," if one_line(name, 80) else "Hello,"
-    headline = _headline(count, at_least)
+    one = count == 1 and not at_least
+    greeting = f"Hello {one_line(name, MAX_NAME_CHARS)}," if one_line(name, MAX_NAME_CHARS) else "Hello,"
+    headline = _headline(count, at_least, one_line(workspace, MAX_NAME_CHARS))
     if at_least:
         more_line = f"… and at least {more} more" if more else "… and more"
     else:
@@ -75,15 +103,19 @@ def compose_pending(
         f'You receive this email because "{SETTING_NAME}" is on for you. '
         "You can turn it off in Settings on that page."
     )
+    review = "Review it, then confirm or decline it:" if one else "Review them, then confirm or decline each one:"
 
     text_lines = [greeting, "", headline, ""]
-    text_lines += [f"  - {t}" for t in shown]
+    for title, detail in shown:
+        text_lines.append(f"  - {title}")
+        if detail:
+            text_lines.append(f"    {detail}")
     if more_line:
         text_lines.append(f"  {more_line}")
     text_lines += [
         "",
-        "Review them, then confirm or decline each one:",
-        pending_url,
+        review,
+        link,
         "",
         "Nothing runs until you confirm it.",
         "",
@@ -93,7 +125,9 @@ def compose_pending(
     ]
 
     e = html.escape
-    items = "".join(f"<li>{e(t)}</li>" for t in shown)
+    items = "".join(
+        f'<li>{e(title)}<br><span style="font-size:14px;color:#555">{e(detail)}</span></li>' if detail
+        else f"<li>{e(title)}</li>" for title, detail in shown)
     if more_line:
         items += f'<li style="list-style:none;color:#555">{e(more_line)}</li>'
     body = f"""<!doctype html>
@@ -103,9 +137,9 @@ def compose_pending(
 <p>{e(greeting)}</p>
 <p><strong>{e(headline)}</strong></p>
 <ul style="padding-left:20px">{items}</ul>
-<p><a href="{e(pending_url, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">Review requests</a></p>
+<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
 <p>Nothing runs until you confirm it.<br>
-<span style="font-size:13px;color:#555">Or open this address: {e(pending_url)}</span></p>
+<span style="font-size:13px;color:#555">Or open this address: {e(link)}</span></p>
 <hr style="border:none;border-top:1px solid #ddd">
 <p style="font-size:13px;color:#555">{e(because)}</p>
 </body></html>
