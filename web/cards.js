@@ -194,11 +194,12 @@ export function cardEl(card, opts) {
   const titleId = 'card-title-' + card.id;
   article.setAttribute('aria-labelledby', titleId);
   article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, emphasised(card.title || card.tool || 'Request')));
+  if (card.irreversible) article.append(undoBadgeEl());
   const lines = Array.isArray(card.lines) ? card.lines : [];
   if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, lineParts(valueText(l))))));
   if (Array.isArray(card.sections) && card.sections.length) article.append(sectionsEl(card.sections));
   const meta = el('p', { class: 'meta' });
-  meta.append('Asked by ', el('strong', {}, el('bdi', {}, card.connectionName || 'an agent')));
+  meta.append(...askedByParts(card));
   const asked = timeEl(card.createdAt);
   if (asked) meta.append(' · ', asked);
   if (st === 'pending') {
@@ -214,6 +215,22 @@ export function cardEl(card, opts) {
   // A request the person declined can be reopened from History: a new card, waiting for them.
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
+}
+
+// Who asked, in the card email's words (countersign/core/askers.py): an agent by its connection's
+// name; a member who asked from Settings by name, "You" to themselves; the command line as an owner's.
+function askedByParts(card) {
+  const by = card.askedBy || { kind: 'agent', name: card.connectionName };
+  if (by.kind === 'person') {
+    return [el('strong', {}, by.you ? 'You' : el('bdi', {}, by.name || 'A member')), ', from Settings'];
+  }
+  if (by.kind === 'cli') return [el('strong', {}, 'An owner'), ', from the command line'];
+  return ['Asked by ', el('strong', {}, el('bdi', {}, by.name || 'an agent'))];
+}
+
+// The action declares that nothing takes it back once it ran (mail that left, money charged).
+function undoBadgeEl() {
+  return el('p', { class: 'badge-irreversible', 'data-badge': 'irreversible' }, "Can't be undone");
 }
 
 // Every completed card has a receipt; one confirmed with a passkey also while running or failed.

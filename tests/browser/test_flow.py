@@ -28,12 +28,13 @@ def test_email_signin_then_confirm_and_decline(live, tenant, page, watch):
     first, second = (h["confirmationId"] for h in held)
     seen = set(outbox_dir(runtime).glob("*.eml")) if outbox_dir(runtime).is_dir() else set()
 
-    # The notification email links to the pending list (a plain GET, no token in it).
-    link = _notification_link(runtime, tenant.person.email)
-    assert link == f"{server.origin}/confirm", link
+    # The notification email, sent when the first card was filed, links that card (a plain GET,
+    # no token in it).
+    card_link = _notification_link(runtime, tenant.person.email)
+    assert card_link == f"{server.origin}/confirm?card={first}", card_link
 
-    # Signed out, the pending page asks for an email and sends a link.
-    page.goto(link)
+    # Signed out, the card's page asks for an email and sends a link.
+    page.goto(card_link)
     ready(page, "signin")
     expect(page.locator("article.card")).to_have_count(0)
     page.get_by_label("Your email").fill(tenant.person.email)
@@ -52,8 +53,12 @@ def test_email_signin_then_confirm_and_decline(live, tenant, page, watch):
     with page.expect_response("**/api/signin/complete") as done:
         page.get_by_role("button", name="Sign in").click()
     assert done.value.status == 200
+    ready(page, "card")
+    assert page.url == card_link  # back where the person started: the card alone
+    expect(card(page, first).locator(".meta")).to_contain_text("Asked by Test agent")
+    page.get_by_role("link", name="See everything waiting for you").click()
     ready(page, "confirm")
-    assert page.url == f"{server.origin}/confirm"  # back where the person started
+    assert page.url == f"{server.origin}/confirm"
 
     # Both cards, oldest first, with who asked and when they expire.
     cards = page.locator("article.card")
