@@ -311,7 +311,7 @@ with mock_aws():
     assert report["invalid"][0] == 422, report["invalid"]
     assert "email" in json.dumps(report["invalid"][1]), report["invalid"]
     assert report["mcp"] == [], report["mcp"]
-    assert report["toolsets_at_start"] == []  # imported when first planned (a click), not at every cold start
+    assert report["toolsets_at_start"] == []  # imported when a card is first shown or planned, not at every cold start
     # every toolset of the build (and the passkey policy action), none of them pulling in mcp
     assert report["toolsets"] == ["budget", "mail", "gateway", "passkeys"]
 

@@ -33,7 +33,8 @@ from ..surfaces.api.app import create_api  # noqa: E402
 from ..surfaces.http.origin import accepted, require_origin  # noqa: E402
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
-# files no card; toolsets at the first click; one request at a time: the page limit's count on the loop,
+# files no card; toolsets at the first card shown (what it declares: can it be undone) or click; one request
+# at a time: the page limit's count on the loop,
 # not in a thread (gate/offload.py)
 runtime = build(load(), deliver_inline=False, lazy_toolsets=True, one_request_at_a_time=True)
 telemetry.wire(runtime)

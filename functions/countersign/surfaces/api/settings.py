@@ -34,7 +34,7 @@ def get_settings(signed: SignedIn) -> dict:
 
 @router.patch("/settings/me", response_model=SettingsView, responses=errors(401, 403, 422))
 def patch_me(changes: MeChanges, request: Request, signed: Acting) -> dict:
-    """Turn *Agent requests email* on or off for the signed-in person."""
+    """Turn *Email me when an agent asks* on or off for the signed-in person."""
     runtime = runtime_of(request)
     person = runtime.store.workspaces.update_person(signed.workspace.id, signed.person.id,
                                          agent_requests_email=changes.agent_requests_email)
