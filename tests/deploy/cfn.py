@@ -98,7 +98,7 @@ class Stack:
                 return all(self.resolve(a) for a in arg)
             if key == "Fn::Or":
                 return any(self.resolve(a) for a in arg)
-            if key == "Condition":
+            if key in ("Condition", "Fn::Condition"):  # !Condition inside Fn::And / Fn::Or
                 return self.condition(arg)
             if key == "Fn::Join":
                 sep, items = arg
@@ -132,7 +132,7 @@ class Stack:
         for policy in self.functions()[function]["Properties"].get("Policies", []) or []:
             if not isinstance(policy, dict) or "Statement" not in policy:
                 raise Unsupported(f"{function}: only inline policy documents are modelled, got {policy!r}")
-            out += [self.resolve(s) for s in policy["Statement"]]
+            out += self.resolve(policy["Statement"])  # a statement under Fn::If may vanish (NoValue)
         return out
 
 

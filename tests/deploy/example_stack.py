@@ -27,6 +27,8 @@ ORIGIN_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:OriginVerifySecr
 SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
 CONFIGURATION_SET = "SesConfigurationSet-AbC123"
 ALARM_TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-AlarmTopic-X"
+TOPIC_KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/0000aaaa-1111-2222-3333-444455556666"
+EDGE_WEB_ACL = f"arn:aws:wafv2:us-east-1:{ACCOUNT}:global/webacl/countersign-edge/a1b2c3d4"
 
 
 def stack(**parameters) -> Stack:
@@ -53,6 +55,8 @@ def stack(**parameters) -> Stack:
             "AlarmTopic": ALARM_TOPIC,
             "SesEventsTopic": f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-SesEventsTopic-X",
             "Dashboard": "countersign-countersign",
+            "TopicKey": TOPIC_KEY,
+            "LogBucket": "countersign-logbucket-x",
         },
         attributes={
             "Table.Arn": TABLE_ARN,
@@ -67,6 +71,9 @@ def stack(**parameters) -> Stack:
             "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
             "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access",
             "NotifierDLQ.QueueName": "countersign-NotifierDLQ-X",
+            "LogBucket.Arn": "arn:aws:s3:::countersign-logbucket-x",
+            "LogBucket.DomainName": "countersign-logbucket-x.s3.amazonaws.com",
+            "EdgeWebAcl.Arn": EDGE_WEB_ACL,
         },
     )
 

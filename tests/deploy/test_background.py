@@ -93,14 +93,15 @@ def test_the_notifier_reads_only_new_notifications_from_the_stream(resources):
     s = stack()
     assert resources["Table"]["Properties"]["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
     source = s.resolve(stream_event_source())
-    assert source["Stream"] == f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000"
+    assert source["FunctionName"] == "countersign-NotifierFunction-X"
+    assert source["EventSourceArn"] == f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000"
     assert source["StartingPosition"] == "LATEST"
     assert 1 <= source["BatchSize"] <= 25
     assert source["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert source["BisectBatchOnFunctionError"] is True
     assert (source["MaximumRetryAttempts"], source["MaximumRecordAgeInSeconds"]) == (5, 3600)
     assert source["DestinationConfig"] == {
-        "OnFailure": {"Type": "SQS", "Destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"}
+        "OnFailure": {"Destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"}
     }
     assert filter_patterns() == [{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": ["OUTBOX"]}}}}]
 
@@ -121,10 +122,20 @@ def test_the_notifier_reads_only_new_notifications_from_the_stream(resources):
 def test_the_dead_letter_queue_is_encrypted_and_kept_long(resources):
     queue = resources["NotifierDLQ"]
     assert queue["Type"] == "AWS::SQS::Queue"
-    assert queue["Properties"] == {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}
-    # SAM grants sqs:SendMessage on it for the destination; no function statement names SQS.
+    props = stack().resolve(queue["Properties"])
+    assert props == {"MessageRetentionPeriod": 1209600, "SqsManagedSseEnabled": True}
+    key = "arn:aws:kms:eu-west-1:123456789012:key/0123abcd-0000-0000-0000-000000000000"
+    assert stack(KmsKeyArn=key).resolve(queue["Properties"]) == {"MessageRetentionPeriod": 1209600,
+                                                                 "KmsMasterKeyId": key}
+    # Only the notifier's on-failure destination may send to it: exactly that, on that queue.
     for function in FUNCTIONS:
-        assert not any(a.startswith("sqs:") for st in stack().statements(function) for a in statement_actions(st))
+        sqs = [st for st in stack().statements(function) if any(a.startswith("sqs:") for a in statement_actions(st))]
+        if function != "NotifierFunction":
+            assert sqs == [], function
+            continue
+        [statement] = sqs
+        assert statement_actions(statement) == ["sqs:SendMessage"]
+        assert statement["Resource"] == f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"
 
 
 def test_the_sweeper_runs_every_minute_without_retries(resources):
@@ -135,8 +146,9 @@ def test_the_sweeper_runs_every_minute_without_retries(resources):
     assert props["EventInvokeConfig"] == {"MaximumEventAgeInSeconds": 60, "MaximumRetryAttempts": 0}
     events = {name: list(resources[name]["Properties"].get("Events", {}).values()) for name in FUNCTIONS}
     assert events["McpFunction"] == events["ApiFunction"] == []  # reached through the HTTP API resources
-    # The table's stream, and SES's bounces and complaints (an SNS topic; countersign.surfaces.background.feedback).
-    assert [e["Type"] for e in events["NotifierFunction"]] == ["DynamoDB", "SNS"]
+    # SES's bounces and complaints (an SNS topic; countersign.surfaces.background.feedback); the
+    # table's stream through an event source mapping of its own (NotifierStreamMapping).
+    assert [e["Type"] for e in events["NotifierFunction"]] == ["SNS"]
 
 
 def test_leases_outlast_every_function_and_the_sweep_interval_is_the_schedule(resources):

@@ -59,7 +59,41 @@ def test_policies_are_inline_exact_and_name_real_actions(template, function):
             assert "*" not in action, f"{function}: wildcard action {action}"
             assert name.lower() in known.get(prefix, set()), f"{function}: {action} is not an IAM action"
         resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        if statement["Sid"] == "StreamList":  # IAM cannot scope it; it lists stream ARNs, reads no record
+            assert (function, statement_actions(statement), resources) == ("NotifierFunction", ["dynamodb:ListStreams"], ["*"])
+            continue
         assert "*" not in resources, f"{function}: {statement['Sid']} on every resource"
+
+
+def test_the_notifier_reads_this_tables_stream_only():
+    """SAM's DynamoDB event would attach AWSLambdaDynamoDBExecutionRole (GetRecords and the rest on
+    every stream of the account): the notifier's mapping is a resource of its own, and its role
+    reads exactly this table's stream. Checked on SAM's own transform of the template."""
+    from tests.deploy.test_operations import translated
+
+    out = translated()
+    role = out["NotifierFunctionRole"]["Properties"]
+    assert not any("DynamoDB" in arn for arn in json.dumps(role.get("ManagedPolicyArns", [])).split('"'))
+    statements = [s for policy in role["Policies"] for s in policy["PolicyDocument"]["Statement"]
+                  if "Action" in s]  # not the Fn::If of the optional KMS key statement
+    reads = [s for s in statements if any(a in ("dynamodb:GetRecords", "dynamodb:GetShardIterator",
+                                                "dynamodb:DescribeStream") for a in statement_actions(s))]
+    assert reads == [{"Sid": "Stream", "Effect": "Allow",
+                      "Action": ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                      "Resource": {"Fn::GetAtt": ["Table", "StreamArn"]}}]
+    [mapping] = [r for r in out.values() if r["Type"] == "AWS::Lambda::EventSourceMapping"]
+    assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": ["Table", "StreamArn"]}
+    for name, resource in out.items():  # no other role reads any stream
+        if resource["Type"] == "AWS::IAM::Role" and name != "NotifierFunctionRole":
+            assert "GetRecords" not in json.dumps(resource) and "DynamoDBExecutionRole" not in json.dumps(resource), name
+
+
+def test_a_customer_managed_key_is_decrypted_by_every_function_only_when_given():
+    key = "arn:aws:kms:eu-west-1:123456789012:key/0123abcd-0000-0000-0000-000000000000"
+    for function in FUNCTIONS:
+        assert not [s for s in stack().statements(function) if s["Sid"] == "KmsKey"]
+        [statement] = [s for s in stack(KmsKeyArn=key).statements(function) if s["Sid"] == "KmsKey"]
+        assert statement == {"Sid": "KmsKey", "Effect": "Allow", "Action": "kms:Decrypt", "Resource": key}
 
 
 # The notifier only delivers: it reads (GetItem, Query), leases, finishes and retries the

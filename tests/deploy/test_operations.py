@@ -79,13 +79,45 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
         short = function.removesuffix("Function")
         expected[f"{short}ErrorsAlarm"] = {("AWS/Lambda", "Errors")}
         expected[f"{short}ThrottlesAlarm"] = {("AWS/Lambda", "Throttles")}
+    # A sweeper whose schedule stopped; a notifier that falls behind the table's stream.
+    expected["SweeperHeartbeatAlarm"] = {("AWS/Lambda", "Invocations")}
+    expected["NotifierIteratorAgeAlarm"] = {("AWS/Lambda", "IteratorAge")}
     assert what == expected
     s = stack()
     for name, alarm in found.items():
         props = s.resolve(alarm["Properties"])
         assert props["AlarmActions"] == [ALARM_TOPIC] and props["OKActions"] == [ALARM_TOPIC], name
-        assert props["TreatMissingData"] == "notBreaching", name
+        # Silence is healthy for every alarm but the heartbeat, where it is the failure.
+        assert props["TreatMissingData"] == ("breaching" if name == "SweeperHeartbeatAlarm" else "notBreaching"), name
         assert f"docs/alarms.md#{name.lower()}" in props["AlarmDescription"], name
+
+
+def test_a_stopped_sweeper_schedule_alarms(resources):
+    """The sweeper runs every minute: fewer than one invocation in 10 minutes, or no data at all
+    (a disabled or deleted schedule publishes nothing), is the alarm."""
+    props = stack().resolve(resources["SweeperHeartbeatAlarm"]["Properties"])
+    assert (props["Namespace"], props["MetricName"], props["Statistic"]) == ("AWS/Lambda", "Invocations", "Sum")
+    assert props["Dimensions"] == [{"Name": "FunctionName", "Value": "countersign-SweeperFunction-X"}]
+    assert (props["Period"], props["EvaluationPeriods"], props["Threshold"]) == (600, 1, 1)
+    assert props["ComparisonOperator"] == "LessThanThreshold" and props["TreatMissingData"] == "breaching"
+    [event] = resources["SweeperFunction"]["Properties"]["Events"].values()
+    assert event["Properties"]["Schedule"] == "rate(1 minute)"  # 10 expected in each period
+    age = stack().resolve(resources["NotifierIteratorAgeAlarm"]["Properties"])
+    assert (age["MetricName"], age["Statistic"], age["Threshold"]) == ("IteratorAge", "Maximum", 600000)
+    assert age["Dimensions"] == [{"Name": "FunctionName", "Value": "countersign-NotifierFunction-X"}]
+
+
+def dashboard_widgets(resources) -> list[dict]:
+    """The dashboard's widgets, its ``${Name.Attr}`` references kept as text."""
+    body = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    return json.loads(body)["widgets"]
+
+
+def test_the_dashboard_shows_every_alarm(resources):
+    [widget] = [w for w in dashboard_widgets(resources) if w["type"] == "alarm"]
+    shown = widget["properties"]["alarms"]
+    assert len(shown) == len(set(shown))
+    assert sorted(shown) == sorted(f"${{{name}.Arn}}" for name in alarms(resources))
 
 
 def test_each_alarm_reads_the_right_dimensions(resources):
@@ -163,11 +195,18 @@ def test_the_table_is_protected_and_capped(resources):
     assert resources["Table"]["DeletionPolicy"] == "Retain"
 
 
-def test_backups_only_when_asked_for(resources):
+def test_backups_by_default_and_a_vault_lock_when_asked_for(resources):
     backup = {n: r for n, r in resources.items() if r["Type"].startswith("AWS::Backup::") or n == "BackupRole"}
     assert set(backup) == {"BackupVault", "BackupPlan", "BackupRole", "BackupSelection"}
     assert all(r["Condition"] == "HasBackupPlan" for r in backup.values())
-    assert not stack().condition("HasBackupPlan") and stack(BackupRetentionDays="35").condition("HasBackupPlan")
+    # On by default (35 days, as long as point-in-time recovery reaches); 0 turns it off.
+    assert stack().condition("HasBackupPlan") and not stack(BackupRetentionDays="0").condition("HasBackupPlan")
+    vault = resources["BackupVault"]["Properties"]
+    assert "LockConfiguration" not in stack().resolve(vault)  # BackupVaultLock=none
+    assert stack(BackupVaultLock="governance").resolve(vault)["LockConfiguration"] == {"MinRetentionDays": "35"}
+    assert stack(BackupVaultLock="compliance").resolve(vault)["LockConfiguration"] == {
+        "MinRetentionDays": "35", "ChangeableForDays": 3}
+    assert not stack(BackupRetentionDays="0", BackupVaultLock="compliance").condition("LocksBackupVault")
     s = stack(BackupRetentionDays="35")
     s.attributes["BackupRole.Arn"] = "arn:aws:iam::123456789012:role/backup"
     s.refs.update(BackupPlan="plan-id", BackupVault="countersign-table")
@@ -223,3 +262,16 @@ def test_canary_deploys_are_rolled_back_by_the_alarms():
     for function in ("McpFunction", "ApiFunction"):
         preference = stack().functions()[function]["Properties"]["DeploymentPreference"]
         assert preference["Type"] == {"Ref": "DeploymentType"}
+
+
+def test_the_docs_tail_the_log_groups_the_functions_write_to(resources):
+    """Every function writes to the template's own log group (LoggingConfig.LogGroup), so the
+    shell helper in docs/alarms.md asks the function for its group instead of guessing
+    /aws/lambda/<name>, which stays empty."""
+    for function in FUNCTIONS:
+        group = resources[function]["Properties"]["LoggingConfig"]["LogGroup"]
+        assert resources[group["Ref"]]["Type"] == "AWS::Logs::LogGroup", function
+    text = DOCS.read_text()
+    [helper] = re.findall(r"^logs\(\) \{.*\}$", text, re.M)
+    assert "/aws/lambda/" not in helper and "$(group $1)" in helper
+    assert "--query LoggingConfig.LogGroup" in text

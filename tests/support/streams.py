@@ -82,10 +82,11 @@ def to_lambda_event(records: list[dict], stream_arn: str, region: str = REGION) 
 
 
 def stream_event_source(template: dict | None = None) -> dict:
-    """The ``DynamoDB`` event of NotifierFunction (its SAM properties)."""
+    """The properties of NotifierFunction's event source mapping on the table's stream (an
+    ``AWS::Lambda::EventSourceMapping`` of its own, not a SAM event: template.yaml says why)."""
     template = template or template_copy()
-    events = template["Resources"][NOTIFIER]["Properties"]["Events"]
-    [source] = [e["Properties"] for e in events.values() if e["Type"] == "DynamoDB"]
+    [source] = [r["Properties"] for r in template["Resources"].values()
+                if r["Type"] == "AWS::Lambda::EventSourceMapping" and r["Properties"]["FunctionName"] == {"Ref": NOTIFIER}]
     return source
 
 
