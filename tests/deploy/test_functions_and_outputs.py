@@ -86,3 +86,17 @@ def test_the_settings_accept_the_template_environment(tmp_path):
 def test_stateful_resources_are_retained(resources):
     for name in ("Table", *SECRETS, "SiteBucket"):
         assert resources[name]["DeletionPolicy"] == "Retain", name
+
+
+def test_docs_name_every_parameter_and_output(template):
+    """docs/deploy.md's parameter table and its outputs list cover the template, so neither drifts."""
+    import re
+
+    from tests.support.aws import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "deploy.md").read_text()
+    table = "\n".join(line for line in text.splitlines() if line.startswith("| `"))
+    documented = set(re.findall(r"`(\w+)`", table))
+    assert set(template["Parameters"]) - documented == set(), "parameters missing from docs/deploy.md"
+    [outputs] = re.findall(r"^Outputs \(.*?(?=\n\n)", text, re.M | re.S)
+    assert set(template["Outputs"]) == set(re.findall(r"`([A-Z]\w+)`", outputs))

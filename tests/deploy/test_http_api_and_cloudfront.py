@@ -184,3 +184,45 @@ def test_custom_domain_serves_from_its_certificate(resources):
     half = stack(DomainName="confirm.example.com")
     assert half.environment("McpFunction")["COUNTERSIGN_PUBLIC_URL"] == "https://d111111abcdef8.cloudfront.net"
     assert "Aliases" not in half.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])
+
+
+def test_the_page_is_versioned_and_every_request_logged(resources):
+    """The site bucket keeps the page an upload replaced (30 days) and logs access to a log bucket;
+    CloudFront writes its standard logs there too, without cookies; the logs expire with the
+    functions' (LogRetentionDays) and the log bucket takes only TLS and the site bucket's logs."""
+    s = stack()
+    site = s.resolve(resources["SiteBucket"]["Properties"])
+    assert site["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert site["LoggingConfiguration"] == {"DestinationBucketName": "countersign-logbucket-x", "LogFilePrefix": "s3-site/"}
+    [rule] = site["LifecycleConfiguration"]["Rules"]
+    assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
+    logging = s.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])["Logging"]
+    assert logging == {"Bucket": "countersign-logbucket-x.s3.amazonaws.com", "Prefix": "cloudfront/",
+                       "IncludeCookies": False}
+    logs = s.resolve(resources["LogBucket"]["Properties"])
+    assert logs["PublicAccessBlockConfiguration"] == dict.fromkeys(
+        ("BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"), True)
+    # CloudFront's standard logging writes with ACLs: the only bucket where they are enabled.
+    assert logs["OwnershipControls"] == {"Rules": [{"ObjectOwnership": "BucketOwnerPreferred"}]}
+    assert logs["LifecycleConfiguration"]["Rules"][0]["ExpirationInDays"] == "30"
+    assert resources["LogBucket"]["DeletionPolicy"] == "Retain"
+    allow, tls = s.resolve(resources["LogBucketPolicy"]["Properties"]["PolicyDocument"])["Statement"]
+    assert allow["Principal"] == {"Service": "logging.s3.amazonaws.com"} and allow["Action"] == "s3:PutObject"
+    assert allow["Condition"]["ArnLike"] == {"aws:SourceArn": "arn:aws:s3:::countersign-sitebucket-x"}
+    assert tls["Effect"] == "Deny" and tls["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_topics_are_encrypted_with_a_key_alarms_and_ses_may_use(resources):
+    from tests.deploy.example_stack import TOPIC_KEY
+
+    s = stack()
+    for topic in ("AlarmTopic", "SesEventsTopic"):
+        assert s.resolve(resources[topic]["Properties"])["KmsMasterKeyId"] == TOPIC_KEY
+    key = "arn:aws:kms:eu-west-1:123456789012:key/0123abcd-0000-0000-0000-000000000000"
+    assert stack(KmsKeyArn=key).resolve(resources["SesEventsTopic"]["Properties"])["KmsMasterKeyId"] == key
+    assert not stack(KmsKeyArn=key).condition("MakesTopicKey")
+    policy = s.resolve(resources["TopicKey"]["Properties"])
+    assert policy["EnableKeyRotation"] is True
+    [publishers] = [st for st in policy["KeyPolicy"]["Statement"] if st["Sid"] == "AlarmsAndSesPublish"]
+    assert publishers["Principal"] == {"Service": ["cloudwatch.amazonaws.com", "ses.amazonaws.com"]}
+    assert publishers["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}}

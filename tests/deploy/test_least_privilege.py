@@ -60,7 +60,8 @@ def test_policies_are_inline_exact_and_name_real_actions(template, function):
             assert name.lower() in known.get(prefix, set()), f"{function}: {action} is not an IAM action"
         resources = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
         if statement["Sid"] == "StreamList":  # IAM cannot scope it; it lists stream ARNs, reads no record
-            assert (function, statement_actions(statement), resources) == ("NotifierFunction", ["dynamodb:ListStreams"], ["*"])
+            assert (function, statement_actions(statement), resources) == (
+                "NotifierFunction", ["dynamodb:ListStreams"], ["*"])
             continue
         assert "*" not in resources, f"{function}: {statement['Sid']} on every resource"
 
@@ -85,7 +86,8 @@ def test_the_notifier_reads_this_tables_stream_only():
     assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": ["Table", "StreamArn"]}
     for name, resource in out.items():  # no other role reads any stream
         if resource["Type"] == "AWS::IAM::Role" and name != "NotifierFunctionRole":
-            assert "GetRecords" not in json.dumps(resource) and "DynamoDBExecutionRole" not in json.dumps(resource), name
+            text = json.dumps(resource)
+            assert "GetRecords" not in text and "DynamoDBExecutionRole" not in text, name
 
 
 def test_a_customer_managed_key_is_decrypted_by_every_function_only_when_given():

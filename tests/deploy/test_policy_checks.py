@@ -33,7 +33,7 @@ MUST_PASS = {
     ("CKV_AWS_86", "AWS::CloudFront::Distribution.Distribution"): "CloudFront standard logs",
     ("CKV_AWS_18", "AWS::S3::Bucket.SiteBucket"): "S3 access logs for the site bucket",
     ("CKV_AWS_21", "AWS::S3::Bucket.SiteBucket"): "versioning of the site bucket",
-    ("CKV_AWS_26", "AWS::SNS::Topic.SesEventsTopic"): "an encrypted SES events topic (it carries recipients' addresses)",
+    ("CKV_AWS_26", "AWS::SNS::Topic.SesEventsTopic"): "an encrypted SES events topic (it names recipients)",
     ("CKV_AWS_26", "AWS::SNS::Topic.AlarmTopic"): "an encrypted alarm topic",
 }
 
@@ -58,7 +58,8 @@ def _offline(args: list[str]) -> list[str]:
 def scan(tmp_path_factory) -> dict:
     folder = tmp_path_factory.mktemp("checkov")
     translated = folder / "template.json"
-    done = subprocess.run([str(SAM_PYTHON), str(REPO_ROOT / "tests" / "deploy" / "sam_translate.py"), str(TEMPLATE_PATH)],
+    translate = REPO_ROOT / "tests" / "deploy" / "sam_translate.py"
+    done = subprocess.run([str(SAM_PYTHON), str(translate), str(TEMPLATE_PATH)],
                           capture_output=True, text=True, timeout=120, env=tool_env())
     assert done.returncode == 0, done.stderr[-3000:]
     translated.write_text(done.stdout)

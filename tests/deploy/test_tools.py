@@ -48,6 +48,19 @@ def _elf_machine(path: Path) -> int | None:
     return struct.unpack("<H", header[18:20])[0]
 
 
+def quoted_bundle_sizes() -> dict[str, int]:
+    """The unzipped sizes docs/deploy.md quotes (``| McpFunction | 76 MiB |``), per function."""
+    import re
+
+    text = (REPO_ROOT / "docs" / "deploy.md").read_text()
+    return {name: int(mib) for name, mib in re.findall(r"^\| (\w+Function) \| (\d+) MiB \|$", text, re.M)}
+
+
+def test_the_quoted_bundle_sizes_name_every_function(template):
+    functions = {n for n, r in template["Resources"].items() if r["Type"] == "AWS::Serverless::Function"}
+    assert set(quoted_bundle_sizes()) == functions
+
+
 def test_sam_build():
     """``sam build`` through infra/Makefile: each function's own dependencies for arm64, no MCP SDK
     in the api function, neither the SDK nor a web framework in the notifier and the sweeper,
@@ -83,6 +96,9 @@ def test_sam_build():
         assert not list(root.glob("countersign*.egg-info")), "the bundle carries packaging metadata of the source tree"
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
         assert size < LAMBDA_UNZIPPED_LIMIT, f"{function} is {size / 2**20:.0f} MiB unzipped"
+        quoted = quoted_bundle_sizes()[function]  # docs/deploy.md's table stays true
+        assert abs(size / 2**20 - quoted) <= 0.15 * quoted, \
+            f"{function} is {size / 2**20:.0f} MiB unzipped; docs/deploy.md says {quoted} MiB: update it"
 
         # Bytecode: every countersign module precompiled for 3.12 with unchecked hashes (flags == 0b01).
         sources = sorted((root / "countersign").rglob("*.py"))

@@ -86,7 +86,8 @@ def stream_event_source(template: dict | None = None) -> dict:
     ``AWS::Lambda::EventSourceMapping`` of its own, not a SAM event: template.yaml says why)."""
     template = template or template_copy()
     [source] = [r["Properties"] for r in template["Resources"].values()
-                if r["Type"] == "AWS::Lambda::EventSourceMapping" and r["Properties"]["FunctionName"] == {"Ref": NOTIFIER}]
+                if r["Type"] == "AWS::Lambda::EventSourceMapping"
+                and r["Properties"]["FunctionName"] == {"Ref": NOTIFIER}]
     return source
 
 
