@@ -193,7 +193,8 @@ def test_the_page_is_versioned_and_every_request_logged(resources):
     s = stack()
     site = s.resolve(resources["SiteBucket"]["Properties"])
     assert site["VersioningConfiguration"] == {"Status": "Enabled"}
-    assert site["LoggingConfiguration"] == {"DestinationBucketName": "countersign-logbucket-x", "LogFilePrefix": "s3-site/"}
+    assert site["LoggingConfiguration"] == {"DestinationBucketName": "countersign-logbucket-x",
+                                            "LogFilePrefix": "s3-site/"}
     [rule] = site["LifecycleConfiguration"]["Rules"]
     assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
     logging = s.resolve(resources["Distribution"]["Properties"]["DistributionConfig"])["Logging"]
