@@ -46,7 +46,12 @@ def test_ttl_stream_pitr_sse(props):
     assert props["TimeToLiveSpecification"] == {"AttributeName": table.TTL_ATTRIBUTE, "Enabled": True}
     assert props["StreamSpecification"] == {"StreamViewType": table.STREAM_VIEW_TYPE}
     assert props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
-    assert props["SSESpecification"] == {"SSEEnabled": True}
+    # Always encrypted at rest; under the KmsKeyArn parameter's customer-managed key when one is given.
+    assert props["SSESpecification"] == {
+        "SSEEnabled": True,
+        "SSEType": {"Fn::If": ["HasKmsKey", "KMS", {"Ref": "AWS::NoValue"}]},
+        "KMSMasterKeyId": {"Fn::If": ["HasKmsKey", {"Ref": "KmsKeyArn"}, {"Ref": "AWS::NoValue"}]},
+    }
 
 
 def test_table_is_retained(template):
