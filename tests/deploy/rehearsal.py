@@ -137,6 +137,8 @@ class MotoStack:
                   "OriginVerifySecret": self.origin_arn, "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL",
                   "SesConfigurationSet": CONFIGURATION_SET},
             attributes={"Table.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}",
+                        "Table.StreamArn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}/stream/REHEARSAL",
+                        "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:NotifierDLQ-REHEARSAL",
                         "Distribution.DomainName": CLOUDFRONT,
                         "SiteBucket.RegionalDomainName": "site.s3.eu-west-1.amazonaws.com",
                         "SiteOriginAccessControl.Id": "OACREHEARSAL"},
