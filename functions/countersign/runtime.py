@@ -20,6 +20,7 @@ from typing import Any
 
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
+from .gate import standing_grants
 from .gate.desk import CardDesk
 from .gate.offload import IN_THREADS, ONE_AT_A_TIME
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
@@ -254,6 +255,10 @@ def build(
     def chosen() -> list[Toolset]:
         picked = load_toolsets(settings.packs) if toolsets is None else toolsets
         picked = [*picked, PASSKEY_POLICY] if PASSKEY_POLICY not in picked else list(picked)
+        # Standing grants: the one action that grants them plans against the tools served and the store's
+        # connections (``registry`` is assigned below, before any plan runs).
+        picked.append(standing_grants.toolset(lambda tool: registry.agent_action(tool),
+                                              store.connections.get_connection))
         # A toolset that needs the keys or settings (the gateway seals credentials) is bound here.
         return [ts.bind(state_keys, settings) if ts.bind else ts for ts in picked]
 

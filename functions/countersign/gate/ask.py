@@ -6,6 +6,8 @@ person is asked:
 1. 2026-07-28 client with form elicitation, class allows in-client → a form (:class:`AskForm`);
    the retry brings the answer and the sealed state back here.
 2. 2025 client on a stateful session with form elicitation → asked during the call.
+0. A standing grant of the caller's connection covers the call → it runs at once, through the
+   runner, the grant's use consumed in the card's commit (:mod:`.standing_grants`).
 3. Otherwise a hosted card, and the held reply (a 2025 client on a stateful session that declared
    URL elicitation is first shown the card's URL during the call).
 4. ``COUNTERSIGN_FALLBACK=code`` → a confirmation code instead of a card (class ``client`` only).
@@ -36,6 +38,7 @@ from .desk import CardDesk
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
 from .question import Answer, Question, parse
 from .runner import run_unheld
+from .standing_grants import run_if_granted
 
 ACCEPT, UNTICKED, DECLINE, CANCEL = "accept", "unticked", "decline", "cancel"
 NONCE_TTL = 3600
@@ -123,6 +126,20 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
 
     if call.state is not None:
         return _second_round(desk, call, q)
+
+    granted = run_if_granted(desk, q)  # a standing grant of this connection covers it: it runs, through the runner
+    if granted.reply is not None:
+        return Done(granted.reply)
+    if granted.held is not None:
+        return Done(card_reply(desk, granted.held, q.ctx.workspace))
+    asked = _ask_or_hold(desk, call, q)
+    if granted.notes and isinstance(asked, Done) and asked.payload.get("status") == "pending":
+        asked.payload["standingGrants"] = granted.notes
+    return asked
+
+
+def _ask_or_hold(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
+    """A held call no standing grant covered, on its first round: asked in the client, or a card (or a code)."""
 
     in_client = q.allows_in_client and call.form_elicitation and (call.modern or call.elicit_form is not None)
     if in_client or desk.settings.fallback == "code":  # (a card is filed, or found, by one transaction)

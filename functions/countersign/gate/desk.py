@@ -95,9 +95,13 @@ class CardDesk:
         """``store.cards.commit_card``, telling ``on_event`` when the card turned out to be expired.
         ``answer``: the answer this commit records (:class:`~.question.Answer`). Its claim condition
         (``asked_at``, for a new card) and its nonce, if not spent yet, ride in the commit; once
-        the commit went through, the nonce is spent."""
+        the commit went through, the nonce is spent. A standing grant's use it is rides in the
+        commit that files its card running or completed (a run that failed takes none)."""
         if answer is not None and (answer.nonce is not None or (commit.new and answer.asked_at is not None)):
             commit = replace(commit, nonce=answer.nonce, asked_at=answer.asked_at if commit.new else commit.asked_at)
+        if answer is not None and answer.grant is not None and commit.new and commit.target in (
+                CardState.COMPLETED, CardState.RUNNING):  # a grant's use is taken by the run it makes, only
+            commit = replace(commit, grant_use=answer.grant)
         try:
             done = self.cards.commit_card(commit)
         except Refusal as refusal:

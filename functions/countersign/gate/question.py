@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core.canonical import canonical_json, subject_fingerprint
 from ..store.cards import MAX_ARGUMENTS_BYTES
+from ..store.standing_grants import GrantUse
 from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Plan, Unavailable
 from ..toolkit.arguments import ArgumentError, check_depth
 from .errors import DriftError
@@ -113,6 +114,9 @@ class Answer:
       spent, or if there is none. An answer that ends without a commit spends it on its own
       (:func:`countersign.gate.answers.resolve`).
     * ``passkey`` — the verified passkey assertion a Confirm on the confirm page was signed with.
+    * ``grant`` — the use of a standing grant this yes is (channel ``grant``: the person said yes
+      in advance, :mod:`countersign.gate.standing_grants`), consumed by the commit that runs the
+      card, in its transaction.
 
     Mutable on purpose: the commit that spends the nonce clears it
     (:meth:`CardDesk.commit <countersign.gate.desk.CardDesk.commit>`), and an answer that finds its
@@ -124,3 +128,4 @@ class Answer:
     asked_at: int | None = None
     nonce: tuple[str, int] | None = None
     passkey: dict | None = None
+    grant: GrantUse | None = None

@@ -105,7 +105,8 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
             if new:
                 raise
             raise Unavailable(f"{exc.message} {WAITS_MESSAGE}", exc.field, exc.code) from None
-        if answer.passkey is not None or q.needs_passkey:
+        if (answer.passkey is not None or q.needs_passkey) and answer.grant is None:
+            # (a standing grant covers a call the policy covers only if it was granted with the passkey)
             _passkey_check(desk, card, q, answer, now, new)
         try:
             effect = q.effect()
@@ -123,11 +124,15 @@ def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question]
 
 def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, answer: Answer, new: bool) -> Card:
     passkey = answer.passkey
+    detail = "signed with a passkey" if passkey else None
+    if answer.grant is not None:  # the card names the grant that ran it, in its audit entry and its result
+        detail = f"under standing grant ‘{answer.grant.details.get('name', '')}’ ({answer.grant.grant_id})"
     if effect.single:
         body = {"result": effect.result, "next": [s.to_dict() for s in q.action.next_steps(effect.result, q.ctx)]}
+        if answer.grant is not None:
+            body["grant"] = {"id": answer.grant.grant_id, "name": answer.grant.details.get("name", "")}
         crash_point("before_commit")
-        done = desk.record(card, CardState.COMPLETED, now, answer, new=new,
-                           detail="signed with a passkey" if passkey else None,
+        done = desk.record(card, CardState.COMPLETED, now, answer, new=new, detail=detail,
                            writes=effect.all_writes(), result=body, passkey=passkey)
         desk.event("card_confirmed")
         crash_point("after_commit")
@@ -142,7 +147,8 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
         run["done"] = 1
     lease = now + desk.settings.run_lease  # past it, the runner is presumed dead and recovery settles it
     crash_point("before_commit")
-    running = desk.record(card, CardState.RUNNING, now, answer, new=new, detail=first.label or None,
+    running = desk.record(card, CardState.RUNNING, now, answer, new=new,
+                          detail="; ".join(x for x in (first.label, detail if answer.grant else None) if x) or None,
                           writes=first.writes, run=run, lease_until=lease, passkey=passkey)
     desk.event("card_confirmed")
     crash_point("after_step")
@@ -169,6 +175,8 @@ def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases
         try:
             if last:
                 body = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
+                if by.grant is not None:
+                    body["grant"] = {"id": by.grant.grant_id, "name": by.grant.details.get("name", "")}
                 return desk.record(card, CardState.COMPLETED, now, by, writes=phase.writes, result=body, run=run)
             card = desk.commit(CardCommit(card, CardState.RUNNING, now, (), phase.writes, run=run,
                                           lease_until=now + desk.settings.run_lease, step=True), by)

@@ -17,6 +17,8 @@ interface, records and checks are one module of this package:
 * :mod:`.grants` — OAuth grants and their access and refresh tokens.
 * :mod:`.suppressions` — addresses card emails no longer go to.
 * :mod:`.passkeys` — persons' passkeys and WebAuthn challenges.
+* :mod:`.standing_grants` — bounded permissions a person gave a connection to run a tool without
+  asking each time (not OAuth grants), and each use of them.
 * :mod:`.callers` — a caller's credential with its member, in one read once their ids are known.
 
 Where one role's write must be atomic with another's (a filing writes its notification), it is
@@ -38,6 +40,7 @@ from .outbox import OutboxStore
 from .passkeys import PasskeyStore
 from .sessions import SessionStore
 from .signing_keys import SigningKeyStore
+from .standing_grants import StandingGrantStore
 from .suppressions import SuppressionStore
 from .workspaces import WorkspaceStore
 
@@ -63,6 +66,7 @@ class Store:
     grants: GrantStore
     suppressions: SuppressionStore
     passkeys: PasskeyStore
+    standing_grants: StandingGrantStore
     callers: CallerReads = None  # type: ignore[assignment]  # filled in by __post_init__
 
     def __post_init__(self) -> None:

@@ -22,6 +22,7 @@ from ..core.canonical import canonical_bytes, canonical_json
 from ..core.card_states import CardState, effective_state
 from .docs import Write
 from .errors import BadInput
+from .standing_grants import GrantUse
 
 MAX_ARGUMENTS_BYTES = 64 * 1024
 
@@ -184,6 +185,10 @@ class CardCommit:
     # A single-use value (value, until) spent in the same transaction: if it was spent already,
     # :class:`~countersign.store.errors.Replayed` and nothing is written (:meth:`~.limits.LimitStore.use_nonce`).
     nonce: tuple[str, int] | None = None
+    # A use of a standing grant consumed in the same transaction (a ``new`` card the grant runs):
+    # if the grant has no use left for it, :class:`~countersign.store.errors.GrantUnavailable` and
+    # nothing is written. Its :class:`~.standing_grants.StandingGrantUse` is recorded with it.
+    grant_use: GrantUse | None = None
 
     def written(self) -> Card:
         """The card as this commit writes it (fields left None keep what an earlier move wrote)."""

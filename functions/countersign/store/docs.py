@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.canonical import canonical_bytes
 from .errors import BadInput
+from .standing_grants import StandingGrantWrite, check_standing_grant
 from .workspaces import check_role, check_settings, check_workspace_name
 
 MAX_DOC_WRITES = 90  # one transaction; DynamoDB allows 100 items and the card's own items need room
@@ -78,9 +79,10 @@ class RoleWrite:
     role: str
 
 
-Write = DocWrite | SettingWrite | WorkspaceNameWrite | RoleWrite
+Write = DocWrite | SettingWrite | WorkspaceNameWrite | RoleWrite | StandingGrantWrite
 """What an action's effect writes. Every write names what it expects to find, so a write that
-raced another is refused (:class:`~countersign.store.errors.Conflict`), never lost."""
+raced another is refused (:class:`~countersign.store.errors.Conflict`), never lost. (A
+:class:`~.standing_grants.StandingGrantWrite` expects its grant not to exist yet.)"""
 
 
 # -- the role ---------------------------------------------------------------------------------------
@@ -127,6 +129,8 @@ def write_target(w: Write) -> tuple[str, str]:
         return (w.kind, w.id)
     if isinstance(w, RoleWrite):
         return ("person", w.person_id)
+    if isinstance(w, StandingGrantWrite):
+        return ("standing_grant", w.grant.id)
     return ("workspace", "")
 
 
@@ -149,6 +153,8 @@ def check_doc_writes(writes: list[Write]) -> None:
             check_settings({w.name: w.value})
         elif isinstance(w, RoleWrite):
             check_role(w.role)
+        elif isinstance(w, StandingGrantWrite):
+            check_standing_grant(w.grant)
         else:
             check_workspace_name(w.name)
 
@@ -161,6 +167,8 @@ def moved(w: Write) -> str:
         return f"The workspace setting {w.name} changed since it was read (expected {w.expected})."
     if isinstance(w, RoleWrite):
         return f"The role of person {w.person_id!r} changed since it was read (expected {w.expected})."
+    if isinstance(w, StandingGrantWrite):
+        return f"A standing grant with id {w.grant.id!r} exists already."
     return f"The workspace name changed since it was read (expected {w.expected!r})."
 
 

@@ -62,3 +62,12 @@ class Replayed(StoreError):
 
     def __init__(self) -> None:
         super().__init__("This single-use value was used already; nothing was written.")
+
+
+class GrantUnavailable(StoreError):
+    """A card's commit carried a use of a standing grant (``CardCommit.grant_use``) that the grant
+    no longer has: revoked, expired, no use left, or no room under its cap. Nothing was written."""
+
+    def __init__(self) -> None:
+        super().__init__("The standing grant has no use left for this call (used up, over its cap, expired or "
+                         "revoked); nothing was written.")

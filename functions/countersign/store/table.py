@@ -34,6 +34,8 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     access/refresh token OAUTHTOKEN#<token hash>                   OAUTHTOKEN    (TTL)
     OAuth grant          WS#<ws>                                   GRANT#<connection id>
     connection last use  WS#<ws>                                   USED#<connection id>
+    standing grant       WS#<ws>                                   SGRANT#<grant id>   (no TTL)
+    standing grant use   WS#<ws>                                   SGRANTUSE#<grant id>#<at:012d>#<card id>
 
 Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /

@@ -19,6 +19,7 @@ Rules every role of the store keeps (the conformance suite in ``tests/store`` ch
 from __future__ import annotations
 
 import abc
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,7 +41,17 @@ WORKSPACE_CHOICES: dict[str, tuple[str, ...]] = {
     # spend, send, grant or cannot be undone, or for every card. Changed only through a held request.
     "passkey_policy": ("never", "risky", "every"),
 }
-SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()}}
+# Settings holding a list of rules; their default is none. ``standing_grants_never``: what no
+# standing grant may cover (countersign.gate.standing_grants), each rule one of ``tool:<name>``,
+# ``class:<always|client|setting|when>``, ``risky`` (spends, sends, grants or cannot be undone) or
+# ``over:<amount>`` (an amount over it, in the tool's own unit). Changed by the owner only.
+LIST_SETTINGS: dict[str, re.Pattern[str]] = {
+    "standing_grants_never": re.compile(
+        r"tool:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|class:(always|client|setting|when)|risky|over:\d{1,12}(\.\d{1,3})?"),
+}
+MAX_LIST_SETTING = 50
+SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()},
+                                    **{k: () for k in LIST_SETTINGS}}
 
 PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
 MAX_WORKSPACE_NAME = 100
@@ -203,6 +214,15 @@ def check_settings(changes: dict[str, Any]) -> None:
         if name in WORKSPACE_CHOICES:
             if value not in WORKSPACE_CHOICES[name] or not isinstance(value, str):
                 raise BadInput(name, f"must be one of {', '.join(WORKSPACE_CHOICES[name])}.")
+            continue
+        if name in LIST_SETTINGS:
+            rule = LIST_SETTINGS[name]
+            if not isinstance(value, list) or len(value) > MAX_LIST_SETTING:
+                raise BadInput(name, f"must be a list of at most {MAX_LIST_SETTING} rules.")
+            for item in value:
+                if not isinstance(item, str) or not rule.fullmatch(item):
+                    raise BadInput(name, f"{str(item)[:60]!r} is not a rule: each is tool:<name>, class:<always, "
+                                         "client, setting or when>, risky, or over:<amount>.")
             continue
         if name not in DEFAULT_WORKSPACE_SETTINGS:
             raise BadInput(name, "is not a workspace setting.")

@@ -11,6 +11,8 @@ the reverse.
 * When a call is held: the gate classes :data:`ALWAYS`, :data:`CLIENT`, :data:`NEVER`,
   :func:`setting`, :func:`when` (:class:`GateClass`).
 * What ``apply`` returns: :class:`Effect`, in :class:`Phase` steps, with an :class:`Outside` call.
+* What a person's standing grant may bound: :class:`AmountBound`, :class:`ChoiceBound`
+  (:attr:`Action.grantable`, :mod:`.grantable`).
 * Who calls, on what: :class:`ActionContext`.
 * Errors reported to the agent: :class:`ActionError`, and :class:`Unavailable` for an outside
   dependency that could not be reached.
@@ -59,10 +61,12 @@ from .actions import (
 )
 from .context import ActionContext
 from .effects import Effect, Outside, Phase
+from .grantable import AmountBound, Bound, BoundError, ChoiceBound
 
 __all__ = [
     "ALWAYS", "CLIENT", "MANAGERS", "MAX_DOC_WRITES", "MAX_WORKSPACE_NAME", "MIN_HELD", "NEVER", "Action",
-    "ActionContext", "ActionError", "Arguments", "Conflict", "Doc", "DocReader", "DocStore", "DocWrite", "Effect",
+    "ActionContext", "ActionError", "AmountBound", "Arguments", "Bound", "BoundError", "ChoiceBound", "Conflict",
+    "Doc", "DocReader", "DocStore", "DocWrite", "Effect",
     "GateClass", "Outside", "Phase", "Plan", "Read", "RoleWrite", "SettingWrite", "Settings", "Step", "Toolset",
     "Unavailable", "WorkspaceNameWrite", "Write", "hold_secret", "setting", "when",
 ]

@@ -31,6 +31,7 @@ from ..store.errors import Conflict
 from .arguments import ArgumentError, parse_arguments
 from .context import ActionContext
 from .effects import Effect, Outside, Phase
+from .grantable import Bound
 
 __all__ = [
     "ALWAYS", "CLIENT", "NEVER", "Action", "ActionContext", "ActionError", "Arguments", "Effect", "GateClass",
@@ -172,6 +173,9 @@ class Action:
     hold_rule: ClassVar[str] = ""
     # False: no MCP tool (a request filed by the CLI or the Settings page, such as a gateway change).
     agent_tool: ClassVar[bool] = True
+    # What a person's standing grant may bound, so that calls within it run without asking each
+    # time (:mod:`.grantable`; docs/policy.md). None declared: no grant can cover this action.
+    grantable: ClassVar[tuple[Bound, ...]] = ()
 
     def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
         """The class for this call; override when it depends on the arguments."""

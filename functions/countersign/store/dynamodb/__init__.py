@@ -19,6 +19,7 @@ from .outbox import DynamoOutbox
 from .passkeys import DynamoPasskeys
 from .sessions import DynamoSessions
 from .signing_keys import DynamoSigningKeys
+from .standing_grants import DynamoStandingGrants
 from .suppressions import DynamoSuppressions
 from .workspaces import DynamoWorkspaces
 
@@ -53,6 +54,7 @@ class DynamoDBStore(Store):
             outbox=DynamoOutbox(table), workspaces=DynamoWorkspaces(table), connections=DynamoConnections(table),
             sessions=DynamoSessions(table), limits=DynamoLimits(table), authorizations=DynamoAuthorizations(table),
             grants=DynamoGrants(table), suppressions=DynamoSuppressions(table), passkeys=DynamoPasskeys(table),
+            standing_grants=DynamoStandingGrants(table),
             callers=DynamoCallerReads(table),
         )
 

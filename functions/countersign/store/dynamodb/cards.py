@@ -36,13 +36,14 @@ from ...core.card_states import (
 )
 from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, request_key, ticket_digest
 from ..docs import check_doc_writes
-from ..errors import BadInput, Conflict, NotFound, Replayed, StoreError, Taken
+from ..errors import BadInput, Conflict, GrantUnavailable, NotFound, Replayed, StoreError, Taken
 from ..outbox import Notification
 from ..table import GSI1
 from . import codec
 from .client import Cancelled, Table
 from .docs import conflict_of, write_ops
 from .signing_keys import key_note_item
+from .standing_grants import use_items
 
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 AUDIT_SLACK = 30 * 24 * 3600  # an appended entry outlives its card's purge by at most this
@@ -235,6 +236,8 @@ class DynamoCards(CardStore):
                 "ConditionExpression": "attribute_not_exists(pk) OR expires_at <= :now",
                 "ExpressionAttributeValues": codec.values({":now": now}),
             }}
+        if commit.grant_use is not None:
+            ops["grant"], ops["grant_use"] = use_items(commit.grant_use, card.id)
         items = list(ops.values())
         roles = list(ops)
         for entry in commit.audit:
@@ -317,6 +320,8 @@ class DynamoCards(CardStore):
             holder = cancelled.old(1)
             if holder is not None:
                 return Taken(self.get_card(card.workspace_id, holder["card_id"], now))
+        if failed.get("grant"):
+            return GrantUnavailable()
         if failed.get("card") and not commit.new:
             old = cancelled.old(0)
             if old is None or old.get("workspace_id") != card.workspace_id:

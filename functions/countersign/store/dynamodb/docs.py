@@ -20,9 +20,11 @@ from ..docs import (
     write_target,
 )
 from ..errors import Conflict, StoreError
+from ..standing_grants import StandingGrantWrite
 from ..workspaces import SETTING_DEFAULTS
 from . import codec
 from .client import Cancelled, Table
+from .standing_grants import grant_put
 
 
 class DynamoDocs(DocStore):
@@ -107,6 +109,10 @@ def _op(workspace_id: str, w: Write) -> dict[str, Any]:
         if w.data is None:
             return {"Delete": {"Key": codec.doc_key(workspace_id, w.kind, w.id), **cond}}
         return {"Put": {"Item": codec.doc_item(workspace_id, w.kind, w.id, w.data, w.expected_version + 1), **cond}}
+    if isinstance(w, StandingGrantWrite):
+        if w.grant.workspace_id != workspace_id:  # (refused as SQLite refuses it: nothing written)
+            raise Conflict(moved(w), kind="standing_grant", id=w.grant.id)
+        return grant_put(w.grant)
     if isinstance(w, RoleWrite):
         return {"Update": {
             "Key": codec.person_key(workspace_id, w.person_id),

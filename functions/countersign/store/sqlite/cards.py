@@ -32,6 +32,7 @@ from .database import Database, unique
 from .docs import apply_writes
 from .outbox import insert_notification
 from .signing_keys import note_key
+from .standing_grants import consume_use
 
 # History is ordered by when a card stopped being pending: a card that lapsed without a
 # transition has no updated_at for that moment, so its expiry stands in.
@@ -164,6 +165,8 @@ class SQLiteCards(CardStore):
                 )
             if source is CardState.PENDING:
                 _spend(db, card, now)
+            if commit.grant_use is not None:
+                consume_use(db, commit.grant_use, card.id)
             apply_writes(db, card.workspace_id, writes)
             written = commit.written()
             if commit.new:

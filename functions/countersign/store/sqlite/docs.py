@@ -20,8 +20,10 @@ from ..docs import (
     write_target,
 )
 from ..errors import Conflict
+from ..standing_grants import StandingGrantWrite
 from . import schema
 from .database import Database
+from .standing_grants import grant_exists, insert_grant
 
 
 class SQLiteDocs(DocStore):
@@ -93,6 +95,8 @@ def apply_writes(db: sqlite3.Connection, workspace_id: str, writes: list[Write])
             db.execute("UPDATE workspaces SET settings = ? WHERE id = ?", (schema.to_json(settings), workspace_id))
         elif isinstance(w, WorkspaceNameWrite):
             db.execute("UPDATE workspaces SET name = ? WHERE id = ?", (w.name, workspace_id))
+        elif isinstance(w, StandingGrantWrite):
+            insert_grant(db, w.grant)
         else:
             db.execute(
                 "UPDATE persons SET role = ? WHERE id = ? AND workspace_id = ?", (w.role, w.person_id, workspace_id)
@@ -111,6 +115,8 @@ def _holds(db: sqlite3.Connection, workspace_id: str, w: Write) -> bool:
             "SELECT role FROM persons WHERE id = ? AND workspace_id = ?", (w.person_id, workspace_id)
         ).fetchone()
         return row is not None and row["role"] == w.expected
+    if isinstance(w, StandingGrantWrite):
+        return w.grant.workspace_id == workspace_id and not grant_exists(db, w.grant.id)
     row = db.execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
     if row is None:
         return False

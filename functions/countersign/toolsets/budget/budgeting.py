@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...toolkit import ActionContext, ActionError, Arguments, Effect, Plan
+from ...toolkit import ActionContext, ActionError, AmountBound, Arguments, ChoiceBound, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
 from .operations import Planning, budget_change, commit
@@ -19,6 +19,12 @@ class SetBudgetArgs(Arguments):
     amount: Amount = Field(description="The amount to budget, in currency units (e.g. 150.00)")
 
 
+def _budgeted_categories(ctx: ActionContext) -> list[tuple[str, str]]:
+    """The categories a budget can be set for (not the internal ones that hold income), by name."""
+    found = Ledger(ctx.store, ctx.workspace_id).categories.values()
+    return sorted(((c.id, c.data["name"]) for c in found if not c.data.get("internal")), key=lambda c: c[1])
+
+
 class SetCategoryBudget(BudgetAction):
     name = "set_category_budget"
     title = "Preparing a budget confirmation"
@@ -27,6 +33,11 @@ class SetCategoryBudget(BudgetAction):
         "'Budget Restaurants for 2026-09-01: 120.00 → 150.00?'."
     )
     arguments = SetBudgetArgs
+    grantable = (
+        AmountBound("amount", amount=lambda subject: subject["amount"], label="amount budgeted"),
+        ChoiceBound("category_id", values=lambda subject, ctx: [subject["category"]], choices=_budgeted_categories,
+                    label="categories"),
+    )
 
     def propose(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)

@@ -10,9 +10,9 @@ from pydantic import Field
 
 from ...core.ids import new_id
 from ...core.preview import Preview
-from ...toolkit import ALWAYS, ActionContext, ActionError, Arguments, Effect, Phase, Step
+from ...toolkit import ALWAYS, ActionContext, ActionError, Arguments, ChoiceBound, Effect, Phase, Step
 from .action import MailAction, create
-from .kinds import DIRECT, NOUN, PRICES, SINGULAR, piece_id, pieces_kind
+from .kinds import DIRECT, KIND_LIST, NOUN, PRICES, SINGULAR, piece_id, pieces_kind
 from .printing import cancel_pieces, ledger_after, need_credits, print_job
 from .publishing import drafts_to_publish, printing_version, publish_lines, publish_phases, publish_subject
 from .snapshot import Mail, has_address
@@ -25,6 +25,17 @@ class SendPieceArgs(Arguments):
     message: str = Field(min_length=1, max_length=2000, description="The copy printed on the piece")
 
 
+def _lists_of(subject: dict, ctx: ActionContext) -> list[str]:
+    """The lists the piece's recipient is on (read now: a grant names lists, a send names a contact)."""
+    return [d.id for d in ctx.store.list_docs(ctx.workspace_id, KIND_LIST)
+            if subject["contact"] in d.data.get("contact_ids", [])]
+
+
+def _lists(ctx: ActionContext) -> list[tuple[str, str]]:
+    return sorted(((d.id, d.data.get("name", d.id)) for d in ctx.store.list_docs(ctx.workspace_id, KIND_LIST)),
+                  key=lambda pair: pair[1])
+
+
 class SendPiece(MailAction):
     name = "send_piece"
     title = "Preparing a send confirmation"
@@ -34,6 +45,8 @@ class SendPiece(MailAction):
     irreversible = True  # a sent piece has left: cancel_piece refuses it
     drift_message = ("The recipient, the design or the credits changed between the preview and the answer; "
                      "nothing was sent.")
+    grantable = (ChoiceBound("contact_id", values=_lists_of, choices=_lists, label="to contacts on these lists",
+                             any_of=True),)
 
     def prepare(self, args: SendPieceArgs, ctx: ActionContext):
         mail = Mail(ctx)
