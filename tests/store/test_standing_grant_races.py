@@ -2,11 +2,8 @@
 commits, each filing its own card with a use of the grant, exactly one runs; the others write
 nothing. On SQLite (one file, one connection per thread) and on DynamoDB (moto).
 
-moto applies a transaction's items one by one without a lock, so threads could interleave inside
-one of its transactions, which DynamoDB never does (a transaction is serializable). The DynamoDB
-race therefore serializes moto's ``transact_write_items`` as DynamoDB's transactions are, and
-nothing else: the reads, the decisions and the building of each transaction stay concurrent, so
-the one thing deciding the winner is the condition expression inside the transaction.
+On DynamoDB (moto) only the transactions are serialized, as DynamoDB's are
+(tests/support/serial_moto.py): the condition expression inside the transaction decides.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from countersign.store.errors import GrantUnavailable
 from countersign.store.sqlite import SQLiteStore
 from countersign.store.standing_grants import GrantUse, StandingGrant, StandingGrantWrite
 from tests.store._factories import DAY, World, audit, card
+from tests.support.serial_moto import serialized_transactions
 
 THREADS = 16
 ROUNDS = 5
@@ -39,23 +37,10 @@ def racing_store(request, tmp_path) -> Iterator[Any]:
         yield s
         s.close()
         return
-    from moto.dynamodb.models import DynamoDBBackend
-
     from tests.support.aws import moto_dynamodb_store
 
-    serial = threading.Lock()
-    original = DynamoDBBackend.transact_write_items
-
-    def serializable(self, transact_items):
-        with serial:
-            return original(self, transact_items)
-
-    with moto_dynamodb_store() as s:
-        DynamoDBBackend.transact_write_items = serializable  # type: ignore[method-assign]
-        try:
-            yield s
-        finally:
-            DynamoDBBackend.transact_write_items = original  # type: ignore[method-assign]
+    with moto_dynamodb_store() as s, serialized_transactions():
+        yield s
 
 
 def race(call: Callable[[int], Any], n: int = THREADS) -> list[Any]:

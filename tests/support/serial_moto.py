@@ -1,0 +1,32 @@
+"""moto's DynamoDB with transactions as DynamoDB runs them: one at a time.
+
+moto applies a transaction's items one by one without a lock, so threads could interleave inside
+one of its transactions, which DynamoDB never does (a transaction is serializable). A race test on
+DynamoDB serializes ``transact_write_items`` and nothing else: the reads, the decisions and the
+building of each transaction stay concurrent, so a condition expression decides the winner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+
+@contextlib.contextmanager
+def serialized_transactions() -> Iterator[None]:
+    from moto.dynamodb.models import DynamoDBBackend
+
+    serial = threading.Lock()
+    original = DynamoDBBackend.transact_write_items
+
+    def serializable(self: Any, transact_items: Any) -> Any:
+        with serial:
+            return original(self, transact_items)
+
+    DynamoDBBackend.transact_write_items = serializable  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        DynamoDBBackend.transact_write_items = original  # type: ignore[method-assign]
