@@ -148,6 +148,8 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
             "/api/signin/passkey", "/api/cards/{card_id}/passkey/options", "/api/cards/{card_id}/passkey/confirm",
             "/api/cards/{card_id}/receipt", "/api/settings/passkey-policy",
             "/api/settings/upstreams", "/api/settings/upstreams/{name}", "/api/settings/upstreams/{name}/refresh",
+            "/api/standing-grants", "/api/standing-grants/options", "/api/standing-grants/{grant_id}/revoke",
+            "/api/standing-grants/rules",
             } == set(paths)
     for path in ("/api/docs", "/api/redoc", "/docs", "/redoc"):
         assert page.get(path).status_code == 404

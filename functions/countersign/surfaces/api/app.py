@@ -15,7 +15,19 @@ from starlette.middleware.gzip import GZipMiddleware
 from ...notify import Sender, sender_for
 from ...runtime import Runtime
 from ..http.request_limits import RequestLimit
-from . import cards, connections, errors, oauth, passkey_cards, passkeys, session, settings, signin, upstreams
+from . import (
+    cards,
+    connections,
+    errors,
+    oauth,
+    passkey_cards,
+    passkeys,
+    session,
+    settings,
+    signin,
+    standing_grants,
+    upstreams,
+)
 from .guard import Guard
 from .schemas import add_documented
 
@@ -59,7 +71,7 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     app.state.signin_floor = signin_floor
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth, passkeys, passkey_cards,
-                                  upstreams)]
+                                  upstreams, standing_grants)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer

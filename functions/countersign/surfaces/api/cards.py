@@ -130,6 +130,7 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes, asked
         "passkeySigned": card.passkey is not None,
         "outcome": outcomes.lines(card, body),
         "signedWith": outcomes.signed_with(card),
+        "grant": body.get("grant") if isinstance(body.get("grant"), dict) else None,
     }
 
 

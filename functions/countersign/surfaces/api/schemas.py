@@ -182,6 +182,8 @@ class CardView(BaseModel):
         "failed (a line may hold line breaks)"))
     signedWith: str | None = Field(default=None, description=(
         "Confirmed with a passkey: the sentence naming it (or saying it was removed since)"))
+    grant: dict[str, str] | None = Field(default=None, description=(
+        "Ran under a standing grant, without a click: its id and name (docs/policy.md)"))
 
 
 class CardPage(BaseModel):

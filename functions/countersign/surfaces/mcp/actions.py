@@ -29,6 +29,11 @@ PASSKEY_NOTE = (" If the workspace's passkey policy covers the request, only the
                 "confirms it: not a click alone, not an answer in your client, not a code.")
 
 
+GRANT_NOTE = (" The person may give this connection a standing grant for it (bounding {}): a call within one runs "
+              "at once, and the reply's message names the grant and what is left of it; a call outside it waits as "
+              "usual, and standingGrants says why.")
+
+
 def _action_description(action: Action) -> str:
     gate = action.gate
     held = action.hold_rule or {
@@ -41,7 +46,8 @@ def _action_description(action: Action) -> str:
     }[gate.kind]
     guide_pointer = "" if gate.kind == "never" and not action.hold_rule else f" {SEE_GUIDE}"
     passkey = "" if gate.kind == "never" and not action.hold_rule else PASSKEY_NOTE
-    return f"{action.description} {held}{passkey}{guide_pointer}".strip()
+    granted = GRANT_NOTE.format(", ".join(b.argument for b in action.grantable)) if action.grantable else ""
+    return f"{action.description} {held}{passkey}{granted}{guide_pointer}".strip()
 
 
 def action_run(desk: CardDesk, name: str, *, codes: bool = True, keep_nulls: bool = False) -> Run:

@@ -78,6 +78,10 @@ Give them the link, then poll `get_confirmation_status` until it resolves.
   A card waits up to {_minutes(settings.card_ttl)} (`expiresAt`).
 - `completed`: it ran, exactly once. `result` says what changed; `next` suggests follow-up calls,
   and `personMustAct: true` marks one the person will have to confirm too.
+  With `answeredVia: "grant"` a standing grant the person gave this connection ran it without
+  asking them: `message` names the grant and says how many uses are left and when it expires.
+  A call a grant did not cover waits as usual, and `standingGrants` says why (over a bound, used
+  up, expired, revoked). No tool grants one: only the person can, on their confirm page.
 - `declined`: nothing ran. Either the person said no (`reason` may say why), or the card was refused
   because what it shows changed before the answer (`instructions` say so). A withdrawn card reads as
   declined too.
