@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from countersign.identity.passkeys.receipts import verify_receipt
 from tests.budget.ledger import seed_small
 
 pytestmark = pytest.mark.anyio
@@ -48,6 +49,12 @@ async def test_grant_run_list_and_revoke_over_http(tenant):
     page = tenant.page()
     shown = page.get(f"/api/cards/{ran['confirmationId']}").json()
     assert shown["grant"]["name"] == "Groceries top-up" and shown["state"] == "completed"
+    assert shown["askedBy"]["kind"] == "agent"  # the agent asked; the grant answered for the person
+    receipt = page.get(f"/api/cards/{ran['confirmationId']}/receipt").json()
+    confirmation = receipt["confirmation"]
+    assert (confirmation["method"], confirmation["actor"]) == ("grant", f"person:{tenant.person.id}")
+    assert receipt["audit"][-1]["detail"].startswith("under standing grant ‘Groceries top-up’ (sg_")
+    assert "under a standing grant the person gave this connection in advance" in verify_receipt(receipt).kind
     listed = page.get("/api/standing-grants").json()
     (g,) = listed["grants"]
     assert (g["name"], g["state"], g["usesLeft"], g["uses"], g["connectionName"], g["yours"]) == (

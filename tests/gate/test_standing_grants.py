@@ -118,7 +118,8 @@ def test_a_call_inside_the_grant_runs_at_once_through_the_gate_and_names_the_gra
                                                                 {"id": g.id, "name": "Groceries top-up"})
     trail = w.store.cards.audit_trail(w.workspace.id, card.id)
     assert [(e.event, e.actor, e.channel) for e in trail] == [
-        ("filed", f"person:{w.person.id}", "grant"), ("completed", f"person:{w.person.id}", "grant")]
+        ("filed", f"connection:{w.plain.connection.id}", "grant"), ("completed", f"person:{w.person.id}", "grant")]
+    assert card.filed_by == f"connection:{w.plain.connection.id}"  # the agent asked; the grant answered
     assert trail[-1].detail == f"under standing grant ‘Groceries top-up’ ({g.id})"
     uses = w.store.standing_grants.list_standing_grant_uses(w.workspace.id, g.id)
     assert [(u.card_id, u.amount) for u in uses] == [(card.id, 450_000)]

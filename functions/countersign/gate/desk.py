@@ -271,7 +271,10 @@ class CardDesk:
         new card's ``filed`` first, then ``event`` (by default the target's name) with ``detail``.
         ``moved``: the rest of the :class:`CardCommit` (writes, result, run, ...)."""
         entries = (("filed", None), (event or target.value, detail)) if new else ((event or target.value, detail),)
-        audit = tuple(AuditEntry(card_id=card.id, workspace_id=card.workspace_id, at=now, event=name, actor=by.actor,
+        # A new card is filed by whoever asked (its agent), even when another answers it at once (a
+        # person's standing grant); for an answer in the client the two are the same connection.
+        audit = tuple(AuditEntry(card_id=card.id, workspace_id=card.workspace_id, at=now, event=name,
+                                 actor=card.asker.actor if name == "filed" and new else by.actor,
                                  channel=by.channel, connection_id=card.connection_id or None, detail=text)
                       for name, text in entries)
         return self.commit(CardCommit(card, target, now, audit, channel=by.channel, new=new, **moved), by)
