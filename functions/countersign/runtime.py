@@ -25,6 +25,7 @@ from .gate.desk import CardDesk
 from .gate.offload import IN_THREADS, ONE_AT_A_TIME
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
 from .gate.registry import Registry
+from .gate.smoke import TOOLSET as SMOKE
 from .platform import secrets_manager
 from .settings import ConfigError, Settings
 from .store import Store
@@ -259,6 +260,7 @@ def build(
         # connections (``registry`` is assigned below, before any plan runs).
         picked.append(standing_grants.toolset(lambda tool: registry.agent_action(tool),
                                               store.connections.get_connection))
+        picked.append(SMOKE)  # found by name only, in no tool list
         # A toolset that needs the keys or settings (the gateway seals credentials) is bound here.
         return [ts.bind(state_keys, settings) if ts.bind else ts for ts in picked]
 

@@ -1,5 +1,5 @@
 """``countersign``: serve | keys | workspace | member (list, add, remove) | connection (create, list, revoke) |
-signin-link | backup | suppression | budget import | budget upgrade | upstream | verify-receipt.
+signin-link | backup | suppression | budget import | budget upgrade | upstream | verify-receipt | smoke.
 
 One module per command family; :mod:`.common` holds what they share. The commands import the
 server's modules when they run, not here, so that ``--help`` and the small commands start quickly."""
@@ -12,14 +12,27 @@ import sys
 
 from ..settings import ConfigError
 from ..store.errors import BadInput, Conflict, StoreUnusable
-from . import backup, budget, connections, keys, members, receipts, serve, signin, suppression, upstream, workspaces
+from . import (
+    backup,
+    budget,
+    connections,
+    keys,
+    members,
+    receipts,
+    serve,
+    signin,
+    smoke,
+    suppression,
+    upstream,
+    workspaces,
+)
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
     for family in (serve, keys, workspaces, members, connections, backup, signin, receipts, suppression, budget,
-                   upstream):
+                   upstream, smoke):
         family.add_parser(sub)
     return p
 

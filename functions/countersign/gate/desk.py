@@ -21,6 +21,7 @@ from ..core.canonical import arguments_digest, preview_digest
 from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
 from ..core.ids import new_id
+from ..core.smoke import SMOKE_TOOL, is_smoke_workspace
 from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..identity.principal import Principal
 from ..settings import Settings
@@ -30,7 +31,7 @@ from ..store.connections import Connection, ConnectionStore
 from ..store.docs import DocStore
 from ..store.limits import LimitStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
-from ..toolkit import ActionContext
+from ..toolkit import ActionContext, ActionError
 from .errors import DriftError
 from .offload import IN_THREADS, Offload
 from .passkey_policy import needs_passkey, policy_of
@@ -126,6 +127,9 @@ class CardDesk:
     ) -> Question:
         """The caller's question (an agent's): ``tool`` planned on ``arguments`` now, in the
         principal's workspace as it was read for this very request."""
+        if is_smoke_workspace(principal.workspace.id) and tool != SMOKE_TOOL:
+            raise ActionError(f"In the smoke workspace an agent may file {SMOKE_TOOL} only. Nothing was written.",
+                              field="tool")
         ctx = self._reading(principal.workspace, principal.person, principal.connection,
                                int(self.clock()))
         return Question.of(self.registry.agent_action(tool), arguments, ctx, answering=answering)

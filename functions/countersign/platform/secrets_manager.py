@@ -34,3 +34,23 @@ def load_previous_secret(arn: str) -> str | None:
     except (BotoCoreError, ClientError) as exc:  # only the current value is then accepted
         logging.getLogger("countersign").warning("could not read the previous value of %s: %s", arn, exc)
         return None
+
+
+def read_secret(arn: str) -> str:
+    """The current value of ``arn``, read now (no cache): the smoke test's credentials."""
+    # Inside the function: the aws extra is optional (the local server imports this module without it).
+    import boto3
+
+    from .botocore_config import SECRETS_CONFIG
+
+    return boto3.client("secretsmanager", config=SECRETS_CONFIG).get_secret_value(SecretId=arn)["SecretString"]
+
+
+def write_secret(arn: str, value: str) -> None:
+    """A new current value for ``arn`` (``countersign smoke setup --secret``)."""
+    # Inside the function: the aws extra is optional (the local server imports this module without it).
+    import boto3
+
+    from .botocore_config import SECRETS_CONFIG
+
+    boto3.client("secretsmanager", config=SECRETS_CONFIG).put_secret_value(SecretId=arn, SecretString=value)

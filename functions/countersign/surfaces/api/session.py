@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Request, Response
 
+from ...core.smoke import SMOKE_SESSION_ROUTES, is_smoke_workspace
 from ...core.times import iso
 from ...identity import sessions
 from ...identity.sessions import Signed
@@ -26,6 +27,7 @@ from .schemas import SessionView, errors
 
 COOKIE = "__Host-cs_session"
 CSRF_HEADER = "X-CSRF-Token"
+SMOKE_ONLY = "The smoke test's credential may only read and answer the smoke workspace's cards."
 COOKIE_ATTRIBUTES = "Path=/; Secure; HttpOnly; SameSite=Lax"
 
 router = APIRouter(tags=["session"])
@@ -56,10 +58,16 @@ def _unauthorized() -> ApiError:
 
 
 def current(request: Request) -> Signed | None:
-    """The session named by the cookie, if it is valid now."""
+    """The session named by the cookie, if it is valid now. A session of the smoke workspace
+    (:mod:`countersign.core.smoke`) may only read and answer cards: anything else is refused."""
     runtime = runtime_of(request)
-    return sessions.resolve_session(runtime.store, runtime.sessions, request.cookies.get(COOKIE), runtime.desk.now(),
-                                    _card_named(request))
+    signed = sessions.resolve_session(runtime.store, runtime.sessions, request.cookies.get(COOKIE),
+                                      runtime.desk.now(), _card_named(request))
+    if signed is not None and is_smoke_workspace(signed.workspace.id):
+        route = str(getattr(request.scope.get("route"), "path", ""))  # the template, with or without /api
+        if (request.method, route.removeprefix("/api")) not in SMOKE_SESSION_ROUTES:
+            raise ApiError(403, "smoke_only", SMOKE_ONLY)
+    return signed
 
 
 def _card_named(request: Request) -> str | None:
