@@ -24,6 +24,7 @@ TABLE_ARN = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/countersign-Table-X"
 SIGNING_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SigningKeySecret-AbCdEf"
 STATE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:StateKeysSecret-GhIjKl"
 ORIGIN_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:OriginVerifySecret-MnOpQr"
+SMOKE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SmokeSecret-StUvWx"
 SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
 CONFIGURATION_SET = "SesConfigurationSet-AbC123"
 ALARM_TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-AlarmTopic-X"
@@ -57,6 +58,11 @@ def stack(**parameters) -> Stack:
             "Dashboard": "countersign-countersign",
             "TopicKey": TOPIC_KEY,
             "LogBucket": "countersign-logbucket-x",
+            "SenderDomainIdentity": "example.com",
+            "SmokeFunction": "countersign-SmokeFunction-X",
+            "SmokeSecret": SMOKE_ARN,
+            "SmokeCanary": "countersign-smoke",
+            "SmokeLogGroup": "countersign-SmokeLogGroup-X",
         },
         attributes={
             "Table.Arn": TABLE_ARN,
@@ -74,6 +80,11 @@ def stack(**parameters) -> Stack:
             "LogBucket.Arn": "arn:aws:s3:::countersign-logbucket-x",
             "LogBucket.DomainName": "countersign-logbucket-x.s3.amazonaws.com",
             "EdgeWebAcl.Arn": EDGE_WEB_ACL,
+            **{f"SenderDomainIdentity.DkimDNSTokenName{i}": f"token{i}._domainkey.example.com" for i in (1, 2, 3)},
+            **{f"SenderDomainIdentity.DkimDNSTokenValue{i}": f"token{i}.dkim.amazonses.com" for i in (1, 2, 3)},
+            "SmokeFunction.Arn": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:countersign-SmokeFunction-X",
+            "SmokeCanaryRole.Arn": f"arn:aws:iam::{ACCOUNT}:role/countersign-SmokeCanaryRole-X",
+            "SmokeCanaryAlarm.Arn": f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:countersign-SmokeCanaryAlarm-X",
         },
     )
 

@@ -82,7 +82,7 @@ def test_which_web_acl_the_distribution_uses():
 
 
 def test_outside_us_east_1_a_deploy_without_a_web_acl_is_refused(template):
-    [rule] = template["Rules"].values()
+    rule = template["Rules"]["EdgeWebAclOutsideUsEast1"]
     assert rule["RuleCondition"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "AWS::Region"}, "us-east-1"]}]}
     [assertion] = rule["Assertions"]
     assert assertion["Assert"] == {"Fn::Not": [{"Fn::Equals": [{"Ref": "EdgeWebAclArn"}, ""]}]}

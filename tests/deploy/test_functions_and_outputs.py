@@ -26,7 +26,8 @@ from tests.support.aws import REPO_ROOT
 
 def test_the_functions_and_their_handlers(template):
     s = stack()
-    assert set(s.functions()) == set(FUNCTIONS)
+    # and the smoke canary's function (SmokeTest=true; tests/deploy/test_smoke_and_dns.py)
+    assert set(s.functions()) == set(FUNCTIONS) | {"SmokeFunction"}
     for name, handler in FUNCTIONS.items():
         assert s.function_property(name, "Handler") == handler
         assert s.function_property(name, "Runtime") == "python3.12"

@@ -71,6 +71,7 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
         "SesComplaintRateAlarm": {("AWS/SES", "Reputation.ComplaintRate")},
         "CardsLeftRunningAlarm": {("countersign", "card_recovered")},
         "NotificationsFailingAlarm": {("countersign", "email_failed"), ("countersign", "notification_not_delivered")},
+        "SmokeCanaryAlarm": {("CloudWatchSynthetics", "SuccessPercent")},
         "NotifierDLQAlarm": {("AWS/SQS", "ApproximateNumberOfMessagesVisible")},
         "DriftRefusalsAlarm": {("countersign", "card_refused_drift"), ("countersign", "card_confirmed")},
         "SigningKeyMissingAlarm": {("countersign", "signing_key_missing")},
@@ -87,8 +88,10 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
     for name, alarm in found.items():
         props = s.resolve(alarm["Properties"])
         assert props["AlarmActions"] == [ALARM_TOPIC] and props["OKActions"] == [ALARM_TOPIC], name
-        # Silence is healthy for every alarm but the heartbeat, where it is the failure.
-        assert props["TreatMissingData"] == ("breaching" if name == "SweeperHeartbeatAlarm" else "notBreaching"), name
+        # Silence is healthy for every alarm but the heartbeats (the sweeper's, the smoke canary's),
+        # where it is the failure.
+        heartbeat = name in ("SweeperHeartbeatAlarm", "SmokeCanaryAlarm")
+        assert props["TreatMissingData"] == ("breaching" if heartbeat else "notBreaching"), name
         assert f"docs/alarms.md#{name.lower()}" in props["AlarmDescription"], name
 
 
@@ -108,9 +111,18 @@ def test_a_stopped_sweeper_schedule_alarms(resources):
 
 
 def dashboard_widgets(resources) -> list[dict]:
-    """The dashboard's widgets, its ``${Name.Attr}`` references kept as text."""
-    body = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    """The dashboard's widgets, its ``${Name.Attr}`` references kept as text; a variable of the
+    Fn::Sub (an alarm that exists only under a condition) as its text when the condition holds."""
+    body, variables = resources["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    for name, value in variables.items():
+        condition, present, absent = value["Fn::If"]
+        assert absent == "" and condition in resources_conditions(resources), name
+        body = body.replace(f"${{{name}}}", present["Fn::Sub"])
     return json.loads(body)["widgets"]
+
+
+def resources_conditions(resources) -> set[str]:
+    return {r["Condition"] for r in resources.values() if "Condition" in r}
 
 
 def test_the_dashboard_shows_every_alarm(resources):
@@ -144,6 +156,8 @@ def test_each_alarm_reads_the_right_dimensions(resources):
                 assert metric in emitted_metric_names(), f"{name}: nothing emits {metric}"
             elif namespace == "AWS/SQS":
                 assert dims == {"QueueName": "countersign-NotifierDLQ-X"}
+            elif namespace == "CloudWatchSynthetics":
+                assert dims == {"CanaryName": "countersign-smoke"}, name
             else:
                 assert namespace == "AWS/SES" and dims == {}, name
         if name.startswith("Table"):  # every operation the store calls is summed
@@ -174,10 +188,14 @@ def test_the_alarm_topic_emails_the_address_given_only(resources, template):
 
 @pytest.mark.parametrize("function", sorted(FUNCTIONS))
 def test_each_function_has_reserved_concurrency(function):
-    assert str(stack().resolve(stack().functions()[function]["Properties"]["ReservedConcurrentExecutions"])) \
+    """Reserved when asked (infra/deploy asks when the account's quota allows it); by default none,
+    so a deploy on a new account with a small quota does not fail."""
+    reserving = stack(ReserveConcurrency="true")
+    assert str(reserving.resolve(stack().functions()[function]["Properties"]["ReservedConcurrentExecutions"])) \
         == CONCURRENCY[function]
-    assert stack(McpConcurrency="7").resolve(
+    assert stack(ReserveConcurrency="true", McpConcurrency="7").resolve(
         stack().functions()["McpFunction"]["Properties"]["ReservedConcurrentExecutions"]) == "7"
+    assert stack().resolve({"x": stack().functions()[function]["Properties"]["ReservedConcurrentExecutions"]}) == {}
     # An account too small to reserve any: the property disappears (Ref AWS::NoValue).
     from tests.deploy.cfn import NO_VALUE
 
