@@ -136,12 +136,12 @@ def test_one_command_checks_builds_deploys_uploads_and_prints_the_dns_records(de
     overrides = deploy_call[deploy_call.index("--parameter-overrides") + 1:]
     assert overrides == ["FromAddress=countersign@example.com", "SenderDomain=example.com",
                          "AlarmEmail=ops@example.com", "ReserveConcurrency=true"]
-    assert deploy_call[2:13] == ["--stack-name", "countersign", "--region", "eu-west-1", "--capabilities",
+    assert deploy_call[2:12] == ["--stack-name", "countersign", "--region", "eu-west-1", "--capabilities",
                                  "CAPABILITY_IAM", "--resolve-s3", "--no-fail-on-empty-changeset",
-                                 "--no-confirm-changeset", "--parameter-overrides", "FromAddress=countersign@example.com"]
+                                 "--no-confirm-changeset", "--parameter-overrides"]
     assert "reserved concurrency: 67 of the account's 1000 (leaves 933 unreserved)" in said
-    assert "countersign is deployed: https://d111111abcdef8.cloudfront.net (MCP endpoint: " \
-           "https://d111111abcdef8.cloudfront.net/mcp)" in said
+    assert ("countersign is deployed: https://d111111abcdef8.cloudfront.net (MCP endpoint: "
+            "https://d111111abcdef8.cloudfront.net/mcp)") in said
     assert ("DNS for SES: add these three records to the zone of example.com (SES verifies it within minutes to 72 "
             "hours):\n      aaa._domainkey.example.com  CNAME  aaa.dkim.amazonses.com\n"
             "      bbb._domainkey.example.com  CNAME  bbb.dkim.amazonses.com\n"

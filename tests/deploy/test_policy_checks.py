@@ -8,8 +8,10 @@ guidelines and severities, and where Linux allows it the scan runs without a net
 (``unshare -rn``). One scan of the translated template takes about 12 s on a 2-core machine.
 
 SAM's transform keeps every resource whatever the parameters (conditions are decided at deploy),
-so one scan covers the conditional ones too: the web ACL made in us-east-1, the topics' key, the
-backup plan and its vault lock.
+but checkov leaves out a resource whose condition is false with the parameters' defaults. So the
+scan runs with the optional parts that are off by default turned on (:data:`SCANNED_WITH`: the
+smoke canary, the Route 53 records) and covers the conditional ones too: the web ACL made in
+us-east-1, the topics' key, the backup plan and its vault lock, the canary and its function.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from tests.support.aws import REPO_ROOT, TEMPLATE_PATH, load_template
 
 CHECKOV_VENV = REPO_ROOT / ".venv-checkov"
 SAM_PYTHON = REPO_ROOT / ".venv-sam" / "bin" / "python"
+# Parameter defaults the scanned template is given, so that checkov sees every optional resource.
+SCANNED_WITH = {"SmokeTest": "true", "HostedZoneId": "Z0EXAMPLE", "DomainName": "confirm.example.com",
+                "CertificateArn": "arn:aws:acm:us-east-1:123456789012:certificate/abc"}
 # Findings worth acting on that the template fixes, so checkov must pass them (issue 45's review).
 MUST_PASS = {
     ("CKV_AWS_68", "AWS::CloudFront::Distribution.Distribution"): "AWS WAF on the CloudFront distribution",
@@ -62,7 +67,10 @@ def scan(tmp_path_factory) -> dict:
     done = subprocess.run([str(SAM_PYTHON), str(translate), str(TEMPLATE_PATH)],
                           capture_output=True, text=True, timeout=120, env=tool_env())
     assert done.returncode == 0, done.stderr[-3000:]
-    translated.write_text(done.stdout)
+    template = json.loads(done.stdout)
+    for name, value in SCANNED_WITH.items():
+        template["Parameters"][name]["Default"] = value
+    translated.write_text(json.dumps(template))
     env = dict(tool_env(), BC_SKIP_MAPPING="TRUE", CHECKOV_RUN_SCA_PACKAGE_SCAN_V2="false", LOG_LEVEL="ERROR")
     args = [str(_checkov()), "--file", str(translated), "--framework", "cloudformation", "--skip-download",
             "--compact", "--output", "json"]

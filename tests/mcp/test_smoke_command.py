@@ -79,7 +79,8 @@ def test_a_failed_step_is_named_and_its_card_withdrawn_by_the_next_run(live, smo
     status, said = run(capsys, "--url", origin, "--credentials", str(broken))
 
     assert status == 1
-    assert said.startswith("smoke FAILED at read: GET /api/cards/c") and "answered 401 (signed_out), expected 200" in said
+    assert said.startswith("smoke FAILED at read: GET /api/cards/c")
+    assert "answered 401 (signed_out), expected 200" in said
     assert "may still wait (the next run withdraws it)" in said and said.count("\n") == 1
     (waiting,) = smoke_cards(runtime, CardState.PENDING)
 
