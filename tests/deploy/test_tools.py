@@ -86,6 +86,8 @@ def test_sam_build():
         *((function, f"countersign/handlers/{kind}.py", ["pydantic", "nacl", "boto3", "aws_lambda_powertools"],
            ["mcp", "mcp_types", "uvicorn", "sse_starlette", "fastapi", "starlette", "mangum"])
           for function, kind in (("NotifierFunction", "notifier"), ("SweeperFunction", "sweeper"))),
+        # the smoke canary's function: the mcp bundle, for its MCP client (httpx2) and anyio
+        ("SmokeFunction", "countersign/handlers/smoke.py", ["mcp", "httpx2", "anyio", "boto3"], []),
     ):
         root = build_dir / function
         assert (root / handler).is_file(), f"{function}: {handler} missing from the bundle"
