@@ -19,6 +19,7 @@ interface, records and checks are one module of this package:
 * :mod:`.passkeys` — persons' passkeys and WebAuthn challenges.
 * :mod:`.standing_grants` — bounded permissions a person gave a connection to run a tool without
   asking each time (not OAuth grants), and each use of them.
+* :mod:`.webhooks` — webhook endpoints, the card events owed to them, and their deliveries.
 * :mod:`.callers` — a caller's credential with its member, in one read once their ids are known.
 
 Where one role's write must be atomic with another's (a filing writes its notification), it is
@@ -42,6 +43,7 @@ from .sessions import SessionStore
 from .signing_keys import SigningKeyStore
 from .standing_grants import StandingGrantStore
 from .suppressions import SuppressionStore
+from .webhooks import WebhookStore
 from .workspaces import WorkspaceStore
 
 __all__ = ["Store"]
@@ -67,6 +69,7 @@ class Store:
     suppressions: SuppressionStore
     passkeys: PasskeyStore
     standing_grants: StandingGrantStore
+    webhooks: WebhookStore
     callers: CallerReads = None  # type: ignore[assignment]  # filled in by __post_init__
 
     def __post_init__(self) -> None:

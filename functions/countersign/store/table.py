@@ -36,11 +36,17 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     connection last use  WS#<ws>                                   USED#<connection id>
     standing grant       WS#<ws>                                   SGRANT#<grant id>   (no TTL)
     standing grant use   WS#<ws>                                   SGRANTUSE#<grant id>#<at:012d>#<card id>
+    webhook endpoint     WS#<ws>                                   WEBHOOK#<endpoint id>
+    webhook endpoints    WS#<ws>                                   WEBHOOKS      (how many: n)
+    webhook event        WHEVENT#<card id>.<event>                 WHEVENT       (TTL)
+    webhook delivery     WHOOK#<endpoint id>                       LOG#<created_at:012d>#<delivery id>  (TTL)
 
-Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:
+Only cards, notifications and webhook events and deliveries carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /
 ``<lease end:012d>#<id>``; once decided: ``DONE#<ws>#<person>`` / ``<updated_at:012d>#<id>``. A
-notification until delivered: ``OUTBOX`` / ``<next try:012d>#<card id>``.
+notification until delivered: ``OUTBOX`` / ``<next try:012d>#<card id>``; a webhook event until
+fanned out: ``WHEVENT`` / ``<due:012d>#<event id>``; a webhook delivery until finished:
+``WHDELIVERY`` / ``<next try:012d>#<delivery id>`` (the index projects neither: each is read whole).
 A card's answer deadline is ``card_expires_at``; its ``expires_at`` (the TTL) is the purge time,
 deadline + retention, so decided cards and their audit trail outlive the deadline.
 

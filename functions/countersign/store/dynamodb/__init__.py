@@ -21,6 +21,7 @@ from .sessions import DynamoSessions
 from .signing_keys import DynamoSigningKeys
 from .standing_grants import DynamoStandingGrants
 from .suppressions import DynamoSuppressions
+from .webhooks import DynamoWebhooks
 from .workspaces import DynamoWorkspaces
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
@@ -55,6 +56,7 @@ class DynamoDBStore(Store):
             sessions=DynamoSessions(table), limits=DynamoLimits(table), authorizations=DynamoAuthorizations(table),
             grants=DynamoGrants(table), suppressions=DynamoSuppressions(table), passkeys=DynamoPasskeys(table),
             standing_grants=DynamoStandingGrants(table),
+            webhooks=DynamoWebhooks(table),
             callers=DynamoCallerReads(table),
         )
 

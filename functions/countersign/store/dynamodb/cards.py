@@ -39,11 +39,13 @@ from ..docs import check_doc_writes
 from ..errors import BadInput, Conflict, GrantUnavailable, NotFound, Replayed, StoreError, Taken
 from ..outbox import Notification
 from ..table import GSI1
+from ..webhooks import card_events
 from . import codec
 from .client import Cancelled, Table
 from .docs import conflict_of, write_ops
 from .signing_keys import key_note_item
 from .standing_grants import use_items
+from .webhooks import event_puts, has_endpoints
 
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 AUDIT_SLACK = 30 * 24 * 3600  # an appended entry outlives its card's purge by at most this
@@ -72,6 +74,9 @@ class DynamoCards(CardStore):
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
         if signing_key is not None:
             ops.append({"Put": {"Item": key_note_item(*signing_key)}})
+        if has_endpoints(self.table, card.workspace_id):  # the webhook events it owes, with it
+            ops += event_puts(card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
+                                          card.expires_at))
         try:
             self.table.transact(ops)
         except Cancelled as cancelled:
@@ -245,6 +250,9 @@ class DynamoCards(CardStore):
                                   "ConditionExpression": "attribute_not_exists(pk)"}})
         first_write = len(items)
         items.extend(write_ops(card.workspace_id, writes))
+        moved = card_events(card.workspace_id, card.id, source, target, now, card.expires_at)
+        if moved and has_endpoints(self.table, card.workspace_id):  # the webhook events it owes, with it
+            items.extend(event_puts(moved))
         try:
             self.table.transact(items, token=txn_id)
         except Cancelled as cancelled:

@@ -17,6 +17,7 @@ from .sessions import SQLiteSessions
 from .signing_keys import SQLiteSigningKeys
 from .standing_grants import SQLiteStandingGrants
 from .suppressions import SQLiteSuppressions
+from .webhooks import SQLiteWebhooks
 from .workspaces import SQLiteWorkspaces
 
 __all__ = ["SQLiteStore"]
@@ -31,7 +32,7 @@ class SQLiteStore(Store):
             docs=SQLiteDocs(db), cards=cards, signing_keys=SQLiteSigningKeys(db), outbox=SQLiteOutbox(db),
             workspaces=workspaces, connections=connections, sessions=sessions, limits=SQLiteLimits(db),
             authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
-            passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db),
+            passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db), webhooks=SQLiteWebhooks(db),
             callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
                                       grants=grants, cards=cards),
         )

@@ -27,12 +27,14 @@ from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, listed,
 from ..docs import check_doc_writes
 from ..errors import BadInput, NotFound, Replayed, Taken
 from ..outbox import Notification
+from ..webhooks import card_events
 from . import schema
 from .database import Database, unique
 from .docs import apply_writes
 from .outbox import insert_notification
 from .signing_keys import note_key
 from .standing_grants import consume_use
+from .webhooks import has_endpoints, insert_events
 
 # History is ordered by when a card stopped being pending: a card that lapsed without a
 # transition has no updated_at for that moment, so its expiry stands in.
@@ -59,6 +61,9 @@ class SQLiteCards(CardStore):
             if notify:
                 insert_notification(db, Notification(card.id, card.workspace_id, card.person_id, card.created_at,
                                                      due_at=card.created_at))
+            if has_endpoints(db, card.workspace_id):
+                insert_events(db, card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
+                                              card.expires_at))
         return card
 
     def _stored_card(self, workspace_id: str, card_id: str, db: sqlite3.Connection | None = None) -> Card:
@@ -181,6 +186,8 @@ class SQLiteCards(CardStore):
                     "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?",
                     (live_until, card.request_key, card.id),
                 )
+            if has_endpoints(db, card.workspace_id):
+                insert_events(db, card_events(card.workspace_id, card.id, source, target, now, card.expires_at))
             crash_point("mid_commit")
         return written
 

@@ -1,0 +1,249 @@
+"""Webhooks in the store (both stores): endpoints and their limit, the events a card's moves owe
+(written in the card's own transaction, only where an endpoint exists), the fan-out that gives
+each (event, endpoint) exactly one delivery, the delivery lease, and the log."""
+
+from __future__ import annotations
+
+import pytest
+
+from countersign.core.card_states import CardState
+from countersign.core.ids import new_id
+from countersign.store.cards import CardCommit
+from countersign.store.errors import BadInput, NotFound
+from countersign.store.webhooks import (
+    DELIVERED,
+    DROPPED,
+    EVENTS,
+    GAVE_UP,
+    LOG_SIZE,
+    MAX_ENDPOINTS,
+    PENDING,
+    SENDING,
+    WebhookDelivery,
+    WebhookEndpoint,
+    delivery_id,
+)
+from tests.store._factories import DAY, World, card, filed
+
+HOUR = 3600
+
+
+def endpoint(w: World, url: str = "https://hooks.example.com/countersign", events=EVENTS,
+             created_at: int = 10) -> WebhookEndpoint:
+    return WebhookEndpoint(id=new_id("wh_"), workspace_id=w.ws.id, url=url, events=tuple(events),
+                           secret_sealed="s1.sealed", created_at=created_at, created_by=w.person.id)
+
+
+def due_events(store, now: int) -> list[tuple[str, str, str]]:
+    return sorted((e.card_id, e.event, e.state) for e in store.webhooks.due_events(now))
+
+
+def deliveries_for(store, w: World, ep: WebhookEndpoint, event, now: int) -> list[WebhookDelivery]:
+    return [WebhookDelivery(id=delivery_id(event.id, ep.id), endpoint_id=ep.id, workspace_id=w.ws.id,
+                            event_id=event.id, event=event.event, card_id=event.card_id, created_at=event.at,
+                            payload='{"type": "%s"}' % event.event, due_at=now)]
+
+
+def test_endpoints_are_added_listed_and_removed_per_workspace(store):
+    w, other = World(store), World(store, "Other")
+    first, second = endpoint(w, created_at=10), endpoint(w, "https://b.example.com/x", events=["card.filed"],
+                                                         created_at=20)
+    store.webhooks.add_endpoint(first)
+    store.webhooks.add_endpoint(second)
+    assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [first.id, second.id]
+    assert store.webhooks.get_endpoint(w.ws.id, second.id) == second
+    assert store.webhooks.list_endpoints(other.ws.id) == []
+    with pytest.raises(NotFound):
+        store.webhooks.get_endpoint(other.ws.id, first.id)
+    with pytest.raises(NotFound):
+        store.webhooks.remove_endpoint(other.ws.id, first.id)
+    store.webhooks.remove_endpoint(w.ws.id, first.id)
+    assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [second.id]
+
+
+def test_a_workspace_has_at_most_its_limit_of_endpoints(store):
+    w = World(store)
+    for i in range(MAX_ENDPOINTS):
+        store.webhooks.add_endpoint(endpoint(w, f"https://h{i}.example.com/", created_at=i))
+    one_more = endpoint(w, "https://more.example.com/")
+    with pytest.raises(BadInput) as refused:
+        store.webhooks.add_endpoint(one_more)
+    assert refused.value.message == (f"url: this workspace has {MAX_ENDPOINTS} webhook endpoints already, the most it "
+                                     "may have; remove one first.")
+    assert len(store.webhooks.list_endpoints(w.ws.id)) == MAX_ENDPOINTS
+    store.webhooks.remove_endpoint(w.ws.id, store.webhooks.list_endpoints(w.ws.id)[0].id)
+    store.webhooks.add_endpoint(one_more)  # room again
+    assert len(store.webhooks.list_endpoints(w.ws.id)) == MAX_ENDPOINTS
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"url": "ftp://hooks.example.com/"}, "url"),
+    ({"url": "https://" + "a" * 2050 + ".example.com/"}, "url"),
+    ({"events": ("card.filed", "card.exploded")}, "events"),
+    ({"events": ()}, "events"),
+    ({"secret_sealed": ""}, "secret"),
+])
+def test_bad_endpoints_are_refused_and_nothing_is_written(store, change, field):
+    from dataclasses import replace
+
+    w = World(store)
+    with pytest.raises(BadInput) as refused:
+        store.webhooks.add_endpoint(replace(endpoint(w), **change))
+    assert refused.value.field == field
+    assert store.webhooks.list_endpoints(w.ws.id) == []
+
+
+def test_cards_owe_no_events_where_there_is_no_endpoint(store):
+    w = World(store)
+    c = w.file(created_at=1000)
+    w.move(c, CardState.DECLINED, now=1100)
+    assert store.webhooks.due_events(now=1000 + 2 * DAY) == []
+
+
+def test_each_move_of_a_card_writes_its_events_in_the_same_transaction(store):
+    w = World(store)
+    store.webhooks.add_endpoint(endpoint(w))
+    done = w.file(created_at=1000)
+    declined = w.file(created_at=1000)
+    withdrawn = w.file(created_at=1000)
+    lapsed = w.file(created_at=1000, ttl=HOUR)
+    assert due_events(store, 1000) == sorted((c.id, "card.filed", "pending") for c in (done, declined, withdrawn,
+                                                                                        lapsed))
+    running = w.move(done, CardState.RUNNING, now=1100)
+    w.move(declined, CardState.DECLINED, now=1100)
+    w.move(withdrawn, CardState.WITHDRAWN, now=1100)
+    store.cards.commit_card(CardCommit(card=running, target=CardState.COMPLETED, now=1200, audit=()))
+    at_1200 = [x for x in due_events(store, 1200) if x[1] != "card.filed"]
+    assert at_1200 == sorted([
+        (done.id, "card.answered", "running"), (done.id, "card.completed", "completed"),
+        (declined.id, "card.answered", "declined"), (withdrawn.id, "card.lapsed", "withdrawn"),
+    ])
+    # each card's deadline owes a lapse, due then: the withdrawn card's was replaced by its withdrawal
+    later = {(x[0], x[1]) for x in due_events(store, 1000 + DAY)} - {(x[0], x[1]) for x in due_events(store, 1200)}
+    assert later == {(done.id, "card.lapsed"), (declined.id, "card.lapsed"), (lapsed.id, "card.lapsed")}
+    assert (lapsed.id, "card.lapsed", "expired") in due_events(store, 1000 + HOUR)
+    assert (done.id, "card.lapsed", "expired") not in due_events(store, 1000 + HOUR)
+
+
+def test_a_failed_commit_writes_no_event(store):
+    w = World(store)
+    store.webhooks.add_endpoint(endpoint(w))
+    c = w.file(created_at=1000)
+    w.move(c, CardState.DECLINED, now=1100)
+    with pytest.raises(Exception):  # already declined: refused, nothing written
+        w.move(c, CardState.WITHDRAWN, now=1200)
+    assert [x for x in due_events(store, 1200) if x[0] == c.id and x[1] == "card.lapsed"] == []
+
+
+def test_fan_out_gives_each_event_and_endpoint_one_delivery_once(store):
+    w = World(store)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    c = w.file(created_at=1000)
+    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    deliveries = deliveries_for(store, w, ep, event, 1001)
+    assert store.webhooks.fan_out(event, deliveries) is True
+    assert store.webhooks.fan_out(event, deliveries) is False  # another deliverer got there first
+    assert store.webhooks.get_event(event.id).done is True
+    assert [e for e in store.webhooks.due_events(1000) if e.id == event.id] == []
+    (due,) = store.webhooks.due_deliveries(1001)
+    assert (due.id, due.state, due.card_id, due.event) == (delivery_id(event.id, ep.id), PENDING, c.id, "card.filed")
+
+
+def test_a_delivery_is_leased_retried_and_finished(store):
+    w = World(store)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    w.file(created_at=1000)
+    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (d,) = deliveries_for(store, w, ep, event, 1001)
+    store.webhooks.fan_out(event, [d])
+    leased = store.webhooks.lease_delivery(d, now=1001, lease_seconds=60)
+    assert (leased.state, leased.lease_until) == (SENDING, 1061)
+    assert store.webhooks.lease_delivery(d, now=1002, lease_seconds=60) is None  # another deliverer
+    assert store.webhooks.due_deliveries(1060) == []
+    store.webhooks.retry_delivery(d, now=1003, due_at=1100, status_code=503, error="HTTP 503")
+    again = store.webhooks.get_delivery(d)
+    assert (again.state, again.attempts, again.due_at, again.status_code, again.error, again.last_attempt_at) == (
+        PENDING, 1, 1100, 503, "HTTP 503", 1003)
+    assert store.webhooks.due_deliveries(1099) == [] and store.webhooks.lease_delivery(d, 1099, 60) is None
+    assert [x.id for x in store.webhooks.due_deliveries(1100)] == [d.id]
+    store.webhooks.lease_delivery(d, now=1100, lease_seconds=60)
+    store.webhooks.finish_delivery(d, now=1101, state=DELIVERED, status_code=204)
+    done = store.webhooks.get_delivery(d)
+    assert (done.state, done.attempts, done.status_code, done.error, done.last_attempt_at) == (
+        DELIVERED, 2, 204, None, 1101)
+    assert store.webhooks.lease_delivery(d, 9999, 60) is None and store.webhooks.due_deliveries(9999) == []
+
+
+def test_a_lapsed_lease_is_due_again(store):
+    w = World(store)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    w.file(created_at=1000)
+    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (d,) = deliveries_for(store, w, ep, event, 1001)
+    store.webhooks.fan_out(event, [d])
+    store.webhooks.lease_delivery(d, now=1001, lease_seconds=60)  # that deliverer dies
+    assert [x.id for x in store.webhooks.due_deliveries(1061)] == [d.id]
+    assert store.webhooks.lease_delivery(d, now=1061, lease_seconds=60).lease_until == 1121
+
+
+def test_the_log_lists_an_endpoints_latest_deliveries_newest_first(store):
+    w, other = World(store), World(store, "Other")
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    for at in (1000, 1001, 1002):
+        c = card(w.ws, w.person, w.conn, created_at=at)
+        store.cards.file_card(c, filed(c))
+    events = sorted((e for e in store.webhooks.due_events(1002) if e.event == "card.filed"), key=lambda e: e.at)
+    for e in events:
+        (d,) = deliveries_for(store, w, ep, e, e.at)
+        store.webhooks.fan_out(e, [d])
+        store.webhooks.lease_delivery(d, e.at, 60)
+        store.webhooks.finish_delivery(d, e.at + 1, GAVE_UP if e.at == 1001 else DELIVERED, status_code=200)
+    log = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert [(x.created_at, x.state) for x in log] == [(1002, DELIVERED), (1001, GAVE_UP), (1000, DELIVERED)]
+    assert [x.created_at for x in store.webhooks.list_deliveries(w.ws.id, ep.id, limit=2)] == [1002, 1001]
+    with pytest.raises(NotFound):
+        store.webhooks.list_deliveries(other.ws.id, ep.id)
+    assert LOG_SIZE >= 50
+
+
+def test_finishing_refuses_an_unknown_state(store):
+    w = World(store)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    w.file(created_at=1000)
+    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (d,) = deliveries_for(store, w, ep, event, 1001)
+    store.webhooks.fan_out(event, [d])
+    store.webhooks.lease_delivery(d, 1001, 60)
+    with pytest.raises(BadInput):
+        store.webhooks.finish_delivery(d, 1002, "exploded")
+    store.webhooks.finish_delivery(d, 1002, DROPPED, error="endpoint removed", attempted=False)
+    gone = store.webhooks.get_delivery(d)
+    assert (gone.state, gone.attempts, gone.error) == (DROPPED, 0, "endpoint removed")
+
+
+def test_an_endpoint_failing_for_a_day_is_turned_off_once(store):
+    w = World(store)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    record = store.webhooks.record_attempt
+    after, off = record(w.ws.id, ep.id, 1000, False, disable_after=DAY, min_failures=3)
+    assert (after.failing_since, after.failures, after.enabled, off) == (1000, 1, True, False)
+    after, off = record(w.ws.id, ep.id, 2000, True, disable_after=DAY, min_failures=3)
+    assert (after.failing_since, after.failures, after.last_success_at, off) == (None, 0, 2000, False)
+    for t in (3000, 3000 + DAY // 2):
+        record(w.ws.id, ep.id, t, False, disable_after=DAY, min_failures=3)
+    after, off = record(w.ws.id, ep.id, 3000 + DAY, False, disable_after=DAY, min_failures=3)
+    assert (after.enabled, after.failures, after.disabled_at, off) == (False, 3, 3000 + DAY, True)
+    assert after.disabled_reason == "every attempt failed since 1970-01-01T00:50:00Z (3 in a row)"
+    after, off = record(w.ws.id, ep.id, 3001 + DAY, False, disable_after=DAY, min_failures=3)
+    assert (after.enabled, off) == (False, False)  # told once
+    on = store.webhooks.enable_endpoint(w.ws.id, ep.id)
+    assert (on.enabled, on.failures, on.failing_since, on.disabled_at, on.disabled_reason) == (True, 0, None, None,
+                                                                                              None)
+    store.webhooks.remove_endpoint(w.ws.id, ep.id)
+    assert record(w.ws.id, ep.id, 9999, False, disable_after=DAY, min_failures=3) is None
