@@ -53,20 +53,24 @@ class Runtime:
     origin_previous: str | None = None
     # Whose each confirm-page session this process has seen is (:mod:`countersign.store.callers`).
     sessions: Owners = field(default_factory=Owners)
+    # Sends the webhooks card events owe (:mod:`countersign.notify.webhooks`): by the sweep, the local
+    # server's webhook loop and, on AWS, the notifier function.
+    webhooks: Any = None
 
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
-        function): settle cards a dead process left running, deliver notifications still owed."""
+        function): settle cards a dead process left running, deliver notifications and webhooks still owed."""
         from .gate.recovery import sweep as settle_running
 
         settled = settle_running(self.desk, self.desk.now(), limit)
         delivered = self.notifier.sweep(limit) if self.notifier is not None else 0
+        webhooks = self.webhooks.sweep(limit) if self.webhooks is not None else 0
         try:
             check_keys_in_use(self.settings, self.keyring, self.store.signing_keys.signing_keys_in_use(self.desk.now()))
         except ConfigError as problem:
             log.error("%s", problem)
             self.desk.event("signing_key_missing")
-        return {"settled": settled, "delivered": delivered}
+        return {"settled": settled, "delivered": delivered, "webhooks": webhooks}
 
 
 SIGNING_FILE = "signing.key"
@@ -268,14 +272,16 @@ def build(
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
                     offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
     from . import notify
+    from .notify.webhooks import WebhookDeliverer
 
     # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
     notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings,
                                     needs_passkey=desk.card_needs_passkey)
     if on_filed is None and deliver_inline:
         desk.on_filed = notifier
+    webhooks = WebhookDeliverer(store, state_keys, lambda: desk.settings, notifier.sender, clock=lambda: desk.clock())
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
-                   origin_previous=origin_previous)
+                   origin_previous=origin_previous, webhooks=webhooks)
 
 
 def keyless_desk(settings: Settings) -> CardDesk:

@@ -103,15 +103,24 @@ def test_the_notifier_reads_only_new_notifications_from_the_stream(resources):
     assert source["DestinationConfig"] == {
         "OnFailure": {"Destination": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X"}
     }
-    assert filter_patterns() == [{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": ["OUTBOX"]}}}}]
+    assert filter_patterns() == [
+        {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"sk": {"S": ["OUTBOX"]}}}},
+        {"eventName": ["INSERT", "MODIFY"], "dynamodb": {"NewImage": {"sk": {"S": ["WHEVENT"]},
+                                                                       "done": {"BOOL": [False]}}}},
+    ]
 
-    def record(event, pk, sk):
+    def record(event, pk, sk, **more):
         return {"eventName": event, "dynamodb": {"Keys": {"pk": {"S": pk}, "sk": {"S": sk}},
-                                                 "NewImage": {"pk": {"S": pk}, "sk": {"S": sk}}}}
+                                                 "NewImage": {"pk": {"S": pk}, "sk": {"S": sk}, **more}}}
 
     assert passes_filter(record("INSERT", "OUTBOX#c_1", "OUTBOX"))
+    # a webhook event not yet fanned out, new or written over a deadline's lapse (a withdrawal's)
+    assert passes_filter(record("INSERT", "WHEVENT#c_1.filed", "WHEVENT", done={"BOOL": False}))
+    assert passes_filter(record("MODIFY", "WHEVENT#c_1.lapsed", "WHEVENT", done={"BOOL": False}))
     for other in (record("MODIFY", "OUTBOX#c_1", "OUTBOX"), record("INSERT", "CARD#c_1", "CARD"),
-                  record("INSERT", "RATE#p_1", "EMAIL"), record("REMOVE", "OUTBOX#c_1", "OUTBOX")):
+                  record("INSERT", "RATE#p_1", "EMAIL"), record("REMOVE", "OUTBOX#c_1", "OUTBOX"),
+                  record("MODIFY", "WHEVENT#c_1.filed", "WHEVENT", done={"BOOL": True}),
+                  record("INSERT", "WHOOK#wh_1", "LOG#000000001000#msg_1", done={"BOOL": False})):
         assert not passes_filter(other), other
     # The key the filter names is the key the store writes.
     from countersign.store.dynamodb import codec

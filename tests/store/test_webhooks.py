@@ -4,9 +4,11 @@ each (event, endpoint) exactly one delivery, the delivery lease, and the log."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from countersign.core.card_states import CardState
+from countersign.core.card_states import CardState, Refusal
 from countersign.core.ids import new_id
 from countersign.store.cards import CardCommit
 from countersign.store.errors import BadInput, NotFound
@@ -41,7 +43,7 @@ def due_events(store, now: int) -> list[tuple[str, str, str]]:
 def deliveries_for(store, w: World, ep: WebhookEndpoint, event, now: int) -> list[WebhookDelivery]:
     return [WebhookDelivery(id=delivery_id(event.id, ep.id), endpoint_id=ep.id, workspace_id=w.ws.id,
                             event_id=event.id, event=event.event, card_id=event.card_id, created_at=event.at,
-                            payload='{"type": "%s"}' % event.event, due_at=now)]
+                            payload=json.dumps({"type": event.event}), due_at=now)]
 
 
 def test_endpoints_are_added_listed_and_removed_per_workspace(store):
@@ -130,7 +132,7 @@ def test_a_failed_commit_writes_no_event(store):
     store.webhooks.add_endpoint(endpoint(w))
     c = w.file(created_at=1000)
     w.move(c, CardState.DECLINED, now=1100)
-    with pytest.raises(Exception):  # already declined: refused, nothing written
+    with pytest.raises(Refusal):  # already declined: refused, nothing written
         w.move(c, CardState.WITHDRAWN, now=1200)
     assert [x for x in due_events(store, 1200) if x[0] == c.id and x[1] == "card.lapsed"] == []
 

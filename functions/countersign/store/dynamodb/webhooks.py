@@ -69,7 +69,7 @@ def delivery_key(d: WebhookDelivery) -> codec.Item:
 
 
 def _endpoint_from(v: dict[str, Any]) -> WebhookEndpoint:
-    values = {k: v.get(k) for k in ENDPOINT_FIELDS}
+    values: dict[str, Any] = {k: v.get(k) for k in ENDPOINT_FIELDS}
     values["events"] = tuple(v.get("events") or ())
     values["enabled"] = bool(v.get("enabled"))
     values["failures"] = int(v.get("failures") or 0)
@@ -81,7 +81,7 @@ def _event_from(v: dict[str, Any]) -> WebhookEvent:
 
 
 def _delivery_from(v: dict[str, Any]) -> WebhookDelivery:
-    values = {k: v.get(k) for k in DELIVERY_FIELDS}
+    values: dict[str, Any] = {k: v.get(k) for k in DELIVERY_FIELDS}
     for name in ("attempts", "due_at", "lease_until"):
         values[name] = int(values[name] or 0)
     return WebhookDelivery(**values)
@@ -189,7 +189,7 @@ class DynamoWebhooks(WebhookStore):
             since = before.failing_since if before.failing_since is not None else now
             failures = before.failures + 1
             turn_off = before.enabled and now - since >= disable_after and failures >= min_failures
-            sets = {":since": since, ":failures": failures, ":was": before.failures}
+            sets: dict[str, Any] = {":since": since, ":failures": failures, ":was": before.failures}
             expression = "SET failing_since = :since, failures = :failures"
             if turn_off:
                 expression += ", enabled = :off, disabled_at = :now, disabled_reason = :why"

@@ -1,5 +1,6 @@
 """The table's stream as a surface: each new ``OUTBOX`` item (a filed card's notification) is
-delivered by the card notifier at once.
+delivered by the card notifier at once, and each ``WHEVENT`` item not yet fanned out (a card event
+a workspace's webhooks are owed) by the webhook deliverer.
 
 On AWS, filing a card writes its notification in the same transaction (the transactional
 outbox); the table's stream carries the new item to the ``notifier`` function
@@ -18,6 +19,11 @@ Per record (Powertools ``BatchProcessor``, partial batch responses):
   ``batchItemFailures`` and Lambda retries it; after the retries the on-failure destination
   (``NotifierDLQ``) gets the batch's metadata — a message there means deliveries could not even
   be recorded, not merely that a send failed.
+
+A ``WHEVENT`` record: :meth:`WebhookDeliverer.deliver_event` fans it out and tries each delivery once;
+a failed attempt is put back with its backoff, which the sweeper then owns (a success). Still not
+fanned out although due (the store could not be reached) → the record fails. Not due yet (a
+``card.lapsed`` waiting for its card's deadline) → a success: the sweeper fans it out then.
 
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
 (:mod:`countersign.surfaces.background.sweeper`) delivers once it is due. A duplicate stream record finds
@@ -65,6 +71,21 @@ def outbox_card_id(record: Any) -> str | None:
     return notification.card_id
 
 
+def webhook_event_id(record: Any) -> str | None:
+    """The webhook event ``record`` (a Powertools ``DynamoDBRecord``) wrote and is not fanned out
+    yet, or None when it is anything else."""
+    from ...store.dynamodb import codec  # the notifier function's (see outbox_card_id)
+    from ...store.dynamodb.webhooks import event_from_image
+
+    if record.dynamodb is None:
+        return None
+    raw = record.dynamodb.raw_event.get("NewImage") or {}
+    if "pk" not in raw or "sk" not in raw:
+        return None
+    event = event_from_image(codec.plain(raw))
+    return None if event is None or event.done else event.id
+
+
 def stream_handler(
     runtime: Any, metric: Callable[[str], None] | None = None
 ) -> Callable[[dict, Any], PartialItemFailureResponse]:
@@ -80,10 +101,22 @@ def stream_handler(
     processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
     notifier, store = runtime.notifier, runtime.store
 
+    def webhook_handler(event_id: str) -> str:
+        runtime.webhooks.deliver_event(event_id)
+        after = store.webhooks.get_event(event_id)
+        if after is None or after.done:
+            return "fanned_out"
+        if after.due_at > int(runtime.webhooks.clock()):
+            return "scheduled"  # a card's deadline: the sweeper fans it out then
+        if metric is not None:
+            metric(NOT_DELIVERED)
+        raise NotDelivered(f"the webhook event {event_id} is still owed")
+
     def record_handler(record: Any) -> str:
         card_id = outbox_card_id(record)
         if card_id is None:
-            return "ignored"
+            event_id = webhook_event_id(record)
+            return "ignored" if event_id is None else webhook_handler(event_id)
         outcome = notifier.deliver(card_id)
         after = store.outbox.get_notification(card_id)
         if after is None:  # removed (by TTL, long after its card): nothing is owed

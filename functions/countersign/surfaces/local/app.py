@@ -12,7 +12,9 @@ confirm page on one origin, and its upkeep (:func:`build_local`: the composition
 
 The lifespan runs the MCP session manager and the upkeep (:meth:`Runtime.sweep`: settle cards a dead
 process left running, deliver the emails still owed) at start-up and then every
-``COUNTERSIGN_SWEEP_INTERVAL`` seconds, and records the public URL in the data folder for the CLI.
+``COUNTERSIGN_SWEEP_INTERVAL`` seconds, sends the webhooks card events owe every
+:data:`WEBHOOK_INTERVAL` seconds (:mod:`countersign.notify.webhooks`: outside the gate's path), and
+records the public URL in the data folder for the CLI.
 
 Forwarding headers (``X-Forwarded-For``, ``X-Forwarded-Proto``) are trusted only from the proxies
 ``COUNTERSIGN_TRUSTED_PROXIES`` names; :func:`~.run.serve` runs uvicorn with its own proxy handling off.
@@ -48,6 +50,8 @@ from .routing import Prefix, Where
 
 log = logging.getLogger("countersign")
 
+WEBHOOK_INTERVAL = 2.0  # seconds between looks for card events a workspace's webhooks are owed
+
 
 def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None = None,
                 web_dir: Path | None = WEB_DIR) -> tuple[Starlette, dict | None]:
@@ -74,12 +78,14 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
         async with mcp_lifespan_app.router.lifespan_context(mcp_lifespan_app):
             record_public_url(runtime)
             upkeep = asyncio.create_task(_upkeep(runtime))
+            webhooks = asyncio.create_task(_webhooks(runtime))
             try:
                 yield
             finally:
-                upkeep.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await upkeep
+                for task in (upkeep, webhooks):
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
 
     trusted = settings.trusted_proxies
     middleware = [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))] if trusted else []
@@ -95,6 +101,15 @@ async def _upkeep(runtime: Runtime) -> None:
         except Exception:  # the next round tries again
             log.exception("upkeep failed")
         await asyncio.sleep(runtime.settings.sweep_interval)
+
+
+async def _webhooks(runtime: Runtime) -> None:
+    while runtime.webhooks is not None:
+        await asyncio.sleep(WEBHOOK_INTERVAL)
+        try:
+            await anyio.to_thread.run_sync(runtime.webhooks.sweep)
+        except Exception:  # the next round tries again
+            log.exception("sending webhooks failed")
 
 
 def record_public_url(runtime: Runtime) -> None:
