@@ -19,7 +19,7 @@ hands it each new event) and the sweeper:
   ``webhook-timestamp`` and ``webhook-signature`` (``v1,`` + base64 HMAC-SHA256 over
   ``id.timestamp.body`` with the base64-decoded secret).
 * **retries**: any 2xx is delivered; anything else (another status, a timeout, a refused
-  connection, a redirect) is tried again after ``30 s × 2^(n−1)`` (at most 4 h), until
+  connection, a redirect) is tried again after ``30 s × 2^(n−1)`` (at most 4 h), the last try
   :data:`GIVE_UP_AFTER` (24 h) after the event; then the delivery is given up (``failed``).
 * **disabling**: an endpoint whose every attempt has failed for :data:`DISABLE_AFTER` (24 h), at
   least :data:`MIN_FAILURES` in a row, is turned off; the workspace's owners are emailed once,
@@ -314,8 +314,9 @@ class WebhookDeliverer:
                                          disable_after=DISABLE_AFTER, min_failures=MIN_FAILURES)
             self._count(SENT)
             return 1
-        due = now + backoff(leased.attempts + 1)
-        if due > leased.created_at + GIVE_UP_AFTER:
+        last_try = leased.created_at + GIVE_UP_AFTER
+        due = min(now + backoff(leased.attempts + 1), last_try)
+        if now >= last_try:
             self.webhooks.finish_delivery(leased, now, GAVE_UP, status_code=status, error=error)
             self._count(GAVE_UP_EVENT)
         else:

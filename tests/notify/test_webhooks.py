@@ -1,0 +1,284 @@
+"""Signed webhooks delivered to a real receiver on 127.0.0.1 (both stores): every signature checked
+with the Standard Webhooks library, the payload exact and free of tickets and arguments, retries
+reusing the webhook id, no redirect followed, a private address refused, an endpoint failing for a
+day turned off with its owner told once."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from countersign.core.card_states import CardState
+from countersign.core.ids import new_id
+from countersign.core.sealing import SealError
+from countersign.core.times import iso
+from countersign.notify.webhooks import (
+    DISABLE_AFTER,
+    GIVE_UP_AFTER,
+    WebhookDeliverer,
+    new_secret,
+    seal_secret,
+    unseal_secret,
+    webhook_sealer,
+)
+from countersign.settings import Settings
+from countersign.store.cards import CardCommit
+from countersign.store.webhooks import DELIVERED, DROPPED, EVENTS, GAVE_UP, PENDING, WebhookEndpoint, delivery_id
+from tests.notify._helpers import Recorder
+from tests.store._factories import DAY, World, card, filed
+from tests.support.webhook_receiver import webhook_receiver
+
+KEYS = [b"request-state key for the webhook tests, 32+ bytes"]
+SECRET_ARGUMENT = "sk_live_do_not_leak_0123456789"
+
+
+@pytest.fixture
+def receiver():
+    with webhook_receiver() as r:
+        yield r
+
+
+def settings_for(tmp_path, private: bool = True) -> Settings:
+    return Settings(data_dir=tmp_path / "data", public_url="https://confirm.example.test", upstream_private=private)
+
+
+def add_endpoint(w: World, url: str, events=EVENTS) -> tuple[WebhookEndpoint, str]:
+    endpoint_id, secret = new_id("wh_"), new_secret()
+    ep = WebhookEndpoint(id=endpoint_id, workspace_id=w.ws.id, url=url, events=tuple(events),
+                         secret_sealed=seal_secret(webhook_sealer(KEYS), w.ws.id, endpoint_id, secret),
+                         created_at=0, created_by=w.person.id)
+    w.store.webhooks.add_endpoint(ep)
+    return ep, secret
+
+
+def file(w: World, at: int, ttl: int = DAY):
+    c = card(w.ws, w.person, w.conn, created_at=at, ttl=ttl,
+             arguments={"amount": 1250, "payee": "Café", "api_key": SECRET_ARGUMENT})
+    w.store.cards.file_card(c, filed(c))
+    return c
+
+
+def verified(secret: str, got) -> dict:
+    return Webhook(secret).verify(got.body, got.headers)
+
+
+class Clock:
+    def __init__(self, now: float):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_each_card_event_is_posted_signed_with_exactly_the_card_view(store, tmp_path, receiver):
+    w = World(store)
+    ep, secret = add_endpoint(w, receiver.url)
+    now = int(time.time())  # the library checks the timestamp against its own clock (5 minutes)
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=lambda: now)
+    c = file(w, now)
+    running = w.move(c, CardState.RUNNING, now=now)
+    store.cards.commit_card(CardCommit(card=running, target=CardState.COMPLETED, now=now, audit=()))
+    assert deliverer.sweep() == 3
+
+    by_type = {verified(secret, got)["type"]: got for got in receiver.received}
+    assert sorted(by_type) == ["card.answered", "card.completed", "card.filed"]
+    filed_body = verified(secret, by_type["card.filed"])
+    assert filed_body == {"type": "card.filed", "timestamp": iso(now), "data": {
+        "card_id": c.id, "workspace_id": w.ws.id, "tool": "add_transaction", "title": "Add a transaction",
+        "lines": ["Payee: Café Ünïcode", "Amount: 12.50"], "state": "pending", "answer": None, "outcome": None,
+        "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(now), "expires_at": iso(now + DAY),
+        "occurred_at": iso(now)}}
+    answered = verified(secret, by_type["card.answered"])["data"]
+    assert (answered["state"], answered["answer"], answered["outcome"]) == ("running", "confirmed", None)
+    completed = verified(secret, by_type["card.completed"])["data"]
+    assert (completed["state"], completed["outcome"]) == ("completed", "completed")
+    for kind, got in by_type.items():
+        assert got.path == "/hooks/countersign"
+        assert got.headers["content-type"] == "application/json"
+        assert got.headers["webhook-id"] == delivery_id(f"{c.id}.{kind.removeprefix('card.')}", ep.id)
+        assert got.headers["webhook-timestamp"] == str(now)
+        text = got.body.decode()
+        for secret_text in (c.ticket, SECRET_ARGUMENT, "api_key", secret, ep.secret_sealed):
+            assert secret_text not in text
+    with pytest.raises(WebhookVerificationError):  # another endpoint's secret does not verify
+        Webhook(new_secret()).verify(by_type["card.filed"].body, by_type["card.filed"].headers)
+    log = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert sorted((d.event, d.state, d.status_code, d.attempts) for d in log) == [
+        ("card.answered", DELIVERED, 200, 1), ("card.completed", DELIVERED, 200, 1), ("card.filed", DELIVERED, 200, 1)]
+    assert deliverer.sweep() == 0 and len(receiver.received) == 3  # exactly once
+
+
+def test_an_endpoint_gets_only_the_events_it_takes_and_a_declined_card_says_so(store, tmp_path, receiver):
+    w = World(store)
+    ep, secret = add_endpoint(w, receiver.url, events=["card.answered"])
+    now = int(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=lambda: now)
+    c = file(w, now)
+    w.move(c, CardState.DECLINED, now=now)
+    deliverer.sweep()
+    (got,) = receiver.received
+    data = verified(secret, got)["data"]
+    assert (data["card_id"], data["state"], data["answer"], data["outcome"]) == (c.id, "declined", "declined",
+                                                                                 "declined")
+
+
+def test_a_card_that_lapses_is_reported_at_its_deadline_and_an_answered_one_is_not(store, tmp_path, receiver):
+    w = World(store)
+    ep, secret = add_endpoint(w, receiver.url, events=["card.lapsed"])
+    clock = Clock(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=clock)
+    lapsing = file(w, int(clock.now), ttl=60)
+    answered = file(w, int(clock.now), ttl=60)
+    withdrawn = file(w, int(clock.now), ttl=60)
+    w.move(answered, CardState.DECLINED, now=int(clock.now))
+    w.move(withdrawn, CardState.WITHDRAWN, now=int(clock.now))
+    deliverer.sweep()
+    assert [(json.loads(r.body)["data"]["card_id"], json.loads(r.body)["data"]["state"]) for r in receiver.received] \
+        == [(withdrawn.id, "withdrawn")]
+    clock.now += 60
+    deliverer.sweep()
+    assert [(json.loads(r.body)["data"]["card_id"], json.loads(r.body)["data"]["state"])
+            for r in receiver.received[1:]] == [(lapsing.id, "expired")]
+    verified(secret, receiver.received[1])  # within the library's five minutes of its own clock
+
+
+def test_a_failed_attempt_is_retried_later_with_the_same_webhook_id(store, tmp_path, receiver):
+    w = World(store)
+    ep, secret = add_endpoint(w, receiver.url, events=["card.filed"])
+    clock = Clock(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=clock)
+    receiver.answer(500)
+    file(w, int(clock.now))
+    assert deliverer.sweep() == 1
+    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert (d.state, d.attempts, d.status_code, d.error, d.due_at) == (PENDING, 1, 500, "HTTP 500",
+                                                                         int(clock.now) + 30)
+    assert deliverer.sweep() == 0  # not due yet
+    clock.now += 30
+    assert deliverer.sweep() == 1
+    first, second = receiver.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == d.id
+    assert first.body == second.body
+    verified(secret, second)
+    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert (d.state, d.attempts, d.status_code, d.error) == (DELIVERED, 2, 200, None)
+    assert store.webhooks.get_endpoint(w.ws.id, ep.id).failures == 0
+
+
+def test_a_redirect_is_not_followed(store, tmp_path, receiver):
+    w = World(store)
+    ep, _ = add_endpoint(w, receiver.url, events=["card.filed"])
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=time.time)
+    receiver.answer(302)
+    file(w, int(time.time()))
+    deliverer.sweep()
+    assert [r.path for r in receiver.received] == ["/hooks/countersign"]  # never /elsewhere
+    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert (d.state, d.status_code, d.error) == (PENDING, 302, "a redirect (not followed)")
+
+
+def test_a_private_address_is_refused_when_sending_unless_allowed(store, tmp_path, receiver):
+    w = World(store)
+    ep, _ = add_endpoint(w, receiver.url.replace("http://", "https://"), events=["card.filed"])
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path, private=False), clock=time.time)
+    file(w, int(time.time()))
+    deliverer.sweep()
+    assert receiver.received == []
+    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert (d.state, d.status_code, d.error) == (PENDING, None,
+                                                 "the host 127.0.0.1 resolves to a private or reserved address")
+
+
+def test_a_removed_endpoint_is_sent_nothing_more(store, tmp_path, receiver):
+    w = World(store)
+    ep, _ = add_endpoint(w, receiver.url, events=["card.filed"])
+    clock = Clock(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=clock)
+    receiver.answer(503)
+    file(w, int(clock.now))
+    deliverer.sweep()
+    (owed,) = store.webhooks.due_deliveries(int(clock.now) + 30)
+    store.webhooks.remove_endpoint(w.ws.id, ep.id)
+    clock.now += 30
+    assert deliverer.sweep() == 0
+    assert len(receiver.received) == 1
+    assert store.webhooks.get_delivery(owed).state == DROPPED
+
+
+def test_an_endpoint_failing_for_a_day_is_given_up_turned_off_and_its_owners_told_once(store, tmp_path, receiver):
+    w = World(store)
+    admin = w.add_person(role="admin")
+    ep, _ = add_endpoint(w, receiver.url)
+    clock = Clock(1_800_000_000)
+    sender = Recorder()
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), sender=sender, clock=clock)
+    receiver.answer(*[503] * 100)
+    start = int(clock.now)
+    c = card(w.ws, w.person, w.conn, created_at=start, ttl=3 * DAY)
+    store.cards.file_card(c, filed(c))
+    deliverer.sweep()
+    tries = [int(clock.now)]
+    while store.webhooks.due_deliveries(10**10):
+        clock.now = min(d.due_at for d in store.webhooks.due_deliveries(10**10))
+        deliverer.sweep()
+        tries.append(int(clock.now))
+    gaps = [b - a for a, b in zip(tries, tries[1:], strict=False)]
+    assert gaps[:5] == [30, 60, 120, 240, 480] and max(gaps) == 4 * 3600
+    assert tries[-1] == start + GIVE_UP_AFTER  # the last try is a day after the event
+    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    assert (d.state, d.attempts, d.status_code) == (GAVE_UP, len(tries), 503)
+    after = store.webhooks.get_endpoint(w.ws.id, ep.id)
+    assert tries[-1] - start >= DISABLE_AFTER
+    assert (after.enabled, after.disabled_at, after.failures) == (False, start + DISABLE_AFTER, len(tries))
+    assert after.disabled_reason == f"every attempt failed since {iso(start)} ({len(tries)} in a row)"
+    (told,) = sender.emails  # the owner, not the admin, once
+    assert told.to == w.person.email and told.to != admin.email
+    assert told.subject == "A webhook endpoint was turned off"
+    assert f"countersign stopped sending webhooks to http://127.0.0.1 (endpoint {ep.id})" in told.text
+    assert "/hooks/countersign" not in told.text and after.disabled_reason in told.text
+    # turned off: later events are owed it no delivery at all
+    received = len(receiver.received)
+    clock.now += 60
+    w.move(c, CardState.DECLINED, now=int(clock.now))
+    assert deliverer.sweep() == 0 and len(receiver.received) == received
+    assert [x.state for x in store.webhooks.list_deliveries(w.ws.id, ep.id)] == [GAVE_UP]
+    assert len(sender.emails) == 1
+
+
+def test_two_deliverers_at_once_send_each_webhook_once(tmp_path, receiver):
+    """SQLite only: moto applies a conditional write without a lock across threads (two threads
+    both win one UpdateItem on the same condition), where DynamoDB itself never does; the lease's
+    single winner is held on both stores, one caller after another, in tests/store/test_webhooks.py."""
+    from countersign.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(str(tmp_path / "countersign.db"))
+    w = World(store)
+    add_endpoint(w, receiver.url, events=["card.filed"])
+    now = int(time.time())
+    for _ in range(5):
+        file(w, now)
+    deliverers = [WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=lambda: now) for _ in range(2)]
+    threads = [threading.Thread(target=d.sweep) for d in deliverers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ids = [r.headers["webhook-id"] for r in receiver.received]
+    assert len(ids) == 5 and len(set(ids)) == 5
+
+
+def test_the_secret_is_sealed_for_its_endpoint_only():
+    secret = new_secret()
+    assert secret.startswith("whsec_")
+    assert len(base64.b64decode(secret.removeprefix("whsec_"))) == 32
+    sealer = webhook_sealer(KEYS)
+    sealed = seal_secret(sealer, "ws_1", "wh_1", secret)
+    assert secret not in sealed
+    assert unseal_secret(sealer, "ws_1", "wh_1", sealed) == secret
+    with pytest.raises(SealError):
+        unseal_secret(sealer, "ws_1", "wh_2", sealed)  # copied onto another endpoint: does not open
