@@ -27,6 +27,7 @@ from . import (
     signin,
     standing_grants,
     upstreams,
+    webhooks,
 )
 from .guard import Guard
 from .schemas import add_documented
@@ -71,7 +72,7 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     app.state.signin_floor = signin_floor
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth, passkeys, passkey_cards,
-                                  upstreams, standing_grants)]
+                                  upstreams, standing_grants, webhooks)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer

@@ -137,19 +137,22 @@ def split_tool(name: str) -> tuple[str, str] | None:
 # -- where an upstream may be --------------------------------------------------------------------------
 
 
-def check_url(url: str, *, allow_private: bool) -> str:
+def check_url(url: str, *, allow_private: bool, what: str = "an upstream",
+              example: str = "https://mcp.example.com/mcp",
+              credentials: str = "put credentials in --header, not in the URL") -> str:
     """An upstream URL is https on a public address. With ``allow_private`` (the explicit setting
-    ``COUNTERSIGN_UPSTREAM_PRIVATE``) it may also be http and private or loopback."""
+    ``COUNTERSIGN_UPSTREAM_PRIVATE``) it may also be http and private or loopback. Webhook
+    endpoints are held to the same rule (``what``, ``example`` and ``credentials`` word its refusals)."""
     parts = urlsplit(url)  # (which drops tabs and line breaks: they are refused here first)
     if not url.isprintable() or any(c.isspace() for c in url) or parts.scheme not in ("https", "http") \
             or not parts.hostname:
-        raise ActionError("url: an upstream is an http(s) URL such as https://mcp.example.com/mcp.", field="url")
+        raise ActionError(f"url: {what} is an http(s) URL such as {example}.", field="url")
     if parts.username or parts.password:
-        raise ActionError("url: put credentials in --header, not in the URL.", field="url")
+        raise ActionError(f"url: {credentials}.", field="url")
     if allow_private:
         return url
     if parts.scheme != "https":
-        raise ActionError("url: an upstream must be https (plain http only with COUNTERSIGN_UPSTREAM_PRIVATE).",
+        raise ActionError(f"url: {what} must be https (plain http only with COUNTERSIGN_UPSTREAM_PRIVATE).",
                           field="url")
     try:
         infos = socket.getaddrinfo(parts.hostname, parts.port or 443, proto=socket.IPPROTO_TCP)

@@ -1,0 +1,116 @@
+"""The workspace's signed webhooks (docs/channels.md, "Webhooks"): its endpoints, adding one (its
+signing secret in that answer only), removing one, turning one on again after it was turned off,
+and each endpoint's delivery log. Owners only; the checks are :mod:`..webhook_endpoints`' (the
+CLI's too). Nothing here sends anything: deliveries are the webhook deliverer's work."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, Field
+
+from ...store.webhooks import EVENTS, MAX_URL
+from .. import webhook_endpoints as endpoints
+from .errors import ApiError
+from .schemas import Strict, errors
+from .session import Acting, SignedIn, runtime_of
+
+router = APIRouter(tags=["settings"])
+ENDPOINT_ID = Path(max_length=64, description="The endpoint's id (wh_…)")
+
+
+class EndpointView(BaseModel):
+    id: str
+    url: str
+    events: list[str]
+    enabled: bool
+    createdAt: str
+    disabledAt: str | None
+    disabledReason: str | None
+    failuresInARow: int
+    lastSuccessAt: str | None
+
+
+class EndpointList(BaseModel):
+    endpoints: list[EndpointView]
+    events: list[str]
+    limit: int
+
+
+class AddedEndpoint(BaseModel):
+    endpoint: EndpointView
+    secret: str = Field(description="The signing secret (whsec_…): shown this once, never again")
+
+
+class DeliveryView(BaseModel):
+    id: str = Field(description="The webhook-id header: the same on every retry")
+    event: str
+    cardId: str
+    state: str = Field(description="pending, sending, delivered, failed (given up) or dropped")
+    statusCode: int | None
+    attempts: int
+    createdAt: str
+    lastAttemptAt: str | None
+    nextRetryAt: str | None
+    error: str | None
+
+
+class DeliveryList(BaseModel):
+    deliveries: list[DeliveryView]
+
+
+class AddEndpointBody(Strict):
+    url: str = Field(max_length=MAX_URL, description="Where events are posted: https, on a public address")
+    events: list[str] | None = Field(
+        default=None, max_length=len(EVENTS),
+        description=f"The events to send (default: all): {', '.join(EVENTS)}")
+
+
+def _owner(signed) -> None:
+    if not endpoints.may_manage(signed.person):
+        raise ApiError(403, "forbidden", endpoints.ONLY_OWNERS)
+
+
+@router.get("/settings/webhooks", response_model=EndpointList, responses=errors(401, 403))
+def list_webhooks(request: Request, signed: SignedIn) -> dict:
+    """The workspace's webhook endpoints, the events there are, and how many endpoints it may have."""
+    _owner(signed)
+    return endpoints.listing(runtime_of(request).store, signed.workspace.id)
+
+
+@router.post("/settings/webhooks", response_model=AddedEndpoint, status_code=201, responses=errors(401, 403, 422))
+def add_webhook(request: Request, signed: Acting, body: AddEndpointBody) -> dict:
+    """Add an endpoint. The answer holds its signing secret, which is never shown again."""
+    _owner(signed)
+    runtime = runtime_of(request)
+    added, secret = endpoints.add_endpoint(runtime.store, runtime.state_keys, runtime.desk.settings, signed.person,
+                                           body.url, body.events, runtime.desk.now())
+    return {"endpoint": endpoints.endpoint_view(added), "secret": secret}
+
+
+@router.delete("/settings/webhooks/{endpoint_id}", response_model=EndpointList, responses=errors(401, 403, 404))
+def remove_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT_ID) -> dict:
+    """Remove an endpoint: nothing more is sent to it, deliveries still owed included."""
+    _owner(signed)
+    store = runtime_of(request).store
+    store.webhooks.remove_endpoint(signed.workspace.id, endpoint_id)
+    return endpoints.listing(store, signed.workspace.id)
+
+
+@router.post("/settings/webhooks/{endpoint_id}/enable", response_model=EndpointView,
+             responses=errors(401, 403, 404))
+def enable_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT_ID) -> dict:
+    """Turn on again an endpoint that was turned off after a day of failed deliveries."""
+    _owner(signed)
+    return endpoints.endpoint_view(runtime_of(request).store.webhooks.enable_endpoint(signed.workspace.id,
+                                                                                      endpoint_id))
+
+
+@router.get("/settings/webhooks/{endpoint_id}/deliveries", response_model=DeliveryList,
+            responses=errors(401, 403, 404))
+def webhook_deliveries(request: Request, signed: SignedIn, endpoint_id: str = ENDPOINT_ID) -> dict:
+    """The endpoint's latest deliveries (at most 50), newest first: event, card, state, status code,
+    attempts, when last tried and when it is tried next."""
+    _owner(signed)
+    found = runtime_of(request).store.webhooks.list_deliveries(signed.workspace.id, endpoint_id)
+    return {"deliveries": [endpoints.delivery_view(d) for d in found]}
+

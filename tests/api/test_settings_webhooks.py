@@ -1,0 +1,125 @@
+"""Webhooks in Settings, on the live local server: an owner adds an endpoint (its secret shown once),
+the server's webhook loop posts card events to it signed (verified with the Standard Webhooks
+library, on a receiver on 127.0.0.1), the delivery log lists them; bad input is refused with a
+sentence and nothing is written; only owners manage webhooks."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from standardwebhooks.webhooks import Webhook
+
+from countersign.store.webhooks import EVENTS, MAX_ENDPOINTS
+from tests.api.pages import Page
+from tests.api.test_cards import file
+from tests.support.webhook_receiver import webhook_receiver
+
+pytestmark = pytest.mark.anyio
+
+HOOKS = "/api/settings/webhooks"
+
+
+@pytest.fixture
+def receiver():
+    with webhook_receiver() as r:
+        yield r
+
+
+def wait_for(predicate, timeout: float = 15.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+async def test_an_owner_adds_an_endpoint_and_card_events_reach_it_signed(signed, tenant, configure, receiver):
+    configure(upstream_private=True)  # the receiver is on 127.0.0.1 (as the gateway's tests allow upstreams)
+    added = signed.post(HOOKS, {"url": receiver.url, "events": ["card.filed"]})
+    assert added.status_code == 201, added.text
+    body = added.json()
+    secret, endpoint = body["secret"], body["endpoint"]
+    assert secret.startswith("whsec_")
+    assert set(endpoint) == {"id", "url", "events", "enabled", "createdAt", "disabledAt", "disabledReason",
+                             "failuresInARow", "lastSuccessAt"}
+    assert (endpoint["url"], endpoint["events"], endpoint["enabled"]) == (receiver.url, ["card.filed"], True)
+    listed = signed.get(HOOKS)
+    assert listed.json() == {"endpoints": [endpoint], "events": list(EVENTS), "limit": MAX_ENDPOINTS}
+    assert secret not in listed.text and "s1." not in listed.text  # never shown again, sealed or not
+
+    card_id = await file(tenant)
+    (got,) = wait_for(lambda: list(receiver.received))
+    data = Webhook(secret).verify(got.body, got.headers)
+    assert data["type"] == "card.filed" and data["data"]["card_id"] == card_id
+    assert data["data"]["asked_by"] == {"connection": "Test agent"} and data["data"]["workspace_id"] == \
+        tenant.workspace_id
+    card = tenant.store.cards.get_card(tenant.workspace_id, card_id, int(time.time()))
+    assert card.ticket not in got.body.decode()
+
+    log = wait_for(lambda: [d for d in signed.get(f"{HOOKS}/{endpoint['id']}/deliveries").json()["deliveries"]
+                            if d["state"] == "delivered"])
+    assert [(d["event"], d["cardId"], d["statusCode"], d["attempts"], d["nextRetryAt"], d["error"], d["id"])
+            for d in log] == [("card.filed", card_id, 200, 1, None, None, got.headers["webhook-id"])]
+
+    removed = signed.request("DELETE", f"{HOOKS}/{endpoint['id']}")
+    assert removed.status_code == 200 and removed.json()["endpoints"] == []
+    assert signed.get(f"{HOOKS}/{endpoint['id']}/deliveries").status_code == 404
+
+
+@pytest.mark.parametrize("body, field, message", [
+    ({"url": "http://hooks.example.com/x"}, "url",
+     "url: a webhook endpoint must be https (plain http only with COUNTERSIGN_UPSTREAM_PRIVATE)."),
+    ({"url": "https://127.0.0.1:9/hook"}, "url",
+     "url: the host resolves to a private or reserved address; set COUNTERSIGN_UPSTREAM_PRIVATE=1 to allow one."),
+    ({"url": "https://10.1.2.3/hook"}, "url",
+     "url: the host resolves to a private or reserved address; set COUNTERSIGN_UPSTREAM_PRIVATE=1 to allow one."),
+    ({"url": "hooks.example.com"}, "url",
+     "url: a webhook endpoint is an http(s) URL such as https://hooks.example.com/countersign."),
+    ({"url": "https://user:pw@93.184.215.14/x"}, "url",
+     "url: a webhook URL carries no user name or password (check each request's signature instead)."),
+    ({"url": "https://93.184.215.14/x", "events": ["card.filed", "card.exploded"]}, "events",
+     "events: 'card.exploded' is no event a webhook is sent for; the events are card.filed, card.answered, "
+     "card.completed, card.failed, card.lapsed."),
+    ({"url": "https://93.184.215.14/x", "events": []}, "events",
+     "events: name at least one of card.filed, card.answered, card.completed, card.failed, card.lapsed."),
+])
+def test_bad_endpoints_are_refused_with_a_sentence_and_nothing_is_written(signed, body, field, message):
+    refused = signed.post(HOOKS, body)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["field"] == field and refused.json()["error"]["message"] == message
+    assert signed.get(HOOKS).json()["endpoints"] == []
+
+
+def test_a_workspace_has_at_most_five_endpoints(signed, configure):
+    configure(upstream_private=True)
+    for i in range(MAX_ENDPOINTS):
+        assert signed.post(HOOKS, {"url": f"http://127.0.0.1:9/{i}"}).status_code == 201
+    refused = signed.post(HOOKS, {"url": "http://127.0.0.1:9/more"})
+    assert refused.status_code == 422 and refused.json()["error"]["message"] == (
+        "url: this workspace has 5 webhook endpoints already, the most it may have; remove one first.")
+    assert len(signed.get(HOOKS).json()["endpoints"]) == MAX_ENDPOINTS
+
+
+@pytest.mark.parametrize("role", ["admin", "approver", "member"])
+def test_only_owners_manage_webhooks(page, tenant, role):
+    page.sign_in(tenant.runtime, tenant.add_person(role))
+    for answer in (page.get(HOOKS), page.post(HOOKS, {"url": "https://93.184.215.14/x"})):
+        assert answer.status_code == 403
+        assert answer.json()["error"] == {"code": "forbidden",
+                                          "message": "Only the workspace's owners manage its webhooks."}
+    assert tenant.store.webhooks.list_endpoints(tenant.workspace_id) == []
+
+
+def test_another_workspaces_endpoint_is_not_found(signed, other_tenant, live, configure):
+    configure(upstream_private=True)
+    other_page = Page(live[1].origin)
+    theirs = other_page.sign_in(other_tenant.runtime, other_tenant.person).post(HOOKS, {"url": "http://127.0.0.1:9/x"})
+    other_page.close()
+    their_id = theirs.json()["endpoint"]["id"]
+    for answer in (signed.get(f"{HOOKS}/{their_id}/deliveries"), signed.request("DELETE", f"{HOOKS}/{their_id}"),
+                   signed.post(f"{HOOKS}/{their_id}/enable")):
+        assert answer.status_code == 404
+    assert [e.id for e in other_tenant.store.webhooks.list_endpoints(other_tenant.workspace_id)] == [their_id]
