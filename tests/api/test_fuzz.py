@@ -23,11 +23,13 @@ RAW_PYDANTIC = ("input_value", "[type=", "pydantic", "Input should", "Field requ
 
 
 UPSTREAMS = "POST /api/settings/upstreams"
+WEBHOOKS = "POST /api/settings/webhooks"
 
 
 def on_loopback(url: str) -> str:
-    """A generated upstream URL with its host replaced by a loopback address, so adding it never
-    looks up or reaches any other host (the server refuses it as private before connecting)."""
+    """A generated upstream (or webhook endpoint) URL with its host replaced by a loopback address,
+    so adding it never looks up or reaches any other host (the server refuses it as private before
+    connecting)."""
     try:
         parts = urlsplit(url)
     except ValueError:
@@ -53,7 +55,7 @@ def test_no_server_errors(live, clock, tenant):
             # Every other check runs. Positive-data acceptance does not fit this API: an opaque
             # cursor, a card id or a one-time token that matches the schema can still be unknown.
             body = case.body
-            if case.operation.label == UPSTREAMS and isinstance(body, dict) and isinstance(body.get("url"), str):
+            if case.operation.label in (UPSTREAMS, WEBHOOKS) and isinstance(body, dict) and isinstance(body.get("url"), str):
                 body["url"] = on_loopback(body["url"])
             response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
             if response.status_code >= 400 and "json" in response.headers.get("content-type", ""):
@@ -65,5 +67,5 @@ def test_no_server_errors(live, clock, tenant):
         except Exception as exc:  # noqa: BLE001 - collect every operation's failure, then report them together
             failures.append(f"{operation.label}: {exc}")
     page.close()
-    assert len(ran) == 40 and UPSTREAMS in ran, ran
+    assert len(ran) == 45 and UPSTREAMS in ran and WEBHOOKS in ran, ran
     assert not failures, "\n\n".join(failures)

@@ -1,5 +1,6 @@
 """``countersign``: serve | keys | workspace | member (list, add, remove) | connection (create, list, revoke) |
-signin-link | backup | suppression | budget import | budget upgrade | upstream | verify-receipt | smoke.
+signin-link | backup | suppression | budget import | budget upgrade | upstream | webhook (add, list, remove,
+enable, log) | verify-receipt | smoke.
 
 One module per command family; :mod:`.common` holds what they share. The commands import the
 server's modules when they run, not here, so that ``--help`` and the small commands start quickly."""
@@ -24,6 +25,7 @@ from . import (
     smoke,
     suppression,
     upstream,
+    webhooks,
     workspaces,
 )
 
@@ -32,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
     for family in (serve, keys, workspaces, members, connections, backup, signin, receipts, suppression, budget,
-                   upstream, smoke):
+                   upstream, smoke, webhooks):
         family.add_parser(sub)
     return p
 
