@@ -9,17 +9,22 @@ is imported in tests/deploy (the rehearsal, and a cold import with the template'
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from standardwebhooks.webhooks import Webhook
 
 from countersign.notify.message import one_line
 from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
+from countersign.surfaces.webhook_endpoints import add_endpoint
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext, LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
 from tests.support.streams import filtered_event, passes_filter
+from tests.support.webhook_receiver import webhook_receiver
 
 OUTBOX_PK = "OUTBOX#"
 
@@ -190,3 +195,31 @@ async def test_a_held_call_through_the_mcp_function_is_emailed_by_the_notifier(a
     [mail] = sent_mail()
     assert mail["To"] == "owner@example.com"
     assert "https://confirm.example.com/" in text_of(mail)
+
+
+def test_the_stream_hands_the_notifier_each_webhook_event_and_it_is_sent_signed(runtime, stream):
+    """A workspace with an endpoint: filing writes its events with the card; the filtered stream
+    passes the new WHEVENT items (and not the deadline's until then), the handler sends the
+    webhook at once, and a redelivered batch sends nothing more (exactly once per event and endpoint)."""
+    runtime.desk.settings = dataclasses.replace(runtime.desk.settings, upstream_private=True)  # the receiver's loopback
+    olive = Person(runtime, "olive@example.com")
+    with webhook_receiver() as receiver:
+        (endpoint, secret) = add_endpoint(runtime.store, runtime.state_keys, runtime.desk.settings, olive.person,
+                                          receiver.url, ["card.filed", "card.lapsed"], runtime.desk.now())
+        stream.read()  # the endpoint's own items
+        card_id = olive.file("hello")
+        event = filtered_event(stream, stream.read())
+        webhook_records = [r for r in event["Records"] if r["dynamodb"]["Keys"]["sk"]["S"] == "WHEVENT"]
+        assert sorted(r["dynamodb"]["Keys"]["pk"]["S"] for r in webhook_records) == [
+            f"WHEVENT#{card_id}.filed", f"WHEVENT#{card_id}.lapsed"]
+        handler = stream_handler(runtime)
+        assert handler(event, LambdaContext()) == {"batchItemFailures": []}
+        (got,) = receiver.received
+        assert Webhook(secret).verify(got.body, got.headers)["data"]["card_id"] == card_id
+        assert handler(event, LambdaContext()) == {"batchItemFailures": []}
+        assert len(receiver.received) == 1
+        # the fan-out marked the event done: that change never reaches the function
+        assert [r for r in filtered_event(stream, stream.read())["Records"]
+                if r["dynamodb"]["Keys"]["sk"]["S"] == "WHEVENT"] == []
+        assert [d.state for d in runtime.store.webhooks.list_deliveries(olive.workspace.id, endpoint.id)] == [
+            "delivered"]
