@@ -55,7 +55,8 @@ def test_no_server_errors(live, clock, tenant):
             # Every other check runs. Positive-data acceptance does not fit this API: an opaque
             # cursor, a card id or a one-time token that matches the schema can still be unknown.
             body = case.body
-            if case.operation.label in (UPSTREAMS, WEBHOOKS) and isinstance(body, dict) and isinstance(body.get("url"), str):
+            is_url = isinstance(body, dict) and isinstance(body.get("url"), str)
+            if case.operation.label in (UPSTREAMS, WEBHOOKS) and is_url:
                 body["url"] = on_loopback(body["url"])
             response = case.call_and_validate(headers=headers, excluded_checks=[positive_data_acceptance])
             if response.status_code >= 400 and "json" in response.headers.get("content-type", ""):
