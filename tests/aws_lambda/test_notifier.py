@@ -207,6 +207,10 @@ def test_the_stream_hands_the_notifier_each_webhook_event_and_it_is_sent_signed(
         (endpoint, secret) = add_endpoint(runtime.store, runtime.state_keys, runtime.desk.settings, olive.person,
                                           receiver.url, ["card.filed", "card.lapsed"], runtime.desk.now())
         stream.read()  # the endpoint's own items
+        # her agent's next request reads the workspace anew: it now says it has an endpoint
+        olive.principal = dataclasses.replace(olive.principal,
+                                              workspace=runtime.store.workspaces.get_workspace(olive.workspace.id))
+        assert olive.principal.workspace.webhooks is True
         card_id = olive.file("hello")
         event = filtered_event(stream, stream.read())
         webhook_records = [r for r in event["Records"] if r["dynamodb"]["Keys"]["sk"]["S"] == "WHEVENT"]

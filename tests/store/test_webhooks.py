@@ -5,6 +5,7 @@ each (event, endpoint) exactly one delivery, the delivery lease, and the log."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -63,6 +64,29 @@ def test_endpoints_are_added_listed_and_removed_per_workspace(store):
     assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [second.id]
 
 
+def test_a_workspace_read_says_whether_it_has_an_endpoint_where_the_store_knows(store):
+    """DynamoDB keeps the count on the workspace's item (a filing then needs no read of its own);
+    SQLite says nothing (it checks inside each card's transaction)."""
+    w = World(store)
+    known = type(store).__name__ == "DynamoDBStore"
+    assert store.workspaces.get_workspace(w.ws.id).webhooks is (False if known else None)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    assert store.workspaces.get_workspace(w.ws.id).webhooks is (True if known else None)
+    assert store.workspaces.get_workspace(w.ws.id) == w.ws  # not part of what a workspace is
+    store.webhooks.remove_endpoint(w.ws.id, ep.id)
+    assert store.workspaces.get_workspace(w.ws.id).webhooks is (False if known else None)
+
+
+def test_a_filing_told_the_workspace_has_no_endpoint_is_believed_only_where_the_store_cannot_check(store):
+    w = World(store)
+    store.webhooks.add_endpoint(endpoint(w))
+    c = card(w.ws, w.person, w.conn, created_at=1000)
+    store.cards.file_card(c, filed(c), webhooks=False)  # as a request that read the workspace before it was added
+    owed = [x for x in due_events(store, 1000) if x[0] == c.id]
+    assert owed == ([] if type(store).__name__ == "DynamoDBStore" else [(c.id, "card.filed", "pending")])
+
+
 def test_a_workspace_has_at_most_its_limit_of_endpoints(store):
     w = World(store)
     for i in range(MAX_ENDPOINTS):
@@ -86,8 +110,6 @@ def test_a_workspace_has_at_most_its_limit_of_endpoints(store):
     ({"secret_sealed": ""}, "secret"),
 ])
 def test_bad_endpoints_are_refused_and_nothing_is_written(store, change, field):
-    from dataclasses import replace
-
     w = World(store)
     with pytest.raises(BadInput) as refused:
         store.webhooks.add_endpoint(replace(endpoint(w), **change))

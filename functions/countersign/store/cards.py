@@ -223,11 +223,13 @@ class CardStore(abc.ABC):
 
     @abc.abstractmethod
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
-                  signing_key: tuple[str, int] | None = None) -> Card:
+                  signing_key: tuple[str, int] | None = None, webhooks: bool | None = None) -> Card:
         """File ``card`` (pending) as the live card of its request, in one transaction with its
         ``filed`` audit entry and (``notify``) the :class:`~.outbox.Notification` it owes its
         person, and (``signing_key``: key id, until)
-        :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket.
+        :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket,
+        and the :mod:`.webhooks` events it owes if the workspace has a webhook endpoint (``webhooks``:
+        whether it has, as the caller read the workspace; None: the store finds out).
 
         If another card holds the same request (live: pending before its deadline, or running; or
         declined or completed within the answer memory), nothing is written and that card is

@@ -8,7 +8,7 @@ Layout (single table, string ``pk``/``sk``, one sparse GSI ``gsi1`` on ``gsi1pk`
 TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/codec.py``)::
 
     item                 pk                                        sk
-    workspace            WS#<ws>                                   WS
+    workspace            WS#<ws>                                   WS           (webhook_endpoints: how many it has)
     person               WS#<ws>                                   PERSON#<id>
     unique email         EMAIL#<lowercased email>                  EMAIL
     connection           WS#<ws>                                   CONN#<id>
@@ -37,7 +37,6 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     standing grant       WS#<ws>                                   SGRANT#<grant id>   (no TTL)
     standing grant use   WS#<ws>                                   SGRANTUSE#<grant id>#<at:012d>#<card id>
     webhook endpoint     WS#<ws>                                   WEBHOOK#<endpoint id>
-    webhook endpoints    WS#<ws>                                   WEBHOOKS      (how many: n)
     webhook event        WHEVENT#<card id>.<event>                 WHEVENT       (TTL)
     webhook delivery     WHOOK#<endpoint id>                       LOG#<created_at:012d>#<delivery id>  (TTL)
 

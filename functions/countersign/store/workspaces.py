@@ -67,6 +67,10 @@ class Workspace:
     name: str
     settings: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_WORKSPACE_SETTINGS))
     created_at: int = 0
+    # Whether it has a webhook endpoint, as the store read it with the workspace (DynamoDB counts
+    # them on the workspace's item, so a card's filing needs no read of its own to know whether its
+    # events are owed); None where a store does not say (SQLite checks inside each card's transaction).
+    webhooks: bool | None = field(default=None, compare=False)
 
     def setting(self, name: str) -> Any:
         return self.settings.get(name, SETTING_DEFAULTS.get(name))

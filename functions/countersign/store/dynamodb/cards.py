@@ -74,7 +74,8 @@ class DynamoCards(CardStore):
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
         if signing_key is not None:
             ops.append({"Put": {"Item": key_note_item(*signing_key)}})
-        if has_endpoints(self.table, card.workspace_id):  # the webhook events it owes, with it
+        if has_endpoints(self.table, card.workspace_id):
+            # the webhook events it owes, with it
             ops += event_puts(card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                           card.expires_at))
         try:

@@ -244,7 +244,8 @@ def workspace_item(ws: Workspace) -> Item:
 
 
 def workspace_from(v: dict[str, Any]) -> Workspace:
-    return Workspace(id=v["id"], name=v["name"], settings=v["settings"], created_at=v.get("created_at", 0))
+    return Workspace(id=v["id"], name=v["name"], settings=v["settings"], created_at=v.get("created_at", 0),
+                     webhooks=int(v.get("webhook_endpoints") or 0) > 0)
 
 
 PERSON_FIELDS = ("id", "workspace_id", "email", "role", "name", "agent_requests_email", "created_at")

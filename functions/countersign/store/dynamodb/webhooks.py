@@ -3,16 +3,19 @@
 Items (see :mod:`countersign.store.table`)::
 
     endpoint            WS#<ws>             WEBHOOK#<endpoint id>
-    endpoint count      WS#<ws>             WEBHOOKS            (n: kept with every add and removal)
+    endpoint count      WS#<ws>             WS                  (webhook_endpoints, on the workspace's item:
+                                                                 kept with every add and removal)
     event               WHEVENT#<event id>  WHEVENT             (TTL: a month after it happened)
     delivery            WHOOK#<endpoint id> LOG#<created_at:012d>#<delivery id>   (TTL: a month)
 
-The card store reads the endpoint count (one consistent ``GetItem``) before a card's transaction
-and, if the workspace has an endpoint, writes the card's events in that transaction
-(:func:`event_puts`). The table's stream carries each new event to the notifier function. Until
-done, an event sits in the sparse gsi1 partition ``WHEVENT`` keyed by its due time, and a
-delivery not finished in ``WHDELIVERY`` keyed by its next try (or its lease's end), so the sweeper
-finds what is owed with one query each; the index projects neither, so each is then read whole.
+The card store knows from the count whether the workspace has an endpoint — a filing from the
+workspace as the caller's request read it (:attr:`~countersign.store.workspaces.Workspace.webhooks`,
+no read of its own), a move by one consistent ``GetItem`` before its transaction — and if so writes
+the card's events in that transaction (:func:`event_puts`). The table's stream carries each new
+event to the notifier function. Until done, an event sits in the sparse gsi1 partition
+``WHEVENT`` keyed by its due time, and a delivery not finished in ``WHDELIVERY`` keyed by its next
+try (or its lease's end), so the sweeper finds what is owed with one query each; the index
+projects neither, so each is then read whole.
 """
 
 from __future__ import annotations
@@ -56,10 +59,6 @@ def endpoint_key(ws: str, endpoint_id: str) -> codec.Item:
     return codec.key(f"WS#{ws}", f"WEBHOOK#{endpoint_id}")
 
 
-def count_key(ws: str) -> codec.Item:
-    return codec.key(f"WS#{ws}", "WEBHOOKS")
-
-
 def event_key(event_id: str) -> codec.Item:
     return codec.key(f"WHEVENT#{event_id}", "WHEVENT")
 
@@ -96,8 +95,8 @@ def event_from_image(v: dict[str, Any]) -> WebhookEvent | None:
 
 def has_endpoints(table: Table, workspace_id: str) -> bool:
     """Whether card events of ``workspace_id`` are owed to anyone (one consistent read)."""
-    found = table.get(count_key(workspace_id))
-    return bool(found and int(found.get("n") or 0) > 0)
+    found = table.get(codec.workspace_key(workspace_id))
+    return bool(found and int(found.get("webhook_endpoints") or 0) > 0)
 
 
 def event_puts(events: list[WebhookEvent]) -> list[dict[str, Any]]:
@@ -127,14 +126,17 @@ class DynamoWebhooks(WebhookStore):
         ws = endpoint.workspace_id
         try:
             self.table.transact([
-                {"Update": {"Key": count_key(ws), "UpdateExpression": "ADD n :one",
-                            "ConditionExpression": "attribute_not_exists(n) OR n < :most",
+                {"Update": {"Key": codec.workspace_key(ws), "UpdateExpression": "ADD webhook_endpoints :one",
+                            "ConditionExpression": "attribute_exists(pk) AND (attribute_not_exists(webhook_endpoints)"
+                                                   " OR webhook_endpoints < :most)",
                             "ExpressionAttributeValues": codec.values({":one": 1, ":most": MAX_ENDPOINTS})}},
                 {"Put": {"Item": {**endpoint_key(ws, endpoint.id), **codec.item(values)},
                          "ConditionExpression": "attribute_not_exists(pk)"}},
             ])
         except Cancelled as cancelled:
             if cancelled.code(0) == "ConditionalCheckFailed":
+                if self.table.get(codec.workspace_key(ws)) is None:
+                    raise NotFound("workspace", ws) from None
                 raise BadInput("url", f"this workspace has {MAX_ENDPOINTS} webhook endpoints already, the most it "
                                       "may have; remove one first.") from None
             raise Conflict(f"A webhook endpoint with id {endpoint.id!r} already exists.") from None
@@ -154,7 +156,7 @@ class DynamoWebhooks(WebhookStore):
             self.table.transact([
                 {"Delete": {"Key": endpoint_key(workspace_id, endpoint_id),
                             "ConditionExpression": "attribute_exists(pk)"}},
-                {"Update": {"Key": count_key(workspace_id), "UpdateExpression": "ADD n :less",
+                {"Update": {"Key": codec.workspace_key(workspace_id), "UpdateExpression": "ADD webhook_endpoints :less",
                             "ExpressionAttributeValues": codec.values({":less": -1})}},
             ])
         except Cancelled:

@@ -61,7 +61,7 @@ class SQLiteCards(CardStore):
             if notify:
                 insert_notification(db, Notification(card.id, card.workspace_id, card.person_id, card.created_at,
                                                      due_at=card.created_at))
-            if has_endpoints(db, card.workspace_id):
+            if has_endpoints(db, card.workspace_id):  # known inside the transaction: ``webhooks`` is not needed
                 insert_events(db, card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                               card.expires_at))
         return card
