@@ -57,7 +57,7 @@ def add_endpoint(w: World, url: str, events=EVENTS) -> tuple[WebhookEndpoint, st
 
 
 def file(w: World, at: int, ttl: int = DAY):
-    c = card(w.ws, w.person, w.conn, created_at=at, ttl=ttl,
+    c = card(w.ws, w.person, w.conn, webhooks=None, created_at=at, ttl=ttl,
              arguments={"amount": 1250, "payee": "Café", "api_key": SECRET_ARGUMENT})
     w.store.cards.file_card(c, filed(c))
     return c
@@ -219,7 +219,7 @@ def test_an_endpoint_failing_for_a_day_is_given_up_turned_off_and_its_owners_tol
     deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), sender=sender, clock=clock)
     receiver.answer(*[503] * 100)
     start = int(clock.now)
-    c = card(w.ws, w.person, w.conn, created_at=start, ttl=3 * DAY)
+    c = card(w.ws, w.person, w.conn, webhooks=None, created_at=start, ttl=3 * DAY)
     store.cards.file_card(c, filed(c))
     deliverer.sweep()
     tries = [int(clock.now)]

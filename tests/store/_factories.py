@@ -46,9 +46,12 @@ def card(
     fingerprint: str | None = None,
     arguments: dict[str, Any] | None = None,
     filed_by: str | None = "agent",
+    webhooks: bool | None = False,
 ) -> Card:
     """A pending card filed at ``created_at`` that expires ``ttl`` seconds later, by the agent of
-    ``conn`` unless ``filed_by`` names another actor (None: not recorded, as an earlier release)."""
+    ``conn`` unless ``filed_by`` names another actor (None: not recorded, as an earlier release);
+    ``webhooks``: as the gate files one in a workspace without webhook endpoints (None: the store
+    finds out)."""
     cid = new_id("card_")
     return Card(
         id=cid,
@@ -67,6 +70,7 @@ def card(
         expires_at=created_at + ttl,
         updated_at=created_at,
         filed_by=f"connection:{conn.id}" if filed_by == "agent" else filed_by,
+        webhooks=webhooks,
     )
 
 

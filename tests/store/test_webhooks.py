@@ -78,13 +78,21 @@ def test_a_workspace_read_says_whether_it_has_an_endpoint_where_the_store_knows(
     assert store.workspaces.get_workspace(w.ws.id).webhooks is (False if known else None)
 
 
-def test_a_filing_told_the_workspace_has_no_endpoint_is_believed_only_where_the_store_cannot_check(store):
+def test_a_card_owes_events_as_it_was_filed_and_no_more_is_read_to_know(store):
+    """A card filed by a request that read the workspace before its first endpoint was added owes
+    nothing (``Card.webhooks`` False); one filed knowing of an endpoint owes its events, and its
+    moves read nothing more to know (on DynamoDB the answer is kept on the card's item)."""
     w = World(store)
     store.webhooks.add_endpoint(endpoint(w))
-    c = card(w.ws, w.person, w.conn, created_at=1000)
-    store.cards.file_card(c, filed(c), webhooks=False)  # as a request that read the workspace before it was added
-    owed = [x for x in due_events(store, 1000) if x[0] == c.id]
-    assert owed == ([] if type(store).__name__ == "DynamoDBStore" else [(c.id, "card.filed", "pending")])
+    before = card(w.ws, w.person, w.conn, webhooks=False, created_at=1000)
+    after = card(w.ws, w.person, w.conn, webhooks=True, created_at=1000)
+    for c in (before, after):
+        store.cards.file_card(c, filed(c))
+    assert [x[0] for x in due_events(store, 1000) if x[1] == "card.filed"] == [after.id]
+    assert store.cards.get_card(w.ws.id, after.id, 1000).webhooks is (
+        True if type(store).__name__ == "DynamoDBStore" else None)
+    w.move(store.cards.get_card(w.ws.id, after.id, 1000), CardState.DECLINED, now=1100)
+    assert (after.id, "card.answered", "declined") in due_events(store, 1100)
 
 
 def test_a_workspace_has_at_most_its_limit_of_endpoints(store):
@@ -119,7 +127,7 @@ def test_bad_endpoints_are_refused_and_nothing_is_written(store, change, field):
 
 def test_cards_owe_no_events_where_there_is_no_endpoint(store):
     w = World(store)
-    c = w.file(created_at=1000)
+    c = w.file(webhooks=None, created_at=1000)
     w.move(c, CardState.DECLINED, now=1100)
     assert store.webhooks.due_events(now=1000 + 2 * DAY) == []
 
@@ -127,10 +135,10 @@ def test_cards_owe_no_events_where_there_is_no_endpoint(store):
 def test_each_move_of_a_card_writes_its_events_in_the_same_transaction(store):
     w = World(store)
     store.webhooks.add_endpoint(endpoint(w))
-    done = w.file(created_at=1000)
-    declined = w.file(created_at=1000)
-    withdrawn = w.file(created_at=1000)
-    lapsed = w.file(created_at=1000, ttl=HOUR)
+    done = w.file(webhooks=None, created_at=1000)
+    declined = w.file(webhooks=None, created_at=1000)
+    withdrawn = w.file(webhooks=None, created_at=1000)
+    lapsed = w.file(webhooks=None, created_at=1000, ttl=HOUR)
     assert due_events(store, 1000) == sorted((c.id, "card.filed", "pending") for c in (done, declined, withdrawn,
                                                                                         lapsed))
     running = w.move(done, CardState.RUNNING, now=1100)
@@ -152,7 +160,7 @@ def test_each_move_of_a_card_writes_its_events_in_the_same_transaction(store):
 def test_a_failed_commit_writes_no_event(store):
     w = World(store)
     store.webhooks.add_endpoint(endpoint(w))
-    c = w.file(created_at=1000)
+    c = w.file(webhooks=None, created_at=1000)
     w.move(c, CardState.DECLINED, now=1100)
     with pytest.raises(Refusal):  # already declined: refused, nothing written
         w.move(c, CardState.WITHDRAWN, now=1200)
@@ -163,7 +171,7 @@ def test_fan_out_gives_each_event_and_endpoint_one_delivery_once(store):
     w = World(store)
     ep = endpoint(w)
     store.webhooks.add_endpoint(ep)
-    c = w.file(created_at=1000)
+    c = w.file(webhooks=None, created_at=1000)
     (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
     deliveries = deliveries_for(store, w, ep, event, 1001)
     assert store.webhooks.fan_out(event, deliveries) is True
@@ -178,7 +186,7 @@ def test_a_delivery_is_leased_retried_and_finished(store):
     w = World(store)
     ep = endpoint(w)
     store.webhooks.add_endpoint(ep)
-    w.file(created_at=1000)
+    w.file(webhooks=None, created_at=1000)
     (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
     (d,) = deliveries_for(store, w, ep, event, 1001)
     store.webhooks.fan_out(event, [d])
@@ -204,7 +212,7 @@ def test_a_lapsed_lease_is_due_again(store):
     w = World(store)
     ep = endpoint(w)
     store.webhooks.add_endpoint(ep)
-    w.file(created_at=1000)
+    w.file(webhooks=None, created_at=1000)
     (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
     (d,) = deliveries_for(store, w, ep, event, 1001)
     store.webhooks.fan_out(event, [d])
@@ -218,7 +226,7 @@ def test_the_log_lists_an_endpoints_latest_deliveries_newest_first(store):
     ep = endpoint(w)
     store.webhooks.add_endpoint(ep)
     for at in (1000, 1001, 1002):
-        c = card(w.ws, w.person, w.conn, created_at=at)
+        c = card(w.ws, w.person, w.conn, webhooks=None, created_at=at)
         store.cards.file_card(c, filed(c))
     events = sorted((e for e in store.webhooks.due_events(1002) if e.event == "card.filed"), key=lambda e: e.at)
     for e in events:
@@ -238,7 +246,7 @@ def test_finishing_refuses_an_unknown_state(store):
     w = World(store)
     ep = endpoint(w)
     store.webhooks.add_endpoint(ep)
-    w.file(created_at=1000)
+    w.file(webhooks=None, created_at=1000)
     (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
     (d,) = deliveries_for(store, w, ep, event, 1001)
     store.webhooks.fan_out(event, [d])

@@ -180,6 +180,7 @@ class CardDesk:
             lines=tuple(preview.lines), fingerprint=q.fingerprint, ticket=ticket, state=CardState.PENDING,
             created_at=now, expires_at=expires_at, updated_at=now, channel=channel, sections=preview.sections,
             filed_by=asker.actor,
+            webhooks=ctx.workspace.webhooks,  # as this request read the workspace (store.cards.Card.webhooks)
         )
 
     def file(self, q: Question, channel: str = "page", asker: Asker | None = None) -> tuple[Card, bool]:

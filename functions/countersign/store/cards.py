@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.askers import AGENT, Asker
@@ -106,6 +106,11 @@ class Card:
     # stored before this was recorded (None) reads as filed by its agent connection. Written once,
     # at filing; a listing leaves it out (:func:`listed`).
     filed_by: str | None = None
+    # Whether its events are owed to the workspace's webhook endpoints (:mod:`.webhooks`): decided
+    # when it is filed, from the workspace as the filing request read it (``Workspace.webhooks``),
+    # so that no move of it reads anything more to know. None: the store finds out at each move
+    # (SQLite inside the move's transaction; DynamoDB, which keeps a filed card's answer, by a read).
+    webhooks: bool | None = field(default=None, compare=False)
 
     @property
     def asker(self) -> Asker:
@@ -223,13 +228,12 @@ class CardStore(abc.ABC):
 
     @abc.abstractmethod
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
-                  signing_key: tuple[str, int] | None = None, webhooks: bool | None = None) -> Card:
+                  signing_key: tuple[str, int] | None = None) -> Card:
         """File ``card`` (pending) as the live card of its request, in one transaction with its
         ``filed`` audit entry and (``notify``) the :class:`~.outbox.Notification` it owes its
         person, and (``signing_key``: key id, until)
         :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket,
-        and the :mod:`.webhooks` events it owes if the workspace has a webhook endpoint (``webhooks``:
-        whether it has, as the caller read the workspace; None: the store finds out).
+        and the :mod:`.webhooks` events it owes (:attr:`Card.webhooks`).
 
         If another card holds the same request (live: pending before its deadline, or running; or
         declined or completed within the answer memory), nothing is written and that card is

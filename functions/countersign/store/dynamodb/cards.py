@@ -74,8 +74,7 @@ class DynamoCards(CardStore):
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
         if signing_key is not None:
             ops.append({"Put": {"Item": key_note_item(*signing_key)}})
-        if has_endpoints(self.table, card.workspace_id):
-            # the webhook events it owes, with it
+        if self._owes_events(card):  # the webhook events it owes, with it
             ops += event_puts(card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                           card.expires_at))
         try:
@@ -252,7 +251,7 @@ class DynamoCards(CardStore):
         first_write = len(items)
         items.extend(write_ops(card.workspace_id, writes))
         moved = card_events(card.workspace_id, card.id, source, target, now, card.expires_at)
-        if moved and has_endpoints(self.table, card.workspace_id):  # the webhook events it owes, with it
+        if moved and self._owes_events(card):  # the webhook events it owes, with it
             items.extend(event_puts(moved))
         try:
             self.table.transact(items, token=txn_id)
@@ -265,6 +264,11 @@ class DynamoCards(CardStore):
         if target is CardState.EXPIRED and not commit.new:
             self._settled(card, now)
         return written
+
+    def _owes_events(self, card: Card) -> bool:
+        """Whether ``card``'s moves owe webhook events: as it was filed (kept on its item), else
+        (None: filed before this was kept) whether its workspace has an endpoint now (one read)."""
+        return card.webhooks if card.webhooks is not None else has_endpoints(self.table, card.workspace_id)
 
     def _settled(self, card: Card, now: int) -> None:
         """A lapsed card marked expired was decided now (:meth:`Card.decided_at`): its request, if

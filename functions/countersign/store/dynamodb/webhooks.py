@@ -8,10 +8,11 @@ Items (see :mod:`countersign.store.table`)::
     event               WHEVENT#<event id>  WHEVENT             (TTL: a month after it happened)
     delivery            WHOOK#<endpoint id> LOG#<created_at:012d>#<delivery id>   (TTL: a month)
 
-The card store knows from the count whether the workspace has an endpoint — a filing from the
-workspace as the caller's request read it (:attr:`~countersign.store.workspaces.Workspace.webhooks`,
-no read of its own), a move by one consistent ``GetItem`` before its transaction — and if so writes
-the card's events in that transaction (:func:`event_puts`). The table's stream carries each new
+A card is filed knowing from the count whether its events are owed (the workspace as the filing
+request read it: :attr:`~countersign.store.workspaces.Workspace.webhooks`), and keeps the answer on
+its item (:attr:`~countersign.store.cards.Card.webhooks`), so neither its filing nor its moves read
+anything more; its events ride in the card's own transactions (:func:`event_puts`). Only a card
+filed before the answer was kept costs one consistent ``GetItem`` per move. The table's stream carries each new
 event to the notifier function. Until done, an event sits in the sparse gsi1 partition
 ``WHEVENT`` keyed by its due time, and a delivery not finished in ``WHDELIVERY`` keyed by its next
 try (or its lease's end), so the sweeper finds what is owed with one query each; the index

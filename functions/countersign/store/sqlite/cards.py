@@ -61,7 +61,7 @@ class SQLiteCards(CardStore):
             if notify:
                 insert_notification(db, Notification(card.id, card.workspace_id, card.person_id, card.created_at,
                                                      due_at=card.created_at))
-            if has_endpoints(db, card.workspace_id):  # known inside the transaction: ``webhooks`` is not needed
+            if _owes_events(db, card):
                 insert_events(db, card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                               card.expires_at))
         return card
@@ -186,7 +186,7 @@ class SQLiteCards(CardStore):
                     "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?",
                     (live_until, card.request_key, card.id),
                 )
-            if has_endpoints(db, card.workspace_id):
+            if _owes_events(db, card):
                 insert_events(db, card_events(card.workspace_id, card.id, source, target, now, card.expires_at))
             crash_point("mid_commit")
         return written
@@ -204,6 +204,12 @@ class SQLiteCards(CardStore):
         )
         return [schema.audit_entry(r) for r in found]
 
+
+
+def _owes_events(db: sqlite3.Connection, card: Card) -> bool:
+    """Whether ``card``'s moves owe webhook events: as it was filed, else (None) whether its
+    workspace has an endpoint now, inside the transaction."""
+    return card.webhooks if card.webhooks is not None else has_endpoints(db, card.workspace_id)
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
