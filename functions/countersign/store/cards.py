@@ -106,6 +106,11 @@ class Card:
     # stored before this was recorded (None) reads as filed by its agent connection. Written once,
     # at filing; a listing leaves it out (:func:`listed`).
     filed_by: str | None = None
+    # A person's edit (docs/policy.md, "Edit, then approve"). On the card an edit filed:
+    # {"from": <the card edited>, "by": person id, "byName", "original": <its arguments>,
+    # "changes": [{"field", "label", "from", "to"}]}; on the card it replaced (state ``edited``):
+    # {"into": <the new card>, "by", "byName", "changes"}. A listing leaves it out.
+    edited: dict[str, Any] | None = None
 
     @property
     def asker(self) -> Asker:
@@ -189,6 +194,14 @@ class CardCommit:
     # if the grant has no use left for it, :class:`~countersign.store.errors.GrantUnavailable` and
     # nothing is written. Its :class:`~.standing_grants.StandingGrantUse` is recorded with it.
     grant_use: GrantUse | None = None
+    # A person's edit (target ``edited``): what the card records of it, and the new pending card
+    # filed in the same transaction with its ``filed`` entry (and the signing key note, key id and
+    # until), claiming its own request: if a card holds that one,
+    # :class:`~countersign.store.errors.Taken` with it, and nothing is written.
+    edited: dict[str, Any] | None = None
+    successor: Card | None = None
+    successor_audit: AuditEntry | None = None
+    successor_key: tuple[str, int] | None = None
 
     def written(self) -> Card:
         """The card as this commit writes it (fields left None keep what an earlier move wrote)."""
@@ -197,7 +210,7 @@ class CardCommit:
             "state": target, "updated_at": self.now, "version": 1 if self.new else self.card.version + 1,
             "lease_until": self.lease_until if target is CardState.RUNNING else None,
         }
-        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey"):
+        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey", "edited"):
             value = getattr(self, name)
             if value is not None:
                 changes[name] = value
@@ -210,7 +223,8 @@ def listed(card: Card) -> Card:
     Both stores list cards this way (DynamoDB's index projects no more); read a card with
     ``get_card`` before acting on it, or to know who filed one that no agent's connection filed
     (``filed_by``)."""
-    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None)
+    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None,
+                   edited=None)
 
 
 # -- the role ---------------------------------------------------------------------------------------

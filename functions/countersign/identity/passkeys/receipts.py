@@ -67,6 +67,8 @@ def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], se
     shown = {"title": card.title, "lines": list(card.lines)}
     if card.sections:  # (only a card that has them: other receipts keep their shape)
         shown["sections"] = list(card.sections)
+    if getattr(card, "edited", None):  # a person's edit: the original arguments and what changed, sealed
+        shown["edited"] = card.edited
     return {
         "type": RECEIPT_TYPE, "v": RECEIPT_VERSION,
         "workspace": {"id": workspace.id, "name": workspace.name},

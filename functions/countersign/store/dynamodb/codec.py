@@ -328,7 +328,8 @@ def card_item(c: Card, purge_at: int | None, txn_id: str | None = None) -> Item:
         arguments=J(c.arguments), subject=J(c.subject), lines=stored_lines(c), status=CardState(c.state).value,
         card_expires_at=c.expires_at, result=None if c.result is None else J(c.result),
         run=None if c.run is None else J(c.run), passkey=None if c.passkey is None else J(c.passkey),
-        expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk, txn_id=txn_id,
+        edited=None if c.edited is None else J(c.edited), expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk,
+        txn_id=txn_id,
     )
     return {**card_key(c.id), **item(values_)}
 
@@ -349,6 +350,7 @@ def card_from(v: dict[str, Any]) -> Card:
         result=unJ(v.get("result")),
         run=unJ(v.get("run")),
         passkey=unJ(v.get("passkey")),
+        edited=unJ(v.get("edited")),
     )
 
 

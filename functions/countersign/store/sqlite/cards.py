@@ -175,6 +175,8 @@ class SQLiteCards(CardStore):
                 _update_card(db, written)
             for entry in commit.audit:
                 _insert_audit(db, entry)
+            if commit.successor is not None:
+                _file_successor(db, commit, now)
             live_until = request_held_until(target, now, commit.refusal is not None, schema.LIVE_FOREVER)
             if target is not CardState.EXPIRED:
                 db.execute(
@@ -197,6 +199,22 @@ class SQLiteCards(CardStore):
         )
         return [schema.audit_entry(r) for r in found]
 
+
+
+def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> None:
+    """An edit's new pending card, in the edited card's transaction: its request claimed (else
+    :class:`Taken` with the card that holds it, and the whole transaction rolls back), the card,
+    its ``filed`` entry and the signing key note; no email (the person is on the page)."""
+    successor = commit.successor
+    assert successor is not None and commit.successor_audit is not None
+    check_card(successor)
+    holder = _claim_request(db, successor, successor.expires_at, now)
+    if holder is not None:
+        raise Taken(holder.at(now))
+    if commit.successor_key is not None:
+        note_key(db, *commit.successor_key)
+    _insert_card(db, successor)
+    _insert_audit(db, commit.successor_audit)
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
@@ -257,7 +275,7 @@ def _insert_card(db: sqlite3.Connection, card: Card) -> None:
 def _update_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     changed = {k: row[k] for k in ("state", "updated_at", "version", "result", "decline_reason", "refusal",
-                                   "channel", "run", "lease_until", "passkey")}
+                                   "channel", "run", "lease_until", "passkey", "edited")}
     db.execute(
         f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
         (*changed.values(), card.id, card.version - 1),

@@ -28,7 +28,7 @@ from ..workspaces import Person, Workspace
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -52,7 +52,8 @@ CREATE TABLE IF NOT EXISTS cards (
     tool TEXT NOT NULL, arguments TEXT NOT NULL, subject TEXT NOT NULL, title TEXT NOT NULL, lines TEXT NOT NULL,
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
-    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT);
+    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT,
+    edited TEXT);
 DROP INDEX IF EXISTS cards_pending;
 CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS cards_history ON cards
@@ -97,7 +98,7 @@ CREATE TABLE IF NOT EXISTS suppressions (
 # Columns added since version 1 (a database made by an earlier release gains them on open).
 ADDED_COLUMNS = {
     "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER"),
-              ("passkey", "TEXT"), ("filed_by", "TEXT")),
+              ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
 }
@@ -277,6 +278,7 @@ def card_row(card: Card) -> dict[str, Any]:
         result=None if card.result is None else to_json(card.result),
         run=None if card.run is None else to_json(card.run),
         passkey=None if card.passkey is None else to_json(card.passkey),
+        edited=None if card.edited is None else to_json(card.edited),
     )
     return row
 
@@ -293,6 +295,7 @@ def card(row: sqlite3.Row) -> Card:
         result=from_json(row["result"]),
         run=from_json(row["run"]),
         passkey=from_json(row["passkey"]),
+        edited=from_json(row["edited"]),
     )
 
 

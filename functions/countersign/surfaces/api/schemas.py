@@ -79,6 +79,12 @@ class DeclineBody(Strict):
     reason: str | None = Field(default=None, max_length=500, description="Why the person said no (shown to the agent)")
 
 
+class EditBody(Strict):
+    arguments: dict[str, Any] = Field(description=(
+        "The values to change, by argument name: only those the card's action declares editable (its "
+        "view's editable list); they go through the same argument checker as an agent's call"))
+
+
 class MeChanges(Strict):
     agent_requests_email: StrictBool
 
@@ -144,7 +150,7 @@ class SessionView(BaseModel):
         default=None, description="Set when card emails to the person's address stopped (a bounce or a complaint)")
 
 
-CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired"]
+CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired", "edited"]
 
 
 class AskedBy(BaseModel):
@@ -152,6 +158,28 @@ class AskedBy(BaseModel):
         description="An agent (through a connection), a member from Settings, or the command line")
     name: str | None = Field(description="The connection's name (an agent), the member's name or email (a person)")
     you: bool = Field(description="The member who asked is the one viewing")
+
+
+class EditableField(BaseModel):
+    name: str = Field(description="The argument's name, as the edit body takes it")
+    label: str = Field(description="What it is, in words")
+    kind: Literal["whole number", "amount", "text"] = Field(description="What the input takes")
+    value: Any = Field(default=None, description="Its value on this card, as the arguments spell it")
+    shown: str = Field(description="Its value as the preview shows it")
+
+
+class EditChange(BaseModel):
+    field: str
+    label: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class EditedView(BaseModel):
+    from_: str | None = Field(default=None, alias="from", description="The card this one replaced")
+    into: str | None = Field(default=None, description="The card that replaced this one")
+    by: str = Field(description="Who edited it (name or email)")
+    changes: list[EditChange]
 
 
 class CardView(BaseModel):
@@ -163,8 +191,9 @@ class CardView(BaseModel):
         default_factory=list, description="The parts of a change the lines sum up (an upstream's tools), bound "
         "by the card's ticket with its title and lines; empty for most cards")
     state: CardStateName = Field(description="The card's state (expiry applied)")
-    status: Literal["pending", "completed", "failed", "declined", "expired"] = Field(
-        description="What the agent's get_confirmation_status reports")
+    status: Literal["pending", "completed", "failed", "declined", "expired", "edited"] = Field(
+        description="What the agent's get_confirmation_status reports (for an edited card: the status of the "
+                    "card it continues as)")
     connectionName: str | None
     askedBy: AskedBy = Field(description="Who asked for it")
     irreversible: bool = Field(default=False, description="Its action cannot be undone once it ran")
@@ -184,6 +213,12 @@ class CardView(BaseModel):
         "Confirmed with a passkey: the sentence naming it (or saying it was removed since)"))
     grant: dict[str, str] | None = Field(default=None, description=(
         "Ran under a standing grant, without a click: its id and name (docs/policy.md)"))
+    editable: list[EditableField] = Field(default_factory=list, description=(
+        "What the person may change before confirming (a pending card whose action declares it; "
+        "POST /api/cards/{id}/edit); empty otherwise"))
+    edited: EditedView | None = Field(default=None, description=(
+        "A person's edit: on the card it filed, the card it replaced (from); on the card it replaced (state "
+        "edited), the new card (into); who, and what changed"))
 
 
 class CardPage(BaseModel):
