@@ -33,7 +33,8 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
 def assert_card_view(view: dict) -> None:
     assert set(view) == {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName",
                          "askedBy", "irreversible", "createdAt", "expiresAt", "result", "next", "reason",
-                         "refusal", "passkeyRequired", "passkeySigned", "outcome", "signedWith", "grant"}
+                         "refusal", "passkeyRequired", "passkeySigned", "outcome", "signedWith", "grant",
+                         "editable", "edited"}
     assert not any(word in view for word in HIDDEN)
     assert view["createdAt"].endswith("Z") and view["expiresAt"].endswith("Z")
 

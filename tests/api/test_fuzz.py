@@ -65,5 +65,5 @@ def test_no_server_errors(live, clock, tenant):
         except Exception as exc:  # noqa: BLE001 - collect every operation's failure, then report them together
             failures.append(f"{operation.label}: {exc}")
     page.close()
-    assert len(ran) == 40 and UPSTREAMS in ran, ran
+    assert len(ran) == 41 and UPSTREAMS in ran, ran
     assert not failures, "\n\n".join(failures)

@@ -139,7 +139,7 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
     paths = schema.json()["paths"]
     assert {"/api/signin/request", "/api/signin/complete", "/api/session", "/api/signout", "/api/cards",
             "/api/cards/{card_id}", "/api/history", "/api/cards/{card_id}/confirm", "/api/cards/{card_id}/decline",
-            "/api/cards/{card_id}/reopen",
+            "/api/cards/{card_id}/reopen", "/api/cards/{card_id}/edit",
             "/api/settings", "/api/settings/me", "/api/settings/workspace", "/api/settings/members", "/api/connections",
             "/api/connections/{connection_id}/revoke", "/api/oauth/requests/{request_id}",
             "/api/oauth/requests/{request_id}/allow", "/api/oauth/requests/{request_id}/deny",

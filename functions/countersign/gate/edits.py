@@ -22,9 +22,9 @@ from ..store.cards import Card
 from ..store.errors import Taken
 from ..store.workspaces import Person
 from ..toolkit import ActionError, Editable
+from . import replies
 from .clicks import open_card
 from .desk import CardDesk
-from . import replies
 from .edit_words import describe
 from .question import Question
 
