@@ -170,3 +170,28 @@ def test_no_mcp_tool_offers_an_edit(world):
     """An agent cannot edit: the confirmation tools and the toolsets' actions have no edit of a card."""
     names = {t.name for t in confirmations.confirmation_tools(world.desk)} | set(world.desk.registry.actions)
     assert not [n for n in names if n.startswith("edit_") or "_edit" in n]
+
+
+def test_an_edit_to_a_change_another_card_already_asks_files_nothing(world):
+    """The new card claims its own request in the same transaction: a card waiting for exactly the
+    edited change holds it, and the whole edit is refused (both stores)."""
+    w = world
+    asked, twin = held(w), held(w, "80.00")
+    trails = {c: w.events(c) for c in (asked["confirmationId"], twin["confirmationId"])}
+    with pytest.raises(Refusal) as refused:
+        edit(w, asked["confirmationId"], {"amount": "80"})
+    assert refused.value.message == (f"A card for exactly this edited change is already waiting "
+                                     f"({twin['confirmationId']}); nothing was changed. Confirm that one, or "
+                                     "decline this one.")
+    for card_id, trail in trails.items():
+        assert w.card(card_id).state is CardState.PENDING and w.events(card_id) == trail
+    assert sorted(c.id for c in w.pending()) == sorted(trails)
+
+
+def test_an_agent_asking_the_original_again_after_an_edit_files_a_fresh_card(world):
+    w = world
+    asked = held(w)
+    new = edit(w, asked["confirmationId"], {"amount": "80.00"})
+    again = held(w)
+    assert again["confirmationId"] not in (asked["confirmationId"], new.id)
+    assert sorted(c.id for c in w.pending()) == sorted([new.id, again["confirmationId"]])
