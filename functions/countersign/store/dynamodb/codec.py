@@ -31,7 +31,7 @@ from ..errors import BadInput
 from ..json_records import data_fields, known_fields
 from ..outbox import Notification
 from ..sessions import Session, SignInToken
-from ..workspaces import Person, Workspace
+from ..workspaces import Person, Workspace, quiet_hours_from_text, quiet_hours_text
 
 Item = dict[str, dict[str, Any]]
 
@@ -251,11 +251,12 @@ PERSON_FIELDS = ("id", "workspace_id", "email", "role", "name", "agent_requests_
 
 
 def person_item(p: Person) -> Item:
-    return {**person_key(p.workspace_id, p.id), **item({k: getattr(p, k) for k in PERSON_FIELDS})}
+    return {**person_key(p.workspace_id, p.id),
+            **item({**{k: getattr(p, k) for k in PERSON_FIELDS}, "quiet_hours": quiet_hours_text(p.quiet_hours)})}
 
 
 def person_from(v: dict[str, Any]) -> Person:
-    return Person(**{k: v[k] for k in PERSON_FIELDS})
+    return Person(**{k: v[k] for k in PERSON_FIELDS}, quiet_hours=quiet_hours_from_text(v.get("quiet_hours")))
 
 
 CONNECTION_FIELDS = ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",
@@ -390,12 +391,13 @@ NOTIFICATION_FIELDS = ("card_id", "workspace_id", "person_id", "created_at", "st
 
 def notification_item(n: Notification, purge_at: int | None) -> Item:
     fields: dict[str, Any] = {k: getattr(n, k) for k in NOTIFICATION_FIELDS}
-    fields.update(gsi1pk=OUTBOX_PARTITION, gsi1sk=time_key(n.due_at, n.card_id), expires_at=purge_at)
+    fields.update(gsi1pk=OUTBOX_PARTITION, gsi1sk=time_key(n.due_at, n.card_id), expires_at=purge_at,
+                  listed=list(n.listed) or None)
     return {**outbox_key(n.card_id), **item(fields)}
 
 
 def notification_from(v: dict[str, Any]) -> Notification:
-    return Notification(**pick(v, NOTIFICATION_FIELDS))
+    return Notification(**pick(v, NOTIFICATION_FIELDS), listed=tuple(v.get("listed") or ()))
 
 
 def doc_item(ws: str, kind: str, doc_id: str, data: dict[str, Any], version: int) -> Item:

@@ -23,7 +23,7 @@ from ..errors import BadInput
 from ..json_records import data_fields, known_fields
 from ..outbox import Notification
 from ..sessions import Session, SignInToken
-from ..workspaces import Person, Workspace
+from ..workspaces import Person, Workspace, quiet_hours_from_text
 
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
@@ -35,7 +35,8 @@ CREATE TABLE IF NOT EXISTS workspaces (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, settings TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS persons (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, email TEXT NOT NULL, email_key TEXT NOT NULL UNIQUE,
-    role TEXT NOT NULL, name TEXT NOT NULL, agent_requests_email INTEGER NOT NULL, created_at INTEGER NOT NULL);
+    role TEXT NOT NULL, name TEXT NOT NULL, agent_requests_email INTEGER NOT NULL, created_at INTEGER NOT NULL,
+    quiet_hours TEXT);
 CREATE INDEX IF NOT EXISTS persons_by_workspace ON persons (workspace_id, created_at, id);
 CREATE TABLE IF NOT EXISTS connections (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, name TEXT NOT NULL,
@@ -67,7 +68,7 @@ CREATE TABLE IF NOT EXISTS spent_tickets (
 CREATE TABLE IF NOT EXISTS outbox (
     card_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, created_at INTEGER NOT NULL,
     state TEXT NOT NULL, due_at INTEGER NOT NULL, attempts INTEGER NOT NULL, lease_until INTEGER NOT NULL,
-    outcome TEXT, done_at INTEGER);
+    outcome TEXT, done_at INTEGER, listed TEXT);
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (state, due_at) WHERE state != 'done';
 CREATE TABLE IF NOT EXISTS signing_keys (key_id TEXT PRIMARY KEY, until INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
@@ -101,6 +102,8 @@ ADDED_COLUMNS = {
               ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
+    "persons": (("quiet_hours", "TEXT"),),
+    "outbox": (("listed", "TEXT"),),
 }
 
 
@@ -233,6 +236,7 @@ def person(row: sqlite3.Row) -> Person:
         name=row["name"],
         agent_requests_email=bool(row["agent_requests_email"]),
         created_at=row["created_at"],
+        quiet_hours=quiet_hours_from_text(row["quiet_hours"]),
     )
 
 
@@ -317,4 +321,9 @@ NOTIFICATION_FIELDS = (
 
 
 def notification(row: sqlite3.Row) -> Notification:
-    return Notification(**{k: row[k] for k in NOTIFICATION_FIELDS})
+    return Notification(**{k: row[k] for k in NOTIFICATION_FIELDS}, listed=tuple(from_json(row["listed"]) or ()))
+
+
+def notification_row(n: Notification) -> tuple[Any, ...]:
+    """The values of :data:`NOTIFICATION_FIELDS` and ``listed`` (JSON), in that order."""
+    return (*(getattr(n, k) for k in NOTIFICATION_FIELDS), to_json(list(n.listed)) if n.listed else None)
