@@ -85,8 +85,24 @@ class EditBody(Strict):
         "view's editable list); they go through the same argument checker as an agent's call"))
 
 
+#: A time of day as quiet hours take it: HH:MM, 24-hour.
+CLOCK_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
+class QuietHoursBody(Strict):
+    start: str = Field(pattern=CLOCK_TIME_PATTERN, description="When quiet hours begin, HH:MM (24-hour), local time")
+    end: str = Field(pattern=CLOCK_TIME_PATTERN,
+                     description="When they end, HH:MM; before the start means the next day (22:00 to 07:00)")
+    zone: str = Field(min_length=1, max_length=64, description="An IANA time zone name, e.g. Europe/Berlin")
+
+
 class MeChanges(Strict):
-    agent_requests_email: StrictBool
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+
+    # Omitted means "leave as is"; quiet_hours null turns quiet hours off.
+    agent_requests_email: StrictBool = None  # type: ignore[assignment]
+    quiet_hours: QuietHoursBody | None = Field(
+        default=None, description="No card email while these run; the email goes out when they end (null: none)")
 
 
 class WorkspaceChanges(Strict):
@@ -232,8 +248,25 @@ class RefusalBody(BaseModel):
     card: CardView
 
 
+class QuietHoursView(BaseModel):
+    start: str
+    end: str
+    zone: str
+
+
 class MySettings(BaseModel):
     agent_requests_email: bool
+    quiet_hours: QuietHoursView | None = Field(default=None, description="When card emails wait (none: never)")
+    quiet_until: str | None = Field(default=None,
+                                    description="Quiet hours run now: when they end (ISO 8601, UTC); else null")
+    email_interval: int = Field(default=0, description="At most one card email per this many seconds (0: no limit)")
+
+
+class TestEmailView(BaseModel):
+    outcome: Literal["sent", "suppressed"] = Field(
+        description="sent: handed to the mail service; suppressed: not sent, the address no longer gets email")
+    to: str = Field(description="The address it went (or would have gone) to")
+    message: str = Field(description="What happened, in a sentence or two for the person")
 
 
 class WorkspaceSettings(BaseModel):
