@@ -8,11 +8,20 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
 * the person turned *Email me when an agent asks* off → done, nothing sent;
 * their address bounced for good or reported a card email as spam (SES's feedback,
   :mod:`countersign.surfaces.background.feedback`) → done as ``email_suppressed``, nothing sent;
+* their quiet hours run (:mod:`.quiet_hours`) → put back until they end, no attempt counted
+  (:data:`QUIET`); one whose own card no longer waits by then is done, nothing sent;
 * one conditional write (:meth:`~countersign.store.limits.LimitStore.claim_email_slot`) decides
   the rate limit: of a burst of cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL``
   seconds exactly one sends — its email lists every card that waits — and the others are done
   as rate limited. The claim names
   its notification, so if its sender dies before sending, the retry may claim again;
+* the digest: before an email goes out, it records a *digest check* in the outbox
+  (:func:`~countersign.store.outbox.digest_id`, one per claim), due when the interval ends; the
+  sweep delivers it. If cards filed since the email (from :data:`DIGEST_OVERLAP` seconds before
+  it, less those it counted) still wait, the check claims the slot like a card would and one
+  email lists them ("3 more requests are waiting"), recording its own check; if none waits,
+  nothing is claimed or sent; if the slot is taken (a card's email after the interval listed them
+  all), it is done as rate limited;
 * nothing waits any more (answered before we looked) → the slot is released, done;
 * a card filed while this process holds the person's slot because it *sent* an email under it
   (a slot is released only when nothing was sent) owes no email until :data:`SLOT_MARGIN` seconds
@@ -27,8 +36,8 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
   a process dies between handing it over and marking it done.
 
 Each outcome is counted in :attr:`CardNotifier.counts` and reported to ``on_event(name)`` (for
-metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_suppressed``, ``email_failed`` and
-``email_nothing_pending``. A notifier never raises: the call that filed the card goes on.
+metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_suppressed``, ``email_failed``,
+``email_nothing_pending`` and ``email_quiet_hours``. A notifier never raises: the call that filed the card goes on.
 """
 
 from __future__ import annotations
