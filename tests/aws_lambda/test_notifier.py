@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from countersign.notify.message import one_line
-from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, digest_id
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
@@ -128,14 +128,19 @@ def test_records_that_are_not_outbox_inserts_are_ignored(runtime, stream):
     assert notification(runtime, card_id).state == NOTIFY_PENDING and sent_mail() == []
 
     # Delivering changes the OUTBOX item (MODIFY: leased, done) and claims the email slot (a RATE
-    # item): the filter drops those records, the function ignores them.
+    # item): the filter drops those records, the function ignores them. The email also adds its
+    # digest check (an OUTBOX INSERT, due when the interval ends): that record passes, and the
+    # function finds it not yet due — the sweeper delivers it then.
     assert handler(filtered_event(stream, filed), LambdaContext()) == {"batchItemFailures": []}
     changes = stream.event(stream.read())["Records"]
     outbox = [r for r in changes if r["dynamodb"]["Keys"]["pk"]["S"].startswith(OUTBOX_PK)]
-    assert outbox and {r["eventName"] for r in outbox} == {"MODIFY"}
-    assert not any(passes_filter(r) for r in changes)
+    check = OUTBOX_PK + digest_id(olive.person.id, int(runtime.desk.now()))
+    assert {(r["eventName"], r["dynamodb"]["Keys"]["pk"]["S"]) for r in outbox} == {
+        ("MODIFY", OUTBOX_PK + card_id), ("INSERT", check)}
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in changes if passes_filter(r)] == [check]
     assert handler({"Records": changes}, LambdaContext()) == {"batchItemFailures": []}
     assert len(sent_mail()) == 1
+    assert notification(runtime, check.removeprefix(OUTBOX_PK)).state == NOTIFY_PENDING
 
 
 def test_a_notification_held_by_another_sender_is_left_to_it(runtime, stream):
