@@ -36,6 +36,12 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     connection last use  WS#<ws>                                   USED#<connection id>
     standing grant       WS#<ws>                                   SGRANT#<grant id>   (no TTL)
     standing grant use   WS#<ws>                                   SGRANTUSE#<grant id>#<at:012d>#<card id>
+    Slack app            WS#<ws>                                   SLACK
+    Slack team's owner   SLACKTEAM#<team id>                       SLACKTEAM     (workspace_id)
+    Slack link           WS#<ws>                                   SLACKLINK#<person id>
+    Slack user's link    SLACKUSER#<team id>#<user id>             SLACKUSER     (a full copy)
+    Slack link code      SLACKCODE#<code hash>                     SLACKCODE     (TTL)
+    Slack post           SLACKPOST#<card id>                       SLACKPOST     (TTL)
 
 Only cards and notifications carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /

@@ -19,6 +19,7 @@ from .outbox import DynamoOutbox
 from .passkeys import DynamoPasskeys
 from .sessions import DynamoSessions
 from .signing_keys import DynamoSigningKeys
+from .slack import DynamoSlack
 from .standing_grants import DynamoStandingGrants
 from .suppressions import DynamoSuppressions
 from .workspaces import DynamoWorkspaces
@@ -55,6 +56,7 @@ class DynamoDBStore(Store):
             sessions=DynamoSessions(table), limits=DynamoLimits(table), authorizations=DynamoAuthorizations(table),
             grants=DynamoGrants(table), suppressions=DynamoSuppressions(table), passkeys=DynamoPasskeys(table),
             standing_grants=DynamoStandingGrants(table),
+            slack=DynamoSlack(table),
             callers=DynamoCallerReads(table),
         )
 

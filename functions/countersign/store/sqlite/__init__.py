@@ -15,6 +15,7 @@ from .outbox import SQLiteOutbox
 from .passkeys import SQLitePasskeys
 from .sessions import SQLiteSessions
 from .signing_keys import SQLiteSigningKeys
+from .slack import SQLiteSlack
 from .standing_grants import SQLiteStandingGrants
 from .suppressions import SQLiteSuppressions
 from .workspaces import SQLiteWorkspaces
@@ -31,7 +32,7 @@ class SQLiteStore(Store):
             docs=SQLiteDocs(db), cards=cards, signing_keys=SQLiteSigningKeys(db), outbox=SQLiteOutbox(db),
             workspaces=workspaces, connections=connections, sessions=sessions, limits=SQLiteLimits(db),
             authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
-            passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db),
+            passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db), slack=SQLiteSlack(db),
             callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
                                       grants=grants, cards=cards),
         )
