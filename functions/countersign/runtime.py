@@ -53,6 +53,10 @@ class Runtime:
     origin_previous: str | None = None
     # Whose each confirm-page session this process has seen is (:mod:`countersign.store.callers`).
     sessions: Owners = field(default_factory=Owners)
+    # Posts filed cards to the workspace's Slack app and updates the messages once answered
+    # (:mod:`countersign.notify.slack`): after filing where the notifier delivers inline, on AWS
+    # by the stream notifier.
+    slack: Any = None
 
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
@@ -268,14 +272,18 @@ def build(
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
                     offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
     from . import notify
+    from .notify.slack import SlackCredentials, SlackNotifier
 
     # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
     notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings,
                                     needs_passkey=desk.card_needs_passkey)
+    slack = SlackNotifier(store, SlackCredentials(state_keys), lambda: desk.settings,
+                          needs_passkey=desk.card_needs_passkey, clock=lambda: desk.clock(), background=deliver_inline)
     if on_filed is None and deliver_inline:
         desk.on_filed = notifier
+        notifier.beside.append(slack)  # off the filing call: a worker thread posts
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
-                   origin_previous=origin_previous)
+                   origin_previous=origin_previous, slack=slack)
 
 
 def keyless_desk(settings: Settings) -> CardDesk:

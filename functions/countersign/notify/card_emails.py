@@ -153,12 +153,16 @@ class CardNotifier:
         self._slots: dict[str, tuple[int, str]] = {}
         self._unowed: dict[str, int] = {}  # card id → when the slot that made it owe nothing ends
         self._lock = threading.Lock()
+        # Other channels told of each card filed, before its email (Slack: countersign.notify.slack);
+        # each hands the card on and returns at once, and one that raises is logged and skipped.
+        self.beside: list[Callable[[Card], object]] = []
 
     @property
     def settings(self) -> Settings:
         return self._settings() if callable(self._settings) else self._settings
 
     def __call__(self, card: Card) -> str | None:
+        self._tell_beside(card)
         with self._lock:
             slot_end = self._unowed.pop(card.id, None)
         if slot_end is None:
@@ -177,6 +181,13 @@ class CardNotifier:
             log.exception("email about card %s failed", card.id)
             outcome = None
         return self._event(outcome or FAILED)
+
+    def _tell_beside(self, card: Card) -> None:
+        for channel in self.beside:
+            try:
+                channel(card)
+            except Exception:
+                log.exception("telling another channel of card %s failed", card.id)
 
     def owes_email(self, card: Card) -> bool:
         """Whether ``card``, about to be filed, may owe its person an email. False only when this

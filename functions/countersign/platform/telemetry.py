@@ -164,10 +164,11 @@ def metric(name: str, value: float = 1) -> None:
 
 
 def wire(runtime: Any) -> None:
-    """Count the desk's card events and the card notifier's email outcomes (the runtime's
-    notifier: it emails after filing where it delivers inline, and in every sweep)."""
+    """Count the desk's card events, the card notifier's email outcomes (the runtime's
+    notifier: it emails after filing where it delivers inline, and in every sweep) and the Slack
+    notifier's posts."""
     runtime.desk.on_event = metric
-    for notifier in (getattr(runtime, "notifier", None), runtime.desk.on_filed):
+    for notifier in (getattr(runtime, "notifier", None), runtime.desk.on_filed, getattr(runtime, "slack", None)):
         if notifier is not None and hasattr(notifier, "on_event"):
             notifier.on_event = metric
 

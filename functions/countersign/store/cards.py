@@ -149,7 +149,7 @@ class AuditEntry:
     at: int
     event: str  # filed | confirmed | running | completed | failed | declined | withdrawn | expired | refused
     actor: str  # "person:<id>", "connection:<id>", "cli" (a card filed from the command line), "system"
-    channel: str  # mcp | client | code | page | system
+    channel: str  # mcp | client | code | page | slack | system
     connection_id: str | None = None
     detail: str | None = None
 

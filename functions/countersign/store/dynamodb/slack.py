@@ -113,7 +113,8 @@ class DynamoSlack(SlackStore):
         check_channel(channel)
         kwargs: dict[str, Any] = {"UpdateExpression": "REMOVE channel"}
         if channel is not None:
-            kwargs = {"UpdateExpression": "SET channel = :c", "ExpressionAttributeValues": codec.values({":c": channel})}
+            kwargs = {"UpdateExpression": "SET channel = :c",
+                      "ExpressionAttributeValues": codec.values({":c": channel})}
         out = self.table.update(app_key(workspace_id), ConditionExpression="attribute_exists(pk)",
                                 ReturnValues="ALL_NEW", **kwargs)
         if out is None:

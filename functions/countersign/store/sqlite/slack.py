@@ -107,7 +107,8 @@ class SQLiteSlack(SlackStore):
         check_link(link)
         with self.db.write() as db:
             other = db.execute(
-                "SELECT 1 FROM slack_links WHERE team_id = ? AND user_id = ? AND NOT (workspace_id = ? AND person_id = ?)",
+                "SELECT 1 FROM slack_links WHERE team_id = ? AND user_id = ?"
+                " AND NOT (workspace_id = ? AND person_id = ?)",
                 (link.team_id, link.user_id, link.workspace_id, link.person_id)).fetchone()
             if other is not None:
                 raise Conflict("This Slack user is linked to another member; they can unlink it in their Settings.")

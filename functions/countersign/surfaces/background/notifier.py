@@ -19,6 +19,11 @@ Per record (Powertools ``BatchProcessor``, partial batch responses):
   (``NotifierDLQ``) gets the batch's metadata — a message there means deliveries could not even
   be recorded, not merely that a send failed.
 
+The same record posts the card to the workspace's Slack app, if it has one
+(:meth:`~countersign.notify.slack.SlackNotifier.post`, at most once per card): a post Slack could
+not take now (unreachable, rate limited) fails the record, so Lambda tries again (the email, done,
+is not sent twice); a post Slack refused for good is logged and counted, and the record succeeds.
+
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
 (:mod:`countersign.surfaces.background.sweeper`) delivers once it is due. A duplicate stream record finds
 the notification done and sends nothing.
@@ -30,6 +35,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...notify.slack import RETRY as SLACK_RETRY
 from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 
 if TYPE_CHECKING:
@@ -89,6 +95,11 @@ def stream_handler(
         if after is None:  # removed (by TTL, long after its card): nothing is owed
             log.warning("the notification of card %s is gone; nothing to deliver", card_id)
             return "gone"
+        slack = getattr(runtime, "slack", None)
+        if slack is not None and slack.post(after.workspace_id, card_id) == SLACK_RETRY:
+            if metric is not None:
+                metric(NOT_DELIVERED)
+            raise NotDelivered(f"card {card_id} is not posted to Slack yet")
         if after.state == NOTIFY_DONE:
             return after.outcome or "done"
         now = int(notifier.clock())
