@@ -31,7 +31,8 @@ class Bot:
 
 
 def new_bot() -> Bot:
-    return Bot(token=f"xoxb-{secrets.randbelow(10**12)}-{secrets.token_hex(12)}", team_id="T" + secrets.token_hex(5).upper())
+    return Bot(token=f"xoxb-{secrets.randbelow(10**12)}-{secrets.token_hex(12)}",
+               team_id="T" + secrets.token_hex(5).upper())
 
 
 @dataclass
@@ -50,7 +51,7 @@ class SlackStandIn:
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
                 method = self.path.rsplit("/", 1)[-1]
