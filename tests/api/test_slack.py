@@ -372,3 +372,18 @@ async def test_only_owners_connect_and_a_refused_token_saves_nothing(tenant, sla
     assert taken.status_code == 409
     assert tenant.page().request("DELETE", "/api/settings/slack").status_code == 204
     assert tenant.page().get("/api/settings/slack").json()["connected"] is False
+
+
+def test_the_app_manifest_names_these_routes_and_no_more_scopes_than_needed():
+    import yaml
+
+    from tests.support.aws import REPO_ROOT
+
+    manifest = yaml.safe_load((REPO_ROOT / "infra" / "slack-app-manifest.yaml").read_text())
+    origin = "https://countersign.example.com"
+    assert manifest["settings"]["interactivity"] == {"is_enabled": True, "request_url": f"{origin}/slack/actions"}
+    [slash] = manifest["features"]["slash_commands"]
+    assert (slash["command"], slash["url"]) == ("/countersign", f"{origin}/slack/commands")
+    assert manifest["oauth_config"]["scopes"] == {"bot": ["chat:write", "commands"]}
+    paths = {route.path for route in routes.router.routes}
+    assert paths == {"/slack/actions", "/slack/commands"}
