@@ -9,16 +9,20 @@ is imported in tests/deploy (the rehearsal, and a cold import with the template'
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from countersign.notify.message import one_line
 from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, digest_id
+from countersign.store.slack import SlackApp
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext, LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
+from tests.support.slack_api import SlackStandIn, new_bot
 from tests.support.streams import filtered_event, passes_filter
 
 OUTBOX_PK = "OUTBOX#"
@@ -197,3 +201,40 @@ async def test_a_held_call_through_the_mcp_function_is_emailed_by_the_notifier(a
     [mail] = sent_mail()
     assert mail["To"] == "owner@example.com"
     assert "https://confirm.example.com/" in text_of(mail)
+
+
+def test_the_notifier_posts_each_card_to_slack_once_and_a_post_slack_could_not_take_is_tried_again(runtime, stream):
+    """A card of a workspace with a Slack app is posted by the same record that emails it. Slack
+    rate limiting the post fails that record (Lambda tries it again; the email is not sent
+    twice); the record delivered again posts it, and once only."""
+    slack = SlackStandIn()
+    try:
+        bot = slack.add(new_bot())
+        runtime.desk.settings = dataclasses.replace(runtime.desk.settings, slack_api_url=slack.base_url)
+        olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
+        token, secret = runtime.slack.credentials.seal(olive.workspace.id, bot.team_id, bot.token, bot.secret)
+        runtime.store.slack.connect_app(SlackApp(olive.workspace.id, bot.team_id, "Acme Slack", bot.user_id, token,
+                                                 secret, olive.person.id, 0, channel="C0CARDS1"))
+        card_id, _ = olive.file("one"), bruno.file("two")
+        event = filtered_event(stream, stream.read())
+        handler = stream_handler(runtime)
+
+        slack.failing["chat.postMessage"] = "ratelimited"
+        result = handler(event, LambdaContext())
+        [failed] = result["batchItemFailures"]
+        [olive_record] = [r for r in event["Records"] if card_of(r) == card_id]
+        assert failed["itemIdentifier"] == olive_record["dynamodb"]["SequenceNumber"]
+        assert sorted(m["To"] for m in sent_mail()) == ["bruno@example.com", "olive@example.com"]
+        assert runtime.store.slack.get_post(card_id) is None  # the claim was released
+
+        del slack.failing["chat.postMessage"]
+        for _ in range(2):  # Lambda's retry, and a duplicate delivery
+            assert handler({"Records": [olive_record]}, LambdaContext()) == {"batchItemFailures": []}
+        posts = slack.of("chat.postMessage", bot.token)
+        assert len(posts) == 2 and posts[-1].body["channel"] == "C0CARDS1"  # the refused one, then the one
+        assert posts[-1].body["blocks"][0]["text"]["text"] == one_line(olive.card(card_id).title)
+        assert runtime.store.slack.get_post(card_id).state == "posted"
+        assert len(sent_mail()) == 2
+        assert runtime.slack.counts == {"slack_retry": 1, "slack_posted": 1}
+    finally:
+        slack.stop()
