@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from ...core.times import iso
 from ...identity.sessions import Signed
+from ...logs.redaction import hold_secret
 from ...notify.slack import SlackCallError, call
 from ...runtime import Runtime
 from ...store.errors import BadInput, Conflict, NotFound
@@ -106,6 +107,7 @@ def connect(body: SlackConnectBody, request: Request, signed: Acting) -> dict:
     then both credentials are stored sealed."""
     _owner(signed)
     runtime = runtime_of(request)
+    hold_secret(body.botToken, body.signingSecret)  # out of every log line of this process, a library's too
     try:
         who = call(runtime.desk.settings.slack_api_url, body.botToken, "auth.test")
     except SlackCallError as exc:
