@@ -14,6 +14,7 @@ import pytest
 from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.identity.members import remove_member
+from countersign.identity.passkeys.receipts import verify_receipt
 from countersign.store.hashes import secret_hash
 from countersign.surfaces.slack import routes
 from countersign.surfaces.slack.linking import link_code_hash
@@ -144,6 +145,12 @@ async def test_connect_link_post_to_the_person_and_confirm_in_slack(tenant, slac
     assert updated.body["blocks"][-2]["text"]["text"] == f"Confirmed in Slack by {who}. It ran."
     assert buttons(updated.body["blocks"]) == [("open", "Open")]
     assert told(slack, bot, user_id) == []
+    # its receipt says how: a Slack click, not a passkey; and it verifies offline
+    receipt = tenant.page().get(f"/api/cards/{card_id}/receipt").json()
+    assert receipt["confirmation"]["method"] == receipt["confirmation"]["channel"] == "slack"
+    assert verify_receipt(receipt, receipt["server_key"]).kind == (
+        "confirmed without a passkey (by a click on the card's Slack message, from the Slack user linked to the "
+        "person): a record sealed by the server, not signed by the person")
 
 
 async def test_in_the_owners_channel_and_declined(tenant, slack):
