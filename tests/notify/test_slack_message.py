@@ -4,7 +4,11 @@ buttons follow whether a click without a passkey may answer."""
 
 from __future__ import annotations
 
-from countersign.notify.slack import SlackCard, answered_message, card_message
+import dataclasses
+
+from countersign.core.card_states import CardState
+from countersign.notify.slack import SlackCard, answered_message, card_message, outcome_words
+from countersign.store.cards import Card
 
 
 def card(**changes) -> SlackCard:
@@ -55,3 +59,15 @@ def test_long_cards_are_cut_with_a_count_and_answered_ones_lose_their_buttons():
     assert blocks[-2]["text"]["text"] == "Declined in Slack by Ada."
     assert [e["action_id"] for e in blocks[-1]["elements"]] == ["open"]
     assert text.endswith(": Declined in Slack by Ada.")
+
+
+def test_the_outcome_says_how_the_card_stands():
+    base = Card(id="c_1", workspace_id="ws", person_id="p", connection_id="k", tool="t", arguments={}, subject={},
+                title="T", lines=(), fingerprint="f", ticket="x", state=CardState.PENDING, created_at=0, expires_at=1,
+                updated_at=0)
+    said = {state: outcome_words(dataclasses.replace(base, state=state), "Ada") for state in CardState}
+    assert said[CardState.COMPLETED] == "Confirmed in Slack by Ada. It ran."
+    assert said[CardState.DECLINED] == "Declined in Slack by Ada."
+    assert said[CardState.EDITED].startswith("Edited on the confirm page: a new card with the changes waits")
+    assert outcome_words(dataclasses.replace(base, state=CardState.COMPLETED), None) == "Confirmed. It ran."
+    assert len(set(said.values())) == len(CardState)  # every state is told apart

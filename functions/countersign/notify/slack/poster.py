@@ -198,6 +198,8 @@ def outcome_words(card: Card, who: str | None) -> str:
         return "Withdrawn: nothing ran."
     if state is CardState.EXPIRED:
         return "Expired: nobody answered in time, nothing ran."
+    if state is CardState.EDITED:
+        return "Edited on the confirm page: a new card with the changes waits for an answer; this one ran nothing."
     if state is CardState.RUNNING:
         return f"Confirmed{by}; it is running."
     return "Waiting for an answer."
