@@ -69,5 +69,5 @@ def test_no_server_errors(live, clock, tenant, configure):
             failures.append(f"{operation.label}: {exc}")
     page.close()
     slack.stop()
-    assert len(ran) == 47 and UPSTREAMS in ran, ran
+    assert len(ran) == 48 and UPSTREAMS in ran, ran
     assert not failures, "\n\n".join(failures)
