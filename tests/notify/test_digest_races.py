@@ -7,14 +7,25 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from countersign.notify import CardNotifier, Email
 from countersign.store.outbox import digest_id
 from tests.store._factories import World
+from tests.support.serial_moto import serialized_writes
 
 from ._helpers import file_card
 
 INTERVAL = 900
 PERSONS = 4
+
+
+@pytest.fixture(autouse=True)
+def atomic_writes():
+    """On DynamoDB each conditional write is atomic; moto's are not under threads (its check and its
+    write are two steps): serialize them so the store's conditions, not moto, decide the races."""
+    with serialized_writes():
+        yield
 
 
 class Inbox:
