@@ -1,9 +1,9 @@
-// countersign confirm page: no framework, no build step, no third-party request.
-// The session, the API, the views and the routing; one card is cards.js, the drawing helpers dom.js.
-// Every piece of text that comes from data is set with textContent (through el()), never as markup.
-import * as passkeys from './passkeys.js';
+// countersign confirm page (no framework, no build step, no third-party request): the session, the
+// API, the views and the routing. A card is cards.js's, the drawing helpers dom.js's, every text
+// strings.js's; text from data is set as text (el()), never as markup.
 import { cardEl, cardState, usePage } from './cards.js';
-import { announce, el, main, show, showMore, timeEl } from './dom.js';
+import { announce, el, main, show, showMore, timeEl, timesFilled } from './dom.js';
+import { S } from './strings.js';
 
 // Settings is an index of sections, each its own screen at /settings/<section> (settings.js).
 const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'members', 'upstreams', 'workspace'];
@@ -12,7 +12,7 @@ const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };
 const SAVED_AT = 'X-Countersign-Saved-At'; // on the list sw.js kept, when offline
 
-// Where to go after signing in (the link may open in a new tab). Storage can be unavailable.
+// Where to go after signing in (the link may open in a new tab); storage can be unavailable.
 const remember = {
   get() { try { return localStorage.getItem(NEXT_KEY); } catch (e) { return null; } },
   set(v) { try { localStorage.setItem(NEXT_KEY, v); } catch (e) { /* not kept */ } },
@@ -26,9 +26,13 @@ function markReady(view) {
     state.ready = true;
     performance.mark('app-ready');
     document.body.dataset.ready = '1';
-    // A card can be answered now (bench/page.py)
-    if (document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
   }
+}
+
+// A card can be answered now (bench/page.py): marked once, as soon as the first is drawn.
+function markUsable() {
+  if (!performance.getEntriesByName('confirm-usable').length
+    && document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
 }
 
 // ---- the API ---------------------------------------------------------------------------------------
@@ -37,8 +41,7 @@ class ApiError extends Error {
   constructor(status, body) {
     const err = (body && body.error) || {};
     let message = err.message || (body && typeof body.detail === 'string' ? body.detail : '');
-    if (!message) message = status === 0 ? 'Could not reach the server. Check your connection and try again.'
-      : `The server answered ${status}.`;
+    if (!message) message = status === 0 ? S.unreachable : S.answered(status);
     super(message);
     this.status = status;
     this.code = err.code || '';
@@ -48,7 +51,7 @@ class ApiError extends Error {
 }
 
 // The first view's answers, asked for by index.html while the modules loaded (a fetch of a preloaded
-// URL takes the preload): each used once by the first view, then dropped (later requests go afresh).
+// URL takes the preload): each used once, then dropped.
 let early = null;
 function takeEarlyAnswers() {
   early = window.countersignEarly || {};
@@ -95,7 +98,7 @@ function setSession(data) {
   state.session = data && data.person ? data : null;
   state.csrf = (data && data.csrfToken) || '';
   document.getElementById('nav').hidden = !state.session;
-  // Card emails to this person stopped (a bounce or a spam complaint SES reported): say so.
+  // Card emails to this person stopped (a bounce or a complaint): say so.
   const notice = document.getElementById('email-notice');
   const text = state.session && state.session.emailNotice ? state.session.emailNotice.message : '';
   notice.textContent = text;
@@ -114,14 +117,12 @@ async function loadSession() {
 
 // ---- views -----------------------------------------------------------------------------------------
 
-function countText(n) {
-  return n === 0 ? 'Nothing is waiting for you.' : n === 1 ? '1 request is waiting for you.' : `${n} requests are waiting for you.`;
-}
+const FIRST_SCREEN = 4;
 
 async function viewPending(prefetched) {
   const list = el('div', { class: 'cards' });
   const count = el('p', { class: 'count' });
-  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, 'Show more');
+  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, S.showMore);
   const answered = new Set();
   let cursor = null;
   let waiting = null; // how many wait in all, as the server last counted them (more than one page shows)
@@ -129,8 +130,8 @@ async function viewPending(prefetched) {
   const pendingShown = () => [...list.querySelectorAll('article.card[data-state="pending"]')];
   const updateCount = () => {
     const n = Math.max(waiting === null ? 0 : waiting, pendingShown().length);
-    count.textContent = countText(n);
-    document.title = n ? `(${n}) countersign` : 'countersign';
+    count.textContent = S.waitingCount(n);
+    document.title = n ? S.tabTitle(n) : S.app;
   };
   const add = (cards) => {
     const have = new Set([...list.children].map((a) => a.dataset.cardId));
@@ -165,7 +166,8 @@ async function viewPending(prefetched) {
   }
 
   const first = await (prefetched || api('GET', '/cards'));
-  add(first.cards);
+  // The first screenful now, the rest in short tasks after it: nothing blocks a slow phone for long.
+  add(first.cards.slice(0, FIRST_SCREEN));
   cursor = first.nextCursor || null;
   waiting = typeof first.waiting === 'number' ? first.waiting : null;
   more.hidden = !cursor;
@@ -177,7 +179,12 @@ async function viewPending(prefetched) {
     updateCount();
   }));
   updateCount();
-  show(el('h1', {}, 'Waiting for you'), count, list, more);
+  show(el('h1', {}, S.waitingTitle), count, list, more);
+  markUsable();
+  for (let i = FIRST_SCREEN; i < first.cards.length; i += FIRST_SCREEN) {
+    await new Promise((resolve) => setTimeout(resolve));
+    add(first.cards.slice(i, i + FIRST_SCREEN));
+  }
   onVisible = refresh;
 }
 
@@ -187,12 +194,13 @@ async function viewOneCard(id, prefetched) {
     card = await (prefetched || api('GET', '/cards/' + encodeURIComponent(id)));
   } catch (e) {
     if (e.status === 401) throw e;
-    const why = e.status === 404 ? 'This request does not exist, or it is not yours to answer.' : e.message;
-    show(el('h1', {}, 'Request'), el('p', { class: 'error', role: 'alert' }, why), allLink());
+    const why = e.status === 404 ? S.noSuchCard : e.message;
+    show(el('h1', {}, S.request), el('p', { class: 'error', role: 'alert' }, why), allLink());
     return;
   }
   const article = cardEl(card, { heading: 'h1', onAnswered: () => {} });
   show(article, allLink());
+  markUsable();
   onVisible = async () => {
     if (article.dataset.state !== 'pending' || article.querySelector('.answer button:disabled')) return;
     try {
@@ -203,7 +211,7 @@ async function viewOneCard(id, prefetched) {
 }
 
 function allLink() {
-  return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, 'See everything waiting for you'));
+  return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, S.seeAllWaiting));
 }
 
 // A session that ended while a view was open: sign in, then come back here.
@@ -216,7 +224,7 @@ async function signedOut() {
 
 async function viewHistory() {
   const list = el('div', { class: 'cards history' });
-  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, 'Show more');
+  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, S.showMore);
   let cursor = null;
   const load = async (c) => {
     const page = await api('GET', '/history' + (c ? '?cursor=' + encodeURIComponent(c) : ''));
@@ -227,10 +235,7 @@ async function viewHistory() {
   };
   const n = await load(null);
   more.addEventListener('click', () => showMore(more, signedOut, () => load(cursor)));
-  show(el('h1', {}, 'History'),
-    n ? el('p', { class: 'count' }, 'Requests you answered, and what became of them.')
-      : el('p', { class: 'count' }, 'Nothing answered yet.'),
-    list, more);
+  show(el('h1', {}, S.history), el('p', { class: 'count' }, n ? S.historyIntro : S.historyEmpty), list, more);
 }
 
 function safeNext(value) {
@@ -243,9 +248,9 @@ function signinForm(heading, intro) {
   const email = el('input', { type: 'email', id: 'email', name: 'email', required: true,
     autocomplete: 'username webauthn',
     inputmode: 'email', maxlength: 254 });
-  const submit = el('button', { type: 'submit', class: 'primary' }, 'Email me a sign-in link');
+  const submit = el('button', { type: 'submit', class: 'primary' }, S.emailMeALink);
   const note = el('div', { 'aria-live': 'polite' });
-  const form = el('form', { class: 'signin' }, el('label', { for: 'email' }, 'Your email'), email, submit, note);
+  const form = el('form', { class: 'signin' }, el('label', { for: 'email' }, S.yourEmail), email, submit, note);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     submit.disabled = true;
@@ -253,32 +258,33 @@ function signinForm(heading, intro) {
     try {
       const answer = await api('POST', '/signin/request', { email: email.value.trim() });
       form.replaceChildren(el('div', { class: 'outcome ok', 'data-outcome': 'sent' },
-        el('p', { class: 'headline' }, 'Check your email'),
-        el('p', {}, (answer && answer.message) || 'If that address belongs to a member, a sign-in link is on its way.'),
-        el('p', { class: 'muted' }, 'The link works once, for 15 minutes. Open it on this device.')));
+        el('p', { class: 'headline' }, S.checkEmail),
+        el('p', {}, (answer && answer.message) || S.linkOnItsWay),
+        el('p', { class: 'muted' }, S.linkWorksOnce)));
     } catch (e) {
-      const msg = e.status === 429 ? 'Too many sign-in requests. Wait a few minutes and try again.' : e.message;
+      const msg = e.status === 429 ? S.tooManySignins : e.message;
       note.append(el('p', { class: 'error', role: 'alert' }, msg));
       submit.disabled = false;
     }
   });
-  const withPasskey = passkeys.signinWithPasskey(api, (session) => {
+  // Passkeys are loaded for this view only (the waiting list's first view goes without them).
+  const withPasskey = el('div', { class: 'passkey-signin' });
+  import('./passkeys.js').then((passkeys) => withPasskey.append(...passkeys.signinWithPasskey(api, (session) => {
     setSession(session);
     const next = safeNext(remember.get());
     remember.clear();
     navigate(next, true);
-  });
-  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form,
-    el('div', { class: 'passkey-signin' }, withPasskey)];
+  })));
+  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form, withPasskey];
 }
 
 async function viewSignin(token, reason) {
   if (token) {
-    const btn = el('button', { type: 'button', class: 'primary wide', 'data-action': 'signin' }, 'Sign in');
+    const btn = el('button', { type: 'button', class: 'primary wide', 'data-action': 'signin' }, S.signIn);
     const note = el('div', { 'aria-live': 'polite' });
     btn.addEventListener('click', async () => {
       btn.disabled = true;
-      btn.textContent = 'Signing in…';
+      btn.textContent = S.signingIn;
       try {
         setSession(await api('POST', '/signin/complete', { token }));
         const next = safeNext(remember.get());
@@ -286,25 +292,23 @@ async function viewSignin(token, reason) {
         navigate(next, true);
       } catch (e) {
         btn.remove();
-        const msg = e.status === 400 ? 'This sign-in link is invalid, expired or already used. Ask for a new one below.' : e.message;
+        const msg = e.status === 400 ? S.badSigninLink : e.message;
         show(el('p', { class: 'error', role: 'alert', 'data-outcome': e.code || 'error' }, msg),
-          signinForm('Sign in', null));
+          signinForm(S.signIn, null));
         note.textContent = '';
       }
     });
     // Already signed in here: a link someone else sent would swap this browser to their account.
-    const swap = state.session && el('p', { class: 'error', role: 'alert' }, 'You are signed in as ',
-      el('strong', {}, state.session.person.email), '. This link signs this browser in as whoever it was sent ',
-      'to instead. If you did not just ask for it, close this page.');
-    show(el('h1', {}, 'Sign in'), swap, el('p', {}, 'Press the button to finish signing in on this device.'), btn, note);
+    const swap = state.session && el('p', { class: 'error', role: 'alert' },
+      S.linkSwapsAccount(el('strong', {}, state.session.person.email)));
+    show(el('h1', {}, S.signIn), swap, el('p', {}, S.pressToSignIn), btn, note);
     return;
   }
-  const parts = signinForm(reason === 'consent' ? 'Sign in to connect an agent'
-    : reason ? 'Sign in to answer requests' : 'Sign in',
-    'We email you a link that signs you in. No password.');
+  const parts = signinForm(reason === 'consent' ? S.signInToConnect : reason ? S.signInToAnswer : S.signIn,
+    S.signInIntro);
   if (state.session) {
-    parts.push(el('p', { class: 'muted' }, 'You are signed in as ', el('strong', {}, state.session.person.email), '. ',
-      el('a', { href: '/confirm', 'data-nav': true }, 'See what waits for you')));
+    parts.push(el('p', { class: 'muted' }, S.signedInAs(el('strong', {}, state.session.person.email)),
+      el('a', { href: '/confirm', 'data-nav': true }, S.seeWhatWaits)));
   }
   show(parts);
 }
@@ -403,10 +407,11 @@ async function render(signinToken) {
       viewOffline(saved);
       view = 'offline';
     } else {
-      show(el('h1', {}, 'Something went wrong'), el('p', { class: 'error', role: 'alert' }, e.message),
-        el('p', {}, el('a', { href: location.pathname + location.search }, 'Try again')));
+      show(el('h1', {}, S.wentWrong), el('p', { class: 'error', role: 'alert' }, e.message),
+        el('p', {}, el('a', { href: location.pathname + location.search }, S.tryAgain)));
     }
   }
+  await timesFilled(); // ready when every time shows its text
   const first = !state.ready;
   early = null;
   markReady(view);
@@ -440,9 +445,8 @@ function viewOffline(page) {
   }
   const list = el('div', { class: 'cards' }, page.cards.map((c) => cardEl(c, {})));
   for (const control of list.querySelectorAll('.answer button, .answer textarea')) control.disabled = true;
-  show(el('h1', {}, 'Waiting for you'),
-    el('p', { class: 'notice', role: 'status', 'data-stale': true }, 'Offline — last updated ',
-      timeEl(page.savedAt) || 'earlier', "; you can't answer until you're back online."),
+  show(el('h1', {}, S.waitingTitle),
+    el('p', { class: 'notice', role: 'status', 'data-stale': true }, S.offline(timeEl(page.savedAt) || S.earlier)),
     list);
   onVisible = () => render(null);
 }
@@ -486,5 +490,6 @@ function takeSigninToken() {
 }
 
 takeEarlyAnswers();
+for (const a of document.querySelectorAll('#nav a')) a.textContent = S.nav[a.dataset.view];
 usePage({ api, setSession, navigate }); // cards.js answers through the page's API, session and routing
 render(takeSigninToken());

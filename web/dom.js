@@ -1,9 +1,7 @@
-// countersign confirm page: the helpers every view draws with (no framework, no build step).
-// Every piece of text that comes from data is set with textContent (through el()), never as markup.
+// The helpers every view draws with. Text from data is set as text (el()), never as markup.
+import { LOCALES, S } from './strings.js';
 
-// ---- DOM helpers ---------------------------------------------------------------------------------
-
-// el('p', {class: 'x', onclick: fn}, 'text', child, [more]) — strings become text nodes.
+// el('p', {class: 'x', onclick: fn}, 'text', child, [more]): strings become text nodes.
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -40,8 +38,8 @@ export function announce(text) {
   setTimeout(() => { s.textContent = text; }, 30);
 }
 
-// "Show more": the next page (loadNext); a session that ended is onSignedOut's, another failure
-// is said beside the button, which can be pressed again.
+// "Show more": the next page; a session that ended is onSignedOut's, another failure is said beside
+// the button, which can be pressed again.
 export async function showMore(button, onSignedOut, loadNext) {
   button.disabled = true;
   if (button.previousElementSibling?.classList.contains('more-error')) button.previousElementSibling.remove();
@@ -50,7 +48,7 @@ export async function showMore(button, onSignedOut, loadNext) {
   } catch (e) {
     if (e.status === 401) return onSignedOut();
     button.before(el('p', { class: 'error more-error', role: 'alert' },
-      'Could not load more. ' + (e.message ? e.message + ' ' : '') + 'Try again.'));
+      S.loadMoreFailed(e.message)));
   } finally { button.disabled = false; }
 }
 
@@ -90,13 +88,17 @@ function toDate(value) {
   return isNaN(d.getTime()) ? null : d;
 }
 
-// Built on first use and kept: building one costs tens of ms on a slow phone, which must not delay
-// the page's first requests (importing this module builds nothing).
+// Built on first use, each in a task of its own: building one costs tens of ms on a slow phone.
 const formatters = {};
 const relative = () => formatters.relative
-  || (formatters.relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' }));
+  || (formatters.relative = new Intl.RelativeTimeFormat(LOCALES, { numeric: 'auto', style: 'short' }));
 const absolute = () => formatters.absolute
-  || (formatters.absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
+  || (formatters.absolute = new Intl.DateTimeFormat(LOCALES, { dateStyle: 'medium', timeStyle: 'short' }));
+
+export const dateText = (value) => {
+  const d = toDate(value);
+  return d ? absolute().format(d) : S.never;
+};
 
 function fromNow(date) {
   const seconds = Math.round((date.getTime() - Date.now()) / 1000);
@@ -107,8 +109,32 @@ function fromNow(date) {
   return relative().format(Math.round(seconds / 86400), 'day');
 }
 
-export function timeEl(value, prefix) {
+// <time> elements are drawn empty and filled in later tasks (the first view's cards before them).
+const unfilled = [];
+let filling = null;
+const pause = () => new Promise((resolve) => setTimeout(resolve));
+
+async function fillTimes() {
+  await pause();
+  if (!formatters.relative) { relative(); await pause(); }
+  if (!formatters.absolute) { absolute(); await pause(); }
+  while (unfilled.length) {
+    const [node, d, phrase] = unfilled.shift();
+    append(node, [phrase ? phrase(fromNow(d)) : fromNow(d)]);
+    node.title = absolute().format(d);
+  }
+  filling = null;
+}
+
+// When every <time> drawn so far shows its text.
+export const timesFilled = () => filling || Promise.resolve();
+
+// "5 min. ago"; with ``phrase``, the phrase around it ("expires in 2 days").
+export function timeEl(value, phrase) {
   const d = toDate(value);
   if (!d) return null;
-  return el('time', { datetime: d.toISOString(), title: absolute().format(d) }, prefix ? prefix + ' ' : '', fromNow(d));
+  const node = el('time', { datetime: d.toISOString() });
+  unfilled.push([node, d, phrase]);
+  filling = filling || fillTimes();
+  return node;
 }
