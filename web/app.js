@@ -1,18 +1,15 @@
-// countersign confirm page (no framework, no build step, no third-party request): the session, the
-// API, the views and the routing. A card is cards.js's, the drawing helpers dom.js's, every text
-// strings.js's; text from data is set as text (el()), never as markup.
+// The confirm page's session, API, views and routing (docs/architecture.md).
 import { cardEl, cardState, usePage } from './cards.js';
-import { announce, el, main, show, showMore, timeEl, timesFilled } from './dom.js';
+import { announce, drawn, el, main, show, showMore, timeEl, viewsStyle } from './dom.js';
 import { S } from './strings.js';
 
-// Settings is an index of sections, each its own screen at /settings/<section> (settings.js).
 const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'members', 'upstreams', 'workspace'];
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin', ...SETTINGS_SECTIONS.map((s) => '/settings/' + s)];
 const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };
-const SAVED_AT = 'X-Countersign-Saved-At'; // on the list sw.js kept, when offline
+const SAVED_AT = 'X-Countersign-Saved-At'; // sw.js's list, offline
 
-// Where to go after signing in (the link may open in a new tab); storage can be unavailable.
+// Where to go after signing in (the link may open in a new tab).
 const remember = {
   get() { try { return localStorage.getItem(NEXT_KEY); } catch (e) { return null; } },
   set(v) { try { localStorage.setItem(NEXT_KEY, v); } catch (e) { /* not kept */ } },
@@ -29,13 +26,13 @@ function markReady(view) {
   }
 }
 
-// A card can be answered now (bench/page.py): marked once, as soon as the first is drawn.
+// The first card can be answered (bench/page.py).
 function markUsable() {
   if (!performance.getEntriesByName('confirm-usable').length
     && document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
 }
 
-// ---- the API ---------------------------------------------------------------------------------------
+// ---- the API
 
 class ApiError extends Error {
   constructor(status, body) {
@@ -50,8 +47,7 @@ class ApiError extends Error {
   }
 }
 
-// The first view's answers, asked for by index.html while the modules loaded (a fetch of a preloaded
-// URL takes the preload): each used once, then dropped.
+// The first view's answers, asked for by index.html: each used once.
 let early = null;
 function takeEarlyAnswers() {
   early = window.countersignEarly || {};
@@ -98,7 +94,7 @@ function setSession(data) {
   state.session = data && data.person ? data : null;
   state.csrf = (data && data.csrfToken) || '';
   document.getElementById('nav').hidden = !state.session;
-  // Card emails to this person stopped (a bounce or a complaint): say so.
+  // Card emails to this person stopped (a bounce or a complaint).
   const notice = document.getElementById('email-notice');
   const text = state.session && state.session.emailNotice ? state.session.emailNotice.message : '';
   notice.textContent = text;
@@ -115,7 +111,7 @@ async function loadSession() {
   return state.session;
 }
 
-// ---- views -----------------------------------------------------------------------------------------
+// ---- views
 
 const FIRST_SCREEN = 4;
 
@@ -125,7 +121,7 @@ async function viewPending(prefetched) {
   const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, S.showMore);
   const answered = new Set();
   let cursor = null;
-  let waiting = null; // how many wait in all, as the server last counted them (more than one page shows)
+  let waiting = null; // how many wait in all, as the server counted
 
   const pendingShown = () => [...list.querySelectorAll('article.card[data-state="pending"]')];
   const updateCount = () => {
@@ -137,8 +133,7 @@ async function viewPending(prefetched) {
     const have = new Set([...list.children].map((a) => a.dataset.cardId));
     for (const c of cards) if (!have.has(c.id)) list.append(cardEl(c, { onAnswered }));
   };
-  // After an answer (or when the page comes back into view): add new cards, and show what became
-  // of cards that are no longer waiting (withdrawn, expired, answered elsewhere).
+  // After an answer or back in view: new cards, and what became of those no longer waiting.
   const refresh = async () => {
     let page;
     try { page = await api('GET', '/cards'); } catch (e) { return; }
@@ -166,7 +161,7 @@ async function viewPending(prefetched) {
   }
 
   const first = await (prefetched || api('GET', '/cards'));
-  // The first screenful now, the rest in short tasks after it: nothing blocks a slow phone for long.
+  // The first screenful now, the rest in short tasks: no long task on a slow phone.
   add(first.cards.slice(0, FIRST_SCREEN));
   cursor = first.nextCursor || null;
   waiting = typeof first.waiting === 'number' ? first.waiting : null;
@@ -214,7 +209,6 @@ function allLink() {
   return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, S.seeAllWaiting));
 }
 
-// A session that ended while a view was open: sign in, then come back here.
 async function signedOut() {
   setSession(null);
   remember.set(location.pathname + location.search);
@@ -267,7 +261,6 @@ function signinForm(heading, intro) {
       submit.disabled = false;
     }
   });
-  // Passkeys are loaded for this view only (the waiting list's first view goes without them).
   const withPasskey = el('div', { class: 'passkey-signin' });
   import('./passkeys.js').then((passkeys) => withPasskey.append(...passkeys.signinWithPasskey(api, (session) => {
     setSession(session);
@@ -313,7 +306,7 @@ async function viewSignin(token, reason) {
   show(parts);
 }
 
-// ---- routing ---------------------------------------------------------------------------------------
+// ---- routing
 
 let onVisible = null;
 
@@ -330,17 +323,16 @@ async function route(signinToken) {
   const section = path.startsWith('/settings/') ? path.slice('/settings/'.length) : '';
   setNav(path === '/' ? '/confirm' : section ? '/settings' : path);
   if (path === '/signin') {
-    if (state.session === null) await loadSession().catch(() => null); // (with a link: who is signed in now)
+    if (state.session === null) await loadSession().catch(() => null);
     await viewSignin(signinToken, false);
     return 'signin';
   }
-  // OAuth consent: an MCP client sent the person here to allow or deny it (consent.js). Neither it
-  // nor a refused request's error view is one of the nav's views: no nav item is current there.
+  // OAuth consent (consent.js): no nav item is current there.
   const authorize = path === '/confirm' ? new URLSearchParams(location.search).get('authorize') : null;
   const refused = path === '/confirm' ? new URLSearchParams(location.search).get('authorize_error') : null;
   if (authorize || refused) setNav(null);
   if (refused) {
-    const { viewConsentRefused } = await import('./consent.js');
+    const [{ viewConsentRefused }] = await Promise.all([import('./consent.js'), viewsStyle()]);
     viewConsentRefused(refused, { el, show });
     return 'consent';
   }
@@ -351,7 +343,7 @@ async function route(signinToken) {
       return 'signin';
     }
     try {
-      const { viewConsent } = await import('./consent.js'); // loaded only for this view
+      const [{ viewConsent }] = await Promise.all([import('./consent.js'), viewsStyle()]);
       await viewConsent(authorize, { api, el, show, announce });
       return 'consent';
     } catch (e) {
@@ -362,12 +354,12 @@ async function route(signinToken) {
       return 'signin';
     }
   }
-  // The pending list and a card page ask for their data while the session is being checked.
+  // The list and a card ask for their data while the session is checked.
   const card = path === '/history' || path.startsWith('/settings') ? null : new URLSearchParams(location.search).get('card');
   let prefetched = null;
   if (!state.session && (path === '/' || path === '/confirm')) {
     prefetched = api('GET', card ? '/cards/' + encodeURIComponent(card) : '/cards');
-    prefetched.catch(() => null); // a 401 here is handled when the session check answers
+    prefetched.catch(() => null); // a 401: the session check's
   }
   if (!state.session && !(await loadSession())) {
     remember.set(location.pathname + location.search);
@@ -377,7 +369,7 @@ async function route(signinToken) {
   try {
     if (path === '/history') { await viewHistory(); return 'history'; }
     if (path.startsWith('/settings')) {
-      const { viewSettings } = await import('./settings.js'); // loaded only for this view
+      const [{ viewSettings }] = await Promise.all([import('./settings.js'), viewsStyle()]);
       await viewSettings({ api, el, show, announce, navigate, setSession, timeEl, session: state.session }, section);
       return 'settings';
     }
@@ -411,18 +403,17 @@ async function render(signinToken) {
         el('p', {}, el('a', { href: location.pathname + location.search }, S.tryAgain)));
     }
   }
-  await timesFilled(); // ready when every time shows its text
+  await drawn();
   const first = !state.ready;
   early = null;
   markReady(view);
   if (first) registerWorker();
-  // After an in-page navigation, move focus to the new content (as a page load would).
+  // After an in-page navigation, focus the new content (as a page load would).
   if (!first) main().focus({ preventScroll: true });
 }
 
-// ---- offline and installable -----------------------------------------------------------------------
+// ---- offline and installable
 
-// The list sw.js kept, on the list's address; else null.
 async function savedList() {
   const query = new URLSearchParams(location.search);
   if (!['/', '/confirm'].includes(location.pathname) || query.get('card') || query.get('authorize')) return null;
@@ -434,8 +425,7 @@ async function savedList() {
   }
 }
 
-// Offline: the last list, marked stale, nothing to press (the server would refuse without a session).
-// Drawn afresh when back online or visible; tried again while the browser says online (1 s ... 30 s).
+// Offline: the last list, stale, nothing to press; tried again every 1 ... 30 s while online.
 const retry = { timer: 0, after: 1000 };
 function viewOffline(page) {
   clearTimeout(retry.timer);
@@ -456,7 +446,7 @@ window.addEventListener('online', () => {
   if (state.view === 'offline') render(null);
 });
 
-// sw.js keeps the page's files and the last list: registered after the first view, never before it.
+// sw.js (the page's files, the last list): after the first view, never before.
 function registerWorker() {
   if (!('serviceWorker' in navigator)) return;
   setTimeout(() => navigator.serviceWorker.register('/sw.js').catch(() => null), 0);
@@ -480,8 +470,7 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && onVisible) onVisible();
 });
 
-// The sign-in token arrives in the fragment (never sent to a server, never in a Referer); read it
-// once and take it out of the address bar and history before anything else happens.
+// The sign-in token is in the fragment (never sent, never in a Referer): out of the address bar first.
 function takeSigninToken() {
   if (location.pathname !== '/signin' || !location.hash) return null;
   const token = new URLSearchParams(location.hash.slice(1)).get('token');
@@ -491,5 +480,5 @@ function takeSigninToken() {
 
 takeEarlyAnswers();
 for (const a of document.querySelectorAll('#nav a')) a.textContent = S.nav[a.dataset.view];
-usePage({ api, setSession, navigate }); // cards.js answers through the page's API, session and routing
+usePage({ api, setSession, navigate });
 render(takeSigninToken());

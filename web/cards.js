@@ -1,16 +1,13 @@
-// One card: its lines, its outcome (or why a click was refused), its receipt, and the answers
-// (confirm, with a passkey where the workspace asks; decline, with a reason; ask me again, from
-// History). The views that list cards are app.js's.
-import { announce, append, el, emphasised, timeEl } from './dom.js';
+// One card: its lines, outcome, receipt and answers.
+import { announce, append, drawLater, el, emphasised, timeEl, viewsStyle } from './dom.js';
 import { S } from './strings.js';
 
-// The API, the session and the routing are app.js's, handed over before any card is drawn.
 let api, setSession, navigate;
 export function usePage(page) {
   ({ api, setSession, navigate } = page);
 }
 
-// passkeys.js, loaded only once a card needs it (or at the click).
+// passkeys.js: loaded once a card needs it.
 let passkeys = null;
 const loadPasskeys = () => passkeys || (passkeys = import('./passkeys.js'));
 const passkeysAvailable = () => typeof PublicKeyCredential !== 'undefined' && !!navigator.credentials;
@@ -26,81 +23,13 @@ function valueText(value) {
   return JSON.stringify(value);
 }
 
-// A line's "before → after" halves, each isolated: right-to-left text on either side would
-// otherwise take the arrow and the numbers with it ("100 → 900" read "900 → 100").
+// "before → after", each half isolated: right-to-left text would turn "100 → 900" around.
 function lineParts(text) {
   const halves = text.split(' → ');
   return halves.flatMap((half, i) => (i ? [' → ', el('bdi', {}, half)] : [el('bdi', {}, half)]));
 }
 
-// ---- An upstream's tools (toolsets/gateway/review.py): changed ones first, what changed struck
-// out or added (bracketed as well as coloured), then added, removed and unchanged (folded) ones;
-// a schema is its list of arguments, folded.
-const MARKS = { '-': 'del', '+': 'ins' };
-
-// A field's segments ([mark, text]: '' as it was, '-' removed, '+' added) as text and del/ins.
-function segmentsEl(tag, attrs, segments) {
-  const parts = (Array.isArray(segments) ? segments : []).map(([mark, text]) =>
-    (MARKS[mark] ? el(MARKS[mark], {}, String(text)) : String(text)));
-  return el(tag, Object.assign({ class: 'diff' }, attrs), el('bdi', {}, parts));
-}
-
-const hasText = (segments) => Array.isArray(segments) && segments.length > 0;
-
-function argumentEl(arg) {
-  const row = el('li', { 'data-arg': arg.name, 'data-change': arg.change || null },
-    el('code', {}, arg.name), S.argumentChanges[arg.change] ? el('span', { class: 'muted' }, ' · ', S.argumentChanges[arg.change]) : null,
-    ' · ', segmentsEl('span', { 'data-field': 'type' }, arg.type),
-    ' · ', segmentsEl('span', { 'data-field': 'required' }, arg.required));
-  if (hasText(arg.description)) row.append(segmentsEl('div', { 'data-field': 'description' }, arg.description));
-  if (hasText(arg.more)) row.append(segmentsEl('div', { 'data-field': 'more' }, arg.more));
-  return row;
-}
-
-function argumentsEl(tool) {
-  const args = Array.isArray(tool.arguments) ? tool.arguments : [];
-  const body = args.length ? el('ul', { class: 'args-list' }, args.map(argumentEl)) : el('p', {}, S.noArguments);
-  return el('details', { class: 'args' }, el('summary', {}, S.argumentsCount(args.length)), body,
-    hasText(tool.schema) ? segmentsEl('p', { 'data-field': 'schema' }, [['', S.schemaAlso], ...tool.schema]) : null);
-}
-
-function headEl(tool) {
-  return [el('strong', {}, el('bdi', {}, tool.name)), ' — ', tool.runs,
-    tool.was ? el('span', { 'data-field': 'was' }, S.was(tool.was)) : null];
-}
-
-function toolBody(tool) {
-  const changed = tool.change === 'changed';
-  const args = Array.isArray(tool.arguments) ? tool.arguments : [];
-  const moved = changed ? args.filter((a) => a.change) : [];
-  const other = changed && Array.isArray(tool.other) ? tool.other : [];
-  return [
-    hasText(tool.title) ? segmentsEl('p', { 'data-field': 'title' }, [['', S.toolTitle], ...tool.title]) : null,
-    hasText(tool.description) ? segmentsEl('p', { 'data-field': 'description' }, tool.description)
-      : el('p', { class: 'muted' }, S.noDescription),
-    tool.note ? el('p', { class: 'muted' }, tool.note) : null,
-    moved.length ? el('ul', { class: 'args-list', 'data-field': 'argument-changes' }, moved.map(argumentEl)) : null,
-    other.length ? el('ul', { class: 'args-list', 'data-field': 'other' }, other.map((o) =>
-      el('li', {}, el('code', {}, o.name), ' ', segmentsEl('span', {}, o.value)))) : null,
-    argumentsEl(tool),
-  ];
-}
-
-function toolEl(tool) {
-  const attrs = { class: 'tool', 'data-tool': tool.name, 'data-change': tool.change };
-  if (tool.change === 'unchanged') {
-    return el('details', attrs, el('summary', { class: 'tool-head' }, headEl(tool)), toolBody(tool));
-  }
-  return el('div', attrs, el('p', { class: 'tool-head' }, headEl(tool)), toolBody(tool));
-}
-
-function sectionsEl(sections) {
-  return el('div', { class: 'tools' }, sections.map((s) =>
-    el('section', { class: 'tool-group', 'data-group': s.group },
-      el('h3', {}, s.heading), (Array.isArray(s.tools) ? s.tools : []).map(toolEl))));
-}
-
-// What the agent is told, as it is told it: the result's fields, a nested value as indented JSON.
+// What the agent is told, as told.
 function resultEl(result) {
   if (result === null || result === undefined) return null;
   const shown = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v, null, 2) : valueText(v));
@@ -117,8 +46,6 @@ function nextEl(next) {
     el('ul', {}, next.slice(0, 10).map((s) => el('li', {}, s && s.description ? s.description : valueText(s)))));
 }
 
-// What happened, in the person's words (the tool's own lines), who signed it, and, folded away,
-// what the agent is told.
 function outcomeLinesEl(card) {
   const lines = Array.isArray(card.outcome) ? card.outcome : [];
   return lines.map((line) => el('p', { class: 'outcome-line' }, valueText(line)));
@@ -131,10 +58,10 @@ function agentToldEl(card) {
   return el('details', { class: 'agent-told' }, el('summary', {}, S.agentTold), result, next);
 }
 
-// The outcome box of a card: its final state, or why a click was refused.
+// A card's final state, or why a click was refused.
 function outcomeEl(card, refusal) {
   const st = cardState(card);
-  // A card refused at the click because its data moved is stored as declined, marked refusal: changed.
+  // Refused at the click because its data moved: stored as declined, refusal: changed.
   const changed = !refusal && st === 'declined' && card && card.refusal === 'changed';
   if (changed) refusal = { code: 'changed', message: card.reason };
   const key = refusal ? refusal.code || 'error' : st;
@@ -171,7 +98,7 @@ export function cardEl(card, opts) {
   if (card.irreversible) article.append(undoBadgeEl());
   const lines = Array.isArray(card.lines) ? card.lines : [];
   if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, lineParts(valueText(l))))));
-  if (Array.isArray(card.sections) && card.sections.length) article.append(sectionsEl(card.sections));
+  if (Array.isArray(card.sections) && card.sections.length) article.append(toolsEl(card.sections));
   const meta = el('p', { class: 'meta' });
   meta.append(...askedByParts(card));
   const asked = timeEl(card.createdAt);
@@ -186,12 +113,19 @@ export function cardEl(card, opts) {
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
   if (hasReceipt(card)) article.append(receiptEl(card));
-  // A request the person declined can be reopened from History: a new card, waiting for them.
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
 }
 
-// Who asked, in the card email's words (countersign/core/askers.py).
+// An upstream's tools (tools.js, loaded for a card that has them).
+function toolsEl(sections) {
+  const place = el('div', { class: 'tools' });
+  drawLater(Promise.all([import('./tools.js'), viewsStyle()])
+    .then(([tools]) => place.replaceWith(tools.toolsEl(sections))));
+  return place;
+}
+
+// Who asked, as the card email says (core/askers.py).
 function askedByParts(card) {
   const by = card.askedBy || { kind: 'agent', name: card.connectionName };
   if (by.kind === 'person') {
@@ -201,16 +135,13 @@ function askedByParts(card) {
   return S.askedBy(el('strong', {}, el('bdi', {}, by.name || S.anAgent)));
 }
 
-// Nothing takes the action back once it ran (mail that left, money charged).
 function undoBadgeEl() {
   return el('p', { class: 'badge-irreversible', 'data-badge': 'irreversible' }, S.cannotBeUndone);
 }
 
-// Every completed card has a receipt; one confirmed with a passkey also while running or failed.
 const hasReceipt = (card) => cardState(card) === 'completed'
   || (card.passkeySigned && ['running', 'failed'].includes(cardState(card)));
 
-// The receipt, said in words: what it proves (a passkey's signature, or only this workspace's seal).
 function receiptEl(card) {
   const label = card.passkeySigned ? S.receiptPasskey : S.receiptWorkspace;
   return el('p', { class: 'receipt' }, el('a', { href: `/api/cards/${encodeURIComponent(card.id)}/receipt`,
@@ -250,7 +181,6 @@ function actionsEl(card, article, outcome, opts) {
   const busy = (on) => all.forEach((b) => { b.disabled = on; });
   const finish = (view, refusal) => {
     wrap.remove();
-    // Without the card as it now stands (not yours, gone, signed out) it is no longer answerable here.
     article.dataset.state = view ? cardState(view) : 'refused';
     const box = outcomeEl(view, refusal);
     if (refusal && refusal.code === 'signed_out') {

@@ -6,7 +6,7 @@
 // host, where it also returns): the view says which. A request /oauth/authorize refused without a
 // way back to the client comes here as /confirm?authorize_error=<why> (viewConsentRefused).
 // Every piece of text that comes from data is set with textContent (through el()).
-import { S } from './strings.js';
+import { S } from './strings-on-demand.js';
 
 export function viewConsentRefused(why, { el, show }) {
   const code = Object.hasOwn(S.refusedClients, why) ? why : 'bad_request';

@@ -1,7 +1,7 @@
-// The helpers every view draws with. Text from data is set as text (el()), never as markup.
+// Drawing helpers: text from data is set as text (el()), never as markup.
 import { LOCALES, S } from './strings.js';
 
-// el('p', {class: 'x', onclick: fn}, 'text', child, [more]): strings become text nodes.
+// el('p', {class: 'x', onclick: fn}, 'text', child, [more])
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -38,8 +38,7 @@ export function announce(text) {
   setTimeout(() => { s.textContent = text; }, 30);
 }
 
-// "Show more": the next page; a session that ended is onSignedOut's, another failure is said beside
-// the button, which can be pressed again.
+// "Show more": the next page, or why not beside the button.
 export async function showMore(button, onSignedOut, loadNext) {
   button.disabled = true;
   if (button.previousElementSibling?.classList.contains('more-error')) button.previousElementSibling.remove();
@@ -52,17 +51,13 @@ export async function showMore(button, onSignedOut, loadNext) {
   } finally { button.disabled = false; }
 }
 
-// ---- a card's title ----------------------------------------------------------------------------------
+// ---- a card's title
 
-// What a title is about, in bold: the recipient (from "to " up to the colon), quoted names, email
-// addresses and figures with their unit. A rule on the text alone: every part stays text (el()),
-// nothing from data becomes markup. "Buy 500.00 credits for 25.00 USD" reads "Buy **500.00 credits**
-// for **25.00 USD**"; "Send postcard to Ada Lovelace (Acme): 1.20 credits" bolds the name and the price.
+// In bold: a recipient ("to Ada (Acme):"), quoted names, emails, figures ("25.00 USD").
 const EMPHASIS = new RegExp([
-  '(?<=\\bto )\\p{Lu}[^:?‘“\\n]{0,79}(?=:)', // the recipient, a name: "to Ada Lovelace (Acme):"
-  '‘[^’\\n]{1,80}’', '“[^”\\n]{1,80}”', // quoted names
-  '[^\\s@‘“]+@[^\\s@]+\\.[^\\s@:?,;)’”]+', // an email address
-  // a figure and its unit, not a digit inside a word ("n1"); a date stays whole ("2026-12")
+  '(?<=\\bto )\\p{Lu}[^:?‘“\\n]{0,79}(?=:)',
+  '‘[^’\\n]{1,80}’', '“[^”\\n]{1,80}”',
+  '[^\\s@‘“]+@[^\\s@]+\\.[^\\s@:?,;)’”]+',
   '(?<![\\p{L}\\p{N}_.,-])[-+−]?[$€£¥]?\\d(?:[\\d,.-]*\\d)?(?: ?(?:credits?|USD|EUR|GBP|%))?',
 ].join('|'), 'gu');
 
@@ -79,7 +74,7 @@ export function emphasised(text) {
   return parts;
 }
 
-// ---- time ------------------------------------------------------------------------------------------
+// ---- time
 
 function toDate(value) {
   if (value === undefined || value === null || value === '') return null;
@@ -88,7 +83,7 @@ function toDate(value) {
   return isNaN(d.getTime()) ? null : d;
 }
 
-// Built on first use, each in a task of its own: building one costs tens of ms on a slow phone.
+// Built on first use, each in its own task (tens of ms on a slow phone).
 const formatters = {};
 const relative = () => formatters.relative
   || (formatters.relative = new Intl.RelativeTimeFormat(LOCALES, { numeric: 'auto', style: 'short' }));
@@ -109,7 +104,7 @@ function fromNow(date) {
   return relative().format(Math.round(seconds / 86400), 'day');
 }
 
-// <time> elements are drawn empty and filled in later tasks (the first view's cards before them).
+// <time>s are filled in later tasks, after the first cards.
 const unfilled = [];
 let filling = null;
 const pause = () => new Promise((resolve) => setTimeout(resolve));
@@ -126,15 +121,28 @@ async function fillTimes() {
   filling = null;
 }
 
-// When every <time> drawn so far shows its text.
-export const timesFilled = () => filling || Promise.resolve();
+// views.css (what is loaded on demand): added once; resolves when it applies.
+let viewsCss = null;
+export const viewsStyle = () => viewsCss || (viewsCss = new Promise((resolve) =>
+  document.head.append(el('link', { rel: 'stylesheet', href: '/views.css', onload: resolve, onerror: resolve }))));
 
-// "5 min. ago"; with ``phrase``, the phrase around it ("expires in 2 days").
+// Parts drawn in later tasks: a view is ready when they are.
+const drawing = new Set();
+export function drawLater(promise) {
+  const part = promise.catch(() => null).finally(() => drawing.delete(part));
+  drawing.add(part);
+}
+
+export async function drawn() {
+  while (drawing.size) await Promise.all(drawing);
+}
+
+// "5 min. ago", or in a phrase: "expires in 2 days".
 export function timeEl(value, phrase) {
   const d = toDate(value);
   if (!d) return null;
   const node = el('time', { datetime: d.toISOString() });
   unfilled.push([node, d, phrase]);
-  filling = filling || fillTimes();
+  if (!filling) drawLater(filling = fillTimes());
   return node;
 }

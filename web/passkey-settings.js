@@ -3,7 +3,7 @@
 // current policy, with their passkey if it asks for one).
 import { dateText } from './dom.js';
 import { addPasskey, available, removePasskey } from './passkeys.js';
-import { S } from './strings.js';
+import { S } from './strings-on-demand.js';
 
 // The passkey's public-key fingerprint: the string `countersign verify-receipt` prints for the
 // passkey that signed a receipt, so the two can be compared by eye.

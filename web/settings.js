@@ -1,7 +1,7 @@
 // The Settings view: an index of sections (notifications, passkeys, connections, and for owners
 // and admins members, upstream MCP servers and the workspace's switches), each its own screen, and
 // the account with sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
-import { S } from './strings.js';
+import { S } from './strings-on-demand.js';
 
 function toggleEl(el, id, label, checked, hint, onchange) {
   const input = el('input', { type: 'checkbox', id, name: id });

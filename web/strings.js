@@ -1,6 +1,5 @@
-// Every text the page shows, in English: a translation is a file like this one, with the same
-// keys, chosen below by navigator.languages. Sentences around a name or a link are functions
-// returning their parts (the name stays an element: text from data never becomes markup).
+// The first views' texts in English (the others: strings-on-demand.js). A translation is a file
+// like each, same keys, chosen below. A sentence around an element returns its parts.
 
 const en = {
   app: 'countersign',
@@ -8,7 +7,6 @@ const en = {
   unreachable: 'Could not reach the server. Check your connection and try again.',
   answered: (status) => `The server answered ${status}.`,
   loadMoreFailed: (why) => 'Could not load more. ' + (why ? why + ' ' : '') + 'Try again.',
-  // dates and times
   expires: (when) => ['expires ', when],
   created: (when) => ['created ', when],
   lastUsed: (when) => ['last used ', when],
@@ -104,178 +102,16 @@ const en = {
   signInAgainToAnswer: 'Sign in again to answer this request.',
   agentTold: 'What the agent is told',
   nextSteps: 'Next steps suggested to the agent',
-  // an upstream's tools on its card
-  argumentChanges: { added: 'new argument', removed: 'removed argument', changed: 'changed argument' },
-  noArguments: 'No arguments.',
-  argumentsCount: (count) => `Arguments (${count})`,
-  schemaAlso: 'Its schema also says: ',
-  was: (name) => ` (was: ${name})`,
-  toolTitle: 'Title: ',
-  noDescription: 'No description.',
-  // OAuth consent
-  refusedClients: {
-    unknown_client: ['This app is not registered here',
-      'The app asked to connect with a registration countersign does not know: it was made with another '
-      + 'server, or forgotten after a week without an Allow.',
-      'Start connecting again from the app. If the same happens, remove this server from the app and add it again.'],
-    client_document_refused: ['This app’s description could not be used',
-      'The app names a description of itself on the web, and countersign could not fetch it or accept it, '
-      + 'so it cannot show you who is asking.',
-      'Try again later from the app. If the same happens, the app’s maker has to fix its description.'],
-    bad_redirect: ['This app asked to return to an address it did not register',
-      'countersign did not send you there: nothing shows that the address belongs to the app.',
-      'Start connecting again from the app.'],
-    bad_request: ['This connection request is incomplete',
-      'It does not say which app is asking.',
-      'Start connecting again from the app.'],
-  },
-  nothingConnected: (todo) => ['Nothing was connected. ', todo],
-  quoted: (name) => `“${name}”`,
-  connectVerified: (name, by) => ['Connect ', name, ' from ', by, '?'],
-  verifiedBy: (by) => ['Verified: ', by],
-  publishesName: (by) => [by, ' publishes this app’s name and is where it returns.'],
-  connectCalling: (name) => ['Connect an app calling itself ', name, '?'],
-  connectNameless: 'Connect an app that gave no name?',
-  unverifiedName: 'Unverified name',
-  anyAppCanCall: (name) => ['Any app can call itself ', name, ': countersign cannot check who made it.'],
-  knownByReturn: 'It is known only by where it returns.',
-  connectAnAgent: 'Connect an agent',
-  returnsTo: (host, loopback) => ['It will return to ', host, loopback ? ', an app on this device.' : '.'],
-  nameLabel: 'Name',
-  callsItself: 'Calls itself',
-  describedAt: 'Described at',
-  identifiedBy: 'Identified by',
-  aRegistration: 'a registration with this server',
-  sendsBackTo: 'Sends you back to',
-  onThisDevice: ' (an app on this device)',
-  fullAddress: 'Full address',
-  connectItTo: 'Connect it to',
-  allow: 'Allow',
-  allowing: 'Allowing…',
-  deny: 'Deny',
-  denying: 'Denying…',
-  allowOnlyIf: (verified) => ['Allow it only if you started connecting ', verified ? 'this app' : 'an app',
-    ' just now. If you did not, deny.'],
-  consentHint: 'It can read what your agents can read. Every write it asks for waits for you here, as with any '
-    + 'agent. You can revoke it in Settings at any time.',
-  consentDone: (allowed, host) => `${allowed ? 'Connected' : 'Denied'}. Returning you to ${host}…`,
-  asksToAct: 'It asks to act for you in countersign.',
-  // Settings
-  settings: 'Settings',
-  allSettings: 'All settings',
-  ownersOnly: 'This part of Settings is for the workspace\'s owners and admins.',
-  sections: {
-    notifications: ['Notifications', 'Emails about requests waiting for you'],
-    passkeys: ['Passkeys', 'Sign in and confirm with your device\'s screen lock'],
-    connections: ['Connections', 'The agents that act for you, and their tokens'],
-    members: ['Members', 'Owners, admins and members of this workspace'],
-    upstreams: ['Upstreams', 'Upstream MCP servers and the tools agents reach through them'],
-    workspace: ['Workspace', 'When agents wait for a person'],
-  },
-  saving: 'Saving…',
-  saved: 'Saved',
-  email: 'Email',
-  emailWhenAsked: 'Email me when an agent asks',
-  emailAtMost: 'At most one email every 15 minutes, listing what waits.',
-  workspace: 'Workspace',
-  workspaceSettings: {
-    ask_before_drafting: ['Ask before drafting steps', 'Agents wait for a person before drafting steps (importing '
-      + 'contacts, generating designs, rewriting copy).'],
-    ask_before_approvals: ['Ask before approvals', 'Agents wait for a person before approving designs and messages.'],
-    confirm_in_client: ['Allow answers in the MCP client', 'For actions that permit it, a person may answer in '
-      + 'their MCP client instead of this page.'],
-  },
-  noUpstreams: 'This server has no upstream MCP servers to manage.',
-  signOut: 'Sign out',
-  account: 'Account',
-  signedInAsIn: (email, role, workspace) => ['Signed in as ', email, role ? ` (${role})` : '',
-    workspace ? [' in ', workspace] : ''],
-  members: 'Members',
-  you_: ' (you)',
-  rolesHint: 'Roles change through the grant_role and revoke_role tools: each is a request an owner or admin '
-    + 'confirms. The operator adds and removes members (countersign member add, member remove).',
-  copy: 'Copy',
-  copied: 'Copied',
-  revokeOAuth: (name) => `${name} loses access at once: every token the app holds stops working, and its waiting `
-    + 'requests are withdrawn. To use it again, connect it again from the app.',
-  revokeToken: 'The agent using this token loses access, and its waiting requests are withdrawn.',
-  earlierAuthorizations: (count, live) => `${count} earlier ${count === 1 ? 'authorization' : 'authorizations'} `
-    + `of this app${live ? ` (${live} still active)` : ''}`,
-  noConnections: 'No connections yet.',
-  neverFinished: 'The client never finished connecting with OAuth; it was sent back to ',
-  waitingForClient: 'Allowed; waiting for the client to finish connecting. It was sent back to ',
-  connectedWithOAuth: 'Connected itself with OAuth; returns to ',
-  revoked: 'Revoked',
-  revoke: 'Revoke',
-  revokeIt: 'Revoke it',
-  cancel: 'Cancel',
-  wasRevoked: (name) => `${name} was revoked.`,
-  connectionPlaceholder: 'Claude on laptop',
-  createConnection: 'Create connection',
-  connectionName: 'Name of the new connection',
-  token: 'Token',
-  mcpUrl: 'MCP URL',
-  done: 'Done',
-  tokenFor: (name) => ['Token for ', name],
-  copyNow: 'Copy it now: it is shown only once.',
-  connections: 'Connections',
-  connectionsHint: 'Each agent connects to the MCP URL with its own token. Requests it files wait for you.',
-  // Settings: passkeys
-  policies: {
-    never: 'Never',
-    risky: 'For requests that spend, send, grant or cannot be undone',
-    every: 'For every request',
-  },
-  fingerprint: 'Public key fingerprint: ',
-  passkeyName: 'Name of this passkey',
-  rename: 'Rename',
-  renamed: 'Renamed.',
-  remove: 'Remove',
-  passkeyRemoved: 'Passkey removed.',
-  passkeyAdded: 'Passkey added.',
-  passkeyAddedUsed: (added, used) => ` added ${added} · last used ${used} `,
-  defaultPasskeyName: 'My passkey',
-  unnamedPasskey: 'Passkey',
-  addPasskey: 'Add a passkey',
-  passkeys: 'Passkeys',
-  passkeysIntro: 'Sign in, and confirm requests your workspace protects, with your device\'s screen lock. The '
-    + 'email link keeps working.',
-  noPasskeys: 'No passkeys yet.',
-  policyIs: (policy) => ['Workspace policy: a passkey is needed to confirm ', policy, '.'],
-  requestChange: 'Request change',
-  requirePasskey: 'Require a passkey',
-  changeWaits: 'A change waits for your confirmation like any request.',
-  // Settings: upstreams
-  toolClasses: { read: 'runs at once', held: 'waits for this page', client: 'may be answered in the client' },
-  upstreamServers: 'Upstream MCP servers',
-  failed: 'That did not work.',
-  noneYet: 'None yet.',
-  approveAgain: 'Approve its tools again',
-  credentialSet: ' (a credential is set)',
-  upstreamTool: (title, cls) => ` ${title}: ${cls}`,
-  witness: (tools) => ` (witness: ${tools})`,
-  serverName: 'Server name',
-  serverNameHint: 'Its tools appear to agents as name__tool: lowercase letters and digits.',
-  serverUrl: 'Server URL',
-  serverUrlHint: 'A Streamable HTTP server, over https.',
-  credentialHeader: 'Credential header (optional)',
-  credential: 'Credential (optional)',
-  credentialHint: 'Sent once and stored sealed; never shown again.',
-  requestToAdd: 'Request to add',
-  addUpstream: 'Add an upstream',
-  upstreamWaits: 'Its tools are listed on a card for you to confirm; nothing changes before.',
 };
 
-// The page's language: the first of the person's that has a file (only English so far).
+// The first of the person's languages with a file (English only so far).
 export const S = en;
 export const LANG = 'en';
-// Dates, times and numbers follow the person's own locale where it is of the page's language (en-GB
-// dates for en-GB), else the page's: never a German date inside an English sentence.
+// Dates and numbers: the person's locales of the page's language (en-GB dates for en-GB), else it.
 const mine = (navigator.languages || [navigator.language]).filter((l) => l && l.split('-')[0] === LANG);
 export const LOCALES = mine.length ? mine : [LANG];
 
-// A count as the person writes numbers ("1,250"); below 1,000 no English locale adds anything, and
-// building the formatter would cost the first view time.
+// "1,250" as the person writes it (below 1,000 English needs no formatter).
 let numbers;
 export const count = (n) => (n < 1000 ? String(n)
   : (numbers || (numbers = new Intl.NumberFormat(LOCALES))).format(n));

@@ -14,7 +14,7 @@ const LAST_LIST = 'countersign-last-list';
 const LIST_URL = '/api/cards';
 const SAVED_AT = 'X-Countersign-Saved-At';
 const PAGE_ROUTES = ['/', '/confirm', '/history', '/settings', '/signin'];
-const SHELL_FILES = ['/', '/app.css', '/app.js', '/dom.js', '/cards.js', '/strings.js', '/passkeys.js',
+const SHELL_FILES = ['/', '/app.css', '/views.css', '/app.js', '/dom.js', '/cards.js', '/strings.js', '/passkeys.js',
   '/manifest.webmanifest', '/icon-192.png', '/icon-512.png', '/icon-maskable-512.png'];
 
 self.addEventListener('install', (event) => {

@@ -1,7 +1,7 @@
 // Settings: the workspace's upstream MCP servers (docs/gateway.md), for owners and admins. Adding
 // one, approving its tools again and removing it each file a card, answered like any other. A
 // credential typed here is sent once, sealed by the server, and never shown again (nor kept here).
-import { S } from './strings.js';
+import { S } from './strings-on-demand.js';
 
 const FIELDS = ['name', 'url', 'credentialHeader', 'credential'];
 

@@ -238,7 +238,8 @@ class CardView(BaseModel):
 
 
 class CardPage(BaseModel):
-    cards: list[CardView]
+    cards: list[CardView] = Field(description="Each card leaves out the fields at their default (an absent "
+                                  "``passkeyRequired`` is false, an absent ``result`` null...)")
     nextCursor: str | None
     waiting: int | None = Field(default=None, description="How many cards wait on you in all (the pending list)")
 
