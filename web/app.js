@@ -1,4 +1,4 @@
-// The confirm page's session, API, views and routing (docs/architecture.md).
+// The confirm page's session, API, views and routing (web/ in docs/README.md).
 import { cardEl, cardState, usePage } from './cards.js';
 import { announce, drawn, el, main, show, showMore, timeEl, viewsStyle } from './dom.js';
 import { S } from './strings.js';
