@@ -83,7 +83,7 @@ function toDate(value) {
   return isNaN(d.getTime()) ? null : d;
 }
 
-// Built on first use, each in its own task (tens of ms on a slow phone).
+// Built on first use (index.html set Intl up while the files downloaded).
 const formatters = {};
 const relative = () => formatters.relative
   || (formatters.relative = new Intl.RelativeTimeFormat(LOCALES, { numeric: 'auto', style: 'short' }));
@@ -111,8 +111,6 @@ const pause = () => new Promise((resolve) => setTimeout(resolve));
 
 async function fillTimes() {
   await pause();
-  if (!formatters.relative) { relative(); await pause(); }
-  if (!formatters.absolute) { absolute(); await pause(); }
   while (unfilled.length) {
     const [node, d, phrase] = unfilled.shift();
     append(node, [phrase ? phrase(fromNow(d)) : fromNow(d)]);
