@@ -23,8 +23,10 @@ warm-up navigation, then the median of ``--runs`` fresh contexts (empty cache, s
 The baseline, measured in the same run, interleaved with the page's runs: a static HTML page with
 the same text (the pending list as the page drew it, its stylesheet inlined, no script), gzipped,
 served from 127.0.0.1 under the same throttling. Its LCP is what one round trip and a paint cost
-on this machine; the page's rows are printed as a ratio to it. Then the request timeline of the
-last run (which request waited on which).
+on this machine; the page's rows are printed as a ratio to it. A second baseline, the floor of
+the page's design: the same text with its stylesheet as a file, which carries the page's scripts
+too (as a comment: the same bytes, nothing run), so a second round trip brings the page's bytes
+before anything paints. Then the request timeline of the last run (which request waited on which).
 
 It asserts nothing. Run: .venv/bin/python bench/page.py [--cards N [N ...]] [--runs N] (the
 pending list is measured at each number of cards given, 10 and 50 by default; one card at the
@@ -38,6 +40,7 @@ import asyncio
 import dataclasses
 import gzip
 import logging
+import re
 import statistics
 import sys
 import tempfile
@@ -56,6 +59,7 @@ from countersign.identity.sessions import mint_signin_token  # noqa: E402
 from countersign.runtime import build  # noqa: E402
 from countersign.store.docs import DocWrite  # noqa: E402
 from countersign.surfaces.local.app import build_local  # noqa: E402
+from countersign.surfaces.local.page import WEB_DIR  # noqa: E402
 from tests.browser.pages import ChromiumMissing, launch, origin_of  # noqa: E402
 from tests.support.harness import mcp_client  # noqa: E402
 from tests.support.live import LiveServer  # noqa: E402
@@ -148,17 +152,24 @@ def file_cards(runtime, server, person, token: str, first: int, last: int) -> li
 
 
 class StaticPage:
-    """The baseline: one gzipped HTML document on 127.0.0.1, opened as localhost like the page."""
+    """The baselines, gzipped on 127.0.0.1, opened as localhost like the page: ``/`` one HTML document
+    (the text and its style inline); ``/two-trips`` the same text with its style as a file, a second
+    round trip that carries the page's stylesheet and scripts (the scripts as a CSS comment, never
+    run): what the page's bytes cost in the page's two round trips before any script works."""
 
     def __init__(self) -> None:
         self.html = b""
+        self.two_trips = b""
+        self.style = b""
         page = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                body = gzip.compress(page.html)
+                body, kind = {"/two-trips": (page.two_trips, "text/html"), "/style.css": (page.style, "text/css")}.get(
+                    self.path, (page.html, "text/html"))
+                body = gzip.compress(body)
                 self.send_response(200)
-                self.send_header("content-type", "text/html; charset=utf-8")
+                self.send_header("content-type", f"{kind}; charset=utf-8")
                 self.send_header("content-encoding", "gzip")
                 self.send_header("content-length", str(len(body)))
                 self.send_header("cache-control", "no-store")
@@ -175,6 +186,15 @@ class StaticPage:
     @property
     def url(self) -> str:
         return f"http://localhost:{self.server.server_address[1]}/"
+
+    def load(self, snapshot: str, files: list[str]) -> None:
+        """The baselines of ``snapshot`` (the page as drawn), the second one carrying ``files`` of web/."""
+        self.html = snapshot.encode()
+        style = re.search(r"<style>(.*?)</style>", snapshot, re.S)
+        scripts = "".join((WEB_DIR / name).read_text() for name in files if name.endswith(".js"))
+        self.style = ((style.group(1) if style else "") + "\n/* " + scripts.replace("*/", "* /") + " */").encode()
+        self.two_trips = snapshot.replace(style.group(0) if style else "<title>",
+                                          '<link rel="stylesheet" href="/style.css">').encode()
 
     def stop(self) -> None:
         self.server.shutdown()
@@ -233,7 +253,7 @@ def median(runs: list[dict], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def report(name: str, runs: list[dict], base: list[dict]) -> None:
+def report(name: str, runs: list[dict], base: list[dict], two: list[dict]) -> None:
     last = runs[-1]
     origins = sorted({o for r in runs for o in r["origins"]})
     base_lcp = median(base, "lcp") or 1.0
@@ -263,6 +283,9 @@ def report(name: str, runs: list[dict], base: list[dict]) -> None:
     print(f"  static page     LCP {base_lcp:.0f} ms, FCP {median(base, 'fcp'):.0f} ms, "
           f"TBT {median(base, 'tbt'):.0f} ms, longest task {median(base, 'longest'):.0f} ms  "
           f"(runs: {', '.join(format(r['lcp'], '.0f') for r in base)})")
+    print(f"  two round trips LCP {median(two, 'lcp'):.0f} ms, {median(two, 'bytes'):,.0f} B  (the same text; its "
+          f"style and the page's scripts a round trip later, nothing run; runs: "
+          f"{', '.join(format(r['lcp'], '.0f') for r in two)})")
     print("  timeline of the last run (start → end, ms):")
     print(f"    {last['html'][0]:>6.0f} → {last['html'][1]:>6.0f}  (the document)")
     for path, begin, end in last["res"]:
@@ -312,13 +335,15 @@ def main() -> int:
                         if count == min(args.cards):
                             pages.append(("one card (/confirm?card=…)", f"{server.origin}/confirm?card={card_ids[0]}"))
                         for name, url in pages:
-                            static.html = measure(browser, url, state, snapshot=True)["snapshot"].encode()  # warm-up
+                            warm = measure(browser, url, state, snapshot=True)  # warm-up
+                            static.load(warm["snapshot"], [path.split("?")[0] for path, _ in warm["by_url"]])
                             measure(browser, static.url, None)
-                            runs, base = [], []
+                            runs, base, two = [], [], []
                             for _ in range(args.runs):
                                 runs.append(measure(browser, url, state))
                                 base.append(measure(browser, static.url, None))
-                            report(name, runs, base)
+                                two.append(measure(browser, static.url + "two-trips", None))
+                            report(name, runs, base, two)
                 finally:
                     browser.close()
         finally:
