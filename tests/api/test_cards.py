@@ -35,7 +35,8 @@ FIELDS = {"id", "tool", "title", "lines", "sections", "state", "status", "connec
           "passkeySigned", "outcome", "signedWith", "grant", "editable", "edited"}
 # A list leaves out the fields at their default (CardView's): what a pending card has none of.
 DEFAULTS = {"sections": [], "irreversible": False, "result": None, "next": None, "reason": None, "refusal": None,
-            "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None, "grant": None}
+            "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None, "grant": None,
+            "editable": [], "edited": None}
 
 
 def assert_card_view(view: dict) -> None:
