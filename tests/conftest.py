@@ -83,7 +83,9 @@ def secret_scan():
 def live(tmp_path_factory):
     """(runtime, server): the one live local server of this test run."""
     data = tmp_path_factory.mktemp("live")
-    settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
+    # Slack's Web API: a loopback port nobody listens on, so no test reaches Slack (the Slack tests
+    # point it at their stand-in, tests/support/slack_api.py)
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(data), "COUNTERSIGN_SLACK_API_URL": "http://127.0.0.1:9/api/"})
     runtime = build(settings, toolsets=all_toolsets())
     app, _ = build_local(settings, runtime=runtime)
     server = LiveServer(app).start()

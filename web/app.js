@@ -1,18 +1,15 @@
-// countersign confirm page: no framework, no build step, no third-party request.
-// The session, the API, the views and the routing; one card is cards.js, the drawing helpers dom.js.
-// Every piece of text that comes from data is set with textContent (through el()), never as markup.
-import * as passkeys from './passkeys.js';
+// The confirm page's session, API, views and routing (web/ in docs/README.md).
 import { cardEl, cardState, usePage } from './cards.js';
-import { announce, el, main, show, showMore, timeEl } from './dom.js';
+import { announce, drawn, el, main, show, showMore, timeEl, viewsStyle } from './dom.js';
+import { S } from './strings.js';
 
-// Settings is an index of sections, each its own screen at /settings/<section> (settings.js).
 const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'members', 'upstreams', 'workspace'];
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin', ...SETTINGS_SECTIONS.map((s) => '/settings/' + s)];
 const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };
-const SAVED_AT = 'X-Countersign-Saved-At'; // on the list sw.js kept, when offline
+const SAVED_AT = 'X-Countersign-Saved-At'; // sw.js's list, offline
 
-// Where to go after signing in (the link may open in a new tab). Storage can be unavailable.
+// Where to go after signing in (the link may open in a new tab).
 const remember = {
   get() { try { return localStorage.getItem(NEXT_KEY); } catch (e) { return null; } },
   set(v) { try { localStorage.setItem(NEXT_KEY, v); } catch (e) { /* not kept */ } },
@@ -26,19 +23,22 @@ function markReady(view) {
     state.ready = true;
     performance.mark('app-ready');
     document.body.dataset.ready = '1';
-    // A card can be answered now (bench/page.py)
-    if (document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
   }
 }
 
-// ---- the API ---------------------------------------------------------------------------------------
+// The first card can be answered (bench/page.py).
+function markUsable() {
+  if (!performance.getEntriesByName('confirm-usable').length
+    && document.querySelector('button[data-action="confirm"]:enabled')) performance.mark('confirm-usable');
+}
+
+// ---- the API
 
 class ApiError extends Error {
   constructor(status, body) {
     const err = (body && body.error) || {};
     let message = err.message || (body && typeof body.detail === 'string' ? body.detail : '');
-    if (!message) message = status === 0 ? 'Could not reach the server. Check your connection and try again.'
-      : `The server answered ${status}.`;
+    if (!message) message = status === 0 ? S.unreachable : S.answered(status);
     super(message);
     this.status = status;
     this.code = err.code || '';
@@ -47,8 +47,7 @@ class ApiError extends Error {
   }
 }
 
-// The first view's answers, asked for by index.html while the modules loaded (a fetch of a preloaded
-// URL takes the preload): each used once by the first view, then dropped (later requests go afresh).
+// The first view's answers, asked for by index.html: each used once.
 let early = null;
 function takeEarlyAnswers() {
   early = window.countersignEarly || {};
@@ -95,7 +94,7 @@ function setSession(data) {
   state.session = data && data.person ? data : null;
   state.csrf = (data && data.csrfToken) || '';
   document.getElementById('nav').hidden = !state.session;
-  // Card emails to this person stopped (a bounce or a spam complaint SES reported): say so.
+  // Card emails to this person stopped (a bounce or a complaint).
   const notice = document.getElementById('email-notice');
   const text = state.session && state.session.emailNotice ? state.session.emailNotice.message : '';
   notice.textContent = text;
@@ -112,32 +111,29 @@ async function loadSession() {
   return state.session;
 }
 
-// ---- views -----------------------------------------------------------------------------------------
+// ---- views
 
-function countText(n) {
-  return n === 0 ? 'Nothing is waiting for you.' : n === 1 ? '1 request is waiting for you.' : `${n} requests are waiting for you.`;
-}
+const FIRST_SCREEN = 4;
 
 async function viewPending(prefetched) {
   const list = el('div', { class: 'cards' });
   const count = el('p', { class: 'count' });
-  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, 'Show more');
+  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, S.showMore);
   const answered = new Set();
   let cursor = null;
-  let waiting = null; // how many wait in all, as the server last counted them (more than one page shows)
+  let waiting = null; // how many wait in all, as the server counted
 
   const pendingShown = () => [...list.querySelectorAll('article.card[data-state="pending"]')];
   const updateCount = () => {
     const n = Math.max(waiting === null ? 0 : waiting, pendingShown().length);
-    count.textContent = countText(n);
-    document.title = n ? `(${n}) countersign` : 'countersign';
+    count.textContent = S.waitingCount(n);
+    document.title = n ? S.tabTitle(n) : S.app;
   };
   const add = (cards) => {
     const have = new Set([...list.children].map((a) => a.dataset.cardId));
     for (const c of cards) if (!have.has(c.id)) list.append(cardEl(c, { onAnswered }));
   };
-  // After an answer (or when the page comes back into view): add new cards, and show what became
-  // of cards that are no longer waiting (withdrawn, expired, answered elsewhere).
+  // After an answer or back in view: new cards, and what became of those no longer waiting.
   const refresh = async () => {
     let page;
     try { page = await api('GET', '/cards'); } catch (e) { return; }
@@ -165,7 +161,8 @@ async function viewPending(prefetched) {
   }
 
   const first = await (prefetched || api('GET', '/cards'));
-  add(first.cards);
+  // The first screenful now, the rest in short tasks: no long task on a slow phone.
+  add(first.cards.slice(0, FIRST_SCREEN));
   cursor = first.nextCursor || null;
   waiting = typeof first.waiting === 'number' ? first.waiting : null;
   more.hidden = !cursor;
@@ -177,7 +174,12 @@ async function viewPending(prefetched) {
     updateCount();
   }));
   updateCount();
-  show(el('h1', {}, 'Waiting for you'), count, list, more);
+  show(el('h1', {}, S.waitingTitle), count, list, more);
+  markUsable();
+  for (let i = FIRST_SCREEN; i < first.cards.length; i += FIRST_SCREEN) {
+    await new Promise((resolve) => setTimeout(resolve));
+    add(first.cards.slice(i, i + FIRST_SCREEN));
+  }
   onVisible = refresh;
 }
 
@@ -187,12 +189,13 @@ async function viewOneCard(id, prefetched) {
     card = await (prefetched || api('GET', '/cards/' + encodeURIComponent(id)));
   } catch (e) {
     if (e.status === 401) throw e;
-    const why = e.status === 404 ? 'This request does not exist, or it is not yours to answer.' : e.message;
-    show(el('h1', {}, 'Request'), el('p', { class: 'error', role: 'alert' }, why), allLink());
+    const why = e.status === 404 ? S.noSuchCard : e.message;
+    show(el('h1', {}, S.request), el('p', { class: 'error', role: 'alert' }, why), allLink());
     return;
   }
   const article = cardEl(card, { heading: 'h1', onAnswered: () => {} });
   show(article, allLink());
+  markUsable();
   onVisible = async () => {
     if (article.dataset.state !== 'pending' || article.querySelector('.answer button:disabled')) return;
     try {
@@ -203,10 +206,9 @@ async function viewOneCard(id, prefetched) {
 }
 
 function allLink() {
-  return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, 'See everything waiting for you'));
+  return el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, S.seeAllWaiting));
 }
 
-// A session that ended while a view was open: sign in, then come back here.
 async function signedOut() {
   setSession(null);
   remember.set(location.pathname + location.search);
@@ -216,7 +218,7 @@ async function signedOut() {
 
 async function viewHistory() {
   const list = el('div', { class: 'cards history' });
-  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, 'Show more');
+  const more = el('button', { type: 'button', class: 'secondary wide', hidden: true }, S.showMore);
   let cursor = null;
   const load = async (c) => {
     const page = await api('GET', '/history' + (c ? '?cursor=' + encodeURIComponent(c) : ''));
@@ -227,10 +229,7 @@ async function viewHistory() {
   };
   const n = await load(null);
   more.addEventListener('click', () => showMore(more, signedOut, () => load(cursor)));
-  show(el('h1', {}, 'History'),
-    n ? el('p', { class: 'count' }, 'Requests you answered, and what became of them.')
-      : el('p', { class: 'count' }, 'Nothing answered yet.'),
-    list, more);
+  show(el('h1', {}, S.history), el('p', { class: 'count' }, n ? S.historyIntro : S.historyEmpty), list, more);
 }
 
 function safeNext(value) {
@@ -243,9 +242,9 @@ function signinForm(heading, intro) {
   const email = el('input', { type: 'email', id: 'email', name: 'email', required: true,
     autocomplete: 'username webauthn',
     inputmode: 'email', maxlength: 254 });
-  const submit = el('button', { type: 'submit', class: 'primary' }, 'Email me a sign-in link');
+  const submit = el('button', { type: 'submit', class: 'primary' }, S.emailMeALink);
   const note = el('div', { 'aria-live': 'polite' });
-  const form = el('form', { class: 'signin' }, el('label', { for: 'email' }, 'Your email'), email, submit, note);
+  const form = el('form', { class: 'signin' }, el('label', { for: 'email' }, S.yourEmail), email, submit, note);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     submit.disabled = true;
@@ -253,32 +252,32 @@ function signinForm(heading, intro) {
     try {
       const answer = await api('POST', '/signin/request', { email: email.value.trim() });
       form.replaceChildren(el('div', { class: 'outcome ok', 'data-outcome': 'sent' },
-        el('p', { class: 'headline' }, 'Check your email'),
-        el('p', {}, (answer && answer.message) || 'If that address belongs to a member, a sign-in link is on its way.'),
-        el('p', { class: 'muted' }, 'The link works once, for 15 minutes. Open it on this device.')));
+        el('p', { class: 'headline' }, S.checkEmail),
+        el('p', {}, (answer && answer.message) || S.linkOnItsWay),
+        el('p', { class: 'muted' }, S.linkWorksOnce)));
     } catch (e) {
-      const msg = e.status === 429 ? 'Too many sign-in requests. Wait a few minutes and try again.' : e.message;
+      const msg = e.status === 429 ? S.tooManySignins : e.message;
       note.append(el('p', { class: 'error', role: 'alert' }, msg));
       submit.disabled = false;
     }
   });
-  const withPasskey = passkeys.signinWithPasskey(api, (session) => {
+  const withPasskey = el('div', { class: 'passkey-signin' });
+  import('./passkeys.js').then((passkeys) => withPasskey.append(...passkeys.signinWithPasskey(api, (session) => {
     setSession(session);
     const next = safeNext(remember.get());
     remember.clear();
     navigate(next, true);
-  });
-  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form,
-    el('div', { class: 'passkey-signin' }, withPasskey)];
+  })));
+  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form, withPasskey];
 }
 
 async function viewSignin(token, reason) {
   if (token) {
-    const btn = el('button', { type: 'button', class: 'primary wide', 'data-action': 'signin' }, 'Sign in');
+    const btn = el('button', { type: 'button', class: 'primary wide', 'data-action': 'signin' }, S.signIn);
     const note = el('div', { 'aria-live': 'polite' });
     btn.addEventListener('click', async () => {
       btn.disabled = true;
-      btn.textContent = 'Signing in…';
+      btn.textContent = S.signingIn;
       try {
         setSession(await api('POST', '/signin/complete', { token }));
         const next = safeNext(remember.get());
@@ -286,30 +285,28 @@ async function viewSignin(token, reason) {
         navigate(next, true);
       } catch (e) {
         btn.remove();
-        const msg = e.status === 400 ? 'This sign-in link is invalid, expired or already used. Ask for a new one below.' : e.message;
+        const msg = e.status === 400 ? S.badSigninLink : e.message;
         show(el('p', { class: 'error', role: 'alert', 'data-outcome': e.code || 'error' }, msg),
-          signinForm('Sign in', null));
+          signinForm(S.signIn, null));
         note.textContent = '';
       }
     });
     // Already signed in here: a link someone else sent would swap this browser to their account.
-    const swap = state.session && el('p', { class: 'error', role: 'alert' }, 'You are signed in as ',
-      el('strong', {}, state.session.person.email), '. This link signs this browser in as whoever it was sent ',
-      'to instead. If you did not just ask for it, close this page.');
-    show(el('h1', {}, 'Sign in'), swap, el('p', {}, 'Press the button to finish signing in on this device.'), btn, note);
+    const swap = state.session && el('p', { class: 'error', role: 'alert' },
+      S.linkSwapsAccount(el('strong', {}, state.session.person.email)));
+    show(el('h1', {}, S.signIn), swap, el('p', {}, S.pressToSignIn), btn, note);
     return;
   }
-  const parts = signinForm(reason === 'consent' ? 'Sign in to connect an agent'
-    : reason ? 'Sign in to answer requests' : 'Sign in',
-    'We email you a link that signs you in. No password.');
+  const parts = signinForm(reason === 'consent' ? S.signInToConnect : reason ? S.signInToAnswer : S.signIn,
+    S.signInIntro);
   if (state.session) {
-    parts.push(el('p', { class: 'muted' }, 'You are signed in as ', el('strong', {}, state.session.person.email), '. ',
-      el('a', { href: '/confirm', 'data-nav': true }, 'See what waits for you')));
+    parts.push(el('p', { class: 'muted' }, S.signedInAs(el('strong', {}, state.session.person.email)),
+      el('a', { href: '/confirm', 'data-nav': true }, S.seeWhatWaits)));
   }
   show(parts);
 }
 
-// ---- routing ---------------------------------------------------------------------------------------
+// ---- routing
 
 let onVisible = null;
 
@@ -326,17 +323,16 @@ async function route(signinToken) {
   const section = path.startsWith('/settings/') ? path.slice('/settings/'.length) : '';
   setNav(path === '/' ? '/confirm' : section ? '/settings' : path);
   if (path === '/signin') {
-    if (state.session === null) await loadSession().catch(() => null); // (with a link: who is signed in now)
+    if (state.session === null) await loadSession().catch(() => null);
     await viewSignin(signinToken, false);
     return 'signin';
   }
-  // OAuth consent: an MCP client sent the person here to allow or deny it (consent.js). Neither it
-  // nor a refused request's error view is one of the nav's views: no nav item is current there.
+  // OAuth consent (consent.js): no nav item is current there.
   const authorize = path === '/confirm' ? new URLSearchParams(location.search).get('authorize') : null;
   const refused = path === '/confirm' ? new URLSearchParams(location.search).get('authorize_error') : null;
   if (authorize || refused) setNav(null);
   if (refused) {
-    const { viewConsentRefused } = await import('./consent.js');
+    const [{ viewConsentRefused }] = await Promise.all([import('./consent.js'), viewsStyle()]);
     viewConsentRefused(refused, { el, show });
     return 'consent';
   }
@@ -347,7 +343,7 @@ async function route(signinToken) {
       return 'signin';
     }
     try {
-      const { viewConsent } = await import('./consent.js'); // loaded only for this view
+      const [{ viewConsent }] = await Promise.all([import('./consent.js'), viewsStyle()]);
       await viewConsent(authorize, { api, el, show, announce });
       return 'consent';
     } catch (e) {
@@ -358,12 +354,12 @@ async function route(signinToken) {
       return 'signin';
     }
   }
-  // The pending list and a card page ask for their data while the session is being checked.
+  // The list and a card ask for their data while the session is checked.
   const card = path === '/history' || path.startsWith('/settings') ? null : new URLSearchParams(location.search).get('card');
   let prefetched = null;
   if (!state.session && (path === '/' || path === '/confirm')) {
     prefetched = api('GET', card ? '/cards/' + encodeURIComponent(card) : '/cards');
-    prefetched.catch(() => null); // a 401 here is handled when the session check answers
+    prefetched.catch(() => null); // a 401: the session check's
   }
   if (!state.session && !(await loadSession())) {
     remember.set(location.pathname + location.search);
@@ -373,7 +369,7 @@ async function route(signinToken) {
   try {
     if (path === '/history') { await viewHistory(); return 'history'; }
     if (path.startsWith('/settings')) {
-      const { viewSettings } = await import('./settings.js'); // loaded only for this view
+      const [{ viewSettings }] = await Promise.all([import('./settings.js'), viewsStyle()]);
       await viewSettings({ api, el, show, announce, navigate, setSession, timeEl, session: state.session }, section);
       return 'settings';
     }
@@ -403,21 +399,21 @@ async function render(signinToken) {
       viewOffline(saved);
       view = 'offline';
     } else {
-      show(el('h1', {}, 'Something went wrong'), el('p', { class: 'error', role: 'alert' }, e.message),
-        el('p', {}, el('a', { href: location.pathname + location.search }, 'Try again')));
+      show(el('h1', {}, S.wentWrong), el('p', { class: 'error', role: 'alert' }, e.message),
+        el('p', {}, el('a', { href: location.pathname + location.search }, S.tryAgain)));
     }
   }
+  await drawn();
   const first = !state.ready;
   early = null;
   markReady(view);
   if (first) registerWorker();
-  // After an in-page navigation, move focus to the new content (as a page load would).
+  // After an in-page navigation, focus the new content (as a page load would).
   if (!first) main().focus({ preventScroll: true });
 }
 
-// ---- offline and installable -----------------------------------------------------------------------
+// ---- offline and installable
 
-// The list sw.js kept, on the list's address; else null.
 async function savedList() {
   const query = new URLSearchParams(location.search);
   if (!['/', '/confirm'].includes(location.pathname) || query.get('card') || query.get('authorize')) return null;
@@ -429,8 +425,7 @@ async function savedList() {
   }
 }
 
-// Offline: the last list, marked stale, nothing to press (the server would refuse without a session).
-// Drawn afresh when back online or visible; tried again while the browser says online (1 s ... 30 s).
+// Offline: the last list, stale, nothing to press; tried again every 1 ... 30 s while online.
 const retry = { timer: 0, after: 1000 };
 function viewOffline(page) {
   clearTimeout(retry.timer);
@@ -440,9 +435,8 @@ function viewOffline(page) {
   }
   const list = el('div', { class: 'cards' }, page.cards.map((c) => cardEl(c, {})));
   for (const control of list.querySelectorAll('.answer button, .answer textarea')) control.disabled = true;
-  show(el('h1', {}, 'Waiting for you'),
-    el('p', { class: 'notice', role: 'status', 'data-stale': true }, 'Offline — last updated ',
-      timeEl(page.savedAt) || 'earlier', "; you can't answer until you're back online."),
+  show(el('h1', {}, S.waitingTitle),
+    el('p', { class: 'notice', role: 'status', 'data-stale': true }, S.offline(timeEl(page.savedAt) || S.earlier)),
     list);
   onVisible = () => render(null);
 }
@@ -452,7 +446,7 @@ window.addEventListener('online', () => {
   if (state.view === 'offline') render(null);
 });
 
-// sw.js keeps the page's files and the last list: registered after the first view, never before it.
+// sw.js (the page's files, the last list): after the first view, never before.
 function registerWorker() {
   if (!('serviceWorker' in navigator)) return;
   setTimeout(() => navigator.serviceWorker.register('/sw.js').catch(() => null), 0);
@@ -476,8 +470,7 @@ document.addEventListener('visibilitychange', () => {
   if (document.visibilityState === 'visible' && onVisible) onVisible();
 });
 
-// The sign-in token arrives in the fragment (never sent to a server, never in a Referer); read it
-// once and take it out of the address bar and history before anything else happens.
+// The sign-in token is in the fragment (never sent, never in a Referer): out of the address bar first.
 function takeSigninToken() {
   if (location.pathname !== '/signin' || !location.hash) return null;
   const token = new URLSearchParams(location.hash.slice(1)).get('token');
@@ -486,5 +479,6 @@ function takeSigninToken() {
 }
 
 takeEarlyAnswers();
-usePage({ api, setSession, navigate }); // cards.js answers through the page's API, session and routing
+for (const a of document.querySelectorAll('#nav a')) a.textContent = S.nav[a.dataset.view];
+usePage({ api, setSession, navigate });
 render(takeSigninToken());

@@ -1,38 +1,16 @@
-// countersign confirm page: one card — its lines, its outcome (or why a click was refused), its
-// receipt, and the answers (confirm, with a passkey where the workspace asks for one; decline, with a
-// reason; ask me again, from History). The views that list cards are app.js's.
-import * as passkeys from './passkeys.js';
-import { announce, append, el, emphasised, timeEl } from './dom.js';
+// One card: its lines, outcome, receipt and answers.
+import { announce, append, drawLater, el, emphasised, timeEl, viewsStyle } from './dom.js';
+import { S } from './strings.js';
 
-// The API, the session and the routing stay in app.js, which hands them over once, before any card
-// is drawn.
 let api, setSession, navigate;
 export function usePage(page) {
   ({ api, setSession, navigate } = page);
 }
 
-const REFUSALS = {
-  changed: 'Refused: this changed since the card was drawn',
-  withdrawn: 'Refused: the agent withdrew this request',
-  expired: 'Refused: this request expired',
-  already_answered: 'Already answered',
-  being_confirmed: 'This is being confirmed right now',
-  busy: 'Not this time: nothing ran — try again in a moment',
-  tampered: 'Refused: this card was tampered with',
-  not_yours: 'This request waits on someone else',
-  not_found: 'This request no longer exists',
-  signed_out: 'You are signed out',
-};
-
-const OUTCOMES = {
-  completed: 'Confirmed — it ran',
-  failed: 'Confirmed — but it failed',
-  declined: 'Declined',
-  withdrawn: 'Withdrawn by the agent — nothing ran',
-  expired: 'Expired — nothing ran',
-  running: 'Being confirmed…',
-  pending: 'Waiting for your answer',
-};
+// passkeys.js: loaded once a card needs it.
+let passkeys = null;
+const loadPasskeys = () => passkeys || (passkeys = import('./passkeys.js'));
+const passkeysAvailable = () => typeof PublicKeyCredential !== 'undefined' && !!navigator.credentials;
 
 export function cardState(card) {
   return (card && (card.state || card.status)) || 'pending';
@@ -45,88 +23,13 @@ function valueText(value) {
   return JSON.stringify(value);
 }
 
-// A line's "before → after" halves, each isolated: right-to-left text on either side (Hebrew,
-// Arabic) would otherwise take the arrow and the numbers with it, and "100 → 900" could read
-// "900 → 100" to the person deciding.
+// "before → after", each half isolated: right-to-left text would turn "100 → 900" around.
 function lineParts(text) {
   const halves = text.split(' → ');
   return halves.flatMap((half, i) => (i ? [' → ', el('bdi', {}, half)] : [el('bdi', {}, half)]));
 }
 
-// ---- An upstream's tools (the sections of the card that adds it or approves them again,
-// toolsets/gateway/review.py). Changed tools come first, with what changed in their description,
-// arguments and definition struck out or added — bracketed as well as coloured, so it reads
-// without colour too; then added, removed and unchanged tools (unchanged ones folded). A tool's
-// input schema is its list of arguments, folded.
-const MARKS = { '-': 'del', '+': 'ins' };
-const CHANGES = { added: 'new argument', removed: 'removed argument', changed: 'changed argument' };
-
-// A field's segments ([mark, text]: '' as it was, '-' removed, '+' added) as text and del/ins.
-function segmentsEl(tag, attrs, segments) {
-  const parts = (Array.isArray(segments) ? segments : []).map(([mark, text]) =>
-    (MARKS[mark] ? el(MARKS[mark], {}, String(text)) : String(text)));
-  return el(tag, Object.assign({ class: 'diff' }, attrs), el('bdi', {}, parts));
-}
-
-const hasText = (segments) => Array.isArray(segments) && segments.length > 0;
-
-function argumentEl(arg) {
-  const row = el('li', { 'data-arg': arg.name, 'data-change': arg.change || null },
-    el('code', {}, arg.name), CHANGES[arg.change] ? el('span', { class: 'muted' }, ' · ', CHANGES[arg.change]) : null,
-    ' · ', segmentsEl('span', { 'data-field': 'type' }, arg.type),
-    ' · ', segmentsEl('span', { 'data-field': 'required' }, arg.required));
-  if (hasText(arg.description)) row.append(segmentsEl('div', { 'data-field': 'description' }, arg.description));
-  if (hasText(arg.more)) row.append(segmentsEl('div', { 'data-field': 'more' }, arg.more));
-  return row;
-}
-
-// The whole argument list, folded: the schema as a person reads it, not as JSON.
-function argumentsEl(tool) {
-  const args = Array.isArray(tool.arguments) ? tool.arguments : [];
-  const body = args.length ? el('ul', { class: 'args-list' }, args.map(argumentEl)) : el('p', {}, 'No arguments.');
-  return el('details', { class: 'args' }, el('summary', {}, `Arguments (${args.length})`), body,
-    hasText(tool.schema) ? segmentsEl('p', { 'data-field': 'schema' }, [['', 'Its schema also says: '], ...tool.schema]) : null);
-}
-
-function headEl(tool) {
-  return [el('strong', {}, el('bdi', {}, tool.name)), ' — ', tool.runs,
-    tool.was ? el('span', { 'data-field': 'was' }, ` (was: ${tool.was})`) : null];
-}
-
-function toolBody(tool) {
-  const changed = tool.change === 'changed';
-  const args = Array.isArray(tool.arguments) ? tool.arguments : [];
-  const moved = changed ? args.filter((a) => a.change) : [];
-  const other = changed && Array.isArray(tool.other) ? tool.other : [];
-  return [
-    hasText(tool.title) ? segmentsEl('p', { 'data-field': 'title' }, [['', 'Title: '], ...tool.title]) : null,
-    hasText(tool.description) ? segmentsEl('p', { 'data-field': 'description' }, tool.description)
-      : el('p', { class: 'muted' }, 'No description.'),
-    tool.note ? el('p', { class: 'muted' }, tool.note) : null,
-    moved.length ? el('ul', { class: 'args-list', 'data-field': 'argument-changes' }, moved.map(argumentEl)) : null,
-    other.length ? el('ul', { class: 'args-list', 'data-field': 'other' }, other.map((o) =>
-      el('li', {}, el('code', {}, o.name), ' ', segmentsEl('span', {}, o.value)))) : null,
-    argumentsEl(tool),
-  ];
-}
-
-function toolEl(tool) {
-  const attrs = { class: 'tool', 'data-tool': tool.name, 'data-change': tool.change };
-  if (tool.change === 'unchanged') {
-    return el('details', attrs, el('summary', { class: 'tool-head' }, headEl(tool)), toolBody(tool));
-  }
-  return el('div', attrs, el('p', { class: 'tool-head' }, headEl(tool)), toolBody(tool));
-}
-
-function sectionsEl(sections) {
-  return el('div', { class: 'tools' }, sections.map((s) =>
-    el('section', { class: 'tool-group', 'data-group': s.group },
-      el('h3', {}, s.heading), (Array.isArray(s.tools) ? s.tools : []).map(toolEl))));
-}
-
-
-// What the agent is told, as it is told it (inside the "What the agent is told" disclosure): the
-// result's fields, a nested value as indented JSON, a text with its line breaks.
+// What the agent is told, as told.
 function resultEl(result) {
   if (result === null || result === undefined) return null;
   const shown = (v) => (v !== null && typeof v === 'object' ? JSON.stringify(v, null, 2) : valueText(v));
@@ -139,12 +42,10 @@ function resultEl(result) {
 function nextEl(next) {
   if (!Array.isArray(next) || !next.length) return null;
   return el('div', { class: 'next' },
-    el('p', { class: 'label' }, 'Next steps suggested to the agent'),
+    el('p', { class: 'label' }, S.nextSteps),
     el('ul', {}, next.slice(0, 10).map((s) => el('li', {}, s && s.description ? s.description : valueText(s)))));
 }
 
-// What happened, in the person's words (the tool's own lines; a line may hold line breaks), who
-// signed it, and, folded away, what the agent is told.
 function outcomeLinesEl(card) {
   const lines = Array.isArray(card.outcome) ? card.outcome : [];
   return lines.map((line) => el('p', { class: 'outcome-line' }, valueText(line)));
@@ -154,25 +55,25 @@ function agentToldEl(card) {
   const result = resultEl(card.result);
   const next = nextEl(card.next);
   if (!result && !next) return null;
-  return el('details', { class: 'agent-told' }, el('summary', {}, 'What the agent is told'), result, next);
+  return el('details', { class: 'agent-told' }, el('summary', {}, S.agentTold), result, next);
 }
 
-// The outcome box of a card: its final state, or why a click was refused.
+// A card's final state, or why a click was refused.
 function outcomeEl(card, refusal) {
   const st = cardState(card);
-  // A card refused at the click because its data moved is stored as declined, marked refusal: changed.
+  // Refused at the click because its data moved: stored as declined, refusal: changed.
   const changed = !refusal && st === 'declined' && card && card.refusal === 'changed';
   if (changed) refusal = { code: 'changed', message: card.reason };
   const key = refusal ? refusal.code || 'error' : st;
   const good = !refusal && st === 'completed';
   const box = el('div', { class: 'outcome ' + (good ? 'ok' : (st === 'pending' && !refusal ? 'info' : 'warn')), 'data-outcome': key });
-  const headline = refusal ? (REFUSALS[refusal.code] || 'That did not work') : (OUTCOMES[st] || st);
+  const headline = refusal ? (S.refusals[refusal.code] || S.refused) : (S.outcomes[st] || st);
   box.append(el('p', { class: 'headline' }, headline));
   if (refusal && refusal.message) box.append(el('p', {}, refusal.message));
-  if (card && !refusal && st === 'declined' && card.reason) box.append(el('p', {}, 'Reason: ', card.reason));
+  if (card && !refusal && st === 'declined' && card.reason) box.append(el('p', {}, S.reason, card.reason));
   if (refusal && card && (key === 'already_answered' || key === 'being_confirmed')) {
-    box.append(el('p', { class: 'muted' }, 'Now: ', OUTCOMES[st] || st));
-    if (st === 'declined' && card.reason) box.append(el('p', {}, 'Reason: ', card.reason));
+    box.append(el('p', { class: 'muted' }, S.now, S.outcomes[st] || st));
+    if (st === 'declined' && card.reason) box.append(el('p', {}, S.reason, card.reason));
   }
   if (card && st === 'completed') append(box, outcomeLinesEl(card));
   if (card && st === 'failed') {
@@ -193,17 +94,17 @@ export function cardEl(card, opts) {
   const article = el('article', { class: 'card', 'data-card-id': card.id, 'data-state': st });
   const titleId = 'card-title-' + card.id;
   article.setAttribute('aria-labelledby', titleId);
-  article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, emphasised(card.title || card.tool || 'Request')));
+  article.append(el(opts.heading || 'h2', { class: 'title', id: titleId }, emphasised(card.title || card.tool || S.request)));
   if (card.irreversible) article.append(undoBadgeEl());
   const lines = Array.isArray(card.lines) ? card.lines : [];
   if (lines.length) article.append(el('ul', { class: 'lines' }, lines.map((l) => el('li', {}, lineParts(valueText(l))))));
-  if (Array.isArray(card.sections) && card.sections.length) article.append(sectionsEl(card.sections));
+  if (Array.isArray(card.sections) && card.sections.length) article.append(toolsEl(card.sections));
   const meta = el('p', { class: 'meta' });
   meta.append(...askedByParts(card));
   const asked = timeEl(card.createdAt);
   if (asked) meta.append(' · ', asked);
   if (st === 'pending') {
-    const exp = timeEl(card.expiresAt, 'expires');
+    const exp = timeEl(card.expiresAt, S.expires);
     if (exp) meta.append(el('span', { class: 'expires' }, ' · ', exp));
   }
   article.append(meta);
@@ -212,42 +113,43 @@ export function cardEl(card, opts) {
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
   if (hasReceipt(card)) article.append(receiptEl(card));
-  // A request the person declined can be reopened from History: a new card, waiting for them.
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
 }
 
-// Who asked, in the card email's words (countersign/core/askers.py): an agent by its connection's
-// name; a member who asked from Settings by name, "You" to themselves; the command line as an owner's.
+// An upstream's tools (tools.js, loaded for a card that has them).
+function toolsEl(sections) {
+  const place = el('div', { class: 'tools' });
+  drawLater(Promise.all([import('./tools.js'), viewsStyle()])
+    .then(([tools]) => place.replaceWith(tools.toolsEl(sections))));
+  return place;
+}
+
+// Who asked, as the card email says (core/askers.py).
 function askedByParts(card) {
   const by = card.askedBy || { kind: 'agent', name: card.connectionName };
   if (by.kind === 'person') {
-    return [el('strong', {}, by.you ? 'You' : el('bdi', {}, by.name || 'A member')), ', from Settings'];
+    return S.fromSettings(el('strong', {}, by.you ? S.you : el('bdi', {}, by.name || S.aMember)));
   }
-  if (by.kind === 'cli') return [el('strong', {}, 'An owner'), ', from the command line'];
-  return ['Asked by ', el('strong', {}, el('bdi', {}, by.name || 'an agent'))];
+  if (by.kind === 'cli') return S.fromCommandLine(el('strong', {}, S.anOwner));
+  return S.askedBy(el('strong', {}, el('bdi', {}, by.name || S.anAgent)));
 }
 
-// The action declares that nothing takes it back once it ran (mail that left, money charged).
 function undoBadgeEl() {
-  return el('p', { class: 'badge-irreversible', 'data-badge': 'irreversible' }, "Can't be undone");
+  return el('p', { class: 'badge-irreversible', 'data-badge': 'irreversible' }, S.cannotBeUndone);
 }
 
-// Every completed card has a receipt; one confirmed with a passkey also while running or failed.
 const hasReceipt = (card) => cardState(card) === 'completed'
   || (card.passkeySigned && ['running', 'failed'].includes(cardState(card)));
 
-// The receipt, said in words: what it proves (a passkey's signature, or only this workspace's seal).
 function receiptEl(card) {
-  const label = card.passkeySigned
-    ? 'Download the receipt — proof, signed by this workspace and by your passkey, that you confirmed exactly this'
-    : 'Download the receipt — a record, signed by this workspace, of exactly what was confirmed';
+  const label = card.passkeySigned ? S.receiptPasskey : S.receiptWorkspace;
   return el('p', { class: 'receipt' }, el('a', { href: `/api/cards/${encodeURIComponent(card.id)}/receipt`,
     download: `countersign-receipt-${card.id}.json`, 'data-action': 'receipt' }, label));
 }
 
 function reopenEl(card, outcome) {
-  const btn = el('button', { type: 'button', class: 'secondary', 'data-action': 'reopen' }, 'Ask me again');
+  const btn = el('button', { type: 'button', class: 'secondary', 'data-action': 'reopen' }, S.askAgain);
   btn.addEventListener('click', async () => {
     btn.disabled = true;
     try {
@@ -263,15 +165,15 @@ function reopenEl(card, outcome) {
 
 function actionsEl(card, article, outcome, opts) {
   const confirmBtn = el('button', { type: 'button', class: 'primary', 'data-action': 'confirm' },
-    card.passkeyRequired ? 'Confirm with passkey' : 'Confirm');
-  const declineBtn = el('button', { type: 'button', class: 'secondary', 'data-action': 'decline' }, 'Decline');
+    card.passkeyRequired ? S.confirmWithPasskey : S.confirm);
+  const declineBtn = el('button', { type: 'button', class: 'secondary', 'data-action': 'decline' }, S.decline);
   const row = el('div', { class: 'actions' }, confirmBtn, declineBtn);
   const reasonId = 'reason-' + card.id;
   const reason = el('textarea', { id: reasonId, name: 'reason', rows: 2, maxlength: 500, autocomplete: 'off' });
-  const sendDecline = el('button', { type: 'submit', class: 'danger', 'data-action': 'send-decline' }, 'Decline');
-  const keep = el('button', { type: 'button', class: 'secondary', 'data-action': 'keep' }, 'Keep it');
+  const sendDecline = el('button', { type: 'submit', class: 'danger', 'data-action': 'send-decline' }, S.decline);
+  const keep = el('button', { type: 'button', class: 'secondary', 'data-action': 'keep' }, S.keepIt);
   const form = el('form', { class: 'decline', hidden: true },
-    el('label', { for: reasonId }, 'Reason (optional, the agent sees it)'), reason,
+    el('label', { for: reasonId }, S.declineReason), reason,
     el('div', { class: 'actions' }, sendDecline, keep));
   const wrap = el('div', { class: 'answer' }, row, form);
   const all = [confirmBtn, declineBtn, sendDecline, keep, reason];
@@ -279,11 +181,10 @@ function actionsEl(card, article, outcome, opts) {
   const busy = (on) => all.forEach((b) => { b.disabled = on; });
   const finish = (view, refusal) => {
     wrap.remove();
-    // Without the card as it now stands (not yours, gone, signed out) it is no longer answerable here.
     article.dataset.state = view ? cardState(view) : 'refused';
     const box = outcomeEl(view, refusal);
     if (refusal && refusal.code === 'signed_out') {
-      box.append(el('p', {}, el('a', { href: '/signin', 'data-nav': true }, 'Sign in again')));
+      box.append(el('p', {}, el('a', { href: '/signin', 'data-nav': true }, S.signInAgain)));
     }
     outcome.replaceChildren(box);
     if (view && hasReceipt(view)) article.append(receiptEl(view));
@@ -303,7 +204,7 @@ function actionsEl(card, article, outcome, opts) {
     } catch (e) {
       if (e.status === 409 || e.status === 403 || e.status === 404 || e.status === 401) {
         const code = e.code || (e.status === 404 ? 'not_found' : e.status === 401 ? 'signed_out' : 'error');
-        finish(e.card, { code, message: e.status === 401 ? 'Sign in again to answer this request.' : e.message });
+        finish(e.card, { code, message: e.status === 401 ? S.signInAgainToAnswer : e.message });
         if (e.status === 401) setSession(null);
       } else {
         busy(false);
@@ -315,12 +216,12 @@ function actionsEl(card, article, outcome, opts) {
   };
 
   confirmBtn.addEventListener('click', () => (card.passkeyRequired
-    ? answerWith(() => passkeys.confirmWithPasskey(api, card.id), 'Waiting for your passkey…', confirmBtn)
-    : answer('confirm', undefined, 'Confirming…', confirmBtn)));
+    ? answerWith(async () => (await loadPasskeys()).confirmWithPasskey(api, card.id), S.waitingForPasskey, confirmBtn)
+    : answer('confirm', undefined, S.confirming, confirmBtn)));
   if (card.passkeyRequired) {
-    wrap.prepend(el('p', { class: 'muted', 'data-passkey-note': true }, passkeys.available()
-      ? 'This workspace asks for your passkey to confirm this request.'
-      : passkeys.UNAVAILABLE));
+    setTimeout(loadPasskeys);
+    wrap.prepend(el('p', { class: 'muted', 'data-passkey-note': true },
+      passkeysAvailable() ? S.passkeyNeeded : S.passkeyUnavailable));
   }
   declineBtn.addEventListener('click', () => {
     row.hidden = true;
@@ -335,7 +236,7 @@ function actionsEl(card, article, outcome, opts) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const text = reason.value.trim();
-    answer('decline', text ? { reason: text } : {}, 'Declining…', sendDecline);
+    answer('decline', text ? { reason: text } : {}, S.declining, sendDecline);
   });
   return wrap;
 }

@@ -6,51 +6,31 @@
 // host, where it also returns): the view says which. A request /oauth/authorize refused without a
 // way back to the client comes here as /confirm?authorize_error=<why> (viewConsentRefused).
 // Every piece of text that comes from data is set with textContent (through el()).
-
-// What a refused request's view says, by the reason the server gives (no text from the request).
-const REFUSED = {
-  unknown_client: ['This app is not registered here',
-    'The app asked to connect with a registration countersign does not know: it was made with another '
-    + 'server, or forgotten after a week without an Allow.',
-    'Start connecting again from the app. If the same happens, remove this server from the app and add it again.'],
-  client_document_refused: ['This app’s description could not be used',
-    'The app names a description of itself on the web, and countersign could not fetch it or accept it, '
-    + 'so it cannot show you who is asking.',
-    'Try again later from the app. If the same happens, the app’s maker has to fix its description.'],
-  bad_redirect: ['This app asked to return to an address it did not register',
-    'countersign did not send you there: nothing shows that the address belongs to the app.',
-    'Start connecting again from the app.'],
-  bad_request: ['This connection request is incomplete',
-    'It does not say which app is asking.',
-    'Start connecting again from the app.'],
-};
+import { S } from './strings-on-demand.js';
 
 export function viewConsentRefused(why, { el, show }) {
-  const code = Object.hasOwn(REFUSED, why) ? why : 'bad_request';
-  const [headline, what, todo] = REFUSED[code];
+  const code = Object.hasOwn(S.refusedClients, why) ? why : 'bad_request';
+  const [headline, what, todo] = S.refusedClients[code];
   show(el('h1', {}, headline),
     el('p', { class: 'error', role: 'alert', 'data-outcome': code }, what),
-    el('p', {}, 'Nothing was connected. ', todo),
-    el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, 'See what waits for you')));
+    el('p', {}, S.nothingConnected(todo)),
+    el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, S.seeWhatWaits)));
 }
 
 // Who asks: the title and a line on whether anyone vouches for the name.
 function whoAsks(el, client) {
-  const name = el('span', { 'data-field': 'title-name' }, client.namedItself ? `“${client.name}”` : client.name);
+  const name = el('span', { 'data-field': 'title-name' }, client.namedItself ? S.quoted(client.name) : client.name);
   if (client.verified) {
-    return [el('h1', {}, 'Connect ', name, ' from ', client.verifiedBy, '?'),
+    return [el('h1', {}, S.connectVerified(name, client.verifiedBy)),
       el('div', { class: 'outcome ok', 'data-field': 'verified' },
-        el('p', { class: 'headline' }, 'Verified: ', client.verifiedBy),
-        el('p', {}, client.verifiedBy, ' publishes this app’s name and is where it returns.'))];
+        el('p', { class: 'headline' }, S.verifiedBy(client.verifiedBy)),
+        el('p', {}, S.publishesName(client.verifiedBy)))];
   }
-  const title = client.namedItself ? el('h1', {}, 'Connect an app calling itself ', name, '?')
-    : el('h1', {}, 'Connect an app that gave no name?');
+  const title = client.namedItself ? el('h1', {}, S.connectCalling(name)) : el('h1', {}, S.connectNameless);
   return [title,
     el('div', { class: 'outcome warn', 'data-field': 'unverified' },
-      el('p', { class: 'headline' }, 'Unverified name'),
-      el('p', {}, client.namedItself
-        ? ['Any app can call itself ', `“${client.name}”`, ': countersign cannot check who made it.']
-        : 'It is known only by where it returns.'))];
+      el('p', { class: 'headline' }, S.unverifiedName),
+      el('p', {}, client.namedItself ? S.anyAppCanCall(S.quoted(client.name)) : S.knownByReturn))];
 }
 
 export async function viewConsent(id, { api, el, show, announce }) {
@@ -59,39 +39,36 @@ export async function viewConsent(id, { api, el, show, announce }) {
     request = await api('GET', '/oauth/requests/' + encodeURIComponent(id));
   } catch (e) {
     if (e.status === 401) throw e;
-    show(el('h1', {}, 'Connect an agent'),
+    show(el('h1', {}, S.connectAnAgent),
       el('p', { class: 'error', role: 'alert', 'data-outcome': e.code || 'error' }, e.message),
-      el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, 'See what waits for you')));
+      el('p', { class: 'back' }, el('a', { href: '/confirm', 'data-nav': true }, S.seeWhatWaits)));
     return;
   }
   const client = request.client;
-  const returnsTo = el('p', { class: 'returns', 'data-field': 'returns-to' }, 'It will return to ',
-    el('strong', {}, request.redirectHost),
-    request.loopback ? ', an app on this device.' : '.');
+  const returnsTo = el('p', { class: 'returns', 'data-field': 'returns-to' },
+    S.returnsTo(el('strong', {}, request.redirectHost), request.loopback));
   const facts = el('dl', { class: 'consent-facts' },
-    el('dt', {}, client.verified ? 'Name' : 'Calls itself'), el('dd', { 'data-field': 'client-name' }, client.name),
-    el('dt', {}, client.metadataDocument ? 'Described at' : 'Identified by'),
-    el('dd', { 'data-field': 'client-host' }, client.metadataDocument ? client.host : 'a registration with this server'),
-    el('dt', {}, 'Sends you back to'),
+    el('dt', {}, client.verified ? S.nameLabel : S.callsItself), el('dd', { 'data-field': 'client-name' }, client.name),
+    el('dt', {}, client.metadataDocument ? S.describedAt : S.identifiedBy),
+    el('dd', { 'data-field': 'client-host' }, client.metadataDocument ? client.host : S.aRegistration),
+    el('dt', {}, S.sendsBackTo),
     el('dd', { 'data-field': 'redirect-host' }, request.redirectHost,
-      request.loopback ? el('span', { class: 'muted' }, ' (an app on this device)') : null),
-    el('dt', {}, 'Full address'), el('dd', { class: 'mono', 'data-field': 'redirect-uri' }, request.redirectUri));
+      request.loopback ? el('span', { class: 'muted' }, S.onThisDevice) : null),
+    el('dt', {}, S.fullAddress), el('dd', { class: 'mono', 'data-field': 'redirect-uri' }, request.redirectUri));
 
   const choices = request.workspaces.map((w, i) => {
     const input = el('input', { type: 'radio', name: 'workspace', id: 'ws-' + i, value: w.id });
     input.checked = i === 0;
     return el('div', { class: 'choice' }, input, el('label', { for: 'ws-' + i }, w.name));
   });
-  const workspace = el('fieldset', { class: 'workspaces' }, el('legend', {}, 'Connect it to'), choices);
+  const workspace = el('fieldset', { class: 'workspaces' }, el('legend', {}, S.connectItTo), choices);
 
-  const allowBtn = el('button', { type: 'submit', class: 'primary', 'data-action': 'allow' }, 'Allow');
-  const denyBtn = el('button', { type: 'button', class: 'secondary', 'data-action': 'deny' }, 'Deny');
+  const allowBtn = el('button', { type: 'submit', class: 'primary', 'data-action': 'allow' }, S.allow);
+  const denyBtn = el('button', { type: 'button', class: 'secondary', 'data-action': 'deny' }, S.deny);
   const note = el('div', { class: 'outcome-slot', 'aria-live': 'polite' });
   const form = el('form', { class: 'consent' }, workspace,
-    el('p', { 'data-field': 'decision' }, 'Allow it only if you started connecting ',
-      client.verified ? 'this app' : 'an app', ' just now. If you did not, deny.'),
-    el('p', { class: 'hint' }, 'It can read what your agents can read. Every write it asks for waits for you ',
-      'here, as with any agent. You can revoke it in Settings at any time.'),
+    el('p', { 'data-field': 'decision' }, S.allowOnlyIf(client.verified)),
+    el('p', { class: 'hint' }, S.consentHint),
     el('div', { class: 'actions' }, allowBtn, denyBtn), note);
 
   const answer = async (verb, body, btn, label) => {
@@ -100,7 +77,7 @@ export async function viewConsent(id, { api, el, show, announce }) {
     btn.textContent = label;
     try {
       const done = await api('POST', `/oauth/requests/${encodeURIComponent(id)}/${verb}`, body);
-      const text = `${verb === 'allow' ? 'Connected' : 'Denied'}. Returning you to ${request.redirectHost}…`;
+      const text = S.consentDone(verb === 'allow', request.redirectHost);
       note.replaceChildren(el('div', { class: 'outcome ' + (verb === 'allow' ? 'ok' : 'warn'), 'data-outcome': verb },
         el('p', { class: 'headline' }, text)));
       announce(text);
@@ -118,9 +95,9 @@ export async function viewConsent(id, { api, el, show, announce }) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const chosen = form.querySelector('input[name="workspace"]:checked');
-    answer('allow', { workspaceId: chosen ? chosen.value : '' }, allowBtn, 'Allowing…');
+    answer('allow', { workspaceId: chosen ? chosen.value : '' }, allowBtn, S.allowing);
   });
-  denyBtn.addEventListener('click', () => answer('deny', undefined, denyBtn, 'Denying…'));
+  denyBtn.addEventListener('click', () => answer('deny', undefined, denyBtn, S.denying));
 
-  show(whoAsks(el, client), el('p', {}, 'It asks to act for you in countersign.'), returnsTo, facts, form);
+  show(whoAsks(el, client), el('p', {}, S.asksToAct), returnsTo, facts, form);
 }

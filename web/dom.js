@@ -1,9 +1,7 @@
-// countersign confirm page: the helpers every view draws with (no framework, no build step).
-// Every piece of text that comes from data is set with textContent (through el()), never as markup.
+// Drawing helpers: text from data is set as text (el()), never as markup.
+import { LOCALES, S } from './strings.js';
 
-// ---- DOM helpers ---------------------------------------------------------------------------------
-
-// el('p', {class: 'x', onclick: fn}, 'text', child, [more]) — strings become text nodes.
+// el('p', {class: 'x', onclick: fn}, 'text', child, [more])
 export function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs || {})) {
@@ -40,8 +38,7 @@ export function announce(text) {
   setTimeout(() => { s.textContent = text; }, 30);
 }
 
-// "Show more": the next page (loadNext); a session that ended is onSignedOut's, another failure
-// is said beside the button, which can be pressed again.
+// "Show more": the next page, or why not beside the button.
 export async function showMore(button, onSignedOut, loadNext) {
   button.disabled = true;
   if (button.previousElementSibling?.classList.contains('more-error')) button.previousElementSibling.remove();
@@ -50,21 +47,17 @@ export async function showMore(button, onSignedOut, loadNext) {
   } catch (e) {
     if (e.status === 401) return onSignedOut();
     button.before(el('p', { class: 'error more-error', role: 'alert' },
-      'Could not load more. ' + (e.message ? e.message + ' ' : '') + 'Try again.'));
+      S.loadMoreFailed(e.message)));
   } finally { button.disabled = false; }
 }
 
-// ---- a card's title ----------------------------------------------------------------------------------
+// ---- a card's title
 
-// What a title is about, in bold: the recipient (from "to " up to the colon), quoted names, email
-// addresses and figures with their unit. A rule on the text alone: every part stays text (el()),
-// nothing from data becomes markup. "Buy 500.00 credits for 25.00 USD" reads "Buy **500.00 credits**
-// for **25.00 USD**"; "Send postcard to Ada Lovelace (Acme): 1.20 credits" bolds the name and the price.
+// In bold: a recipient ("to Ada (Acme):"), quoted names, emails, figures ("25.00 USD").
 const EMPHASIS = new RegExp([
-  '(?<=\\bto )\\p{Lu}[^:?‘“\\n]{0,79}(?=:)', // the recipient, a name: "to Ada Lovelace (Acme):"
-  '‘[^’\\n]{1,80}’', '“[^”\\n]{1,80}”', // quoted names
-  '[^\\s@‘“]+@[^\\s@]+\\.[^\\s@:?,;)’”]+', // an email address
-  // a figure and its unit, not a digit inside a word ("n1"); a date stays whole ("2026-12")
+  '(?<=\\bto )\\p{Lu}[^:?‘“\\n]{0,79}(?=:)',
+  '‘[^’\\n]{1,80}’', '“[^”\\n]{1,80}”',
+  '[^\\s@‘“]+@[^\\s@]+\\.[^\\s@:?,;)’”]+',
   '(?<![\\p{L}\\p{N}_.,-])[-+−]?[$€£¥]?\\d(?:[\\d,.-]*\\d)?(?: ?(?:credits?|USD|EUR|GBP|%))?',
 ].join('|'), 'gu');
 
@@ -81,7 +74,7 @@ export function emphasised(text) {
   return parts;
 }
 
-// ---- time ------------------------------------------------------------------------------------------
+// ---- time
 
 function toDate(value) {
   if (value === undefined || value === null || value === '') return null;
@@ -90,13 +83,17 @@ function toDate(value) {
   return isNaN(d.getTime()) ? null : d;
 }
 
-// Built on first use and kept: building one costs tens of ms on a slow phone, which must not delay
-// the page's first requests (importing this module builds nothing).
+// Built on first use (index.html set Intl up while the files downloaded).
 const formatters = {};
 const relative = () => formatters.relative
-  || (formatters.relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' }));
+  || (formatters.relative = new Intl.RelativeTimeFormat(LOCALES, { numeric: 'auto', style: 'short' }));
 const absolute = () => formatters.absolute
-  || (formatters.absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }));
+  || (formatters.absolute = new Intl.DateTimeFormat(LOCALES, { dateStyle: 'medium', timeStyle: 'short' }));
+
+export const dateText = (value) => {
+  const d = toDate(value);
+  return d ? absolute().format(d) : S.never;
+};
 
 function fromNow(date) {
   const seconds = Math.round((date.getTime() - Date.now()) / 1000);
@@ -107,8 +104,43 @@ function fromNow(date) {
   return relative().format(Math.round(seconds / 86400), 'day');
 }
 
-export function timeEl(value, prefix) {
+// <time>s are filled in later tasks, after the first cards.
+const unfilled = [];
+let filling = null;
+const pause = () => new Promise((resolve) => setTimeout(resolve));
+
+async function fillTimes() {
+  await pause();
+  while (unfilled.length) {
+    const [node, d, phrase] = unfilled.shift();
+    append(node, [phrase ? phrase(fromNow(d)) : fromNow(d)]);
+    node.title = absolute().format(d);
+  }
+  filling = null;
+}
+
+// views.css (what is loaded on demand): added once; resolves when it applies.
+let viewsCss = null;
+export const viewsStyle = () => viewsCss || (viewsCss = new Promise((resolve) =>
+  document.head.append(el('link', { rel: 'stylesheet', href: '/views.css', onload: resolve, onerror: resolve }))));
+
+// Parts drawn in later tasks: a view is ready when they are.
+const drawing = new Set();
+export function drawLater(promise) {
+  const part = promise.catch(() => null).finally(() => drawing.delete(part));
+  drawing.add(part);
+}
+
+export async function drawn() {
+  while (drawing.size) await Promise.all(drawing);
+}
+
+// "5 min. ago", or in a phrase: "expires in 2 days".
+export function timeEl(value, phrase) {
   const d = toDate(value);
   if (!d) return null;
-  return el('time', { datetime: d.toISOString(), title: absolute().format(d) }, prefix ? prefix + ' ' : '', fromNow(d));
+  const node = el('time', { datetime: d.toISOString() });
+  unfilled.push([node, d, phrase]);
+  if (!filling) drawLater(filling = fillTimes());
+  return node;
 }

@@ -1,6 +1,6 @@
-// Passkeys on the confirm page: WebAuthn straight from the browser (no library, no build step).
-// Sign in (a button, and the browser's autofill where it offers passkeys), confirm a card under
-// the workspace's passkey policy, and the Settings panel (add, rename, remove, the policy).
+// Passkeys: WebAuthn straight from the browser (no library). Sign in (a button, and the browser's
+// autofill), confirm a card under the workspace's policy, add and remove one (Settings).
+import { S } from './strings.js';
 
 const native = (name) => typeof PublicKeyCredential !== 'undefined' && typeof PublicKeyCredential[name] === 'function';
 export const b64uToBuf = (s) =>
@@ -31,14 +31,10 @@ function credentialToJSON(c) {
 
 export const available = () => typeof PublicKeyCredential !== 'undefined' && !!navigator.credentials;
 // Cancel, timeout, failed verification and an unknown passkey all look alike to the page.
-export const CANCELLED = 'The passkey was not used (cancelled, timed out or not recognised). Try again, or use another passkey.';
-export const UNAVAILABLE = 'This browser cannot use passkeys. Add one from a device that can (a phone or a computer '
-  + 'with a screen lock), or ask the workspace owner.';
-
 function explain(e) {
-  if (e && (e.name === 'NotAllowedError' || e.name === 'AbortError')) return CANCELLED;
-  if (e && e.name === 'InvalidStateError') return 'This device already holds one of your passkeys.';
-  return (e && e.message) || CANCELLED;
+  if (e && (e.name === 'NotAllowedError' || e.name === 'AbortError')) return S.passkeyCancelled;
+  if (e && e.name === 'InvalidStateError') return S.passkeyAlreadyHere;
+  return (e && e.message) || S.passkeyCancelled;
 }
 
 let pending = null; // the conditional (autofill) request; one WebAuthn request at a time
@@ -55,7 +51,7 @@ async function getAssertion(options, conditional) {
 export function signinWithPasskey(api, onSession) {
   const btn = document.createElement('button');
   btn.type = 'button'; btn.className = 'secondary wide'; btn.dataset.action = 'passkey-signin';
-  btn.textContent = 'Sign in with a passkey';
+  btn.textContent = S.passkeySignin;
   const note = document.createElement('div'); note.setAttribute('aria-live', 'polite');
   const fail = (msg) => { const p = document.createElement('p'); p.className = 'error'; p.setAttribute('role', 'alert');
     p.textContent = msg; note.replaceChildren(p); };
@@ -65,7 +61,7 @@ export function signinWithPasskey(api, onSession) {
   };
   if (!available()) {
     btn.disabled = true;
-    note.textContent = 'This browser cannot use passkeys: use the email link.';
+    note.textContent = S.passkeySigninUnavailable;
     return [btn, note];
   }
   btn.addEventListener('click', async () => {
@@ -85,7 +81,7 @@ export function signinWithPasskey(api, onSession) {
 }
 
 export async function confirmWithPasskey(api, cardId) {
-  if (!available()) throw Object.assign(new Error(UNAVAILABLE), { code: 'passkey_unavailable' });
+  if (!available()) throw Object.assign(new Error(S.passkeyUnavailable), { code: 'passkey_unavailable' });
   const path = `/cards/${encodeURIComponent(cardId)}/passkey`;
   const options = await api('POST', path + '/options');
   let credential;
@@ -95,7 +91,7 @@ export async function confirmWithPasskey(api, cardId) {
 }
 
 export async function addPasskey(api, name) {
-  if (!available()) throw new Error(UNAVAILABLE);
+  if (!available()) throw new Error(S.passkeyUnavailable);
   const options = await api('POST', '/passkeys/register/options');
   let cred;
   try { cred = await navigator.credentials.create({ publicKey: creationOptions(options) }); }

@@ -1,6 +1,7 @@
 // The Settings view: an index of sections (notifications, passkeys, connections, and for owners
 // and admins members, upstream MCP servers and the workspace's switches), each its own screen, and
 // the account with sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
+import { S } from './strings-on-demand.js';
 
 function toggleEl(el, id, label, checked, hint, onchange) {
   const input = el('input', { type: 'checkbox', id, name: id });
@@ -8,10 +9,10 @@ function toggleEl(el, id, label, checked, hint, onchange) {
   const note = el('span', { class: 'saved', 'aria-live': 'polite' });
   input.addEventListener('change', async () => {
     input.disabled = true;
-    note.textContent = 'Saving…';
+    note.textContent = S.saving;
     try {
       await onchange(input.checked);
-      note.textContent = 'Saved';
+      note.textContent = S.saved;
     } catch (e) {
       input.checked = !input.checked;
       note.textContent = e.message;
@@ -22,22 +23,9 @@ function toggleEl(el, id, label, checked, hint, onchange) {
     hint ? el('p', { class: 'hint' }, hint) : null, note);
 }
 
-const WORKSPACE_SETTINGS = [
-  ['ask_before_drafting', 'Ask before drafting steps', 'Agents wait for a person before drafting steps (importing contacts, generating designs, rewriting copy).'],
-  ['ask_before_approvals', 'Ask before approvals', 'Agents wait for a person before approving designs and messages.'],
-  ['confirm_in_client', 'Allow answers in the MCP client', 'For actions that permit it, a person may answer in their MCP client instead of this page.'],
-];
-
 // The sections of Settings, in order: [route key, heading, what it holds]. /settings lists them (with
 // the account and sign-out); each is its own short screen at /settings/<key> (app.js routes them).
-const SECTIONS = [
-  ['notifications', 'Notifications', 'Emails about requests waiting for you'],
-  ['passkeys', 'Passkeys', 'Sign in and confirm with your device\'s screen lock'],
-  ['connections', 'Connections', 'The agents that act for you, and their tokens'],
-  ['members', 'Members', 'Owners, admins and members of this workspace'],
-  ['upstreams', 'Upstreams', 'Upstream MCP servers and the tools agents reach through them'],
-  ['workspace', 'Workspace', 'When agents wait for a person'],
-];
+const SECTIONS = Object.entries(S.sections).map(([key, [title, hint]]) => [key, title, hint]);
 // Owners and admins only, as before sections: members and the switches with the workspace's settings.
 const shownTo = (settings) => ({
   members: settings.canEditWorkspace && !!settings.workspace,
@@ -51,14 +39,13 @@ export async function viewSettings(page, section) {
   const only = shownTo(settings);
   const shown = SECTIONS.filter(([key]) => !(key in only) || only[key]);
   if (!section) {
-    show(el('h1', {}, 'Settings'), indexEl(el, shown), accountEl(page));
+    show(el('h1', {}, S.settings), indexEl(el, shown), accountEl(page));
     return;
   }
   const found = shown.find(([key]) => key === section);
-  const back = el('p', { class: 'back settings-back' }, el('a', { href: '/settings', 'data-nav': true }, 'All settings'));
+  const back = el('p', { class: 'back settings-back' }, el('a', { href: '/settings', 'data-nav': true }, S.allSettings));
   if (!found) {
-    show(back, el('h1', {}, 'Settings'), el('p', { class: 'error', role: 'alert' },
-      'This part of Settings is for the workspace\'s owners and admins.'));
+    show(back, el('h1', {}, S.settings), el('p', { class: 'error', role: 'alert' }, S.ownersOnly));
     return;
   }
   const body = await sectionEl(page, settings, section);
@@ -77,14 +64,14 @@ function indexEl(el, shown) {
 async function sectionEl(page, settings, section) {
   const { api, el, announce, navigate } = page;
   if (section === 'notifications') {
-    return el('section', { class: 'panel' }, el('h2', {}, 'Email'),
-      toggleEl(el, 'agent_requests_email', 'Email me when an agent asks', settings.me && settings.me.agent_requests_email,
-        'At most one email every 15 minutes, listing what waits.',
+    return el('section', { class: 'panel' }, el('h2', {}, S.email),
+      toggleEl(el, 'agent_requests_email', S.emailWhenAsked, settings.me && settings.me.agent_requests_email,
+        S.emailAtMost,
         (v) => api('PATCH', '/settings/me', { agent_requests_email: v })));
   }
   if (section === 'workspace') {
-    return el('section', { class: 'panel' }, el('h2', {}, 'Workspace'),
-      WORKSPACE_SETTINGS.map(([key, label, hint]) => toggleEl(el, 'ws_' + key, label, settings.workspace[key], hint,
+    return el('section', { class: 'panel' }, el('h2', {}, S.workspace),
+      Object.entries(S.workspaceSettings).map(([key, [label, hint]]) => toggleEl(el, 'ws_' + key, label, settings.workspace[key], hint,
         (v) => api('PATCH', '/settings/workspace', { [key]: v }))));
   }
   if (section === 'members') return membersEl(el, (await api('GET', '/settings/members')).members || []);
@@ -96,21 +83,21 @@ async function sectionEl(page, settings, section) {
   const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
   try { return await upstreamsPanel({ api, el }); } catch (e) {
     if (e.status === 401) throw e;
-    return el('p', { class: 'muted' }, 'This server has no upstream MCP servers to manage.');
+    return el('p', { class: 'muted' }, S.noUpstreams);
   }
 }
 
 function accountEl({ api, el, navigate, setSession, session: s }) {
-  const signOut = el('button', { type: 'button', class: 'secondary' }, 'Sign out');
+  const signOut = el('button', { type: 'button', class: 'secondary' }, S.signOut);
   signOut.addEventListener('click', async () => {
     signOut.disabled = true;
     try { await api('POST', '/signout'); } catch (e) { /* signed out either way */ }
     setSession(null);
     navigate('/signin');
   });
-  return el('section', { class: 'panel' }, el('h2', {}, 'Account'),
-    el('p', {}, 'Signed in as ', el('strong', {}, s.person.email), s.person.role ? ` (${s.person.role})` : '',
-      s.workspace && s.workspace.name ? [' in ', el('strong', {}, s.workspace.name)] : ''),
+  return el('section', { class: 'panel' }, el('h2', {}, S.account),
+    el('p', {}, S.signedInAsIn(el('strong', {}, s.person.email), s.person.role,
+      s.workspace && s.workspace.name ? el('strong', {}, s.workspace.name) : null)),
     signOut);
 }
 
@@ -119,17 +106,16 @@ function membersEl(el, members) {
   for (const m of members) {
     list.append(el('li', {},
       el('div', { class: 'conn-name' }, el('strong', {}, m.name || m.email), m.name ? [' · ', m.email] : null,
-        m.you ? ' (you)' : null),
+        m.you ? S.you_ : null),
       el('span', { class: 'badge' }, m.role)));
   }
-  return el('section', { class: 'panel' }, el('h2', {}, 'Members'),
-    el('p', { class: 'hint' }, 'Roles change through the grant_role and revoke_role tools: each is a request an owner '
-      + 'or admin confirms. The operator adds and removes members (countersign member add, member remove).'),
+  return el('section', { class: 'panel' }, el('h2', {}, S.members),
+    el('p', { class: 'hint' }, S.rolesHint),
     list);
 }
 
 function copyButton(el, input) {
-  const btn = el('button', { type: 'button', class: 'secondary' }, 'Copy');
+  const btn = el('button', { type: 'button', class: 'secondary' }, S.copy);
   btn.addEventListener('click', async () => {
     try {
       await navigator.clipboard.writeText(input.value);
@@ -137,18 +123,15 @@ function copyButton(el, input) {
       input.select();
       try { document.execCommand('copy'); } catch (e2) { /* selected for manual copy */ }
     }
-    btn.textContent = 'Copied';
-    setTimeout(() => { btn.textContent = 'Copy'; }, 2000);
+    btn.textContent = S.copied;
+    setTimeout(() => { btn.textContent = S.copy; }, 2000);
   });
   return btn;
 }
 
 // What revoking a connection does, in the words of its kind.
 function revokePrompt(c) {
-  return c.oauth
-    ? `${c.name} loses access at once: every token the app holds stops working, and its waiting requests are `
-      + 'withdrawn. To use it again, connect it again from the app.'
-    : 'The agent using this token loses access, and its waiting requests are withdrawn.';
+  return c.oauth ? S.revokeOAuth(c.name) : S.revokeToken;
 }
 
 // A client allowed more than once (the API names each earlier authorization's latest one): the
@@ -164,14 +147,13 @@ function earlierByLatest(connections) {
 
 function connectionsEl({ api, el, announce, timeEl }, connections) {
   const list = el('ul', { class: 'connections' });
-  const empty = el('p', { class: 'muted' }, 'No connections yet.');
+  const empty = el('p', { class: 'muted' }, S.noConnections);
   const earlier = earlierByLatest(connections);
   const earlierEl = (group) => {
     const summary = el('summary', {});
     const count = () => {
       const live = group.filter((g) => !g.revoked).length;
-      summary.textContent = `${group.length} earlier ${group.length === 1 ? 'authorization' : 'authorizations'} `
-        + `of this app${live ? ` (${live} still active)` : ''}`;
+      summary.textContent = S.earlierAuthorizations(group.length, live);
     };
     count();
     const rows = el('ul', { class: 'connections' }, group.map((g) => render(g, count)));
@@ -179,31 +161,29 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
   };
   const render = (c, changed) => {
     const li = el('li', { 'data-connection-id': c.id });
-    const when = timeEl(c.createdAt, 'created');
-    const used = c.lastUsedAt ? timeEl(c.lastUsedAt, 'last used') : el('span', { class: 'muted' }, 'never used');
+    const when = timeEl(c.createdAt, S.created);
+    const used = c.lastUsedAt ? timeEl(c.lastUsedAt, S.lastUsed) : el('span', { class: 'muted' }, S.neverUsed);
     li.append(el('div', { class: 'conn-name' }, el('strong', {}, c.name), when ? [' · ', when] : null,
       ' · ', el('span', { class: 'last-used' }, used)));
     if (c.oauth && c.oauth.connected === false) {
-      li.append(el('div', { class: 'conn-oauth muted' }, c.revoked
-        ? 'The client never finished connecting with OAuth; it was sent back to '
-        : 'Allowed; waiting for the client to finish connecting. It was sent back to ',
+      li.append(el('div', { class: 'conn-oauth muted' }, c.revoked ? S.neverFinished : S.waitingForClient,
       el('span', { class: 'mono' }, c.oauth.redirectHost)));
     } else if (c.oauth) {
-      li.append(el('div', { class: 'conn-oauth muted' }, 'Connected itself with OAuth; returns to ',
+      li.append(el('div', { class: 'conn-oauth muted' }, S.connectedWithOAuth,
         el('span', { class: 'mono' }, c.oauth.redirectHost)));
     }
     const group = earlier.get(c.id);
     if (c.revoked) {
-      li.append(el('span', { class: 'badge' }, 'Revoked'));
+      li.append(el('span', { class: 'badge' }, S.revoked));
       if (c.revokedWhy && c.revokedReason !== 'never_finished') {
         li.append(el('p', { class: 'revoked-why', 'data-field': 'revoked-why' }, c.revokedWhy));
       }
       if (group) li.append(earlierEl(group));
       return li;
     }
-    const revoke = el('button', { type: 'button', class: 'secondary', 'data-action': 'revoke' }, 'Revoke');
-    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke-yes' }, 'Revoke it');
-    const no = el('button', { type: 'button', class: 'secondary' }, 'Cancel');
+    const revoke = el('button', { type: 'button', class: 'secondary', 'data-action': 'revoke' }, S.revoke);
+    const yes = el('button', { type: 'button', class: 'danger', 'data-action': 'revoke-yes' }, S.revokeIt);
+    const no = el('button', { type: 'button', class: 'secondary' }, S.cancel);
     const ask = el('div', { class: 'confirm-revoke', hidden: true },
       el('p', {}, revokePrompt(c)),
       el('div', { class: 'actions' }, yes, no));
@@ -217,7 +197,7 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
         Object.assign(c, { revoked: true, revokedReason: now.revokedReason || null, revokedWhy: now.revokedWhy || null });
         li.replaceWith(render(c, changed));
         if (changed) changed();
-        announce(`${c.name} was revoked.`);
+        announce(S.wasRevoked(c.name));
       } catch (e) {
         yes.disabled = no.disabled = false;
         ask.append(el('p', { class: 'error', role: 'alert' }, e.message));
@@ -232,28 +212,28 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
   empty.hidden = connections.length > 0;
 
   const name = el('input', { type: 'text', id: 'connection-name', name: 'name', required: true, maxlength: 100,
-    autocomplete: 'off', placeholder: 'Claude on laptop' });
-  const create = el('button', { type: 'submit', class: 'primary' }, 'Create connection');
+    autocomplete: 'off', placeholder: S.connectionPlaceholder });
+  const create = el('button', { type: 'submit', class: 'primary' }, S.createConnection);
   const out = el('div', { class: 'new-token', 'aria-live': 'polite' });
   const form = el('form', { class: 'create-connection' },
-    el('label', { for: 'connection-name' }, 'Name of the new connection'), name, create, out);
+    el('label', { for: 'connection-name' }, S.connectionName), name, create, out);
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     create.disabled = true;
     out.replaceChildren();
     try {
       const made = await api('POST', '/connections', { name: name.value.trim() });
-      const token = el('input', { type: 'text', readonly: true, id: 'new-token', class: 'secret', 'aria-label': 'Token' });
+      const token = el('input', { type: 'text', readonly: true, id: 'new-token', class: 'secret', 'aria-label': S.token });
       token.value = made.token;
-      const url = el('input', { type: 'text', readonly: true, id: 'new-mcp-url', 'aria-label': 'MCP URL' });
+      const url = el('input', { type: 'text', readonly: true, id: 'new-mcp-url', 'aria-label': S.mcpUrl });
       url.value = made.mcpUrl || '';
-      const done = el('button', { type: 'button', class: 'secondary' }, 'Done');
+      const done = el('button', { type: 'button', class: 'secondary' }, S.done);
       done.addEventListener('click', () => out.replaceChildren());
       out.append(el('div', { class: 'outcome ok' },
-        el('p', { class: 'headline' }, 'Token for ', made.connection.name),
-        el('p', {}, 'Copy it now: it is shown only once.'),
+        el('p', { class: 'headline' }, S.tokenFor(made.connection.name)),
+        el('p', {}, S.copyNow),
         el('div', { class: 'copy-row' }, token, copyButton(el, token)),
-        el('p', { class: 'label' }, 'MCP URL'),
+        el('p', { class: 'label' }, S.mcpUrl),
         el('div', { class: 'copy-row' }, url, copyButton(el, url)),
         done));
       list.append(render(made.connection));
@@ -266,7 +246,7 @@ function connectionsEl({ api, el, announce, timeEl }, connections) {
     } finally { create.disabled = false; }
   });
 
-  return el('section', { class: 'panel' }, el('h2', {}, 'Connections'),
-    el('p', { class: 'hint' }, 'Each agent connects to the MCP URL with its own token. Requests it files wait for you.'),
+  return el('section', { class: 'panel' }, el('h2', {}, S.connections),
+    el('p', { class: 'hint' }, S.connectionsHint),
     list, empty, form);
 }

@@ -8,13 +8,13 @@
 //   (X-Countersign-Saved-At), and the page shows it as stale, with nothing to press. A 401 or a
 //   sign-out removes it. Every other API request (the session and its CSRF token, answers, cards,
 //   history, settings) passes through untouched and is never stored.
-const VERSION = 'v1';
+const VERSION = 'v2';
 const SHELL = 'countersign-shell-' + VERSION;
 const LAST_LIST = 'countersign-last-list';
 const LIST_URL = '/api/cards';
 const SAVED_AT = 'X-Countersign-Saved-At';
 const PAGE_ROUTES = ['/', '/confirm', '/history', '/settings', '/signin'];
-const SHELL_FILES = ['/', '/app.css', '/app.js', '/dom.js', '/cards.js', '/passkeys.js',
+const SHELL_FILES = ['/', '/app.css', '/views.css', '/app.js', '/dom.js', '/cards.js', '/strings.js', '/passkeys.js',
   '/manifest.webmanifest', '/icon-192.png', '/icon-512.png', '/icon-maskable-512.png'];
 
 self.addEventListener('install', (event) => {

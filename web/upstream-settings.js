@@ -1,14 +1,14 @@
 // Settings: the workspace's upstream MCP servers (docs/gateway.md), for owners and admins. Adding
 // one, approving its tools again and removing it each file a card, answered like any other. A
 // credential typed here is sent once, sealed by the server, and never shown again (nor kept here).
+import { S } from './strings-on-demand.js';
 
-const CLASSES = { read: 'runs at once', held: 'waits for this page', client: 'may be answered in the client' };
 const FIELDS = ['name', 'url', 'credentialHeader', 'credential'];
 
 export async function upstreamsPanel({ api, el }) {
   const { upstreams } = await api('GET', '/settings/upstreams');
   const panel = el('section', { class: 'panel', id: 'upstreams', 'data-section': 'upstreams' },
-    el('h2', {}, 'Upstream MCP servers'));
+    el('h2', {}, S.upstreamServers));
   const file = async (button, method, path, body) => {
     button.disabled = true;
     try {
@@ -22,19 +22,19 @@ export async function upstreamsPanel({ api, el }) {
   };
   const failed = (button) => async (method, path) => {
     const e = await file(button, method, path);
-    if (e) button.after(el('p', { class: 'error', role: 'alert' }, e.message || 'That did not work.'));
+    if (e) button.after(el('p', { class: 'error', role: 'alert' }, e.message || S.failed));
   };
-  if (!upstreams.length) panel.append(el('p', { class: 'muted' }, 'None yet.'));
+  if (!upstreams.length) panel.append(el('p', { class: 'muted' }, S.noneYet));
   for (const u of upstreams || []) {
-    const refresh = el('button', { type: 'button', class: 'secondary' }, 'Approve its tools again');
-    const remove = el('button', { type: 'button', class: 'secondary' }, 'Remove');
+    const refresh = el('button', { type: 'button', class: 'secondary' }, S.approveAgain);
+    const remove = el('button', { type: 'button', class: 'secondary' }, S.remove);
     refresh.addEventListener('click', () => failed(refresh)('POST', `/settings/upstreams/${u.name}/refresh`));
     remove.addEventListener('click', () => failed(remove)('DELETE', `/settings/upstreams/${u.name}`));
     panel.append(el('div', { class: 'upstream', 'data-upstream': u.name },
       el('h3', {}, u.name),
-      el('p', { class: 'muted mono' }, `${u.transport}: ${u.where}`, u.credential ? ' (a credential is set)' : ''),
-      el('ul', {}, u.tools.map((t) => el('li', {}, el('code', {}, t.name), ` ${t.title}: ${CLASSES[t.cls] || t.cls}`,
-        t.witness.length ? ` (witness: ${t.witness.map((w) => w.tool).join(', ')})` : ''))),
+      el('p', { class: 'muted mono' }, `${u.transport}: ${u.where}`, u.credential ? S.credentialSet : ''),
+      el('ul', {}, u.tools.map((t) => el('li', {}, el('code', {}, t.name), S.upstreamTool(t.title, S.toolClasses[t.cls] || t.cls),
+        t.witness.length ? S.witness(t.witness.map((w) => w.tool).join(', ')) : ''))),
       el('div', { class: 'actions' }, refresh, remove)));
   }
   panel.append(addForm(el, file));
@@ -46,20 +46,19 @@ function addForm(el, file) {
     const field = el('input', { id: 'upstream-' + id, name: id, autocomplete: 'off', spellcheck: 'false', ...attrs });
     return [field, el('label', { for: field.id }, label), field, hint ? el('p', { class: 'hint muted' }, hint) : null];
   };
-  const [name, ...nameRow] = input('name', 'Server name', { type: 'text', required: true, maxlength: 16,
-    pattern: '[a-z][a-z0-9]{0,15}', placeholder: 'files' }, 'Its tools appear to agents as name__tool: '
-    + 'lowercase letters and digits.');
-  const [url, ...urlRow] = input('url', 'Server URL', { type: 'url', required: true, maxlength: 2048,
-    placeholder: 'https://mcp.example.com/mcp' }, 'A Streamable HTTP server, over https.');
-  const [header, ...headerRow] = input('credentialHeader', 'Credential header (optional)',
+  const [name, ...nameRow] = input('name', S.serverName, { type: 'text', required: true, maxlength: 16,
+    pattern: '[a-z][a-z0-9]{0,15}', placeholder: 'files' }, S.serverNameHint);
+  const [url, ...urlRow] = input('url', S.serverUrl, { type: 'url', required: true, maxlength: 2048,
+    placeholder: 'https://mcp.example.com/mcp' }, S.serverUrlHint);
+  const [header, ...headerRow] = input('credentialHeader', S.credentialHeader,
     { type: 'text', maxlength: 64, value: 'Authorization' });
-  const [secret, ...secretRow] = input('credential', 'Credential (optional)', { type: 'password', maxlength: 4096,
-    autocomplete: 'new-password', placeholder: 'Bearer …' }, 'Sent once and stored sealed; never shown again.');
+  const [secret, ...secretRow] = input('credential', S.credential, { type: 'password', maxlength: 4096,
+    autocomplete: 'new-password', placeholder: 'Bearer …' }, S.credentialHint);
   const note = el('div', { 'aria-live': 'polite' });
-  const send = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-upstream' }, 'Request to add');
+  const send = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-upstream' }, S.requestToAdd);
   const form = el('form', { class: 'add-upstream', novalidate: true },
-    el('h3', {}, 'Add an upstream'), nameRow, urlRow, headerRow, secretRow, send, note,
-    el('p', { class: 'muted' }, 'Its tools are listed on a card for you to confirm; nothing changes before.'));
+    el('h3', {}, S.addUpstream), nameRow, urlRow, headerRow, secretRow, send, note,
+    el('p', { class: 'muted' }, S.upstreamWaits));
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     note.replaceChildren();

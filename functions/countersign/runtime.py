@@ -56,6 +56,10 @@ class Runtime:
     # Sends the webhooks card events owe (:mod:`countersign.notify.webhooks`): by the sweep, the local
     # server's webhook loop and, on AWS, the notifier function.
     webhooks: Any = None
+    # Posts filed cards to the workspace's Slack app and updates the messages once answered
+    # (:mod:`countersign.notify.slack`): after filing where the notifier delivers inline, on AWS
+    # by the stream notifier.
+    slack: Any = None
 
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
@@ -272,16 +276,20 @@ def build(
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
                     offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
     from . import notify
+    from .notify.slack import SlackCredentials, SlackNotifier
     from .notify.webhooks import WebhookDeliverer
 
     # Follow the desk's clock and settings, which tests (and a reconfigured server) replace.
     notifier = notify.from_settings(settings, store, lambda: desk.clock(), current_settings=lambda: desk.settings,
                                     needs_passkey=desk.card_needs_passkey)
+    slack = SlackNotifier(store, SlackCredentials(state_keys), lambda: desk.settings,
+                          needs_passkey=desk.card_needs_passkey, clock=lambda: desk.clock(), background=deliver_inline)
     if on_filed is None and deliver_inline:
         desk.on_filed = notifier
+        notifier.beside.append(slack)  # off the filing call: a worker thread posts
     webhooks = WebhookDeliverer(store, state_keys, lambda: desk.settings, notifier.sender, clock=lambda: desk.clock())
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
-                   origin_previous=origin_previous, webhooks=webhooks)
+                   origin_previous=origin_previous, webhooks=webhooks, slack=slack)
 
 
 def keyless_desk(settings: Settings) -> CardDesk:

@@ -70,6 +70,9 @@ class Settings:
     upstream_timeout: int = 30
     upstream_private: bool = False
     upstream_stdio: bool = True
+    # Slack's Web API (docs/channels.md, "Slack"): where the Slack app's calls go (a stand-in on
+    # loopback in the tests).
+    slack_api_url: str = "https://slack.com/api/"
 
     @property
     def store(self) -> str:
@@ -258,6 +261,15 @@ def _check_aws(values: Mapping[str, Any]) -> None:
             raise ConfigError(variable, f"this value needs the AWS libraries (boto3, Powertools): {AWS_EXTRA}")
 
 
+def _slack_api_url(env: Mapping[str, str]) -> str:
+    raw = env.get("COUNTERSIGN_SLACK_API_URL") or "https://slack.com/api/"
+    parts = urlsplit(raw)
+    loopback = parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not parts.hostname or not (parts.scheme == "https" or (parts.scheme == "http" and loopback)):
+        raise ConfigError("COUNTERSIGN_SLACK_API_URL", f"expected an https URL (http only on loopback), got {raw!r}")
+    return raw if raw.endswith("/") else raw + "/"
+
+
 def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
     """Parse ``env`` (default: the process environment) into :class:`Settings`."""
     env = os.environ if env is None else env
@@ -286,6 +298,7 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         upstream_timeout=_int(env, "COUNTERSIGN_UPSTREAM_TIMEOUT", 30, minimum=1),
         upstream_private=_bool(env, "COUNTERSIGN_UPSTREAM_PRIVATE", False),
         upstream_stdio=_bool(env, "COUNTERSIGN_UPSTREAM_STDIO", "AWS_LAMBDA_FUNCTION_NAME" not in env),
+        slack_api_url=_slack_api_url(env),
     )
     values.update(overrides)
     _check_aws(values)

@@ -30,10 +30,24 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
     return result.structured_content
 
 
+FIELDS = {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName", "askedBy",
+          "irreversible", "createdAt", "expiresAt", "result", "next", "reason", "refusal", "passkeyRequired",
+          "passkeySigned", "outcome", "signedWith", "grant", "editable", "edited"}
+# A list leaves out the fields at their default (CardView's): what a pending card has none of.
+DEFAULTS = {"sections": [], "irreversible": False, "result": None, "next": None, "reason": None, "refusal": None,
+            "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None, "grant": None,
+            "editable": [], "edited": None}
+
+
 def assert_card_view(view: dict) -> None:
-    assert set(view) == {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName",
-                         "askedBy", "irreversible", "createdAt", "expiresAt", "result", "next", "reason",
-                         "refusal", "passkeyRequired", "passkeySigned", "outcome", "signedWith", "grant"}
+    assert set(view) == FIELDS
+    assert not any(word in view for word in HIDDEN)
+    assert view["createdAt"].endswith("Z") and view["expiresAt"].endswith("Z")
+
+
+def assert_listed_pending_view(view: dict) -> None:
+    """A pending card as a list shows it: every field but those at their default, which it leaves out."""
+    assert set(view) == FIELDS - set(DEFAULTS), view
     assert not any(word in view for word in HIDDEN)
     assert view["createdAt"].endswith("Z") and view["expiresAt"].endswith("Z")
 
@@ -46,7 +60,7 @@ async def test_pending_list_oldest_first_and_paged(signed, tenant):
     assert [c["id"] for c in body["cards"]] == ids[:2]
     assert body["nextCursor"]
     for view in body["cards"]:
-        assert_card_view(view)
+        assert_listed_pending_view(view)
         assert view["state"] == view["status"] == "pending"
         assert view["connectionName"] == "Test agent"
         assert view["tool"] == "publish_note"
@@ -56,6 +70,10 @@ async def test_pending_list_oldest_first_and_paged(signed, tenant):
     assert second["nextCursor"] is None
     everything = signed.get("/api/cards").json()
     assert [c["id"] for c in everything["cards"]] == ids
+    # the one card's view is complete: the list left out only defaults
+    one = signed.get(f"/api/cards/{ids[0]}").json()
+    assert_card_view(one)
+    assert one == {**DEFAULTS, **everything["cards"][0]}
 
 
 async def test_bad_paging_input(signed, tenant):

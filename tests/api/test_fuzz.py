@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from tests.api.pages import COOKIE, Page
+from tests.support.slack_api import SlackStandIn
 
 MAX_EXAMPLES = 50
 RAW_PYDANTIC = ("input_value", "[type=", "pydantic", "Input should", "Field required", "Extra inputs",
@@ -37,10 +38,12 @@ def on_loopback(url: str) -> str:
     return urlunsplit(parts._replace(netloc="127.0.0.1:9")) if parts.netloc else url
 
 
-def test_no_server_errors(live, clock, tenant):
+def test_no_server_errors(live, clock, tenant, configure):
     # ``clock`` moves the desk to a rate-limit window of its own: the fuzzed sign-in requests
     # must not spend the loopback address's real budget that other suites' sign-ins need.
     _, server = live
+    slack = SlackStandIn()  # connecting Slack checks the bot token: here, with a stand-in that knows none
+    configure(slack_api_url=slack.base_url)
     page = Page(server.origin).sign_in(tenant.runtime, tenant.person)
     headers = {"Origin": page.origin, "X-CSRF-Token": page.csrf, "Cookie": f"{COOKIE}={page.session_id}"}
     schema = schemathesis.openapi.from_url(f"{server.origin}/api/openapi.json").exclude(path="/api/signout")
@@ -68,5 +71,6 @@ def test_no_server_errors(live, clock, tenant):
         except Exception as exc:  # noqa: BLE001 - collect every operation's failure, then report them together
             failures.append(f"{operation.label}: {exc}")
     page.close()
-    assert len(ran) == 45 and UPSTREAMS in ran and WEBHOOKS in ran, ran
+    slack.stop()
+    assert len(ran) == 53 and UPSTREAMS in ran and WEBHOOKS in ran, ran
     assert not failures, "\n\n".join(failures)

@@ -23,8 +23,9 @@ def you(tenant) -> dict:
 
 
 def views(signed, card_id: str) -> list[dict]:
-    """The card as each view shows it: alone, and in the pending list."""
-    listed = [c for c in signed.get("/api/cards").json()["cards"] if c["id"] == card_id]
+    """The card as each view shows it: alone, and in the pending list (which leaves out a false
+    ``irreversible``, as every field at its default)."""
+    listed = [{"irreversible": False, **c} for c in signed.get("/api/cards").json()["cards"] if c["id"] == card_id]
     return [signed.get(f"/api/cards/{card_id}").json(), *listed]
 
 

@@ -15,7 +15,8 @@ import pytest
 from standardwebhooks.webhooks import Webhook
 
 from countersign.notify.message import one_line
-from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, digest_id
+from countersign.store.slack import SlackApp
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.mcp.server import build_server
 from countersign.surfaces.mcp.transport import lambda_handler
@@ -23,6 +24,7 @@ from countersign.surfaces.webhook_endpoints import add_endpoint
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext, LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
+from tests.support.slack_api import SlackStandIn, new_bot
 from tests.support.streams import filtered_event, passes_filter
 from tests.support.webhook_receiver import webhook_receiver
 
@@ -133,14 +135,21 @@ def test_records_that_are_not_outbox_inserts_are_ignored(runtime, stream):
     assert notification(runtime, card_id).state == NOTIFY_PENDING and sent_mail() == []
 
     # Delivering changes the OUTBOX item (MODIFY: leased, done) and claims the email slot (a RATE
-    # item): the filter drops those records, the function ignores them.
+    # item): the filter drops those records, the function ignores them. The email also adds its
+    # digest check (an OUTBOX INSERT, due when the interval ends): that record passes, and the
+    # function finds it not yet due — the sweeper delivers it then.
+    pinned = int(runtime.desk.now())
+    runtime.desk.clock = lambda: pinned  # the claim's time names the digest check
     assert handler(filtered_event(stream, filed), LambdaContext()) == {"batchItemFailures": []}
     changes = stream.event(stream.read())["Records"]
     outbox = [r for r in changes if r["dynamodb"]["Keys"]["pk"]["S"].startswith(OUTBOX_PK)]
-    assert outbox and {r["eventName"] for r in outbox} == {"MODIFY"}
-    assert not any(passes_filter(r) for r in changes)
+    check = OUTBOX_PK + digest_id(olive.person.id, pinned)
+    assert {(r["eventName"], r["dynamodb"]["Keys"]["pk"]["S"]) for r in outbox} == {
+        ("MODIFY", OUTBOX_PK + card_id), ("INSERT", check)}
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in changes if passes_filter(r)] == [check]
     assert handler({"Records": changes}, LambdaContext()) == {"batchItemFailures": []}
     assert len(sent_mail()) == 1
+    assert notification(runtime, check.removeprefix(OUTBOX_PK)).state == NOTIFY_PENDING
 
 
 def test_a_notification_held_by_another_sender_is_left_to_it(runtime, stream):
@@ -227,3 +236,38 @@ def test_the_stream_hands_the_notifier_each_webhook_event_and_it_is_sent_signed(
                 if r["dynamodb"]["Keys"]["sk"]["S"] == "WHEVENT"] == []
         assert [d.state for d in runtime.store.webhooks.list_deliveries(olive.workspace.id, endpoint.id)] == [
             "delivered"]
+def test_the_notifier_posts_each_card_to_slack_once_and_a_post_slack_could_not_take_is_tried_again(runtime, stream):
+    """A card of a workspace with a Slack app is posted by the same record that emails it. Slack
+    rate limiting the post fails that record (Lambda tries it again; the email is not sent
+    twice); the record delivered again posts it, and once only."""
+    slack = SlackStandIn()
+    try:
+        bot = slack.add(new_bot())
+        runtime.desk.settings = dataclasses.replace(runtime.desk.settings, slack_api_url=slack.base_url)
+        olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
+        token, secret = runtime.slack.credentials.seal(olive.workspace.id, bot.team_id, bot.token, bot.secret)
+        runtime.store.slack.connect_app(SlackApp(olive.workspace.id, bot.team_id, "Acme Slack", bot.user_id, token,
+                                                 secret, olive.person.id, 0, channel="C0CARDS1"))
+        card_id, _ = olive.file("one"), bruno.file("two")
+        event = filtered_event(stream, stream.read())
+        handler = stream_handler(runtime)
+
+        slack.failing["chat.postMessage"] = "ratelimited"
+        result = handler(event, LambdaContext())
+        [failed] = result["batchItemFailures"]
+        [olive_record] = [r for r in event["Records"] if card_of(r) == card_id]
+        assert failed["itemIdentifier"] == olive_record["dynamodb"]["SequenceNumber"]
+        assert sorted(m["To"] for m in sent_mail()) == ["bruno@example.com", "olive@example.com"]
+        assert runtime.store.slack.get_post(card_id) is None  # the claim was released
+
+        del slack.failing["chat.postMessage"]
+        for _ in range(2):  # Lambda's retry, and a duplicate delivery
+            assert handler({"Records": [olive_record]}, LambdaContext()) == {"batchItemFailures": []}
+        posts = slack.of("chat.postMessage", bot.token)
+        assert len(posts) == 2 and posts[-1].body["channel"] == "C0CARDS1"  # the refused one, then the one
+        assert posts[-1].body["blocks"][0]["text"]["text"] == one_line(olive.card(card_id).title)
+        assert runtime.store.slack.get_post(card_id).state == "posted"
+        assert len(sent_mail()) == 2
+        assert runtime.slack.counts == {"slack_retry": 1, "slack_posted": 1}
+    finally:
+        slack.stop()

@@ -137,3 +137,31 @@ def test_one_bad_card_never_stops_the_sweep(runtime):
     assert {notification(runtime, c).outcome for c in (bad, good)} == {"email_nothing_pending"}
     assert sweep(runtime)["settled"] == 1  # repaired: the next minute settles it
     assert olive.card(bad).state is CardState.FAILED
+
+
+def test_the_cards_filed_inside_the_interval_are_told_of_by_the_sweeper_when_it_ends(runtime, stream):
+    pinned = int(runtime.desk.now())
+    runtime.desk.clock = lambda: pinned  # the clock moves only when the test moves it
+    olive = Person(runtime, "olive@example.com")
+    first = olive.file("one")
+    assert stream_handler(runtime)(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+    move_clock(runtime, 60)
+    second = olive.file("two", note="n2")
+    # the second card's record, and the first email's digest check (not due yet)
+    assert stream_handler(runtime)(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+    assert notification(runtime, second).outcome == "email_rate_limited"
+    assert [m["Subject"] for m in sent_mail()] == ["1 request waits for your confirmation"]
+
+    move_clock(runtime, runtime.settings.email_interval - 61)
+    assert sweep(runtime)["delivered"] == 0  # a second before the interval ends: nothing due
+    move_clock(runtime, 1)
+    metrics: list = []
+    assert sweep(runtime, metrics)["delivered"] == 1
+    sent = sent_mail()
+    assert [m["Subject"] for m in sent] == ["1 request waits for your confirmation",
+                                            "1 more request is waiting for your confirmation"]
+    text = sent[1].get_body(("plain",)).get_content()
+    assert "1 more request is waiting for your confirmation in Olive:" in text
+    assert "1 earlier request still waits too." in text
+    assert "/confirm\n" in text.replace("\r\n", "\n") and first not in text and second not in text
+    assert ("sweep_delivered", 1) in metrics

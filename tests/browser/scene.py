@@ -58,7 +58,8 @@ def tenant_with_email(runtime, origin: str, email: str, name: str) -> Tenant:
     """A tenant like :func:`tests.support.harness.new_tenant`, but with a fixed email and name."""
     store = runtime.store
     workspace, person = accounts.create_workspace(store, "Acme", email, name)
-    new = accounts.create_connection(store, workspace.id, person.id, "Claude on laptop")
+    # Created at the server's clock (frozen by the snapshot test), not the machine's.
+    new = accounts.create_connection(store, workspace.id, person.id, "Claude on laptop", now=int(runtime.desk.clock()))
     notes = seed_notes(store, workspace.id)
     tenant = Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
     TENANTS.append(tenant)
@@ -168,3 +169,11 @@ def frozen(runtime, at: int):
     return lambda: setattr(desk, "clock", real)
 
 
+
+
+def pin_last_use(tenant: Tenant, at: int) -> None:
+    """Set when ``tenant``'s connections were last used to ``at``: the MCP endpoint records a use at
+    the machine's time, which a frozen page would show as hours (then days) away, changing the
+    snapshot as the real clock moves. SQLite only (the live server's store)."""
+    with tenant.runtime.store.connections.db.write() as db:
+        db.execute("UPDATE connection_uses SET last_used_at = ? WHERE workspace_id = ?", (at, tenant.workspace_id))

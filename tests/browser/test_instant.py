@@ -35,7 +35,8 @@ def index_html() -> str:
 
 def test_every_module_the_page_imports_is_modulepreloaded():
     imported = static_imports("app.js")
-    assert {"dom.js", "cards.js", "passkeys.js"} <= imported  # the parser above reads them
+    assert {"dom.js", "cards.js", "strings.js"} <= imported  # the parser above reads them
+    assert "passkeys.js" not in imported  # loaded by the views that use it, not by every first view
     preloaded = set(re.findall(r'<link rel="modulepreload" href="/([\w-]+\.js)">', index_html()))
     assert preloaded == imported
 
@@ -88,7 +89,7 @@ def test_the_api_is_asked_with_the_first_scripts_not_after_them(live, tenant, br
     for url in wanted:
         assert urls.count(url) == 1, urls
     modules = {rid: url for rid, (url, _, _) in sent.items() if url.endswith(".js")}
-    assert sorted(modules.values()) == ["/app.js", "/cards.js", "/dom.js", "/passkeys.js"], urls
+    assert sorted(modules.values()) == ["/app.js", "/cards.js", "/dom.js", "/strings.js"], urls
     # Every module is asked for by the document (the parser, or its preload scanner), none by a script.
     assert {rid: sent[rid][2] for rid in modules} == {rid: "parser" for rid in modules}, sent
     first_module_in = min(done[rid] for rid in modules)

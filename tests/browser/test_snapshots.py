@@ -42,6 +42,7 @@ def scene(live):
     try:
         tenant = scenes.tenant_with_email(runtime, server.origin, "ada@example.com", "Ada Lovelace")
         built = scenes.build(tenant)
+        scenes.pin_last_use(tenant, FROZEN)
         yield built
     finally:
         thaw()

@@ -65,7 +65,8 @@ def test_bodies_only_reach_the_api_paths(template):
     """Why counting the body rules is scoped knowingly: the page's behaviour takes no body."""
     config = template["Resources"]["Distribution"]["Properties"]["DistributionConfig"]
     assert config["DefaultCacheBehavior"]["AllowedMethods"] == ["GET", "HEAD"]
-    assert {b["PathPattern"] for b in config["CacheBehaviors"]} == {"/api/*", "/mcp", "/oauth/*", "/.well-known/*"}
+    assert {b["PathPattern"] for b in config["CacheBehaviors"]} == {"/api/*", "/slack/*", "/mcp", "/oauth/*",
+                                                                   "/.well-known/*"}
 
 
 def test_which_web_acl_the_distribution_uses():

@@ -42,12 +42,14 @@ def test_http_api_routes_and_throttling(resources):
             assert resources[integration]["Properties"]["PayloadFormatVersion"] == "2.0"
             routes[res["Properties"]["RouteKey"]] = uri
     assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction",
+                      "ANY /slack/{proxy+}": "ApiFunction",  # Slack's signed callbacks: the API's app serves them
                       "ANY /oauth/{proxy+}": "McpFunction", "ANY /.well-known/{proxy+}": "McpFunction"}
     permissions = sorted((s.resolve(r["Properties"]["FunctionName"]), s.resolve(r["Properties"]["SourceArn"]))
                          for r in resources.values() if r["Type"] == "AWS::Lambda::Permission")
     api = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*"
     assert permissions == sorted([  # every route invokes its function's alias: a canary shifts them all
         (s.refs["ApiFunction.Alias"], f"{api}/api/*"),
+        (s.refs["ApiFunction.Alias"], f"{api}/slack/*"),
         (s.refs["McpFunction.Alias"], f"{api}/.well-known/*"),
         (s.refs["McpFunction.Alias"], f"{api}/mcp"),
         (s.refs["McpFunction.Alias"], f"{api}/oauth/*"),
@@ -82,7 +84,7 @@ def test_one_origin_for_page_api_and_mcp(resources):
     assert default["ViewerProtocolPolicy"] == "redirect-to-https"
     assert default["FunctionAssociations"] == [{"EventType": "viewer-request", "FunctionARN": "arn:cf-function"}]
     behaviours = {b["PathPattern"]: b for b in config["CacheBehaviors"]}
-    assert set(behaviours) == {"/api/*", "/mcp", "/oauth/*", "/.well-known/*"}
+    assert set(behaviours) == {"/api/*", "/slack/*", "/mcp", "/oauth/*", "/.well-known/*"}
     for behaviour in behaviours.values():
         assert behaviour["TargetOriginId"] == "api"
         assert behaviour["CachePolicyId"] == CACHING_DISABLED

@@ -240,6 +240,7 @@ def test_wire_connects_the_desk_and_the_card_notifier(tmp_path):
     telemetry.wire(runtime)
     assert runtime.desk.on_event is telemetry.metric
     assert runtime.desk.on_filed.on_event is telemetry.metric  # the CardNotifier
+    assert runtime.slack.on_event is telemetry.metric  # and the Slack notifier beside it
 
 
 # -- setup in a fresh interpreter (it takes over logging, as in a Lambda instance) -----------------

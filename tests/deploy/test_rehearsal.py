@@ -178,8 +178,9 @@ TEST_ONLY = {"COUNTERSIGN_FAULT"}
 # Parsed with every setting, used only by the local server (whose proxies it names): never set here.
 # The gateway's settings (docs/gateway.md) have defaults fit for Lambda (stdio off there): set them
 # in the template only to change them.
+# So has Slack's Web API URL (Slack's own; only the tests point it elsewhere).
 LOCAL_ONLY = {"COUNTERSIGN_TRUSTED_PROXIES", "COUNTERSIGN_UPSTREAM_TIMEOUT", "COUNTERSIGN_UPSTREAM_PRIVATE",
-              "COUNTERSIGN_UPSTREAM_STDIO"}
+              "COUNTERSIGN_UPSTREAM_STDIO", "COUNTERSIGN_SLACK_API_URL"}
 
 
 @pytest.mark.parametrize("function", FUNCTIONS)

@@ -24,10 +24,11 @@ PATHS: dict[CardState, list[tuple[CardState, dict]]] = {
     S.DECLINED: [(S.DECLINED, {"decline_reason": "not this month", "channel": "page"})],
     S.WITHDRAWN: [(S.WITHDRAWN, {"channel": "mcp"})],
     S.EXPIRED: [(S.EXPIRED, {"channel": "system"})],
+    S.EDITED: [(S.EDITED, {"channel": "page"})],
 }
 
 LEGAL = {
-    S.PENDING: {S.RUNNING, S.COMPLETED, S.FAILED, S.DECLINED, S.WITHDRAWN, S.EXPIRED},
+    S.PENDING: {S.RUNNING, S.COMPLETED, S.FAILED, S.DECLINED, S.WITHDRAWN, S.EXPIRED, S.EDITED},
     S.RUNNING: {S.COMPLETED, S.FAILED},
 }
 
@@ -40,6 +41,7 @@ REFUSED_BECAUSE = {
     S.DECLINED: R.ALREADY_ANSWERED,
     S.WITHDRAWN: R.WITHDRAWN,
     S.EXPIRED: R.EXPIRED,
+    S.EDITED: R.ALREADY_ANSWERED,  # a person's edit replaced it with a new card
 }
 
 ILLEGAL = [(state, target) for state in S for target in S if target not in LEGAL.get(state, set())]

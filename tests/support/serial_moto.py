@@ -30,3 +30,31 @@ def serialized_transactions() -> Iterator[None]:
         yield
     finally:
         DynamoDBBackend.transact_write_items = original  # type: ignore[method-assign]
+
+
+WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
+
+
+@contextlib.contextmanager
+def serialized_writes() -> Iterator[None]:
+    """Every write of moto's DynamoDB one at a time, as DynamoDB applies each item's write (and
+    each transaction) atomically: moto checks a condition and writes in two Python steps that
+    threads can interleave. Reads and everything around the writes stay concurrent."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    serial = threading.RLock()  # a transaction's items may go through the single-item writes
+    originals = {name: getattr(DynamoDBBackend, name) for name in WRITES}
+
+    def serializable(original: Any) -> Any:
+        def write(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with serial:
+                return original(self, *args, **kwargs)
+        return write
+
+    for name, original in originals.items():
+        setattr(DynamoDBBackend, name, serializable(original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(DynamoDBBackend, name, original)

@@ -31,6 +31,7 @@ LEGAL = {
     (S.PENDING, S.DECLINED),
     (S.PENDING, S.WITHDRAWN),
     (S.PENDING, S.EXPIRED),
+    (S.PENDING, S.EDITED),  # a person's edit: a new card, filed in the same transaction, replaces it
     (S.RUNNING, S.COMPLETED),
     (S.RUNNING, S.FAILED),
 }
@@ -50,7 +51,7 @@ ALL_PAIRS = list(itertools.product(list(CardState), list(CardState)))
 
 
 def test_matrix_covers_every_pair():
-    assert len(ALL_PAIRS) == 49
+    assert len(ALL_PAIRS) == 64
     assert {(a, b) for a, moves in LEGAL_MOVES.items() for b in moves} == LEGAL
 
 
@@ -86,7 +87,8 @@ def test_refusal_messages_say_which():
 
 
 def test_final_states():
-    assert {s for s in CardState if s.is_final} == {S.COMPLETED, S.FAILED, S.DECLINED, S.WITHDRAWN, S.EXPIRED}
+    assert {s for s in CardState if s.is_final} == {S.COMPLETED, S.FAILED, S.DECLINED, S.WITHDRAWN, S.EXPIRED,
+                                                     S.EDITED}
 
 
 def test_final_states_have_no_moves():

@@ -4,6 +4,8 @@
     pending → running → completed | failed       (an action of several steps; each further step
                                                   while running is recorded by its runner alone)
     pending → declined | withdrawn | expired
+    pending → edited                             (a person edited its arguments: a new card, filed
+                                                  in the same transaction, carries the request on)
 
 Every other move is refused with a :class:`Refusal` naming the cause. A pending card whose
 ``expires_at`` has passed *is* expired, whatever the stored state says: expiry is checked on
@@ -23,6 +25,7 @@ class CardState(str, enum.Enum):
     DECLINED = "declined"
     WITHDRAWN = "withdrawn"
     EXPIRED = "expired"
+    EDITED = "edited"  # replaced by a new card with a person's edited arguments (docs/policy.md)
 
     @property
     def is_final(self) -> bool:
@@ -32,7 +35,7 @@ class CardState(str, enum.Enum):
 LEGAL_MOVES: dict[CardState, frozenset[CardState]] = {
     CardState.PENDING: frozenset({
         CardState.RUNNING, CardState.COMPLETED, CardState.FAILED,
-        CardState.DECLINED, CardState.WITHDRAWN, CardState.EXPIRED,
+        CardState.DECLINED, CardState.WITHDRAWN, CardState.EXPIRED, CardState.EDITED,
     }),
     CardState.RUNNING: frozenset({CardState.COMPLETED, CardState.FAILED}),
 }
@@ -96,6 +99,11 @@ def refusal_for(current: CardState, target: CardState) -> Refusal:
         return Refusal(RefusalReason.ALREADY_ANSWERED, "This card was already confirmed.")
     if current is CardState.DECLINED:
         return Refusal(RefusalReason.ALREADY_ANSWERED, "This card was already declined.")
+    if current is CardState.EDITED:
+        return Refusal(RefusalReason.ALREADY_ANSWERED,
+                       "This card was edited: a new card with the edited values replaced it. Nothing ran.")
+    if target is CardState.EDITED:
+        return Refusal(RefusalReason.ALREADY_ANSWERED, "This card was already answered; it can no longer be edited.")
     return Refusal(RefusalReason.ALREADY_ANSWERED, f"A {current.value} card cannot become {target.value}.")
 
 

@@ -1,5 +1,6 @@
 """A person's clicks on the confirm page: open a card, Confirm, Decline, and reopen a request
-they declined.
+they declined. Confirm and Decline are the same clicks wherever they are made: a button of the
+card's Slack message comes here too (``channel="slack"``, which the audit trail records).
 
 Opening a card settles one a dead process left running past its lease (:mod:`.recovery`); a
 Confirm runs the card (:mod:`.runner`). Both stand above the desk (:mod:`.desk`), which keeps
@@ -36,7 +37,7 @@ def open_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, c
 
 def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None, *,
                   workspace: Workspace | None = None, connections: dict[str, Connection] | None = None,
-                  card: Card | None = None) -> Card:
+                  card: Card | None = None, channel: str = "page") -> Card:
     """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
     ``passkey``: the assertion the confirm API verified over this card's statement.
     ``workspace`` and ``card``: as this request read them (not read again); ``connections``
@@ -48,27 +49,27 @@ def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: st
             desk.event("card_expired")
         raise refusal_for(card.state, CardState.COMPLETED)
     actor = f"person:{person.id}"
-    desk.check_ticket(card, now, actor, "page")
+    desk.check_ticket(card, now, actor, channel)
     connection = None
     if card.connection_id:
         connection = desk.connections.get_connection(workspace_id, card.connection_id)
         if connections is not None:
             connections[connection.id] = connection
         if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
-            desk.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
+            desk.withdraw(card, now, actor, channel, REVOKED_REASON.format(name=connection.name))
             raise Refusal(
                 RefusalReason.WITHDRAWN,
                 "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
             )
-    return run_card(desk, card, person, Answer(actor, "page", passkey=passkey), workspace=workspace,
+    return run_card(desk, card, person, Answer(actor, channel, passkey=passkey), workspace=workspace,
                     connection=connection)
 
 
 def decline_click(desk: CardDesk, workspace_id: str, person: Person, card_id: str, reason: str | None,
-                  card: Card | None = None) -> Card:
+                  card: Card | None = None, channel: str = "page") -> Card:
     card = open_card(desk, workspace_id, person, card_id, card)
     reason = (reason or "").strip()[:500] or None
-    return desk.decline(card, desk.now(), Answer(f"person:{person.id}", "page"), reason)
+    return desk.decline(card, desk.now(), Answer(f"person:{person.id}", channel), reason)
 
 
 def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:

@@ -213,6 +213,21 @@ class CardDesk:
             self.event("card_filed")
         return held
 
+    def file_edited(self, card: Card, new: Card, actor: str, edited: dict[str, Any], text: str, now: int) -> Card:
+        """One transaction (``store.cards.commit_card``): ``card`` moves ``pending → edited``, on the
+        version read, its ticket spent, recording ``edited``; ``new`` (its successor, with the
+        person's values) is filed pending for the same request's asker, with its ``filed`` entry
+        and no email. :class:`~countersign.core.card_states.Refusal` if ``card`` moved first;
+        :class:`~countersign.store.errors.Taken` if a card holds ``new``'s request. Returns ``new``."""
+        key = self._signing_key_note(new.expires_at)
+        moved = self.audit(card, "edited", actor, "page", now, f"edited into {new.id}: {text}")
+        filed = self.audit(new, "filed", actor, "page", now, f"edited from {card.id}: {text}")
+        self.commit(CardCommit(card, CardState.EDITED, now, (moved,), channel="page", edited=edited,
+                               successor=new, successor_audit=filed, successor_key=key))
+        self._key_noted(key)
+        self.event("card_filed")
+        return new
+
     def _signing_key_note(self, until: int) -> tuple[str, int] | None:
         """What the filing of a card answerable until ``until`` notes about the key that signed it
         (in the filing's own transaction), if this process has not noted it that far ahead yet.

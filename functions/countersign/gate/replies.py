@@ -11,6 +11,7 @@ from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, reported_state
 from ..core.preview import Preview
 from ..core.times import iso
 from ..store.cards import Card
+from .edit_words import edit_message
 
 HELD_INSTRUCTIONS = (
     "This action is waiting for a person; it has not run. Give the person the confirmationUrl "
@@ -93,6 +94,9 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
         reply["result"] = body.get("result")
         reply["next"] = body.get("next", [])
         reply["answeredVia"] = card.channel
+        if body.get("edited"):  # it ran with a person's edit: the agent is told exactly what changed
+            reply["edited"] = body["edited"]
+            reply["message"] = body.get("message") or edit_message(card.edited or {})
     elif status == "declined":
         reply["reason"] = decline_reason(card)
         if card.refusal:
@@ -106,6 +110,23 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
         reply["instructions"] = FAILED_INSTRUCTIONS
     elif card.state is CardState.EXPIRED:
         reply["instructions"] = EXPIRED_INSTRUCTIONS
+    if card.edited and card.edited.get("from") and "edited" not in reply:
+        reply["edited"] = {"from": card.edited["from"], "by": card.edited.get("byName", ""),
+                           "changes": card.edited.get("changes", [])}
+    return reply
+
+
+def edited_reply(reply: dict[str, Any], asked: Card, final: Card) -> dict[str, Any]:
+    """``reply`` (the status of ``final``, the card ``asked``'s request continues as after a
+    person's edits) for an agent that polls ``asked``: it leads to the outcome."""
+    if final.id == asked.id:
+        return reply
+    reply["editedFrom"] = asked.id
+    said = (" " + reply["instructions"]) if reply.get("instructions") else ""
+    reply["instructions"] = (
+        f"The person edited this request before answering: it continues as confirmationId {final.id}, and this "
+        f"is its status (polling either id gives it).{said}"
+    )
     return reply
 
 

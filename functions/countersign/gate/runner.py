@@ -28,6 +28,7 @@ from ..store.errors import Conflict
 from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError, Effect, Phase, Unavailable
 from .desk import CardDesk
+from .edit_words import edit_message
 from .errors import DriftError
 from .passkey_policy import refusal_message
 from .question import Answer, Question
@@ -127,10 +128,10 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
     detail = "signed with a passkey" if passkey else None
     if answer.grant is not None:  # the card names the grant that ran it, in its audit entry and its result
         detail = f"under standing grant ‘{answer.grant.details.get('name', '')}’ ({answer.grant.grant_id})"
+    if card.edited and card.edited.get("from"):  # a person's edit: the confirming entry says what it ran with
+        detail = "; ".join(x for x in (detail, edit_message(card.edited)) if x)
     if effect.single:
-        body = {"result": effect.result, "next": [s.to_dict() for s in q.action.next_steps(effect.result, q.ctx)]}
-        if answer.grant is not None:
-            body["grant"] = {"id": answer.grant.grant_id, "name": answer.grant.details.get("name", "")}
+        body = _body(card, q, effect.result, answer)
         crash_point("before_commit")
         done = desk.record(card, CardState.COMPLETED, now, answer, new=new, detail=detail,
                            writes=effect.all_writes(), result=body, passkey=passkey)
@@ -148,11 +149,27 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
     lease = now + desk.settings.run_lease  # past it, the runner is presumed dead and recovery settles it
     crash_point("before_commit")
     running = desk.record(card, CardState.RUNNING, now, answer, new=new,
-                          detail="; ".join(x for x in (first.label, detail if answer.grant else None) if x) or None,
+                          detail="; ".join(x for x in (first.label, detail if answer.grant or card.edited else None)
+                                           if x) or None,
                           writes=first.writes, run=run, lease_until=lease, passkey=passkey)
     desk.event("card_confirmed")
     crash_point("after_step")
     return continue_run(desk, running, q, effect, phases, answer)
+
+
+def _body(card: Card, q: Question, result: dict, answer: Answer) -> dict:
+    """What a completed card keeps as its result: the effect's result and next steps; the grant
+    that ran it; a person's edit it ran with (the original arguments, what changed, by whom, and the
+    sentence the agent is told)."""
+    body: dict = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
+    if answer.grant is not None:
+        body["grant"] = {"id": answer.grant.grant_id, "name": answer.grant.details.get("name", "")}
+    if card.edited and card.edited.get("from"):
+        edited = card.edited
+        body["edited"] = {"from": edited["from"], "by": edited.get("byName", ""), "original": edited.get("original"),
+                          "arguments": card.arguments, "changes": edited.get("changes", [])}
+        body["message"] = edit_message(edited)
+    return body
 
 
 def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases: list[Phase], by: Answer) -> Card:
@@ -174,9 +191,7 @@ def continue_run(desk: CardDesk, card: Card, q: Question, effect: Effect, phases
         last = index == len(remaining) - 1
         try:
             if last:
-                body = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
-                if by.grant is not None:
-                    body["grant"] = {"id": by.grant.grant_id, "name": by.grant.details.get("name", "")}
+                body = _body(card, q, result, by)
                 return desk.record(card, CardState.COMPLETED, now, by, writes=phase.writes, result=body, run=run)
             card = desk.commit(CardCommit(card, CardState.RUNNING, now, (), phase.writes, run=run,
                                           lease_until=now + desk.settings.run_lease, step=True), by)

@@ -50,5 +50,6 @@ def remove_member(desk: Desk, person: Person, actor: str = "system", channel: st
             store.passkeys.remove_passkey(workspace_id, person.id, passkey.credential_id)
         except NotFound:  # removed meanwhile
             pass
+    store.slack.unlink(workspace_id, person.id)  # their Slack user answers for no one, and may be linked again
     store.workspaces.remove_person(workspace_id, person.id, person.role)
     return Removed(person, revoked, withdrawn, len(passkeys))

@@ -8,11 +8,20 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
 * the person turned *Email me when an agent asks* off → done, nothing sent;
 * their address bounced for good or reported a card email as spam (SES's feedback,
   :mod:`countersign.surfaces.background.feedback`) → done as ``email_suppressed``, nothing sent;
+* their quiet hours run (:mod:`.quiet_hours`) → put back until they end, no attempt counted
+  (:data:`QUIET`); one whose own card no longer waits by then is done, nothing sent;
 * one conditional write (:meth:`~countersign.store.limits.LimitStore.claim_email_slot`) decides
   the rate limit: of a burst of cards for one person within ``COUNTERSIGN_EMAIL_INTERVAL``
   seconds exactly one sends — its email lists every card that waits — and the others are done
   as rate limited. The claim names
   its notification, so if its sender dies before sending, the retry may claim again;
+* the digest: before an email goes out, it records a *digest check* in the outbox
+  (:func:`~countersign.store.outbox.digest_id`, one per claim), due when the interval ends; the
+  sweep delivers it. If cards filed since the email (from :data:`DIGEST_OVERLAP` seconds before
+  it, less those it counted) still wait, the check claims the slot like a card would and one
+  email lists them ("3 more requests are waiting"), recording its own check; if none waits,
+  nothing is claimed or sent; if the slot is taken (a card's email after the interval listed them
+  all), it is done as rate limited;
 * nothing waits any more (answered before we looked) → the slot is released, done;
 * a card filed while this process holds the person's slot because it *sent* an email under it
   (a slot is released only when nothing was sent) owes no email until :data:`SLOT_MARGIN` seconds
@@ -27,8 +36,8 @@ Delivery leases the notification (one sender at a time), decides, sends, and mar
   a process dies between handing it over and marking it done.
 
 Each outcome is counted in :attr:`CardNotifier.counts` and reported to ``on_event(name)`` (for
-metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_suppressed``, ``email_failed`` and
-``email_nothing_pending``. A notifier never raises: the call that filed the card goes on.
+metrics): ``email_sent``, ``email_rate_limited``, ``email_disabled``, ``email_suppressed``, ``email_failed``,
+``email_nothing_pending`` and ``email_quiet_hours``. A notifier never raises: the call that filed the card goes on.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..core.askers import AGENT, PERSON, asked_by
 from ..core.card_states import CardState
@@ -47,11 +57,12 @@ from ..store import Store
 from ..store.cards import Card, CardStore
 from ..store.errors import NotFound
 from ..store.limits import LimitStore
-from ..store.outbox import Notification, OutboxStore
+from ..store.outbox import MAX_LISTED, Notification, OutboxStore, digest_id, is_digest
 from ..store.suppressions import SuppressionStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from .interface import Email, Sender, SendError
-from .message import MAX_TITLES, Waiting, compose_pending
+from .message import MAX_TITLES, Waiting, compose_digest, compose_pending
+from .quiet_hours import quiet_until
 
 log = logging.getLogger("countersign.notify")
 
@@ -61,7 +72,8 @@ DISABLED = "email_disabled"
 FAILED = "email_failed"
 NOTHING_PENDING = "email_nothing_pending"
 SUPPRESSED = "email_suppressed"
-EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING, SUPPRESSED)
+QUIET = "email_quiet_hours"  # put back until the person's quiet hours end: nothing is done yet
+EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING, SUPPRESSED, QUIET)
 
 PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
@@ -74,11 +86,31 @@ SLOT_MARGIN = 60
 MAX_REMEMBERED = 10_000  # persons whose slot this process holds; card ids filed owing no email
 FINISH_ATTEMPTS = 3  # recording a delivery's outcome: a store that refused once (throttled) is asked again
 FINISH_BACKOFF = 0.2  # seconds, then twice that
+# A digest check covers the cards filed from this many seconds before the email it follows (but
+# those that email counted): a filing stamped before the claim may commit after the email read the
+# list (it may wait on the store; a DynamoDB index may lag), and such a card must not fall between.
+DIGEST_OVERLAP = 120
 
 SettingsSource = Settings | Callable[[], Settings]
 # Whether the workspace's passkey policy covers a card (the gate's rule, handed in: notify is below
 # the gate); given a listed card, it reads the card whole if its class matters.
 PasskeyRule = Callable[[Card, Workspace], bool]
+
+
+@dataclass
+class _Found:
+    """The cards that wait on a person, as one email counts them: ``cards`` oldest first (every
+    one counted), ``at_least`` when the count stopped at :data:`MAX_PAGES` pages."""
+
+    cards: list[Card]
+    count: int
+    at_least: bool
+
+
+def _waited(n: Notification) -> bool:
+    """Whether a card's notification was put back for quiet hours (due after it was filed, no
+    attempt counted) rather than tried as filed or after a failed send."""
+    return n.attempts == 0 and n.due_at > n.created_at
 
 
 class CardNotifier:
@@ -121,12 +153,16 @@ class CardNotifier:
         self._slots: dict[str, tuple[int, str]] = {}
         self._unowed: dict[str, int] = {}  # card id → when the slot that made it owe nothing ends
         self._lock = threading.Lock()
+        # Other channels told of each card filed, before its email (Slack: countersign.notify.slack);
+        # each hands the card on and returns at once, and one that raises is logged and skipped.
+        self.beside: list[Callable[[Card], object]] = []
 
     @property
     def settings(self) -> Settings:
         return self._settings() if callable(self._settings) else self._settings
 
     def __call__(self, card: Card) -> str | None:
+        self._tell_beside(card)
         with self._lock:
             slot_end = self._unowed.pop(card.id, None)
         if slot_end is None:
@@ -145,6 +181,13 @@ class CardNotifier:
             log.exception("email about card %s failed", card.id)
             outcome = None
         return self._event(outcome or FAILED)
+
+    def _tell_beside(self, card: Card) -> None:
+        for channel in self.beside:
+            try:
+                channel(card)
+            except Exception:
+                log.exception("telling another channel of card %s failed", card.id)
 
     def owes_email(self, card: Card) -> bool:
         """Whether ``card``, about to be filed, may owe its person an email. False only when this
@@ -181,7 +224,7 @@ class CardNotifier:
         except Exception:
             log.exception("email about card %s failed", card_id)
             outcome = self._retry(notification, now)
-        if outcome is not None:
+        if outcome is not None and outcome != QUIET:
             self._finish(card_id, outcome)
         return self._event(outcome or FAILED)
 
@@ -211,7 +254,8 @@ class CardNotifier:
     # -- steps ----------------------------------------------------------------------------------
 
     def _notify(self, n: Notification, now: int) -> str | None:
-        """The outcome to record, or None when the send failed and the notification waits again."""
+        """The outcome to record, or None when the send failed and the notification waits again
+        (:data:`QUIET`: it waits for the person's quiet hours to end)."""
         settings = self.settings
         try:
             person = self.workspaces.get_person(n.workspace_id, n.person_id)
@@ -221,13 +265,20 @@ class CardNotifier:
             return DISABLED
         if self.suppressions.address_suppression(person.email) is not None:
             return SUPPRESSED
+        quiet_end = quiet_until(person.quiet_hours, now)
+        if quiet_end is not None:
+            return self._defer(n, quiet_end)
+        if is_digest(n.card_id):
+            return self._digest(n, person, now, settings)
         if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
         try:
-            email = self.compose(person, n.card_id, now, settings)
+            # A notification that waited out quiet hours is owed only while its own card waits.
+            email, found = self._compose(person, n.card_id, now, settings, own_card_waits=_waited(n))
             if email is None:
                 self._release(person, now)
                 return NOTHING_PENDING
+            self._follow_up(person, now, settings, found)
             self.sender.send(email)
         except SendError as exc:
             self._release(person, now)
@@ -240,6 +291,70 @@ class CardNotifier:
         crash_point("after_send")
         return SENT
 
+    def _defer(self, n: Notification, until: int) -> str | None:
+        """Quiet hours: the notification waits until ``until`` (nothing claimed, nothing sent)."""
+        try:
+            self.outbox.defer_notification(n.card_id, until)
+        except Exception:
+            log.exception("putting back the notification of %s until quiet hours end failed; its lease lapses "
+                          "instead", n.card_id)
+        return QUIET
+
+    def _digest(self, n: Notification, person: Person, now: int, settings: Settings) -> str | None:
+        """A digest check: if cards filed since the email it follows (``n.created_at``, but those
+        it counted: ``n.listed``) still wait, one email lists them — if the person's slot is free
+        (another email in this interval listed every card that waited, these too)."""
+        told = set(n.listed)
+        found = self._waiting_cards(person, now)
+        new = [c for c in found.cards if c.created_at >= n.created_at and c.id not in told]
+        if not new:
+            return NOTHING_PENDING  # every card of the interval was answered, withdrawn or lapsed
+        if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
+            return RATE_LIMITED
+        try:
+            workspace = self.workspaces.get_workspace(person.workspace_id)
+            earlier = found.count - len(new)
+            one = len(new) == 1 and earlier == 0 and not found.at_least
+            email = compose_digest(
+                to=person.email,
+                waiting=[self._waiting(c, person, workspace, now) for c in new[:MAX_TITLES]],
+                count=len(new),
+                earlier=earlier,
+                link=settings.card_url(new[0].id) if one else settings.pending_url,
+                name=person.name,
+                workspace=workspace.name,
+                at_least=found.at_least,
+                from_address=self.sender.from_address,
+            )
+            self._follow_up(person, now, settings, found)
+            self.sender.send(email)
+        except SendError as exc:
+            self._release(person, now)
+            log.warning("email to %s failed: %s", person.email, exc)
+            return self._retry(n, now)
+        except Exception:
+            self._release(person, now)
+            raise
+        self._sent(person.id, now, n.card_id)
+        crash_point("after_send")
+        return SENT
+
+    def _follow_up(self, person: Person, claimed_at: int, settings: Settings, found: _Found) -> None:
+        """Before the email of the slot claimed at ``claimed_at`` goes out: the digest check that
+        tells, when the interval ends, of the cards filed meanwhile (one per claim: a retry adds
+        nothing). Failing to record it does not stop this email; it is logged."""
+        if settings.email_interval <= 0:
+            return  # no interval: every card's own notification sends
+        cutoff = claimed_at - DIGEST_OVERLAP
+        told = tuple(c.id for c in found.cards if c.created_at >= cutoff)[:MAX_LISTED]
+        check = Notification(digest_id(person.id, claimed_at), person.workspace_id, person.id, cutoff,
+                             due_at=claimed_at + settings.email_interval, listed=told)
+        try:
+            self.outbox.add_notification(check)
+        except Exception:
+            log.exception("recording the digest check after the email to %s failed; cards filed in this interval "
+                          "are told of by the next card's email", person.id)
+
     def _retry(self, n: Notification, now: int) -> str | None:
         """Put the notification back, due after a backoff; after :data:`MAX_ATTEMPTS`, give up (FAILED)."""
         if n.attempts + 1 >= MAX_ATTEMPTS:
@@ -251,38 +366,46 @@ class CardNotifier:
             log.exception("putting back the notification of card %s failed; its lease lapses instead", n.card_id)
         return None
 
-    def compose(self, person: Person, card_id: str, now: int, settings: Settings) -> Email | None:
-        """The email for ``person`` listing what waits on them now, or None if nothing does."""
-        cards, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE)
-        count, shown, seen = len(cards), cards[:MAX_TITLES], {c.id for c in cards}
-        pages = 1
-        while cursor is not None and pages < MAX_PAGES:
-            more, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE, cursor=cursor)
-            count += len(more)
-            seen.update(c.id for c in more)
-            shown += more[:MAX_TITLES - len(shown)]
-            pages += 1
-        if card_id not in seen and cursor is None:
-            # A just-filed card can be missing from an eventually consistent index (DynamoDB GSI).
-            card = self.cards.get_card(person.workspace_id, card_id, now)
-            if card.state is CardState.PENDING:
-                count += 1
-                if len(shown) < MAX_TITLES:
-                    shown.append(card)
-        if count == 0:
-            return None
+    def compose(self, person: Person, card_id: str, now: int, settings: Settings, *,
+                own_card_waits: bool = False) -> Email | None:
+        """The email for ``person`` listing what waits on them now, or None if nothing does (or,
+        ``own_card_waits``, if ``card_id`` itself no longer waits)."""
+        return self._compose(person, card_id, now, settings, own_card_waits)[0]
+
+    def _compose(self, person: Person, card_id: str, now: int, settings: Settings,
+                 own_card_waits: bool = False) -> tuple[Email | None, _Found]:
+        found = self._waiting_cards(person, now, card_id)
+        if found.count == 0 or (own_card_waits and card_id not in {c.id for c in found.cards}):
+            return None, found
+        shown = found.cards[:MAX_TITLES]
         workspace = self.workspaces.get_workspace(person.workspace_id)
-        one = count == 1 and cursor is None
+        one = found.count == 1 and not found.at_least
         return compose_pending(
             to=person.email,
             waiting=[self._waiting(c, person, workspace, now) for c in shown],
-            count=count,
+            count=found.count,
             link=settings.card_url(shown[0].id) if one and shown else settings.pending_url,
             name=person.name,
             workspace=workspace.name,
-            at_least=cursor is not None,
+            at_least=found.at_least,
             from_address=self.sender.from_address,
-        )
+        ), found
+
+    def _waiting_cards(self, person: Person, now: int, card_id: str | None = None) -> _Found:
+        """Every card that waits on ``person`` (up to :data:`MAX_PAGES` pages), oldest first, and
+        ``card_id``'s card if it waits but the listing missed it (a just-filed card can be missing
+        from an eventually consistent index: DynamoDB's GSI)."""
+        cards, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE)
+        pages = 1
+        while cursor is not None and pages < MAX_PAGES:
+            more, cursor = self.cards.list_pending_cards(person.workspace_id, person.id, now, limit=PAGE, cursor=cursor)
+            cards += more
+            pages += 1
+        if card_id is not None and cursor is None and card_id not in {c.id for c in cards}:
+            card = self.cards.get_card(person.workspace_id, card_id, now)
+            if card.state is CardState.PENDING:
+                cards.append(card)
+        return _Found(cards, len(cards), cursor is not None)
 
     def _waiting(self, card: Card, person: Person, workspace: Workspace, now: int) -> Waiting:
         """One card as the email lists it: its title, who asked, whether a passkey is needed."""

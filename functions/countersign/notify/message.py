@@ -153,6 +153,131 @@ def compose_pending(
     )
 
 
+def digest_subject(count: int, at_least: bool = False) -> str:
+    if count == 1 and not at_least:
+        return "1 more request is waiting for your confirmation"
+    return f"{count}{'+' if at_least else ''} more requests are waiting for your confirmation"
+
+
+def _earlier_line(earlier: int) -> str:
+    if earlier <= 0:
+        return ""
+    if earlier == 1:
+        return "1 earlier request still waits too."
+    return f"{earlier} earlier requests still wait too."
+
+
+def compose_digest(
+    *,
+    to: str,
+    waiting: Sequence[Waiting],
+    count: int,
+    earlier: int,
+    link: str,
+    name: str = "",
+    workspace: str = "",
+    at_least: bool = False,
+    from_address: str = DEFAULT_FROM_ADDRESS,
+) -> Email:
+    """The digest: the ``count`` requests filed for the person since their last email that still
+    wait (``waiting``: the oldest, oldest first; the first :data:`MAX_TITLES` listed), and how many
+    they were told of before that still wait too (``earlier``). ``at_least``: the count is a lower
+    bound. ``link``: the one card's page when it is the only one waiting, else the Waiting list."""
+    listed = list(waiting)[:MAX_TITLES]
+    shown = [(one_line(w.title) or UNTITLED, w.detail()) for w in listed]
+    more = max(count - len(shown), 0)
+    one = count == 1 and earlier <= 0 and not at_least
+    clean_name = one_line(name, MAX_NAME_CHARS)
+    greeting = f"Hello {clean_name}," if clean_name else "Hello,"
+    where = f" in {one_line(workspace, MAX_NAME_CHARS)}" if one_line(workspace, MAX_NAME_CHARS) else ""
+    if count == 1 and not at_least:
+        headline = f"1 more request is waiting for your confirmation{where}:"
+    else:
+        headline = f"{'at least ' if at_least else ''}{count} more requests are waiting for your confirmation{where}:"
+    if at_least:
+        more_line = f"… and at least {more} more" if more else "… and more"
+    else:
+        more_line = f"… and {more} more" if more else ""
+    earlier_line = _earlier_line(earlier)
+    because = (
+        f'You receive this email because "{SETTING_NAME}" is on for you. '
+        "You can turn it off in Settings on that page."
+    )
+    review = "Review it, then confirm or decline it:" if one else "Review them, then confirm or decline each one:"
+
+    text_lines = [greeting, "", headline, ""]
+    for title, detail in shown:
+        text_lines.append(f"  - {title}")
+        if detail:
+            text_lines.append(f"    {detail}")
+    if more_line:
+        text_lines.append(f"  {more_line}")
+    if earlier_line:
+        text_lines += ["", earlier_line]
+    text_lines += ["", review, link, "", "Nothing runs until you confirm it.", "", "-- ", because, ""]
+
+    e = html.escape
+    items = "".join(
+        f'<li>{e(title)}<br><span style="font-size:14px;color:#555">{e(detail)}</span></li>' if detail
+        else f"<li>{e(title)}</li>" for title, detail in shown)
+    if more_line:
+        items += f'<li style="list-style:none;color:#555">{e(more_line)}</li>'
+    earlier_html = f"<p>{e(earlier_line)}</p>\n" if earlier_line else ""
+    subject = digest_subject(count, at_least)
+    body = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{e(subject)}</title></head>
+<body style="font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:16px;line-height:1.5;color:#111;margin:0;padding:16px">
+<p>{e(greeting)}</p>
+<p><strong>{e(headline)}</strong></p>
+<ul style="padding-left:20px">{items}</ul>
+{earlier_html}<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
+<p>Nothing runs until you confirm it.<br>
+<span style="font-size:13px;color:#555">Or open this address: {e(link)}</span></p>
+<hr style="border:none;border-top:1px solid #ddd">
+<p style="font-size:13px;color:#555">{e(because)}</p>
+</body></html>
+"""  # noqa: E501 - the email's markup keeps each element and its inline style on one line
+    return Email(to=to, subject=subject, text="\n".join(text_lines), html=body, from_address=from_address)
+
+
+TEST_SUBJECT = "Test email from countersign"
+TEST_BUTTON = "Send me a test email"  # the button's label in Settings on the confirm page
+
+
+def compose_test(
+    *,
+    to: str,
+    status: Sequence[str],
+    link: str,
+    name: str = "",
+    from_address: str = DEFAULT_FROM_ADDRESS,
+) -> Email:
+    """The test email a person asks for in Settings: it says that email reaches them, and
+    ``status`` (sentences: whether card emails are on, the interval, their quiet hours). ``link``:
+    the confirm page. It carries nothing that signs in or answers anything."""
+    clean_name = one_line(name, MAX_NAME_CHARS)
+    greeting = f"Hello {clean_name}," if clean_name else "Hello,"
+    opening = "This is the test email you asked for in Settings: countersign's emails reach you at this address."
+    because = f'You receive this email because you pressed "{TEST_BUTTON}" in Settings.'
+    lines = [one_line(s, 400) for s in status if one_line(s, 400)]
+    text = "\n".join([greeting, "", opening, "", *lines, *([""] if lines else []), "The confirm page:", link,
+                      "", "-- ", because, ""])
+    e = html.escape
+    status_html = "".join(f"<p>{e(line)}</p>" for line in lines)
+    body = (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{e(TEST_SUBJECT)}</title></head>\n"
+        "<body style=\"font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:16px;line-height:1.5;"
+        'color:#111;margin:0;padding:16px">\n'
+        f"<p>{e(greeting)}</p>\n<p>{e(opening)}</p>\n{status_html}\n"
+        f'<p><a href="{e(link, quote=True)}">Open the confirm page</a></p>\n'
+        '<hr style="border:none;border-top:1px solid #ddd">\n'
+        f'<p style="font-size:13px;color:#555">{e(because)}</p>\n</body></html>\n'
+    )
+    return Email(to=to, subject=TEST_SUBJECT, text=text, html=body, from_address=from_address)
+
+
 def _domain(address: str) -> str:
     _, addr = parseaddr(address)
     domain = addr.rpartition("@")[2]

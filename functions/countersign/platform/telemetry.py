@@ -25,6 +25,7 @@ Powertools: its lines are redacted all the same (:func:`countersign.logs.filters
   ``email_sent``         a card email went out
   ``email_rate_limited`` a card email was suppressed: one per person per interval
   ``email_disabled`` / ``email_failed`` / ``email_nothing_pending`` / ``email_suppressed``  the other outcomes
+  ``email_quiet_hours``  a card email (or a digest) put back until its person's quiet hours end
   ``email_bounced`` / ``email_complained`` / ``email_soft_bounce``  SES's feedback (the notifier)
   ``card_recovered``     the sweep (or a reader) settled a card a dead process left running
   ``signing_key_missing`` the sweep found answerable cards signed by a key this instance lacks
@@ -164,11 +165,12 @@ def metric(name: str, value: float = 1) -> None:
 
 def wire(runtime: Any) -> None:
     """Count the desk's card events, the card notifier's email outcomes (the runtime's
-    notifier: it emails after filing where it delivers inline, and in every sweep) and the
-    webhook deliverer's (``webhook_delivered``, ``webhook_retrying``, ``webhook_failed``,
-    ``webhook_disabled``)."""
+    notifier: it emails after filing where it delivers inline, and in every sweep), the webhook
+    deliverer's (``webhook_delivered``, ``webhook_retrying``, ``webhook_failed``,
+    ``webhook_disabled``) and the Slack notifier's posts."""
     runtime.desk.on_event = metric
-    for notifier in (getattr(runtime, "notifier", None), runtime.desk.on_filed, getattr(runtime, "webhooks", None)):
+    for notifier in (getattr(runtime, "notifier", None), runtime.desk.on_filed, getattr(runtime, "webhooks", None),
+                     getattr(runtime, "slack", None)):
         if notifier is not None and hasattr(notifier, "on_event"):
             notifier.on_event = metric
 

@@ -20,6 +20,7 @@ interface, records and checks are one module of this package:
 * :mod:`.standing_grants` — bounded permissions a person gave a connection to run a tool without
   asking each time (not OAuth grants), and each use of them.
 * :mod:`.webhooks` — webhook endpoints, the card events owed to them, and their deliveries.
+* :mod:`.slack` — a workspace's Slack app, its members' Slack users, link codes, cards posted.
 * :mod:`.callers` — a caller's credential with its member, in one read once their ids are known.
 
 Where one role's write must be atomic with another's (a filing writes its notification), it is
@@ -41,6 +42,7 @@ from .outbox import OutboxStore
 from .passkeys import PasskeyStore
 from .sessions import SessionStore
 from .signing_keys import SigningKeyStore
+from .slack import SlackStore
 from .standing_grants import StandingGrantStore
 from .suppressions import SuppressionStore
 from .webhooks import WebhookStore
@@ -70,6 +72,7 @@ class Store:
     passkeys: PasskeyStore
     standing_grants: StandingGrantStore
     webhooks: WebhookStore
+    slack: SlackStore
     callers: CallerReads = None  # type: ignore[assignment]  # filled in by __post_init__
 
     def __post_init__(self) -> None:

@@ -111,6 +111,11 @@ class Card:
     # so that no move of it reads anything more to know. None: the store finds out at each move
     # (SQLite inside the move's transaction; DynamoDB, which keeps a filed card's answer, by a read).
     webhooks: bool | None = field(default=None, compare=False)
+    # A person's edit (docs/policy.md, "Edit, then approve"). On the card an edit filed:
+    # {"from": <the card edited>, "by": person id, "byName", "original": <its arguments>,
+    # "changes": [{"field", "label", "from", "to"}]}; on the card it replaced (state ``edited``):
+    # {"into": <the new card>, "by", "byName", "changes"}. A listing leaves it out.
+    edited: dict[str, Any] | None = None
 
     @property
     def asker(self) -> Asker:
@@ -149,7 +154,7 @@ class AuditEntry:
     at: int
     event: str  # filed | confirmed | running | completed | failed | declined | withdrawn | expired | refused
     actor: str  # "person:<id>", "connection:<id>", "cli" (a card filed from the command line), "system"
-    channel: str  # mcp | client | code | page | system
+    channel: str  # mcp | client | code | page | slack | system
     connection_id: str | None = None
     detail: str | None = None
 
@@ -194,6 +199,14 @@ class CardCommit:
     # if the grant has no use left for it, :class:`~countersign.store.errors.GrantUnavailable` and
     # nothing is written. Its :class:`~.standing_grants.StandingGrantUse` is recorded with it.
     grant_use: GrantUse | None = None
+    # A person's edit (target ``edited``): what the card records of it, and the new pending card
+    # filed in the same transaction with its ``filed`` entry (and the signing key note, key id and
+    # until), claiming its own request: if a card holds that one,
+    # :class:`~countersign.store.errors.Taken` with it, and nothing is written.
+    edited: dict[str, Any] | None = None
+    successor: Card | None = None
+    successor_audit: AuditEntry | None = None
+    successor_key: tuple[str, int] | None = None
 
     def written(self) -> Card:
         """The card as this commit writes it (fields left None keep what an earlier move wrote)."""
@@ -202,7 +215,7 @@ class CardCommit:
             "state": target, "updated_at": self.now, "version": 1 if self.new else self.card.version + 1,
             "lease_until": self.lease_until if target is CardState.RUNNING else None,
         }
-        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey"):
+        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey", "edited"):
             value = getattr(self, name)
             if value is not None:
                 changes[name] = value
@@ -215,7 +228,8 @@ def listed(card: Card) -> Card:
     Both stores list cards this way (DynamoDB's index projects no more); read a card with
     ``get_card`` before acting on it, or to know who filed one that no agent's connection filed
     (``filed_by``)."""
-    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None)
+    return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None,
+                   edited=None)
 
 
 # -- the role ---------------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
 :class:`OutboxStore` is the interface both stores implement; :class:`Notification` its record. A
 notification is written with its card (:meth:`~.cards.CardStore.file_card`) and delivered at least
-once by whoever leases it. The rules every role keeps are stated in :mod:`.workspaces`.
+once by whoever leases it. A *digest check* is a notification of no card: after an email, the
+cards filed for its person while the interval runs are told of when it ends
+(:func:`digest_id`, :meth:`OutboxStore.add_notification`). The rules every role keeps are stated
+in :mod:`.workspaces`.
 """
 
 from __future__ import annotations
@@ -10,7 +13,21 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
+from .errors import BadInput
+
 NOTIFY_PENDING, NOTIFY_SENDING, NOTIFY_DONE = "pending", "sending", "done"
+DIGEST_PREFIX = "digest."  # card ids are letters and digits: a digest check's id is never a card's
+MAX_LISTED = 500  # card ids a digest check remembers as told already
+
+
+def digest_id(person_id: str, claimed_at: int) -> str:
+    """The id of the digest check that follows the email a person's slot claimed at ``claimed_at``
+    sent: one per person per claim, so every process that tries to add it adds the same one."""
+    return f"{DIGEST_PREFIX}{person_id}.{claimed_at}"
+
+
+def is_digest(card_id: str) -> bool:
+    return card_id.startswith(DIGEST_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -31,6 +48,8 @@ class Notification:
     lease_until: int = 0
     outcome: str | None = None
     done_at: int | None = None
+    # A digest check's: the cards filed since ``created_at`` that the email before it told of already
+    listed: tuple[str, ...] = ()
 
 
 class OutboxStore(abc.ABC):
@@ -55,5 +74,27 @@ class OutboxStore(abc.ABC):
         """``sending → pending`` after a failed send, due again at ``due_at`` (one more attempt counted)."""
 
     @abc.abstractmethod
+    def add_notification(self, n: Notification) -> bool:
+        """Record a digest check (``n.card_id`` a :func:`digest_id`), pending and due at
+        ``n.due_at``; False, and nothing written, if one of that id exists. One conditional write.
+        :class:`BadInput` for a card's id, more than :data:`MAX_LISTED` ids or a state but pending."""
+
+    @abc.abstractmethod
+    def defer_notification(self, card_id: str, due_at: int) -> None:
+        """``sending → pending``, due at ``due_at``, no attempt counted (quiet hours: it waits,
+        nothing failed)."""
+
+    @abc.abstractmethod
     def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
         """Notifications not done that may be tried at ``now`` (due, or with a lapsed lease), oldest first."""
+
+
+def check_notification(n: Notification) -> None:
+    """A digest check about to be added (:meth:`OutboxStore.add_notification`)."""
+    if not is_digest(n.card_id):
+        raise BadInput("card_id", "only a digest check is added on its own; a card's notification is filed "
+                                  "with the card.")
+    if n.state != NOTIFY_PENDING or n.attempts or n.outcome is not None:
+        raise BadInput("state", "a digest check is added pending, never tried.")
+    if len(n.listed) > MAX_LISTED or not all(isinstance(c, str) for c in n.listed):
+        raise BadInput("listed", f"at most {MAX_LISTED} card ids.")

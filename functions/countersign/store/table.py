@@ -39,6 +39,12 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     webhook endpoint     WS#<ws>                                   WEBHOOK#<endpoint id>
     webhook event        WHEVENT#<card id>.<event>                 WHEVENT       (TTL)
     webhook delivery     WHOOK#<endpoint id>                       LOG#<created_at:012d>#<delivery id>  (TTL)
+    Slack app            WS#<ws>                                   SLACK
+    Slack team's owner   SLACKTEAM#<team id>                       SLACKTEAM     (workspace_id)
+    Slack link           WS#<ws>                                   SLACKLINK#<person id>
+    Slack user's link    SLACKUSER#<team id>#<user id>             SLACKUSER     (a full copy)
+    Slack link code      SLACKCODE#<code hash>                     SLACKCODE     (TTL)
+    Slack post           SLACKPOST#<card id>                       SLACKPOST     (TTL)
 
 Only cards, notifications and webhook events and deliveries carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /

@@ -19,8 +19,11 @@ Rules every role of the store keeps (the conformance suite in ``tests/store`` ch
 from __future__ import annotations
 
 import abc
+import functools
+import json
 import re
 import unicodedata
+import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +56,8 @@ MAX_LIST_SETTING = 50
 SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()},
                                     **{k: () for k in LIST_SETTINGS}}
 
-PERSON_CHANGES = {"role": str, "name": str, "agent_requests_email": bool}
+# quiet_hours: a QuietHours or None, checked by check_quiet_hours
+PERSON_CHANGES: dict[str, type] = {"role": str, "name": str, "agent_requests_email": bool, "quiet_hours": object}
 MAX_WORKSPACE_NAME = 100
 MAX_PERSON_NAME = 100
 
@@ -77,6 +81,20 @@ class Workspace:
 
 
 @dataclass(frozen=True)
+class QuietHours:
+    """When card emails wait for the person: from ``start`` to ``end`` (``"HH:MM"``, 24-hour, their
+    local time in ``zone``, an IANA time zone name). An ``end`` before the ``start`` runs past
+    midnight (22:00 to 07:00). :func:`check_quiet_hours` checks one before it is stored."""
+
+    start: str
+    end: str
+    zone: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"start": self.start, "end": self.end, "zone": self.zone}
+
+
+@dataclass(frozen=True)
 class Person:
     id: str
     workspace_id: str
@@ -85,6 +103,7 @@ class Person:
     name: str = ""
     agent_requests_email: bool = True
     created_at: int = 0
+    quiet_hours: QuietHours | None = None  # when card emails wait (None: never)
 
 
 Member = tuple[Workspace, Person]
@@ -146,7 +165,8 @@ class WorkspaceStore(abc.ABC):
 
     @abc.abstractmethod
     def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
-        """Change ``role``, ``name`` or ``agent_requests_email``."""
+        """Change ``role``, ``name``, ``agent_requests_email`` or ``quiet_hours`` (a
+        :class:`QuietHours`, or None for none)."""
 
     @abc.abstractmethod
     def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
@@ -202,6 +222,8 @@ def check_new_person(person: Person, workspace_id: str | None = None) -> None:
     """A person about to be created (``workspace_id``: the new workspace it is to be the owner of)."""
     check_role(person.role)
     check_person_name(person.name)
+    if person.quiet_hours is not None:
+        check_quiet_hours(person.quiet_hours)
     if workspace_id is not None and person.workspace_id != workspace_id:
         raise BadInput("owner", "the owner must be a person of the workspace being created.")
 
@@ -237,10 +259,60 @@ def check_settings(changes: dict[str, Any]) -> None:
 def check_person_changes(changes: dict[str, Any]) -> None:
     for name, value in changes.items():
         if name not in PERSON_CHANGES:
-            raise BadInput(name, "cannot be changed; only role, name and agent_requests_email can.")
+            raise BadInput(name, "cannot be changed; only role, name, agent_requests_email and quiet_hours can.")
+        if name == "quiet_hours":
+            if value is not None:
+                check_quiet_hours(value)
+            continue
         if not isinstance(value, PERSON_CHANGES[name]):
             raise BadInput(name, f"must be a {PERSON_CHANGES[name].__name__}.")
     if "role" in changes:
         check_role(changes["role"])
     if "name" in changes:
         check_person_name(changes["name"])
+
+
+# -- quiet hours ------------------------------------------------------------------------------------
+
+_CLOCK_TIME = re.compile(r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
+MAX_ZONE_NAME = 64
+
+
+@functools.cache
+def known_time_zones() -> frozenset[str]:
+    """The IANA time zone names this machine knows (read once)."""
+    return frozenset(zoneinfo.available_timezones())
+
+
+def check_quiet_hours(quiet: Any) -> None:
+    """A :class:`QuietHours` to store: two ``"HH:MM"`` times (24-hour) that differ, and a known
+    IANA time zone name (``Europe/Berlin``; not an abbreviation or an offset)."""
+    if not isinstance(quiet, QuietHours):
+        raise BadInput("quiet_hours", "must be quiet hours (a start, an end and a time zone) or none.")
+    for name in ("start", "end"):
+        value = getattr(quiet, name)
+        if not isinstance(value, str) or not _CLOCK_TIME.match(value):
+            raise BadInput(f"quiet_hours.{name}", "must be a time of day as HH:MM, 24-hour (00:00 to 23:59).")
+    if quiet.start == quiet.end:
+        raise BadInput("quiet_hours.end", "must differ from the start (quiet hours of no length are none).")
+    zone = quiet.zone
+    if not isinstance(zone, str) or len(zone) > MAX_ZONE_NAME or zone not in known_time_zones():
+        raise BadInput("quiet_hours.zone", "must be an IANA time zone name, such as Europe/Berlin or "
+                                           "America/New_York.")
+
+
+def quiet_hours_text(quiet: QuietHours | None) -> str | None:
+    """How both stores keep quiet hours: JSON text (None for none)."""
+    return None if quiet is None else json.dumps(quiet.as_dict(), sort_keys=True, separators=(",", ":"))
+
+
+def quiet_hours_from_text(text: str | None) -> QuietHours | None:
+    if not text:
+        return None
+    values = json.loads(text)
+    return QuietHours(start=values["start"], end=values["end"], zone=values["zone"])
+
+
+def stored_person_changes(changes: dict[str, Any]) -> dict[str, Any]:
+    """``changes`` (checked) as the values a store writes: quiet hours as :func:`quiet_hours_text`."""
+    return {k: quiet_hours_text(v) if k == "quiet_hours" else v for k, v in changes.items()}

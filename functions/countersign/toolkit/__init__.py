@@ -13,6 +13,8 @@ the reverse.
 * What ``apply`` returns: :class:`Effect`, in :class:`Phase` steps, with an :class:`Outside` call.
 * What a person's standing grant may bound: :class:`AmountBound`, :class:`ChoiceBound`
   (:attr:`Action.grantable`, :mod:`.grantable`).
+* What a person may change on a card before confirming it: :class:`Editable`
+  (:attr:`Action.editable`, :mod:`.editable`).
 * Who calls, on what: :class:`ActionContext`.
 * Errors reported to the agent: :class:`ActionError`, and :class:`Unavailable` for an outside
   dependency that could not be reached.
@@ -60,13 +62,14 @@ from .actions import (
     when,
 )
 from .context import ActionContext
+from .editable import Editable
 from .effects import Effect, Outside, Phase
 from .grantable import AmountBound, Bound, BoundError, ChoiceBound
 
 __all__ = [
     "ALWAYS", "CLIENT", "MANAGERS", "MAX_DOC_WRITES", "MAX_WORKSPACE_NAME", "MIN_HELD", "NEVER", "Action",
     "ActionContext", "ActionError", "AmountBound", "Arguments", "Bound", "BoundError", "ChoiceBound", "Conflict",
-    "Doc", "DocReader", "DocStore", "DocWrite", "Effect",
+    "Doc", "DocReader", "DocStore", "DocWrite", "Editable", "Effect",
     "GateClass", "Outside", "Phase", "Plan", "Read", "RoleWrite", "SettingWrite", "Settings", "Step", "Toolset",
     "Unavailable", "WorkspaceNameWrite", "Write", "hold_secret", "setting", "when",
 ]

@@ -30,6 +30,7 @@ from ..store.docs import DocStore
 from ..store.errors import Conflict
 from .arguments import ArgumentError, parse_arguments
 from .context import ActionContext
+from .editable import Editable
 from .effects import Effect, Outside, Phase
 from .grantable import Bound
 
@@ -176,6 +177,9 @@ class Action:
     # What a person's standing grant may bound, so that calls within it run without asking each
     # time (:mod:`.grantable`; docs/policy.md). None declared: no grant can cover this action.
     grantable: ClassVar[tuple[Bound, ...]] = ()
+    # What a person may change on a card of this action before confirming it (:mod:`.editable`;
+    # docs/policy.md, "Edit, then approve"). None declared: a card is confirmed or declined as asked.
+    editable: ClassVar[tuple[Editable, ...]] = ()
 
     def gate_class(self, args: Any, ctx: ActionContext) -> GateClass:
         """The class for this call; override when it depends on the arguments."""

@@ -35,13 +35,14 @@ RECEIPT_TYPE = "countersign-receipt"
 RECEIPT_VERSION = 2  # 1: passkey receipts only, without ``confirmation`` (still verified)
 
 # How a card was confirmed, from the channel of the audit entry that confirmed it.
-METHODS = {"page": "session", "client": "client", "code": "code", "grant": "grant"}
+METHODS = {"page": "session", "client": "client", "code": "code", "grant": "grant", "slack": "slack"}
 HOW = {
     "passkey": "with the person's passkey on the confirm page",
     "session": "by a click on the confirm page in a signed-in session",
     "client": "by an answer given in the MCP client",
     "code": "by a confirmation code sent back through the MCP client",
     "grant": "under a standing grant the person gave this connection in advance (its audit entry names the grant)",
+    "slack": "by a click on the card's Slack message, from the Slack user linked to the person",
 }
 CONFIRMING_EVENTS = ("running", "completed")
 
@@ -67,6 +68,8 @@ def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], se
     shown = {"title": card.title, "lines": list(card.lines)}
     if card.sections:  # (only a card that has them: other receipts keep their shape)
         shown["sections"] = list(card.sections)
+    if getattr(card, "edited", None):  # a person's edit: the original arguments and what changed, sealed
+        shown["edited"] = card.edited
     return {
         "type": RECEIPT_TYPE, "v": RECEIPT_VERSION,
         "workspace": {"id": workspace.id, "name": workspace.name},

@@ -19,6 +19,7 @@ from .outbox import DynamoOutbox
 from .passkeys import DynamoPasskeys
 from .sessions import DynamoSessions
 from .signing_keys import DynamoSigningKeys
+from .slack import DynamoSlack
 from .standing_grants import DynamoStandingGrants
 from .suppressions import DynamoSuppressions
 from .webhooks import DynamoWebhooks
@@ -57,6 +58,7 @@ class DynamoDBStore(Store):
             grants=DynamoGrants(table), suppressions=DynamoSuppressions(table), passkeys=DynamoPasskeys(table),
             standing_grants=DynamoStandingGrants(table),
             webhooks=DynamoWebhooks(table),
+            slack=DynamoSlack(table),
             callers=DynamoCallerReads(table),
         )
 

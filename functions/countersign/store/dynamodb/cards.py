@@ -243,6 +243,20 @@ class DynamoCards(CardStore):
             }}
         if commit.grant_use is not None:
             ops["grant"], ops["grant_use"] = use_items(commit.grant_use, card.id)
+        if commit.successor is not None:  # an edit: the new card, filed in this transaction
+            successor = commit.successor
+            assert commit.successor_audit is not None
+            check_card(successor)
+            later = self.table.purge_at(successor.expires_at)
+            ops["successor_request"] = self._claim(successor, successor.expires_at, now, later,
+                                                   settled_at=successor.expires_at)
+            ops["successor"] = {"Put": {"Item": codec.card_item(successor, later),
+                                        "ConditionExpression": "attribute_not_exists(pk)"}}
+            ops["successor_filed"] = {"Put": {
+                "Item": codec.audit_item(commit.successor_audit, self.table.seq.next(), later),
+                "ConditionExpression": "attribute_not_exists(pk)"}}
+            if commit.successor_key is not None:
+                ops["successor_key"] = {"Put": {"Item": key_note_item(*commit.successor_key)}}
         items = list(ops.values())
         roles = list(ops)
         for entry in commit.audit:
@@ -260,7 +274,7 @@ class DynamoCards(CardStore):
             mine = cancelled.old(0)
             if failed["card"] and mine is not None and mine.get("txn_id") == txn_id:
                 return written  # our own commit: its response was lost and the call retried
-            raise self._why(card, commit, cancelled, failed, first_write, writes) from None
+            raise self._why(card, commit, cancelled, failed, first_write, writes, roles) from None
         if target is CardState.EXPIRED and not commit.new:
             self._settled(card, now)
         return written
@@ -288,7 +302,7 @@ class DynamoCards(CardStore):
         for name in ("decline_reason", "refusal", "channel", "lease_until"):
             if getattr(written, name) is not None:
                 sets[name] = getattr(written, name)
-        for name in ("result", "run", "passkey"):
+        for name in ("result", "run", "passkey", "edited"):
             if getattr(written, name) is not None:
                 sets[name] = codec.J(getattr(written, name))
         removes = ["lease_until"] if written.lease_until is None else []
@@ -324,11 +338,15 @@ class DynamoCards(CardStore):
         }}
 
     def _why(self, card: Card, commit: CardCommit, cancelled: Cancelled, failed: dict[str, bool],
-             first_write: int, writes: list) -> Exception:
+             first_write: int, writes: list, roles: list[str]) -> Exception:
         """The error a cancelled commit stands for."""
         now = commit.now
         if failed.get("nonce"):
             return Replayed()
+        if failed.get("successor_request") and not failed.get("card"):  # a card holds the edited request
+            holder = cancelled.old(roles.index("successor_request"))
+            if holder is not None:
+                return Taken(self.get_card(card.workspace_id, holder["card_id"], now))
         if failed.get("request") and commit.new:  # a live card holds the request: it is the answer
             holder = cancelled.old(1)
             if holder is not None:

@@ -31,7 +31,7 @@ from ..errors import BadInput
 from ..json_records import data_fields, known_fields
 from ..outbox import Notification
 from ..sessions import Session, SignInToken
-from ..workspaces import Person, Workspace
+from ..workspaces import Person, Workspace, quiet_hours_from_text, quiet_hours_text
 
 Item = dict[str, dict[str, Any]]
 
@@ -252,11 +252,12 @@ PERSON_FIELDS = ("id", "workspace_id", "email", "role", "name", "agent_requests_
 
 
 def person_item(p: Person) -> Item:
-    return {**person_key(p.workspace_id, p.id), **item({k: getattr(p, k) for k in PERSON_FIELDS})}
+    return {**person_key(p.workspace_id, p.id),
+            **item({**{k: getattr(p, k) for k in PERSON_FIELDS}, "quiet_hours": quiet_hours_text(p.quiet_hours)})}
 
 
 def person_from(v: dict[str, Any]) -> Person:
-    return Person(**{k: v[k] for k in PERSON_FIELDS})
+    return Person(**{k: v[k] for k in PERSON_FIELDS}, quiet_hours=quiet_hours_from_text(v.get("quiet_hours")))
 
 
 CONNECTION_FIELDS = ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",
@@ -329,7 +330,8 @@ def card_item(c: Card, purge_at: int | None, txn_id: str | None = None) -> Item:
         arguments=J(c.arguments), subject=J(c.subject), lines=stored_lines(c), status=CardState(c.state).value,
         card_expires_at=c.expires_at, result=None if c.result is None else J(c.result),
         run=None if c.run is None else J(c.run), passkey=None if c.passkey is None else J(c.passkey),
-        expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk, txn_id=txn_id, webhooks=c.webhooks,
+        edited=None if c.edited is None else J(c.edited), expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk,
+        txn_id=txn_id, webhooks=c.webhooks,
     )
     return {**card_key(c.id), **item(values_)}
 
@@ -351,6 +353,7 @@ def card_from(v: dict[str, Any]) -> Card:
         run=unJ(v.get("run")),
         passkey=unJ(v.get("passkey")),
         webhooks=v.get("webhooks"),
+        edited=unJ(v.get("edited")),
     )
 
 
@@ -390,12 +393,13 @@ NOTIFICATION_FIELDS = ("card_id", "workspace_id", "person_id", "created_at", "st
 
 def notification_item(n: Notification, purge_at: int | None) -> Item:
     fields: dict[str, Any] = {k: getattr(n, k) for k in NOTIFICATION_FIELDS}
-    fields.update(gsi1pk=OUTBOX_PARTITION, gsi1sk=time_key(n.due_at, n.card_id), expires_at=purge_at)
+    fields.update(gsi1pk=OUTBOX_PARTITION, gsi1sk=time_key(n.due_at, n.card_id), expires_at=purge_at,
+                  listed=list(n.listed) or None)
     return {**outbox_key(n.card_id), **item(fields)}
 
 
 def notification_from(v: dict[str, Any]) -> Notification:
-    return Notification(**pick(v, NOTIFICATION_FIELDS))
+    return Notification(**pick(v, NOTIFICATION_FIELDS), listed=tuple(v.get("listed") or ()))
 
 
 def doc_item(ws: str, kind: str, doc_id: str, data: dict[str, Any], version: int) -> Item:

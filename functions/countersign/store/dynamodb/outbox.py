@@ -8,12 +8,13 @@ the notifier function, which delivers it at once.
 
 from __future__ import annotations
 
-from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore
+from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore, check_notification
 from ..table import GSI1
 from . import codec
 from .client import Table
 
 STATE = {"#st": "state"}
+RETENTION = 7 * 24 * 3600  # a digest check is kept this long after it is due (as a card's notification)
 
 
 class DynamoOutbox(OutboxStore):
@@ -59,6 +60,22 @@ class DynamoOutbox(OutboxStore):
             ExpressionAttributeNames=STATE,
             ExpressionAttributeValues=codec.values({
                 ":pending": NOTIFY_PENDING, ":sending": NOTIFY_SENDING, ":due": due_at, ":zero": 0, ":one": 1,
+                ":gsk": codec.time_key(due_at, card_id),
+            }),
+        )
+
+    def add_notification(self, n: Notification) -> bool:
+        check_notification(n)
+        return self.table.put_new(codec.notification_item(n, n.due_at + RETENTION))
+
+    def defer_notification(self, card_id: str, due_at: int) -> None:
+        self.table.update(
+            codec.outbox_key(card_id),
+            UpdateExpression="SET #st = :pending, due_at = :due, lease_until = :zero, gsi1sk = :gsk",
+            ConditionExpression="#st = :sending",
+            ExpressionAttributeNames=STATE,
+            ExpressionAttributeValues=codec.values({
+                ":pending": NOTIFY_PENDING, ":sending": NOTIFY_SENDING, ":due": due_at, ":zero": 0,
                 ":gsk": codec.time_key(due_at, card_id),
             }),
         )

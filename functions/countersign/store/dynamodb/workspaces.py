@@ -13,6 +13,7 @@ from ..workspaces import (
     check_person_changes,
     check_settings,
     check_workspace_name,
+    stored_person_changes,
 )
 from . import codec
 from .client import Cancelled, Table
@@ -132,6 +133,7 @@ class DynamoWorkspaces(WorkspaceStore):
         check_person_changes(changes)
         if not changes:
             return self.get_person(workspace_id, person_id)
+        changes = stored_person_changes(changes)
         out = self.table.update(
             codec.person_key(workspace_id, person_id),
             UpdateExpression="SET " + ", ".join(f"#k{i} = :v{i}" for i in range(len(changes))),

@@ -15,6 +15,7 @@ from .outbox import SQLiteOutbox
 from .passkeys import SQLitePasskeys
 from .sessions import SQLiteSessions
 from .signing_keys import SQLiteSigningKeys
+from .slack import SQLiteSlack
 from .standing_grants import SQLiteStandingGrants
 from .suppressions import SQLiteSuppressions
 from .webhooks import SQLiteWebhooks
@@ -33,6 +34,7 @@ class SQLiteStore(Store):
             workspaces=workspaces, connections=connections, sessions=sessions, limits=SQLiteLimits(db),
             authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
             passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db), webhooks=SQLiteWebhooks(db),
+            slack=SQLiteSlack(db),
             callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
                                       grants=grants, cards=cards),
         )

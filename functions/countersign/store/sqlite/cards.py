@@ -180,6 +180,8 @@ class SQLiteCards(CardStore):
                 _update_card(db, written)
             for entry in commit.audit:
                 _insert_audit(db, entry)
+            if commit.successor is not None:
+                _file_successor(db, commit, now)
             live_until = request_held_until(target, now, commit.refusal is not None, schema.LIVE_FOREVER)
             if target is not CardState.EXPIRED:
                 db.execute(
@@ -210,6 +212,20 @@ def _owes_events(db: sqlite3.Connection, card: Card) -> bool:
     """Whether ``card``'s moves owe webhook events: as it was filed, else (None) whether its
     workspace has an endpoint now, inside the transaction."""
     return card.webhooks if card.webhooks is not None else has_endpoints(db, card.workspace_id)
+def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> None:
+    """An edit's new pending card, in the edited card's transaction: its request claimed (else
+    :class:`Taken` with the card that holds it, and the whole transaction rolls back), the card,
+    its ``filed`` entry and the signing key note; no email (the person is on the page)."""
+    successor = commit.successor
+    assert successor is not None and commit.successor_audit is not None
+    check_card(successor)
+    holder = _claim_request(db, successor, successor.expires_at, now)
+    if holder is not None:
+        raise Taken(holder.at(now))
+    if commit.successor_key is not None:
+        note_key(db, *commit.successor_key)
+    _insert_card(db, successor)
+    _insert_audit(db, commit.successor_audit)
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
@@ -270,7 +286,7 @@ def _insert_card(db: sqlite3.Connection, card: Card) -> None:
 def _update_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     changed = {k: row[k] for k in ("state", "updated_at", "version", "result", "decline_reason", "refusal",
-                                   "channel", "run", "lease_until", "passkey")}
+                                   "channel", "run", "lease_until", "passkey", "edited")}
     db.execute(
         f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
         (*changed.values(), card.id, card.version - 1),

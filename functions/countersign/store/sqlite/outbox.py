@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore
+from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore, check_notification
 from . import schema
 from .database import Database
 
@@ -42,6 +42,18 @@ class SQLiteOutbox(OutboxStore):
                 (NOTIFY_PENDING, due_at, card_id, NOTIFY_SENDING),
             )
 
+    def add_notification(self, n: Notification) -> bool:
+        check_notification(n)
+        with self.db.write() as db:
+            return insert_notification(db, n, unless_present=True)
+
+    def defer_notification(self, card_id: str, due_at: int) -> None:
+        with self.db.write() as db:
+            db.execute(
+                "UPDATE outbox SET state = ?, due_at = ?, lease_until = 0 WHERE card_id = ? AND state = ?",
+                (NOTIFY_PENDING, due_at, card_id, NOTIFY_SENDING),
+            )
+
     def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
         found = self.db.all(
             "SELECT * FROM outbox WHERE (state = ? AND due_at <= ?) OR (state = ? AND lease_until <= ?)"
@@ -51,10 +63,12 @@ class SQLiteOutbox(OutboxStore):
         return [schema.notification(r) for r in found]
 
 
-def insert_notification(db: sqlite3.Connection, n: Notification) -> None:
-    """Inside the transaction that files the card."""
-    db.execute(
-        f"INSERT INTO outbox ({', '.join(schema.NOTIFICATION_FIELDS)})"
-        f" VALUES ({', '.join('?' * len(schema.NOTIFICATION_FIELDS))})",
-        tuple(getattr(n, k) for k in schema.NOTIFICATION_FIELDS),
-    )
+def insert_notification(db: sqlite3.Connection, n: Notification, *, unless_present: bool = False) -> bool:
+    """Inside the transaction that files the card (or, ``unless_present``, on its own: False when
+    a notification of that id exists)."""
+    columns = (*schema.NOTIFICATION_FIELDS, "listed")
+    return db.execute(
+        f"INSERT {'OR IGNORE ' if unless_present else ''}INTO outbox ({', '.join(columns)})"
+        f" VALUES ({', '.join('?' * len(columns))})",
+        schema.notification_row(n),
+    ).rowcount == 1

@@ -23,19 +23,20 @@ from ..errors import BadInput
 from ..json_records import data_fields, known_fields
 from ..outbox import Notification
 from ..sessions import Session, SignInToken
-from ..workspaces import Person, Workspace
+from ..workspaces import Person, Workspace, quiet_hours_from_text
 
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, settings TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS persons (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, email TEXT NOT NULL, email_key TEXT NOT NULL UNIQUE,
-    role TEXT NOT NULL, name TEXT NOT NULL, agent_requests_email INTEGER NOT NULL, created_at INTEGER NOT NULL);
+    role TEXT NOT NULL, name TEXT NOT NULL, agent_requests_email INTEGER NOT NULL, created_at INTEGER NOT NULL,
+    quiet_hours TEXT);
 CREATE INDEX IF NOT EXISTS persons_by_workspace ON persons (workspace_id, created_at, id);
 CREATE TABLE IF NOT EXISTS connections (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, name TEXT NOT NULL,
@@ -52,7 +53,8 @@ CREATE TABLE IF NOT EXISTS cards (
     tool TEXT NOT NULL, arguments TEXT NOT NULL, subject TEXT NOT NULL, title TEXT NOT NULL, lines TEXT NOT NULL,
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
-    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT);
+    channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT,
+    edited TEXT);
 DROP INDEX IF EXISTS cards_pending;
 CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS cards_history ON cards
@@ -66,7 +68,7 @@ CREATE TABLE IF NOT EXISTS spent_tickets (
 CREATE TABLE IF NOT EXISTS outbox (
     card_id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, created_at INTEGER NOT NULL,
     state TEXT NOT NULL, due_at INTEGER NOT NULL, attempts INTEGER NOT NULL, lease_until INTEGER NOT NULL,
-    outcome TEXT, done_at INTEGER);
+    outcome TEXT, done_at INTEGER, listed TEXT);
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (state, due_at) WHERE state != 'done';
 CREATE TABLE IF NOT EXISTS signing_keys (key_id TEXT PRIMARY KEY, until INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS audit (
@@ -97,9 +99,11 @@ CREATE TABLE IF NOT EXISTS suppressions (
 # Columns added since version 1 (a database made by an earlier release gains them on open).
 ADDED_COLUMNS = {
     "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER"),
-              ("passkey", "TEXT"), ("filed_by", "TEXT")),
+              ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
+    "persons": (("quiet_hours", "TEXT"),),
+    "outbox": (("listed", "TEXT"),),
 }
 
 
@@ -232,6 +236,7 @@ def person(row: sqlite3.Row) -> Person:
         name=row["name"],
         agent_requests_email=bool(row["agent_requests_email"]),
         created_at=row["created_at"],
+        quiet_hours=quiet_hours_from_text(row["quiet_hours"]),
     )
 
 
@@ -277,6 +282,7 @@ def card_row(card: Card) -> dict[str, Any]:
         result=None if card.result is None else to_json(card.result),
         run=None if card.run is None else to_json(card.run),
         passkey=None if card.passkey is None else to_json(card.passkey),
+        edited=None if card.edited is None else to_json(card.edited),
     )
     return row
 
@@ -293,6 +299,7 @@ def card(row: sqlite3.Row) -> Card:
         result=from_json(row["result"]),
         run=from_json(row["run"]),
         passkey=from_json(row["passkey"]),
+        edited=from_json(row["edited"]),
     )
 
 
@@ -314,4 +321,9 @@ NOTIFICATION_FIELDS = (
 
 
 def notification(row: sqlite3.Row) -> Notification:
-    return Notification(**{k: row[k] for k in NOTIFICATION_FIELDS})
+    return Notification(**{k: row[k] for k in NOTIFICATION_FIELDS}, listed=tuple(from_json(row["listed"]) or ()))
+
+
+def notification_row(n: Notification) -> tuple[Any, ...]:
+    """The values of :data:`NOTIFICATION_FIELDS` and ``listed`` (JSON), in that order."""
+    return (*(getattr(n, k) for k in NOTIFICATION_FIELDS), to_json(list(n.listed)) if n.listed else None)

@@ -14,6 +14,8 @@ from ..workspaces import (
     check_settings,
     check_workspace_name,
     email_key,
+    quiet_hours_text,
+    stored_person_changes,
 )
 from . import schema
 from .database import Database, unique
@@ -75,10 +77,10 @@ class SQLiteWorkspaces(WorkspaceStore):
         if self.db.one("SELECT 1 FROM persons WHERE email_key = ?", email_key(person.email)):
             raise Conflict(f"The email {person.email!r} already belongs to a member.")
         db.execute(
-            "INSERT INTO persons (id, workspace_id, email, email_key, role, name, agent_requests_email, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO persons (id, workspace_id, email, email_key, role, name, agent_requests_email, created_at,"
+            " quiet_hours) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (person.id, person.workspace_id, person.email, email_key(person.email), person.role,
-             person.name, int(person.agent_requests_email), person.created_at),
+             person.name, int(person.agent_requests_email), person.created_at, quiet_hours_text(person.quiet_hours)),
         )
 
     def get_person(self, workspace_id: str, person_id: str) -> Person:
@@ -100,8 +102,9 @@ class SQLiteWorkspaces(WorkspaceStore):
         with self.db.write() as db:
             self.get_person(workspace_id, person_id)
             if changes:
-                columns = ", ".join(f"{name} = ?" for name in changes)
-                db.execute(f"UPDATE persons SET {columns} WHERE id = ?", (*changes.values(), person_id))
+                stored = stored_person_changes(changes)
+                columns = ", ".join(f"{name} = ?" for name in stored)
+                db.execute(f"UPDATE persons SET {columns} WHERE id = ?", (*stored.values(), person_id))
             return self.get_person(workspace_id, person_id)
 
     def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:

@@ -1,4 +1,5 @@
-"""``create_api(runtime)``: the confirm API as one FastAPI app, routed under ``/api``.
+"""``create_api(runtime)``: the confirm API as one FastAPI app, routed under ``/api``, with what
+Slack calls back under ``/slack`` (:mod:`countersign.surfaces.slack`).
 
 The same app runs in the local server (mounted at ``/api``) and in the ``api`` Lambda (Mangum).
 OpenAPI is served at ``/api/openapi.json``; the docs UI is off (it would load third-party files).
@@ -15,6 +16,7 @@ from starlette.middleware.gzip import GZipMiddleware
 from ...notify import Sender, sender_for
 from ...runtime import Runtime
 from ..http.request_limits import RequestLimit
+from ..slack import routes as slack_routes
 from . import (
     cards,
     connections,
@@ -25,6 +27,7 @@ from . import (
     session,
     settings,
     signin,
+    slack,
     standing_grants,
     upstreams,
     webhooks,
@@ -72,10 +75,12 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     app.state.signin_floor = signin_floor
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth, passkeys, passkey_cards,
-                                  upstreams, standing_grants, webhooks)]
+                                  upstreams, standing_grants, webhooks, slack)]
     for router in routers:
         app.include_router(router, prefix="/api")
-    app.state.route_methods = errors.route_methods(routers, "/api")  # what OPTIONS and a 405 answer
+    app.include_router(slack_routes.router)  # /slack/actions, /slack/commands: Slack's, signed, no session
+    # what OPTIONS and a 405 answer
+    app.state.route_methods = errors.route_methods(routers, "/api") + errors.route_methods([slack_routes.router], "")
     built = app.openapi
     app.openapi = lambda: app.openapi_schema or add_documented(built())  # type: ignore[method-assign]
     # Innermost first: answers of 1 KiB or more are gzipped for a client that accepts it (through

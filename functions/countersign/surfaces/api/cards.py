@@ -17,7 +17,7 @@ from ...core.canonical import map_strings
 from ...core.card_states import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line, plain_text
 from ...core.times import iso
-from ...gate import clicks
+from ...gate import clicks, edits
 from ...gate.replies import decline_reason
 from ...identity.sessions import Signed
 from ...runtime import Runtime
@@ -26,7 +26,7 @@ from ...store.errors import NotFound
 from ...toolkit import ActionError, Unavailable
 from .errors import ApiError, not_found
 from .outcomes import Outcomes
-from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, RefusalBody, documented, errors, stated
+from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, EditBody, RefusalBody, documented, errors, stated
 from .session import CARD_ID, Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["cards"])
@@ -131,7 +131,19 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes, asked
         "outcome": outcomes.lines(card, body),
         "signedWith": outcomes.signed_with(card),
         "grant": body.get("grant") if isinstance(body.get("grant"), dict) else None,
+        "editable": [],
+        "edited": _edited(card),
     }
+
+
+def _edited(card: Card) -> dict | None:
+    """A person's edit, as a card view shows it (never the original arguments: the card it
+    replaced shows them as its preview)."""
+    edited = card.edited
+    if not isinstance(edited, dict):
+        return None
+    return _plain({"from": edited.get("from"), "into": edited.get("into"), "by": edited.get("byName", ""),
+                   "changes": edited.get("changes", [])})
 
 
 def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
@@ -140,6 +152,7 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
                      Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
     if card.state is CardState.PENDING and card.arguments:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
+        view["editable"] = _plain(edits.editable_fields(runtime.desk, card))
     return view
 
 
@@ -179,7 +192,9 @@ Cursor = Query(default=None, max_length=512, json_schema_extra=stated(pattern=CU
 Limit = Query(default=DEFAULT_PAGE, ge=1, le=MAX_PAGE)
 
 
-@router.get("/cards", response_model=CardPage, responses=errors(401, 422))
+# A list's cards leave out every field at its default (no sections, nothing irreversible, no result,
+# reason or refusal, no passkey): the page's 20 cards in fewer bytes. One card's view is complete.
+@router.get("/cards", response_model=CardPage, response_model_exclude_defaults=True, responses=errors(401, 422))
 def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, limit: int = Limit) -> dict:
     """Cards waiting on the signed-in person, oldest first."""
     runtime = runtime_of(request)
@@ -193,7 +208,7 @@ def pending(request: Request, signed: SignedIn, cursor: str | None = Cursor, lim
     return page
 
 
-@router.get("/history", response_model=CardPage, responses=errors(401, 422))
+@router.get("/history", response_model=CardPage, response_model_exclude_defaults=True, responses=errors(401, 422))
 def history(request: Request, signed: SignedIn, cursor: str | None = Cursor, limit: int = Limit) -> dict:
     """Answered (and lapsed) cards of the signed-in person, newest first."""
     runtime = runtime_of(request)
@@ -276,4 +291,27 @@ def reopen(card_id: str, request: Request, signed: Acting) -> dict:
         raise not_found() from None
     except Refusal as refusal:
         raise _refused(runtime, signed, card_id, refusal) from None
+    return _view(runtime, signed, card)
+
+
+@router.post("/cards/{card_id}/edit", response_model=CardView, responses=CLICK_ERRORS)
+def edit(card_id: str, request: Request, signed: Acting, body: EditBody) -> dict:
+    """Change what the card's action declares editable, then confirm the new card: the values go
+    through the same argument checker and plan as an agent's call (422 naming the field, nothing
+    written); the card ends ``edited`` and a new pending card with a new preview is filed for the
+    same request (docs/policy.md, "Edit, then approve"). Answers with the new card."""
+    runtime = runtime_of(request)
+    if not CARD_ID.fullmatch(card_id):
+        raise not_found()
+    try:
+        card = edits.edit_card(runtime.desk, signed.workspace.id, signed.person, card_id, body.arguments,
+                               card=signed.card)
+    except NotFound:
+        raise not_found() from None
+    except Refusal as refusal:
+        raise _refused(runtime, signed, card_id, refusal) from None
+    except Unavailable as exc:
+        raise unavailable(runtime, signed, card_id, exc) from None
+    except ActionError as exc:  # the argument checker's or the plan's sentence; nothing was written
+        raise ApiError(422, "invalid", exc.message, field=exc.field or "arguments") from None
     return _view(runtime, signed, card)

@@ -87,8 +87,8 @@ def validation_message(exc: RequestValidationError) -> tuple[str, str]:
         return where, f"{where}: is not a field this request accepts."
     if kind == "string_pattern_mismatch":
         return where, f"{where}: {PATTERN_MESSAGES.get(where, 'is not in the expected form')}."
-    if kind == "model_attributes_type" or (kind == "dict_type" and where == "body"):
-        return "body", "body: expected a JSON object."
+    if kind in ("model_attributes_type", "model_type", "dict_type"):  # the body or a field wanted an object
+        return where, f"{where}: expected a JSON object."
     return where, f"{where}: {plain_sentence(first)}"
 
 

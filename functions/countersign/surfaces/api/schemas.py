@@ -79,8 +79,30 @@ class DeclineBody(Strict):
     reason: str | None = Field(default=None, max_length=500, description="Why the person said no (shown to the agent)")
 
 
+class EditBody(Strict):
+    arguments: dict[str, Any] = Field(description=(
+        "The values to change, by argument name: only those the card's action declares editable (its "
+        "view's editable list); they go through the same argument checker as an agent's call"))
+
+
+#: A time of day as quiet hours take it: HH:MM, 24-hour.
+CLOCK_TIME_PATTERN = r"^([01][0-9]|2[0-3]):[0-5][0-9]$"
+
+
+class QuietHoursBody(Strict):
+    start: str = Field(pattern=CLOCK_TIME_PATTERN, description="When quiet hours begin, HH:MM (24-hour), local time")
+    end: str = Field(pattern=CLOCK_TIME_PATTERN,
+                     description="When they end, HH:MM; before the start means the next day (22:00 to 07:00)")
+    zone: str = Field(min_length=1, max_length=64, description="An IANA time zone name, e.g. Europe/Berlin")
+
+
 class MeChanges(Strict):
-    agent_requests_email: StrictBool
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+
+    # Omitted means "leave as is"; quiet_hours null turns quiet hours off.
+    agent_requests_email: StrictBool = None  # type: ignore[assignment]
+    quiet_hours: QuietHoursBody | None = Field(
+        default=None, description="No card email while these run; the email goes out when they end (null: none)")
 
 
 class WorkspaceChanges(Strict):
@@ -144,7 +166,7 @@ class SessionView(BaseModel):
         default=None, description="Set when card emails to the person's address stopped (a bounce or a complaint)")
 
 
-CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired"]
+CardStateName = Literal["pending", "running", "completed", "failed", "declined", "withdrawn", "expired", "edited"]
 
 
 class AskedBy(BaseModel):
@@ -152,6 +174,28 @@ class AskedBy(BaseModel):
         description="An agent (through a connection), a member from Settings, or the command line")
     name: str | None = Field(description="The connection's name (an agent), the member's name or email (a person)")
     you: bool = Field(description="The member who asked is the one viewing")
+
+
+class EditableField(BaseModel):
+    name: str = Field(description="The argument's name, as the edit body takes it")
+    label: str = Field(description="What it is, in words")
+    kind: Literal["whole number", "amount", "text"] = Field(description="What the input takes")
+    value: Any = Field(default=None, description="Its value on this card, as the arguments spell it")
+    shown: str = Field(description="Its value as the preview shows it")
+
+
+class EditChange(BaseModel):
+    field: str
+    label: str
+    from_: str = Field(alias="from")
+    to: str
+
+
+class EditedView(BaseModel):
+    from_: str | None = Field(default=None, alias="from", description="The card this one replaced")
+    into: str | None = Field(default=None, description="The card that replaced this one")
+    by: str = Field(description="Who edited it (name or email)")
+    changes: list[EditChange]
 
 
 class CardView(BaseModel):
@@ -163,8 +207,9 @@ class CardView(BaseModel):
         default_factory=list, description="The parts of a change the lines sum up (an upstream's tools), bound "
         "by the card's ticket with its title and lines; empty for most cards")
     state: CardStateName = Field(description="The card's state (expiry applied)")
-    status: Literal["pending", "completed", "failed", "declined", "expired"] = Field(
-        description="What the agent's get_confirmation_status reports")
+    status: Literal["pending", "completed", "failed", "declined", "expired", "edited"] = Field(
+        description="What the agent's get_confirmation_status reports (for an edited card: the status of the "
+                    "card it continues as)")
     connectionName: str | None
     askedBy: AskedBy = Field(description="Who asked for it")
     irreversible: bool = Field(default=False, description="Its action cannot be undone once it ran")
@@ -184,10 +229,17 @@ class CardView(BaseModel):
         "Confirmed with a passkey: the sentence naming it (or saying it was removed since)"))
     grant: dict[str, str] | None = Field(default=None, description=(
         "Ran under a standing grant, without a click: its id and name (docs/policy.md)"))
+    editable: list[EditableField] = Field(default_factory=list, description=(
+        "What the person may change before confirming (a pending card whose action declares it; "
+        "POST /api/cards/{id}/edit); empty otherwise"))
+    edited: EditedView | None = Field(default=None, description=(
+        "A person's edit: on the card it filed, the card it replaced (from); on the card it replaced (state "
+        "edited), the new card (into); who, and what changed"))
 
 
 class CardPage(BaseModel):
-    cards: list[CardView]
+    cards: list[CardView] = Field(description="Each card leaves out the fields at their default (an absent "
+                                  "``passkeyRequired`` is false, an absent ``result`` null...)")
     nextCursor: str | None
     waiting: int | None = Field(default=None, description="How many cards wait on you in all (the pending list)")
 
@@ -197,8 +249,25 @@ class RefusalBody(BaseModel):
     card: CardView
 
 
+class QuietHoursView(BaseModel):
+    start: str
+    end: str
+    zone: str
+
+
 class MySettings(BaseModel):
     agent_requests_email: bool
+    quiet_hours: QuietHoursView | None = Field(default=None, description="When card emails wait (none: never)")
+    quiet_until: str | None = Field(default=None,
+                                    description="Quiet hours run now: when they end (ISO 8601, UTC); else null")
+    email_interval: int = Field(default=0, description="At most one card email per this many seconds (0: no limit)")
+
+
+class TestEmailView(BaseModel):
+    outcome: Literal["sent", "suppressed"] = Field(
+        description="sent: handed to the mail service; suppressed: not sent, the address no longer gets email")
+    to: str = Field(description="The address it went (or would have gone) to")
+    message: str = Field(description="What happened, in a sentence or two for the person")
 
 
 class WorkspaceSettings(BaseModel):

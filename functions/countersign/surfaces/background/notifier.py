@@ -24,6 +24,10 @@ A ``WHEVENT`` record: :meth:`WebhookDeliverer.deliver_event` fans it out and tri
 a failed attempt is put back with its backoff, which the sweeper then owns (a success). Still not
 fanned out although due (the store could not be reached) → the record fails. Not due yet (a
 ``card.lapsed`` waiting for its card's deadline) → a success: the sweeper fans it out then.
+The same record posts the card to the workspace's Slack app, if it has one
+(:meth:`~countersign.notify.slack.SlackNotifier.post`, at most once per card): a post Slack could
+not take now (unreachable, rate limited) fails the record, so Lambda tries again (the email, done,
+is not sent twice); a post Slack refused for good is logged and counted, and the record succeeds.
 
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
 (:mod:`countersign.surfaces.background.sweeper`) delivers once it is due. A duplicate stream record finds
@@ -36,6 +40,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ...notify.slack import RETRY as SLACK_RETRY
 from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
 
 if TYPE_CHECKING:
@@ -122,6 +127,11 @@ def stream_handler(
         if after is None:  # removed (by TTL, long after its card): nothing is owed
             log.warning("the notification of card %s is gone; nothing to deliver", card_id)
             return "gone"
+        slack = getattr(runtime, "slack", None)
+        if slack is not None and slack.post(after.workspace_id, card_id) == SLACK_RETRY:
+            if metric is not None:
+                metric(NOT_DELIVERED)
+            raise NotDelivered(f"card {card_id} is not posted to Slack yet")
         if after.state == NOTIFY_DONE:
             return after.outcome or "done"
         now = int(notifier.clock())

@@ -69,6 +69,7 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
         # /mcp as on Lambda
         Where(oauth.serves, RequestLimit(oauth, runtime, "mcp")),
         Prefix("/api", api),
+        Prefix("/slack", api),  # Slack's callbacks (countersign.surfaces.slack), served by the same app
     ]
     if web_dir is not None and web_dir.is_dir():
         routes.append(Mount("/", SecurityHeaders(GZipMiddleware(ConfirmPage(web_dir)))))

@@ -14,7 +14,7 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from ...core.card_states import Refusal, RefusalReason
-from ...gate import ask as gate_ask, clicks, replies
+from ...gate import ask as gate_ask, clicks, edits, replies
 from ...gate.desk import CardDesk
 from ...store.errors import NotFound, StoreError
 from ...toolkit import ActionError, Arguments
@@ -114,16 +114,11 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
         args = _parse(CardArgs, arguments, "get_confirmation_status")
         try:
             def status():
-                _, card = mine(ctx, args.confirmation_id)
-                later = None
-                if card.state.value not in ("pending", "running"):
-                    later = desk.store.cards.latest_card(card.workspace_id, card.person_id, card.tool, card.fingerprint,
-                                                   desk.now())
-                return card, later
-            card, later = await desk.offload.read_work("get_confirmation_status", status)
+                _, asked = mine(ctx, args.confirmation_id)
+                return edits.confirmation_status(desk, asked)  # an edited card leads on to its outcome
+            return await desk.offload.read_work("get_confirmation_status", status)
         except (Refusal, StoreError) as exc:
             raise tool_error(exc) from None
-        return replies.later_request(replies.status_reply(card, desk.card_url(card.id)), card, later)
 
     return [
         make_tool(request_confirmation, name="request_confirmation", title="Asking a person to confirm an action",

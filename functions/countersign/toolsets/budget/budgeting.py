@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...toolkit import ActionContext, ActionError, AmountBound, Arguments, ChoiceBound, Effect, Plan
+from ...toolkit import ActionContext, ActionError, AmountBound, Arguments, ChoiceBound, Editable, Effect, Plan
 from .base import Amount, BudgetAction, title_to_summary
 from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
 from .operations import Planning, budget_change, commit
@@ -38,6 +38,8 @@ class SetCategoryBudget(BudgetAction):
         ChoiceBound("category_id", values=lambda subject, ctx: [subject["category"]], choices=_budgeted_categories,
                     label="categories"),
     )
+    editable = (Editable("amount", label="amount budgeted", kind="amount",
+                         shown=lambda subject: display(subject["amount"])),)
 
     def propose(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import Field
 
 from ...core.preview import Preview
-from ...toolkit import NEVER, ActionContext, ActionError, Arguments, Effect, Step, setting
+from ...toolkit import NEVER, ActionContext, ActionError, Arguments, Editable, Effect, Step, setting
 from .action import MailAction, put
 from .kinds import AUTO_APPROVE_AFTER, DIRECT, KIND_DESIGN, NOUN
 from .printing import ledger_after, print_job
@@ -130,6 +130,7 @@ class ReviewMessage(MailAction):
     arguments = ReviewArgs
     gate = APPROVALS
     drift_message = "The draft or its campaign changed between the preview and the answer; nothing was approved."
+    editable = (Editable("copy_text", label="copy", kind="text", shown=lambda subject: subject["copy"]),)
 
     def gate_class(self, args: ReviewArgs, ctx: ActionContext):
         piece, camp = _piece_status(ctx, args.piece_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from ...core.preview import Preview, money
-from ...toolkit import ALWAYS, ActionContext, AmountBound, Arguments, Effect, Step
+from ...toolkit import ALWAYS, ActionContext, AmountBound, Arguments, Editable, Effect, Step
 from .action import MailAction
 from .printing import ledger_after
 from .snapshot import Mail
@@ -31,6 +31,8 @@ class BuyCredits(MailAction):
     drift_message = "The credit balance changed between the preview and the answer; nothing was bought or charged."
     grantable = (AmountBound("credits", amount=lambda subject: subject["buy"], label="credits bought", places=0,
                              unit=" credits"),)
+    editable = (Editable("credits", label="credits to buy", kind="whole number",
+                         shown=lambda subject: f"{subject['buy'] // 1000}"),)
 
     def prepare(self, args: BuyCreditsArgs, ctx: ActionContext):
         mail = Mail(ctx)
