@@ -121,7 +121,7 @@ def test_a_cards_sections_are_kept_with_its_lines_read_whole_listed_and_moved(st
          "arguments": [], "note": "Ünïcode ‘quoted’ \u202e"}]},)
     lines = ("Where: https://mcp.example.com/mcp", "Changed (1): write_file.")
     plain = w.file(created_at=100)
-    tools = replace(card(w.ws, w.person, w.conn, created_at=100), lines=lines, sections=sections)
+    tools = replace(card(w.ws, w.person, w.conn, created_at=101), lines=lines, sections=sections)
     store.cards.file_card(tools, filed(tools))
     assert store.cards.get_card(w.ws.id, tools.id, now=200) == tools
     listed_cards, _ = store.cards.list_pending_cards(w.ws.id, w.person.id, now=200)
