@@ -94,6 +94,15 @@ def card(tenant, card_id: str):
     return tenant.store.cards.get_card(tenant.workspace_id, card_id, now(tenant))
 
 
+def post_state(tenant, card_id: str, want: str, timeout: float = 10) -> str:
+    """The card's Slack post state once it is ``want`` (the poster records it after Slack answered,
+    on its worker thread), or as it stands at the deadline."""
+    deadline = time.monotonic() + timeout
+    while (state := tenant.store.slack.get_post(card_id).state) != want and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return state
+
+
 def buttons(message_blocks: list[dict]) -> list[tuple[str, str]]:
     [actions] = [b for b in message_blocks if b["type"] == "actions"]
     return [(e["action_id"], e["text"]["text"]) for e in actions["elements"]]
@@ -131,7 +140,7 @@ async def test_connect_link_post_to_the_person_and_confirm_in_slack(tenant, slac
     assert buttons(blocks) == [("confirm", "Confirm"), ("decline", "Decline"), ("open", "Open")]
     assert blocks[3]["elements"][2]["url"] == f"{tenant.origin}/confirm?card={card_id}"
     assert posted.body["text"] == "Waiting for your answer: Change note ‘Note 1’?"
-    assert tenant.store.slack.get_post(card_id).state == "posted"
+    assert post_state(tenant, card_id, "posted") == "posted"
 
     answer = click(tenant, bot, user_id, "confirm", card_id)
     assert answer.status_code == 200, answer.text
