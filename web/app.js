@@ -86,7 +86,7 @@ async function api(method, path, body) {
   }
   const saved = res.headers.get(SAVED_AT);
   if (saved && data && typeof data === 'object') data.savedAt = saved;
-  if (!res.ok) throw new ApiError(res.status, data);
+  if (!res.ok) throw Object.assign(new ApiError(res.status, data), { retryAfter: Number(res.headers.get('Retry-After')) || 0 });
   return data;
 }
 

@@ -1,6 +1,7 @@
 // The Settings view: an index of sections (notifications, passkeys, connections, and for owners
 // and admins members, upstream MCP servers and the workspace's switches), each its own screen, and
 // the account with sign-out. Loaded only for this view; the page's helpers come in as ``page`` (app.js).
+import { dateText } from './dom.js';
 import { S } from './strings-on-demand.js';
 
 function toggleEl(el, id, label, checked, hint, onchange) {
@@ -64,10 +65,13 @@ function indexEl(el, shown) {
 async function sectionEl(page, settings, section) {
   const { api, el, announce, navigate } = page;
   if (section === 'notifications') {
+    const me = settings.me || {};
+    const minutes = Math.round((me.email_interval || 0) / 60);
     return el('section', { class: 'panel' }, el('h2', {}, S.email),
-      toggleEl(el, 'agent_requests_email', S.emailWhenAsked, settings.me && settings.me.agent_requests_email,
-        S.emailAtMost,
-        (v) => api('PATCH', '/settings/me', { agent_requests_email: v })));
+      toggleEl(el, 'agent_requests_email', S.emailWhenAsked, me.agent_requests_email,
+        minutes > 0 ? S.emailEvery(minutes) : null,
+        (v) => api('PATCH', '/settings/me', { agent_requests_email: v })),
+      quietHoursEl(page, me), testEmailEl(page));
   }
   if (section === 'workspace') {
     return el('section', { class: 'panel' }, el('h2', {}, S.workspace),
@@ -85,6 +89,70 @@ async function sectionEl(page, settings, section) {
     if (e.status === 401) throw e;
     return el('p', { class: 'muted' }, S.noUpstreams);
   }
+}
+
+// Quiet hours: on or off, from and until (HH:MM) in a time zone; Save sends them (or none).
+function quietHoursEl({ api, el }, me) {
+  const quiet = me.quiet_hours;
+  const on = el('input', { type: 'checkbox', id: 'quiet_on', name: 'quiet_on' });
+  on.checked = !!quiet;
+  const field = (id, label, attrs) => {
+    const input = el('input', { id, name: id, ...attrs });
+    const note = el('p', { class: 'error field-error', 'aria-live': 'polite' });
+    return [input, note, el('div', { class: 'quiet-field' }, el('label', { for: id }, label), input, note)];
+  };
+  const [start, startNote, startRow] = field('quiet_start', S.quietFrom, { type: 'time', value: quiet ? quiet.start : '22:00' });
+  const [end, endNote, endRow] = field('quiet_end', S.quietUntil, { type: 'time', value: quiet ? quiet.end : '07:00' });
+  const [zone, zoneNote, zoneRow] = field('quiet_zone', S.quietZone, {
+    type: 'text', autocomplete: 'off', value: quiet ? quiet.zone : Intl.DateTimeFormat().resolvedOptions().timeZone });
+  const notes = { start: startNote, end: endNote, zone: zoneNote };
+  const now = el('p', { class: 'hint quiet-now' });
+  const showNow = (until) => {
+    now.replaceChildren(...(until ? [].concat(S.quietNow(el('time', { datetime: until }, dateText(until)))) : []));
+    now.hidden = !until;
+  };
+  showNow(me.quiet_until);
+  const note = el('span', { class: 'saved', 'aria-live': 'polite' });
+  const save = el('button', { type: 'button', class: 'secondary' }, S.saveQuietHours);
+  save.addEventListener('click', async () => {
+    save.disabled = true;
+    Object.values(notes).forEach((n) => { n.textContent = ''; });
+    note.textContent = S.saving;
+    try {
+      const body = on.checked ? { start: start.value, end: end.value, zone: zone.value.trim() } : null;
+      const answer = await api('PATCH', '/settings/me', { quiet_hours: body });
+      showNow(answer && answer.me ? answer.me.quiet_until : null);
+      note.textContent = S.saved;
+    } catch (e) {
+      const part = (e.field || '').split('.').pop();
+      if (e.status === 422 && notes[part]) { notes[part].textContent = e.message; note.textContent = ''; } else note.textContent = e.message;
+    } finally { save.disabled = false; }
+  });
+  return el('div', { class: 'quiet-hours' },
+    el('div', { class: 'toggle' }, el('label', { for: 'quiet_on' }, on, el('span', {}, S.quietHours)),
+      el('p', { class: 'hint' }, S.quietHint)),
+    el('div', { class: 'quiet-times' }, startRow, endRow), zoneRow, now, el('div', { class: 'actions' }, save), note);
+}
+
+// A test email now: the answer's sentence (or the refusal's); when asked too often, waits Retry-After.
+function testEmailEl({ api, el }) {
+  const button = el('button', { type: 'button', class: 'secondary', 'data-test-email': true }, S.sendTestEmail);
+  const answer = el('p', { class: 'test-email-answer', 'aria-live': 'polite' });
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    answer.textContent = S.sending;
+    let wait = 0;
+    try {
+      answer.textContent = (await api('POST', '/settings/me/test-email')).message;
+    } catch (e) {
+      answer.textContent = e.message;
+      if (e.status === 429) wait = e.retryAfter || 60;
+    } finally {
+      if (wait) setTimeout(() => { button.disabled = false; }, wait * 1000);
+      else button.disabled = false;
+    }
+  });
+  return el('div', { class: 'test-email' }, el('div', { class: 'actions' }, button), answer);
 }
 
 function accountEl({ api, el, navigate, setSession, session: s }) {

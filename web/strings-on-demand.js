@@ -76,7 +76,17 @@ export const S = {
   saved: 'Saved',
   email: 'Email',
   emailWhenAsked: 'Email me when an agent asks',
-  emailAtMost: 'At most one email every 15 minutes, listing what waits.',
+  emailEvery: (minutes) => `At most one email every ${minutes} minute${minutes === 1 ? '' : 's'}; requests in between `
+    + 'are listed in the next one.',
+  quietHours: 'Quiet hours',
+  quietHint: 'Card emails wait until quiet hours end.',
+  quietFrom: 'From',
+  quietUntil: 'Until',
+  quietZone: 'Time zone',
+  saveQuietHours: 'Save quiet hours',
+  quietNow: (time) => ['Quiet now — emails wait until ', time],
+  sendTestEmail: 'Send me a test email',
+  sending: 'Sending…',
   workspace: 'Workspace',
   workspaceSettings: {
     ask_before_drafting: ['Ask before drafting steps', 'Agents wait for a person before drafting steps (importing '

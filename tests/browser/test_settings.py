@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import re
+from email import policy
+from email.parser import BytesParser
 
 import httpx2
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.pages import call_tool, file_cards, ready, run_async, sign_in, status_of
+from countersign.notify.message import TEST_SUBJECT
+from tests.browser.pages import call_tool, file_cards, outbox_dir, ready, run_async, sign_in, status_of
 from tests.support.harness import mcp_client
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -63,6 +66,101 @@ def test_email_and_workspace_settings(live, tenant, page):
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
     expect(page.locator("body")).to_contain_text(tenant.person.email)
+
+
+def _test_emails_to(runtime, address: str) -> list[str]:
+    """The plain text of each test email to ``address`` in the live server's outbox."""
+    found = []
+    for path in sorted(outbox_dir(runtime).glob("*.eml"), key=lambda p: p.stat().st_mtime_ns):
+        message = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+        if str(message["To"]).strip().lower() == address.lower() and str(message["Subject"]) == TEST_SUBJECT:
+            found.append(message.get_body(preferencelist=("plain",)).get_content())
+    return found
+
+
+def test_quiet_hours_and_a_test_email(live, tenant, page):
+    runtime, server = live
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings/notifications")
+    ready(page, "settings")
+    minutes = runtime.desk.settings.email_interval // 60
+    expect(page.locator(".toggle").first).to_contain_text(
+        f"At most one email every {minutes} minutes; requests in between are listed in the next one.")
+    quiet = page.get_by_label("Quiet hours")
+    expect(quiet).not_to_be_checked()
+    zone = page.get_by_label("Time zone")
+    expect(zone).to_have_value(page.evaluate("Intl.DateTimeFormat().resolvedOptions().timeZone"))
+
+    quiet.check()
+    zone.fill("Not/AZone")
+    with page.expect_response("**/api/settings/me") as refused:
+        page.get_by_role("button", name="Save quiet hours").click()
+    assert refused.value.status == 422
+    message = refused.value.json()["error"]["message"]
+    expect(page.locator(".quiet-field", has=zone).locator(".field-error")).to_have_text(message)
+    assert tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).quiet_hours is None
+
+    # Quiet all day but one minute: quiet hours run now whatever the clock says.
+    page.get_by_label("From").fill("00:00")
+    page.get_by_label("Until").fill("23:59")
+    zone.fill("Europe/Berlin")
+    with page.expect_response("**/api/settings/me") as saved:
+        page.get_by_role("button", name="Save quiet hours").click()
+    assert saved.value.status == 200
+    expect(page.locator(".quiet-hours .saved")).to_have_text("Saved")
+    expect(page.locator(".quiet-field .field-error:not(:empty)")).to_have_count(0)
+    stored = tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).quiet_hours
+    assert (stored.start, stored.end, stored.zone) == ("00:00", "23:59", "Europe/Berlin")
+    until = saved.value.json()["me"]["quiet_until"]
+    if until:  # in the minute 23:59 Berlin time, quiet hours do not run
+        expect(page.locator(".quiet-now")).to_contain_text("Quiet now — emails wait until ")
+        expect(page.locator(".quiet-now time")).to_have_attribute("datetime", until)
+
+    page.reload()
+    ready(page, "settings")
+    expect(page.get_by_label("Quiet hours")).to_be_checked()
+    expect(page.get_by_label("From")).to_have_value("00:00")
+    expect(page.get_by_label("Until")).to_have_value("23:59")
+    expect(page.get_by_label("Time zone")).to_have_value("Europe/Berlin")
+
+    button = page.get_by_role("button", name="Send me a test email", exact=True)
+    with page.expect_response("**/api/settings/me/test-email") as sent:
+        button.click()
+    assert sent.value.status == 200
+    expect(page.locator(".test-email-answer")).to_have_text(sent.value.json()["message"])
+    expect(page.locator(".test-email-answer")).to_contain_text(f"A test email is on its way to {tenant.person.email}.")
+    emails = _test_emails_to(runtime, tenant.person.email)
+    assert len(emails) == 1 and "Quiet hours: 00:00 to 23:59 (Europe/Berlin)." in emails[0]
+    expect(button).to_be_enabled()
+
+    page.get_by_label("Quiet hours").uncheck()
+    with page.expect_response("**/api/settings/me") as off:
+        page.get_by_role("button", name="Save quiet hours").click()
+    assert off.value.status == 200 and off.value.json()["me"]["quiet_hours"] is None
+    expect(page.locator(".quiet-now")).to_be_hidden()
+    assert tenant.store.workspaces.get_person(tenant.workspace_id, tenant.person.id).quiet_hours is None
+    page.reload()
+    ready(page, "settings")
+    expect(page.get_by_label("Quiet hours")).not_to_be_checked()
+
+
+def test_test_emails_asked_too_often_wait(live, tenant, page):
+    _, server = live
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings/notifications")
+    ready(page, "settings")
+    button = page.get_by_role("button", name="Send me a test email", exact=True)
+    answer = page.locator(".test-email-answer")
+    for _ in range(10):
+        with page.expect_response("**/api/settings/me/test-email") as sent:
+            button.click()
+        if sent.value.status == 429:
+            break
+        assert sent.value.status == 200
+        expect(button).to_be_enabled()
+    expect(answer).to_have_text(sent.value.json()["error"]["message"])
+    assert int(sent.value.headers["retry-after"]) > 0
+    expect(button).to_be_disabled()
 
 
 def test_member_sees_no_workspace_settings(live, tenant, page):
