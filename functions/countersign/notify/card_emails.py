@@ -272,9 +272,16 @@ class CardNotifier:
             return self._digest(n, person, now, settings)
         if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
+        # A notification that waited out quiet hours is owed only while its own card waits.
+        return self._send_on_slot(n, person, now, settings, lambda: self._compose(
+            person, n.card_id, now, settings, own_card_waits=_waited(n)))
+
+    def _send_on_slot(self, n: Notification, person: Person, now: int, settings: Settings,
+                      compose: Callable[[], tuple[Email | None, _Found]]) -> str | None:
+        """Compose and send the email the slot just claimed for ``person`` is for: the slot is
+        released when there is nothing to send or the send fails (the notification waits again)."""
         try:
-            # A notification that waited out quiet hours is owed only while its own card waits.
-            email, found = self._compose(person, n.card_id, now, settings, own_card_waits=_waited(n))
+            email, found = compose()
             if email is None:
                 self._release(person, now)
                 return NOTHING_PENDING
@@ -311,7 +318,8 @@ class CardNotifier:
             return NOTHING_PENDING  # every card of the interval was answered, withdrawn or lapsed
         if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
-        try:
+
+        def digest() -> tuple[Email, _Found]:
             workspace = self.workspaces.get_workspace(person.workspace_id)
             earlier = found.count - len(new)
             one = len(new) == 1 and earlier == 0 and not found.at_least
@@ -326,18 +334,9 @@ class CardNotifier:
                 at_least=found.at_least,
                 from_address=self.sender.from_address,
             )
-            self._follow_up(person, now, settings, found)
-            self.sender.send(email)
-        except SendError as exc:
-            self._release(person, now)
-            log.warning("email to %s failed: %s", person.email, exc)
-            return self._retry(n, now)
-        except Exception:
-            self._release(person, now)
-            raise
-        self._sent(person.id, now, n.card_id)
-        crash_point("after_send")
-        return SENT
+            return email, found
+
+        return self._send_on_slot(n, person, now, settings, digest)
 
     def _follow_up(self, person: Person, claimed_at: int, settings: Settings, found: _Found) -> None:
         """Before the email of the slot claimed at ``claimed_at`` goes out: the digest check that
