@@ -216,3 +216,55 @@ def test_the_confirm_api_loads_py_webauthn_only_for_a_ceremony():
         "assert options['rpId'] == 'localhost' and options['userVerification'] == 'required', options\n"
         "assert 'webauthn' in sys.modules\n"
     )
+
+
+# In a fresh interpreter with no system zone database (PYTHONTZPATH empty: zoneinfo then reads only
+# the tzdata package, as on a minimal image), with every distribution outside the bundle blocked.
+_ZONES_CHECK = r"""
+import importlib.abc, importlib.metadata, json, os, re, sys
+keep = set(json.loads(os.environ["ALLOWED"])) | {"countersign"}
+canonical = lambda name: re.sub(r"[-_.]+", "-", name).lower()
+blocked = {m for m, dists in importlib.metadata.packages_distributions().items()
+           if not any(canonical(d) in keep for d in dists)}
+class NotInTheBundle(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in blocked:
+            raise ModuleNotFoundError(name, name=name)
+sys.meta_path.insert(0, NotInTheBundle())
+from countersign.notify.quiet_hours import quiet_until
+from countersign.store.workspaces import QuietHours, check_quiet_hours, BadInput
+quiet = QuietHours("22:00", "07:00", "Europe/Berlin")
+try:
+    check_quiet_hours(quiet)
+except BadInput as refused:
+    print("refused:", refused)
+    raise SystemExit(3)
+# 2026-12-06 23:30 in Berlin (22:30 UTC): quiet until 07:00 Berlin, 06:00 UTC
+print(quiet_until(quiet, 1796596200))
+"""
+
+
+@pytest.mark.parametrize("kind", sorted(set(KIND.values())))
+def test_each_bundle_carries_the_time_zones_it_names(kind):
+    """Quiet hours name an IANA zone (Europe/Berlin); Lambda's images are minimal and promise no
+    system zone database, so each bundle brings its own (tzdata). Without it the same check refuses
+    every zone, which the second run shows."""
+    import json
+    import os
+    import sys
+
+    from tests.deploy.rehearsal import requirement_closure
+
+    closure = requirement_closure(REPO_ROOT / "infra" / f"requirements-{kind}.txt")
+    assert "tzdata" in closure, f"requirements-{kind}.txt does not bring tzdata"
+
+    def run(allowed: set[str]) -> subprocess.CompletedProcess:
+        env = {**os.environ, "PYTHONTZPATH": "", "ALLOWED": json.dumps(sorted(allowed))}
+        return subprocess.run([sys.executable, "-c", _ZONES_CHECK], env=env, capture_output=True, text=True,
+                              timeout=60)
+
+    with_bundle = run(closure)
+    assert with_bundle.returncode == 0, with_bundle.stderr[-2000:] + with_bundle.stdout
+    assert with_bundle.stdout.strip() == "1796623200"
+    without = run(closure - {"tzdata"})
+    assert without.returncode == 3 and "quiet_hours.zone" in without.stdout, (without.stdout, without.stderr[-800:])
