@@ -97,3 +97,19 @@ async def test_the_receipt_of_a_change_from_settings_says_who_filed_it(signed, t
     receipt = signed.get(f"/api/cards/{card_id}/receipt").json()
     assert receipt["audit"][0]["event"] == "filed"
     assert receipt["audit"][0]["actor"] == f"person:{tenant.person.id}"
+
+
+async def test_a_card_you_filed_yourself_owes_you_no_email_but_one_another_member_filed_does(signed, tenant):
+    """From Settings the person is on the page when their card is filed: no email about it (as
+    when they reopen a card). A card another member filed for them still owes one."""
+    filed = signed.post("/api/settings/passkey-policy", {"policy": "risky"})
+    assert filed.status_code == 201, filed.text
+    assert tenant.store.outbox.get_notification(filed.json()["id"]) is None
+    admin = tenant.add_person("admin")
+    desk = tenant.runtime.desk
+    ctx = desk.context(tenant.workspace_id, tenant.person, None, desk.now())
+    question = Question.of(desk.registry.action("set_passkey_policy"), {"policy": "every"}, ctx)
+    card, _ = desk.file(question, "page", askers.person(admin.id))
+    assert tenant.store.outbox.get_notification(card.id) is not None
+    agents = file_card(tenant)
+    assert tenant.store.outbox.get_notification(agents.id) is not None

@@ -247,8 +247,11 @@ class CardDesk:
 
     def _owes_email(self, card: Card) -> bool:
         """Whether ``card`` is filed with the notification it may owe (the transactional outbox).
-        Not when the notifier that delivers inline knows the person's email is rate limited now
-        (:meth:`countersign.notify.CardNotifier.owes_email`): that card owes no email."""
+        Not when the person it waits on filed it themselves (from Settings: they are on the page,
+        as when they reopen a card), nor when the notifier that delivers inline knows the person's
+        email is rate limited now (:meth:`countersign.notify.CardNotifier.owes_email`)."""
+        if card.filed_by == askers.person(card.person_id).actor:
+            return False
         owes = getattr(self.on_filed, "owes_email", None)
         if owes is None:
             return True
