@@ -36,3 +36,22 @@ def test_an_asker_reads_back_from_its_actor():
         assert Asker.of_actor(asker.actor) == asker
     assert [Asker(AGENT, "c_1").actor, Asker(PERSON, "p_1").actor, Asker(CLI).actor] == [
         "connection:c_1", "person:p_1", "cli"]
+
+
+def test_the_risky_passkey_policy_covers_every_action_that_cannot_be_undone(tmp_path):
+    """"risky" says "cards that spend, send, grant or cannot be undone": an irreversible action is
+    covered whatever its class (split_transaction may be answered in the client, yet nothing undoes
+    a split); a reversible one of class client is not; "never" covers nothing."""
+    from countersign.gate.passkey_policy import needs_passkey
+    from countersign.store.workspaces import Workspace
+
+    registry = build(settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path)})).registry
+    risky = Workspace("w_1", "Acme", {"passkey_policy": "risky"})
+    never = Workspace("w_1", "Acme", {"passkey_policy": "never"})
+    split = registry.action("split_transaction")
+    assert split.gate.kind == "client"
+    covered = {name for name, action in registry.actions.items() if needs_passkey(risky, action, action.gate)}
+    assert IRREVERSIBLE <= covered
+    assert "set_category_budget" not in covered and "apply_categories" not in covered
+    assert {"grant_role", "launch_campaign", "set_passkey_policy"} <= covered
+    assert not any(needs_passkey(never, action, action.gate) for action in registry.actions.values())

@@ -3,9 +3,10 @@
 
 ``never`` (the default), ``risky`` — cards that spend, send, grant or cannot be undone: an action
 of class ``always`` (it never runs on an in-client answer) that is ``destructive`` (MCP's
-destructiveHint) — or ``every`` card. Under the policy a card is confirmed only on the confirm
-page with a passkey assertion over its statement (:mod:`countersign.core.statement`); a session
-click, an answer given in the MCP client and a confirmation code are all refused.
+destructiveHint), or one marked ``irreversible`` whatever its class — or ``every`` card. Under
+the policy a card is confirmed only on the confirm page with a passkey assertion over its
+statement (:mod:`countersign.core.statement`); a session click, an answer given in the MCP client
+and a confirmation code are all refused.
 
 Changing the policy is itself a held request (``set_passkey_policy``): always held (a person
 confirms on the confirm page), only the owner can make it, and it is risky by the policy's own
@@ -40,8 +41,10 @@ def policy_of(workspace: Workspace) -> str:
 
 
 def is_risky(action: Any, gate: Any) -> bool:
-    """Spends, sends, grants or cannot be undone: class ``always`` and destructive."""
-    return gate.kind == "always" and bool(getattr(action, "destructive", True))
+    """Spends, sends, grants or cannot be undone: class ``always`` and destructive, or
+    ``irreversible`` whatever its class (a split may be answered in the client, yet nothing undoes it)."""
+    return (gate.kind == "always" and bool(getattr(action, "destructive", True))) or bool(
+        getattr(action, "irreversible", False))
 
 
 def needs_passkey(workspace: Workspace, action: Any, gate: Any) -> bool:
