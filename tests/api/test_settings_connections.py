@@ -15,7 +15,7 @@ pytestmark = pytest.mark.anyio
 def test_owner_settings(signed, tenant):
     view = signed.get("/api/settings").json()
     assert view == {"me": {"agent_requests_email": True, "quiet_hours": None, "quiet_until": None,
-                           "email_interval": 900},
+                           "email_interval": 900, "channels": {"email": True, "slack": True, "push": True}},
                     "workspace": {"ask_before_drafting": True, "ask_before_approvals": True, "confirm_in_client": True},
                     "canEditWorkspace": True}
     changed = signed.patch("/api/settings/workspace", {"confirm_in_client": False, "ask_before_drafting": False})

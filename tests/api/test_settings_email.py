@@ -49,7 +49,8 @@ def test_quiet_hours_are_set_shown_and_turned_off(clock, signed, tenant):
     answer = signed.patch("/api/settings/me", {"quiet_hours": NIGHTS})
     assert answer.status_code == 200, answer.text
     assert answer.json()["me"] == {"agent_requests_email": True, "quiet_hours": NIGHTS,
-                                   "quiet_until": "2026-01-16T06:00:00Z", "email_interval": 900}
+                                   "quiet_until": "2026-01-16T06:00:00Z", "email_interval": 900,
+                                   "channels": {"email": True, "slack": True, "push": True}}
     assert stored(tenant).quiet_hours == QuietHours(**NIGHTS)
     clock.now = berlin("2026-01-16 12:00")
     assert signed.get("/api/settings").json()["me"]["quiet_until"] is None
@@ -71,7 +72,7 @@ def test_quiet_hours_are_set_shown_and_turned_off(clock, signed, tenant):
     ({"quiet_hours": {"start": "22:00", "end": "07:00"}}, "quiet_hours.zone", None),
     ({"quiet_hours": {**NIGHTS, "sound": "off"}}, "quiet_hours.sound", None),
     ({"quiet_hours": "22:00-07:00"}, "quiet_hours", "quiet_hours: expected a JSON object."),
-    ({}, "body", "body: name at least one of agent_requests_email, quiet_hours."),
+    ({}, "body", "body: name at least one of agent_requests_email, quiet_hours, channels."),
     ({"agent_requests_email": None}, "agent_requests_email", None),
 ])
 def test_bad_quiet_hours_are_refused_and_nothing_written(signed, tenant, body, field, message):

@@ -44,7 +44,7 @@ async def test_an_owner_adds_an_endpoint_and_card_events_reach_it_signed(signed,
     secret, endpoint = body["secret"], body["endpoint"]
     assert secret.startswith("whsec_")
     assert set(endpoint) == {"id", "url", "events", "enabled", "createdAt", "disabledAt", "disabledReason",
-                             "failuresInARow", "lastSuccessAt"}
+                             "disabledBy", "failuresInARow", "lastSuccessAt"}
     assert (endpoint["url"], endpoint["events"], endpoint["enabled"]) == (receiver.url, ["card.filed"], True)
     listed = signed.get(HOOKS)
     assert listed.json() == {"endpoints": [endpoint], "events": list(EVENTS), "limit": MAX_ENDPOINTS}

@@ -271,3 +271,37 @@ def test_the_notifier_posts_each_card_to_slack_once_and_a_post_slack_could_not_t
         assert runtime.slack.counts == {"slack_retry": 1, "slack_posted": 1}
     finally:
         slack.stop()
+
+
+def test_the_notifier_honours_each_persons_channels(runtime, stream):
+    """A person who turned email off gets no card email from the stream notifier (their
+    notification is done, ``email_disabled``) while Slack still posts the card; one who turned
+    Slack off gets the email and no Slack message; every record succeeds."""
+    slack = SlackStandIn()
+    try:
+        bot = slack.add(new_bot())
+        runtime.desk.settings = dataclasses.replace(runtime.desk.settings, slack_api_url=slack.base_url)
+        olive = Person(runtime, "olive@example.com")
+        token, secret = runtime.slack.credentials.seal(olive.workspace.id, bot.team_id, bot.token, bot.secret)
+        runtime.store.slack.connect_app(SlackApp(olive.workspace.id, bot.team_id, "Acme Slack", bot.user_id, token,
+                                                 secret, olive.person.id, 0, channel="C0CARDS1"))
+        runtime.store.workspaces.update_person(olive.workspace.id, olive.person.id, agent_requests_email=False)
+        handler = stream_handler(runtime)
+        first = olive.file("one")
+        assert handler(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+        assert to("olive@example.com") == []
+        assert (notification(runtime, first).state, notification(runtime, first).outcome) == (NOTIFY_DONE,
+                                                                                              "email_disabled")
+        [posted] = slack.of("chat.postMessage", bot.token)
+        assert posted.body["blocks"][-1]["elements"][0]["value"] == first
+
+        runtime.store.workspaces.update_person(olive.workspace.id, olive.person.id, agent_requests_email=True,
+                                               channels_off=("slack",))
+        second = olive.file("two", note="n2")
+        assert handler(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+        [mail] = to("olive@example.com")
+        assert one_line(olive.card(second).title) in text_of(mail)
+        assert len(slack.of("chat.postMessage", bot.token)) == 1  # nothing more
+        assert runtime.slack.counts == {"slack_posted": 1, "slack_off": 1}
+    finally:
+        slack.stop()

@@ -25,6 +25,8 @@ from countersign.store.webhooks import (
     WebhookDelivery,
     WebhookEndpoint,
     delivery_id,
+    turned_off_by,
+    turned_off_by_an_owner,
 )
 from tests.store._factories import DAY, World, card, filed
 
@@ -279,3 +281,31 @@ def test_an_endpoint_failing_for_a_day_is_turned_off_once(store):
                                                                                               None)
     store.webhooks.remove_endpoint(w.ws.id, ep.id)
     assert record(w.ws.id, ep.id, 9999, False, disable_after=DAY, min_failures=3) is None
+
+
+def test_an_owner_turns_an_endpoint_off_and_on_again(store):
+    w, other = World(store), World(store, "Other")
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    off = store.webhooks.disable_endpoint(w.ws.id, ep.id, 5000, turned_off_by("ada@example.com"))
+    assert (off.enabled, off.disabled_at, off.disabled_reason) == (False, 5000, "turned off by ada@example.com")
+    assert turned_off_by_an_owner(off) and store.webhooks.get_endpoint(w.ws.id, ep.id) == off
+    # off already: left as it was (the first reason and time stand)
+    again = store.webhooks.disable_endpoint(w.ws.id, ep.id, 6000, turned_off_by("bob@example.com"))
+    assert again == off
+    on = store.webhooks.enable_endpoint(w.ws.id, ep.id)
+    assert (on.enabled, on.disabled_at, on.disabled_reason) == (True, None, None) and not turned_off_by_an_owner(on)
+    with pytest.raises(NotFound):
+        store.webhooks.disable_endpoint(other.ws.id, ep.id, 7000, turned_off_by("eve@example.com"))
+    with pytest.raises(NotFound):
+        store.webhooks.disable_endpoint(w.ws.id, "wh_unknown", 7000, turned_off_by("ada@example.com"))
+    assert store.webhooks.get_endpoint(w.ws.id, ep.id).enabled is True
+
+
+def test_an_endpoint_turned_off_by_its_failures_was_not_turned_off_by_an_owner(store):
+    w = World(store)
+    ep = endpoint(w)
+    store.webhooks.add_endpoint(ep)
+    for t in (1000, 1000 + DAY):
+        after, _ = store.webhooks.record_attempt(w.ws.id, ep.id, t, False, disable_after=DAY, min_failures=2)
+    assert not after.enabled and not turned_off_by_an_owner(after)

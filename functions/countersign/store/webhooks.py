@@ -148,6 +148,19 @@ def disabled_reason(failures: int, since: int) -> str:
     return f"every attempt failed since {iso(since)} ({failures} in a row)"
 
 
+TURNED_OFF_BY = "turned off by "
+
+
+def turned_off_by(email: str) -> str:
+    """Why an endpoint an owner turned off is off (:meth:`WebhookStore.disable_endpoint`)."""
+    return TURNED_OFF_BY + email
+
+
+def turned_off_by_an_owner(endpoint: WebhookEndpoint) -> bool:
+    """Whether an owner turned ``endpoint`` off (else its failures did, and the owners were emailed)."""
+    return not endpoint.enabled and (endpoint.disabled_reason or "").startswith(TURNED_OFF_BY)
+
+
 # -- the role ---------------------------------------------------------------------------------------
 
 
@@ -177,6 +190,12 @@ class WebhookStore(abc.ABC):
     @abc.abstractmethod
     def enable_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
         """Turn a disabled endpoint on again, its failures forgotten; :class:`NotFound` if unknown."""
+
+    @abc.abstractmethod
+    def disable_endpoint(self, workspace_id: str, endpoint_id: str, now: int, reason: str) -> WebhookEndpoint:
+        """Turn an endpoint off (an owner's choice; ``reason`` as :func:`turned_off_by` says it):
+        no new deliveries are made for it and those still owed are dropped when next tried, until
+        it is turned on again. An endpoint off already stays as it was. :class:`NotFound` if unknown."""
 
     @abc.abstractmethod
     def record_attempt(self, workspace_id: str, endpoint_id: str, now: int, ok: bool, *,

@@ -24,6 +24,7 @@ import json
 import re
 import unicodedata
 import zoneinfo
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,8 +57,13 @@ MAX_LIST_SETTING = 50
 SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()},
                                     **{k: () for k in LIST_SETTINGS}}
 
-# quiet_hours: a QuietHours or None, checked by check_quiet_hours
-PERSON_CHANGES: dict[str, type] = {"role": str, "name": str, "agent_requests_email": bool, "quiet_hours": object}
+# quiet_hours: a QuietHours or None, checked by check_quiet_hours; channels_off: checked by check_channels_off
+PERSON_CHANGES: dict[str, type] = {"role": str, "name": str, "agent_requests_email": bool, "quiet_hours": object,
+                                   "channels_off": tuple}
+# The channels that tell a person a card waits, each on or off per person (docs/channels.md): email
+# is agent_requests_email; the others are on unless named in Person.channels_off.
+CHANNELS = ("email", "slack", "push")
+SWITCHABLE_CHANNELS = ("slack", "push")
 MAX_WORKSPACE_NAME = 100
 MAX_PERSON_NAME = 100
 
@@ -104,6 +110,14 @@ class Person:
     agent_requests_email: bool = True
     created_at: int = 0
     quiet_hours: QuietHours | None = None  # when card emails wait (None: never)
+    channels_off: tuple[str, ...] = ()  # of SWITCHABLE_CHANNELS: those that do not reach this person
+
+    def reached_by(self, channel: str) -> bool:
+        """Whether ``channel`` (one of :data:`CHANNELS`) tells this person of their cards: the
+        person's own choice, which every notifier reads before it sends."""
+        if channel == "email":
+            return self.agent_requests_email
+        return channel in SWITCHABLE_CHANNELS and channel not in self.channels_off
 
 
 Member = tuple[Workspace, Person]
@@ -165,8 +179,9 @@ class WorkspaceStore(abc.ABC):
 
     @abc.abstractmethod
     def update_person(self, workspace_id: str, person_id: str, **changes: Any) -> Person:
-        """Change ``role``, ``name``, ``agent_requests_email`` or ``quiet_hours`` (a
-        :class:`QuietHours`, or None for none)."""
+        """Change ``role``, ``name``, ``agent_requests_email``, ``quiet_hours`` (a
+        :class:`QuietHours`, or None for none) or ``channels_off`` (a tuple of
+        :data:`SWITCHABLE_CHANNELS`)."""
 
     @abc.abstractmethod
     def remove_person(self, workspace_id: str, person_id: str, expected_role: str) -> Person:
@@ -224,6 +239,7 @@ def check_new_person(person: Person, workspace_id: str | None = None) -> None:
     check_person_name(person.name)
     if person.quiet_hours is not None:
         check_quiet_hours(person.quiet_hours)
+    check_channels_off(person.channels_off)
     if workspace_id is not None and person.workspace_id != workspace_id:
         raise BadInput("owner", "the owner must be a person of the workspace being created.")
 
@@ -259,10 +275,14 @@ def check_settings(changes: dict[str, Any]) -> None:
 def check_person_changes(changes: dict[str, Any]) -> None:
     for name, value in changes.items():
         if name not in PERSON_CHANGES:
-            raise BadInput(name, "cannot be changed; only role, name, agent_requests_email and quiet_hours can.")
+            raise BadInput(name, "cannot be changed; only role, name, agent_requests_email, quiet_hours and "
+                                 "channels_off can.")
         if name == "quiet_hours":
             if value is not None:
                 check_quiet_hours(value)
+            continue
+        if name == "channels_off":
+            check_channels_off(value)
             continue
         if not isinstance(value, PERSON_CHANGES[name]):
             raise BadInput(name, f"must be a {PERSON_CHANGES[name].__name__}.")
@@ -314,5 +334,32 @@ def quiet_hours_from_text(text: str | None) -> QuietHours | None:
 
 
 def stored_person_changes(changes: dict[str, Any]) -> dict[str, Any]:
-    """``changes`` (checked) as the values a store writes: quiet hours as :func:`quiet_hours_text`."""
-    return {k: quiet_hours_text(v) if k == "quiet_hours" else v for k, v in changes.items()}
+    """``changes`` (checked) as the values a store writes: quiet hours as :func:`quiet_hours_text`,
+    the channels turned off as :func:`channels_off_text`."""
+    text: dict[str, Callable[[Any], str | None]] = {"quiet_hours": quiet_hours_text, "channels_off": channels_off_text}
+    return {k: text[k](v) if k in text else v for k, v in changes.items()}
+
+
+# -- channels ---------------------------------------------------------------------------------------
+
+
+def check_channels_off(channels: Any) -> None:
+    """The channels a person turned off: a tuple of distinct :data:`SWITCHABLE_CHANNELS`."""
+    if not isinstance(channels, tuple) or not all(isinstance(c, str) for c in channels):
+        raise BadInput("channels_off", f"must be a tuple of channel names ({', '.join(SWITCHABLE_CHANNELS)}).")
+    unknown = [c for c in channels if c not in SWITCHABLE_CHANNELS]
+    if unknown:
+        raise BadInput("channels_off", f"{unknown[0][:20]!r} is no channel that can be turned off; those are "
+                                       f"{', '.join(SWITCHABLE_CHANNELS)}.")
+    if len(set(channels)) != len(channels):
+        raise BadInput("channels_off", "names a channel twice.")
+
+
+def channels_off_text(channels: tuple[str, ...]) -> str | None:
+    """How both stores keep the channels turned off: their names in :data:`SWITCHABLE_CHANNELS`'
+    order, comma-separated (None for none)."""
+    return ",".join(c for c in SWITCHABLE_CHANNELS if c in channels) or None
+
+
+def channels_off_from_text(text: str | None) -> tuple[str, ...]:
+    return tuple(c for c in (text or "").split(",") if c)

@@ -20,7 +20,16 @@ from ..notify.webhooks import new_secret, seal_secret, webhook_sealer
 from ..settings import Settings
 from ..store import Store
 from ..store.errors import BadInput
-from ..store.webhooks import EVENTS, MAX_ENDPOINTS, MAX_URL, PENDING, WebhookDelivery, WebhookEndpoint, check_events
+from ..store.webhooks import (
+    EVENTS,
+    MAX_ENDPOINTS,
+    MAX_URL,
+    PENDING,
+    WebhookDelivery,
+    WebhookEndpoint,
+    check_events,
+    turned_off_by_an_owner,
+)
 from ..store.workspaces import Person
 from ..toolkit import ActionError
 
@@ -63,7 +72,9 @@ def endpoint_view(e: WebhookEndpoint) -> dict[str, Any]:
     return {
         "id": e.id, "url": e.url, "events": list(e.events), "enabled": e.enabled, "createdAt": iso(e.created_at),
         "disabledAt": iso(e.disabled_at) if e.disabled_at is not None else None,
-        "disabledReason": e.disabled_reason, "failuresInARow": e.failures,
+        "disabledReason": e.disabled_reason,
+        "disabledBy": None if e.enabled else "owner" if turned_off_by_an_owner(e) else "failures",
+        "failuresInARow": e.failures,
         "lastSuccessAt": iso(e.last_success_at) if e.last_success_at is not None else None,
     }
 

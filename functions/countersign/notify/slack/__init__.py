@@ -6,13 +6,14 @@ Web API through ``slack_sdk`` (:mod:`.client`). The clicks come back through
 
 from __future__ import annotations
 
-from .blocks import CONFIRM, DECLINE, OPEN, OPEN_WITH_PASSKEY, SlackCard, answered_message, card_message
+from .blocks import CONFIRM, DECLINE, OPEN, OPEN_WITH_PASSKEY, TEST_TITLE, SlackCard, answered_message, card_message
 from .client import SlackCallError, call
 from .credentials import SlackCredentials
-from .poster import EVENTS, FAILED, NOT_LINKED, POSTED, RETRY, SlackNotifier, outcome_words
+from .poster import EVENTS, FAILED, NOT_LINKED, OFF, POSTED, QUIET, RETRY, SlackNotifier, outcome_words
 
 __all__ = [
-    "CONFIRM", "DECLINE", "EVENTS", "FAILED", "NOT_LINKED", "OPEN", "OPEN_WITH_PASSKEY", "POSTED", "RETRY",
+    "CONFIRM", "DECLINE", "EVENTS", "FAILED", "NOT_LINKED", "OFF", "OPEN", "OPEN_WITH_PASSKEY", "POSTED", "QUIET",
+    "RETRY", "TEST_TITLE",
     "SlackCallError", "SlackCard", "SlackCredentials", "SlackNotifier", "answered_message", "call", "card_message",
     "outcome_words",
 ]

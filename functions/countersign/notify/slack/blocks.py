@@ -102,3 +102,14 @@ def answered_message(card: SlackCard, outcome: str) -> tuple[str, list[dict[str,
     blocks = [*_body(card), _section(plain_line(outcome)),
               {"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [_button(OPEN, "Open", url=card.link)]}]
     return escaped(f"{plain_line(card.title)}: {plain_line(outcome)}"), blocks
+
+
+TEST_TITLE = "Test message from countersign"
+
+
+def slack_test_message(lines: Sequence[str]) -> tuple[str, list[dict[str, Any]]]:
+    """(the notification text, the blocks) of the test message Settings sends: what reaches the
+    person in Slack and when, in plain text."""
+    blocks = [{"type": "header", "text": _plain(TEST_TITLE, HEADER_MAX)},
+              *(_section(plain_line(line)) for line in lines)]
+    return escaped(TEST_TITLE), blocks

@@ -2,7 +2,11 @@
 
 Where a card goes: the channel the workspace's owner picked, or else a direct message from the
 bot to the card's person, if they linked their Slack user (:class:`~countersign.store.slack.SlackLink`).
-A workspace without a Slack app gets nothing, at the cost of one read.
+A workspace without a Slack app gets nothing, at the cost of one read. A person who turned Slack
+off in Settings (:meth:`~countersign.store.workspaces.Person.reached_by`) gets no message for their
+cards, in a channel or directly (``slack_off``); nor does one whose quiet hours run when the card is
+filed (``slack_quiet``: the card waits on the page, and the email that goes out when they end lists
+it).
 
 At most one message per card: the poster claims the card first
 (:meth:`~countersign.store.slack.SlackStore.claim_post`), and a claim whose poster died lapses
@@ -34,9 +38,10 @@ from ...settings import Settings
 from ...store import Store
 from ...store.cards import Card
 from ...store.errors import NotFound
-from ...store.slack import SlackApp
+from ...store.slack import SlackApp, SlackLink
 from ...store.workspaces import Person, Workspace
-from .blocks import SlackCard, answered_message, card_message
+from ..quiet_hours import quiet_until
+from .blocks import SlackCard, answered_message, card_message, slack_test_message
 from .client import SlackCallError, call
 from .credentials import SlackCredentials
 
@@ -46,7 +51,9 @@ POSTED = "slack_posted"
 NOT_LINKED = "slack_not_linked"
 RETRY = "slack_retry"
 FAILED = "slack_failed"
-EVENTS = (POSTED, NOT_LINKED, RETRY, FAILED)
+OFF = "slack_off"
+QUIET = "slack_quiet"
+EVENTS = (POSTED, NOT_LINKED, RETRY, FAILED, OFF, QUIET)
 
 SettingsSource = Settings | Callable[[], Settings]
 PasskeyRule = Callable[[Card, Workspace], bool]
@@ -96,6 +103,10 @@ class SlackNotifier:
         if card.state is not CardState.PENDING:
             return None
         workspace, person = self.store.workspaces.get_member(workspace_id, card.person_id)
+        if not person.reached_by("slack"):
+            return self._event(OFF)
+        if quiet_until(person.quiet_hours, now) is not None:
+            return self._event(QUIET)
         channel = app.channel
         if channel is None:
             link = self.store.slack.get_link(workspace_id, person.id)
@@ -121,6 +132,16 @@ class SlackNotifier:
             raise
         self.store.slack.finish_post(card_id, str(answer.get("channel") or channel), str(answer.get("ts") or ""))
         return self._event(POSTED)
+
+    # -- the test message from Settings -----------------------------------------------------------
+
+    def send_test(self, app: SlackApp, link: SlackLink, lines: list[str]) -> None:
+        """A test message now, as a direct message from the bot to the linked Slack user: the same
+        credentials and Web API call a card's message takes (quiet hours do not hold it).
+        :class:`SlackCallError` or :class:`~countersign.core.sealing.SealError` if it was not sent."""
+        text, blocks = slack_test_message(lines)
+        self._call(app, "chat.postMessage", channel=link.user_id, text=text, blocks=blocks, unfurl_links=False,
+                   unfurl_media=False)
 
     # -- what a message shows ---------------------------------------------------------------------
 

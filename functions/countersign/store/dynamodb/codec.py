@@ -31,7 +31,14 @@ from ..errors import BadInput
 from ..json_records import data_fields, known_fields
 from ..outbox import Notification
 from ..sessions import Session, SignInToken
-from ..workspaces import Person, Workspace, quiet_hours_from_text, quiet_hours_text
+from ..workspaces import (
+    Person,
+    Workspace,
+    channels_off_from_text,
+    channels_off_text,
+    quiet_hours_from_text,
+    quiet_hours_text,
+)
 
 Item = dict[str, dict[str, Any]]
 
@@ -253,11 +260,13 @@ PERSON_FIELDS = ("id", "workspace_id", "email", "role", "name", "agent_requests_
 
 def person_item(p: Person) -> Item:
     return {**person_key(p.workspace_id, p.id),
-            **item({**{k: getattr(p, k) for k in PERSON_FIELDS}, "quiet_hours": quiet_hours_text(p.quiet_hours)})}
+            **item({**{k: getattr(p, k) for k in PERSON_FIELDS}, "quiet_hours": quiet_hours_text(p.quiet_hours),
+                    "channels_off": channels_off_text(p.channels_off)})}
 
 
 def person_from(v: dict[str, Any]) -> Person:
-    return Person(**{k: v[k] for k in PERSON_FIELDS}, quiet_hours=quiet_hours_from_text(v.get("quiet_hours")))
+    return Person(**{k: v[k] for k in PERSON_FIELDS}, quiet_hours=quiet_hours_from_text(v.get("quiet_hours")),
+                  channels_off=channels_off_from_text(v.get("channels_off")))
 
 
 CONNECTION_FIELDS = ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",

@@ -175,6 +175,20 @@ class DynamoWebhooks(WebhookStore):
             raise NotFound("webhook endpoint", endpoint_id)
         return _endpoint_from(out)
 
+    def disable_endpoint(self, workspace_id: str, endpoint_id: str, now: int, reason: str) -> WebhookEndpoint:
+        key = endpoint_key(workspace_id, endpoint_id)
+        out = self.table.update(
+            key, UpdateExpression="SET enabled = :off, disabled_at = :now, disabled_reason = :why",
+            ConditionExpression="attribute_exists(pk) AND enabled = :on",
+            ExpressionAttributeValues=codec.values({":off": False, ":on": True, ":now": now, ":why": reason}),
+            ReturnValues="ALL_NEW")
+        if out:
+            return _endpoint_from(out)
+        found = self.table.get(key)  # unknown, or off already (and then left as it was)
+        if found is None:
+            raise NotFound("webhook endpoint", endpoint_id)
+        return _endpoint_from(found)
+
     def record_attempt(self, workspace_id: str, endpoint_id: str, now: int, ok: bool, *,
                        disable_after: int, min_failures: int) -> tuple[WebhookEndpoint, bool] | None:
         key = endpoint_key(workspace_id, endpoint_id)

@@ -23,12 +23,12 @@ from ..errors import BadInput
 from ..json_records import data_fields, known_fields
 from ..outbox import Notification
 from ..sessions import Session, SignInToken
-from ..workspaces import Person, Workspace, quiet_hours_from_text
+from ..workspaces import Person, Workspace, channels_off_from_text, quiet_hours_from_text
 
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS workspaces (
 CREATE TABLE IF NOT EXISTS persons (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, email TEXT NOT NULL, email_key TEXT NOT NULL UNIQUE,
     role TEXT NOT NULL, name TEXT NOT NULL, agent_requests_email INTEGER NOT NULL, created_at INTEGER NOT NULL,
-    quiet_hours TEXT);
+    quiet_hours TEXT, channels_off TEXT);
 CREATE INDEX IF NOT EXISTS persons_by_workspace ON persons (workspace_id, created_at, id);
 CREATE TABLE IF NOT EXISTS connections (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, name TEXT NOT NULL,
@@ -102,7 +102,7 @@ ADDED_COLUMNS = {
               ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
-    "persons": (("quiet_hours", "TEXT"),),
+    "persons": (("quiet_hours", "TEXT"), ("channels_off", "TEXT")),
     "outbox": (("listed", "TEXT"),),
 }
 
@@ -237,6 +237,7 @@ def person(row: sqlite3.Row) -> Person:
         agent_requests_email=bool(row["agent_requests_email"]),
         created_at=row["created_at"],
         quiet_hours=quiet_hours_from_text(row["quiet_hours"]),
+        channels_off=channels_off_from_text(row["channels_off"]),
     )
 
 

@@ -144,6 +144,16 @@ class SQLiteWebhooks(WebhookStore):
             raise NotFound("webhook endpoint", endpoint_id)
         return _endpoint(found[0])
 
+    def disable_endpoint(self, workspace_id: str, endpoint_id: str, now: int, reason: str) -> WebhookEndpoint:
+        with self.db.write() as db:
+            db.execute("UPDATE webhook_endpoints SET enabled = 0, disabled_at = ?, disabled_reason = ?"
+                       " WHERE id = ? AND workspace_id = ? AND enabled = 1", (now, reason, endpoint_id, workspace_id))
+            row = db.execute("SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?",
+                             (endpoint_id, workspace_id)).fetchone()
+        if row is None:
+            raise NotFound("webhook endpoint", endpoint_id)
+        return _endpoint(row)
+
     def record_attempt(self, workspace_id: str, endpoint_id: str, now: int, ok: bool, *,
                        disable_after: int, min_failures: int) -> tuple[WebhookEndpoint, bool] | None:
         with self.db.write() as db:

@@ -9,6 +9,7 @@ from ..workspaces import (
     Person,
     Workspace,
     WorkspaceStore,
+    channels_off_text,
     check_new_person,
     check_person_changes,
     check_settings,
@@ -78,9 +79,10 @@ class SQLiteWorkspaces(WorkspaceStore):
             raise Conflict(f"The email {person.email!r} already belongs to a member.")
         db.execute(
             "INSERT INTO persons (id, workspace_id, email, email_key, role, name, agent_requests_email, created_at,"
-            " quiet_hours) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " quiet_hours, channels_off) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (person.id, person.workspace_id, person.email, email_key(person.email), person.role,
-             person.name, int(person.agent_requests_email), person.created_at, quiet_hours_text(person.quiet_hours)),
+             person.name, int(person.agent_requests_email), person.created_at, quiet_hours_text(person.quiet_hours),
+             channels_off_text(person.channels_off)),
         )
 
     def get_person(self, workspace_id: str, person_id: str) -> Person:

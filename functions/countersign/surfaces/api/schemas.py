@@ -96,6 +96,15 @@ class QuietHoursBody(Strict):
     zone: str = Field(min_length=1, max_length=64, description="An IANA time zone name, e.g. Europe/Berlin")
 
 
+class ChannelsBody(Strict):
+    model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
+
+    # Omitted means "leave as is"; an explicit null is refused like any non-boolean.
+    email: StrictBool = None  # type: ignore[assignment]
+    slack: StrictBool = None  # type: ignore[assignment]
+    push: StrictBool = None  # type: ignore[assignment]
+
+
 class MeChanges(Strict):
     model_config = ConfigDict(extra="forbid", strict=True, json_schema_extra={"minProperties": 1})
 
@@ -103,6 +112,9 @@ class MeChanges(Strict):
     agent_requests_email: StrictBool = None  # type: ignore[assignment]
     quiet_hours: QuietHoursBody | None = Field(
         default=None, description="No card email while these run; the email goes out when they end (null: none)")
+    channels: ChannelsBody = Field(default=None,  # type: ignore[assignment]
+                                   description="Which channels tell you a card waits (email is "
+                                               "agent_requests_email); each left out stays as it is")
 
 
 class WorkspaceChanges(Strict):
@@ -255,12 +267,24 @@ class QuietHoursView(BaseModel):
     zone: str
 
 
+class ChannelsView(BaseModel):
+    email: bool = Field(description="Card emails (the same as agent_requests_email)")
+    slack: bool = Field(description="Card messages in Slack (if the workspace connected Slack)")
+    push: bool = Field(description="Push notifications to the devices that turned them on")
+
+
 class MySettings(BaseModel):
     agent_requests_email: bool
     quiet_hours: QuietHoursView | None = Field(default=None, description="When card emails wait (none: never)")
     quiet_until: str | None = Field(default=None,
                                     description="Quiet hours run now: when they end (ISO 8601, UTC); else null")
     email_interval: int = Field(default=0, description="At most one card email per this many seconds (0: no limit)")
+    channels: ChannelsView
+
+
+class TestSlackView(BaseModel):
+    outcome: Literal["sent"] = Field(description="sent: Slack took the message")
+    message: str = Field(description="What happened, in a sentence or two for the person")
 
 
 class TestEmailView(BaseModel):

@@ -13,9 +13,9 @@ from ...notify import SendError
 from ...notify.message import SETTING_NAME, compose_test
 from ...notify.quiet_hours import quiet_until
 from ...settings import Settings
-from ...store.workspaces import DEFAULT_WORKSPACE_SETTINGS, MANAGERS, Person, QuietHours
+from ...store.workspaces import CHANNELS, DEFAULT_WORKSPACE_SETTINGS, MANAGERS, SWITCHABLE_CHANNELS, Person, QuietHours
 from .errors import ApiError
-from .schemas import MeChanges, MemberList, SettingsView, TestEmailView, WorkspaceChanges, errors
+from .schemas import ChannelsBody, MeChanges, MemberList, SettingsView, TestEmailView, WorkspaceChanges, errors
 from .session import NOTICE_END, NOTICES, Acting, SignedIn, runtime_of
 
 log = logging.getLogger("countersign.api")
@@ -38,6 +38,7 @@ def settings_view(signed: Signed, settings: Settings, now: int) -> dict:
             "quiet_hours": None if quiet is None else quiet.as_dict(),
             "quiet_until": None if ends is None else iso(ends),
             "email_interval": settings.email_interval,
+            "channels": {channel: signed.person.reached_by(channel) for channel in CHANNELS},
         },
         "workspace": workspace if can_edit else None,
         "canEditWorkspace": can_edit,
@@ -52,8 +53,9 @@ def get_settings(request: Request, signed: SignedIn) -> dict:
 
 @router.patch("/settings/me", response_model=SettingsView, responses=errors(401, 403, 422))
 def patch_me(changes: MeChanges, request: Request, signed: Acting) -> dict:
-    """Change the signed-in person's email settings: *Email me when an agent asks* on or off, and
-    their quiet hours (a start, an end and an IANA time zone; null: none). What is left out stays."""
+    """Change the signed-in person's notification settings: *Email me when an agent asks* on or
+    off, their quiet hours (a start, an end and an IANA time zone; null: none), and which channels
+    tell them a card waits (``channels``: email, slack, push). What is left out stays."""
     runtime = runtime_of(request)
     given: dict = {}
     if "agent_requests_email" in changes.model_fields_set:
@@ -63,10 +65,32 @@ def patch_me(changes: MeChanges, request: Request, signed: Acting) -> dict:
     if "quiet_hours" in changes.model_fields_set:
         body = changes.quiet_hours
         given["quiet_hours"] = None if body is None else QuietHours(start=body.start, end=body.end, zone=body.zone)
+    if "channels" in changes.model_fields_set:
+        given.update(_channel_changes(changes.channels, signed.person, given.get("agent_requests_email")))
     if not given:
-        raise ApiError(422, "invalid", "body: name at least one of agent_requests_email, quiet_hours.", field="body")
+        raise ApiError(422, "invalid", "body: name at least one of agent_requests_email, quiet_hours, channels.",
+                       field="body")
     person = runtime.store.workspaces.update_person(signed.workspace.id, signed.person.id, **given)
     return settings_view(Signed(signed.session, person, signed.workspace), runtime.desk.settings, runtime.desk.now())
+
+
+def _channel_changes(body: ChannelsBody | None, person: Person, email: bool | None) -> dict:
+    """``channels`` as the person's stored changes: email is agent_requests_email, the others the
+    channels turned off."""
+    chosen = {} if body is None else {name: getattr(body, name) for name in body.model_fields_set}
+    if body is None or not chosen or any(v is None for v in chosen.values()):
+        raise ApiError(422, "invalid", "channels: name one or more of email, slack, push, each true or false.",
+                       field="channels")
+    out: dict = {}
+    if "email" in chosen:
+        if email is not None and email != chosen["email"]:
+            raise ApiError(422, "invalid", "channels.email: says otherwise than agent_requests_email.",
+                           field="channels.email")
+        out["agent_requests_email"] = chosen["email"]
+    if chosen.keys() & set(SWITCHABLE_CHANNELS):
+        off = [c for c in SWITCHABLE_CHANNELS if not chosen.get(c, c not in person.channels_off)]
+        out["channels_off"] = tuple(off)
+    return out
 
 
 def _interval_words(seconds: int) -> str:

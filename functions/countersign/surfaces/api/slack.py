@@ -11,21 +11,25 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
+from ...core.sealing import SealError
 from ...core.times import iso
 from ...identity.sessions import Signed
 from ...logs.redaction import hold_secret
+from ...notify.quiet_hours import quiet_until
 from ...notify.slack import SlackCallError, call
 from ...runtime import Runtime
 from ...store.errors import BadInput, Conflict, NotFound
 from ...store.slack import CHANNEL_ID, TEAM_ID, USER_ID, SlackApp, SlackLinkCode
 from ..slack.linking import CODE_TTL, link_code_hash, new_link_code
 from .errors import ApiError
-from .schemas import Strict, errors
+from .schemas import Strict, TestSlackView, errors
 from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["slack"])
 
 OWNERS = ("owner",)
+TEST_WINDOW = 15 * 60  # test messages a person may ask for: TEST_LIMIT per window
+TEST_LIMIT = 3
 BOT_TOKEN_PATTERN = r"^xoxb-[A-Za-z0-9-]{10,250}$"
 SIGNING_SECRET_PATTERN = r"^[A-Za-z0-9]{16,128}$"
 CHANNEL_PATTERN = CHANNEL_ID.pattern
@@ -176,3 +180,58 @@ def unlink(request: Request, signed: Acting) -> Response:
     longer answer for them."""
     runtime_of(request).store.slack.unlink(signed.workspace.id, signed.person.id)
     return Response(status_code=204)
+
+
+def slack_status(signed: Signed, app: SlackApp, now: int) -> list[str]:
+    """What the test message says of the person's Slack messages: on or off, where they go, quiet hours."""
+    person = signed.person
+    if not person.reached_by("slack"):
+        lines = ["Slack is off for you: no message comes when an agent asks. Turn it on in Settings, "
+                 "Notifications, to get them."]
+    elif app.channel:
+        lines = [f"Slack is on for you: when an agent asks you to confirm something, a message with the request "
+                 f"is posted in the channel your workspace's owners picked ({app.channel}), naming you."]
+    else:
+        lines = ["Slack is on for you: when an agent asks you to confirm something, a message with the request "
+                 "comes here."]
+    quiet = person.quiet_hours
+    if quiet is not None:
+        line = (f"Quiet hours: {quiet.start} to {quiet.end} ({quiet.zone}). No message is sent for a request made "
+                "then; it waits on the confirm page.")
+        if quiet_until(quiet, now) is not None:
+            line += " They run now; a test message is sent anyway."
+        lines.append(line)
+    return lines
+
+
+@router.post("/settings/slack/test", response_model=TestSlackView, responses=errors(401, 403, 409, 429, 502))
+def send_test_message(request: Request, signed: Acting) -> dict:
+    """Send the signed-in person a test message in Slack now, from the bot to their linked Slack
+    user (quiet hours do not hold it), at most :data:`TEST_LIMIT` per 15 minutes."""
+    runtime = runtime_of(request)
+    now = runtime.desk.now()
+    app = runtime.store.slack.get_app(signed.workspace.id)
+    if app is None:
+        raise ApiError(409, "slack_not_connected", "Nothing was sent: Slack is not connected to this workspace; an "
+                       "owner connects it first.")
+    link = runtime.store.slack.get_link(signed.workspace.id, signed.person.id)
+    if link is None or link.team_id != app.team_id:
+        raise ApiError(409, "slack_not_linked", "Nothing was sent: link your Slack user first (Get a link code, "
+                       "then send it to the bot).")
+    if not runtime.store.limits.hit_rate_limit(f"test-slack:{signed.person.id}", now, TEST_WINDOW, TEST_LIMIT):
+        wait = TEST_WINDOW - now % TEST_WINDOW
+        minutes = max(1, -(-wait // 60))
+        raise ApiError(429, "rate_limited",
+                       f"Nothing was sent: you can ask for {TEST_LIMIT} test messages every 15 minutes. "
+                       f"Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
+                       headers={"Retry-After": str(wait)})
+    status = slack_status(signed, app, now)
+    try:
+        runtime.slack.send_test(app, link, status)
+    except SlackCallError as exc:
+        raise ApiError(502, "send_failed", f"Nothing was sent: Slack did not take the message ({exc.error}). "
+                       "If it keeps failing, an owner connects the Slack app again.") from None
+    except SealError:
+        raise ApiError(502, "send_failed", "Nothing was sent: the Slack app's credentials could not be read; an "
+                       "owner connects the Slack app again.") from None
+    return {"outcome": "sent", "message": "A test message is on its way to you in Slack. " + " ".join(status)}

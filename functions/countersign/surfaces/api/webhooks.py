@@ -8,7 +8,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 
-from ...store.webhooks import EVENTS, MAX_URL
+from ...store.webhooks import EVENTS, MAX_URL, turned_off_by
 from .. import webhook_endpoints as endpoints
 from .errors import ApiError
 from .schemas import Strict, errors
@@ -26,6 +26,8 @@ class EndpointView(BaseModel):
     createdAt: str
     disabledAt: str | None
     disabledReason: str | None
+    disabledBy: str | None = Field(description="Off: owner (an owner turned it off) or failures (a day of failed "
+                                               "deliveries turned it off, and the owners were emailed); on: null")
     failuresInARow: int
     lastSuccessAt: str | None
 
@@ -103,6 +105,17 @@ def enable_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT
     _owner(signed)
     return endpoints.endpoint_view(runtime_of(request).store.webhooks.enable_endpoint(signed.workspace.id,
                                                                                       endpoint_id))
+
+
+@router.post("/settings/webhooks/{endpoint_id}/disable", response_model=EndpointView,
+             responses=errors(401, 403, 404))
+def disable_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT_ID) -> dict:
+    """Turn an endpoint off: nothing more is sent to it (deliveries still owed are dropped) until it
+    is turned on again. One off already stays as it was."""
+    _owner(signed)
+    runtime = runtime_of(request)
+    return endpoints.endpoint_view(runtime.store.webhooks.disable_endpoint(
+        signed.workspace.id, endpoint_id, runtime.desk.now(), turned_off_by(signed.person.email)))
 
 
 @router.get("/settings/webhooks/{endpoint_id}/deliveries", response_model=DeliveryList,
