@@ -28,16 +28,17 @@ function toggleEl(el, id, label, checked, hint, onchange) {
 // the account and sign-out); each is its own short screen at /settings/<key> (app.js routes them).
 const SECTIONS = Object.entries(S.sections).map(([key, [title, hint]]) => [key, title, hint]);
 // Owners and admins only, as before sections: members and the switches with the workspace's settings.
-const shownTo = (settings) => ({
+const shownTo = (settings, session) => ({
   members: settings.canEditWorkspace && !!settings.workspace,
   upstreams: !!settings.canEditWorkspace,
   workspace: settings.canEditWorkspace && !!settings.workspace,
+  webhooks: !!session && session.person.role === 'owner',
 });
 
 export async function viewSettings(page, section) {
   const { el, show } = page;
   const settings = await page.api('GET', '/settings');
-  const only = shownTo(settings);
+  const only = shownTo(settings, page.session);
   const shown = SECTIONS.filter(([key]) => !(key in only) || only[key]);
   if (!section) {
     show(el('h1', {}, S.settings), indexEl(el, shown), accountEl(page));
@@ -71,7 +72,8 @@ async function sectionEl(page, settings, section) {
       toggleEl(el, 'agent_requests_email', S.emailWhenAsked, me.agent_requests_email,
         minutes > 0 ? S.emailEvery(minutes) : null,
         (v) => api('PATCH', '/settings/me', { agent_requests_email: v })),
-      quietHoursEl(page, me), testEmailEl(page));
+      quietHoursEl(page, me), testEmailEl(page),
+      (await import('./settings-channels.js')).channelsEl(page, me, toggleEl)); // Slack and push beside email
   }
   if (section === 'workspace') {
     return el('section', { class: 'panel' }, el('h2', {}, S.workspace),
@@ -84,6 +86,11 @@ async function sectionEl(page, settings, section) {
     return passkeysPanel({ api, el, announce, navigate, refresh: () => viewSettings(page, 'passkeys') });
   }
   if (section === 'connections') return connectionsEl(page, (await api('GET', '/connections')).connections || []);
+  if (section === 'slack' || section === 'webhooks') { // settings-slack.js, settings-webhooks.js
+    const hooks = { copyButton, refresh: () => viewSettings(page, section) };
+    if (section === 'slack') return (await import('./settings-slack.js')).slackPanel(page, hooks);
+    return (await import('./settings-webhooks.js')).webhooksPanel(page, hooks);
+  }
   const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
   try { return await upstreamsPanel({ api, el }); } catch (e) {
     if (e.status === 401) throw e;

@@ -17,7 +17,10 @@ from pathlib import Path
 import httpx2
 
 from countersign.core.card_states import CardState
+from countersign.core.ids import new_id
 from countersign.identity import accounts
+from countersign.store.slack import SlackApp
+from countersign.store.webhooks import EVENTS, WebhookEndpoint, disabled_reason, turned_off_by
 from countersign.surfaces import upstream_requests
 from countersign.toolkit import ActionContext, DocWrite
 from countersign.toolsets.budget.demo import seed as seed_budget
@@ -177,3 +180,21 @@ def pin_last_use(tenant: Tenant, at: int) -> None:
     snapshot as the real clock moves. SQLite only (the live server's store)."""
     with tenant.runtime.store.connections.db.write() as db:
         db.execute("UPDATE connection_uses SET last_used_at = ? WHERE workspace_id = ?", (at, tenant.workspace_id))
+
+
+def channels(tenant: Tenant, at: int, *, slack_connected: bool) -> None:
+    """Settings' Slack and Webhooks with something to show: two webhook endpoints, both turned off
+    (one by an owner, one by a day of failures: no delivery is ever made or sent), and, with
+    ``slack_connected``, a Slack app (no channel, nobody linked: nothing is ever posted)."""
+    store, ws = tenant.store, tenant.workspace_id
+    for host, reason in (("hooks.example.com", turned_off_by(tenant.person.email)),
+                         ("ci.example.org", disabled_reason(6, at - 86_400))):
+        store.webhooks.add_endpoint(WebhookEndpoint(
+            id=new_id("wh_", now_ms=at * 1000), workspace_id=ws, url=f"https://{host}/countersign",
+            events=EVENTS, secret_sealed="never-sent", created_at=at - 2 * 86_400, created_by=tenant.person.id,
+            enabled=False, disabled_at=at, disabled_reason=reason))
+    if slack_connected:
+        token, secret = tenant.runtime.slack.credentials.seal(ws, "T0ACME001", "xoxb-0000000000-scene",
+                                                              "scenesigningsecret0000")
+        store.slack.connect_app(SlackApp(ws, "T0ACME001", "Acme Slack", "U0BOT0001", token, secret,
+                                         tenant.person.id, at))

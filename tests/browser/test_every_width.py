@@ -19,14 +19,16 @@ from tests.browser.pages import card, new_context, ready, sign_in
 from tests.support.harness import new_tenant
 
 WIDTHS = (320, 360, 390, 414)
-SECTIONS = ("notifications", "passkeys", "connections", "members", "upstreams", "workspace")
+SECTIONS = ("notifications", "passkeys", "connections", "members", "upstreams", "workspace", "slack", "webhooks")
 
 
 @pytest.fixture(scope="module")
 def scene(live, tmp_path_factory):
     runtime, server = live
-    return scenes.build(new_tenant(runtime, server.origin), spare=2 * len(WIDTHS),
-                        live_upstream=tmp_path_factory.mktemp("upstream"))
+    built = scenes.build(new_tenant(runtime, server.origin), spare=2 * len(WIDTHS),
+                         live_upstream=tmp_path_factory.mktemp("upstream"))
+    scenes.channels(built.tenant, runtime.desk.now(), slack_connected=False)  # Slack's form, webhooks off
+    return built
 
 
 @pytest.fixture(scope="module")

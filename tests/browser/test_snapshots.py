@@ -42,6 +42,7 @@ def scene(live):
     try:
         tenant = scenes.tenant_with_email(runtime, server.origin, "ada@example.com", "Ada Lovelace")
         built = scenes.build(tenant)
+        scenes.channels(tenant, FROZEN, slack_connected=True)
         scenes.pin_last_use(tenant, FROZEN)
         yield built
     finally:
@@ -113,7 +114,8 @@ def test_every_view_looks_as_it_did(scene, browser):
         snap(f"/confirm?card={scene.answered['declined']}", "card", "outcome-declined")
         snap("/history", "history", "history")
         snap("/settings", "settings", "settings")
-        for section in ("notifications", "passkeys", "connections", "members", "upstreams", "workspace"):
+        for section in ("notifications", "passkeys", "connections", "members", "upstreams", "workspace", "slack",
+                        "webhooks"):
             snap(f"/settings/{section}", "settings", f"settings-{section}")
         snap(scenes.consent_url(origin).removeprefix(origin), "consent", "consent")
     finally:
