@@ -71,7 +71,7 @@ async function sectionEl(page, settings, section) {
       toggleEl(el, 'agent_requests_email', S.emailWhenAsked, me.agent_requests_email,
         minutes > 0 ? S.emailEvery(minutes) : null,
         (v) => api('PATCH', '/settings/me', { agent_requests_email: v })),
-      quietHoursEl(page, me), testEmailEl(page), pushEl(page));
+      quietHoursEl(page, me), testEmailEl(page), await pushEl(page));
   }
   if (section === 'workspace') {
     return el('section', { class: 'panel' }, el('h2', {}, S.workspace),
@@ -92,11 +92,15 @@ async function sectionEl(page, settings, section) {
 }
 
 // Push to this device: web/push.js, loaded only when Notifications is opened (docs/channels.md).
-function pushEl(page) {
+async function pushEl(page) {
   const holder = page.el('div', { class: 'push-settings', 'data-push-settings': true });
-  import('./push.js').then(({ pushPanel }) => pushPanel(page, holder)).catch((e) => {
+  try {
+    const { pushPanel } = await import('./push.js');
+    await pushPanel(page, holder);
+  } catch (e) {
+    if (e.status === 401) throw e;
     holder.replaceChildren(page.el('p', { class: 'error' }, e.message));
-  });
+  }
   return holder;
 }
 
