@@ -73,7 +73,8 @@ async function sectionEl(page, settings, section) {
         minutes > 0 ? S.emailEvery(minutes) : null,
         (v) => api('PATCH', '/settings/me', { agent_requests_email: v })),
       quietHoursEl(page, me), testEmailEl(page),
-      (await import('./settings-channels.js')).channelsEl(page, me, toggleEl)); // Slack and push beside email
+      (await import('./settings-channels.js')).channelsEl(page, me, toggleEl), // Slack and push beside email
+      await pushEl(page));
   }
   if (section === 'workspace') {
     return el('section', { class: 'panel' }, el('h2', {}, S.workspace),
@@ -96,6 +97,19 @@ async function sectionEl(page, settings, section) {
     if (e.status === 401) throw e;
     return el('p', { class: 'muted' }, S.noUpstreams);
   }
+}
+
+// Push to this device: web/push.js, loaded only when Notifications is opened (docs/channels.md).
+async function pushEl(page) {
+  const holder = page.el('div', { class: 'push-settings', 'data-push-settings': true });
+  try {
+    const { pushPanel } = await import('./push.js');
+    await pushPanel(page, holder);
+  } catch (e) {
+    if (e.status === 401) throw e;
+    holder.replaceChildren(page.el('p', { class: 'error' }, e.message));
+  }
+  return holder;
 }
 
 // Quiet hours: on or off, from and until (HH:MM) in a time zone; Save sends them (or none).

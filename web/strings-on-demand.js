@@ -257,4 +257,22 @@ export const S = {
   addIt: 'Add endpoint',
   signingSecretFor: (url) => ['Signing secret for ', url],
   verifyWithSecret: 'Copy it now: it is shown only once. Verify each request\'s webhook-signature with it.',
+  // Settings: push to this device (push.js)
+  push: 'Push to this device',
+  pushHint: 'A request shows as a notification with its title and who asked; tapping it opens the request. '
+    + 'Confirm and Decline appear on it only where your workspace needs no passkey.',
+  pushTurnOn: 'Turn on notifications on this device',
+  pushTurningOn: 'Turning on…',
+  pushOn: 'Notifications are on for this device.',
+  pushDenied: 'This browser does not allow notifications from countersign; allow them in its site settings, '
+    + 'then try again.',
+  pushUnsupported: 'This browser cannot show notifications from a page. On an iPhone, add countersign to the '
+    + 'Home Screen first.',
+  pushDevices: 'Devices with notifications',
+  pushNoDevices: 'No device yet.',
+  pushAdded: (when) => ['Added ', when],
+  pushLastUsed: (when) => ['last notified ', when],
+  pushNeverUsed: 'not notified yet',
+  pushRemove: 'Remove',
+  pushRemoved: 'Removed.',
 };

@@ -8,6 +8,11 @@
 //   (X-Countersign-Saved-At), and the page shows it as stale, with nothing to press. A 401 or a
 //   sign-out removes it. Every other API request (the session and its CSRF token, answers, cards,
 //   history, settings) passes through untouched and is never stored.
+// - Push (docs/channels.md, "Push to your phone"): a card filed for the person shows as a
+//   notification (its title, who asked); tapping it opens the card. Where the server says a click
+//   may answer it (no passkey needed), Confirm and Decline send that answer to the API with the
+//   session cookie and its CSRF token, exactly as the page does: the server decides again, and a
+//   refusal (signed out, not theirs, a passkey needed now) opens the card instead.
 const VERSION = 'v2';
 const SHELL = 'countersign-shell-' + VERSION;
 const LAST_LIST = 'countersign-last-list';
@@ -91,4 +96,61 @@ async function forgetListAfter(answer) {
   const response = await answer;
   await caches.delete(LAST_LIST);
   return response;
+}
+
+// -- push ---------------------------------------------------------------------------------------
+const ANSWERS = [{ action: 'confirm', title: 'Confirm' }, { action: 'decline', title: 'Decline' }];
+
+self.addEventListener('push', (event) => {
+  let card = null;
+  try { card = event.data ? event.data.json() : null; } catch (e) { card = null; }
+  if (!card || typeof card.card !== 'string') return;
+  const data = { card: card.card, url: cardPath(card.card), answerable: card.answerable === true };
+  event.waitUntil(self.registration.showNotification(String(card.title || ''), {
+    body: String(card.body || ''), tag: 'card-' + card.card, data,
+    actions: data.answerable ? ANSWERS : [],
+  }));
+});
+
+self.addEventListener('notificationclick', (event) => {
+  const { action, notification } = event;
+  notification.close();
+  const done = self.handleAction(action, notification.data || {});
+  try { event.waitUntil(done); } catch (e) { /* a script-made event (tests) cannot wait */ }
+});
+
+// The page's own address of a card (never a URL from the message: it opens only this origin).
+function cardPath(id) {
+  return '/confirm?card=' + encodeURIComponent(id);
+}
+
+// A notification's button (or a tap: no action): Confirm / Decline answer through the API as the
+// page would; anything else, or any refusal, opens the card.
+self.handleAction = async (action, data) => {
+  if (!data || typeof data.card !== 'string') return null;
+  if ((action !== 'confirm' && action !== 'decline') || !data.answerable) return openCard(data.card);
+  try {
+    const session = await fetch('/api/session', { credentials: 'same-origin', cache: 'no-store' });
+    if (!session.ok) return openCard(data.card);
+    const { csrfToken } = await session.json();
+    const answer = await fetch('/api/cards/' + encodeURIComponent(data.card) + '/' + action, {
+      method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: { Accept: 'application/json', 'X-CSRF-Token': csrfToken || '' },
+    });
+    if (!answer.ok) return openCard(data.card);
+    return answer.status;
+  } catch (e) {
+    return openCard(data.card);
+  }
+};
+
+async function openCard(id) {
+  const url = new URL(cardPath(id), self.location.origin).href;
+  for (const client of await self.clients.matchAll({ type: 'window', includeUncontrolled: true })) {
+    if ('navigate' in client && new URL(client.url).origin === self.location.origin) {
+      await client.focus().catch(() => null);
+      return client.navigate(url).catch(() => null);
+    }
+  }
+  return self.clients.openWindow ? self.clients.openWindow(url).catch(() => null) : null;
 }

@@ -60,6 +60,9 @@ class Runtime:
     # (:mod:`countersign.notify.slack`): after filing where the notifier delivers inline, on AWS
     # by the stream notifier.
     slack: Any = None
+    # Pushes filed cards to their person's devices (:mod:`countersign.notify.push`): after filing where
+    # the notifier delivers inline, on AWS by the stream notifier.
+    push: Any = None
 
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
@@ -79,6 +82,7 @@ class Runtime:
 
 SIGNING_FILE = "signing.key"
 STATE_FILE = "state.key"
+VAPID_FILE = "vapid.key"
 MIN_STATE_KEY_BYTES = 32
 
 
@@ -100,6 +104,7 @@ def _private_dir(path: Path) -> None:
 LOSS = {
     "signing key": "cards signed by the old one can no longer be confirmed",
     "request-state key": "answers in flight to 2026-07-28 questions are lost; their agents simply call again",
+    "push key": "every device must turn notifications on again in Settings",
 }
 
 
@@ -168,6 +173,24 @@ def load_keys(settings: Settings, secret_loader: Callable[[str], str] | None = N
         state = [_local_secret(path, lambda: secrets.token_urlsafe(48),
                                lambda v: len(v.encode("utf-8")) >= MIN_STATE_KEY_BYTES, "request-state key")]
     return Keyring.from_secrets(signing), [s.encode("utf-8") for s in state]
+
+
+def vapid_secret(settings: Settings, secret_loader: Callable[[str], str] | None = None) -> Callable[[], str]:
+    """The secret the server's VAPID key (Web Push) is derived from, read at its first use and then
+    kept: ``COUNTERSIGN_VAPID_KEY`` (an ``arn:`` from Secrets Manager), else ``keys/vapid.key`` in the
+    data folder, made then (mode 0600). Never read at start-up: most processes never push."""
+    found: list[str] = []
+
+    def load() -> str:
+        if not found:
+            if settings.vapid_key:
+                found.append(_resolve(settings.vapid_key, secret_loader)[0])
+            else:
+                path = settings.data_dir / "keys" / VAPID_FILE
+                found.append(_local_secret(path, new_secret, lambda v: len(v.encode("utf-8")) >= 32, "push key"))
+        return found[0]
+
+    return load
 
 
 def keys_checked_at_start(settings: Settings) -> bool:
@@ -276,6 +299,7 @@ def build(
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
                     offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
     from . import notify
+    from .notify.push import PushNotifier
     from .notify.slack import SlackCredentials, SlackNotifier
     from .notify.webhooks import WebhookDeliverer
 
@@ -284,12 +308,15 @@ def build(
                                     needs_passkey=desk.card_needs_passkey)
     slack = SlackNotifier(store, SlackCredentials(state_keys), lambda: desk.settings,
                           needs_passkey=desk.card_needs_passkey, clock=lambda: desk.clock(), background=deliver_inline)
+    push = PushNotifier(store, vapid_secret(settings, secret_loader), lambda: desk.settings,
+                        needs_passkey=desk.card_needs_passkey, clock=lambda: desk.clock(), background=deliver_inline)
     if on_filed is None and deliver_inline:
         desk.on_filed = notifier
         notifier.beside.append(slack)  # off the filing call: a worker thread posts
+        notifier.beside.append(push)  # likewise
     webhooks = WebhookDeliverer(store, state_keys, lambda: desk.settings, notifier.sender, clock=lambda: desk.clock())
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
-                   origin_previous=origin_previous, webhooks=webhooks, slack=slack)
+                   origin_previous=origin_previous, webhooks=webhooks, slack=slack, push=push)
 
 
 def keyless_desk(settings: Settings) -> CardDesk:

@@ -73,6 +73,9 @@ class Settings:
     # Slack's Web API (docs/channels.md, "Slack"): where the Slack app's calls go (a stand-in on
     # loopback in the tests).
     slack_api_url: str = "https://slack.com/api/"
+    # Web Push (docs/channels.md, "Push to your phone"): the secret the server's VAPID key is derived
+    # from, or a Secrets Manager ARN (read at the first push). None: keys/vapid.key in the data folder.
+    vapid_key: str | None = None
 
     @property
     def store(self) -> str:
@@ -179,6 +182,17 @@ def _signing_key(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+def _vapid_key(env: Mapping[str, str]) -> str | None:
+    raw = (env.get("COUNTERSIGN_VAPID_KEY") or "").strip()
+    if not raw:
+        return None
+    if not raw.startswith("arn:") and (len(raw.encode("utf-8")) < 32 or "," in raw):
+        raise ConfigError("COUNTERSIGN_VAPID_KEY",
+                          "expected one secret of at least 32 bytes (countersign keys prints one) or a Secrets "
+                          "Manager ARN")
+    return raw
+
+
 def _origin_secret(env: Mapping[str, str]) -> str | None:
     raw = env.get("COUNTERSIGN_ORIGIN_SECRET") or None
     if raw is None:
@@ -255,6 +269,7 @@ def _check_aws(values: Mapping[str, Any]) -> None:
         ("COUNTERSIGN_SIGNING_KEY", "arn:" in str(values["signing_key"] or "")),
         ("COUNTERSIGN_STATE_KEYS", any(k.startswith("arn:") for k in values["state_keys"])),
         ("COUNTERSIGN_ORIGIN_SECRET", str(values["origin_secret"] or "").startswith("arn:")),
+        ("COUNTERSIGN_VAPID_KEY", str(values["vapid_key"] or "").startswith("arn:")),
     ]
     for variable, needed in needs:
         if needed and not _aws_installed():
@@ -299,6 +314,7 @@ def load(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         upstream_private=_bool(env, "COUNTERSIGN_UPSTREAM_PRIVATE", False),
         upstream_stdio=_bool(env, "COUNTERSIGN_UPSTREAM_STDIO", "AWS_LAMBDA_FUNCTION_NAME" not in env),
         slack_api_url=_slack_api_url(env),
+        vapid_key=_vapid_key(env),
     )
     values.update(overrides)
     _check_aws(values)

@@ -16,6 +16,7 @@ from standardwebhooks.webhooks import Webhook
 
 from countersign.notify.message import one_line
 from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, digest_id
+from countersign.store.push_subscriptions import PushSubscription, subscription_id
 from countersign.store.slack import SlackApp
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.mcp.server import build_server
@@ -24,6 +25,7 @@ from countersign.surfaces.webhook_endpoints import add_endpoint
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext, LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
+from tests.support.push_service import push_service
 from tests.support.slack_api import SlackStandIn, new_bot
 from tests.support.streams import filtered_event, passes_filter
 from tests.support.webhook_receiver import webhook_receiver
@@ -305,3 +307,26 @@ def test_the_notifier_honours_each_persons_channels(runtime, stream):
         assert runtime.slack.counts == {"slack_posted": 1, "slack_off": 1}
     finally:
         slack.stop()
+
+
+def test_the_notifier_pushes_each_card_to_its_persons_devices_once(runtime, stream):
+    """A filed card's record pushes it to its person's device (encrypted for it: the stand-in
+    decrypts it), beside the email; the record delivered again pushes nothing more."""
+    runtime.desk.settings = dataclasses.replace(runtime.desk.settings, upstream_private=True)  # loopback
+    olive, bruno = Person(runtime, "olive@example.com"), Person(runtime, "bruno@example.com")
+    with push_service() as service:
+        device = service.device()
+        runtime.store.push_subscriptions.add_subscription(PushSubscription(
+            id=subscription_id(device.endpoint), workspace_id=olive.workspace.id, person_id=olive.person.id,
+            endpoint=device.endpoint, p256dh=device.p256dh, auth=device.as_json()["keys"]["auth"],
+            device="Chrome on Android", created_at=0))
+        card_id, _ = olive.file("one"), bruno.file("two")
+        event = filtered_event(stream, stream.read())
+        handler = stream_handler(runtime)
+        assert handler(event, LambdaContext()) == {"batchItemFailures": []}
+        [pushed] = service.wait_for(1)
+        assert pushed.problem is None
+        assert pushed.message["card"] == card_id and pushed.message["title"] == olive.card(card_id).title
+        assert handler(event, LambdaContext()) == {"batchItemFailures": []}  # a duplicate delivery
+        assert len(service.pushes) == 1 and runtime.push.counts == {"push_sent": 1}
+        assert sorted(m["To"] for m in sent_mail()) == ["bruno@example.com", "olive@example.com"]

@@ -25,7 +25,8 @@ SIGNING_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SigningKeySecre
 STATE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:StateKeysSecret-GhIjKl"
 ORIGIN_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:OriginVerifySecret-MnOpQr"
 SMOKE_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:SmokeSecret-StUvWx"
-SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret")
+VAPID_ARN = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:VapidKeySecret-YzAbCd"
+SECRETS = ("SigningKeySecret", "StateKeysSecret", "OriginVerifySecret", "VapidKeySecret")
 CONFIGURATION_SET = "SesConfigurationSet-AbC123"
 ALARM_TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-AlarmTopic-X"
 TOPIC_KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/0000aaaa-1111-2222-3333-444455556666"
@@ -40,6 +41,7 @@ def stack(**parameters) -> Stack:
             "SigningKeySecret": SIGNING_ARN,
             "StateKeysSecret": STATE_ARN,
             "OriginVerifySecret": ORIGIN_ARN,
+            "VapidKeySecret": VAPID_ARN,
             "HttpApi": "abc123",
             "Distribution": "E2EXAMPLE",
             "SiteBucket": "countersign-sitebucket-x",

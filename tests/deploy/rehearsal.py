@@ -124,17 +124,21 @@ class MotoStack:
         # The template's SesConfigurationSet (moto accepts sends naming it; it publishes no events).
         self.client("sesv2").create_configuration_set(ConfigurationSetName=CONFIGURATION_SET)
         sm = self.client("secretsmanager")
-        self.key_values = {"signing": generated_secret(), "state": generated_secret(), "origin": generated_secret()}
+        self.key_values = {"signing": generated_secret(), "state": generated_secret(), "origin": generated_secret(),
+                           "vapid": generated_secret()}
         self.signing_arn = sm.create_secret(
             Name="SigningKeySecret-rehearsal", SecretString=self.key_values["signing"])["ARN"]
         self.state_arn = sm.create_secret(
             Name="StateKeysSecret-rehearsal", SecretString=self.key_values["state"])["ARN"]
         self.origin_arn = sm.create_secret(
             Name="OriginVerifySecret-rehearsal", SecretString=self.key_values["origin"])["ARN"]
+        self.vapid_arn = sm.create_secret(
+            Name="VapidKeySecret-rehearsal", SecretString=self.key_values["vapid"])["ARN"]
         self.stack = Stack(
             parameters={"FromAddress": FROM_ADDRESS, "SenderDomain": FROM_ADDRESS.split("@")[1]},
             refs={"Table": TABLE, "SigningKeySecret": self.signing_arn, "StateKeysSecret": self.state_arn,
-                  "OriginVerifySecret": self.origin_arn, "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL",
+                  "OriginVerifySecret": self.origin_arn, "VapidKeySecret": self.vapid_arn,
+                  "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL",
                   "SesConfigurationSet": CONFIGURATION_SET},
             attributes={"Table.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}",
                         "Table.StreamArn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}/stream/REHEARSAL",

@@ -25,6 +25,7 @@ from tests.deploy.example_stack import (
     SIGNING_ARN,
     STATE_ARN,
     TABLE_ARN,
+    VAPID_ARN,
     stack,
     statement_actions,
     store_operations,
@@ -143,8 +144,10 @@ def test_ses_only_as_the_configured_sender(function, template):
 def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     s = stack()
     [keys] = [st for st in s.statements(function) if st["Sid"] == "Keys"]
-    # The origin secret only where CloudFront's header is checked: the two HTTP functions.
-    expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function in HTTP_FUNCTIONS else [])
+    # The origin secret only where CloudFront's header is checked: the two HTTP functions. The VAPID
+    # key where Web Push needs it: the API (Settings shows its public half) and the notifier (it pushes).
+    expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function in HTTP_FUNCTIONS else []) + (
+        [VAPID_ARN] if function in ("ApiFunction", "NotifierFunction") else [])
     assert statement_actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted(expected)
     secret_statements = [
         st for st in s.statements(function) if any(a.startswith("secretsmanager:") for a in statement_actions(st))
@@ -153,6 +156,7 @@ def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     env = s.environment(function)
     assert env["COUNTERSIGN_SIGNING_KEY"] == SIGNING_ARN and env["COUNTERSIGN_STATE_KEYS"] == STATE_ARN
     assert env.get("COUNTERSIGN_ORIGIN_SECRET") == (ORIGIN_ARN if function in HTTP_FUNCTIONS else None)
+    assert env["COUNTERSIGN_VAPID_KEY"] == VAPID_ARN
     for name in SECRETS:
         secret = resources[name]
         assert secret["Type"] == "AWS::SecretsManager::Secret"

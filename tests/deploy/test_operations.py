@@ -46,11 +46,12 @@ def metrics_of(alarm: dict) -> list[tuple[str, str, dict]]:
 def emitted_metric_names() -> frozenset[str]:
     """Every metric name the package counts (a quoted snake_case name passed to a metric or event)."""
     from countersign import notify
-    from countersign.notify import slack, webhooks
+    from countersign.notify import push, slack, webhooks
     from countersign.platform import telemetry
     from countersign.surfaces.background import feedback, notifier
 
     names = set(telemetry.CARD_EVENTS) | set(notify.EVENTS) | set(slack.EVENTS) | set(webhooks.EVENTS)
+    names |= set(push.EVENTS)
     names |= {notifier.NOT_DELIVERED, feedback.BOUNCED, feedback.COMPLAINED, feedback.SOFT_BOUNCE}
     source = "".join(p.read_text() for p in PACKAGE.rglob("*.py"))
     for name in ("card_recovered", "signing_key_missing"):
@@ -78,6 +79,7 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
         "NotifierDLQAlarm": {("AWS/SQS", "ApproximateNumberOfMessagesVisible")},
         "DriftRefusalsAlarm": {("countersign", "card_refused_drift"), ("countersign", "card_confirmed")},
         "SigningKeyMissingAlarm": {("countersign", "signing_key_missing")},
+        "PushFailingAlarm": {("countersign", "push_failed")},
     }
     for function in FUNCTIONS:
         short = function.removesuffix("Function")

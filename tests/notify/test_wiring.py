@@ -99,3 +99,30 @@ def test_build_keeps_a_given_hook(tmp_path, sqlite):
     seen = []
     runtime = build(settings, toolsets=[], store=sqlite, on_filed=seen.append)
     assert runtime.desk.on_filed == seen.append
+
+
+def test_build_pushes_a_filed_card_beside_its_email_and_keeps_the_vapid_key_in_the_data_folder(tmp_path, sqlite):
+    """Locally the filing hands the card to the push notifier too (a worker thread sends it); the
+    VAPID key is made on first use into keys/vapid.key (0600) and read back by the next server."""
+    from countersign.notify.push import application_server_key
+    from countersign.store.push_subscriptions import PushSubscription, subscription_id
+    from tests.support.push_service import push_service
+
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data"), "COUNTERSIGN_UPSTREAM_PRIVATE": "1"})
+    runtime = build(settings, toolsets=[], store=sqlite)
+    key_file = tmp_path / "data" / "keys" / "vapid.key"
+    assert not key_file.exists()  # never read at start-up
+    world = World(sqlite)
+    with push_service() as service:
+        device = service.device()
+        sqlite.push_subscriptions.add_subscription(PushSubscription(
+            subscription_id(device.endpoint), world.ws.id, world.person.id, device.endpoint, device.p256dh,
+            device.as_json()["keys"]["auth"], "Firefox on Linux", 0))
+        runtime.desk.clock = lambda: 7000
+        runtime.desk.notify(file_card(world, 7000, title="Pay rent"))
+        [pushed] = service.wait_for(1)
+    assert pushed.problem is None and pushed.message["title"] == "Pay rent"
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert pushed.vapid_key == application_server_key(key_file.read_text().strip())
+    again = build(settings, toolsets=[], store=sqlite)
+    assert again.push.application_server_key() == pushed.vapid_key

@@ -31,6 +31,7 @@ Powertools: its lines are redacted all the same (:func:`countersign.logs.filters
   ``signing_key_missing`` the sweep found answerable cards signed by a key this instance lacks
   ``sweep_settled`` / ``sweep_delivered``  per sweep: cards settled, notifications tried
   ``notification_not_delivered``  a stream record whose notification is still owed (retried)
+  ``push_sent`` / ``push_gone`` / ``push_failed`` / ``push_rate_limited``  Web Push to a person's devices
   ====================== =============================================================
 
 * **Traces**: the functions run with ``Tracing: Active``, so X-Ray records every invocation
@@ -167,10 +168,11 @@ def wire(runtime: Any) -> None:
     """Count the desk's card events, the card notifier's email outcomes (the runtime's
     notifier: it emails after filing where it delivers inline, and in every sweep), the webhook
     deliverer's (``webhook_delivered``, ``webhook_retrying``, ``webhook_failed``,
-    ``webhook_disabled``) and the Slack notifier's posts."""
+    ``webhook_disabled``), the Slack notifier's posts and the push notifier's (``push_sent``,
+    ``push_gone``, ``push_failed``, ``push_rate_limited``)."""
     runtime.desk.on_event = metric
     for notifier in (getattr(runtime, "notifier", None), runtime.desk.on_filed, getattr(runtime, "webhooks", None),
-                     getattr(runtime, "slack", None)):
+                     getattr(runtime, "slack", None), getattr(runtime, "push", None)):
         if notifier is not None and hasattr(notifier, "on_event"):
             notifier.on_event = metric
 

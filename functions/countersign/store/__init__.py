@@ -21,6 +21,7 @@ interface, records and checks are one module of this package:
   asking each time (not OAuth grants), and each use of them.
 * :mod:`.webhooks` — webhook endpoints, the card events owed to them, and their deliveries.
 * :mod:`.slack` — a workspace's Slack app, its members' Slack users, link codes, cards posted.
+* :mod:`.push_subscriptions` — the devices a person turned notifications on for (Web Push).
 * :mod:`.callers` — a caller's credential with its member, in one read once their ids are known.
 
 Where one role's write must be atomic with another's (a filing writes its notification), it is
@@ -40,6 +41,7 @@ from .grants import GrantStore
 from .limits import LimitStore
 from .outbox import OutboxStore
 from .passkeys import PasskeyStore
+from .push_subscriptions import PushSubscriptionStore
 from .sessions import SessionStore
 from .signing_keys import SigningKeyStore
 from .slack import SlackStore
@@ -73,6 +75,7 @@ class Store:
     standing_grants: StandingGrantStore
     webhooks: WebhookStore
     slack: SlackStore
+    push_subscriptions: PushSubscriptionStore
     callers: CallerReads = None  # type: ignore[assignment]  # filled in by __post_init__
 
     def __post_init__(self) -> None:

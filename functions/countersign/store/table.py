@@ -45,6 +45,8 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     Slack user's link    SLACKUSER#<team id>#<user id>             SLACKUSER     (a full copy)
     Slack link code      SLACKCODE#<code hash>                     SLACKCODE     (TTL)
     Slack post           SLACKPOST#<card id>                       SLACKPOST     (TTL)
+    push subscription    WS#<ws>                                   PUSH#<person id>#<subscription id>
+    push endpoint owner  PUSHSUB#<subscription id>                 PUSHSUB       (workspace_id, person_id)
 
 Only cards, notifications and webhook events and deliveries carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /

@@ -17,6 +17,7 @@ from .grants import DynamoGrants
 from .limits import DynamoLimits
 from .outbox import DynamoOutbox
 from .passkeys import DynamoPasskeys
+from .push_subscriptions import DynamoPushSubscriptions
 from .sessions import DynamoSessions
 from .signing_keys import DynamoSigningKeys
 from .slack import DynamoSlack
@@ -59,6 +60,7 @@ class DynamoDBStore(Store):
             standing_grants=DynamoStandingGrants(table),
             webhooks=DynamoWebhooks(table),
             slack=DynamoSlack(table),
+            push_subscriptions=DynamoPushSubscriptions(table),
             callers=DynamoCallerReads(table),
         )
 

@@ -13,6 +13,7 @@ from .grants import SQLiteGrants
 from .limits import SQLiteLimits
 from .outbox import SQLiteOutbox
 from .passkeys import SQLitePasskeys
+from .push_subscriptions import SQLitePushSubscriptions
 from .sessions import SQLiteSessions
 from .signing_keys import SQLiteSigningKeys
 from .slack import SQLiteSlack
@@ -34,7 +35,7 @@ class SQLiteStore(Store):
             workspaces=workspaces, connections=connections, sessions=sessions, limits=SQLiteLimits(db),
             authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
             passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db), webhooks=SQLiteWebhooks(db),
-            slack=SQLiteSlack(db),
+            slack=SQLiteSlack(db), push_subscriptions=SQLitePushSubscriptions(db),
             callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
                                       grants=grants, cards=cards),
         )

@@ -28,6 +28,9 @@ The same record posts the card to the workspace's Slack app, if it has one
 (:meth:`~countersign.notify.slack.SlackNotifier.post`, at most once per card): a post Slack could
 not take now (unreachable, rate limited) fails the record, so Lambda tries again (the email, done,
 is not sent twice); a post Slack refused for good is logged and counted, and the record succeeds.
+And it pushes the card to its person's devices (:meth:`~countersign.notify.push.PushNotifier.send_card`)
+when this record leased the notification (not on a retried or duplicate record, which would show the
+card twice); a push is never retried (the email and the page still carry the card).
 
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
 (:mod:`countersign.surfaces.background.sweeper`) delivers once it is due. A duplicate stream record finds
@@ -127,6 +130,9 @@ def stream_handler(
         if after is None:  # removed (by TTL, long after its card): nothing is owed
             log.warning("the notification of card %s is gone; nothing to deliver", card_id)
             return "gone"
+        push = getattr(runtime, "push", None)
+        if push is not None and outcome is not None:  # this record delivered it: push it once
+            push.send_card(after.workspace_id, card_id)
         slack = getattr(runtime, "slack", None)
         if slack is not None and slack.post(after.workspace_id, card_id) == SLACK_RETRY:
             if metric is not None:

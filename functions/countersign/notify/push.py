@@ -1,0 +1,270 @@
+"""Web Push: a filed card shown as a notification on each device its person turned them on for.
+
+docs/channels.md ("Push to your phone") says what it can and cannot answer, and why.
+
+* **Keys.** The server's VAPID key (RFC 8292) is a P-256 key derived from one secret, kept like
+  the other keys (:func:`countersign.runtime.vapid_secret`: ``COUNTERSIGN_VAPID_KEY`` or a
+  Secrets Manager ARN on AWS, else ``keys/vapid.key`` in the data folder, made on first use).
+  :func:`application_server_key` is its public half, which the page subscribes with.
+* **What is sent.** A small JSON message (:func:`message`): the card's id, its title, who asked,
+  where the page shows it, and whether a click may answer it without a passkey (the workspace's
+  passkey policy, :meth:`~countersign.gate.desk.CardDesk.card_needs_passkey`, the rule Slack's
+  Confirm button follows). Never a ticket, code, token or session. Encrypted for each
+  subscription per RFC 8291 (``aes128gcm``, pywebpush's encoder) and signed with a VAPID JWT
+  (py-vapid) whose ``aud`` is the push service's origin.
+* **Where it goes.** The push service's host is resolved and refused if any address is private
+  or reserved, plain http refused (the webhooks' rule, :func:`~countersign.notify.webhooks.target`;
+  ``COUNTERSIGN_UPSTREAM_PRIVATE`` allows both, for tests), and the POST made to exactly the
+  address checked, no redirect followed.
+* **Answers.** 201 (any 2xx): the subscription's last use is recorded. 404 or 410: the push service
+  says the subscription is gone, and it is dropped. Anything else is counted ``push_failed`` and
+  logged; the card's email and the page still carry it, so nothing is retried.
+* **Each person's choice.** Nothing is pushed to a person who turned push off in Settings
+  (``push_off``) or while their quiet hours run (``push_quiet``: the card waits on the page, and
+  the email that goes out when they end lists it), as for Slack.
+* **Rate limit.** At most :data:`LIMIT` cards per person per :data:`WINDOW` seconds are pushed
+  (counted in the store, so every instance shares it); past it ``push_rate_limited``.
+
+Locally the filing call hands the card over (``notifier(card)``, beside its email) and the push is
+sent on a worker thread. On AWS the stream notifier calls :meth:`PushNotifier.send_card` for each
+card filed. A notifier never raises.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from ..core.askers import AGENT, PERSON, asked_by
+from ..core.card_states import CardState
+from ..settings import Settings
+from ..store import Store
+from ..store.cards import Card
+from ..store.errors import NotFound
+from ..store.push_subscriptions import PushSubscription, endpoint_problem
+from ..store.workspaces import Person, Workspace
+from .quiet_hours import quiet_until
+from .webhooks import Resolver, Unreachable, resolve, target
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ec import EllipticCurvePrivateKey
+
+log = logging.getLogger("countersign.notify.push")
+
+SENT = "push_sent"
+GONE = "push_gone"  # the push service said the subscription no longer exists: dropped
+FAILED = "push_failed"
+RATE_LIMITED = "push_rate_limited"
+OFF = "push_off"  # its person turned push off in Settings (Person.reached_by)
+QUIET = "push_quiet"  # its person's quiet hours ran: not pushed (the card waits on the page)
+EVENTS = (SENT, GONE, FAILED, RATE_LIMITED, OFF, QUIET)
+
+WINDOW = 60  # seconds
+LIMIT = 10  # cards pushed to one person per window
+TTL = 3600  # how long a push service keeps a message for a device that is offline
+TIMEOUT = 10.0
+MAX_TITLE = 200  # characters of the card's title a notification carries (a message stays far below 4 KiB)
+JWT_LIFETIME = 12 * 3600
+
+SettingsSource = Settings | Callable[[], Settings]
+PasskeyRule = Callable[[Card, Workspace], bool]
+_CURVE_ORDER = int("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551", 16)
+
+
+# -- the server's key -------------------------------------------------------------------------------
+
+
+def vapid_private_key(secret: str) -> EllipticCurvePrivateKey:
+    """The P-256 key derived from ``secret`` (as the signing key's seed is its SHA-256): a scalar
+    in [1, n-1], the same on every instance that holds the secret."""
+    # cryptography when a key is first needed: the MCP function builds this notifier and never pushes
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    digest = hashlib.sha256(b"countersign-vapid\x00" + secret.encode("utf-8")).digest()
+    return ec.derive_private_key(int.from_bytes(digest, "big") % (_CURVE_ORDER - 1) + 1, ec.SECP256R1())
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def application_server_key(secret: str) -> str:
+    """The public key the page subscribes with: base64url of the uncompressed point (65 bytes)."""
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat  # (see vapid_private_key)
+
+    point = vapid_private_key(secret).public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
+    return b64url(point)
+
+
+def vapid_subject(public_url: str) -> str:
+    """Who runs this server, as the JWT's ``sub`` names them: its https origin, or a mailto."""
+    parts = urlsplit(public_url)
+    if parts.scheme == "https" and parts.hostname:
+        return f"https://{parts.hostname}"
+    return "mailto:countersign@localhost"
+
+
+# -- the message --------------------------------------------------------------------------------------
+
+
+def message(card: Card, who: str, url: str, answerable: bool) -> str:
+    """The JSON a card's push carries (the service worker shows it)."""
+    return json.dumps({"card": card.id, "title": card.title[:MAX_TITLE], "body": who[:MAX_TITLE], "url": url,
+                       "answerable": answerable}, ensure_ascii=False, separators=(",", ":"))
+
+
+class PushNotifier:
+    def __init__(self, store: Store, vapid_secret: Callable[[], str], settings: SettingsSource, *,
+                 needs_passkey: PasskeyRule | None = None, clock: Callable[[], float] = time.time,
+                 on_event: Callable[[str], None] | None = None, background: bool = False,
+                 resolver: Resolver = resolve, timeout: float = TIMEOUT):
+        self.store = store
+        self.vapid_secret = vapid_secret
+        self._settings = settings
+        self.needs_passkey = needs_passkey
+        self.clock = clock
+        self.on_event = on_event
+        self.resolver = resolver
+        self.timeout = timeout
+        self.counts: Counter[str] = Counter()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="push") if background else None
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings() if callable(self._settings) else self._settings
+
+    def __call__(self, card: Card) -> None:
+        """A card just filed: push it, on a worker thread when this notifier has them."""
+        if self._pool is None:
+            self.send_card(card.workspace_id, card.id)
+        else:
+            self._pool.submit(self.send_card, card.workspace_id, card.id)
+
+    def application_server_key(self) -> str:
+        return application_server_key(self.vapid_secret())
+
+    # -- sending ------------------------------------------------------------------------------------
+
+    def send_card(self, workspace_id: str, card_id: str) -> int:
+        """Push the card to its person's devices if it still waits; how many took it. Never raises."""
+        try:
+            return self._send_card(workspace_id, card_id)
+        except Exception:
+            log.exception("pushing card %s failed", card_id)
+            self._event(FAILED)
+            return 0
+
+    def _send_card(self, workspace_id: str, card_id: str) -> int:
+        now = int(self.clock())
+        card = self.store.cards.get_card(workspace_id, card_id, now)
+        if card.state is not CardState.PENDING:
+            return 0
+        subscriptions = self.store.push_subscriptions.list_subscriptions(workspace_id, card.person_id)
+        if not subscriptions:
+            return 0
+        workspace, person = self.store.workspaces.get_member(workspace_id, card.person_id)
+        if not person.reached_by("push"):
+            self._event(OFF)
+            return 0
+        if quiet_until(person.quiet_hours, now) is not None:
+            self._event(QUIET)
+            return 0
+        if not self.store.limits.hit_rate_limit(f"push-{card.person_id}", now, WINDOW, LIMIT):
+            self._event(RATE_LIMITED)
+            return 0
+        answerable = self.needs_passkey is not None and not self.needs_passkey(card, workspace)
+        body = message(card, self.asked_by(card, person), self._page_path(card.id), answerable)
+        return sum(self.send(subscription, body) for subscription in subscriptions)
+
+    def _page_path(self, card_id: str) -> str:
+        """Where the page shows the card, as a path of the page's own origin (the service worker opens it)."""
+        url = urlsplit(self.settings.card_url(card_id))
+        return f"{url.path}?{url.query}"
+
+    def send(self, subscription: PushSubscription, body: str) -> int:
+        """One encrypted, signed POST to the subscription's push service: 1 if it took it."""
+        status, error = self._post(subscription, body.encode("utf-8"))
+        now = int(self.clock())
+        if status is not None and 200 <= status < 300:
+            self.store.push_subscriptions.touch_subscription(subscription.workspace_id, subscription.person_id,
+                                                             subscription.id, now)
+            self._event(SENT)
+            return 1
+        if status in (404, 410):
+            self.store.push_subscriptions.remove_subscription(subscription.workspace_id, subscription.person_id,
+                                                              subscription.id)
+            log.info("push subscription %s is gone (HTTP %s): dropped", subscription.id, status)
+            self._event(GONE)
+            return 0
+        log.warning("a push to subscription %s failed: %s", subscription.id, error)
+        self._event(FAILED)
+        return 0
+
+    def _post(self, subscription: PushSubscription, data: bytes) -> tuple[int | None, str | None]:
+        # pywebpush, py-vapid and httpx2 when a push is sent, never at a function's cold start
+        import httpx2
+        from py_vapid import Vapid02
+        from pywebpush import WebPusher
+
+        settings = self.settings
+        problem = endpoint_problem(subscription.endpoint, allow_http=settings.upstream_private)
+        if problem is not None:
+            return None, f"the endpoint {problem}"
+        try:
+            where = target(subscription.endpoint, settings.upstream_private, self.resolver)
+        except Unreachable as exc:
+            return None, str(exc)
+        encrypted = WebPusher({"endpoint": subscription.endpoint,
+                               "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth}}).encode(data)
+        parts = urlsplit(subscription.endpoint)
+        claims = {"sub": vapid_subject(settings.public_url), "aud": f"{parts.scheme}://{parts.netloc}",
+                  "exp": int(time.time()) + JWT_LIFETIME}  # the push service's clock is the real one
+        headers = {
+            **Vapid02(vapid_private_key(self.vapid_secret())).sign(claims),
+            "Host": where.host,
+            "Content-Encoding": "aes128gcm",
+            "Content-Type": "application/octet-stream",
+            "TTL": str(TTL),
+            "Urgency": "high",
+        }
+        extensions = {"sni_hostname": where.sni} if where.sni else {}
+        try:
+            with httpx2.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
+                response = client.post(where.url, content=encrypted["body"], headers=headers, extensions=extensions)
+        except httpx2.TimeoutException:
+            return None, f"no answer within {self.timeout:g} s"
+        except httpx2.HTTPError as exc:
+            return None, f"could not connect ({type(exc).__name__})"
+        return response.status_code, None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
+
+    # -- who asked ----------------------------------------------------------------------------------
+
+    def asked_by(self, card: Card, person: Person) -> str:
+        asker = card.asker
+        name: str | None = None
+        try:
+            if asker.kind == AGENT and asker.id:
+                name = self.store.connections.get_connection(card.workspace_id, asker.id).name
+            elif asker.kind == PERSON and asker.id != person.id:
+                member = self.store.workspaces.get_person(card.workspace_id, asker.id)
+                name = member.name or member.email
+        except NotFound:  # removed since
+            name = None
+        return asked_by(asker.kind, name, you=asker.kind == PERSON and asker.id == person.id)
+
+    def _event(self, name: str) -> str:
+        self.counts[name] += 1
+        if self.on_event is not None:
+            try:
+                self.on_event(name)
+            except Exception:
+                log.exception("on_event(%r) failed", name)
+        return name

@@ -1,0 +1,109 @@
+"""Settings → Notifications, push (docs/channels.md, "Push to your phone"): the server's
+application server key, the signed-in person's devices, turning one on and removing one.
+
+A device is the subscription its browser made (``PushSubscription.toJSON()``): an https endpoint of
+its push service and the two keys messages are encrypted for. It is named from the request's
+User-Agent ("Chrome on Android"); nothing else of it is kept. Plain http is refused unless
+``COUNTERSIGN_UPSTREAM_PRIVATE`` allows a loopback endpoint (tests).
+"""
+
+from __future__ import annotations
+
+import re
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, Field
+
+from ...core.times import iso
+from ...store.errors import BadInput
+from ...store.push_subscriptions import PushSubscription, endpoint_problem, subscription_id
+from .errors import not_found
+from .schemas import Strict, errors
+from .session import Acting, SignedIn, runtime_of
+
+router = APIRouter(tags=["push"])
+
+KEY_PATTERN = r"^[A-Za-z0-9_-]{1,200}={0,2}$"
+SUBSCRIPTION_ID = re.compile(r"^ps_[0-9a-f]{24}$")
+
+
+class PushKeys(Strict):
+    p256dh: str = Field(pattern=KEY_PATTERN, description="The browser's P-256 public key (base64url)")
+    auth: str = Field(pattern=KEY_PATTERN, description="The browser's auth secret (base64url)")
+
+
+class PushSubscriptionBody(Strict):
+    endpoint: str = Field(max_length=2048, description="The push service's URL for this device (https)")
+    expirationTime: int | float | None = Field(default=None, description="As the browser gives it; not kept")
+    keys: PushKeys
+
+
+class PushDeviceView(BaseModel):
+    id: str
+    device: str
+    createdAt: str
+    lastUsedAt: str | None
+
+
+class PushView(BaseModel):
+    applicationServerKey: str
+    devices: list[PushDeviceView]
+
+
+def device_view(s: PushSubscription) -> dict:
+    return {"id": s.id, "device": s.device, "createdAt": iso(s.created_at),
+            "lastUsedAt": None if s.last_used_at is None else iso(s.last_used_at)}
+
+
+BROWSERS = (("Edg/", "Edge"), ("SamsungBrowser/", "Samsung Internet"), ("Firefox/", "Firefox"),
+            ("FxiOS/", "Firefox"), ("CriOS/", "Chrome"), ("OPR/", "Opera"), ("Chrome/", "Chrome"),
+            ("Safari/", "Safari"))
+SYSTEMS = (("Android", "Android"), ("iPhone", "iPhone"), ("iPad", "iPad"), ("CrOS", "ChromeOS"),
+           ("Windows", "Windows"), ("Mac OS X", "macOS"), ("Macintosh", "macOS"), ("Linux", "Linux"))
+
+
+def device_name(user_agent: str | None) -> str:
+    """What Settings calls a device: its browser and system, from the User-Agent ("A browser" if unknown)."""
+    agent = user_agent or ""
+    browser = next((name for token, name in BROWSERS if token in agent), None)
+    system = next((name for token, name in SYSTEMS if token in agent), None)
+    if browser and system:
+        return f"{browser} on {system}"
+    return browser or (f"A browser on {system}" if system else "A browser")
+
+
+@router.get("/settings/push", response_model=PushView, responses=errors(401))
+def get_push(request: Request, signed: SignedIn) -> dict:
+    """The key the page subscribes with, and the signed-in person's devices that get notifications."""
+    runtime = runtime_of(request)
+    devices = runtime.store.push_subscriptions.list_subscriptions(signed.workspace.id, signed.person.id)
+    return {"applicationServerKey": runtime.push.application_server_key(),
+            "devices": [device_view(s) for s in devices]}
+
+
+@router.post("/settings/push/subscriptions", status_code=201, response_model=PushDeviceView,
+             responses=errors(401, 403, 422))
+def subscribe(request: Request, signed: Acting, body: PushSubscriptionBody) -> dict:
+    """Turn notifications on for this device (the same endpoint again renews it). A card filed for
+    you then shows on it: its title and who asked; tapping it opens the card."""
+    runtime = runtime_of(request)
+    problem = endpoint_problem(body.endpoint, allow_http=runtime.desk.settings.upstream_private)
+    if problem is not None:
+        raise BadInput("endpoint", problem)
+    subscription = PushSubscription(
+        id=subscription_id(body.endpoint), workspace_id=signed.workspace.id, person_id=signed.person.id,
+        endpoint=body.endpoint, p256dh=body.keys.p256dh.rstrip("="), auth=body.keys.auth.rstrip("="),
+        device=device_name(request.headers.get("user-agent")), created_at=runtime.desk.now())
+    return device_view(runtime.store.push_subscriptions.add_subscription(subscription))
+
+
+@router.delete("/settings/push/subscriptions/{subscription_id}", status_code=204, response_class=Response,
+               responses=errors(401, 403, 404))
+def unsubscribe(subscription_id: str, request: Request, signed: Acting) -> Response:
+    """Stop notifications on that device (one of the signed-in person's own)."""
+    removed = SUBSCRIPTION_ID.fullmatch(subscription_id) is not None and \
+        runtime_of(request).store.push_subscriptions.remove_subscription(signed.workspace.id, signed.person.id,
+                                                                         subscription_id)
+    if not removed:
+        raise not_found("device")
+    return Response(status_code=204)

@@ -1,0 +1,127 @@
+"""Push in Settings, on the live local server: a signed-in person turns notifications on for a
+device (named from its User-Agent), a card filed for them reaches it (decrypted by the loopback
+push service with the device's own keys), the device is listed with when it was last used and can
+be removed; an endpoint that is not https is refused with nothing written; nobody removes another
+person's device; and the answers a notification's buttons send (the same confirm and decline as
+the page) are refused without a session or for another person's card."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from countersign.notify.push import application_server_key
+from tests.api.test_cards import file
+from tests.support.push_service import push_service
+
+pytestmark = pytest.mark.anyio
+
+PUSH = "/api/settings/push"
+ANDROID_CHROME = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+                  "Chrome/131.0.0.0 Mobile Safari/537.36")
+
+
+@pytest.fixture
+def service():
+    with push_service() as s:
+        yield s
+
+
+def devices(page) -> list[dict]:
+    return page.get(PUSH).json()["devices"]
+
+
+async def test_a_device_turned_on_gets_each_card_and_can_be_removed(signed, tenant, configure, service):
+    configure(upstream_private=True)  # the push service stand-in is on 127.0.0.1
+    shown = signed.get(PUSH).json()
+    key_file = tenant.runtime.settings.data_dir / "keys" / "vapid.key"
+    assert shown == {"applicationServerKey": application_server_key(key_file.read_text().strip()), "devices": []}
+    device = service.device()
+    added = signed.post(f"{PUSH}/subscriptions", device.as_json(), headers={"User-Agent": ANDROID_CHROME})
+    assert added.status_code == 201, added.text
+    view = added.json()
+    assert set(view) == {"id", "device", "createdAt", "lastUsedAt"}
+    assert (view["device"], view["lastUsedAt"]) == ("Chrome on Android", None)
+    assert devices(signed) == [view]
+
+    card_id = await file(tenant)
+    [pushed] = service.wait_for(1)
+    assert pushed.problem is None and pushed.vapid_key == shown["applicationServerKey"]
+    assert pushed.message == {"card": card_id, "title": pushed.message["title"], "body": "Asked by Test agent",
+                              "url": f"/confirm?card={card_id}", "answerable": True}
+    card = tenant.store.cards.get_card(tenant.workspace_id, card_id, int(time.time()))
+    assert pushed.message["title"] == card.title and card.ticket not in pushed.plaintext.decode()
+    deadline = time.monotonic() + 10
+    while devices(signed)[0]["lastUsedAt"] is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert devices(signed)[0]["lastUsedAt"] is not None
+
+    removed = signed.request("DELETE", f"{PUSH}/subscriptions/{view['id']}")
+    assert removed.status_code == 204 and devices(signed) == []
+    assert signed.request("DELETE", f"{PUSH}/subscriptions/{view['id']}").status_code == 404
+    await file(tenant, note="n2")
+    time.sleep(0.3)
+    assert len(service.pushes) == 1  # nothing more reaches the removed device
+
+
+@pytest.mark.parametrize("endpoint", ["http://127.0.0.1:9/push/1", "http://push.example.com/push/1",
+                                      "ftp://push.example.com/x", "https://user:pw@push.example.com/x", "nope"])
+def test_an_endpoint_that_is_not_https_is_refused_and_nothing_written(signed, service, endpoint):
+    body = {**service.device().as_json(), "endpoint": endpoint}
+    refused = signed.post(f"{PUSH}/subscriptions", body)
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["field"] == "endpoint" and refused.json()["error"]["code"] == "invalid"
+    assert devices(signed) == []
+
+
+def test_keys_that_are_not_a_browsers_are_refused(signed, service):
+    body = {**service.device().as_json(), "endpoint": "https://push.example.com/x/2"}
+    for keys, field in (({**body["keys"], "p256dh": "AAAA"}, "keys.p256dh"),
+                        ({**body["keys"], "auth": "AAAA"}, "keys.auth")):
+        refused = signed.post(f"{PUSH}/subscriptions", {**body, "keys": keys})
+        assert refused.status_code == 422 and refused.json()["field"] == field, refused.text
+    assert signed.post(f"{PUSH}/subscriptions", {**body, "extra": 1}).status_code == 422
+    assert devices(signed) == []
+
+
+def test_nobody_else_sees_or_removes_my_device(signed, tenant, page, service):
+    device = service.device()
+    mine = signed.post(f"{PUSH}/subscriptions", {**device.as_json(), "endpoint": "https://push.example.com/x/1"})
+    assert mine.status_code == 201
+    colleague = tenant.add_person("approver")
+    from tests.support.confirm_page import Page
+
+    other = Page(page.origin).sign_in(tenant.runtime, colleague)
+    try:
+        assert devices(other) == []
+        refused = other.request("DELETE", f"{PUSH}/subscriptions/{mine.json()['id']}")
+        assert refused.status_code == 404
+    finally:
+        other.close()
+    assert [d["id"] for d in devices(signed)] == [mine.json()["id"]]
+
+
+def test_without_a_session_or_csrf_nothing_is_shown_or_written(page, signed, service):
+    body = service.device().as_json()
+    assert page.get(PUSH, cookie=None).status_code == 401
+    assert signed.post(f"{PUSH}/subscriptions", body, csrf="wrong").status_code == 403
+    assert signed.post(f"{PUSH}/subscriptions", body, origin="https://evil.example").status_code == 403
+    assert devices(signed) == []
+
+
+async def test_push_actions_without_a_session_or_for_another_persons_card_are_refused(signed, tenant, page):
+    """What a notification's Confirm / Decline sends (the service worker's fetch: the session cookie,
+    the page's origin, the CSRF token from /api/session) answers only the signed-in person's own card."""
+    colleague = tenant.add_person("approver")
+    theirs = await file(tenant, token=tenant.connect(colleague, "Colleague's agent"))
+    mine = await file(tenant, note="n2")
+    for action in ("confirm", "decline"):
+        signed_out = signed.post(f"/api/cards/{mine}/{action}", cookie=None, csrf=None)
+        assert signed_out.status_code == 401 and signed_out.json()["error"]["code"] == "signed_out"
+        not_mine = signed.post(f"/api/cards/{theirs}/{action}")
+        assert not_mine.status_code == 403 and not_mine.json()["error"]["code"] == "not_yours"
+    now = tenant.runtime.desk.now()
+    assert [tenant.store.cards.get_card(tenant.workspace_id, c, now).state.value for c in (mine, theirs)] == [
+        "pending", "pending"]
+    assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "text 2"

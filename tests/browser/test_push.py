@@ -1,0 +1,184 @@
+"""Push to the installed page, in chromium with the page's real service worker: a person turns
+notifications on in Settings → Notifications (the browser's subscribe stubbed with a subscription
+whose keys the loopback push service holds: chromium cannot subscribe offline), a card filed for
+them is pushed by the server (decrypted by the stand-in), that message delivered to the worker
+through CDP shows as a notification with the card's title, who asked, and Confirm / Decline, and
+its Confirm answers the card through the API (the card completes, its note changes). A card that
+needs a passkey shows no buttons, and a forged Confirm for it is refused. The device can be removed."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.pages import file_cards, new_context, ready, sign_in, status_of
+from tests.support.push_service import push_service
+
+PHONE = {"viewport": {"width": 412, "height": 823}, "is_mobile": True, "has_touch": True,
+         "user_agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+                       "Chrome/156.0.0.0 Mobile Safari/537.36"}
+
+
+@pytest.fixture
+def service():
+    with push_service() as s:
+        yield s
+
+
+@pytest.fixture
+def private(live):
+    """The stand-in push service is on 127.0.0.1 (plain http): allowed for this test only."""
+    import dataclasses
+
+    runtime, _ = live
+    original = runtime.desk.settings
+    runtime.desk.settings = dataclasses.replace(original, upstream_private=True)
+    yield
+    runtime.desk.settings = original
+
+
+def stub_subscribe(ctx, subscription: dict) -> None:
+    """PushManager.subscribe resolves to ``subscription`` (what toJSON() gives) and records the key it was given."""
+    ctx.add_init_script("const SUBSCRIPTION = " + json.dumps(subscription) + ";\n" + """(() => {
+      const sub = SUBSCRIPTION;
+      PushManager.prototype.subscribe = async function (options) {
+        const key = new Uint8Array(options.applicationServerKey instanceof ArrayBuffer
+          ? options.applicationServerKey : options.applicationServerKey.buffer || []);
+        window.__subscribedWith = typeof options.applicationServerKey === 'string'
+          ? options.applicationServerKey : btoa(String.fromCharCode(...key));
+        window.__userVisibleOnly = options.userVisibleOnly;
+        return { endpoint: sub.endpoint, toJSON: () => sub, unsubscribe: async () => true };
+      };
+    })();""")
+
+
+def worker_registration(ctx, page, origin: str):
+    """The CDP session and the page's service worker registration id (notes: channels-and-page.md §1)."""
+    cdp = ctx.new_cdp_session(page)
+    registrations: dict = {}
+    cdp.on("ServiceWorker.workerRegistrationUpdated",
+           lambda e: registrations.update({r["scopeURL"]: r for r in e["registrations"]}))
+    cdp.send("ServiceWorker.enable")
+    assert page.evaluate("() => navigator.serviceWorker.ready.then((r) => r.active !== null)")
+    deadline = time.monotonic() + 5
+    while origin + "/" not in registrations and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    return cdp, registrations[origin + "/"]["registrationId"]
+
+
+def notifications(page) -> list[dict]:
+    return page.evaluate("""() => navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) =>
+        ns.map((n) => ({title: n.title, body: n.body, tag: n.tag, data: n.data,
+                        actions: n.actions.map((a) => [a.action, a.title])})))""")
+
+
+def wait_notifications(page, count: int) -> list[dict]:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        shown = notifications(page)
+        if len(shown) >= count:
+            return shown
+        page.wait_for_timeout(50)
+    raise AssertionError(f"expected {count} notifications, got {notifications(page)}")
+
+
+def test_a_pushed_card_shows_as_a_notification_and_its_confirm_answers_it(live, tenant, browser, watch, service,
+                                                                           private):
+    device = service.device()
+    ctx = new_context(browser, watch, **PHONE)
+    stub_subscribe(ctx, device.as_json())
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        page.goto(f"{tenant.origin}/settings/notifications")
+        ready(page, "settings")
+        panel = page.locator("[data-push-settings]")
+        expect(panel.locator("[data-push-devices]")).to_have_text("No device yet.")
+        with page.expect_response("**/api/settings/push/subscriptions") as answer:
+            panel.get_by_role("button", name="Turn on notifications on this device").click()
+        assert answer.value.status == 201
+        expect(panel.locator(".push-answer")).to_have_text("Notifications are on for this device.")
+        [listed] = panel.locator("[data-push-device]").all()
+        expect(listed).to_contain_text("Chrome on Android")
+        expect(listed).to_contain_text("not notified yet")
+        key = page.evaluate("() => window.__subscribedWith")
+        assert page.evaluate("() => window.__userVisibleOnly") is True
+        assert key == page.evaluate("() => fetch('/api/settings/push').then((r) => r.json())")[
+            "applicationServerKey"]
+
+        (filed,) = file_cards(tenant, [("n1", "Pay Acme 1,250.00")])
+        card_id = filed["confirmationId"]
+        [pushed] = service.wait_for(1)
+        assert pushed.problem is None and pushed.vapid_key == key
+        assert pushed.message["card"] == card_id and pushed.message["answerable"] is True
+
+        cdp, registration = worker_registration(ctx, page, tenant.origin)
+        cdp.send("ServiceWorker.deliverPushMessage", {"origin": tenant.origin, "registrationId": registration,
+                                                      "data": pushed.plaintext.decode("utf-8")})
+        [shown] = wait_notifications(page, 1)
+        assert shown == {"title": pushed.message["title"], "body": "Asked by Test agent", "tag": f"card-{card_id}",
+                         "data": {"card": card_id, "url": f"/confirm?card={card_id}", "answerable": True},
+                         "actions": [["confirm", "Confirm"], ["decline", "Decline"]]}
+        assert shown["title"] == tenant.store.cards.get_card(tenant.workspace_id, card_id,
+                                                             tenant.runtime.desk.now()).title
+
+        # Its Confirm (no CDP command clicks a notification: the listener's own function, with its data)
+        worker = ctx.service_workers[0]
+        assert worker.evaluate("(data) => self.handleAction('confirm', data)", shown["data"]) == 200
+        assert status_of(tenant, card_id)["status"] == "completed"
+        assert tenant.note("n1")["text"] == "Pay Acme 1,250.00"
+
+        # the device shows when it was last notified, and is removed
+        page.reload()
+        ready(page, "settings")
+        expect(panel.locator("[data-push-device]")).to_contain_text("last notified")
+        panel.get_by_role("button", name="Remove").click()
+        expect(panel.locator(".push-answer")).to_have_text("Removed.")
+        expect(panel.locator("[data-push-devices]")).to_have_text("No device yet.")
+        assert tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id) == []
+    finally:
+        ctx.close()
+    assert watch.errors == []
+
+
+def test_a_card_that_needs_a_passkey_has_no_buttons_and_a_forged_confirm_is_refused(live, tenant, browser, watch,
+                                                                                     service, private):
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "every"})
+    ctx = new_context(browser, watch, **PHONE)
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        device = service.device()
+        assert page.evaluate("(sub) => fetch('/api/session').then((r) => r.json()).then((s) => "
+                             "fetch('/api/settings/push/subscriptions', {method: 'POST', headers: "
+                             "{'Content-Type': 'application/json', 'X-CSRF-Token': s.csrfToken}, "
+                             "body: JSON.stringify(sub)})).then((r) => r.status)", device.as_json()) == 201
+        (filed,) = file_cards(tenant, [("n1", "Pay Acme 1,250.00")])
+        card_id = filed["confirmationId"]
+        [pushed] = service.wait_for(1)
+        assert pushed.message["answerable"] is False
+
+        cdp, registration = worker_registration(ctx, page, tenant.origin)
+        cdp.send("ServiceWorker.deliverPushMessage", {"origin": tenant.origin, "registrationId": registration,
+                                                      "data": pushed.plaintext.decode("utf-8")})
+        [shown] = wait_notifications(page, 1)
+        assert shown["actions"] == [] and shown["data"]["answerable"] is False
+
+        worker = ctx.service_workers[0]
+        # the worker never answers it: a Confirm opens the card instead
+        assert worker.evaluate("(data) => self.handleAction('confirm', data).then(() => 'opened')",
+                               shown["data"]) == "opened"
+        # and a forged one that claims it may is refused by the server: nothing ran
+        forged = {**shown["data"], "answerable": True}
+        assert worker.evaluate("(data) => self.handleAction('confirm', data).then((s) => s === 200)", forged) is False
+        assert status_of(tenant, card_id)["status"] == "pending"
+        assert tenant.note("n1")["text"] == "text 1"
+    finally:
+        ctx.close()
