@@ -79,7 +79,7 @@ async function sectionEl(page, settings, section) {
   if (section === 'workspace') {
     return el('section', { class: 'panel' }, el('h2', {}, S.workspace),
       Object.entries(S.workspaceSettings).map(([key, [label, hint]]) => toggleEl(el, 'ws_' + key, label, settings.workspace[key], hint,
-        (v) => api('PATCH', '/settings/workspace', { [key]: v }))));
+        (v) => api('PATCH', '/settings/workspace', { [key]: v }))), await lifetimesEl(page));
   }
   if (section === 'members') return membersEl(el, (await api('GET', '/settings/members')).members || []);
   if (section === 'passkeys') {
@@ -110,6 +110,14 @@ async function pushEl(page) {
     holder.replaceChildren(page.el('p', { class: 'error' }, e.message));
   }
   return holder;
+}
+
+// How long cards wait, their reminders and what a lapse means, in words (docs/policy.md); read only here.
+async function lifetimesEl({ api, el }) {
+  let words = [];
+  try { words = (await api('GET', '/settings/card-lifetimes')).words || []; } catch (e) { if (e.status === 401) throw e; }
+  return el('div', { class: 'lifetimes' }, el('h3', {}, S.cardLifetimes),
+    el('ul', {}, words.map((line) => el('li', {}, line))), el('p', { class: 'muted' }, S.cardLifetimesHint));
 }
 
 // Quiet hours: on or off, from and until (HH:MM) in a time zone; Save sends them (or none).

@@ -98,6 +98,9 @@ export const S = {
       + 'their MCP client instead of this page.'],
   },
   noUpstreams: 'This server has no upstream MCP servers to manage.',
+  // how long cards wait (docs/policy.md, "Lifetimes, reminders and lapses")
+  cardLifetimes: 'How long requests wait',
+  cardLifetimesHint: 'The workspace\'s owner changes these with a request they confirm (countersign policy import).',
   signOut: 'Sign out',
   account: 'Account',
   signedInAsIn: (email, role, workspace) => ['Signed in as ', email, role ? ` (${role})` : '',

@@ -20,7 +20,7 @@ from typing import Any
 
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
-from .gate import standing_grants
+from .gate import lifetimes, standing_grants
 from .gate.desk import CardDesk
 from .gate.offload import IN_THREADS, ONE_AT_A_TIME
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
@@ -291,6 +291,7 @@ def build(
         # connections (``registry`` is assigned below, before any plan runs).
         picked.append(standing_grants.toolset(lambda tool: registry.agent_action(tool),
                                               store.connections.get_connection))
+        picked.append(lifetimes.toolset(settings.card_ttl))  # set_card_lifetimes: filed by an owner, no MCP tool
         picked.append(SMOKE)  # found by name only, in no tool list
         # A toolset that needs the keys or settings (the gateway seals credentials) is bound here.
         return [ts.bind(state_keys, settings) if ts.bind else ts for ts in picked]

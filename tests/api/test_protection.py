@@ -147,7 +147,7 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
             "/api/passkeys", "/api/passkeys/register/options", "/api/passkeys/{credential_id}",
             "/api/passkeys/remove/options", "/api/passkeys/{credential_id}/remove", "/api/signin/passkey/options",
             "/api/signin/passkey", "/api/cards/{card_id}/passkey/options", "/api/cards/{card_id}/passkey/confirm",
-            "/api/cards/{card_id}/receipt", "/api/settings/passkey-policy",
+            "/api/cards/{card_id}/receipt", "/api/settings/passkey-policy", "/api/settings/card-lifetimes",
             "/api/settings/upstreams", "/api/settings/upstreams/{name}", "/api/settings/upstreams/{name}/refresh",
             "/api/standing-grants", "/api/standing-grants/options", "/api/standing-grants/{grant_id}/revoke",
             "/api/standing-grants/rules",

@@ -8,12 +8,15 @@ function builds it at import; ``countersign.handlers.sweeper`` itself is importe
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from countersign.core import lifetimes
 from countersign.core.card_states import CardState
 from countersign.gate.recovery import STOPPED
 from countersign.store.cards import AuditEntry, CardCommit
-from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, reminder_id
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.background.sweeper import schedule_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
@@ -165,3 +168,30 @@ def test_the_cards_filed_inside_the_interval_are_told_of_by_the_sweeper_when_it_
     assert "1 earlier request still waits too." in text
     assert "/confirm\n" in text.replace("\r\n", "\n") and first not in text and second not in text
     assert ("sweep_delivered", 1) in metrics
+
+
+def test_a_cards_reminder_is_sent_by_the_sweeper_once_when_due(aws, runtime, stream):
+    pinned = int(runtime.desk.now())
+    runtime.desk.clock = lambda: pinned  # the clock moves only when the test moves it
+    olive = Person(runtime, "olive@example.com")
+    rules = lifetimes.as_text({"default": {"wait": "2h", "remind_before": "30m"}})
+    workspace = runtime.store.workspaces.update_workspace_settings(olive.workspace.id, {"card_lifetimes": rules})
+    olive.principal = replace(olive.principal, workspace=workspace)
+    card_id = olive.file("one")
+    assert olive.card(card_id).expires_at == pinned + 7200
+    # the stream carries the card's notification (emailed at once) and its reminder (not due: the sweeper's)
+    assert stream_handler(runtime)(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+    assert [m["Subject"] for m in sent_mail()] == ["1 request waits for your confirmation"]
+    assert notification(runtime, reminder_id(card_id)).due_at == pinned + 5400
+
+    move_clock(runtime, 5399)
+    sweep(runtime)
+    assert len(sent_mail()) == 1
+    move_clock(runtime, 1)
+    other = instance_runtime(aws)  # a second sweeper instance, on the same table and clock
+    other.desk.clock = runtime.desk.clock
+    sweep(runtime)
+    sweep(other)
+    subjects = [m["Subject"] for m in sent_mail()]
+    assert subjects == ["1 request waits for your confirmation", "Reminder: a request lapses in 30 minutes"]
+    assert notification(runtime, reminder_id(card_id)).outcome == "email_reminder_sent"

@@ -11,6 +11,7 @@ import httpx2
 import pytest
 from playwright.sync_api import expect
 
+from countersign.core import lifetimes
 from countersign.notify.message import TEST_SUBJECT
 from tests.browser.pages import call_tool, file_cards, outbox_dir, ready, run_async, sign_in, status_of
 from tests.support.harness import mcp_client
@@ -420,3 +421,19 @@ def test_settings_is_an_index_and_connections_are_one_tap_away(live, tenant, pag
     page.get_by_role("link", name="All settings").click()
     expect(page).to_have_url(f"{server.origin}/settings")
     expect(page.locator("[data-settings-link]")).to_have_count(8)
+
+
+def test_the_workspace_section_says_how_long_requests_wait(live, tenant, page):
+    _, server = live
+    rules = lifetimes.as_text({"default": {"wait": "2h", "remind_before": "30m"}, "risky": {"lapse": "declined"}})
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"card_lifetimes": rules})
+    sign_in(page, tenant)
+    page.goto(f"{server.origin}/settings/workspace")
+    ready(page, "settings")
+    words = page.locator(".lifetimes")
+    expect(words.locator("h3")).to_have_text("How long requests wait")
+    expect(words.locator("li")).to_have_text([
+        "Every card: waits 2 hours, a reminder 30 minutes before it lapses; unanswered, it expires.",
+        "Cards that spend, send, grant or cannot be undone: waits 2 hours, a reminder 30 minutes before it lapses; "
+        "unanswered, it counts as declined.",
+    ])

@@ -33,6 +33,7 @@ from ..store.limits import LimitStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from ..toolkit import ActionContext, ActionError
 from .errors import DriftError
+from .lifetimes import SETTING as LIFETIMES, card_lifetime
 from .offload import IN_THREADS, Offload
 from .passkey_policy import needs_passkey, policy_of
 from .question import Answer, Question
@@ -159,7 +160,10 @@ class CardDesk:
         if asker is None:
             asker = askers.agent(ctx.connection.id) if ctx.connection else askers.person(ctx.person.id)
         card_id = new_id("c_")
-        expires_at = now + self.settings.card_ttl
+        # The workspace's lifetime rules, if it has any (a dict read, no call: nothing on the held path
+        # without them); the card keeps the lifetime it is filed under (.lifetimes).
+        lifetime = card_lifetime(q, now, self.settings.card_ttl) if ctx.workspace.settings.get(LIFETIMES) else None
+        expires_at = now + (lifetime["wait"] if lifetime else self.settings.card_ttl)
         connection_id = ctx.connection.id if ctx.connection else ""
         preview = q.plan.preview
         ticket = self.keyring.sign({
@@ -181,6 +185,7 @@ class CardDesk:
             created_at=now, expires_at=expires_at, updated_at=now, channel=channel, sections=preview.sections,
             filed_by=asker.actor,
             webhooks=ctx.workspace.webhooks,  # as this request read the workspace (store.cards.Card.webhooks)
+            lifetime=lifetime,
         )
 
     def file(self, q: Question, channel: str = "page", asker: Asker | None = None) -> tuple[Card, bool]:
@@ -284,6 +289,8 @@ class CardDesk:
         answered = card.state in (CardState.DECLINED, CardState.COMPLETED) and card.refusal is None
         if answered and q.ctx.now - card.updated_at < ANSWER_MEMORY_SECONDS:
             return card
+        if card.state is CardState.EXPIRED and card.lapses_as_declined and q.ctx.now < card.claim_until:
+            return card  # a lapse that counts as the person's no answers as a no does
         return None
 
     # -- closing a card without running it ------------------------------------------------------

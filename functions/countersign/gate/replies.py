@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, reported_state
+from ..core.lifetimes import duration_words
 from ..core.preview import Preview
 from ..core.times import iso
 from ..store.cards import Card
@@ -89,6 +90,9 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
     }
     if status == "pending" and card_url:
         reply["confirmationUrl"] = card_url
+    if card.state is CardState.EXPIRED and card.lifetime is not None:  # filed under the workspace's lifetime rules
+        reply.update(lapsed(card))
+        return reply
     if card.state is CardState.COMPLETED:
         body = card.result or {}
         reply["result"] = body.get("result")
@@ -114,6 +118,32 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
         reply["edited"] = {"from": card.edited["from"], "by": card.edited.get("byName", ""),
                            "changes": card.edited.get("changes", [])}
     return reply
+
+
+def lapse_message(card: Card) -> str:
+    """The sentence an agent is told of a card that lapsed under a lifetime rule (docs/policy.md)."""
+    waited = duration_words(int((card.lifetime or {}).get("wait") or (card.expires_at - card.created_at)))
+    if card.lapses_as_declined:
+        return (f"No one answered within {waited}, so this request was declined at {iso(card.expires_at)}: this "
+                "workspace counts an unanswered request as declined. Nothing ran.")
+    return f"No one answered within {waited}, so this request expired at {iso(card.expires_at)}. Nothing ran."
+
+
+def lapsed(card: Card) -> dict[str, Any]:
+    """What a status says of a card that lapsed under a lifetime rule: expired, or declined (and
+    then, as after a person's no, what asking again does until the answer memory ends)."""
+    message = lapse_message(card)
+    if not card.lapses_as_declined:
+        return {"status": "expired", "lapse": "expired", "message": message, "instructions": EXPIRED_INSTRUCTIONS}
+    until = iso(card.claim_until)
+    return {
+        "status": "declined", "lapse": "declined", "reason": message, "message": message, "askAgainAfter": until,
+        "instructions": (
+            f"No one answered in time, and this workspace counts that as no; nothing was written. Calling {card.tool} "
+            f"again with the same changes before {until} returns this same answer without asking anyone; after that "
+            "it asks afresh. Tell the person rather than asking again at once."
+        ),
+    }
 
 
 def edited_reply(reply: dict[str, Any], asked: Card, final: Card) -> dict[str, Any]:

@@ -57,12 +57,13 @@ from ..store import Store
 from ..store.cards import Card, CardStore
 from ..store.errors import NotFound
 from ..store.limits import LimitStore
-from ..store.outbox import MAX_LISTED, Notification, OutboxStore, digest_id, is_digest
+from ..store.outbox import MAX_LISTED, Notification, OutboxStore, digest_id, is_digest, is_reminder, reminded_card
 from ..store.suppressions import SuppressionStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from .interface import Email, Sender, SendError
 from .message import MAX_TITLES, Waiting, compose_digest, compose_pending
 from .quiet_hours import quiet_until
+from .reminders import compose_reminder
 
 log = logging.getLogger("countersign.notify")
 
@@ -73,7 +74,11 @@ FAILED = "email_failed"
 NOTHING_PENDING = "email_nothing_pending"
 SUPPRESSED = "email_suppressed"
 QUIET = "email_quiet_hours"  # put back until the person's quiet hours end: nothing is done yet
-EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING, SUPPRESSED, QUIET)
+REMINDER_SENT = "email_reminder_sent"  # a card's reminder went out (docs/policy.md, "Lifetimes, reminders and lapses")
+REMINDER_WAITS = "email_reminder_waits"  # another email holds the slot: the reminder is put back a minute
+EVENTS = (SENT, RATE_LIMITED, DISABLED, FAILED, NOTHING_PENDING, SUPPRESSED, QUIET, REMINDER_SENT, REMINDER_WAITS)
+PUT_BACK = (QUIET, REMINDER_WAITS)  # outcomes that leave the notification owed, not done
+REMINDER_RETRY = 60  # seconds a reminder waits for the person's email slot before it tries again
 
 PAGE = 50
 MAX_PAGES = 20  # count up to 1000 waiting cards; beyond that the email says "1000+"
@@ -224,7 +229,7 @@ class CardNotifier:
         except Exception:
             log.exception("email about card %s failed", card_id)
             outcome = self._retry(notification, now)
-        if outcome is not None and outcome != QUIET:
+        if outcome is not None and outcome not in PUT_BACK:
             self._finish(card_id, outcome)
         return self._event(outcome or FAILED)
 
@@ -270,6 +275,8 @@ class CardNotifier:
             return self._defer(n, quiet_end)
         if is_digest(n.card_id):
             return self._digest(n, person, now, settings)
+        if is_reminder(n.card_id):
+            return self._remind(n, person, now, settings)
         if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
             return RATE_LIMITED
         # A notification that waited out quiet hours is owed only while its own card waits.
@@ -337,6 +344,36 @@ class CardNotifier:
             return email, found
 
         return self._send_on_slot(n, person, now, settings, digest)
+
+    def _remind(self, n: Notification, person: Person, now: int, settings: Settings) -> str | None:
+        """A card's reminder (:mod:`.reminders`): sent only while the card waits, under the person's
+        email slot; if another email holds the slot, put back :data:`REMINDER_RETRY` seconds (while
+        the card would still wait then), else done as rate limited (that email listed it)."""
+        try:
+            card = self.cards.get_card(n.workspace_id, reminded_card(n.card_id), now)
+        except NotFound:
+            return NOTHING_PENDING
+        if card.state is not CardState.PENDING:
+            return NOTHING_PENDING  # answered, withdrawn or lapsed: nothing to remind of
+        if not self.limits.claim_email_slot(person.id, now, settings.email_interval, claimer=n.card_id):
+            if now + REMINDER_RETRY >= card.expires_at:
+                return RATE_LIMITED
+            try:
+                self.outbox.defer_notification(n.card_id, now + REMINDER_RETRY)
+            except Exception:
+                log.exception("putting back the reminder %s failed; its lease lapses instead", n.card_id)
+            return REMINDER_WAITS
+
+        def reminder() -> tuple[Email, _Found]:
+            workspace = self.workspaces.get_workspace(person.workspace_id)
+            email = compose_reminder(
+                to=person.email, waiting=self._waiting(card, person, workspace, now), left=card.expires_at - now,
+                deadline=card.expires_at, declined=card.lapses_as_declined, link=settings.card_url(card.id),
+                name=person.name, workspace=workspace.name, from_address=self.sender.from_address)
+            return email, _Found([card], 1, False)
+
+        outcome = self._send_on_slot(n, person, now, settings, reminder)
+        return REMINDER_SENT if outcome == SENT else outcome
 
     def _follow_up(self, person: Person, claimed_at: int, settings: Settings, found: _Found) -> None:
         """Before the email of the slot claimed at ``claimed_at`` goes out: the digest check that

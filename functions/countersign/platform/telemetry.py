@@ -26,6 +26,7 @@ Powertools: its lines are redacted all the same (:func:`countersign.logs.filters
   ``email_rate_limited`` a card email was suppressed: one per person per interval
   ``email_disabled`` / ``email_failed`` / ``email_nothing_pending`` / ``email_suppressed``  the other outcomes
   ``email_quiet_hours``  a card email (or a digest) put back until its person's quiet hours end
+  ``email_reminder_sent`` / ``email_reminder_waits``  a card's reminder went out; or waits for the email interval
   ``email_bounced`` / ``email_complained`` / ``email_soft_bounce``  SES's feedback (the notifier)
   ``card_recovered``     the sweep (or a reader) settled a card a dead process left running
   ``signing_key_missing`` the sweep found answerable cards signed by a key this instance lacks

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.askers import AGENT, Asker
 from ..core.canonical import canonical_bytes, canonical_json
-from ..core.card_states import CardState, effective_state
+from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, effective_state
 from .docs import Write
 from .errors import BadInput
 from .standing_grants import GrantUse
@@ -116,6 +116,11 @@ class Card:
     # "changes": [{"field", "label", "from", "to"}]}; on the card it replaced (state ``edited``):
     # {"into": <the new card>, "by", "byName", "changes"}. A listing leaves it out.
     edited: dict[str, Any] | None = None
+    # The lifetime it was filed under, when the workspace has lifetime rules (docs/policy.md,
+    # "Lifetimes, reminders and lapses"): {"wait": seconds, "lapse": "expired" | "declined",
+    # "remind_at": when its reminder is due (absent: none)}. None: the deployment's default (expired).
+    # A listing leaves it out.
+    lifetime: dict[str, Any] | None = None
 
     @property
     def asker(self) -> Asker:
@@ -125,6 +130,17 @@ class Card:
     @property
     def request_key(self) -> str:
         return request_key(self.workspace_id, self.person_id, self.tool, self.fingerprint)
+
+    @property
+    def lapses_as_declined(self) -> bool:
+        """Whether this card, left unanswered past its deadline, counts as the person's no."""
+        return self.lifetime is not None and self.lifetime.get("lapse") == "declined"
+
+    @property
+    def claim_until(self) -> int:
+        """Until when this card, filed pending, holds its request: its deadline; one that lapses as
+        declined holds it for the answer memory after, as a person's no does."""
+        return self.expires_at + (ANSWER_MEMORY_SECONDS if self.lapses_as_declined else 0)
 
     def state_at(self, now: int) -> CardState:
         return effective_state(self.state, self.expires_at, now)
@@ -229,7 +245,7 @@ def listed(card: Card) -> Card:
     ``get_card`` before acting on it, or to know who filed one that no agent's connection filed
     (``filed_by``)."""
     return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None,
-                   edited=None)
+                   edited=None, lifetime=None)
 
 
 # -- the role ---------------------------------------------------------------------------------------

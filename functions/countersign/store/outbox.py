@@ -30,6 +30,34 @@ def is_digest(card_id: str) -> bool:
     return card_id.startswith(DIGEST_PREFIX)
 
 
+# A card's reminder (docs/policy.md, "Lifetimes, reminders and lapses") is a notification of its own,
+# filed with the card when its lifetime has one, due ``remind_before`` its deadline.
+REMINDER_PREFIX = "remind."
+
+
+def reminder_id(card_id: str) -> str:
+    """The id of ``card_id``'s reminder: one per card, so it is filed and sent at most once."""
+    return f"{REMINDER_PREFIX}{card_id}"
+
+
+def is_reminder(notification_id: str) -> bool:
+    return notification_id.startswith(REMINDER_PREFIX)
+
+
+def reminded_card(notification_id: str) -> str:
+    """The card a reminder's notification is about."""
+    return notification_id[len(REMINDER_PREFIX):]
+
+
+def card_reminder(card_id: str, workspace_id: str, person_id: str, filed_at: int,
+                  lifetime: dict | None) -> Notification | None:
+    """The reminder a card filed with ``lifetime`` owes (None when it has none)."""
+    due = (lifetime or {}).get("remind_at")
+    if not isinstance(due, int):
+        return None
+    return Notification(reminder_id(card_id), workspace_id, person_id, filed_at, due_at=due)
+
+
 @dataclass(frozen=True)
 class Notification:
     """The email a filed card owes its person (the transactional outbox).

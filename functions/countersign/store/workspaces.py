@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import lifetimes
 from .errors import BadInput
 
 ROLES = ("owner", "admin", "approver", "member")
@@ -54,8 +55,12 @@ LIST_SETTINGS: dict[str, re.Pattern[str]] = {
         r"tool:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|class:(always|client|setting|when)|risky|over:\d{1,12}(\.\d{1,3})?"),
 }
 MAX_LIST_SETTING = 50
+# Settings holding rules as canonical JSON text, each with the check of its text; their default is ""
+# (no rules). ``card_lifetimes``: how long cards wait, their reminders and what a lapse means, per
+# class (countersign.core.lifetimes). Changed only through a held request an owner confirms.
+TEXT_SETTINGS: dict[str, Callable[[Any], None]] = {lifetimes.SETTING: lifetimes.check_text}
 SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()},
-                                    **{k: () for k in LIST_SETTINGS}}
+                                    **{k: () for k in LIST_SETTINGS}, **dict.fromkeys(TEXT_SETTINGS, "")}
 
 # quiet_hours: a QuietHours or None, checked by check_quiet_hours; channels_off: checked by check_channels_off
 PERSON_CHANGES: dict[str, type] = {"role": str, "name": str, "agent_requests_email": bool, "quiet_hours": object,
@@ -265,6 +270,12 @@ def check_settings(changes: dict[str, Any]) -> None:
                 if not isinstance(item, str) or not rule.fullmatch(item):
                     raise BadInput(name, f"{str(item)[:60]!r} is not a rule: each is tool:<name>, class:<always, "
                                          "client, setting or when>, risky, or over:<amount>.")
+            continue
+        if name in TEXT_SETTINGS:
+            try:
+                TEXT_SETTINGS[name](value)
+            except lifetimes.LifetimeError as exc:
+                raise BadInput(name, str(exc)) from None
             continue
         if name not in DEFAULT_WORKSPACE_SETTINGS:
             raise BadInput(name, "is not a workspace setting.")

@@ -37,7 +37,7 @@ from ...core.card_states import (
 from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, request_key, ticket_digest
 from ..docs import check_doc_writes
 from ..errors import BadInput, Conflict, GrantUnavailable, NotFound, Replayed, StoreError, Taken
-from ..outbox import Notification
+from ..outbox import Notification, card_reminder
 from ..table import GSI1
 from ..webhooks import card_events
 from . import codec
@@ -63,7 +63,7 @@ class DynamoCards(CardStore):
         check_card(card)  # plain JSON, at most 64 KiB as canonical JSON; who filed it
         purge = self.table.purge_at(card.expires_at)
         ops = [
-            self._claim(card, card.expires_at, card.created_at, purge, replacing, settled_at=card.expires_at),
+            self._claim(card, card.claim_until, card.created_at, purge, replacing, settled_at=card.expires_at),
             {"Put": {"Item": codec.card_item(card, purge), "ConditionExpression": "attribute_not_exists(pk)"}},
             {"Put": {"Item": codec.audit_item(audit, self.table.seq.next(), purge),
                      "ConditionExpression": "attribute_not_exists(pk)"}},
@@ -74,6 +74,10 @@ class DynamoCards(CardStore):
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
         if signing_key is not None:
             ops.append({"Put": {"Item": key_note_item(*signing_key)}})
+        reminder = card_reminder(card.id, card.workspace_id, card.person_id, card.created_at, card.lifetime)
+        if reminder is not None:  # its lifetime has a reminder: owed with it
+            ops.append({"Put": {"Item": codec.notification_item(reminder, card.expires_at + NOTIFICATION_RETENTION),
+                                "ConditionExpression": "attribute_not_exists(pk)"}})
         if self._owes_events(card):  # the webhook events it owes, with it
             ops += event_puts(card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                           card.expires_at))
@@ -248,7 +252,7 @@ class DynamoCards(CardStore):
             assert commit.successor_audit is not None
             check_card(successor)
             later = self.table.purge_at(successor.expires_at)
-            ops["successor_request"] = self._claim(successor, successor.expires_at, now, later,
+            ops["successor_request"] = self._claim(successor, successor.claim_until, now, later,
                                                    settled_at=successor.expires_at)
             ops["successor"] = {"Put": {"Item": codec.card_item(successor, later),
                                         "ConditionExpression": "attribute_not_exists(pk)"}}

@@ -340,6 +340,7 @@ def card_item(c: Card, purge_at: int | None, txn_id: str | None = None) -> Item:
         card_expires_at=c.expires_at, result=None if c.result is None else J(c.result),
         run=None if c.run is None else J(c.run), passkey=None if c.passkey is None else J(c.passkey),
         edited=None if c.edited is None else J(c.edited), expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk,
+        lifetime=None if c.lifetime is None else J(c.lifetime),
         txn_id=txn_id, webhooks=c.webhooks,
     )
     return {**card_key(c.id), **item(values_)}
@@ -363,6 +364,7 @@ def card_from(v: dict[str, Any]) -> Card:
         passkey=unJ(v.get("passkey")),
         webhooks=v.get("webhooks"),
         edited=unJ(v.get("edited")),
+        lifetime=unJ(v.get("lifetime")),
     )
 
 

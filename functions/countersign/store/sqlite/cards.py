@@ -26,7 +26,7 @@ from ...core.crash_points import crash_point
 from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, listed, request_key, ticket_digest
 from ..docs import check_doc_writes
 from ..errors import BadInput, NotFound, Replayed, Taken
-from ..outbox import Notification
+from ..outbox import Notification, card_reminder
 from ..webhooks import card_events
 from . import schema
 from .database import Database, unique
@@ -51,7 +51,7 @@ class SQLiteCards(CardStore):
                   signing_key: tuple[str, int] | None = None) -> Card:
         check_card(card)
         with self.db.write() as db:
-            holder = _claim_request(db, card, card.expires_at, card.created_at, replacing)
+            holder = _claim_request(db, card, card.claim_until, card.created_at, replacing)
             if holder is not None:
                 return holder.at(card.created_at)
             if signing_key is not None:
@@ -64,6 +64,9 @@ class SQLiteCards(CardStore):
             if _owes_events(db, card):
                 insert_events(db, card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                               card.expires_at))
+            reminder = card_reminder(card.id, card.workspace_id, card.person_id, card.created_at, card.lifetime)
+            if reminder is not None:  # its lifetime has a reminder: owed with it
+                insert_notification(db, reminder)
         return card
 
     def _stored_card(self, workspace_id: str, card_id: str, db: sqlite3.Connection | None = None) -> Card:
@@ -219,7 +222,7 @@ def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> Non
     successor = commit.successor
     assert successor is not None and commit.successor_audit is not None
     check_card(successor)
-    holder = _claim_request(db, successor, successor.expires_at, now)
+    holder = _claim_request(db, successor, successor.claim_until, now)
     if holder is not None:
         raise Taken(holder.at(now))
     if commit.successor_key is not None:
@@ -286,7 +289,7 @@ def _insert_card(db: sqlite3.Connection, card: Card) -> None:
 def _update_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     changed = {k: row[k] for k in ("state", "updated_at", "version", "result", "decline_reason", "refusal",
-                                   "channel", "run", "lease_until", "passkey", "edited")}
+                                   "channel", "run", "lease_until", "passkey", "edited", "lifetime")}
     db.execute(
         f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
         (*changed.values(), card.id, card.version - 1),

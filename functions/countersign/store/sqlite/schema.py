@@ -28,7 +28,7 @@ from ..workspaces import Person, Workspace, channels_off_from_text, quiet_hours_
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS cards (
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
     channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT,
-    edited TEXT);
+    edited TEXT, lifetime TEXT);
 DROP INDEX IF EXISTS cards_pending;
 CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS cards_history ON cards
@@ -99,7 +99,7 @@ CREATE TABLE IF NOT EXISTS suppressions (
 # Columns added since version 1 (a database made by an earlier release gains them on open).
 ADDED_COLUMNS = {
     "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER"),
-              ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT")),
+              ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT"), ("lifetime", "TEXT")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
     "persons": (("quiet_hours", "TEXT"), ("channels_off", "TEXT")),
@@ -284,6 +284,7 @@ def card_row(card: Card) -> dict[str, Any]:
         run=None if card.run is None else to_json(card.run),
         passkey=None if card.passkey is None else to_json(card.passkey),
         edited=None if card.edited is None else to_json(card.edited),
+        lifetime=None if card.lifetime is None else to_json(card.lifetime),
     )
     return row
 
@@ -301,6 +302,7 @@ def card(row: sqlite3.Row) -> Card:
         run=from_json(row["run"]),
         passkey=from_json(row["passkey"]),
         edited=from_json(row["edited"]),
+        lifetime=from_json(row["lifetime"]),
     )
 
 

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...notify.slack import RETRY as SLACK_RETRY
-from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING
+from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, is_digest, is_reminder
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -134,7 +134,8 @@ def stream_handler(
         if push is not None and outcome is not None:  # this record delivered it: push it once
             push.send_card(after.workspace_id, card_id)
         slack = getattr(runtime, "slack", None)
-        if slack is not None and slack.post(after.workspace_id, card_id) == SLACK_RETRY:
+        is_card = not (is_reminder(card_id) or is_digest(card_id))  # a reminder or digest check is no card to post
+        if slack is not None and is_card and slack.post(after.workspace_id, card_id) == SLACK_RETRY:
             if metric is not None:
                 metric(NOT_DELIVERED)
             raise NotDelivered(f"card {card_id} is not posted to Slack yet")
