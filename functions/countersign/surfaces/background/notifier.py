@@ -130,11 +130,11 @@ def stream_handler(
         if after is None:  # removed (by TTL, long after its card): nothing is owed
             log.warning("the notification of card %s is gone; nothing to deliver", card_id)
             return "gone"
+        is_card = not (is_reminder(card_id) or is_digest(card_id))  # a reminder or digest check is no card to post
         push = getattr(runtime, "push", None)
-        if push is not None and outcome is not None:  # this record delivered it: push it once
+        if push is not None and is_card and outcome is not None:  # this record delivered it: push it once
             push.send_card(after.workspace_id, card_id)
         slack = getattr(runtime, "slack", None)
-        is_card = not (is_reminder(card_id) or is_digest(card_id))  # a reminder or digest check is no card to post
         if slack is not None and is_card and slack.post(after.workspace_id, card_id) == SLACK_RETRY:
             if metric is not None:
                 metric(NOT_DELIVERED)
