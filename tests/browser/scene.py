@@ -187,11 +187,11 @@ def channels(tenant: Tenant, at: int, *, slack_connected: bool) -> None:
     (one by an owner, one by a day of failures: no delivery is ever made or sent), and, with
     ``slack_connected``, a Slack app (no channel, nobody linked: nothing is ever posted)."""
     store, ws = tenant.store, tenant.workspace_id
-    for host, reason in (("hooks.example.com", turned_off_by(tenant.person.email)),
-                         ("ci.example.org", disabled_reason(6, at - 86_400))):
+    for days, host, reason in ((3, "hooks.example.com", turned_off_by(tenant.person.email)),
+                               (2, "ci.example.org", disabled_reason(6, at - 86_400))):  # listed oldest first
         store.webhooks.add_endpoint(WebhookEndpoint(
             id=new_id("wh_", now_ms=at * 1000), workspace_id=ws, url=f"https://{host}/countersign",
-            events=EVENTS, secret_sealed="never-sent", created_at=at - 2 * 86_400, created_by=tenant.person.id,
+            events=EVENTS, secret_sealed="never-sent", created_at=at - days * 86_400, created_by=tenant.person.id,
             enabled=False, disabled_at=at, disabled_reason=reason))
     if slack_connected:
         token, secret = tenant.runtime.slack.credentials.seal(ws, "T0ACME001", "xoxb-0000000000-scene",

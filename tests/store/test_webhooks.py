@@ -309,3 +309,12 @@ def test_an_endpoint_turned_off_by_its_failures_was_not_turned_off_by_an_owner(s
     for t in (1000, 1000 + DAY):
         after, _ = store.webhooks.record_attempt(w.ws.id, ep.id, t, False, disable_after=DAY, min_failures=2)
     assert not after.enabled and not turned_off_by_an_owner(after)
+
+
+def test_endpoints_are_listed_oldest_first_whatever_their_ids(store):
+    """The list's order is the contract's (oldest first), not the ids' (two endpoints made in the
+    same millisecond have ids in no particular order)."""
+    w = World(store)
+    newer = store.webhooks.add_endpoint(replace(endpoint(w), id="wh_a", created_at=200))
+    older = store.webhooks.add_endpoint(replace(endpoint(w, "https://ci.example.org/hook"), id="wh_b", created_at=100))
+    assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [older.id, newer.id]

@@ -144,7 +144,8 @@ class DynamoWebhooks(WebhookStore):
         return endpoint
 
     def list_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
-        return [_endpoint_from(v) for v in self.table.workspace_records(workspace_id, "WEBHOOK#")]
+        found = [_endpoint_from(v) for v in self.table.workspace_records(workspace_id, "WEBHOOK#")]
+        return sorted(found, key=lambda e: (e.created_at, e.id))  # oldest first, as on SQLite
 
     def get_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
         found = self.table.get(endpoint_key(workspace_id, endpoint_id))
