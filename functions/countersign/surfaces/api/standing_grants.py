@@ -27,6 +27,7 @@ from ...store.workspaces import MANAGERS
 from ...toolkit import Action, ActionError, AmountBound
 from .cards import _load, _view
 from .errors import ApiError, not_found
+from .offers import Offers
 from .schemas import CardView, Strict, errors
 from .session import Acting, SignedIn, runtime_of
 
@@ -144,14 +145,10 @@ def options(request: Request, signed: SignedIn, card: str | None = Query(default
                            "tools": [{"tool": a.name, "bounds": _bounds(a, ctx)} for a in _grantable(runtime)]}
     if card is not None:
         found = _load(runtime, signed, card)
+        refusal = Offers(runtime, signed).grant_refusal(found)  # the card views' canGrant: the same rule
         action = next((a for a in _grantable(runtime) if a.name == found.tool), None)
-        if action is None or not found.connection_id:
-            raise ApiError(409, "not_grantable", f"{found.tool} cannot be allowed again: "
-                           + ("it declares nothing a standing grant could bound." if action is None else
-                              "this card was filed on the confirm page, not by an agent."))
-        if not any(c["id"] == found.connection_id for c in connections):
-            raise ApiError(409, "not_grantable", "The connection that asked for this card was revoked; it can be "
-                           "granted nothing.")
+        if refusal is not None or action is None:
+            raise ApiError(409, "not_grantable", refusal or f"{found.tool} cannot be allowed again.")
         out["draft"] = {"connectionId": found.connection_id, "tool": found.tool,
                         "bounds": _bounds(action, ctx, found.subject), "fromCard": found.id}
     return out
