@@ -164,6 +164,7 @@ async def test_a_card_offers_allow_this_again_exactly_where_the_options_endpoint
         for card_id, pair in listed.items():
             one = page.get(f"/api/cards/{card_id}").json()
             assert (one["canEdit"], one["canGrant"]) == pair, card_id
+            assert one["more"] is any(pair)  # the page loads web/edit.js for it
         return listed
 
     def refusal() -> tuple[int, str]:

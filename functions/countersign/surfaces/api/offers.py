@@ -73,8 +73,11 @@ class Offers:
         return self._passkey_missing
 
     def mark(self, view: dict, card: Card) -> dict:
-        """``view`` of ``card`` with what it offers (a pending card only; false otherwise)."""
+        """``view`` of ``card`` with what it offers (a pending card only; false otherwise), and
+        ``more``: whether the page draws more for it than its lines and answers (one flag, so the
+        first view's script tests one field before loading web/edit.js for it)."""
         if card.state is CardState.PENDING:
             view["canEdit"] = self.can_edit(card)
             view["canGrant"] = self.grant_refusal(card) is None
+        view["more"] = bool(view.get("canEdit") or view.get("canGrant") or view.get("edited") or view.get("grant"))
         return view
