@@ -113,7 +113,7 @@ export function cardEl(card, opts) {
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
   if (hasReceipt(card)) article.append(receiptEl(card));
-  if (card.more) drawLater(import('./edit.js').then((m) => m.extras(article, card, opts)));
+  if (card.more) drawLater(import('./edit.js').then((m) => m.more(article, card, opts)));
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
 }

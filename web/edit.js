@@ -1,4 +1,4 @@
-// What a card offers beside Confirm and Decline (cards.js loads this for the cards that have it):
+// What a card offers beside Confirm and Decline (cards.js loads this for a card whose view sets more):
 // Edit (the fields its action declares, checked by the server as an agent's call is; a new card
 // with a new preview replaces this one, to confirm on its own), "Allow this again…" (grants.js,
 // loaded when pressed), on an edited card what was changed, by whom, and on a card a standing grant
@@ -7,7 +7,7 @@ import { api, cardEl, navigate } from './cards.js';
 import { announce, el, viewsStyle } from './dom.js';
 import { S } from './strings-on-demand.js';
 
-export async function extras(article, card, opts) {
+export async function more(article, card, opts) {
   await viewsStyle();
   const page = { api, navigate, opts };
   if (card.edited) article.querySelector('.meta').before(editedEl(card.edited));
