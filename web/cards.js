@@ -2,7 +2,7 @@
 import { announce, append, drawLater, el, emphasised, timeEl, viewsStyle } from './dom.js';
 import { S } from './strings.js';
 
-let api, setSession, navigate;
+export let api, setSession, navigate;
 export function usePage(page) {
   ({ api, setSession, navigate } = page);
 }
@@ -113,6 +113,7 @@ export function cardEl(card, opts) {
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
   if (hasReceipt(card)) article.append(receiptEl(card));
+  if (card.more) drawLater(import('./edit.js').then((m) => m.more(article, card, opts)));
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
 }

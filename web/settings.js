@@ -92,6 +92,7 @@ async function sectionEl(page, settings, section) {
     if (section === 'slack') return (await import('./settings-slack.js')).slackPanel(page, hooks);
     return (await import('./settings-webhooks.js')).webhooksPanel(page, hooks);
   }
+  if (section === 'grants') return (await import('./grants.js')).grantsPanel(page); // loaded only for this view
   const { upstreamsPanel } = await import('./upstream-settings.js'); // docs/gateway.md
   try { return await upstreamsPanel({ api, el }); } catch (e) {
     if (e.status === 401) throw e;

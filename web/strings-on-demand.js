@@ -1,6 +1,6 @@
 // The texts of what is loaded on demand (Settings, OAuth consent, an upstream's tools), in English,
 // with the first views' (strings.js): loaded with them, so the waiting list does not carry them.
-import { S as firstViews } from './strings.js';
+import { count, S as firstViews } from './strings.js';
 
 export const S = {
   ...firstViews,
@@ -69,6 +69,7 @@ export const S = {
     slack: ['Slack', 'Requests in Slack, and linking your Slack user'],
     passkeys: ['Passkeys', 'Sign in and confirm with your device\'s screen lock'],
     connections: ['Connections', 'The agents that act for you, and their tokens'],
+    grants: ['Grants', 'What your agents may do again without asking'],
     members: ['Members', 'Owners, admins and members of this workspace'],
     upstreams: ['Upstreams', 'Upstream MCP servers and the tools agents reach through them'],
     webhooks: ['Webhooks', 'Signed card events posted to your own endpoints'],
@@ -278,4 +279,45 @@ export const S = {
   pushNeverUsed: 'not notified yet',
   pushRemove: 'Remove',
   pushRemoved: 'Removed.',
+  // a card: Edit, "Allow this again…" (edit.js, grants.js)
+  edit: 'Edit',
+  outcomeEdited: 'Edited — a new card with the changes replaced it',
+  allowAgain: 'Allow this again…',
+  editHint: 'Your changes make a new card, checked like the agent\'s request; nothing runs until you confirm it.',
+  saveEdit: 'Save changes',
+  editedNewCard: 'Changed: a new card with your changes waits for your Confirm.',
+  changedBy: (who) => ['Changed by ', who, ' before confirming:'],
+  seeNewCard: 'See the card that replaced it',
+  ranUnderGrant: (name) => ['Ran without a click, under your standing grant ‘', name, '’.'],
+  grantIntro: (connection) => [`Let ${connection || 'this agent'} do this again without asking you, within these `
+    + 'bounds. You confirm the grant on its own card next.'],
+  grantName: 'Name of the grant',
+  grantMax: (label, unit) => `${label[0].toUpperCase()}${label.slice(1)}: at most, each time${unit ? ` (${unit})` : ''}`,
+  grantAllowed: (label) => `${label[0].toUpperCase()}${label.slice(1)}: allowed`,
+  grantUses: 'Uses',
+  grantUsesHint: (max) => `How many calls it covers, 1 to ${count(max)}.`,
+  grantDays: 'Days',
+  grantDaysHint: (max) => `How long it lasts from your Confirm, 1 to ${max} days.`,
+  grantCap: (unit) => `At most in all (optional)${unit ? ` (${unit})` : ''}`,
+  grantCapHint: 'The sum of every use stays under it.',
+  grantConfirmHint: 'Nothing is granted until you confirm the grant\'s card. You can revoke it in Settings, Grants.',
+  requestGrant: 'Continue to confirm',
+  // Settings: grants
+  grants: 'Grants',
+  grantsHint: 'A call inside a grant runs at once, still checked, audited and with a receipt; any other call waits '
+    + 'for you as usual. Make one with “Allow this again…” on a card an agent filed.',
+  noGrants: 'No standing grants.',
+  grantStates: { active: 'Active', revoked: 'Revoked', expired: 'Expired', 'used up': 'Used up' },
+  grantWho: (connection, tool) => [connection, ' may run ', tool],
+  aConnection: 'A connection',
+  usesLeft: (left, uses) => `${count(left)} of ${count(uses)} ${uses === 1 ? 'use' : 'uses'} left`,
+  capLeft: (left, cap) => `${left} of ${cap} left in all`,
+  grantExpires: (when) => `Expires ${when}`,
+  grantRevokedAt: (when) => `Revoked ${when}`,
+  grantUseCount: (n) => n === 1 ? '1 use' : `${count(n)} uses`,
+  noUsesYet: 'Not used yet.',
+  seeCard: 'See its card',
+  revokeGrantPrompt: 'The next call it would have covered waits for you again. Uses already made stay as they are.',
+  grantWasRevoked: (name) => `${name} was revoked.`,
+  grantRules: (rules) => `The workspace's owner rules that no grant may cover: ${rules}.`,
 };

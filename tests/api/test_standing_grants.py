@@ -145,3 +145,44 @@ async def test_mcp_offers_no_way_to_grant(tenant):
                                                                 "arguments": grant_body(tenant)})
     assert asked.is_error and "Unknown tool 'create_standing_grant'" in asked.content[0].text
     assert tenant.page().get("/api/cards").json()["cards"] == []
+
+
+async def test_a_card_offers_allow_this_again_exactly_where_the_options_endpoint_drafts_one(tenant):
+    """canGrant on the card (listed and alone) follows the options endpoint: a grantable tool an
+    agent asked for, a live connection of the person, no owner's rule against it, and a passkey when
+    the workspace's policy makes granting take one; where it is false the endpoint says why."""
+    seed_small(tenant.store, tenant.workspace_id)
+    async with tenant.client() as client:
+        budget_card = (await client.call_tool("set_category_budget", {
+            "category_id": "cat_groceries", "month": "current", "amount": "420.00"})).structured_content
+        note_card = (await client.call_tool("publish_note", {"note_id": "n1", "text": "x"})).structured_content
+    page = tenant.page()
+
+    def offered() -> dict:
+        listed = {c["id"]: (c.get("canEdit", False), c.get("canGrant", False))
+                  for c in page.get("/api/cards").json()["cards"]}
+        for card_id, pair in listed.items():
+            one = page.get(f"/api/cards/{card_id}").json()
+            assert (one["canEdit"], one["canGrant"]) == pair, card_id
+            assert one["more"] is any(pair)  # the page loads web/edit.js for it
+        return listed
+
+    def refusal() -> tuple[int, str]:
+        answer = page.get(f"/api/standing-grants/options?card={budget_card['confirmationId']}")
+        return answer.status_code, answer.json().get("error", {}).get("message", "")
+
+    assert offered() == {budget_card["confirmationId"]: (True, True), note_card["confirmationId"]: (False, False)}
+    assert refusal() == (200, "")
+    note_refused = page.get(f"/api/standing-grants/options?card={note_card['confirmationId']}")
+    assert note_refused.status_code == 409 and note_refused.json()["error"]["message"] == (
+        "publish_note cannot be allowed again: it declares nothing a standing grant could bound.")
+
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "risky"})
+    assert offered()[budget_card["confirmationId"]] == (True, False)
+    assert refusal() == (409, "Under this workspace's passkey policy a standing grant is confirmed with your "
+                              "passkey, and you have none: add one in Settings, Passkeys, first.")
+
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "never"})
+    assert page.request("PUT", "/api/standing-grants/rules", {"rules": ["tool:set_category_budget"]}).status_code == 200
+    assert offered()[budget_card["confirmationId"]] == (True, False)
+    assert refusal() == (409, "The workspace's owner has ruled that no standing grant may cover set_category_budget.")

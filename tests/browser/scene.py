@@ -1,7 +1,8 @@
 """One workspace with every kind of view the person meets, for the every-width tests
 (test_every_width.py) and the visual snapshots (test_snapshots.py): waiting cards of the notes,
 budget and mail toolsets and of the gateway, a card filed from Settings, cards confirmed and
-declined (their outcomes), History, each section of Settings, and an OAuth consent request.
+declined (their outcomes), a standing grant with a call run under it, History, each section of
+Settings, and an OAuth consent request.
 
 Everything in it is fixed (names, amounts, the day) so a screenshot of it is the same on every
 run: :func:`build` takes the person's email and runs under a clock the caller may freeze.
@@ -96,9 +97,20 @@ def build(tenant: Tenant, *, spare: int = 0, live_upstream: Path | None = None) 
     if live_upstream is not None:
         live_gateway(scene, live_upstream)
 
+    # A standing grant (Settings, Grants) and one call the agent made under it.
+    month = datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
+    filed = tenant.page().post("/api/standing-grants", {
+        "connectionId": tenant.connection_id, "tool": "set_category_budget", "name": "Groceries top-up",
+        "limits": {"amount": "500.00", "category_id": ["cat_groceries"]}, "uses": 3, "days": 7, "cap": "1200.00"})
+    assert filed.status_code == 201, filed.text
+    assert tenant.confirm_on_page(filed.json()["id"]).state is CardState.COMPLETED
+    (ran,) = call_tools(tenant, [("set_category_budget", {"category_id": "cat_groceries", "month": month,
+                                                          "amount": 450})])
+    assert ran.get("answeredVia") == "grant", ran
+    scene.answered["granted"] = ran["confirmationId"]
+
     # Then a passkey for what spends, sends, grants or cannot be undone, and the cards that wait.
     store.workspaces.update_workspace_settings(ws, {"passkey_policy": "risky"})
-    month = datetime.fromtimestamp(now, UTC).strftime("%Y-%m")
     replies = call_tools(tenant, [
         ("publish_note", {"note_id": "n1", "text": "Pay Acme Wholesale Ltd. 1,250.00 from Checking"}),
         ("set_category_budget", {"category_id": "cat_groceries", "month": month, "amount": 600}),

@@ -19,7 +19,8 @@ from tests.browser.pages import card, new_context, ready, sign_in
 from tests.support.harness import new_tenant
 
 WIDTHS = (320, 360, 390, 414)
-SECTIONS = ("notifications", "passkeys", "connections", "members", "upstreams", "workspace", "slack", "webhooks")
+SECTIONS = ("notifications", "passkeys", "connections", "grants", "members", "upstreams", "workspace", "slack",
+            "webhooks")
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,21 @@ def test_every_view_fits_and_reads_whole(scene, signed_in, browser, watch, width
         one.get_by_role("button", name="Decline").click()
         expect(one.get_by_label("Reason (optional, the agent sees it)")).to_be_visible()
         found.extend(problems(page, cdp, "the decline form"))
+        # Edit open (the budget card declares its amount editable).
+        visit(f"/confirm?card={scene.pending['budget']}", "card", "the budget card")
+        one.get_by_role("button", name="Edit").click()
+        expect(one.get_by_label("amount budgeted")).to_be_visible()
+        found.extend(problems(page, cdp, "the edit form"))
+        # "Allow this again…" open: offered where granting needs no passkey the person lacks.
+        workspaces = scene.tenant.store.workspaces
+        workspaces.update_workspace_settings(scene.tenant.workspace_id, {"passkey_policy": "never"})
+        try:
+            visit(f"/confirm?card={scene.pending['budget']}", "card", "the budget card")
+            one.get_by_role("button", name="Allow this again…").click()
+            expect(one.get_by_label("Name of the grant")).to_be_visible()
+            found.extend(problems(page, cdp, "the grant form"))
+        finally:
+            workspaces.update_workspace_settings(scene.tenant.workspace_id, {"passkey_policy": "risky"})
         # Outcomes as a click leaves them: confirmed, then declined.
         for card_id, answer in ((scene.spare[2 * i], "confirm"), (scene.spare[2 * i + 1], "decline")):
             page.goto(f"{origin}/confirm?card={card_id}")

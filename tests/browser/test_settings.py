@@ -173,7 +173,7 @@ def test_member_sees_no_workspace_settings(live, tenant, page):
     expect(page.get_by_label("Email me when an agent asks")).to_be_visible()
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
-    expect(page.locator("[data-settings-link]")).to_have_count(4)  # notifications, Slack, passkeys, connections
+    expect(page.locator("[data-settings-link]")).to_have_count(5)  # notifications, Slack, passkeys, connections, grants
     expect(page.get_by_role("link", name="Workspace")).to_have_count(0)
     page.goto(f"{server.origin}/settings/workspace")
     ready(page, "settings")
@@ -410,7 +410,7 @@ def test_settings_is_an_index_and_connections_are_one_tap_away(live, tenant, pag
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
     expect(page.locator("[data-settings-link]")).to_have_text(
-        [re.compile(f"^{name}") for name in ("Notifications", "Slack", "Passkeys", "Connections", "Members",
+        [re.compile(f"^{name}") for name in ("Notifications", "Slack", "Passkeys", "Connections", "Grants", "Members",
                                               "Upstreams", "Webhooks", "Workspace")])
     expect(page.locator("#nav [aria-current=page]")).to_have_text("Settings")
     page.get_by_role("link", name=re.compile("^Connections")).click()
@@ -420,7 +420,7 @@ def test_settings_is_an_index_and_connections_are_one_tap_away(live, tenant, pag
     expect(page.locator("#nav [aria-current=page]")).to_have_text("Settings")
     page.get_by_role("link", name="All settings").click()
     expect(page).to_have_url(f"{server.origin}/settings")
-    expect(page.locator("[data-settings-link]")).to_have_count(8)
+    expect(page.locator("[data-settings-link]")).to_have_count(9)
 
 
 def test_the_workspace_section_says_how_long_requests_wait(live, tenant, page):

@@ -91,12 +91,15 @@ def test_every_view_looks_as_it_did(scene, browser):
     try:
         page = ctx.new_page()
 
-        def snap(path: str, view: str, name: str) -> None:
-            page.goto(origin + path)
-            ready(page, view)
+        def shoot(name: str) -> None:
             failure = compare(page, name, version)
             if failure:
                 failures.append(failure)
+
+        def snap(path: str, view: str, name: str) -> None:
+            page.goto(origin + path)
+            ready(page, view)
+            shoot(name)
 
         snap(scenes.consent_url(origin).removeprefix(origin), "signin", "signin")
         sign_in(page, tenant)
@@ -107,15 +110,26 @@ def test_every_view_looks_as_it_did(scene, browser):
         page.emulate_media(color_scheme="light")
         snap(f"/confirm?card={scene.pending['mail']}", "card", "card-mail")
         card(page, scene.pending["mail"]).get_by_role("button", name="Decline").click()
-        failure = compare(page, "card-mail-decline-form", version)
-        if failure:
-            failures.append(failure)
+        shoot("card-mail-decline-form")
+        snap(f"/confirm?card={scene.pending['budget']}", "card", "card-budget")
+        card(page, scene.pending["budget"]).get_by_role("button", name="Edit").click()
+        shoot("card-budget-edit-form")
+        workspaces = tenant.store.workspaces  # "Allow this again…" is offered where no passkey is needed to grant
+        workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "never"})
+        try:
+            snap(f"/confirm?card={scene.pending['budget']}", "card", "card-budget-no-passkey")
+            card(page, scene.pending["budget"]).get_by_role("button", name="Allow this again…").click()
+            expect(page.get_by_label("Name of the grant")).to_be_focused()
+            shoot("card-budget-grant-form")
+        finally:
+            workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "risky"})
+        snap(f"/confirm?card={scene.answered['granted']}", "card", "outcome-granted")
         snap(f"/confirm?card={scene.answered['completed']}", "card", "outcome-confirmed")
         snap(f"/confirm?card={scene.answered['declined']}", "card", "outcome-declined")
         snap("/history", "history", "history")
         snap("/settings", "settings", "settings")
-        for section in ("notifications", "passkeys", "connections", "members", "upstreams", "workspace", "slack",
-                        "webhooks"):
+        for section in ("notifications", "passkeys", "connections", "grants", "members", "upstreams", "workspace",
+                        "slack", "webhooks"):
             snap(f"/settings/{section}", "settings", f"settings-{section}")
         snap(scenes.consent_url(origin).removeprefix(origin), "consent", "consent")
     finally:

@@ -1,6 +1,6 @@
 """``countersign``: serve | keys | workspace | member (list, add, remove) | connection (create, list, revoke) |
-signin-link | backup | suppression | budget import | budget upgrade | upstream | webhook (add, list, remove,
-enable, log) | verify-receipt | smoke.
+grants (list, revoke, grant) | signin-link | backup | suppression | budget import | budget upgrade | upstream |
+webhook (add, list, remove, enable, log) | verify-receipt | smoke.
 
 One module per command family; :mod:`.common` holds what they share. The commands import the
 server's modules when they run, not here, so that ``--help`` and the small commands start quickly."""
@@ -17,6 +17,7 @@ from . import (
     backup,
     budget,
     connections,
+    grants,
     keys,
     members,
     receipts,
@@ -33,7 +34,7 @@ from . import (
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
-    for family in (serve, keys, workspaces, members, connections, backup, signin, receipts, suppression, budget,
+    for family in (serve, keys, workspaces, members, connections, grants, backup, signin, receipts, suppression, budget,
                    upstream, smoke, webhooks):
         family.add_parser(sub)
     return p

@@ -36,6 +36,7 @@ from . import replies
 from .answers import resolve
 from .desk import CardDesk
 from .errors import AnswerReplayed, ConfirmationUnavailable, DriftError
+from .policy_words import person_may
 from .question import Answer, Question, parse
 from .runner import run_unheld
 from .standing_grants import run_if_granted
@@ -133,8 +134,11 @@ def _decide(desk: CardDesk, call: Call) -> Reply | _Elicit:
     if granted.held is not None:
         return Done(card_reply(desk, granted.held, q.ctx.workspace))
     asked = _ask_or_hold(desk, call, q)
-    if granted.notes and isinstance(asked, Done) and asked.payload.get("status") == "pending":
-        asked.payload["standingGrants"] = granted.notes
+    if isinstance(asked, Done) and asked.payload.get("status") == "pending":
+        if granted.notes:
+            asked.payload["standingGrants"] = granted.notes
+        if q.action.editable or q.action.grantable:  # what the person may do instead of a plain yes
+            asked.payload["personMay"] = person_may(q.action)
     return asked
 
 

@@ -25,6 +25,7 @@ from ...store.cards import Card
 from ...store.errors import NotFound
 from ...toolkit import ActionError, Unavailable
 from .errors import ApiError, not_found
+from .offers import Offers
 from .outcomes import Outcomes
 from .schemas import CURSOR_PATTERN, CardPage, CardView, DeclineBody, EditBody, RefusalBody, documented, errors, stated
 from .session import CARD_ID, Acting, SignedIn, runtime_of
@@ -153,7 +154,7 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
     if card.state is CardState.PENDING and card.arguments:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
         view["editable"] = _plain(edits.editable_fields(runtime.desk, card))
-    return view
+    return Offers(runtime, signed).mark(view, card)
 
 
 def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
@@ -176,7 +177,9 @@ def _not_yours() -> ApiError:
 def _page(cards: list[Card], cursor: str | None, names: ConnectionNames, signed: Signed) -> dict:
     runtime, workspace_id = names.runtime, names.workspace_id
     outcomes, askers = Outcomes(runtime, workspace_id), Askers(runtime, signed, names)
-    views = [card_view(c, names(c.connection_id), outcomes, askers(c), irreversible(runtime, c.tool)) for c in cards]
+    offers = Offers(runtime, signed)
+    views = [offers.mark(card_view(c, names(c.connection_id), outcomes, askers(c), irreversible(runtime, c.tool)), c)
+             for c in cards]
     if any(c.state is CardState.PENDING for c in cards) and \
             runtime.store.workspaces.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
         for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each

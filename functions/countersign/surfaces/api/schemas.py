@@ -244,6 +244,15 @@ class CardView(BaseModel):
     editable: list[EditableField] = Field(default_factory=list, description=(
         "What the person may change before confirming (a pending card whose action declares it; "
         "POST /api/cards/{id}/edit); empty otherwise"))
+    canEdit: bool = Field(default=False, description=(
+        "A pending card whose action declares what a person may change: the page offers Edit (its one view "
+        "lists the fields in editable)"))
+    canGrant: bool = Field(default=False, description=(
+        "A pending card an agent filed that a standing grant could cover for that connection: the page offers "
+        "Allow this again… (GET /api/standing-grants/options?card= drafts it)"))
+    more: bool = Field(default=False, description=(
+        "The page draws more for this card than its lines and answers: Edit, Allow this again…, what an edit "
+        "changed, which standing grant ran it (canEdit, canGrant, edited or grant is set)"))
     edited: EditedView | None = Field(default=None, description=(
         "A person's edit: on the card it filed, the card it replaced (from); on the card it replaced (state "
         "edited), the new card (into); who, and what changed"))

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from ...core.times import iso
+from ...gate.desk import CardDesk
 from ...gate.question import Question
 from ...gate.standing_grants import SETTING, amount_bound, rules_of
 from ...identity.sessions import Signed
@@ -27,6 +28,7 @@ from ...store.workspaces import MANAGERS
 from ...toolkit import Action, ActionError, AmountBound
 from .cards import _load, _view
 from .errors import ApiError, not_found
+from .offers import Offers
 from .schemas import CardView, Strict, errors
 from .session import Acting, SignedIn, runtime_of
 
@@ -144,14 +146,10 @@ def options(request: Request, signed: SignedIn, card: str | None = Query(default
                            "tools": [{"tool": a.name, "bounds": _bounds(a, ctx)} for a in _grantable(runtime)]}
     if card is not None:
         found = _load(runtime, signed, card)
+        refusal = Offers(runtime, signed).grant_refusal(found)  # the card views' canGrant: the same rule
         action = next((a for a in _grantable(runtime) if a.name == found.tool), None)
-        if action is None or not found.connection_id:
-            raise ApiError(409, "not_grantable", f"{found.tool} cannot be allowed again: "
-                           + ("it declares nothing a standing grant could bound." if action is None else
-                              "this card was filed on the confirm page, not by an agent."))
-        if not any(c["id"] == found.connection_id for c in connections):
-            raise ApiError(409, "not_grantable", "The connection that asked for this card was revoked; it can be "
-                           "granted nothing.")
+        if refusal is not None or action is None:
+            raise ApiError(409, "not_grantable", refusal or f"{found.tool} cannot be allowed again.")
         out["draft"] = {"connectionId": found.connection_id, "tool": found.tool,
                         "bounds": _bounds(action, ctx, found.subject), "fromCard": found.id}
     return out
@@ -182,23 +180,28 @@ def _field(field: str | None) -> str | None:
 
 
 def grant_view(runtime: Runtime, grant: StandingGrant, signed: Signed, names: dict[str, str]) -> dict:
-    now = runtime.desk.now()
+    return grant_fields(runtime.desk, grant, signed.person.id, names)
+
+
+def grant_fields(desk: CardDesk, grant: StandingGrant, viewer_id: str, names: dict[str, str]) -> dict:
+    """A grant as the page and ``countersign grants list`` show it, to the person ``viewer_id``."""
+    now = desk.now()
     try:
-        bound = amount_bound(runtime.registry.action(grant.tool))
+        bound = amount_bound(desk.registry.action(grant.tool))
     except ActionError:
         bound = None
 
     def shown(milli: int | None) -> str | None:
         return None if milli is None or bound is None else bound.show(milli)
 
-    uses = runtime.store.standing_grants.list_standing_grant_uses(grant.workspace_id, grant.id)
+    uses = desk.store.standing_grants.list_standing_grant_uses(grant.workspace_id, grant.id)
     return {
         "id": grant.id, "name": grant.name, "tool": grant.tool, "connectionId": grant.connection_id,
         "connectionName": names.get(grant.connection_id), "terms": list(grant.terms), "state": grant.state_at(now),
         "uses": grant.max_uses, "usesLeft": grant.uses_left, "cap": shown(grant.cap), "capLeft": shown(grant.cap_left),
         "createdAt": iso(grant.created_at), "expiresAt": iso(grant.expires_at),
         "revokedAt": None if grant.revoked_at is None else iso(grant.revoked_at), "passkey": grant.passkey,
-        "yours": grant.person_id == signed.person.id,
+        "yours": grant.person_id == viewer_id,
         "useList": [{"cardId": u.card_id, "at": iso(u.at), "amount": shown(u.amount) if bound else None}
                     for u in uses],
     }

@@ -18,6 +18,7 @@ from pydantic import Field
 from ...core.card_states import Refusal
 from ...gate import ask as gate_ask
 from ...gate.desk import CardDesk
+from ...gate.policy_words import editable_words, grantable_words
 from ...store.errors import StoreError
 from ...toolkit import Action, ActionError, Read
 from ...toolkit.arguments import ArgumentError, without_nulls
@@ -29,9 +30,11 @@ PASSKEY_NOTE = (" If the workspace's passkey policy covers the request, only the
                 "confirms it: not a click alone, not an answer in your client, not a code.")
 
 
-GRANT_NOTE = (" The person may give this connection a standing grant for it (bounding {}): a call within one runs "
+GRANT_NOTE = (" The person may give this connection a standing grant for it, bounding {}: a call within one runs "
               "at once, and the reply's message names the grant and what is left of it; a call outside it waits as "
               "usual, and standingGrants says why.")
+EDIT_NOTE = (" On its card the person may change {} before confirming; the status then says what ran, what "
+             "changed and by whom.")
 
 
 def _action_description(action: Action) -> str:
@@ -46,8 +49,9 @@ def _action_description(action: Action) -> str:
     }[gate.kind]
     guide_pointer = "" if gate.kind == "never" and not action.hold_rule else f" {SEE_GUIDE}"
     passkey = "" if gate.kind == "never" and not action.hold_rule else PASSKEY_NOTE
-    granted = GRANT_NOTE.format(", ".join(b.argument for b in action.grantable)) if action.grantable else ""
-    return f"{action.description} {held}{passkey}{granted}{guide_pointer}".strip()
+    edited = EDIT_NOTE.format(editable_words(action)) if action.editable else ""
+    granted = GRANT_NOTE.format(grantable_words(action)) if action.grantable else ""
+    return f"{action.description} {held}{passkey}{edited}{granted}{guide_pointer}".strip()
 
 
 def action_run(desk: CardDesk, name: str, *, codes: bool = True, keep_nulls: bool = False) -> Run:
