@@ -108,6 +108,7 @@ export function cardEl(card, opts) {
     if (exp) meta.append(el('span', { class: 'expires' }, ' · ', exp));
   }
   article.append(meta);
+  if (card.quorum) article.append(quorumEl(card, article));
   const outcome = el('div', { class: 'outcome-slot', 'aria-live': 'polite' });
   article.append(outcome);
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
@@ -115,6 +116,13 @@ export function cardEl(card, opts) {
   if (hasReceipt(card)) article.append(receiptEl(card));
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
+}
+
+// Who approved a card several people approve, and which approval a click is (quorum.js, loaded for one).
+function quorumEl(card, article) {
+  const place = el('p', { class: 'meta quorum', 'data-quorum': true });
+  drawLater(import('./quorum.js').then((quorum) => quorum.fill(place, card, article)));
+  return place;
 }
 
 // An upstream's tools (tools.js, loaded for a card that has them).
@@ -180,6 +188,10 @@ function actionsEl(card, article, outcome, opts) {
 
   const busy = (on) => all.forEach((b) => { b.disabled = on; });
   const finish = (view, refusal) => {
+    if (view && view.quorum && !refusal && cardState(view) === 'pending') {  // an approval that ran nothing yet
+      article.replaceWith(cardEl(view, opts));
+      return;
+    }
     wrap.remove();
     article.dataset.state = view ? cardState(view) : 'refused';
     const box = outcomeEl(view, refusal);
