@@ -118,11 +118,10 @@ export function cardEl(card, opts) {
   return article;
 }
 
-// Who approved a card several people approve, and which approval a click is (quorum.js, loaded for one).
 function quorumEl(card, article) {
-  const place = el('p', { class: 'meta quorum', 'data-quorum': true });
-  drawLater(import('./quorum.js').then((quorum) => quorum.fill(place, card, article)));
-  return place;
+  const p = el('p', { class: 'meta', 'data-quorum': true });
+  drawLater(import('./quorum.js').then((q) => q.fill(p, card, article)));
+  return p;
 }
 
 // An upstream's tools (tools.js, loaded for a card that has them).
@@ -188,10 +187,7 @@ function actionsEl(card, article, outcome, opts) {
 
   const busy = (on) => all.forEach((b) => { b.disabled = on; });
   const finish = (view, refusal) => {
-    if (view && view.quorum && !refusal && cardState(view) === 'pending') {  // an approval that ran nothing yet
-      article.replaceWith(cardEl(view, opts));
-      return;
-    }
+    if (!refusal && view && view.quorum && view.state === 'pending') return article.replaceWith(cardEl(view, opts));
     wrap.remove();
     article.dataset.state = view ? cardState(view) : 'refused';
     const box = outcomeEl(view, refusal);
