@@ -108,6 +108,7 @@ export function cardEl(card, opts) {
     if (exp) meta.append(el('span', { class: 'expires' }, ' · ', exp));
   }
   article.append(meta);
+  if (card.quorum) article.append(quorumEl(card, article));
   const outcome = el('div', { class: 'outcome-slot', 'aria-live': 'polite' });
   article.append(outcome);
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
@@ -116,6 +117,12 @@ export function cardEl(card, opts) {
   if (card.more) drawLater(import('./edit.js').then((m) => m.more(article, card, opts)));
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
+}
+
+function quorumEl(card, article) {
+  const p = el('p', { class: 'meta', 'data-quorum': true });
+  drawLater(import('./quorum.js').then((q) => q.fill(p, card, article)));
+  return p;
 }
 
 // An upstream's tools (tools.js, loaded for a card that has them).
@@ -181,6 +188,7 @@ function actionsEl(card, article, outcome, opts) {
 
   const busy = (on) => all.forEach((b) => { b.disabled = on; });
   const finish = (view, refusal) => {
+    if (!refusal && view && view.quorum && view.state === 'pending') return article.replaceWith(cardEl(view, opts));
     wrap.remove();
     article.dataset.state = view ? cardState(view) : 'refused';
     const box = outcomeEl(view, refusal);

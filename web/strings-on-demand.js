@@ -4,6 +4,15 @@ import { count, S as firstViews } from './strings.js';
 
 export const S = {
   ...firstViews,
+  // a card several people approve (quorum.js)
+  quorumApproved: (names, more, of) => ['Approved by ', names, ` · ${more} more of ${of}`],
+  quorumNeeds: (needs, of) => `Needs ${needs} approvals of ${of}`,
+  quorumDeclined: (names) => [' · Declined by ', names],
+  approveNth: (nth, needs) => `Approve (${nth} of ${needs})`,
+  approveNthWithPasskey: (nth, needs) => `Approve with passkey (${nth} of ${needs})`,
+  youApproved: ' · You approved',
+  youDeclined: ' · You said no',
+  cannotApprove: ' · Your approval cannot count here; you can decline it',
   // an upstream's tools on its card
   argumentChanges: { added: 'new argument', removed: 'removed argument', changed: 'changed argument' },
   noArguments: 'No arguments.',

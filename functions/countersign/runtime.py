@@ -20,7 +20,7 @@ from typing import Any
 
 from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
-from .gate import lifetimes, standing_grants
+from .gate import escalation, lifetimes, quorum_rules, standing_grants
 from .gate.desk import CardDesk
 from .gate.offload import IN_THREADS, ONE_AT_A_TIME
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
@@ -67,17 +67,19 @@ class Runtime:
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
         function): settle cards a dead process left running, deliver notifications and webhooks still owed."""
+        from .gate.escalation_sweep import escalate_due
         from .gate.recovery import sweep as settle_running
 
         settled = settle_running(self.desk, self.desk.now(), limit)
         delivered = self.notifier.sweep(limit) if self.notifier is not None else 0
         webhooks = self.webhooks.sweep(limit) if self.webhooks is not None else 0
+        escalated = escalate_due(self.desk, self.desk.now(), limit)  # cards unanswered too long: shown to more
         try:
             check_keys_in_use(self.settings, self.keyring, self.store.signing_keys.signing_keys_in_use(self.desk.now()))
         except ConfigError as problem:
             log.error("%s", problem)
             self.desk.event("signing_key_missing")
-        return {"settled": settled, "delivered": delivered, "webhooks": webhooks}
+        return {"settled": settled, "delivered": delivered, "webhooks": webhooks, "escalated": escalated}
 
 
 SIGNING_FILE = "signing.key"
@@ -292,6 +294,8 @@ def build(
         picked.append(standing_grants.toolset(lambda tool: registry.agent_action(tool),
                                               store.connections.get_connection))
         picked.append(lifetimes.toolset(settings.card_ttl))  # set_card_lifetimes: filed by an owner, no MCP tool
+        picked.append(quorum_rules.toolset(lambda tool: registry.agent_action(tool)))  # set_quorum_rules
+        picked.append(escalation.toolset(lambda tool: registry.agent_action(tool)))  # set_escalation_rules
         picked.append(SMOKE)  # found by name only, in no tool list
         # A toolset that needs the keys or settings (the gateway seals credentials) is bound here.
         return [ts.bind(state_keys, settings) if ts.bind else ts for ts in picked]

@@ -32,12 +32,13 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
 
 FIELDS = {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName", "askedBy",
           "irreversible", "createdAt", "expiresAt", "result", "next", "reason", "refusal", "passkeyRequired",
-          "passkeySigned", "outcome", "signedWith", "grant", "editable", "canEdit", "canGrant", "more", "edited"}
+          "passkeySigned", "outcome", "signedWith", "grant", "editable", "canEdit", "canGrant", "more", "edited",
+          "quorum"}
 # A list leaves out the fields at their default (CardView's): what a pending card has none of.
 DEFAULTS = {"sections": [], "irreversible": False, "result": None, "next": None, "reason": None, "refusal": None,
             "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None, "grant": None,
             "editable": [], "canEdit": False, "canGrant": False, "more": False,
-            "edited": None}
+            "edited": None, "quorum": None}
 
 
 def assert_card_view(view: dict) -> None:

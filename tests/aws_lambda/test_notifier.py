@@ -116,7 +116,7 @@ def test_a_failing_send_is_put_back_for_the_sweeper_not_retried_at_once(runtime,
 
     # After the backoff the sweep sends it; the email slot the failure released is free.
     move_clock(runtime, owed.due_at - now)
-    assert runtime.sweep() == {"settled": 0, "delivered": 1, "webhooks": 0}
+    assert runtime.sweep() == {"settled": 0, "delivered": 1, "webhooks": 0, "escalated": 0}
     assert [m["To"] for m in sent_mail()] == ["olive@example.com", "bruno@example.com"]
     assert (notification(runtime, second).state, notification(runtime, second).outcome) == (NOTIFY_DONE, "email_sent")
 

@@ -63,16 +63,17 @@ def test_a_notification_whose_first_send_failed_is_delivered_by_the_sweep(runtim
     owed = notification(runtime, card_id)
     assert owed.state == NOTIFY_PENDING and sent_mail() == []
 
-    assert sweep(runtime) == {"settled": 0, "delivered": 0, "webhooks": 0}  # not due yet: the backoff runs
+    # not due yet: the backoff runs
+    assert sweep(runtime) == {"settled": 0, "delivered": 0, "webhooks": 0, "escalated": 0}
     move_clock(runtime, owed.due_at - runtime.desk.now())
     metrics: list = []
-    assert sweep(runtime, metrics) == {"settled": 0, "delivered": 1, "webhooks": 0}
+    assert sweep(runtime, metrics) == {"settled": 0, "delivered": 1, "webhooks": 0, "escalated": 0}
     [mail] = sent_mail()
     assert mail["To"] == "olive@example.com"
     done = notification(runtime, card_id)
     assert (done.state, done.outcome, done.attempts) == (NOTIFY_DONE, "email_sent", 1)
-    assert metrics == [("sweep_settled", 0), ("sweep_delivered", 1), ("sweep_webhooks", 0)]
-    assert sweep(runtime) == {"settled": 0, "delivered": 0, "webhooks": 0}  # nothing owed any more
+    assert metrics == [("sweep_settled", 0), ("sweep_delivered", 1), ("sweep_webhooks", 0), ("sweep_escalated", 0)]
+    assert sweep(runtime) == {"settled": 0, "delivered": 0, "webhooks": 0, "escalated": 0}  # nothing owed any more
     assert len(sent_mail()) == 1
 
 
@@ -84,10 +85,10 @@ def test_a_notification_whose_sender_died_is_delivered_once_its_lease_lapses(run
     assert runtime.store.outbox.lease_notification(card_id, runtime.desk.now(), 120) is not None
 
     move_clock(runtime, 60)
-    assert sweep(runtime) == {"settled": 0, "delivered": 0, "webhooks": 0}  # still held
+    assert sweep(runtime) == {"settled": 0, "delivered": 0, "webhooks": 0, "escalated": 0}  # still held
     assert notification(runtime, card_id).state == NOTIFY_SENDING and sent_mail() == []
     move_clock(runtime, 60)
-    assert sweep(runtime) == {"settled": 0, "delivered": 1, "webhooks": 0}
+    assert sweep(runtime) == {"settled": 0, "delivered": 1, "webhooks": 0, "escalated": 0}
     assert [m["To"] for m in sent_mail()] == ["olive@example.com"]
     assert notification(runtime, card_id).outcome == "email_sent"
 

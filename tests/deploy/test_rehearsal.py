@@ -50,7 +50,7 @@ def test_the_notifier_and_the_sweeper_deliver_what_is_owed_and_settle_what_stopp
     assert act["withdrawn_outcome"] == "email_nothing_pending"
     # The sweep settled the dead runner's card and delivered both notifications still owed: one
     # email (the lost record's card; the other card had just failed), the other rate limited.
-    assert act["sweep"] == {"settled": 1, "delivered": 2, "webhooks": 0}
+    assert act["sweep"] == {"settled": 1, "delivered": 2, "webhooks": 0, "escalated": 0}
     assert act["lost"].outcome == "email_sent"
     [mail] = act["second_mail"]
     assert FROM_ADDRESS in mail["From"] and "hooli.com" in mail_text(mail)

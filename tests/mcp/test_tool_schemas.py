@@ -52,6 +52,8 @@ async def test_descriptions_say_when_each_call_waits(tenant):
         tools = {t.name: t.description for t in (await client.list_tools()).tools}
     guide = (" If the workspace's passkey policy covers the request, only the person's passkey on the confirm page "
              "confirms it: not a click alone, not an answer in your client, not a code."
+             " If the workspace's quorum rules cover it, it waits for several people's approvals on the confirm "
+             "page, never an answer in your client; the held reply's quorum says how many and of whom."
              " How confirmation works: countersign://guide.")
     assert tools["publish_note"].endswith("Always waits for a person on the confirm page." + guide)
     assert tools["edit_note"].endswith("asked in your client when it can, else on the confirm page." + guide)

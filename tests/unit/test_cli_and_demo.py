@@ -173,7 +173,7 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
     assert settings.packs == ("budget", "mail", "gateway")
     runtime = build(settings)
     assert {t.name for t in runtime.registry.toolsets} == {"budget", "mail", "gateway", "passkeys", "standing_grants",
-                                                           "card_lifetimes", "smoke"}
+                                                           "card_lifetimes", "quorum", "escalation", "smoke"}
 
     info = seed_demo(runtime)
     path = data / "demo.json"

@@ -13,7 +13,7 @@ IRREVERSIBLE = {"split_transaction", "send_piece", "buy_credits", "end_campaign"
 def test_exactly_the_actions_nothing_takes_back_declare_it(tmp_path):
     registry = build(settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path)})).registry
     assert [t.name for t in registry.toolsets] == ["budget", "mail", "gateway", "passkeys", "standing_grants",
-                                                  "card_lifetimes", "smoke"]
+                                                  "card_lifetimes", "quorum", "escalation", "smoke"]
     declared = {name for name, action in registry.actions.items() if action.irreversible}
     assert declared == IRREVERSIBLE
     # their undoing counterparts are not (a role is revoked, a piece not yet sent is cancelled)

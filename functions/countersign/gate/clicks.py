@@ -15,6 +15,7 @@ from ..store.cards import Card
 from ..store.connections import Connection
 from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError
+from . import quorum
 from .desk import CardDesk
 from .question import Answer
 from .recovery import settle_if_lapsed
@@ -30,7 +31,7 @@ def open_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, c
         card = card.at(now)
     else:
         card = desk.cards.get_card(workspace_id, card_id, now)
-    if card.person_id != person.id:
+    if not card.may_answer(person.id):  # its person, or one of its audience (a quorum, an escalation)
         raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
     return settle_if_lapsed(desk, card, now)
 
@@ -61,14 +62,20 @@ def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: st
                 RefusalReason.WITHDRAWN,
                 "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
             )
-    return run_card(desk, card, person, Answer(actor, channel, passkey=passkey), workspace=workspace,
-                    connection=connection)
+    answer = Answer(actor, channel, passkey=passkey)
+    if card.quorum is not None:  # one approval of several (countersign.gate.quorum)
+        return quorum.approve(desk, card, person, answer, workspace=workspace, connection=connection)
+    if card.person_id != person.id:  # one of its audience confirms the request of its person, as theirs
+        person = desk.workspaces.get_person(workspace_id, card.person_id)
+    return run_card(desk, card, person, answer, workspace=workspace, connection=connection)
 
 
 def decline_click(desk: CardDesk, workspace_id: str, person: Person, card_id: str, reason: str | None,
                   card: Card | None = None, channel: str = "page") -> Card:
     card = open_card(desk, workspace_id, person, card_id, card)
     reason = (reason or "").strip()[:500] or None
+    if card.quorum is not None:
+        return quorum.decline(desk, card, person, Answer(f"person:{person.id}", channel), reason)
     return desk.decline(card, desk.now(), Answer(f"person:{person.id}", channel), reason)
 
 
@@ -84,6 +91,8 @@ def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card
     card is returned (``store.cards.file_card``).
     """
     card = open_card(desk, workspace_id, person, card_id, card)
+    if card.person_id != person.id:
+        raise Refusal(RefusalReason.NOT_YOURS, "Only the person this request waited on can reopen it.")
     if card.state is not CardState.DECLINED or card.refusal:
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
                       "Only a request you declined can be reopened; this one was not.")

@@ -26,17 +26,19 @@ from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..identity.principal import Principal
 from ..settings import Settings
 from ..store import Store
-from ..store.cards import AuditEntry, Card, CardCommit, CardStore
+from ..store.cards import MAX_AUDIENCE, AuditEntry, Card, CardCommit, CardStore
 from ..store.connections import Connection, ConnectionStore
 from ..store.docs import DocStore
 from ..store.limits import LimitStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from ..toolkit import ActionContext, ActionError
 from .errors import DriftError
+from .escalation import SETTING as ESCALATION_RULES, steps_for
 from .lifetimes import SETTING as LIFETIMES, card_lifetime
 from .offload import IN_THREADS, Offload
 from .passkey_policy import needs_passkey, policy_of
 from .question import Answer, Question
+from .quorum_rules import snapshot
 from .refusals import record_refusal
 from .registry import Registry
 
@@ -101,6 +103,8 @@ class CardDesk:
         commit that files its card running or completed (a run that failed takes none)."""
         if answer is not None and (answer.nonce is not None or (commit.new and answer.asked_at is not None)):
             commit = replace(commit, nonce=answer.nonce, asked_at=answer.asked_at if commit.new else commit.asked_at)
+        if answer is not None and answer.votes is not None:  # a quorum's last yes: every vote, with its move
+            commit = replace(commit, votes=answer.votes)
         if answer is not None and answer.grant is not None and commit.new and commit.target in (
                 CardState.COMPLETED, CardState.RUNNING):  # a grant's use is taken by the run it makes, only
             commit = replace(commit, grant_use=answer.grant)
@@ -178,7 +182,7 @@ class CardDesk:
             "issued_at": now,
             "expires_at": expires_at,
         })
-        return Card(
+        card = Card(
             id=card_id, workspace_id=ctx.workspace.id, person_id=ctx.person.id, connection_id=connection_id,
             tool=q.tool, arguments=q.arguments, subject=q.plan.subject, title=preview.title,
             lines=tuple(preview.lines), fingerprint=q.fingerprint, ticket=ticket, state=CardState.PENDING,
@@ -187,6 +191,15 @@ class CardDesk:
             webhooks=ctx.workspace.webhooks,  # as this request read the workspace (store.cards.Card.webhooks)
             lifetime=lifetime,
         )
+        if q.quorum is not None:  # more than one person answers it: those the rule lets approve
+            quorum, audience = snapshot(q.quorum, ctx.members(), ctx.person.id, MAX_AUDIENCE)
+            card = replace(card, quorum=quorum, audience=audience)
+        escalating = ctx.workspace.settings.get(ESCALATION_RULES)  # (read here only when a workspace has some)
+        if escalating and escalating != "[]":
+            escalation = steps_for(escalating, q.action, q.gate, q.plan.subject, now)
+            if escalation is not None:
+                card = replace(card, escalation=escalation, escalate_at=escalation["steps"][0]["at"])
+        return card
 
     def file(self, q: Question, channel: str = "page", asker: Asker | None = None) -> tuple[Card, bool]:
         """File a pending card for ``q`` (by ``asker``, :meth:`new_card`) with its ``filed`` entry

@@ -57,6 +57,9 @@ def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, v
     that the argument checker or plan refuses; :class:`Refusal` for another's card, an answered
     one, or one that lost a race to another answer. Nothing is written unless both moves are."""
     card = open_card(desk, workspace_id, person, card_id, card)
+    if card.person_id != person.id:  # one of its audience answers it; only its person changes what it asks
+        raise Refusal(RefusalReason.NOT_YOURS, "Only the person this request waits on can edit it; you can approve "
+                      "or decline it.")
     if card.state is not CardState.PENDING:
         if card.state is CardState.EXPIRED:
             desk.event("card_expired")

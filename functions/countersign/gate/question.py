@@ -19,6 +19,7 @@ from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Pla
 from ..toolkit.arguments import ArgumentError, check_depth
 from .errors import DriftError
 from .passkey_policy import needs_passkey
+from .quorum_rules import SETTING as QUORUM_RULES, rule_for
 
 
 def parse(action: Action, arguments: dict[str, Any]) -> Any:
@@ -65,14 +66,20 @@ class Question:
     gate: GateClass = field(init=False)
     needs_passkey: bool = field(init=False)
     allows_in_client: bool = field(init=False)
+    # The workspace's quorum rule this call falls under (countersign.gate.quorum_rules), or None: then
+    # one person's yes runs it; else only approvals on the confirm page do, never an answer in the client.
+    quorum: dict[str, Any] | None = field(init=False)
 
     def __post_init__(self) -> None:
         gate = self.action.gate_class(self.args, self.ctx)
         passkey = needs_passkey(self.ctx.workspace, self.action, gate)
+        rules = self.ctx.workspace.settings.get(QUORUM_RULES)  # (read here only when a workspace has some)
+        quorum = rule_for(rules, self.action, gate, self.plan.subject) if rules and rules != "[]" else None
         object.__setattr__(self, "tool", self.action.name)
         object.__setattr__(self, "gate", gate)
         object.__setattr__(self, "needs_passkey", passkey)
-        object.__setattr__(self, "allows_in_client", gate.allows_in_client(self.ctx) and not passkey)
+        object.__setattr__(self, "quorum", quorum)
+        object.__setattr__(self, "allows_in_client", gate.allows_in_client(self.ctx) and not passkey and not quorum)
 
     @classmethod
     def of(cls, action: Action, arguments: dict[str, Any], ctx: ActionContext, *, answering: bool = False) -> Question:
@@ -114,6 +121,7 @@ class Answer:
       spent, or if there is none. An answer that ends without a commit spends it on its own
       (:func:`countersign.gate.answers.resolve`).
     * ``passkey`` — the verified passkey assertion a Confirm on the confirm page was signed with.
+    * ``votes`` — a quorum card's votes, this last yes among them (:mod:`countersign.gate.quorum`).
     * ``grant`` — the use of a standing grant this yes is (channel ``grant``: the person said yes
       in advance, :mod:`countersign.gate.standing_grants`), consumed by the commit that runs the
       card, in its transaction.
@@ -129,3 +137,6 @@ class Answer:
     nonce: tuple[str, int] | None = None
     passkey: dict | None = None
     grant: GrantUse | None = None
+    # A quorum card's votes with this yes, the last one needed (countersign.gate.quorum): written with
+    # the move that runs it; its audit entry and result name every approver.
+    votes: tuple[dict[str, Any], ...] | None = None

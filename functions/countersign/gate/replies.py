@@ -64,7 +64,27 @@ def held_reply(card: Card, card_url: str, pending_url: str, passkey: bool = Fals
     }
     if passkey:
         reply["passkeyRequired"] = True
+    if card.quorum is not None:  # several people answer it (docs/policy.md, "Quorum")
+        reply["quorum"] = quorum_summary(card)
+        summary = reply["quorum"]
+        reply["instructions"] += QUORUM_INSTRUCTIONS.format(
+            needs=summary["needs"], of=summary["of"], approved=summary["approved"],
+            no="a majority's no declines it" if summary["decline"] == "majority" else "one person's no declines it")
     return reply
+
+
+QUORUM_INSTRUCTIONS = (
+    " A quorum applies: it runs only once {needs} of {of} approved it on the confirm page ({approved} so far), "
+    "never on an answer in the client; {no}."
+)
+
+
+def quorum_summary(card: Card) -> dict[str, Any]:
+    """A quorum card's state for the agent: how many approvals of whom, and who approved so far."""
+    quorum = card.quorum or {}
+    yes = [str(v.get("name") or "") for v in card.votes if v.get("vote") == "yes"]
+    return {"rule": quorum.get("name"), "needs": quorum.get("needs"), "of": quorum.get("words", ""),
+            "approved": len(yes), "approvedBy": yes, "decline": quorum.get("decline", "any")}
 
 
 def decline_reason(card: Card) -> str | None:
@@ -93,11 +113,16 @@ def status_reply(card: Card, card_url: str | None = None) -> dict[str, Any]:
     if card.state is CardState.EXPIRED and card.lifetime is not None:  # filed under the workspace's lifetime rules
         reply.update(lapsed(card))
         return reply
+    if status == "pending" and card.quorum is not None:
+        reply["quorum"] = quorum_summary(card)
     if card.state is CardState.COMPLETED:
         body = card.result or {}
         reply["result"] = body.get("result")
         reply["next"] = body.get("next", [])
         reply["answeredVia"] = card.channel
+        if body.get("quorum"):  # it ran at the last approval a quorum needed: every approver, named
+            reply["quorum"] = body["quorum"]
+            reply["message"] = body.get("message")
         if body.get("edited"):  # it ran with a person's edit: the agent is told exactly what changed
             reply["edited"] = body["edited"]
             reply["message"] = body.get("message") or edit_message(card.edited or {})

@@ -32,6 +32,7 @@ from .edit_words import edit_message
 from .errors import DriftError
 from .passkey_policy import refusal_message
 from .question import Answer, Question
+from .quorum_rules import approved_words, approvers
 from .refusals import record_refusal
 
 log = logging.getLogger("countersign.gate")
@@ -89,6 +90,9 @@ def _passkey_check(desk: CardDesk, card: Card, q: Question, answer: Answer, now:
     raise Refusal(RefusalReason.PASSKEY_REQUIRED, message)
 
 
+check_passkey = _passkey_check  # (a quorum's vote that does not run the card yet is checked as a yes is)
+
+
 def _run(desk: CardDesk, card: Card, question_at: Callable[[int, int], Question], answer: Answer, new: bool,
          first: Question | None = None) -> Card:
     """Plan (``first``, the question already planned for the first attempt, else ``question_at``),
@@ -130,6 +134,8 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
         detail = f"under standing grant ‘{answer.grant.details.get('name', '')}’ ({answer.grant.grant_id})"
     if card.edited and card.edited.get("from"):  # a person's edit: the confirming entry says what it ran with
         detail = "; ".join(x for x in (detail, edit_message(card.edited)) if x)
+    if answer.votes is not None and card.quorum:  # a quorum's last yes: the entry names every approver
+        detail = "; ".join(x for x in (approved_words(card.quorum, answer.votes), detail) if x)
     if effect.single:
         body = _body(card, q, effect.result, answer)
         crash_point("before_commit")
@@ -149,8 +155,8 @@ def _commit(desk: CardDesk, card: Card, q: Question, effect: Effect, now: int, a
     lease = now + desk.settings.run_lease  # past it, the runner is presumed dead and recovery settles it
     crash_point("before_commit")
     running = desk.record(card, CardState.RUNNING, now, answer, new=new,
-                          detail="; ".join(x for x in (first.label, detail if answer.grant or card.edited else None)
-                                           if x) or None,
+                          detail="; ".join(x for x in (first.label, detail if answer.grant or card.edited or
+                                                       answer.votes else None) if x) or None,
                           writes=first.writes, run=run, lease_until=lease, passkey=passkey)
     desk.event("card_confirmed")
     crash_point("after_step")
@@ -164,6 +170,11 @@ def _body(card: Card, q: Question, result: dict, answer: Answer) -> dict:
     body: dict = {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
     if answer.grant is not None:
         body["grant"] = {"id": answer.grant.grant_id, "name": answer.grant.details.get("name", "")}
+    if answer.votes is not None and card.quorum:  # every approver, as the receipt and the agent are told
+        body["quorum"] = {"rule": card.quorum.get("name"), "needs": card.quorum.get("needs"),
+                          "approvers": [{"id": v.get("by"), "name": v.get("name"), "at": v.get("at"),
+                                         "passkey": bool(v.get("passkey"))} for v in approvers(answer.votes)]}
+        body["message"] = f"Ran after {approved_words(card.quorum, answer.votes)}."
     if card.edited and card.edited.get("from"):
         edited = card.edited
         body["edited"] = {"from": edited["from"], "by": edited.get("byName", ""), "original": edited.get("original"),

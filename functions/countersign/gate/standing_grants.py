@@ -314,6 +314,9 @@ def run_if_granted(desk: CardDesk, q: Question) -> Coverage:
     connection = q.ctx.connection
     if connection is None or not q.action.grantable:
         return Coverage()
+    if q.quorum is not None:  # several people must approve it: no one person's grant answers for them
+        return Coverage(notes=[f"Not run under a standing grant: the quorum rule ‘{q.quorum.get('name')}’ covers this "
+                               f"request and needs {q.quorum.get('needs')} approvals."])
     grants = [g for g in desk.store.standing_grants.list_standing_grants(q.ctx.workspace.id,
                                                                          connection_id=connection.id)
               if g.tool == q.tool and g.person_id == q.ctx.person.id]

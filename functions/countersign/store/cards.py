@@ -42,10 +42,17 @@ def stored_lines(card: Card) -> list[Any]:
     """A card's lines as both stores keep them: its sections, when it has any, follow its lines
     as one last ``{"sections": <canonical JSON>}`` element. So whatever carries a card's lines
     carries its sections (a listing too: DynamoDB's index projects ``lines``, and a new attribute
-    could not be added to the projection of an index that exists)."""
+    could not be added to the projection of an index that exists). A card that more than one
+    person may answer (:attr:`Card.shared`) is marked there too (``"shared": 1``): a listing from
+    that index then knows to read it whole for its audience, quorum and votes."""
     kept: list[Any] = list(card.lines)
+    extra: dict[str, Any] = {}
     if card.sections:
-        kept.append({SECTIONS: canonical_json(list(card.sections))})
+        extra[SECTIONS] = canonical_json(list(card.sections))
+    if card.shared:
+        extra[SHARED] = 1
+    if extra:
+        kept.append(extra)
     return kept
 
 
@@ -53,11 +60,19 @@ def lines_and_sections(kept: list[Any] | tuple[Any, ...] | None) -> tuple[tuple[
     """What :func:`stored_lines` kept, as a card's ``lines`` and ``sections``."""
     kept = list(kept or ())
     if kept and isinstance(kept[-1], dict):
-        return tuple(kept[:-1]), tuple(json.loads(kept[-1][SECTIONS]))
+        return tuple(kept[:-1]), tuple(json.loads(kept[-1].get(SECTIONS, "[]")))
     return tuple(kept), ()
 
 
+def marked_shared(kept: list[Any] | tuple[Any, ...] | None) -> bool:
+    """Whether :func:`stored_lines` marked the card as shared (:attr:`Card.shared`)."""
+    kept = list(kept or ())
+    return bool(kept and isinstance(kept[-1], dict) and kept[-1].get(SHARED))
+
+
 SECTIONS = "sections"
+SHARED = "shared"
+MAX_AUDIENCE = 25  # people besides its person who may answer one card (each one more write in its moves)
 
 
 # -- records ----------------------------------------------------------------------------------------
@@ -121,6 +136,29 @@ class Card:
     # "remind_at": when its reminder is due (absent: none)}. None: the deployment's default (expired).
     # A listing leaves it out.
     lifetime: dict[str, Any] | None = None
+    # Who else may see it in their waiting list and answer it, besides its person (person ids, never
+    # its person's): a quorum's eligible members, members an escalation added (docs/policy.md).
+    audience: tuple[str, ...] = ()
+    # The quorum rule it falls under, as it stood when the card was filed (countersign.gate.quorum):
+    # {"rule", "name", "needs", "of", "words", "decline", "eligible": [person ids]}; None: one yes runs it.
+    quorum: dict[str, Any] | None = None
+    # Each person's answer so far on a quorum card, in order: {"by", "name", "vote": "yes"|"no", "at",
+    # "channel", "passkey": bool, "reason"?}. One per person; written by :meth:`CardStore.amend_card`
+    # while it waits, the last yes with the move that runs it.
+    votes: tuple[dict[str, Any], ...] = ()
+    # Its escalation steps (countersign.gate.escalation), fixed when filed: {"steps": [{"rule", "at",
+    # "add": [person ids], "words"}], "done": n}; ``escalate_at`` is when the next step is due (None: none).
+    escalation: dict[str, Any] | None = None
+    escalate_at: int | None = None
+
+    @property
+    def shared(self) -> bool:
+        """Whether more than its person may answer it (an audience, or a quorum)."""
+        return bool(self.audience) or self.quorum is not None
+
+    def may_answer(self, person_id: str) -> bool:
+        """Whether ``person_id`` is its person or in its audience."""
+        return person_id == self.person_id or person_id in self.audience
 
     @property
     def asker(self) -> Asker:
@@ -223,6 +261,8 @@ class CardCommit:
     successor: Card | None = None
     successor_audit: AuditEntry | None = None
     successor_key: tuple[str, int] | None = None
+    # A quorum card's votes as this move writes them (the last yes, with the move that runs it).
+    votes: tuple[dict[str, Any], ...] | None = None
 
     def written(self) -> Card:
         """The card as this commit writes it (fields left None keep what an earlier move wrote)."""
@@ -231,21 +271,44 @@ class CardCommit:
             "state": target, "updated_at": self.now, "version": 1 if self.new else self.card.version + 1,
             "lease_until": self.lease_until if target is CardState.RUNNING else None,
         }
-        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey", "edited"):
+        for name in ("result", "decline_reason", "refusal", "channel", "run", "passkey", "edited", "votes"):
             value = getattr(self, name)
             if value is not None:
                 changes[name] = value
         return replace(self.card, **changes)
 
 
+def amended(card: Card, votes: tuple[dict[str, Any], ...] | None, audience: tuple[str, ...] | None,
+            escalation: dict[str, Any] | None, escalate_at: int | None) -> Card:
+    """``card`` as :meth:`CardStore.amend_card` writes it (checked: :class:`BadInput`, nothing written).
+    ``escalate_at`` is written as given whenever ``escalation`` is (None then: no step left)."""
+    if audience is not None:
+        check_audience(card, audience, card.audience)
+    if votes is not None:
+        try:
+            canonical_bytes(list(votes))
+        except (TypeError, ValueError) as exc:
+            raise BadInput("votes", "must be plain JSON.") from exc
+    changes: dict[str, Any] = {"version": card.version + 1}  # (not a move: updated_at stays the last move's)
+    if votes is not None:
+        changes["votes"] = tuple(votes)
+    if audience is not None:
+        changes["audience"] = tuple(audience)
+    if escalation is not None:
+        changes["escalation"], changes["escalate_at"] = escalation, escalate_at
+    return replace(card, **changes)
+
+
 def listed(card: Card) -> Card:
     """``card`` as a listing gives it (:meth:`CardStore.list_pending_cards`, ``list_card_history``):
-    what a list shows, without the arguments, subject, ticket, fingerprint and run a decision needs.
+    what a list shows, without the arguments, subject, ticket, fingerprint and run a decision needs
+    (a shared card keeps who else may answer it, its quorum and its votes: the list shows them).
     Both stores list cards this way (DynamoDB's index projects no more); read a card with
     ``get_card`` before acting on it, or to know who filed one that no agent's connection filed
     (``filed_by``)."""
     return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None,
-                   edited=None, lifetime=None)
+                   edited=None, lifetime=None,
+                   escalation=None, escalate_at=None)
 
 
 # -- the role ---------------------------------------------------------------------------------------
@@ -263,7 +326,9 @@ class CardStore(abc.ABC):
         ``filed`` audit entry and (``notify``) the :class:`~.outbox.Notification` it owes its
         person, and (``signing_key``: key id, until)
         :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket,
-        and the :mod:`.webhooks` events it owes (:attr:`Card.webhooks`).
+        and the :mod:`.webhooks` events it owes (:attr:`Card.webhooks`). Each person of its
+        :attr:`~Card.audience` is owed a digest check due now
+        (:func:`~.outbox.audience_notification`), whatever ``notify`` says.
 
         If another card holds the same request (live: pending before its deadline, or running; or
         declined or completed within the answer memory), nothing is written and that card is
@@ -349,6 +414,28 @@ class CardStore(abc.ABC):
         ))
 
     @abc.abstractmethod
+    def amend_card(self, card: Card, now: int, audit: tuple[AuditEntry, ...], *,
+                   votes: tuple[dict[str, Any], ...] | None = None, audience: tuple[str, ...] | None = None,
+                   escalation: dict[str, Any] | None = None, escalate_at: int | None = None,
+                   notify: tuple[str, ...] = ()) -> Card:
+        """One conditional write on a card that still waits (pending, before its deadline, on the
+        version read): its ``votes`` (a quorum's answer that does not run it yet), a wider
+        ``audience`` (every id of the old one kept), its ``escalation`` progress and next
+        ``escalate_at`` — with its audit entries, and for each person of ``notify`` a digest
+        check due now (:func:`~.outbox.digest_id`: the email that tells them what waits). The
+        version goes up by one. Its ticket is not spent: the card still waits.
+
+        :class:`~countersign.store.errors.Moved` when the card changed since it was read and still
+        waits (read it again); :class:`~countersign.core.card_states.Refusal` when it no longer
+        waits; :class:`BadInput` for an audience that drops someone, names the card's person, or
+        holds more than :data:`MAX_AUDIENCE`. Nothing is written then."""
+
+    @abc.abstractmethod
+    def escalations_due(self, now: int, limit: int = 50) -> list[Card]:
+        """Pending cards whose next escalation step is due at ``now`` (``escalate_at <= now``),
+        whole, soonest first: the sweeper's work (countersign.gate.escalation)."""
+
+    @abc.abstractmethod
     def append_audit(self, entry: AuditEntry) -> None:
         """An audit entry that is not a transition (for example a click refused as tampered)."""
 
@@ -361,10 +448,24 @@ class CardStore(abc.ABC):
 
 
 def check_card(card: Card) -> None:
-    """What a store checks of a card it files: its arguments (:func:`check_arguments`) and who
-    filed it (:func:`check_filed_by`)."""
+    """What a store checks of a card it files: its arguments (:func:`check_arguments`), who
+    filed it (:func:`check_filed_by`) and who else may answer it (:func:`check_audience`)."""
     check_arguments(card.arguments)
     check_filed_by(card.filed_by)
+    check_audience(card, card.audience)
+
+
+def check_audience(card: Card, audience: tuple[str, ...], before: tuple[str, ...] = ()) -> None:
+    """An audience is distinct person ids, never the card's own person, at most
+    :data:`MAX_AUDIENCE`, and keeps everyone of ``before`` (no one is taken off a card)."""
+    if not isinstance(audience, tuple) or not all(isinstance(p, str) and p for p in audience):
+        raise BadInput("audience", "must be person ids.")
+    if len(set(audience)) != len(audience) or card.person_id in audience:
+        raise BadInput("audience", "names each person once, and never the person the card waits on.")
+    if len(audience) > MAX_AUDIENCE:
+        raise BadInput("audience", f"at most {MAX_AUDIENCE} people besides the card's person may answer it.")
+    if not set(before) <= set(audience):
+        raise BadInput("audience", "no one is taken off a card's audience.")
 
 
 def check_filed_by(filed_by: str | None) -> None:

@@ -71,3 +71,11 @@ class GrantUnavailable(StoreError):
     def __init__(self) -> None:
         super().__init__("The standing grant has no use left for this call (used up, over its cap, expired or "
                          "revoked); nothing was written.")
+
+
+class Moved(StoreError):
+    """A pending card changed since the caller read it (another vote, a widened audience): nothing
+    was written; read it again and decide again."""
+
+    def __init__(self) -> None:
+        super().__init__("The card changed since it was read; nothing was written.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import BadInput
 
@@ -24,6 +25,19 @@ def digest_id(person_id: str, claimed_at: int) -> str:
     """The id of the digest check that follows the email a person's slot claimed at ``claimed_at``
     sent: one per person per claim, so every process that tries to add it adds the same one."""
     return f"{DIGEST_PREFIX}{person_id}.{claimed_at}"
+
+
+def audience_digest_id(person_id: str, card_id: str) -> str:
+    """The id of the digest check that tells ``person_id`` that ``card_id``, which they were added
+    to (a quorum's eligible member, an escalation), waits: one per person per card."""
+    return f"{DIGEST_PREFIX}{person_id}.{card_id}"
+
+
+def audience_notification(person_id: str, card: Any, now: int) -> Notification:
+    """That digest check (:func:`audience_digest_id`), due ``now``: it lists what waits on the
+    person, filed since ``card`` was, with ``card`` among it."""
+    return Notification(audience_digest_id(person_id, card.id), card.workspace_id, person_id, card.created_at,
+                        due_at=now)
 
 
 def is_digest(card_id: str) -> bool:

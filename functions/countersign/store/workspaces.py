@@ -59,8 +59,15 @@ MAX_LIST_SETTING = 50
 # (no rules). ``card_lifetimes``: how long cards wait, their reminders and what a lapse means, per
 # class (countersign.core.lifetimes). Changed only through a held request an owner confirms.
 TEXT_SETTINGS: dict[str, Callable[[Any], None]] = {lifetimes.SETTING: lifetimes.check_text}
+# Settings holding a document of rules as canonical JSON text (a list; none by default), so that a
+# held change can expect the text it read (a SettingWrite of str): ``quorum_rules`` (how many of whom
+# must approve, countersign.gate.quorum_rules) and ``escalation_rules`` (who is added to a card left
+# unanswered, countersign.gate.escalation). The gate checks what each rule says; the store, its shape.
+JSON_SETTINGS = ("quorum_rules", "escalation_rules")
+MAX_JSON_SETTING = 16 * 1024
 SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()},
-                                    **{k: () for k in LIST_SETTINGS}, **dict.fromkeys(TEXT_SETTINGS, "")}
+                                    **{k: () for k in LIST_SETTINGS}, **dict.fromkeys(TEXT_SETTINGS, ""),
+                                    **{k: "[]" for k in JSON_SETTINGS}}
 
 # quiet_hours: a QuietHours or None, checked by check_quiet_hours; channels_off: checked by check_channels_off
 PERSON_CHANGES: dict[str, type] = {"role": str, "name": str, "agent_requests_email": bool, "quiet_hours": object,
@@ -276,6 +283,16 @@ def check_settings(changes: dict[str, Any]) -> None:
                 TEXT_SETTINGS[name](value)
             except lifetimes.LifetimeError as exc:
                 raise BadInput(name, str(exc)) from None
+            continue
+        if name in JSON_SETTINGS:
+            if not isinstance(value, str) or len(value) > MAX_JSON_SETTING:
+                raise BadInput(name, f"must be JSON text of at most {MAX_JSON_SETTING} bytes.")
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                raise BadInput(name, "must be JSON text (a list of rules).") from None
+            if not isinstance(parsed, list) or not all(isinstance(rule, dict) for rule in parsed):
+                raise BadInput(name, "must be a list of rules, each an object.")
             continue
         if name not in DEFAULT_WORKSPACE_SETTINGS:
             raise BadInput(name, "is not a workspace setting.")

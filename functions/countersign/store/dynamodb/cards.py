@@ -34,10 +34,22 @@ from ...core.card_states import (
     refusal_for,
     request_held_until,
 )
-from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, request_key, ticket_digest
+from ..cards import (
+    AuditEntry,
+    Card,
+    CardCommit,
+    CardStore,
+    amended,
+    check_card,
+    listed,
+    marked_shared,
+    request_key,
+    stored_lines,
+    ticket_digest,
+)
 from ..docs import check_doc_writes
-from ..errors import BadInput, Conflict, GrantUnavailable, NotFound, Replayed, StoreError, Taken
-from ..outbox import Notification, card_reminder
+from ..errors import BadInput, Conflict, GrantUnavailable, Moved, NotFound, Replayed, StoreError, Taken
+from ..outbox import Notification, audience_notification, card_reminder
 from ..table import GSI1
 from ..webhooks import card_events
 from . import codec
@@ -72,6 +84,8 @@ class DynamoCards(CardStore):
             n = Notification(card.id, card.workspace_id, card.person_id, card.created_at, due_at=card.created_at)
             ops.append({"Put": {"Item": codec.notification_item(n, card.created_at + NOTIFICATION_RETENTION),
                                 "ConditionExpression": "attribute_not_exists(pk)"}})
+        ops += _audience_notifications(card, card.audience, card.created_at)  # each of them is told it waits
+        ops += _beside(card, purge)
         if signing_key is not None:
             ops.append({"Put": {"Item": key_note_item(*signing_key)}})
         reminder = card_reminder(card.id, card.workspace_id, card.person_id, card.created_at, card.lifetime)
@@ -147,16 +161,27 @@ class DynamoCards(CardStore):
             PaginationConfig={"PageSize": page},
         )
 
-    @staticmethod
-    def _page(found: Iterator[dict[str, Any]], limit: int, now: int) -> tuple[list[Card], str | None]:
-        """The first ``limit`` items as cards, and a cursor if one more exists."""
+    def _page(self, found: Iterator[dict[str, Any]], limit: int, now: int,
+              others: bool = True) -> tuple[list[Card], str | None]:
+        """The first ``limit`` items as cards, and a cursor if one more exists. A shared card, and
+        the item that lists another's card for one of its audience, are read whole (the index
+        projects no audience, quorum or votes); ``others``: list those audience items (the waiting
+        list; a lapsed one is no history of this person's)."""
         taken: list[dict[str, Any]] = []
         for v in found:
+            if not codec.is_card_item(v) and not (others and v.get("sk", "").startswith(codec.AUDIENCE_PREFIX)):
+                continue
             taken.append(v)
             if len(taken) > limit:
                 break
         cursor = codec.encode_cursor(taken[limit - 1]["gsi1sk"]) if len(taken) > limit else None
-        return [codec.listed_card_from(v).at(now) for v in taken[:limit]], cursor
+        return [self._listed(v).at(now) for v in taken[:limit]], cursor
+
+    def _listed(self, v: dict[str, Any]) -> Card:
+        if codec.is_card_item(v) and not marked_shared(v.get("lines")):
+            return codec.listed_card_from(v)
+        whole = self.table.get(codec.card_key(v["id"]))
+        return listed(codec.card_from(whole)) if whole is not None else codec.listed_card_from(v)
 
     def list_pending_cards(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
@@ -167,6 +192,74 @@ class DynamoCards(CardStore):
             lower = max(lower, codec.decode_cursor(cursor))
         found = self._index(codec.pending_partition(workspace_id, person_id), ">", lower, True, limit + 1)
         return self._page(found, limit, now)
+
+    def escalations_due(self, now: int, limit: int = 50) -> list[Card]:
+        found = self._index(codec.ESCALATE_PARTITION, "<", codec.after_second(now), True, limit)
+        cards = []
+        for v in found:
+            whole = self.table.get(codec.card_key(v["id"]))
+            if whole is not None:
+                card = codec.card_from(whole).at(now)
+                if card.state is CardState.PENDING and card.escalate_at is not None and card.escalate_at <= now:
+                    cards.append(card)
+            if len(cards) >= limit:
+                break
+        return cards
+
+    def amend_card(self, card: Card, now: int, audit: tuple[AuditEntry, ...], *,
+                   votes: tuple[dict[str, Any], ...] | None = None, audience: tuple[str, ...] | None = None,
+                   escalation: dict[str, Any] | None = None, escalate_at: int | None = None,
+                   notify: tuple[str, ...] = ()) -> Card:
+        written = amended(card, votes, audience, escalation, escalate_at)
+        purge = self.table.purge_at(card.expires_at)
+        sets: dict[str, Any] = {"version": written.version, "lines": stored_lines(written)}
+        removes: list[str] = []
+        if votes is not None:
+            sets["votes"] = codec.J(list(written.votes))
+        if audience is not None:
+            sets["audience"] = list(written.audience)
+        if escalation is not None:
+            sets["escalation"] = codec.J(written.escalation)
+            if written.escalate_at is None:
+                removes.append("escalate_at")
+            else:
+                sets["escalate_at"] = written.escalate_at
+        names = {f"#a{i}": k for i, k in enumerate(sets)}
+        vals = {f":a{i}": v for i, v in enumerate(sets.values())}
+        names["#s"] = "status"
+        vals.update({":v": card.version, ":ws": card.workspace_id, ":pending": CardState.PENDING.value, ":now": now})
+        expression = "SET " + ", ".join(f"#a{i} = :a{i}" for i in range(len(sets)))
+        if removes:
+            expression += " REMOVE " + ", ".join(removes)
+        ops: list[dict[str, Any]] = [{"Update": {
+            "Key": codec.card_key(card.id), "UpdateExpression": expression,
+            "ConditionExpression": "version = :v AND workspace_id = :ws AND #s = :pending AND card_expires_at > :now",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": codec.values(vals),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }}]
+        ops += [{"Put": {"Item": codec.audience_item(written, p, purge)}}
+                for p in written.audience if p not in card.audience]
+        if escalation is not None:
+            if written.escalate_at is None:
+                ops.append({"Delete": {"Key": codec.escalate_key(card.id)}})
+            else:
+                ops.append({"Put": {"Item": codec.escalate_item(written, purge)}})
+        ops += _audience_notifications(written, notify, now)
+        ops += [{"Put": {"Item": codec.audit_item(entry, self.table.seq.next(), purge),
+                         "ConditionExpression": "attribute_not_exists(pk)"}} for entry in audit]
+        try:
+            self.table.transact(ops)
+        except Cancelled as cancelled:
+            old = cancelled.old(0)
+            if cancelled.code(0) != "ConditionalCheckFailed":
+                raise StoreError(f"The card could not be changed ({cancelled}); nothing was written.") from None
+            if old is None or old.get("workspace_id") != card.workspace_id:
+                raise NotFound("card", card.id) from None
+            state = effective_state(CardState(old["status"]), old["card_expires_at"], now)
+            if state is not CardState.PENDING:
+                raise refusal_for(state, CardState.PENDING) from None
+            raise Moved() from None
+        return written
 
     def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
         return self.table.count(
@@ -188,7 +281,7 @@ class DynamoCards(CardStore):
         done = self._index(codec.history_partition(workspace_id, person_id), "<", done_upper, False, limit + 1)
         lapsed = self._index(codec.pending_partition(workspace_id, person_id), "<", lapsed_upper, False, limit + 1)
         merged = heapq.merge(done, lapsed, key=lambda v: v["gsi1sk"], reverse=True)
-        return self._page(merged, limit, now)
+        return self._page(merged, limit, now, others=False)
 
     def running_cards(self, now: int, limit: int = 50) -> list[Card]:
         """From the RUNNING partition (which projects no run or arguments), each card read whole and
@@ -247,6 +340,11 @@ class DynamoCards(CardStore):
             }}
         if commit.grant_use is not None:
             ops["grant"], ops["grant_use"] = use_items(commit.grant_use, card.id)
+        if source is CardState.PENDING and not commit.new:  # it waits on no one any more
+            for i, member in enumerate(card.audience):
+                ops[f"audience{i}"] = {"Delete": {"Key": codec.audience_key(card.id, member)}}
+            if card.escalate_at is not None:
+                ops["escalate"] = {"Delete": {"Key": codec.escalate_key(card.id)}}
         if commit.successor is not None:  # an edit: the new card, filed in this transaction
             successor = commit.successor
             assert commit.successor_audit is not None
@@ -256,6 +354,8 @@ class DynamoCards(CardStore):
                                                    settled_at=successor.expires_at)
             ops["successor"] = {"Put": {"Item": codec.card_item(successor, later),
                                         "ConditionExpression": "attribute_not_exists(pk)"}}
+            for i, op in enumerate(_beside(successor, later)):
+                ops[f"successor_beside{i}"] = op
             ops["successor_filed"] = {"Put": {
                 "Item": codec.audit_item(commit.successor_audit, self.table.seq.next(), later),
                 "ConditionExpression": "attribute_not_exists(pk)"}}
@@ -309,6 +409,8 @@ class DynamoCards(CardStore):
         for name in ("result", "run", "passkey", "edited"):
             if getattr(written, name) is not None:
                 sets[name] = codec.J(getattr(written, name))
+        if written.votes:
+            sets["votes"] = codec.J(list(written.votes))
         removes = ["lease_until"] if written.lease_until is None else []
         names = {f"#a{i}": k for i, k in enumerate(sets)}
         vals = {f":a{i}": v for i, v in enumerate(sets.values())}
@@ -390,6 +492,21 @@ class DynamoCards(CardStore):
             raise NotFound("card", card_id)
         return [codec.audit_from(v) for v in found if v["sk"].startswith("AUDIT#")]
 
+
+
+def _beside(card: Card, purge: int | None) -> list[dict[str, Any]]:
+    """The items a filed card keeps beside it: one per person of its audience, its escalation's."""
+    ops: list[dict[str, Any]] = [{"Put": {"Item": codec.audience_item(card, p, purge)}} for p in card.audience]
+    if card.escalate_at is not None:
+        ops.append({"Put": {"Item": codec.escalate_item(card, purge)}})
+    return ops
+
+
+def _audience_notifications(card: Card, members: tuple[str, ...], now: int) -> list[dict[str, Any]]:
+    """The digest checks that tell ``members`` that ``card`` waits on them too (one per person
+    per card: written again, it is the same check)."""
+    return [{"Put": {"Item": codec.notification_item(n, now + NOTIFICATION_RETENTION)}}
+            for n in (audience_notification(m, card, now) for m in members)]
 
 
 def _check_limit(limit: int) -> None:

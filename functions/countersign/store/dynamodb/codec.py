@@ -341,9 +341,45 @@ def card_item(c: Card, purge_at: int | None, txn_id: str | None = None) -> Item:
         run=None if c.run is None else J(c.run), passkey=None if c.passkey is None else J(c.passkey),
         edited=None if c.edited is None else J(c.edited), expires_at=purge_at, gsi1pk=gsi1pk, gsi1sk=gsi1sk,
         lifetime=None if c.lifetime is None else J(c.lifetime),
-        txn_id=txn_id, webhooks=c.webhooks,
+        txn_id=txn_id, webhooks=c.webhooks, audience=list(c.audience) or None,
+        quorum=None if c.quorum is None else J(c.quorum), votes=J(list(c.votes)) if c.votes else None,
+        escalation=None if c.escalation is None else J(c.escalation), escalate_at=c.escalate_at,
     )
     return {**card_key(c.id), **item(values_)}
+
+
+# A card that others may answer too (Card.audience): for each of them an item beside the card,
+# CARD#<id> / SEE#<person>, in that person's waiting partition at the card's deadline while it waits
+# (deleted with the move out of pending). A card with an escalation due: CARD#<id> / ESCALATE, in
+# the ESCALATE partition at the time it is due.
+AUDIENCE_PREFIX = "SEE#"
+ESCALATE_PARTITION = "ESCALATE"
+
+
+def audience_key(card_id: str, person_id: str) -> Item:
+    return key(f"CARD#{card_id}", AUDIENCE_PREFIX + person_id)
+
+
+def audience_item(c: Card, person_id: str, purge_at: int | None) -> Item:
+    values_ = {"id": c.id, "workspace_id": c.workspace_id, "gsi1pk": pending_partition(c.workspace_id, person_id),
+               "gsi1sk": time_key(c.expires_at, c.id), "expires_at": purge_at}
+    return {**audience_key(c.id, person_id), **item(values_)}
+
+
+def escalate_key(card_id: str) -> Item:
+    return key(f"CARD#{card_id}", "ESCALATE")
+
+
+def escalate_item(c: Card, purge_at: int | None) -> Item:
+    assert c.escalate_at is not None
+    values_ = {"id": c.id, "workspace_id": c.workspace_id, "gsi1pk": ESCALATE_PARTITION,
+               "gsi1sk": time_key(c.escalate_at, c.id), "expires_at": purge_at}
+    return {**escalate_key(c.id), **item(values_)}
+
+
+def is_card_item(v: dict[str, Any]) -> bool:
+    """Whether an index entry is a card itself (not an audience or escalation item beside it)."""
+    return v.get("sk") == "CARD"
 
 
 def card_from(v: dict[str, Any]) -> Card:
@@ -365,6 +401,11 @@ def card_from(v: dict[str, Any]) -> Card:
         webhooks=v.get("webhooks"),
         edited=unJ(v.get("edited")),
         lifetime=unJ(v.get("lifetime")),
+        audience=tuple(v.get("audience") or ()),
+        quorum=unJ(v.get("quorum")),
+        votes=tuple(unJ(v.get("votes")) or ()),
+        escalation=unJ(v.get("escalation")),
+        escalate_at=v.get("escalate_at"),
     )
 
 

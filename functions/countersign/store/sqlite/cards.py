@@ -10,6 +10,7 @@ can never both file.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any, cast
 
 from ...core.card_states import (
     SPENT_MESSAGE,
@@ -23,10 +24,10 @@ from ...core.card_states import (
     request_held_until,
 )
 from ...core.crash_points import crash_point
-from ..cards import AuditEntry, Card, CardCommit, CardStore, check_card, listed, request_key, ticket_digest
+from ..cards import AuditEntry, Card, CardCommit, CardStore, amended, check_card, listed, request_key, ticket_digest
 from ..docs import check_doc_writes
-from ..errors import BadInput, NotFound, Replayed, Taken
-from ..outbox import Notification, card_reminder
+from ..errors import BadInput, Moved, NotFound, Replayed, Taken
+from ..outbox import Notification, audience_notification, card_reminder
 from ..webhooks import card_events
 from . import schema
 from .database import Database, unique
@@ -61,6 +62,8 @@ class SQLiteCards(CardStore):
             if notify:
                 insert_notification(db, Notification(card.id, card.workspace_id, card.person_id, card.created_at,
                                                      due_at=card.created_at))
+            for member in card.audience:  # each person who may also answer it is told it waits
+                insert_notification(db, audience_notification(member, card, card.created_at), unless_present=True)
             if _owes_events(db, card):
                 insert_events(db, card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                               card.expires_at))
@@ -92,18 +95,37 @@ class SQLiteCards(CardStore):
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:
         # Oldest first by deadline (as DynamoDB's index orders them): the partial index cards_waiting
-        # seeks past every lapsed card, however many there are.
-        return self._page(
+        # seeks past every lapsed card, however many there are. The cards others' requests let this
+        # person answer too (card_audience, in deadline order by card_audience_waiting) merge in.
+        own, _ = self._page(
             "state = 'pending' AND expires_at > ?", (now,), "expires_at", "ASC",
-            workspace_id, person_id, now, limit, cursor,
+            workspace_id, person_id, now, limit, cursor, whole=True,
         )
+        after, after_args = "", cast(tuple[int, str] | tuple[()], ())
+        if cursor is not None:
+            after, after_args = " AND (a.waiting_until, a.card_id) > (?, ?)", schema.decode_cursor(cursor)
+        theirs = self.db.all(
+            "SELECT cards.*, a.waiting_until AS sort_key FROM card_audience a JOIN cards ON cards.id = a.card_id"
+            f" WHERE a.workspace_id = ? AND a.person_id = ? AND a.waiting_until > ?{after}"
+            " ORDER BY a.waiting_until, a.card_id LIMIT ?",
+            workspace_id, person_id, now, *after_args, limit + 1,
+        )
+        found = sorted([*own, *theirs], key=lambda r: (r["sort_key"], r["id"]))[:limit + 1]
+        more = len(found) > limit
+        found = found[:limit]
+        next_cursor = schema.encode_cursor(found[-1]["sort_key"], found[-1]["id"]) if more else None
+        return [listed(schema.card(r).at(now)) for r in found], next_cursor
 
     def count_pending_cards(self, workspace_id: str, person_id: str, now: int) -> int:
         row = self.db.all(
             "SELECT COUNT(*) AS n FROM cards WHERE workspace_id = ? AND person_id = ? AND state = 'pending'"
             " AND expires_at > ?", workspace_id, person_id, now,
         )
-        return int(row[0]["n"])
+        theirs = self.db.all(
+            "SELECT COUNT(*) AS n FROM card_audience WHERE workspace_id = ? AND person_id = ? AND waiting_until > ?",
+            workspace_id, person_id, now,
+        )
+        return int(row[0]["n"]) + int(theirs[0]["n"])
 
     def list_card_history(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
@@ -117,9 +139,10 @@ class SQLiteCards(CardStore):
 
     def _page(
         self, where: str, args: tuple, key: str, direction: str,
-        workspace_id: str, person_id: str, now: int, limit: int, cursor: str | None,
-    ) -> tuple[list[Card], str | None]:
-        """One keyset page of a person's cards ordered by ``(key, id)``; a cursor only if more follow."""
+        workspace_id: str, person_id: str, now: int, limit: int, cursor: str | None, whole: bool = False,
+    ) -> tuple[Any, str | None]:
+        """One keyset page of a person's cards ordered by ``(key, id)``; a cursor only if more follow.
+        ``whole``: the ``limit + 1`` rows as read (with ``sort_key``), for the caller to merge."""
         if type(limit) is not int or limit < 1:
             raise BadInput("limit", "must be a positive whole number.")
         after = ""
@@ -133,6 +156,8 @@ class SQLiteCards(CardStore):
             f" ORDER BY sort_key {direction}, id {direction} LIMIT ?",
             workspace_id, person_id, *args, *after_args, limit + 1,
         )
+        if whole:
+            return found, None
         more = len(found) > limit
         found = found[:limit]
         next_cursor = schema.encode_cursor(found[-1]["sort_key"], found[-1]["id"]) if more else None
@@ -145,6 +170,36 @@ class SQLiteCards(CardStore):
             limit,
         )
         return [schema.card(r) for r in found]
+
+    def escalations_due(self, now: int, limit: int = 50) -> list[Card]:
+        found = self.db.all(
+            "SELECT * FROM cards WHERE state = 'pending' AND escalate_at IS NOT NULL AND escalate_at <= ?"
+            " ORDER BY escalate_at, id LIMIT ?", now, limit,
+        )
+        return [c for c in (schema.card(r).at(now) for r in found) if c.state is CardState.PENDING]
+
+    def amend_card(self, card: Card, now: int, audit: tuple[AuditEntry, ...], *,
+                   votes: tuple[dict[str, Any], ...] | None = None, audience: tuple[str, ...] | None = None,
+                   escalation: dict[str, Any] | None = None, escalate_at: int | None = None,
+                   notify: tuple[str, ...] = ()) -> Card:
+        written = amended(card, votes, audience, escalation, escalate_at)
+        with self.db.write() as db:
+            stored = self._stored_card(card.workspace_id, card.id, db)
+            state = effective_state(stored.state, stored.expires_at, now)
+            if state is not CardState.PENDING:
+                raise refusal_for(state, CardState.PENDING)
+            if stored.version != card.version:
+                raise Moved()
+            row = schema.card_row(written)
+            changed = {k: row[k] for k in ("version", "votes", "audience", "escalation", "escalate_at")}
+            db.execute(f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
+                       (*changed.values(), card.id, card.version))
+            _insert_audience(db, written, [p for p in written.audience if p not in card.audience])
+            for entry in audit:
+                _insert_audit(db, entry)
+            for member in notify:
+                insert_notification(db, audience_notification(member, written, now), unless_present=True)
+        return written
 
     # -- the commit -------------------------------------------------------------------------------
 
@@ -191,6 +246,8 @@ class SQLiteCards(CardStore):
                     "UPDATE requests SET live_until = ? WHERE key = ? AND card_id = ?",
                     (live_until, card.request_key, card.id),
                 )
+            if card.audience and source is CardState.PENDING:  # it waits on no one any more
+                db.execute("UPDATE card_audience SET waiting_until = 0 WHERE card_id = ?", (card.id,))
             if _owes_events(db, card):
                 insert_events(db, card_events(card.workspace_id, card.id, source, target, now, card.expires_at))
             crash_point("mid_commit")
@@ -284,12 +341,22 @@ def _insert_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     with unique(f"A card with id {card.id!r} already exists."):
         db.execute(f"INSERT INTO cards ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+    if card.audience:
+        _insert_audience(db, card, card.audience)
+
+
+def _insert_audience(db: sqlite3.Connection, card: Card, members: Any) -> None:
+    """``members`` may answer ``card`` too: listed among what waits on them while it is pending."""
+    waiting_until = card.expires_at if card.state is CardState.PENDING else 0
+    for member in members:
+        db.execute("INSERT OR IGNORE INTO card_audience (card_id, workspace_id, person_id, waiting_until)"
+                   " VALUES (?, ?, ?, ?)", (card.id, card.workspace_id, member, waiting_until))
 
 
 def _update_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     changed = {k: row[k] for k in ("state", "updated_at", "version", "result", "decline_reason", "refusal",
-                                   "channel", "run", "lease_until", "passkey", "edited", "lifetime")}
+                                   "channel", "run", "lease_until", "passkey", "edited", "lifetime", "votes")}
     db.execute(
         f"UPDATE cards SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ? AND version = ?",
         (*changed.values(), card.id, card.version - 1),

@@ -28,7 +28,7 @@ from ..workspaces import Person, Workspace, channels_off_from_text, quiet_hours_
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -54,13 +54,19 @@ CREATE TABLE IF NOT EXISTS cards (
     fingerprint TEXT NOT NULL, ticket TEXT NOT NULL, state TEXT NOT NULL, created_at INTEGER NOT NULL,
     expires_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, result TEXT, decline_reason TEXT, refusal TEXT,
     channel TEXT, version INTEGER NOT NULL DEFAULT 1, run TEXT, lease_until INTEGER, passkey TEXT, filed_by TEXT,
-    edited TEXT, lifetime TEXT);
+    edited TEXT, audience TEXT, quorum TEXT, votes TEXT, escalation TEXT, escalate_at INTEGER, lifetime TEXT);
 DROP INDEX IF EXISTS cards_pending;
 CREATE INDEX IF NOT EXISTS cards_waiting ON cards (workspace_id, person_id, expires_at, id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS cards_history ON cards
     (workspace_id, person_id, (CASE WHEN state = 'pending' THEN expires_at ELSE updated_at END), id)
     WHERE state != 'running';
 CREATE INDEX IF NOT EXISTS cards_running ON cards (state, lease_until) WHERE state = 'running';
+CREATE INDEX IF NOT EXISTS cards_escalating ON cards (escalate_at, id)
+    WHERE state = 'pending' AND escalate_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS card_audience (
+    card_id TEXT NOT NULL, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, waiting_until INTEGER NOT NULL,
+    PRIMARY KEY (card_id, person_id));
+CREATE INDEX IF NOT EXISTS card_audience_waiting ON card_audience (workspace_id, person_id, waiting_until, card_id);
 CREATE TABLE IF NOT EXISTS requests (
     key TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, card_id TEXT NOT NULL, live_until INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS spent_tickets (
@@ -99,7 +105,8 @@ CREATE TABLE IF NOT EXISTS suppressions (
 # Columns added since version 1 (a database made by an earlier release gains them on open).
 ADDED_COLUMNS = {
     "cards": (("version", "INTEGER NOT NULL DEFAULT 1"), ("run", "TEXT"), ("lease_until", "INTEGER"),
-              ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT"), ("lifetime", "TEXT")),
+              ("passkey", "TEXT"), ("filed_by", "TEXT"), ("edited", "TEXT"), ("lifetime", "TEXT"), ("audience", "TEXT"),
+              ("quorum", "TEXT"), ("votes", "TEXT"), ("escalation", "TEXT"), ("escalate_at", "INTEGER")),
     "codes": (("issued_at", "INTEGER NOT NULL DEFAULT 0"),),
     "email_slots": (("claimer", "TEXT"),),
     "persons": (("quiet_hours", "TEXT"), ("channels_off", "TEXT")),
@@ -268,7 +275,7 @@ CODE_FIELDS = ("code_hash", "workspace_id", "fingerprint", "expires_at", "argume
 CARD_PLAIN = (
     "id", "workspace_id", "person_id", "connection_id", "tool", "title", "fingerprint", "ticket",
     "created_at", "expires_at", "updated_at", "decline_reason", "refusal", "channel", "version", "lease_until",
-    "filed_by",
+    "filed_by", "escalate_at",
 )
 
 
@@ -285,6 +292,10 @@ def card_row(card: Card) -> dict[str, Any]:
         passkey=None if card.passkey is None else to_json(card.passkey),
         edited=None if card.edited is None else to_json(card.edited),
         lifetime=None if card.lifetime is None else to_json(card.lifetime),
+        audience=to_json(list(card.audience)) if card.audience else None,
+        quorum=None if card.quorum is None else to_json(card.quorum),
+        votes=to_json(list(card.votes)) if card.votes else None,
+        escalation=None if card.escalation is None else to_json(card.escalation),
     )
     return row
 
@@ -303,6 +314,10 @@ def card(row: sqlite3.Row) -> Card:
         passkey=from_json(row["passkey"]),
         edited=from_json(row["edited"]),
         lifetime=from_json(row["lifetime"]),
+        audience=tuple(from_json(row["audience"]) or ()),
+        quorum=from_json(row["quorum"]),
+        votes=tuple(from_json(row["votes"]) or ()),
+        escalation=from_json(row["escalation"]),
     )
 
 

@@ -26,6 +26,7 @@ from . import (
     passkey_cards,
     passkeys,
     push,
+    quorum,
     session,
     settings,
     signin,
@@ -77,7 +78,8 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     app.state.signin_floor = signin_floor
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth, passkeys, passkey_cards,
-                                  upstreams, standing_grants, webhooks, slack, push, lifetimes)]
+                                  upstreams, standing_grants, webhooks, slack, push, lifetimes,
+                                  quorum)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.include_router(slack_routes.router)  # /slack/actions, /slack/commands: Slack's, signed, no session

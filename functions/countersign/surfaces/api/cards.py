@@ -17,7 +17,7 @@ from ...core.canonical import map_strings
 from ...core.card_states import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line, plain_text
 from ...core.times import iso
-from ...gate import clicks, edits
+from ...gate import clicks, edits, quorum
 from ...gate.replies import decline_reason
 from ...identity.sessions import Signed
 from ...runtime import Runtime
@@ -151,6 +151,7 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
     names = ConnectionNames(runtime, signed.workspace.id)
     view = card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
                      Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
+    view["quorum"] = quorum.standing(card, signed.person.id)
     if card.state is CardState.PENDING and card.arguments:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
         view["editable"] = _plain(edits.editable_fields(runtime.desk, card))
@@ -170,8 +171,8 @@ def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
         raise _not_yours() from None
 
 
-def _not_yours() -> ApiError:
-    return ApiError(403, "not_yours", "This card waits on someone else; only they can answer it.")
+def _not_yours(message: str = "This card waits on someone else; only they can answer it.") -> ApiError:
+    return ApiError(403, "not_yours", message)
 
 
 def _page(cards: list[Card], cursor: str | None, names: ConnectionNames, signed: Signed) -> dict:
@@ -180,6 +181,8 @@ def _page(cards: list[Card], cursor: str | None, names: ConnectionNames, signed:
     offers = Offers(runtime, signed)
     views = [offers.mark(card_view(c, names(c.connection_id), outcomes, askers(c), irreversible(runtime, c.tool)), c)
              for c in cards]
+    for view, c in zip(views, cards, strict=True):
+        view["quorum"] = quorum.standing(c, signed.person.id)  # (a listing keeps a card's quorum and votes)
     if any(c.state is CardState.PENDING for c in cards) and \
             runtime.store.workspaces.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
         for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each
@@ -228,8 +231,8 @@ def one(card_id: str, request: Request, signed: SignedIn) -> dict:
 
 
 def _refused(runtime: Runtime, signed: Signed, card_id: str, refusal: Refusal) -> ApiError:
-    if refusal.reason is RefusalReason.NOT_YOURS:
-        return _not_yours()
+    if refusal.reason is RefusalReason.NOT_YOURS:  # (a quorum's approval that cannot count says why)
+        return _not_yours(refusal.message)
     card = runtime.store.cards.get_card(signed.workspace.id, card_id, runtime.desk.now())
     return ApiError(409, refusal.reason.value, refusal.message, card=_view(runtime, signed, card))
 
@@ -261,8 +264,10 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
         raise unavailable(runtime, signed, card_id, exc) from None
     names = ConnectionNames(runtime, signed.workspace.id)
     names.names.update({c.id: c.name for c in read.values()})
-    return card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
+    view = card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
                      Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
+    view["quorum"] = quorum.standing(card, signed.person.id)
+    return view
 
 
 @router.post("/cards/{card_id}/decline", response_model=CardView, responses=CLICK_ERRORS)

@@ -210,6 +210,19 @@ class EditedView(BaseModel):
     changes: list[EditChange]
 
 
+class QuorumView(BaseModel):
+    rule: str | None = Field(default=None, description="The quorum rule's name")
+    needs: int = Field(description="How many approvals it takes")
+    of: str = Field(description="Whose, in words: owners, admins")
+    approvedBy: list[str] = Field(description="Who approved so far, in order (names)")
+    declinedBy: list[str] = Field(default_factory=list, description="Who said no so far (under decline: majority)")
+    more: int = Field(description="How many more approvals it needs")
+    you: Literal["yes", "no"] | None = Field(default=None, description="What you answered, if you did")
+    youMayApprove: bool = Field(description="Whether your approval would count (you may approve and have not)")
+    yourApproval: int = Field(description="Which approval your click would be (the last one runs it)")
+    decline: Literal["any", "majority"] = Field(description="any: one no declines it; majority")
+
+
 class CardView(BaseModel):
     id: str
     tool: str
@@ -256,6 +269,9 @@ class CardView(BaseModel):
     edited: EditedView | None = Field(default=None, description=(
         "A person's edit: on the card it filed, the card it replaced (from); on the card it replaced (state "
         "edited), the new card (into); who, and what changed"))
+    quorum: QuorumView | None = Field(default=None, description=(
+        "A card several people approve (docs/policy.md, \"Quorum\"): who approved, how many more of whom, "
+        "which approval your Confirm would be"))
 
 
 class CardPage(BaseModel):

@@ -29,6 +29,8 @@ from .guide import SEE_GUIDE
 PASSKEY_NOTE = (" If the workspace's passkey policy covers the request, only the person's passkey on the confirm page "
                 "confirms it: not a click alone, not an answer in your client, not a code.")
 
+QUORUM_NOTE = (" If the workspace's quorum rules cover it, it waits for several people's approvals on the confirm "
+               "page, never an answer in your client; the held reply's quorum says how many and of whom.")
 
 GRANT_NOTE = (" The person may give this connection a standing grant for it, bounding {}: a call within one runs "
               "at once, and the reply's message names the grant and what is left of it; a call outside it waits as "
@@ -48,7 +50,7 @@ def _action_description(action: Action) -> str:
         "when": f"Waits for a person on the confirm page while {gate.label}; otherwise runs at once.",
     }[gate.kind]
     guide_pointer = "" if gate.kind == "never" and not action.hold_rule else f" {SEE_GUIDE}"
-    passkey = "" if gate.kind == "never" and not action.hold_rule else PASSKEY_NOTE
+    passkey = "" if gate.kind == "never" and not action.hold_rule else PASSKEY_NOTE + QUORUM_NOTE
     edited = EDIT_NOTE.format(editable_words(action)) if action.editable else ""
     granted = GRANT_NOTE.format(grantable_words(action)) if action.grantable else ""
     return f"{action.description} {held}{passkey}{edited}{granted}{guide_pointer}".strip()

@@ -1,0 +1,142 @@
+"""Escalation: a card left unanswered is shown to more people (docs/policy.md, "Escalation").
+
+A rule ``{"id", "name", "when", "after", "add"}`` in the workspace setting ``escalation_rules``
+(canonical JSON text) says: a held request ``when`` covers (as a quorum rule's ``when``:
+:mod:`.quorum_rules`) that is still unanswered ``after`` minutes is added to the waiting list of
+``add`` — members (``person:<id>``) and roles (every member who has it then) — and they are told
+by email. They may then answer it as its person may (under a quorum, approve only if the rule names
+them).
+
+* **When a card is filed** (:func:`steps_for`, from :meth:`~.desk.CardDesk.new_card`) the rules that
+  cover it become its escalation steps, fixed then (``Card.escalation``), and the first is due at
+  ``escalate_at``.
+* **The sweep** (:func:`.escalation_sweep.escalate_due`) takes each pending card whose step is due, resolves who the
+  due steps add (as the workspace's members are then), and writes them into its audience with
+  the steps done, an ``escalated`` audit entry and an email owed to each, by one conditional write
+  on the card's version (:meth:`~countersign.store.cards.CardStore.amend_card`): a card answered or
+  changed meanwhile is left to the next sweep, which finds it answered or still due.
+
+Changing the rules is a held request of the owner (``set_escalation_rules``). Nothing here reads a
+clock: every time is the caller's ``now`` (the sweeper's, a test's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from ..core.canonical import canonical_json, digest
+from ..core.preview import Preview
+from ..store.workspaces import ROLES, Person
+from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, SettingWrite, Toolset
+from .quorum_rules import check_when, covers, parse_text, when_words, who_words
+
+SETTING = "escalation_rules"
+MAX_RULES = 20
+MAX_MINUTES = 7 * 24 * 60
+
+
+def steps_for(text: str, action: Action, gate: Any, subject: Any, created_at: int) -> dict[str, Any] | None:
+    """The escalation steps of a card filed at ``created_at`` for a call the rules (``text``) cover,
+    soonest first; None when none covers it."""
+    steps = [{"rule": r.get("id"), "name": r.get("name"), "at": created_at + int(r.get("after", 0)) * 60,
+              "after": int(r.get("after", 0)), "add": list(r.get("add") or [])}
+             for r in parse_text(text) if covers(r, action, gate, subject)]
+    if not steps:
+        return None
+    return {"steps": sorted(steps, key=lambda s: (s["at"], str(s["rule"]))), "done": 0}
+
+
+def who(add: list[str], members: list[Person]) -> list[Person]:
+    """The members ``add`` names now: each ``person:<id>`` still a member, everyone with each role."""
+    return [p for p in members if p.role in add or f"person:{p.id}" in add]
+
+
+# -- set_escalation_rules: a held request of the owner -----------------------------------------------------
+
+
+class EscalationRuleArgs(Arguments):
+    id: str | None = Field(default=None, max_length=40, description="Kept when a rule is changed; new rules get one")
+    name: str = Field(min_length=1, max_length=60, description="What the workspace calls it")
+    when: str = Field(default="any", min_length=1, max_length=140,
+                      description="tool:<name>, class:<always|client|setting|when>, risky, over:<amount> or any")
+    after: int = Field(ge=1, le=MAX_MINUTES, description="Minutes a card waits unanswered before it is escalated")
+    add: list[str] = Field(min_length=1, max_length=30,
+                           description="Who it is added to: roles (owner, admin, approver, member) and person:<id>")
+
+
+class EscalationArgs(Arguments):
+    rules: list[EscalationRuleArgs] = Field(max_length=MAX_RULES, description="Every rule, as it is to be")
+
+
+class SetEscalationRules(Action):
+    """The held request that sets the workspace's escalation rules (the owner only)."""
+
+    name = "set_escalation_rules"
+    title = "Preparing a change of the escalation rules"
+    description = ("Set who is shown a card left unanswered, and after how long (the workspace owner only). Filed "
+                   "from the confirm page or the command line.")
+    arguments = EscalationArgs
+    gate = ALWAYS
+    destructive = True  # who may answer what: authority
+    agent_tool = False
+    drift_message = "The escalation rules or the workspace's members changed between the preview and the answer; " \
+                    "nothing was changed."
+
+    def __init__(self, tool_of: Callable[[str], Action]):
+        self.tool_of = tool_of
+
+    def plan(self, args: EscalationArgs, ctx: ActionContext) -> Plan:
+        if ctx.person.role != "owner":
+            raise ActionError(f"Only the workspace's owner can set its escalation rules; you are {ctx.person.role}.",
+                              field="rules")
+        members = ctx.members()
+        ids = {p.id for p in members}
+        current = ctx.workspace.settings.get(SETTING) or "[]"
+        kept = {r.get("id") for r in parse_text(current)}
+        rules = []
+        for i, given in enumerate(args.rules):
+            where = f"rules[{i}]"
+            when = given.when.strip()
+            check_when(f"{where}.when", when, self.tool_of)
+            add: list[str] = []
+            for x in given.add:
+                if not (x in ROLES or (x.startswith("person:") and x[7:] in ids)):
+                    raise ActionError(f"{where}.add: {x[:60]!r} is neither a role ({', '.join(ROLES)}) nor "
+                                      "person:<id> of a member of this workspace. Nothing was changed.",
+                                      field=f"{where}.add")
+                if x not in add:
+                    add.append(x)
+            if not who(add, members):
+                raise ActionError(f"{where}.add: no member of the workspace is {who_words(add, members)}, so this "
+                                  "rule could add no one. Nothing was changed.", field=f"{where}.add")
+            rule: dict[str, Any] = {"name": " ".join(given.name.split()), "when": when, "after": given.after,
+                                    "add": add}
+            rules.append({"id": given.id if given.id in kept else "e_" + digest(rule)[:12], **rule})
+        text = canonical_json(rules)
+        if text == canonical_json(parse_text(current)):
+            raise ActionError("rules: these are the escalation rules already; nothing was changed.", field="rules")
+        lines = [rule_words(r, members) for r in rules] or ["No escalation: a card waits on whom it waits on"]
+        title = f"Set the escalation rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
+        return Plan({"setting": SETTING, "from": current, "to": text}, Preview(title, lines))
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+        change = plan.subject
+        return Effect.writes({"rules": len(parse_text(change["to"]))},
+                             [SettingWrite(SETTING, expected=change["from"], value=change["to"])])
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        return [f"The workspace now has {result['rules']} escalation rule{'s' if result['rules'] != 1 else ''}"]
+
+
+def rule_words(rule: dict[str, Any], members: list[Person]) -> str:
+    """``Slow approvals: every held request unanswered after 30 minutes is shown to admins too``."""
+    return (f"{rule.get('name')}: {when_words(str(rule.get('when')))} unanswered after {rule.get('after')} minutes "
+            f"is shown to {who_words(rule.get('add') or [], members)} too")
+
+
+def toolset(tool_of: Callable[[str], Action]) -> Toolset:
+    """The escalation rules' toolset every deployment serves (its one action is no MCP tool)."""
+    return Toolset("escalation", actions=[SetEscalationRules(tool_of)])
