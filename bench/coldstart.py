@@ -150,13 +150,15 @@ def event(method, params, name):
     if name:
         headers["mcp-name"] = name
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=META)})
-    return {"version": "2.0", "routeKey": "$default", "rawPath": "/mcp", "rawQueryString": "", "headers": headers,
+    # A REST API's Lambda proxy event (payload 1.0), as the deployed stack sends it.
+    return {"resource": "/mcp", "path": "/mcp", "httpMethod": "POST", "headers": headers,
+            "multiValueHeaders": {k: [v] for k, v in headers.items()}, "queryStringParameters": None,
+            "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
             "requestContext": {"accountId": "123456789012", "apiId": "abc123", "domainName": headers["host"],
-                               "domainPrefix": "abc123", "requestId": "bench", "routeKey": "$default",
-                               "stage": "$default", "time": "01/Dec/2026:00:00:00 +0000",
-                               "timeEpoch": int(time.time() * 1000),
-                               "http": {"method": "POST", "path": "/mcp", "protocol": "HTTP/1.1",
-                                        "sourceIp": "198.51.100.7", "userAgent": "bench"}},
+                               "domainPrefix": "abc123", "requestId": "bench", "resourcePath": "/mcp",
+                               "httpMethod": "POST", "path": "/origin/mcp", "stage": "origin",
+                               "protocol": "HTTP/1.1", "requestTimeEpoch": int(time.time() * 1000),
+                               "identity": {"sourceIp": "198.51.100.7", "userAgent": "bench"}},
             "body": body, "isBase64Encoded": False}
 
 

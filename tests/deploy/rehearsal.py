@@ -6,7 +6,7 @@
 * Each function is a :class:`ProcessInstance`: its own Python process (tests/deploy/worker.py)
   with exactly the environment template.yaml resolves for it, ``AWS_ENDPOINT_URL`` pointing at
   the moto server. Its import (settings, keys from Secrets Manager, store client) is the cold
-  start; events to the HTTP functions are API Gateway HTTP API v2 events, as CloudFront forwards
+  start; events to the HTTP functions are API Gateway REST API (1.0) events, as CloudFront forwards
   them (the execute-api Host, an edge as the connecting address, the viewer's address in
   ``CloudFront-Viewer-Address``, and the ``X-Countersign-Origin`` header the template's dynamic
   reference resolves to). The notifier gets the table's stream records (read from the moto
@@ -274,7 +274,7 @@ class ProcessInstance:
         return json.loads(line)
 
     def invoke(self, event: dict, *, through_cloudfront: bool = True) -> dict:
-        """What CloudFront + the HTTP API hand the function: execute-api Host; the event's source
+        """What CloudFront + the REST API hand the function: execute-api Host; the event's source
         address becomes the viewer's (``CloudFront-Viewer-Address``) and an edge connects, adding
         the distribution's origin headers. ``through_cloudfront=False``: a direct call to the
         execute-api URL, headers as the caller sent them."""
@@ -282,7 +282,7 @@ class ProcessInstance:
         headers = event["headers"]
         headers["host"] = HOST
         if through_cloudfront:
-            source = event["requestContext"]["http"]
+            source = event["requestContext"]["identity"]
             headers.setdefault("cloudfront-viewer-address", f"{source['sourceIp']}:50123")
             source["sourceIp"] = EDGE
             headers.update(self.origin_headers)  # CloudFront replaces a viewer's own copy

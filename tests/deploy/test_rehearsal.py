@@ -80,7 +80,7 @@ def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, fu
 
 def test_an_agent_connects_by_oauth_through_the_routes_of_the_template(rehearsal):
     """Discovery, registration, token and refresh reached McpFunction, the consent ApiFunction,
-    by the template's own CloudFront behaviours and HTTP API routes; the agent's calls worked."""
+    by the template's own CloudFront behaviours and REST API methods; the agent's calls worked."""
     oauth = rehearsal["oauth"]
     assert "campaigns" in oauth["first"] and oauth["first"] == oauth["second"]
     consent = [path for function, path in oauth["routed"] if function == "ApiFunction"]
@@ -105,7 +105,7 @@ def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
 
     stack = rehearsal["stack"]
     assert stack.origin_headers == {"x-countersign-origin": stack.key_values["origin"]}
-    viewer = event("GET", "/")["requestContext"]["http"]["sourceIp"]
+    viewer = event("GET", "/")["requestContext"]["identity"]["sourceIp"]
     assert viewer != EDGE
     assert rehearsal["limit_keys"] == [f"LIMIT#signin-address:{viewer}"]
 
