@@ -31,7 +31,7 @@ from email import policy
 from pathlib import Path
 
 from tests.deploy.cfn import ACCOUNT, REGION, Stack
-from tests.support.apigw import HOST
+from tests.support.apigw import HOST, as_the_viewer_gets_it
 from tests.support.aws import REPO_ROOT, create_table_from_template
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -138,7 +138,7 @@ class MotoStack:
             parameters={"FromAddress": FROM_ADDRESS, "SenderDomain": FROM_ADDRESS.split("@")[1]},
             refs={"Table": TABLE, "SigningKeySecret": self.signing_arn, "StateKeysSecret": self.state_arn,
                   "OriginVerifySecret": self.origin_arn, "VapidKeySecret": self.vapid_arn,
-                  "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL",
+                  "RestApi": HOST.split(".")[0], "RestApiStage": "origin", "Distribution": "E1REHEARSAL",
                   "SesConfigurationSet": CONFIGURATION_SET},
             attributes={"Table.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}",
                         "Table.StreamArn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}/stream/REHEARSAL",
@@ -152,6 +152,16 @@ class MotoStack:
 
     def client(self, service: str):
         return self.session.client(service, endpoint_url=self.endpoint)
+
+    def origin_web_acl_allows(self) -> list[str]:
+        """The X-Countersign-Origin values AWS WAF on the REST API lets through (OriginWebAcl's
+        rule, its dynamic references resolved as CloudFormation would from Secrets Manager)."""
+        acl = self.stack.resolve(self.stack.template["Resources"]["OriginWebAcl"]["Properties"])
+        [rule] = acl["Rules"]
+        statement = rule["Statement"]
+        matches = statement["OrStatement"]["Statements"] if "OrStatement" in statement else [statement]
+        sm = self.client("secretsmanager")
+        return [resolve_secret_reference(m["ByteMatchStatement"]["SearchString"], sm) for m in matches]
 
     def cloudfront_origin_headers(self) -> dict[str, str]:
         """The custom headers the distribution's API origin adds, as CloudFormation resolves them."""
@@ -287,7 +297,9 @@ class ProcessInstance:
             source["sourceIp"] = EDGE
             headers.update(self.origin_headers)  # CloudFront replaces a viewer's own copy
         event["requestContext"]["domainName"] = HOST
-        return self.invoke_event(event, event["requestContext"]["requestId"])
+        result = self.invoke_event(event, event["requestContext"]["requestId"])
+        # and back through CloudFront: its viewer-response function (a refusal's WWW-Authenticate)
+        return as_the_viewer_gets_it(result) if through_cloudfront else result
 
     def invoke_event(self, event: dict, correlation_id: str) -> dict:
         """Hand the function ``event`` as Lambda would; its log lines should carry ``correlation_id``."""

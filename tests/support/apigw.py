@@ -112,6 +112,14 @@ def set_cookies(result: dict) -> list[str]:
     return [v for k, v in answer_headers(result) if k.lower() == "set-cookie"]
 
 
+def as_the_viewer_gets_it(result: dict) -> dict:
+    """``result`` with the status and (single-valued) headers the distribution's viewer-response
+    function leaves: a refusal API Gateway carried as a 200 is a refusal again."""
+    status, headers = restore_challenge(result["statusCode"], {k.lower(): v for k, v in
+                                                                (result.get("headers") or {}).items()})
+    return {**result, "statusCode": status, "headers": headers}
+
+
 def through_cloudfront(result: dict) -> tuple[int, list[tuple[str, str]]]:
     """The status and headers a viewer gets for ``result`` through the distribution: its
     viewer-response function (``ChallengeFunction``) restores a carried refusal."""
