@@ -1,6 +1,6 @@
 """The budget toolset's held write on the stack in miniature: the DynamoDB store (moto, table from
 template.yaml), the ``mcp`` handler driven by the real MCP client, and the ``api`` handler driven
-with API Gateway v2 events as the confirm page sends them."""
+with API Gateway REST API (1.0) events as the confirm page sends them through CloudFront."""
 
 from __future__ import annotations
 
