@@ -95,5 +95,5 @@ def test_the_smoke_canary_is_off_by_default_and_runs_countersign_smoke_when_on(t
 
 def test_the_dashboard_lists_the_smoke_alarm_only_when_it_exists(template):
     body, variables = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
-    assert '"${SigningKeyMissingAlarm.Arn}"${SmokeAlarm}]' in body
+    assert '"${PushFailingAlarm.Arn}"${SmokeAlarm}]' in body
     assert variables == {"SmokeAlarm": {"Fn::If": ["HasSmokeCanary", {"Fn::Sub": ', "${SmokeCanaryAlarm.Arn}"'}, ""]}}
