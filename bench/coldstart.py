@@ -30,7 +30,7 @@ handler's. Absolute numbers depend on the machine; the ratios travel better. It 
 
 Then the first requests, so that cost moved from the import to the first request shows: the MCP
 function and ``hello_mcp_aws`` (precompiled), each imported in a fresh interpreter and handed
-API Gateway v2 events at once: ``tools/list`` then ``tools/call`` twice, and ``tools/call`` first.
+API Gateway REST API (1.0) events at once: ``tools/list`` then ``tools/call`` twice, and ``tools/call`` first.
 The function's requests carry a real connection token, looked up in DynamoDB: moto's server on a
 loopback port, with the stack's table (this needs the dev dependencies, as the tests do).
 """
@@ -150,13 +150,15 @@ def event(method, params, name):
     if name:
         headers["mcp-name"] = name
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": dict(params, _meta=META)})
-    return {"version": "2.0", "routeKey": "$default", "rawPath": "/mcp", "rawQueryString": "", "headers": headers,
+    # A REST API's Lambda proxy event (payload 1.0), as the deployed stack sends it.
+    return {"resource": "/mcp", "path": "/mcp", "httpMethod": "POST", "headers": headers,
+            "multiValueHeaders": {k: [v] for k, v in headers.items()}, "queryStringParameters": None,
+            "multiValueQueryStringParameters": None, "pathParameters": None, "stageVariables": None,
             "requestContext": {"accountId": "123456789012", "apiId": "abc123", "domainName": headers["host"],
-                               "domainPrefix": "abc123", "requestId": "bench", "routeKey": "$default",
-                               "stage": "$default", "time": "01/Dec/2026:00:00:00 +0000",
-                               "timeEpoch": int(time.time() * 1000),
-                               "http": {"method": "POST", "path": "/mcp", "protocol": "HTTP/1.1",
-                                        "sourceIp": "198.51.100.7", "userAgent": "bench"}},
+                               "domainPrefix": "abc123", "requestId": "bench", "resourcePath": "/mcp",
+                               "httpMethod": "POST", "path": "/origin/mcp", "stage": "origin",
+                               "protocol": "HTTP/1.1", "requestTimeEpoch": int(time.time() * 1000),
+                               "identity": {"sourceIp": "198.51.100.7", "userAgent": "bench"}},
             "body": body, "isBase64Encoded": False}
 
 
@@ -336,7 +338,7 @@ def print_first_requests(results: dict[tuple[str, str], list[float]]) -> None:
             first = sum(got[:3])
             print(f"{module + ' (' + tool + ')':34} {order:15} {got[0]:7.0f} {got[1]:7.1f} {got[2]:7.1f} {got[3]:7.1f} "
                   f"{first:14.0f} {first / sum(hello[:3]):8.2f} {got[4]:10.0f} {got[4] / hello[4]:8.2f}")
-    print("\nms, medians; each request is an API Gateway v2 event handed to the module's handler in the same fresh "
+    print("\nms, medians; each request is a REST API (1.0) event handed to the module's handler in the same fresh "
           "interpreter right after its import (2026-07-28, stateless), in the order shown: a first tools/list "
           "builds every tool, a first tools/call only its own. countersign's requests carry a connection token, "
           "looked up in DynamoDB (moto's server on loopback), and get_credits reads the store; the hello's ping "

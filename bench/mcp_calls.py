@@ -25,7 +25,7 @@ filing, into ``DATA/outbox``, the file mailer; with the default 15-minute email 
 the first card the email is rate limited, as for an agent filing cards in a row); raw HTTP (plain
 JSON-RPC posts with httpx, shaped like the SDK client's own, to the same server); the SDK client
 in process (the same local app under httpx's ASGI transport); and the SDK client through the
-Mangum handler fed API Gateway v2 events (the Lambda shape: delivery is the table stream's job
+Mangum handler fed API Gateway REST API (1.0) events (the Lambda shape: delivery is the table stream's job
 there, not the call's). The real server and the in-process app each have a data folder of their
 own, seeded alike, so each is the only server emailing its person, as a deployment is. Once every
 app in this process is built, their heap is frozen, as ``countersign serve`` and each Lambda

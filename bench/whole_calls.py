@@ -3,7 +3,7 @@
     .venv/bin/python bench/whole_calls.py        (bench/store.py runs it too, after its primitives)
 
 Each Lambda instance is built as it is at import (``tests/aws_lambda``): the ``mcp`` handler
-driven by the real MCP client through API Gateway v2 events, the ``api`` handler driven as the
+driven by the real MCP client through API Gateway REST API (1.0) events, the ``api`` handler driven as the
 confirm page calls it. Every request any boto3 client makes to DynamoDB during the step is
 counted (the step's own HTTP request to the handler and everything it does), by operation. The
 lightest read of the same toolset is measured in the same run as the baseline. Goals (issue 13):

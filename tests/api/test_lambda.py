@@ -1,4 +1,4 @@
-"""The confirm API as the ``api`` Lambda runs it: Mangum, API Gateway HTTP API v2 events, and a
+"""The confirm API as the ``api`` Lambda runs it: Mangum, API Gateway REST API (payload 1.0) events, and a
 DynamoDB store (moto) built from template.yaml's table."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from countersign.identity import accounts
 from countersign.identity.principal import Principal
 from countersign.runtime import build
 from countersign.surfaces.api.app import create_api
-from tests.support.apigw import LambdaInstance, http_event, response_body
+from tests.support.apigw import LambdaInstance, http_event, response_body, set_cookies
 from tests.support.aws import REPO_ROOT, moto_dynamodb_store
 from tests.support.sample_toolset import TOOLSET as NOTES, seed_notes
 
@@ -145,7 +145,7 @@ def test_signin_session_confirm_and_decline_through_mangum(stack):
 
     done = stack.call("POST", "/api/signin/complete", {"token": token})
     assert done["statusCode"] == 200, done
-    [cookie] = done["cookies"]
+    [cookie] = set_cookies(done)
     session_id = cookie.split(";", 1)[0].split("=", 1)[1]
     assert cookie == f"{COOKIE}={session_id}; Path=/; Secure; HttpOnly; SameSite=Lax"
     stack.session_id, stack.csrf = session_id, body_of(done)["csrfToken"]

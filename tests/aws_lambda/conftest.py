@@ -1,5 +1,5 @@
 """A deployed stack in miniature: moto DynamoDB (table from template.yaml) and SES, and Lambda
-instances invoked with API Gateway HTTP API v2 events through Mangum, with the table's stream
+instances invoked with API Gateway REST API (payload 1.0) events through Mangum, with the table's stream
 (read from moto) and schedule events."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The budget toolset's held write on the stack in miniature: the DynamoDB store (moto, table from
 template.yaml), the ``mcp`` handler driven by the real MCP client, and the ``api`` handler driven
-with API Gateway v2 events as the confirm page sends them."""
+with API Gateway REST API (1.0) events as the confirm page sends them through CloudFront."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from countersign.toolkit import ActionContext
 from countersign.toolsets.budget import TOOLSET as BUDGET
 from countersign.toolsets.budget.model import MONTH
 from tests.aws_lambda.conftest import instance_runtime
-from tests.support.apigw import LambdaInstance, LambdaTransport, http_event, response_body
+from tests.support.apigw import LambdaInstance, LambdaTransport, http_event, response_body, set_cookies
 from tests.support.aws import record_requests
 from tests.support.harness import accept, mcp_client
 
@@ -66,7 +66,7 @@ class Stack:
         token = mint_signin_token(self.runtime.store, self.person)
         done = self.call("POST", "/api/signin/complete", {"token": token})
         assert done["statusCode"] == 200, response_body(done)
-        [cookie] = done["cookies"]
+        [cookie] = set_cookies(done)
         assert cookie.startswith(f"{COOKIE}=") and "HttpOnly" in cookie and "Secure" in cookie
         self.session_id = cookie.split(";", 1)[0].split("=", 1)[1]
         self.csrf = body_of(done)["csrfToken"]

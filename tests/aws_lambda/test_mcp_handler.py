@@ -1,4 +1,4 @@
-"""The ``mcp`` Lambda entry point driven with API Gateway v2 events, by real MCP clients."""
+"""The ``mcp`` Lambda entry point driven with API Gateway REST API (1.0) events, by real MCP clients."""
 
 from __future__ import annotations
 

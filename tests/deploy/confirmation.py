@@ -13,7 +13,7 @@ import anyio
 from countersign.store.dynamodb import DynamoDBStore
 from tests.deploy import oauth_flow, protection, upkeep
 from tests.deploy.rehearsal import FROM_ADDRESS, OWNER, MotoStack, mail_text
-from tests.support.apigw import LambdaTransport, http_event, response_body
+from tests.support.apigw import LambdaTransport, http_event, response_body, set_cookies
 from tests.support.harness import mcp_client
 from tests.support.streams import filtered_event
 
@@ -78,7 +78,7 @@ def rehearse(stack: MotoStack) -> dict:
     done = api.invoke(http_event("POST", "/api/signin/complete", headers=page,
                                  body=json.dumps({"token": signin_token})))
     assert done["statusCode"] == 200, done
-    [cookie] = done["cookies"]
+    [cookie] = set_cookies(done)
     session_id = cookie.split(";", 1)[0].split("=", 1)[1]
     csrf = json.loads(response_body(done))["csrfToken"]
     signed_in = {**page, "cookie": cookie.split(";", 1)[0], "x-csrf-token": csrf}

@@ -14,7 +14,7 @@ from tests.deploy.cfn import ACCOUNT, REGION, Stack
 from tests.support.aws import REPO_ROOT
 
 HTTP_FUNCTIONS = {"McpFunction": "countersign.handlers.mcp.handler", "ApiFunction": "countersign.handlers.api.handler"}
-# Not behind the HTTP API: the table's stream (OUTBOX inserts) and a schedule (every minute).
+# Not behind the REST API: the table's stream (OUTBOX inserts) and a schedule (every minute).
 BACKGROUND_FUNCTIONS = {"NotifierFunction": "countersign.handlers.notifier.handler",
                         "SweeperFunction": "countersign.handlers.sweeper.handler"}
 FUNCTIONS = {**HTTP_FUNCTIONS, **BACKGROUND_FUNCTIONS}
@@ -31,6 +31,7 @@ CONFIGURATION_SET = "SesConfigurationSet-AbC123"
 ALARM_TOPIC = f"arn:aws:sns:{REGION}:{ACCOUNT}:countersign-AlarmTopic-X"
 TOPIC_KEY = f"arn:aws:kms:{REGION}:{ACCOUNT}:key/0000aaaa-1111-2222-3333-444455556666"
 EDGE_WEB_ACL = f"arn:aws:wafv2:us-east-1:{ACCOUNT}:global/webacl/countersign-edge/a1b2c3d4"
+ORIGIN_WEB_ACL = f"arn:aws:wafv2:{REGION}:{ACCOUNT}:regional/webacl/countersign-origin/e5f6a7b8"
 
 
 def stack(**parameters) -> Stack:
@@ -42,7 +43,10 @@ def stack(**parameters) -> Stack:
             "StateKeysSecret": STATE_ARN,
             "OriginVerifySecret": ORIGIN_ARN,
             "VapidKeySecret": VAPID_ARN,
-            "HttpApi": "abc123",
+            "RestApi": "abc123",
+            "RestApiStage": "origin",
+            "RestApiDeployment8801860b": "dep123",
+            "ApiGatewayAccount": "countersign-ApiGatewayAccount-X",
             "Distribution": "E2EXAMPLE",
             "SiteBucket": "countersign-sitebucket-x",
             "SecurityHeadersPolicy": "policy-id",
@@ -77,7 +81,11 @@ def stack(**parameters) -> Stack:
             "ApiFunction.Arn": "arn:api",
             "Table.StreamArn": f"{TABLE_ARN}/stream/2026-12-01T00:00:00.000",
             "NotifierDLQ.Arn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:countersign-NotifierDLQ-X",
-            "HttpApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access",
+            "RestApiAccessLogGroup.Arn": "arn:aws:logs:eu-west-1:123456789012:log-group:access",
+            "RestApi.RootResourceId": "root123",
+            "OriginWebAcl.Arn": ORIGIN_WEB_ACL,
+            "ChallengeFunction.FunctionARN": "arn:cf-challenge",
+            "ApiGatewayCloudWatchRole.Arn": f"arn:aws:iam::{ACCOUNT}:role/countersign-ApiGatewayCloudWatchRole-X",
             "NotifierDLQ.QueueName": "countersign-NotifierDLQ-X",
             "LogBucket.Arn": "arn:aws:s3:::countersign-logbucket-x",
             "LogBucket.DomainName": "countersign-logbucket-x.s3.amazonaws.com",
@@ -109,3 +117,24 @@ def store_operations() -> set[str]:
     }
     actions |= {f"dynamodb:{item_action[k]}" for k in kinds}
     return actions
+
+
+def rest_api_routes(resources: dict) -> dict[tuple[str, str], str]:
+    """The REST API's methods as ``(HTTP method, path) -> function``: each method's resource path
+    (its PathParts up to the root) and the function whose alias its integration invokes."""
+
+    def path_of(resource_id) -> str:
+        if isinstance(resource_id, dict) and "Fn::GetAtt" in resource_id:  # RestApi.RootResourceId
+            return ""
+        resource = resources[resource_id["Ref"]]["Properties"]
+        return f"{path_of(resource['ParentId'])}/{resource['PathPart']}"
+
+    routes = {}
+    for res in resources.values():
+        if res["Type"] != "AWS::ApiGateway::Method":
+            continue
+        props = res["Properties"]
+        uri, variables = props["Integration"]["Uri"]["Fn::Sub"]
+        assert uri.endswith("/functions/${Alias}/invocations"), uri
+        routes[(props["HttpMethod"], path_of(props["ResourceId"]))] = variables["Alias"]["Ref"].removesuffix(".Alias")
+    return routes

@@ -1,7 +1,7 @@
 """The rehearsal's OAuth part: the Python SDK's OAuthClientProvider against the deployed stack in
 miniature, every request routed as the template routes it (CloudFront's cache behaviours, then
-the HTTP API's routes, then the function's process). The person answers the consent through the
-api function, signed in as in the rest of the rehearsal.
+the REST API's methods, then the function's process, then CloudFront's viewer-response function).
+The person answers the consent through the api function, signed in as in the rest of the rehearsal.
 
     agent:  /mcp 401 → /.well-known/oauth-protected-resource/mcp → /.well-known/oauth-authorization-
             server → /oauth/register → (person) → /oauth/token → /mcp, and a refresh   (McpFunction)
@@ -18,7 +18,8 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 
-from tests.support.apigw import http_event, response_body
+from tests.deploy.example_stack import rest_api_routes
+from tests.support.apigw import http_event, response_body, through_cloudfront
 from tests.support.oauth import PythonAgent
 
 
@@ -30,23 +31,15 @@ class CloudFrontRouter(httpx2.AsyncBaseTransport):
         resources = stack.stack.template["Resources"]
         config = resources["Distribution"]["Properties"]["DistributionConfig"]
         self.behaviours = [(b["PathPattern"], b["TargetOriginId"]) for b in config["CacheBehaviors"]]
-        self.routes: list[tuple[re.Pattern, str]] = []
-        for res in resources.values():
-            if res["Type"] != "AWS::ApiGatewayV2::Route":
-                continue
-            path = res["Properties"]["RouteKey"].split(" ", 1)[1]
-            pattern = re.escape(path).replace(re.escape("{proxy+}"), ".+")
-            integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
-            uri = resources[integration]["Properties"]["IntegrationUri"]  # !Ref Function.Alias, or !GetAtt Function.Arn
-            function = uri["Ref"].split(".")[0] if "Ref" in uri else uri["Fn::GetAtt"][0]
-            self.routes.append((re.compile(f"^{pattern}$"), function))
+        self.routes = [(re.compile("^" + re.escape(path).replace(re.escape("{proxy+}"), ".+") + "$"), function)
+                       for (_, path), function in rest_api_routes(resources).items()]
         self.seen: list[tuple[str, str]] = []
 
     def function_for(self, path: str) -> str:
         origin = next((o for p, o in self.behaviours if fnmatch.fnmatchcase(path, p)), "site")
         assert origin == "api", f"CloudFront would serve {path} from the bucket"
         [function] = [f for pattern, f in self.routes if pattern.match(path)] or [None]
-        assert function is not None, f"the HTTP API has no route for {path}"
+        assert function is not None, f"the REST API has no method for {path}"
         return function
 
     def invoke(self, method: str, path: str, *, headers: dict | None = None, body: bytes | None = None,
@@ -62,8 +55,8 @@ class CloudFrontRouter(httpx2.AsyncBaseTransport):
         headers = {k.lower(): v for k, v in request.headers.items()}
         result = await anyio.to_thread.run_sync(
             lambda: self.invoke(request.method, url.path, headers=headers, body=body or None, query=url.query))
-        out = list((result.get("headers") or {}).items()) + [("set-cookie", c) for c in result.get("cookies") or []]
-        return httpx2.Response(result["statusCode"], headers=out, content=response_body(result), request=request)
+        status, out = through_cloudfront(result)
+        return httpx2.Response(status, headers=out, content=response_body(result), request=request)
 
 
 def rehearse(stack, instances: dict, signed_in: dict) -> dict:

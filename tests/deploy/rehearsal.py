@@ -6,7 +6,7 @@
 * Each function is a :class:`ProcessInstance`: its own Python process (tests/deploy/worker.py)
   with exactly the environment template.yaml resolves for it, ``AWS_ENDPOINT_URL`` pointing at
   the moto server. Its import (settings, keys from Secrets Manager, store client) is the cold
-  start; events to the HTTP functions are API Gateway HTTP API v2 events, as CloudFront forwards
+  start; events to the HTTP functions are API Gateway REST API (1.0) events, as CloudFront forwards
   them (the execute-api Host, an edge as the connecting address, the viewer's address in
   ``CloudFront-Viewer-Address``, and the ``X-Countersign-Origin`` header the template's dynamic
   reference resolves to). The notifier gets the table's stream records (read from the moto
@@ -31,7 +31,7 @@ from email import policy
 from pathlib import Path
 
 from tests.deploy.cfn import ACCOUNT, REGION, Stack
-from tests.support.apigw import HOST
+from tests.support.apigw import HOST, as_the_viewer_gets_it
 from tests.support.aws import REPO_ROOT, create_table_from_template
 
 WORKER = Path(__file__).with_name("worker.py")
@@ -138,7 +138,7 @@ class MotoStack:
             parameters={"FromAddress": FROM_ADDRESS, "SenderDomain": FROM_ADDRESS.split("@")[1]},
             refs={"Table": TABLE, "SigningKeySecret": self.signing_arn, "StateKeysSecret": self.state_arn,
                   "OriginVerifySecret": self.origin_arn, "VapidKeySecret": self.vapid_arn,
-                  "HttpApi": HOST.split(".")[0], "Distribution": "E1REHEARSAL",
+                  "RestApi": HOST.split(".")[0], "RestApiStage": "origin", "Distribution": "E1REHEARSAL",
                   "SesConfigurationSet": CONFIGURATION_SET},
             attributes={"Table.Arn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}",
                         "Table.StreamArn": f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{TABLE}/stream/REHEARSAL",
@@ -152,6 +152,16 @@ class MotoStack:
 
     def client(self, service: str):
         return self.session.client(service, endpoint_url=self.endpoint)
+
+    def origin_web_acl_allows(self) -> list[str]:
+        """The X-Countersign-Origin values AWS WAF on the REST API lets through (OriginWebAcl's
+        rule, its dynamic references resolved as CloudFormation would from Secrets Manager)."""
+        acl = self.stack.resolve(self.stack.template["Resources"]["OriginWebAcl"]["Properties"])
+        [rule] = acl["Rules"]
+        statement = rule["Statement"]
+        matches = statement["OrStatement"]["Statements"] if "OrStatement" in statement else [statement]
+        sm = self.client("secretsmanager")
+        return [resolve_secret_reference(m["ByteMatchStatement"]["SearchString"], sm) for m in matches]
 
     def cloudfront_origin_headers(self) -> dict[str, str]:
         """The custom headers the distribution's API origin adds, as CloudFormation resolves them."""
@@ -274,7 +284,7 @@ class ProcessInstance:
         return json.loads(line)
 
     def invoke(self, event: dict, *, through_cloudfront: bool = True) -> dict:
-        """What CloudFront + the HTTP API hand the function: execute-api Host; the event's source
+        """What CloudFront + the REST API hand the function: execute-api Host; the event's source
         address becomes the viewer's (``CloudFront-Viewer-Address``) and an edge connects, adding
         the distribution's origin headers. ``through_cloudfront=False``: a direct call to the
         execute-api URL, headers as the caller sent them."""
@@ -282,12 +292,14 @@ class ProcessInstance:
         headers = event["headers"]
         headers["host"] = HOST
         if through_cloudfront:
-            source = event["requestContext"]["http"]
+            source = event["requestContext"]["identity"]
             headers.setdefault("cloudfront-viewer-address", f"{source['sourceIp']}:50123")
             source["sourceIp"] = EDGE
             headers.update(self.origin_headers)  # CloudFront replaces a viewer's own copy
         event["requestContext"]["domainName"] = HOST
-        return self.invoke_event(event, event["requestContext"]["requestId"])
+        result = self.invoke_event(event, event["requestContext"]["requestId"])
+        # and back through CloudFront: its viewer-response function (a refusal's WWW-Authenticate)
+        return as_the_viewer_gets_it(result) if through_cloudfront else result
 
     def invoke_event(self, event: dict, correlation_id: str) -> dict:
         """Hand the function ``event`` as Lambda would; its log lines should carry ``correlation_id``."""

@@ -154,7 +154,7 @@ def test_the_sweeper_runs_every_minute_without_retries(resources):
         "Schedule": "rate(1 minute)", "Description": event["Properties"]["Description"], "Enabled": True}}
     assert props["EventInvokeConfig"] == {"MaximumEventAgeInSeconds": 60, "MaximumRetryAttempts": 0}
     events = {name: list(resources[name]["Properties"].get("Events", {}).values()) for name in FUNCTIONS}
-    assert events["McpFunction"] == events["ApiFunction"] == []  # reached through the HTTP API resources
+    assert events["McpFunction"] == events["ApiFunction"] == []  # reached through the REST API's methods
     # SES's bounces and complaints (an SNS topic; countersign.surfaces.background.feedback); the
     # table's stream through an event source mapping of its own (NotifierStreamMapping).
     assert [e["Type"] for e in events["NotifierFunction"]] == ["SNS"]

@@ -56,6 +56,8 @@ STUB = textwrap.dedent('''\
         print(world.get("production", "False"))
     elif command in ("s3 sync", "s3 cp"):
         pass
+    elif command == "apigateway get-account":
+        print(world.get("apigateway_role", "None"))
     elif command == "cloudfront create-invalidation":
         print("I2EXAMPLE")
     else:
@@ -75,6 +77,7 @@ OUTPUTS = {
                        "bbb._domainkey.example.com CNAME bbb.dkim.amazonses.com; "
                        "ccc._domainkey.example.com CNAME ccc.dkim.amazonses.com"),
     "McpFunctionName": "countersign-McpFunction-X",
+    "OriginApiUrl": "https://abc123.execute-api.eu-west-1.amazonaws.com/origin",
 }
 
 
@@ -148,7 +151,25 @@ def test_one_command_checks_builds_deploys_uploads_and_prints_the_dns_records(de
             "      ccc._domainkey.example.com  CNAME  ccc.dkim.amazonses.com\n") in said
     assert "SES production access" in said and "confirm the subscription email AWS sent to ops@example.com" in said
     assert "countersign workspace create --store dynamodb://countersign-Table-X" in said
-    assert "countersign smoke --url https://d111111abcdef8.cloudfront.net --credentials smoke.json" in said
+    assert ("countersign smoke --url https://d111111abcdef8.cloudfront.net --origin-url "
+            "https://abc123.execute-api.eu-west-1.amazonaws.com/origin --credentials smoke.json") in said
+
+
+def test_an_accounts_own_api_gateway_logs_role_is_kept(deploy):
+    """A REST API logs through API Gateway's account-level CloudWatch role: an account that has one
+    (not this stack's) keeps it; the stack's own, from an earlier deploy, stays the stack's."""
+    theirs = "arn:aws:iam::123456789012:role/their-apigateway-logs"
+    status, said, calls = deploy(config=CONFIG, world={"apigateway_role": theirs})
+    assert status == 0, said
+    [deploy_call] = [c for c in calls if c[:2] == ["sam", "deploy"]]
+    assert deploy_call[-1] == "ApiGatewayLogsRole=existing"
+    assert f"API Gateway's CloudWatch role: the account's own ({theirs})" in said
+    ours = "arn:aws:iam::123456789012:role/countersign-ApiGatewayCloudWatchRole-X"
+    status, said, calls = deploy(config=CONFIG, world={"apigateway_role": ours, "exists": True,
+                                                      "outputs": {**OUTPUTS, "ApiGatewayLogsRoleArn": ours}})
+    assert status == 0, said
+    [deploy_call] = [c for c in calls if c[:2] == ["sam", "deploy"]]
+    assert not any(o.startswith("ApiGatewayLogsRole=") for o in deploy_call)
 
 
 def test_a_small_quota_reserves_nothing_and_asking_for_it_refuses_before_any_build(deploy):

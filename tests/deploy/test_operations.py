@@ -65,8 +65,8 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
     read = {name: metrics_of(alarm) for name, alarm in found.items()}
     what = {name: {(ns, metric) for ns, metric, _ in metrics} for name, metrics in read.items()}
     expected = {
-        "HttpApi5xxAlarm": {("AWS/ApiGateway", "5xx"), ("AWS/ApiGateway", "Count")},
-        "HttpApi4xxAlarm": {("AWS/ApiGateway", "4xx"), ("AWS/ApiGateway", "Count")},
+        "RestApi5xxAlarm": {("AWS/ApiGateway", "5XXError"), ("AWS/ApiGateway", "Count")},
+        "RestApi4xxAlarm": {("AWS/ApiGateway", "4XXError"), ("AWS/ApiGateway", "Count")},
         "TableSystemErrorsAlarm": {("AWS/DynamoDB", "SystemErrors")},
         "TableThrottlesAlarm": {("AWS/DynamoDB", "ThrottledRequests")},
         "SesBounceRateAlarm": {("AWS/SES", "Reputation.BounceRate")},
@@ -147,7 +147,9 @@ def test_each_alarm_reads_the_right_dimensions(resources):
         metrics = metrics_of(alarm)
         for namespace, metric, dims in metrics:
             if namespace == "AWS/ApiGateway":
-                assert dims == {"ApiId": "abc123", "Stage": "$default"}, name  # HTTP API: 4xx/5xx, not 5XXError
+                # REST API: 4XXError/5XXError by ApiName and Stage (an HTTP API's 4xx/5xx by ApiId)
+                assert dims == {"ApiName": "countersign-api", "Stage": "origin"}, name
+                assert metric in ("4XXError", "5XXError", "Count"), name
             elif namespace == "AWS/Lambda":
                 function = next(f for f in FUNCTIONS if name.startswith(f.removesuffix("Function")))
                 want = {"FunctionName": f"countersign-{function}-X"}
@@ -264,7 +266,7 @@ def translated(*parameters: str) -> dict:
 
 
 def test_canary_deploys_are_rolled_back_by_the_alarms():
-    """SAM's transform: each HTTP function gets the alias ``live``, which the HTTP API integration
+    """SAM's transform: each HTTP function gets the alias ``live``, which the REST API's methods
     and its invoke permission name (so traffic shifting applies), and a CodeDeploy deployment
     group on the alarms, rolling back on an alarm or a failure."""
     out = translated()
@@ -272,11 +274,11 @@ def test_canary_deploys_are_rolled_back_by_the_alarms():
         short = function.removesuffix("Function")
         alias = f"{function}Aliaslive"
         assert out[alias]["Type"] == "AWS::Lambda::Alias" and out[alias]["Properties"]["Name"] == "live"
-        assert out[f"{short}Integration"]["Properties"]["IntegrationUri"] == {"Ref": alias}
+        assert out[f"{short}Method"]["Properties"]["Integration"]["Uri"]["Fn::Sub"][1] == {"Alias": {"Ref": alias}}
         assert out[f"{short}InvokePermission"]["Properties"]["FunctionName"] == {"Ref": alias}
         group = out[f"{function}DeploymentGroup"]["Properties"]
         assert group["AlarmConfiguration"] == {"Enabled": True, "Alarms": [{"Name": {"Ref": alarm}},
-                                                                           {"Name": {"Ref": "HttpApi5xxAlarm"}}]}
+                                                                           {"Name": {"Ref": "RestApi5xxAlarm"}}]}
         assert set(group["AutoRollbackConfiguration"]["Events"]) >= {"DEPLOYMENT_FAILURE", "DEPLOYMENT_STOP_ON_ALARM"}
         assert "Canary10Percent5Minutes" in json.dumps(group["DeploymentConfigName"])
     for function in ("NotifierFunction", "SweeperFunction"):  # their events; no alias, no canary

@@ -40,6 +40,10 @@ MUST_PASS = {
     ("CKV_AWS_21", "AWS::S3::Bucket.SiteBucket"): "versioning of the site bucket",
     ("CKV_AWS_26", "AWS::SNS::Topic.SesEventsTopic"): "an encrypted SES events topic (it names recipients)",
     ("CKV_AWS_26", "AWS::SNS::Topic.AlarmTopic"): "an encrypted alarm topic",
+    # The REST API in front of the functions (its AWS WAF: tests/deploy/test_origin.py; checkov runs
+    # no check of a stage's web ACL on CloudFormation).
+    ("CKV_AWS_76", "AWS::ApiGateway::Stage.RestApiStage"): "the REST API's access log",
+    ("CKV_AWS_73", "AWS::ApiGateway::Stage.RestApiStage"): "X-Ray tracing from API Gateway",
 }
 
 

@@ -80,7 +80,7 @@ def test_the_handler_named_in_the_template_imports_and_is_callable(rehearsal, fu
 
 def test_an_agent_connects_by_oauth_through_the_routes_of_the_template(rehearsal):
     """Discovery, registration, token and refresh reached McpFunction, the consent ApiFunction,
-    by the template's own CloudFront behaviours and HTTP API routes; the agent's calls worked."""
+    by the template's own CloudFront behaviours and REST API methods; the agent's calls worked."""
     oauth = rehearsal["oauth"]
     assert "campaigns" in oauth["first"] and oauth["first"] == oauth["second"]
     consent = [path for function, path in oauth["routed"] if function == "ApiFunction"]
@@ -96,6 +96,14 @@ def test_an_agent_connects_by_oauth_through_the_routes_of_the_template(rehearsal
     assert connection.id in store.connections.connections_last_used(rehearsal["workspace"]["workspace_id"])
 
 
+def test_aws_waf_on_the_rest_api_lets_in_exactly_what_cloudfront_sends(rehearsal):
+    """OriginWebAcl's rule, resolved from the same Secrets Manager secret as the distribution's
+    origin header, allows exactly the value CloudFront sends: the requests the rehearsal made
+    through CloudFront would pass AWS WAF, a request without it would not."""
+    stack = rehearsal["stack"]
+    assert stack.origin_web_acl_allows() == [stack.origin_headers["x-countersign-origin"]]
+
+
 def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
     """The distribution's X-Countersign-Origin (the template's dynamic reference, resolved from
     Secrets Manager) matches what the api function read through COUNTERSIGN_ORIGIN_SECRET, so the
@@ -105,7 +113,7 @@ def test_cloudfront_proves_itself_and_the_viewer_address_is_limited(rehearsal):
 
     stack = rehearsal["stack"]
     assert stack.origin_headers == {"x-countersign-origin": stack.key_values["origin"]}
-    viewer = event("GET", "/")["requestContext"]["http"]["sourceIp"]
+    viewer = event("GET", "/")["requestContext"]["identity"]["sourceIp"]
     assert viewer != EDGE
     assert rehearsal["limit_keys"] == [f"LIMIT#signin-address:{viewer}"]
 

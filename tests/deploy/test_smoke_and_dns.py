@@ -70,7 +70,9 @@ def test_the_smoke_canary_is_off_by_default_and_runs_countersign_smoke_when_on(t
     assert s.function_property("SmokeFunction", "Handler") == "countersign.handlers.smoke.handler"
     env = s.resolve(s.functions()["SmokeFunction"]["Properties"]["Environment"])["Variables"]
     assert env == {"COUNTERSIGN_SMOKE_URL": "https://d111111abcdef8.cloudfront.net",
-                   "COUNTERSIGN_SMOKE_SECRET": SMOKE_ARN}
+                   "COUNTERSIGN_SMOKE_SECRET": SMOKE_ARN,
+                   # and the REST API's own URL, which must refuse it (AWS WAF)
+                   "COUNTERSIGN_SMOKE_ORIGIN_URL": "https://abc123.execute-api.eu-west-1.amazonaws.com/origin"}
     # It reaches the stack only through its public URL: it may read its credentials, nothing else.
     [statement] = s.statements("SmokeFunction")
     assert statement == {"Sid": "SmokeCredentials", "Effect": "Allow", "Action": "secretsmanager:GetSecretValue",
@@ -93,5 +95,5 @@ def test_the_smoke_canary_is_off_by_default_and_runs_countersign_smoke_when_on(t
 
 def test_the_dashboard_lists_the_smoke_alarm_only_when_it_exists(template):
     body, variables = template["Resources"]["Dashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
-    assert '"${SigningKeyMissingAlarm.Arn}"${SmokeAlarm}]' in body
+    assert '"${PushFailingAlarm.Arn}"${SmokeAlarm}]' in body
     assert variables == {"SmokeAlarm": {"Fn::If": ["HasSmokeCanary", {"Fn::Sub": ', "${SmokeCanaryAlarm.Arn}"'}, ""]}}

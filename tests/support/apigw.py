@@ -1,5 +1,6 @@
-"""API Gateway HTTP API (payload 2.0) events for Lambda handlers, and an httpx2 transport that
-turns a real client's requests into such events.
+"""API Gateway REST API (Lambda proxy, payload format 1.0) events for Lambda handlers, as the
+deployed stack sends them (template.yaml: RestApi), and an httpx2 transport that turns a real
+client's requests into such events and plays CloudFront's viewer-response function on the answers.
 
 Each :class:`LambdaInstance` stands for one Lambda instance: its own thread with its own event
 loop (Mangum calls ``run_until_complete``), invoked one event at a time.
@@ -14,14 +15,30 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
 
+from countersign.surfaces.http.challenge import restore_challenge
+
 API_ID = "abc123"
 REGION = "eu-west-1"
 HOST = f"{API_ID}.execute-api.{REGION}.amazonaws.com"
+STAGE = "origin"  # template.yaml: RestApiStage
+# The REST API's resources (template.yaml) and the path prefix each proxies.
+RESOURCES = {"/mcp": "/mcp", "/oauth/": "/oauth/{proxy+}", "/.well-known/": "/.well-known/{proxy+}",
+             "/api/": "/api/{proxy+}", "/slack/": "/slack/{proxy+}"}
+
+
+def _resource(path: str) -> tuple[str, dict | None]:
+    """The resource a path matches, and its path parameters (a proxy resource's rest of the path)."""
+    for prefix, resource in RESOURCES.items():
+        if prefix.endswith("/") and path.startswith(prefix) and len(path) > len(prefix):
+            return resource, {"proxy": path[len(prefix):]}
+        if path == prefix:
+            return resource, None
+    return path, None
 
 
 def http_event(
@@ -33,40 +50,46 @@ def http_event(
     query: str = "",
     source_ip: str = "198.51.100.7",
     base64_body: bool = False,
-    stage: str = "$default",
+    stage: str = STAGE,
 ) -> dict:
+    """A REST API's Lambda proxy event (1.0): ``path`` without the stage, headers single- and
+    multi-valued, the query parsed, the caller's address in ``requestContext.identity``. The
+    deployed API's binary media type ``*/*`` makes every body base64 (``base64_body``)."""
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     headers.setdefault("host", HOST)
-    cookies = [c.strip() for c in headers.pop("cookie", "").split(";") if c.strip()]
     raw = body.encode("utf-8") if isinstance(body, str) else body
+    params = parse_qs(query, keep_blank_values=True)
+    resource, path_parameters = _resource(path)
     event: dict[str, Any] = {
-        "version": "2.0",
-        "routeKey": "$default",
-        "rawPath": path,
-        "rawQueryString": query,
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
         "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": {k: v[-1] for k, v in params.items()} or None,
+        "multiValueQueryStringParameters": params or None,
+        "pathParameters": path_parameters,
+        "stageVariables": None,
         "requestContext": {
             "accountId": "123456789012",
             "apiId": API_ID,
             "domainName": headers["host"],
             "domainPrefix": API_ID,
-            "http": {
-                "method": method,
-                "path": path,
-                "protocol": "HTTP/1.1",
-                "sourceIp": source_ip,
-                "userAgent": "tests",
-            },
+            "extendedRequestId": f"ext-{time.monotonic_ns()}",
+            "httpMethod": method,
+            "identity": {"sourceIp": source_ip, "userAgent": headers.get("user-agent", "tests")},
+            "path": f"/{stage}{path}",
+            "protocol": "HTTP/1.1",
             "requestId": f"req-{time.monotonic_ns()}",
-            "routeKey": "$default",
+            "requestTime": "30/Nov/2026:00:00:00 +0000",
+            "requestTimeEpoch": int(time.time() * 1000),
+            "resourceId": "r35ource",
+            "resourcePath": resource,
             "stage": stage,
-            "time": "30/Nov/2026:00:00:00 +0000",
-            "timeEpoch": int(time.time() * 1000),
         },
+        "body": None,
         "isBase64Encoded": False,
     }
-    if cookies:
-        event["cookies"] = cookies
     if raw is not None:
         if base64_body:
             event["body"] = base64.b64encode(raw).decode("ascii")
@@ -74,6 +97,36 @@ def http_event(
         else:
             event["body"] = raw.decode("utf-8")
     return event
+
+
+def answer_headers(result: dict) -> list[tuple[str, str]]:
+    """A proxy answer's headers, every value of a repeated one (``multiValueHeaders``) included."""
+    out = list((result.get("headers") or {}).items())
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        out += [(name, v) for v in values]
+    return out
+
+
+def set_cookies(result: dict) -> list[str]:
+    """The ``Set-Cookie`` values of a proxy answer."""
+    return [v for k, v in answer_headers(result) if k.lower() == "set-cookie"]
+
+
+def as_the_viewer_gets_it(result: dict) -> dict:
+    """``result`` with the status and (single-valued) headers the distribution's viewer-response
+    function leaves: a refusal API Gateway carried as a 200 is a refusal again."""
+    status, headers = restore_challenge(result["statusCode"], {k.lower(): v for k, v in
+                                                                (result.get("headers") or {}).items()})
+    return {**result, "statusCode": status, "headers": headers}
+
+
+def through_cloudfront(result: dict) -> tuple[int, list[tuple[str, str]]]:
+    """The status and headers a viewer gets for ``result`` through the distribution: its
+    viewer-response function (``ChallengeFunction``) restores a carried refusal."""
+    headers = answer_headers(result)
+    single = {k.lower(): v for k, v in headers if k.lower() != "set-cookie"}
+    status, restored = restore_challenge(result["statusCode"], single)
+    return status, [*restored.items(), *[(k, v) for k, v in headers if k.lower() == "set-cookie"]]
 
 
 class LambdaContext:
@@ -110,7 +163,8 @@ def response_body(result: dict) -> bytes:
 
 
 class LambdaTransport(httpx2.AsyncBaseTransport):
-    """Sends each request as an API Gateway event to the next instance in turn."""
+    """Sends each request as a REST API event to the next instance in turn; answers as CloudFront's
+    viewer-response function leaves them."""
 
     def __init__(self, instances: list[LambdaInstance], base64_bodies: bool = True):
         self.instances = instances
@@ -125,8 +179,5 @@ class LambdaTransport(httpx2.AsyncBaseTransport):
                            base64_body=self.base64_bodies and bool(body))
         instance = next(self.turn)
         result = await anyio.to_thread.run_sync(instance.invoke, event)
-        out_headers = list((result.get("headers") or {}).items())
-        out_headers += [("set-cookie", c) for c in result.get("cookies") or []]
-        return httpx2.Response(
-            result["statusCode"], headers=out_headers, content=response_body(result), request=request
-        )
+        status, out_headers = through_cloudfront(result)
+        return httpx2.Response(status, headers=out_headers, content=response_body(result), request=request)

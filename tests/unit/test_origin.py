@@ -14,7 +14,7 @@ PREVIOUS = "P" * 40 + "revious012345678901234"
 
 
 def event(headers: dict[str, str]) -> dict:
-    return {"headers": headers, "requestContext": {"http": {"sourceIp": "130.176.0.1"}}}
+    return {"headers": headers, "requestContext": {"identity": {"sourceIp": "130.176.0.1"}}}
 
 
 def test_the_gate_answers_403_without_the_secret_and_passes_either_accepted_value():

@@ -12,13 +12,17 @@ agent token), ``clear`` (smoke cards an earlier run left waiting are withdrawn),
 (``request_confirmation`` of ``countersign_smoke``), ``read`` and ``confirm`` (the confirm API with
 the smoke session), ``status`` (``get_confirmation_status`` says completed, with this run's result),
 ``once`` (a second confirm is refused as already answered, and the status still says completed),
-``cleanup`` (nothing of the smoke connection waits). Exit status 0 when every step passed, 1 when
-one failed, 2 when the command could not start (usage, credentials).
+``cleanup`` (nothing of the smoke connection waits), and with ``--origin-url`` (the stack's
+``OriginApiUrl``) ``origin``: a request straight to the REST API, around CloudFront, is refused by
+AWS WAF (403 with its ``not_through_cloudfront`` body), not by a function it would have invoked.
+Exit status 0 when every step passed, 1 when one failed, 2 when the command could not start
+(usage, credentials).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import stat
@@ -38,6 +42,9 @@ LOOPBACK = ("localhost", "127.0.0.1", "::1")
 SESSION_COOKIE = "__Host-cs_session"
 TIMEOUT_SECONDS = 30
 CREDENTIALS_VARIABLE = "COUNTERSIGN_SMOKE_CREDENTIALS"  # the credentials' JSON itself (the canary's function)
+# The code of AWS WAF's refusal on the REST API's stage (template.yaml: OriginWebAcl's body); a
+# function's own refusal of a request without the origin header says "forbidden".
+NOT_THROUGH_CLOUDFRONT = "not_through_cloudfront"
 
 
 class StepFailed(Exception):
@@ -66,6 +73,40 @@ def check_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def check_origin_url(url: str) -> str:
+    """The REST API's own URL (the stack's ``OriginApiUrl``, ``https://<id>.execute-api.<region>.
+    amazonaws.com/<stage>``), without a trailing slash. :class:`ConfigError` otherwise."""
+    parts = urlsplit(url.strip())
+    if parts.scheme != "https" or not parts.hostname or parts.query or parts.fragment or parts.username:
+        raise ConfigError("--origin-url", f"{url!r} is not the stack's OriginApiUrl (https://<id>.execute-api."
+                                          "<region>.amazonaws.com/<stage>)")
+    return url.strip().rstrip("/")
+
+
+async def check_origin_closed(http, origin_url: str) -> str:
+    """Send an MCP initialize straight to the REST API, without CloudFront's origin header: AWS
+    WAF must refuse it. What it proved, or :class:`StepFailed`."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "countersign-smoke", "version": "1"}}}
+    response = await http.post(f"{origin_url}/mcp", json=body, headers={
+        "Accept": "application/json, text/event-stream", "Content-Type": "application/json"})
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    code = (answer.get("error") or {}).get("code") if isinstance(answer, dict) and isinstance(
+        answer.get("error"), dict) else None
+    if response.status_code == 403 and code == NOT_THROUGH_CLOUDFRONT:
+        return "a direct request to the REST API refused by AWS WAF"
+    if response.status_code == 403 and code == "forbidden":
+        raise StepFailed("origin", "a direct request to the REST API reached the function (its own 403): AWS WAF "
+                                   "is not on the API's stage, so such requests spend invocations and the throttle")
+    said = f" ({code})" if code else ""
+    raise StepFailed("origin", f"a direct request to the REST API answered {response.status_code}{said}, not AWS "
+                               "WAF's 403")
+
+
 def parse_credentials(text: str, where: str) -> dict[str, str]:
     try:
         found = json.loads(text)
@@ -81,9 +122,11 @@ def parse_credentials(text: str, where: str) -> dict[str, str]:
 # -- the run --------------------------------------------------------------------------------------
 
 
-async def run_smoke(origin: str, credentials: dict[str, str], *, timeout: float = TIMEOUT_SECONDS) -> Outcome:
-    """The smoke test against ``origin`` (as :func:`check_url` gives it). Never raises for what the
-    deployment does: a failure is an :class:`Outcome` naming the step."""
+async def run_smoke(origin: str, credentials: dict[str, str], *, timeout: float = TIMEOUT_SECONDS,
+                    origin_url: str | None = None) -> Outcome:
+    """The smoke test against ``origin`` (as :func:`check_url` gives it), and with ``origin_url``
+    (:func:`check_origin_url`) the check that the REST API answers only CloudFront. Never raises
+    for what the deployment does: a failure is an :class:`Outcome` naming the step."""
     # Here, not at the CLI's start: the MCP client and the HTTP library.
     import httpx2
     from mcp import Client
@@ -145,6 +188,11 @@ async def run_smoke(origin: str, credentials: dict[str, str], *, timeout: float 
             if listed.get("total") != 0:
                 raise StepFailed(step, f"{listed.get('total')} smoke card(s) still wait")
             done, filed = filed, None  # nothing left to withdraw
+            closed = ""
+            if origin_url is not None:
+                step = "origin"
+                async with httpx2.AsyncClient(timeout=timeout, follow_redirects=False) as direct:
+                    closed = f"; {await check_origin_closed(direct, origin_url)}"
     except Exception as exc:  # noqa: BLE001  # the deployment's trouble, named by the step it broke
         failed = _step_failed(exc)
         if failed is not None:
@@ -152,7 +200,7 @@ async def run_smoke(origin: str, credentials: dict[str, str], *, timeout: float 
         return Outcome(False, _failed(origin, step, _describe(exc), started, filed))
     extra = f"; withdrew {left} left by an earlier run" if left else ""
     return Outcome(True, f"smoke ok: {origin} card {done} filed over MCP, confirmed on the confirm API, "
-                         f"completed once, nothing waiting{extra} ({time.monotonic() - started:.1f} s)")
+                         f"completed once, nothing waiting{extra}{closed} ({time.monotonic() - started:.1f} s)")
 
 
 async def _withdraw_waiting(tool) -> int:
@@ -232,7 +280,8 @@ def cmd_smoke(args) -> int:
     credentials = load_credentials(args)
     import anyio  # the run only
 
-    outcome = anyio.run(run_smoke, origin, credentials)
+    origin_url = check_origin_url(args.origin_url) if args.origin_url else None
+    outcome = anyio.run(functools.partial(run_smoke, origin, credentials, origin_url=origin_url))
     print(outcome.line)
     return 0 if outcome.ok else 1
 
@@ -277,6 +326,8 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     smoke.add_argument("action", nargs="?", choices=["setup"], help="setup: make the smoke workspace and credentials")
     smoke.add_argument("--url", help="the deployment's public URL (https; http only to localhost)")
+    smoke.add_argument("--origin-url", help="the stack's OriginApiUrl: also check that a request straight to the "
+                                            "REST API is refused by AWS WAF")
     smoke.add_argument("--credentials", help="the smoke credentials file (`smoke setup --out`)")
     smoke.add_argument("--secret", help="a Secrets Manager secret holding them (the stack's SmokeSecretArn)")
     smoke.add_argument("--out", help="setup: write the credentials to this file (mode 0600)")

@@ -1,4 +1,4 @@
-"""The ``api`` Lambda function: the confirm API behind API Gateway's HTTP API (payload 2.0), via Mangum.
+"""The ``api`` Lambda function: the confirm API behind API Gateway's REST API (payload 1.0), via Mangum.
 
 Settings, store client, keys and the app are built once per instance, at import (cold start).
 This module must not import ``mcp`` or anything under ``countersign.surfaces.mcp``: the MCP SDK
@@ -30,6 +30,7 @@ from ..platform import heap, telemetry  # noqa: E402
 from ..runtime import build  # noqa: E402
 from ..settings import load  # noqa: E402
 from ..surfaces.api.app import create_api  # noqa: E402
+from ..surfaces.http.challenge import carry_challenge  # noqa: E402
 from ..surfaces.http.origin import accepted, require_origin  # noqa: E402
 
 telemetry.setup()  # first, so what building logs is JSON and redacted
@@ -40,9 +41,9 @@ runtime = build(load(), deliver_inline=False, lazy_toolsets=True, one_request_at
 telemetry.wire(runtime)
 app = create_api(runtime)
 # A request without CloudFront's origin secret is refused (403) before the app sees it.
-handler = telemetry.instrument(require_origin(
+handler = telemetry.instrument(carry_challenge(require_origin(
     Mangum(app, lifespan="off",
            api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
-))
+)))
 heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

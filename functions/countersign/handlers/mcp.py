@@ -1,4 +1,4 @@
-"""The ``mcp`` Lambda function: the MCP endpoint behind API Gateway's HTTP API, via Mangum, and
+"""The ``mcp`` Lambda function: the MCP endpoint behind API Gateway's REST API (payload 1.0), via Mangum, and
 the OAuth endpoints beside it (``/.well-known/oauth-*``, ``/oauth/*``: docs/oauth.md).
 
 Built once per instance, at import (cold start): settings, store client, keys and the
@@ -21,6 +21,7 @@ from mangum import Mangum
 from ..platform import heap, telemetry
 from ..runtime import build
 from ..settings import load
+from ..surfaces.http.challenge import carry_challenge
 from ..surfaces.http.origin import accepted, require_origin
 from ..surfaces.http.request_limits import RequestLimit
 from ..surfaces.mcp.server import build_server
@@ -39,8 +40,8 @@ endpoint = RequestLimit(
     lambda_app(build_server(runtime.desk, runtime.state_keys), runtime.store, oauth=OAuthEndpoints(runtime)),
     runtime, "mcp",
 )
-handler = telemetry.instrument(require_origin(
+handler = telemetry.instrument(carry_challenge(require_origin(
     Mangum(endpoint, lifespan="off", api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
-))
+)))
 heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

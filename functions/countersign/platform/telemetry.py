@@ -178,15 +178,19 @@ def wire(runtime: Any) -> None:
             notifier.on_event = metric
 
 
-HTTP_REQUEST_ID = "requestContext.requestId"  # Powertools' correlation_paths.API_GATEWAY_HTTP
+HTTP_REQUEST_ID = "requestContext.requestId"  # API Gateway's request id (REST and HTTP APIs alike)
+CARRIED_STATUS = "x-countersign-status"  # a refusal carried past API Gateway (surfaces.http.challenge)
 
 
 def http_summary(event: dict, result: Any) -> dict:
-    """The ``handled`` line of an HTTP request, like the HTTP API's access log but with the
-    function's view. Never the query string, headers or body."""
-    http = (event.get("requestContext") or {}).get("http") or {}
-    return {"method": http.get("method"), "path": event.get("rawPath"),
-            "status": result.get("statusCode") if isinstance(result, dict) else None}
+    """The ``handled`` line of an HTTP request, like the REST API's access log but with the
+    function's view: the status the viewer gets (a carried refusal's own). Never the query
+    string, headers or body."""
+    status = None
+    if isinstance(result, dict):
+        carried = (result.get("headers") or {}).get(CARRIED_STATUS)
+        status = int(carried) if isinstance(carried, str) and carried.isdigit() else result.get("statusCode")
+    return {"method": event.get("httpMethod"), "path": event.get("path"), "status": status}
 
 
 Answer = TypeVar("Answer")  # what a Lambda handler returns

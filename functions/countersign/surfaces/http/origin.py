@@ -75,7 +75,7 @@ def scope_address(scope: dict, secrets: Iterable[str]) -> str:
 
 
 def require_origin(handler: Callable[[dict, Any], Any], secrets: Iterable[str]) -> Callable[[dict, Any], Any]:
-    """A Lambda handler (HTTP API payload 2.0) that answers 403 unless the event carries one of
+    """A Lambda handler (API Gateway proxy event) that answers 403 unless the event carries one of
     ``secrets`` in ``X-Countersign-Origin``. No secrets: ``handler`` itself."""
     accepted_values = tuple(secrets)
     if not accepted_values:

@@ -1,7 +1,8 @@
-"""What template.yaml puts in front of the functions: the HTTP API (routes to the functions' live
+"""What template.yaml puts in front of the functions: the REST API (methods on the functions' live
 aliases, throttling, access log) and the one CloudFront origin for page, API and MCP (the private
 page bucket, cache behaviours, the origin secret CloudFront proves itself with, security headers and
-page routes as the local server has them, a custom domain only with its certificate).
+page routes as the local server has them, a custom domain only with its certificate). AWS WAF on
+the REST API and the refusals carried past it: test_origin.py.
 
 Resolved with :func:`tests.deploy.example_stack.stack` (example parameters, names and ARNs).
 """
@@ -17,43 +18,70 @@ import pytest
 
 from countersign.surfaces.local import page
 from tests.deploy.cfn import ACCOUNT, REGION
-from tests.deploy.example_stack import ORIGIN_ARN, stack
+from tests.deploy.example_stack import ORIGIN_ARN, rest_api_routes, stack
 
 CACHING_OPTIMIZED = "658327ea-f89d-4fab-a63d-7e88639e58f6"
 CACHING_DISABLED = "4135ea2d-6df8-44a3-9df3-4b5a84be39ad"
 ALL_VIEWER_EXCEPT_HOST = "b689b0a8-53d0-40ab-baf2-68738e2966ac"
 
 
-# -- the HTTP API -----------------------------------------------------------------------------------
+# -- the REST API -----------------------------------------------------------------------------------
 
 
-def test_http_api_routes_and_throttling(resources):
+def test_rest_api_methods_and_throttling(resources):
     s = stack()
-    stage = s.resolve(resources["HttpApiStage"]["Properties"])
-    assert stage["StageName"] == "$default" and stage["AutoDeploy"] is True
-    assert stage["DefaultRouteSettings"] == {"ThrottlingRateLimit": "50", "ThrottlingBurstLimit": "100"}
-    assert "authorization" not in stage["AccessLogSettings"]["Format"].lower()
-    routes = {}
+    api = s.resolve(resources["RestApi"]["Properties"])
+    assert api["EndpointConfiguration"] == {"Types": ["REGIONAL"]}  # no second, API Gateway-owned CloudFront
+    assert api["BinaryMediaTypes"] == ["*/*"]  # bodies pass as bytes both ways (gzip, base64 events)
+    stage = s.resolve(resources["RestApiStage"]["Properties"])
+    assert stage["StageName"] == "origin" and stage["TracingEnabled"] is True
+    [settings] = stage["MethodSettings"]
+    assert settings == {"ResourcePath": "/*", "HttpMethod": "*", "ThrottlingRateLimit": "50",
+                        "ThrottlingBurstLimit": "100", "LoggingLevel": "ERROR", "DataTraceEnabled": False,
+                        "MetricsEnabled": False}
+    log_format = stage["AccessLogSetting"]["Format"]
+    assert "authorization" not in log_format.lower() and "$context.wafResponseCode" in log_format
+    assert "header" not in log_format.lower() and "querystring" not in log_format.lower()
+    # API Gateway's execution log lands in the stack's own group (retention, key), errors only.
+    execution = s.resolve(resources["RestApiExecutionLogGroup"]["Properties"])
+    assert execution["LogGroupName"] == "API-Gateway-Execution-Logs_abc123/origin"
+    assert rest_api_routes(resources) == {
+        ("ANY", "/mcp"): "McpFunction", ("ANY", "/api/{proxy+}"): "ApiFunction",
+        ("ANY", "/slack/{proxy+}"): "ApiFunction",  # Slack's signed callbacks: the API's app serves them
+        ("ANY", "/oauth/{proxy+}"): "McpFunction", ("ANY", "/.well-known/{proxy+}"): "McpFunction"}
     for res in resources.values():
-        if res["Type"] == "AWS::ApiGatewayV2::Route":
-            integration = res["Properties"]["Target"]["Fn::Sub"].split("${")[1].rstrip("}")
-            # The alias "live", never the function itself: a canary deploy shifts what it serves.
-            uri = resources[integration]["Properties"]["IntegrationUri"]["Ref"].removesuffix(".Alias")
-            assert resources[integration]["Properties"]["PayloadFormatVersion"] == "2.0"
-            routes[res["Properties"]["RouteKey"]] = uri
-    assert routes == {"ANY /mcp": "McpFunction", "ANY /api/{proxy+}": "ApiFunction",
-                      "ANY /slack/{proxy+}": "ApiFunction",  # Slack's signed callbacks: the API's app serves them
-                      "ANY /oauth/{proxy+}": "McpFunction", "ANY /.well-known/{proxy+}": "McpFunction"}
+        if res["Type"] == "AWS::ApiGateway::Method":
+            integration = res["Properties"]["Integration"]
+            assert integration["Type"] == "AWS_PROXY" and integration["IntegrationHttpMethod"] == "POST"
+            assert integration["TimeoutInMillis"] == 29000  # a REST API's most; the functions stop at 20 s
     permissions = sorted((s.resolve(r["Properties"]["FunctionName"]), s.resolve(r["Properties"]["SourceArn"]))
                          for r in resources.values() if r["Type"] == "AWS::Lambda::Permission")
-    api = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*"
-    assert permissions == sorted([  # every route invokes its function's alias: a canary shifts them all
-        (s.refs["ApiFunction.Alias"], f"{api}/api/*"),
-        (s.refs["ApiFunction.Alias"], f"{api}/slack/*"),
-        (s.refs["McpFunction.Alias"], f"{api}/.well-known/*"),
-        (s.refs["McpFunction.Alias"], f"{api}/mcp"),
-        (s.refs["McpFunction.Alias"], f"{api}/oauth/*"),
+    api_arn = f"arn:aws:execute-api:{REGION}:{ACCOUNT}:abc123/*/*"
+    assert permissions == sorted([  # every method invokes its function's alias: a canary shifts them all
+        (s.refs["ApiFunction.Alias"], f"{api_arn}/api/*"),
+        (s.refs["ApiFunction.Alias"], f"{api_arn}/slack/*"),
+        (s.refs["McpFunction.Alias"], f"{api_arn}/.well-known/*"),
+        (s.refs["McpFunction.Alias"], f"{api_arn}/mcp"),
+        (s.refs["McpFunction.Alias"], f"{api_arn}/oauth/*"),
     ])
+
+
+def test_rest_api_logs_through_the_accounts_role(resources):
+    """A REST API's logs need API Gateway's account-level CloudWatch role: made and set by default
+    (retained - other APIs may come to use it), left alone when the account has one already."""
+    made = stack()
+    assert made.condition("CreatesApiGatewayLogsRole")
+    for name in ("ApiGatewayCloudWatchRole", "ApiGatewayAccount"):
+        assert resources[name]["Condition"] == "CreatesApiGatewayLogsRole"
+        assert resources[name]["DeletionPolicy"] == "Retain"
+    role = made.resolve(resources["ApiGatewayCloudWatchRole"]["Properties"])
+    assert role["ManagedPolicyArns"] == [
+        "arn:aws:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs"]
+    # The stage names the account setting, so it is made after it (the stage's logs need it).
+    assert "countersign-ApiGatewayAccount-X" in made.resolve(resources["RestApiStage"]["Properties"])["Description"]
+    existing = stack(ApiGatewayLogsRole="existing")
+    assert not existing.condition("CreatesApiGatewayLogsRole")
+    assert "ApiGatewayAccount" not in existing.resolve(resources["RestApiStage"]["Properties"])["Description"]
 
 
 # -- the page and the one origin ----------------------------------------------------------------------
@@ -78,6 +106,7 @@ def test_one_origin_for_page_api_and_mcp(resources):
     assert origins["site"]["OriginAccessControlId"] == "OAC123"
     assert origins["site"]["S3OriginConfig"] == {"OriginAccessIdentity": ""}  # mandatory with OAC
     assert origins["api"]["DomainName"] == f"abc123.execute-api.{REGION}.amazonaws.com"
+    assert origins["api"]["OriginPath"] == "/origin"  # the REST API's stage
     assert origins["api"]["CustomOriginConfig"]["OriginProtocolPolicy"] == "https-only"
     default = config["DefaultCacheBehavior"]
     assert default["TargetOriginId"] == "site" and default["CachePolicyId"] == CACHING_OPTIMIZED
@@ -91,6 +120,9 @@ def test_one_origin_for_page_api_and_mcp(resources):
         assert behaviour["OriginRequestPolicyId"] == ALL_VIEWER_EXCEPT_HOST
         assert {"POST", "GET", "DELETE"} <= set(behaviour["AllowedMethods"])
         assert behaviour["ViewerProtocolPolicy"] == "https-only"
+        # a refusal API Gateway would strip of its WWW-Authenticate gets it back (test_origin.py)
+        assert behaviour["FunctionAssociations"] == [{"EventType": "viewer-response",
+                                                      "FunctionARN": "arn:cf-challenge"}]
     for behaviour in [default, *behaviours.values()]:
         assert behaviour["ResponseHeadersPolicyId"] == "policy-id"
     assert "CustomErrorResponses" not in config  # they would turn the API's 404s into the page
