@@ -4,7 +4,8 @@
 # works from any folder that holds the countersign package (it looks in ./ then in functions/).
 #
 #   1. the function's own requirements (requirements-KIND.txt), as manylinux aarch64 wheels for
-#      CPython 3.12, cross-installed (the build machine may be x86_64; no Docker needed);
+#      CPython 3.12, cross-installed (the build machine may be x86_64; no Docker needed); the few
+#      pure-Python ones published only as source (source-only.txt) are made into wheels first;
 #   2. the countersign package, without caches;
 #   3. bytecode precompiled with python3.12 and unchecked hashes (precompile.sh): `sam build`
 #      ships no .pyc and zips files dated 1980, so without this every cold start recompiles.
@@ -30,9 +31,19 @@ if [ -d countersign ]; then src=countersign; else src="$here/../functions/counte
 [ -f "$src/__init__.py" ] || { echo "build_function.sh: cannot find the countersign package" >&2; exit 2; }
 
 mkdir -p "$out"
+# Pure-Python packages published only as source (source-only.txt): their wheels made here first,
+# for any platform, so the cross-install below (wheels only) finds them.
+wheels=$(mktemp -d)
+trap 'rm -rf "$wheels"' EXIT
+names=$(grep -v '^#' "$here/source-only.txt" | paste -sd'|' -)
+source_only=$(grep -iE "^(${names})==" "$requirements" || true)
+if [ -n "$source_only" ]; then
+  # shellcheck disable=SC2086  # one pin per word
+  "$PYTHON" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$wheels" $source_only
+fi
 # Lambda's python3.12 runs on Amazon Linux 2023 (glibc 2.34): any manylinux wheel up to 2_34.
 "$PYTHON" -m pip install --quiet --disable-pip-version-check --no-compile --upgrade \
-  --target "$out" --implementation cp --python-version 3.12 --only-binary=:all: \
+  --target "$out" --implementation cp --python-version 3.12 --only-binary=:all: --find-links "$wheels" \
   --platform manylinux_2_34_aarch64 --platform manylinux_2_28_aarch64 \
   --platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64 \
   -r "$requirements"

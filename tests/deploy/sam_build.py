@@ -69,8 +69,17 @@ def requirements(kind: str) -> Path:
     return REPO_ROOT / "infra" / f"requirements-{kind}.txt"
 
 
+def source_only_pins() -> set[str]:
+    """The pins (``name==version``) of the functions' requirements published only as source
+    (infra/source-only.txt), which the build makes into wheels itself."""
+    names = {line.strip().lower() for line in (REPO_ROOT / "infra" / "source-only.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")}
+    return {line.strip() for kind in KINDS for line in requirements(kind).read_text().splitlines()
+            if line.split("==")[0].strip().lower() in names}
+
+
 def wheelhouse_key() -> str:
-    digest = hashlib.sha256(" ".join(PLATFORM).encode())
+    digest = hashlib.sha256(" ".join(PLATFORM).encode() + (REPO_ROOT / "infra" / "source-only.txt").read_bytes())
     for kind in KINDS:
         digest.update(kind.encode() + b"\0" + requirements(kind).read_bytes() + b"\0")
     return digest.hexdigest()[:16]
@@ -85,13 +94,28 @@ def wheelhouse(python: str, log) -> Path | None:
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = Path(tempfile.mkdtemp(prefix="partial-", dir=CACHE))
 
+    source_only = source_only_pins()
+    wheels_only = partial / "requirements"
+    wheels_only.mkdir()
+
     def download(kind: str) -> subprocess.CompletedProcess:
+        listed = wheels_only / f"{kind}.txt"  # the requirements but the source-only ones, built below
+        listed.write_text("".join(line + "\n" for line in requirements(kind).read_text().splitlines()
+                                  if line.strip() not in source_only))
         return subprocess.run([python, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-                               "--dest", str(partial), *PLATFORM, "-r", str(requirements(kind))],
+                               "--dest", str(partial), *PLATFORM, "-r", str(listed)],
+                              capture_output=True, text=True, timeout=600)
+
+    def build_source_only() -> subprocess.CompletedProcess:  # as infra/build_function.sh makes them
+        return subprocess.run([python, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check", "--no-deps",
+                               "--wheel-dir", str(partial), *sorted(source_only)],
                               capture_output=True, text=True, timeout=600)
 
     with ThreadPoolExecutor(len(KINDS)) as pool:
         done = list(pool.map(download, KINDS))
+    if source_only:
+        done.append(build_source_only())
+    shutil.rmtree(wheels_only)
     failed = [d for d in done if d.returncode != 0]
     if failed:
         log.write("downloading the functions' dependencies failed; sam build asks the package index:\n"

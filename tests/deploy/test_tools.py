@@ -79,6 +79,7 @@ def test_sam_build():
         capture_output=True,
         check=True,
     ).stdout
+    strays: list[str] = []  # bundles whose size strays from docs/deploy.md's table, all named at once
     for function, handler, must_have, must_not_have in (
         ("McpFunction", "countersign/handlers/mcp.py", ["mcp", "mangum", "nacl", "boto3", "aws_lambda_powertools"], []),
         ("ApiFunction", "countersign/handlers/api.py", ["fastapi", "mangum", "nacl", "boto3", "aws_lambda_powertools"],
@@ -99,8 +100,8 @@ def test_sam_build():
         size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
         assert size < LAMBDA_UNZIPPED_LIMIT, f"{function} is {size / 2**20:.0f} MiB unzipped"
         quoted = quoted_bundle_sizes()[function]  # docs/deploy.md's table stays true
-        assert abs(size / 2**20 - quoted) <= 0.15 * quoted, \
-            f"{function} is {size / 2**20:.0f} MiB unzipped; docs/deploy.md says {quoted} MiB: update it"
+        if abs(size / 2**20 - quoted) > 0.15 * quoted:
+            strays.append(f"{function} is {size / 2**20:.0f} MiB unzipped; docs/deploy.md says {quoted} MiB")
 
         # Bytecode: every countersign module precompiled for 3.12 with unchecked hashes (flags == 0b01).
         sources = sorted((root / "countersign").rglob("*.py"))
@@ -115,3 +116,4 @@ def test_sam_build():
         assert natives, f"{function}: no native extension at all? (pydantic_core, nacl, cffi expected)"
         wrong = [str(p.relative_to(root)) for p in natives if _elf_machine(p) not in (None, ELF_MACHINE_AARCH64)]
         assert not wrong, f"{function}: native code for another architecture: {wrong[:5]}"
+    assert not strays, "; ".join(strays) + ": update docs/deploy.md"
