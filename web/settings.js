@@ -47,7 +47,8 @@ export async function viewSettings(page, section) {
   const found = shown.find(([key]) => key === section);
   const back = el('p', { class: 'back settings-back' }, el('a', { href: '/settings', 'data-nav': true }, S.allSettings));
   if (!found) {
-    show(back, el('h1', {}, S.settings), el('p', { class: 'error', role: 'alert' }, S.ownersOnly));
+    const who = section === 'webhooks' ? S.ownersOnlyNotAdmins : S.ownersOnly; // webhooks: owners, not admins
+    show(back, el('h1', {}, S.settings), el('p', { class: 'error', role: 'alert' }, who));
     return;
   }
   const body = await sectionEl(page, settings, section);

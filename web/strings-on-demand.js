@@ -64,6 +64,7 @@ export const S = {
   settings: 'Settings',
   allSettings: 'All settings',
   ownersOnly: 'This part of Settings is for the workspace\'s owners and admins.',
+  ownersOnlyNotAdmins: 'This part of Settings is for the workspace\'s owners.', // webhooks: owners only
   sections: {
     notifications: ['Notifications', 'Emails about requests waiting for you'],
     slack: ['Slack', 'Requests in Slack, and linking your Slack user'],

@@ -122,8 +122,12 @@ def test_a_member_sees_slack_to_link_and_no_webhooks(live, tenant, page):
         "Slack is not connected to this workspace. An owner of the workspace connects it here.")
     page.goto(f"{server.origin}/settings/webhooks")
     ready(page, "settings")
-    expect(page.locator("#main [role=alert]")).to_have_text(
-        "This part of Settings is for the workspace's owners and admins.")
+    expect(page.locator("#main [role=alert]")).to_have_text("This part of Settings is for the workspace's owners.")
+    # an admin manages upstreams, not webhooks: told the same
+    sign_in(page, tenant, tenant.add_person("admin"))
+    page.goto(f"{server.origin}/settings/webhooks")
+    ready(page, "settings")
+    expect(page.locator("#main [role=alert]")).to_have_text("This part of Settings is for the workspace's owners.")
 
 
 def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live, tenant, page, watch, configure):
