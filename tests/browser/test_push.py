@@ -132,6 +132,8 @@ def test_a_pushed_card_shows_as_a_notification_and_its_confirm_answers_it(live, 
         assert worker.evaluate("(data) => self.handleAction('confirm', data)", shown["data"]) == 200
         assert status_of(tenant, card_id)["status"] == "completed"
         assert tenant.note("n1")["text"] == "Pay Acme 1,250.00"
+        answered = tenant.store.cards.audit_trail(tenant.workspace_id, card_id)[-1]
+        assert (answered.event, answered.channel) == ("completed", "push")  # "from a notification"
 
         # the device shows when it was last notified, and is removed
         page.reload()
