@@ -100,6 +100,11 @@ async function sectionEl(page, settings, section) {
   }
 }
 
+// This device's push subscription, or null (web/push.js, loaded when signing out).
+async function thisDevice() {
+  try { return await (await import('./push.js')).thisDevicesSubscription(); } catch (e) { return null; }
+}
+
 // Push to this device: web/push.js, loaded only when Notifications is opened (docs/channels.md).
 async function pushEl(page) {
   const holder = page.el('div', { class: 'push-settings', 'data-push-settings': true });
@@ -189,7 +194,9 @@ function accountEl({ api, el, navigate, setSession, session: s }) {
   const signOut = el('button', { type: 'button', class: 'secondary' }, S.signOut);
   signOut.addEventListener('click', async () => {
     signOut.disabled = true;
-    try { await api('POST', '/signout'); } catch (e) { /* signed out either way */ }
+    const device = await thisDevice(); // its push subscription goes with the session (docs/channels.md)
+    try { await api('POST', '/signout', device ? { pushEndpoint: device.endpoint } : undefined); } catch (e) { /* signed out either way */ }
+    if (device) await device.unsubscribe().catch(() => null);
     setSession(null);
     navigate('/signin');
   });

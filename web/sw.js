@@ -154,6 +154,47 @@ self.handleAction = async (action, data) => {
   }
 };
 
+// The push service replaced this device's subscription (or expired it): subscribe again with the
+// server's key and hand the new one to the API with the session, as Settings does, and remove the
+// old one. Without a session nothing is sent: the old subscription is dropped by the server when
+// its push service answers 404 or 410.
+self.addEventListener('pushsubscriptionchange', (event) => {
+  const done = self.renewSubscription(event.oldSubscription || null, event.newSubscription || null);
+  try { event.waitUntil(done); } catch (e) { /* a script-made event (tests) cannot wait */ }
+});
+
+self.renewSubscription = async (old, renewed) => {
+  const asked = { credentials: 'same-origin', cache: 'no-store' };
+  try {
+    const session = await fetch('/api/session', asked);
+    if (!session.ok) return null;
+    const { csrfToken } = await session.json();
+    const headers = { Accept: 'application/json', 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken || '' };
+    let subscription = renewed;
+    if (!subscription) {
+      const shown = await fetch('/api/settings/push', asked);
+      if (!shown.ok) return null;
+      const { applicationServerKey } = await shown.json();
+      subscription = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey });
+    }
+    const added = await fetch('/api/settings/push/subscriptions', {
+      ...asked, method: 'POST', headers, body: JSON.stringify(subscription.toJSON()) });
+    if (added.ok && old && old.endpoint && old.endpoint !== subscription.endpoint) {
+      await fetch('/api/settings/push/subscriptions/' + await subscriptionId(old.endpoint), {
+        ...asked, method: 'DELETE', headers });
+    }
+    return added.status;
+  } catch (e) {
+    return null;
+  }
+};
+
+// The server's id of the subscription at `endpoint` (store/push_subscriptions.py: subscription_id).
+async function subscriptionId(endpoint) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(endpoint)));
+  return 'ps_' + Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('').slice(0, 24);
+}
+
 async function openCard(id) {
   const url = new URL(cardPath(id), self.location.origin).href;
   for (const client of await self.clients.matchAll({ type: 'window', includeUncontrolled: true })) {

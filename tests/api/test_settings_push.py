@@ -159,3 +159,35 @@ async def test_an_answer_from_a_notification_is_audited_as_push_and_loosens_noth
         other = await file(tenant, text=f"by {label}")
         assert signed.post(f"/api/cards/{other}/confirm", headers={"X-Countersign-Via": label}).status_code == 200
         assert tenant.store.cards.audit_trail(tenant.workspace_id, other)[-1].channel == "page"
+
+
+def test_signing_out_drops_the_device_the_page_names_and_only_the_persons_own(signed, tenant, page, service):
+    """The page names its device's subscription when it signs out: it is removed with the session
+    (a device left signed out gets none of its person's cards). Without the CSRF token nothing ends
+    and nothing is removed; a colleague's device named by someone else stays theirs."""
+    colleague = tenant.add_person("approver")
+    from tests.support.confirm_page import Page
+
+    other = Page(page.origin).sign_in(tenant.runtime, colleague)
+    try:
+        mine = {**service.device().as_json(), "endpoint": "https://push.example.com/x/mine"}
+        theirs = {**service.device().as_json(), "endpoint": "https://push.example.com/x/theirs"}
+        assert signed.post(f"{PUSH}/subscriptions", mine).status_code == 201
+        assert other.post(f"{PUSH}/subscriptions", theirs).status_code == 201
+
+        assert signed.post("/api/signout", {"pushEndpoint": mine["endpoint"]}, csrf="wrong").status_code == 403
+        assert len(devices(signed)) == 1
+        out = signed.post("/api/signout", {"pushEndpoint": theirs["endpoint"]})  # not this person's device
+        assert out.status_code == 204 and signed.get("/api/session").status_code == 401
+        assert len(devices(other)) == 1
+
+        again = Page(page.origin).sign_in(tenant.runtime, tenant.person)
+        try:
+            assert len(devices(again)) == 1
+            assert again.post("/api/signout", {"pushEndpoint": mine["endpoint"]}).status_code == 204
+        finally:
+            again.close()
+        assert tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id) == []
+        assert len(devices(other)) == 1
+    finally:
+        other.close()
