@@ -1,7 +1,7 @@
 """The per-person device limit under real concurrency: a person two short of
 :data:`MAX_SUBSCRIPTIONS` adds six devices at the same instant; exactly two are stored, the other
 four are refused (BadInput, field ``endpoint``) with nothing written. On SQLite (one file, one
-connection per thread) and on DynamoDB (moto, each write and query atomic as DynamoDB's are: the
+connection per thread) and on DynamoDB (moto, each write and read atomic as DynamoDB's are: the
 condition inside the transaction decides, tests/support/serial_moto.py)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from countersign.store.errors import BadInput
 from countersign.store.push_subscriptions import MAX_SUBSCRIPTIONS
 from countersign.store.sqlite import SQLiteStore
 from tests.store.test_push_subscriptions import sub, ws
-from tests.support.serial_moto import serialized_writes_and_queries
+from tests.support.serial_moto import serialized_writes_and_reads
 
 RACERS = 6
 ROUNDS = 3
@@ -32,7 +32,7 @@ def racing_store(request, tmp_path) -> Iterator[Any]:
         return
     from tests.support.aws import moto_dynamodb_store
 
-    with moto_dynamodb_store() as s, serialized_writes_and_queries():
+    with moto_dynamodb_store() as s, serialized_writes_and_reads():
         yield s
 
 
