@@ -223,6 +223,7 @@ export const S = {
   yourSlackUser: 'Your Slack user',
   linkedAs: (user) => ['Linked as Slack user ', user, '. Requests for you reach you there, and its buttons answer '
     + 'for you.'],
+  linkedAsName: (name) => ['Linked as ', name, '. Requests for you reach you there, and its buttons answer for you.'],
   unlink: 'Unlink',
   unlinked: 'Your Slack user was unlinked.',
   notLinked: 'Not linked yet: link your Slack user so requests for you reach you there.',

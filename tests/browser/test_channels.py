@@ -7,6 +7,7 @@ turns Slack off and on."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -86,6 +87,13 @@ def test_an_owner_connects_slack_and_a_person_links_tests_and_unlinks(live, tena
     said = slash_command(tenant, bot, "U0PAT0001", command.inner_text().removeprefix("/countersign "))
     assert said.startswith("Linked: cards for ")
     page.get_by_role("button", name="I sent it").click()
+    expect(mine.locator("[data-slack-link]")).to_have_text(
+        "Linked as @pat. Requests for you reach you there, and its buttons answer for you.")
+    # a link made before names were kept shows the Slack user's id
+    old = tenant.store.slack.get_link(tenant.workspace_id, tenant.person.id)
+    tenant.store.slack.link(dataclasses.replace(old, user_name=None))
+    page.reload()
+    ready(page, "settings")
     expect(mine.locator("[data-slack-link]")).to_have_text(
         "Linked as Slack user U0PAT0001. Requests for you reach you there, and its buttons answer for you.")
 
