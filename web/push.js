@@ -40,6 +40,18 @@ export async function pushPanel(page, holder) {
     el('p', { class: 'push-devices-title' }, el('strong', {}, S.pushDevices)), devicesEl(page, holder, shown.devices || []));
 }
 
+// This device's push subscription, if the page's service worker has one, else null. Signing out
+// names it (the server drops it with the session) and then unsubscribes it here too.
+export async function thisDevicesSubscription() {
+  if (!('serviceWorker' in navigator) || !('PushManager' in window)) return null;
+  try {
+    const registration = await navigator.serviceWorker.getRegistration();
+    return registration ? await registration.pushManager.getSubscription() : null;
+  } catch (e) {
+    return null;
+  }
+}
+
 function devicesEl(page, holder, devices) {
   const { el } = page;
   if (!devices.length) return el('p', { class: 'muted', 'data-push-devices': true }, S.pushNoDevices);

@@ -30,8 +30,9 @@ export async function slackPanel(page, { copyButton, refresh }) {
       try { await api('DELETE', '/settings/slack/link'); announce(S.unlinked); await refresh(); }
       catch (e) { unlink.disabled = false; fail(e); }
     });
-    mine.append(el('p', { 'data-slack-link': view.link.slackUserId },
-      S.linkedAs(el('code', {}, view.link.slackUserId))),
+    mine.append(el('p', { 'data-slack-link': view.link.slackUserId }, view.link.slackUserName
+      ? S.linkedAsName(el('strong', {}, '@' + view.link.slackUserName)) // the id for a link made before names were kept
+      : S.linkedAs(el('code', {}, view.link.slackUserId))),
     el('div', { class: 'actions' }, unlink), testButtonEl(page, '/settings/slack/test', S.sendTestSlack, 'slack'));
   } else {
     mine.append(el('p', { class: 'muted' }, S.notLinked), linkCodeEl(page, copyButton, fail, refresh));

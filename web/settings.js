@@ -47,7 +47,8 @@ export async function viewSettings(page, section) {
   const found = shown.find(([key]) => key === section);
   const back = el('p', { class: 'back settings-back' }, el('a', { href: '/settings', 'data-nav': true }, S.allSettings));
   if (!found) {
-    show(back, el('h1', {}, S.settings), el('p', { class: 'error', role: 'alert' }, S.ownersOnly));
+    const who = section === 'webhooks' ? S.ownersOnlyNotAdmins : S.ownersOnly; // webhooks: owners, not admins
+    show(back, el('h1', {}, S.settings), el('p', { class: 'error', role: 'alert' }, who));
     return;
   }
   const body = await sectionEl(page, settings, section);
@@ -98,6 +99,11 @@ async function sectionEl(page, settings, section) {
     if (e.status === 401) throw e;
     return el('p', { class: 'muted' }, S.noUpstreams);
   }
+}
+
+// This device's push subscription, or null (web/push.js, loaded when signing out).
+async function thisDevice() {
+  try { return await (await import('./push.js')).thisDevicesSubscription(); } catch (e) { return null; }
 }
 
 // Push to this device: web/push.js, loaded only when Notifications is opened (docs/channels.md).
@@ -189,7 +195,9 @@ function accountEl({ api, el, navigate, setSession, session: s }) {
   const signOut = el('button', { type: 'button', class: 'secondary' }, S.signOut);
   signOut.addEventListener('click', async () => {
     signOut.disabled = true;
-    try { await api('POST', '/signout'); } catch (e) { /* signed out either way */ }
+    const device = await thisDevice(); // its push subscription goes with the session (docs/channels.md)
+    try { await api('POST', '/signout', device ? { pushEndpoint: device.endpoint } : undefined); } catch (e) { /* signed out either way */ }
+    if (device) await device.unsubscribe().catch(() => null);
     setSession(null);
     navigate('/signin');
   });

@@ -73,6 +73,7 @@ export const S = {
   settings: 'Settings',
   allSettings: 'All settings',
   ownersOnly: 'This part of Settings is for the workspace\'s owners and admins.',
+  ownersOnlyNotAdmins: 'This part of Settings is for the workspace\'s owners.', // webhooks: owners only
   sections: {
     notifications: ['Notifications', 'Emails about requests waiting for you'],
     slack: ['Slack', 'Requests in Slack, and linking your Slack user'],
@@ -232,6 +233,7 @@ export const S = {
   yourSlackUser: 'Your Slack user',
   linkedAs: (user) => ['Linked as Slack user ', user, '. Requests for you reach you there, and its buttons answer '
     + 'for you.'],
+  linkedAsName: (name) => ['Linked as ', name, '. Requests for you reach you there, and its buttons answer for you.'],
   unlink: 'Unlink',
   unlinked: 'Your Slack user was unlinked.',
   notLinked: 'Not linked yet: link your Slack user so requests for you reach you there.',

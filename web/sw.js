@@ -12,7 +12,9 @@
 //   notification (its title, who asked); tapping it opens the card. Where the server says a click
 //   may answer it (no passkey needed), Confirm and Decline send that answer to the API with the
 //   session cookie and its CSRF token, exactly as the page does: the server decides again, and a
-//   refusal (signed out, not theirs, a passkey needed now) opens the card instead.
+//   refusal (signed out, not theirs, a passkey needed now) opens the card instead. It says the
+//   answer came from a notification (X-Countersign-Via: push), a label for the audit trail only.
+//   The buttons' words come in the push message (the server's strings), so this file has none.
 const VERSION = 'v2';
 const SHELL = 'countersign-shell-' + VERSION;
 const LAST_LIST = 'countersign-last-list';
@@ -99,7 +101,15 @@ async function forgetListAfter(answer) {
 }
 
 // -- push ---------------------------------------------------------------------------------------
-const ANSWERS = [{ action: 'confirm', title: 'Confirm' }, { action: 'decline', title: 'Decline' }];
+const ANSWERS = ['confirm', 'decline'];
+const VIA_HEADER = 'X-Countersign-Via'; // the audit trail records a button's answer as from a notification
+
+// The buttons, worded as the message says (the server's strings: this worker holds no words of its
+// own). A message without both words shows none: a tap still opens the card.
+function answerButtons(labels) {
+  if (!labels || !ANSWERS.every((a) => typeof labels[a] === 'string' && labels[a])) return [];
+  return ANSWERS.map((action) => ({ action, title: labels[action] }));
+}
 
 self.addEventListener('push', (event) => {
   let card = null;
@@ -108,7 +118,7 @@ self.addEventListener('push', (event) => {
   const data = { card: card.card, url: cardPath(card.card), answerable: card.answerable === true };
   event.waitUntil(self.registration.showNotification(String(card.title || ''), {
     body: String(card.body || ''), tag: 'card-' + card.card, data,
-    actions: data.answerable ? ANSWERS : [],
+    actions: data.answerable ? answerButtons(card.labels) : [],
   }));
 });
 
@@ -135,7 +145,7 @@ self.handleAction = async (action, data) => {
     const { csrfToken } = await session.json();
     const answer = await fetch('/api/cards/' + encodeURIComponent(data.card) + '/' + action, {
       method: 'POST', credentials: 'same-origin', cache: 'no-store',
-      headers: { Accept: 'application/json', 'X-CSRF-Token': csrfToken || '' },
+      headers: { Accept: 'application/json', 'X-CSRF-Token': csrfToken || '', [VIA_HEADER]: 'push' },
     });
     if (!answer.ok) return openCard(data.card);
     return answer.status;
@@ -143,6 +153,47 @@ self.handleAction = async (action, data) => {
     return openCard(data.card);
   }
 };
+
+// The push service replaced this device's subscription (or expired it): subscribe again with the
+// server's key and hand the new one to the API with the session, as Settings does, and remove the
+// old one. Without a session nothing is sent: the old subscription is dropped by the server when
+// its push service answers 404 or 410.
+self.addEventListener('pushsubscriptionchange', (event) => {
+  const done = self.renewSubscription(event.oldSubscription || null, event.newSubscription || null);
+  try { event.waitUntil(done); } catch (e) { /* a script-made event (tests) cannot wait */ }
+});
+
+self.renewSubscription = async (old, renewed) => {
+  const asked = { credentials: 'same-origin', cache: 'no-store' };
+  try {
+    const session = await fetch('/api/session', asked);
+    if (!session.ok) return null;
+    const { csrfToken } = await session.json();
+    const headers = { Accept: 'application/json', 'Content-Type': 'application/json', 'X-CSRF-Token': csrfToken || '' };
+    let subscription = renewed;
+    if (!subscription) {
+      const shown = await fetch('/api/settings/push', asked);
+      if (!shown.ok) return null;
+      const { applicationServerKey } = await shown.json();
+      subscription = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey });
+    }
+    const added = await fetch('/api/settings/push/subscriptions', {
+      ...asked, method: 'POST', headers, body: JSON.stringify(subscription.toJSON()) });
+    if (added.ok && old && old.endpoint && old.endpoint !== subscription.endpoint) {
+      await fetch('/api/settings/push/subscriptions/' + await subscriptionId(old.endpoint), {
+        ...asked, method: 'DELETE', headers });
+    }
+    return added.status;
+  } catch (e) {
+    return null;
+  }
+};
+
+// The server's id of the subscription at `endpoint` (store/push_subscriptions.py: subscription_id).
+async function subscriptionId(endpoint) {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(endpoint)));
+  return 'ps_' + Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('').slice(0, 24);
+}
 
 async function openCard(id) {
   const url = new URL(cardPath(id), self.location.origin).href;

@@ -319,8 +319,8 @@ with mock_aws():
     assert report["mcp"] == [], report["mcp"]
     assert report["toolsets_at_start"] == []  # imported when a card is first shown or planned, not at every cold start
     # every toolset of the build (and the passkey policy action), none of them pulling in mcp
-    assert report["toolsets"] == ["budget", "mail", "gateway", "passkeys", "standing_grants", "card_lifetimes", "quorum",
-                                  "escalation", "smoke"]
+    assert report["toolsets"] == ["budget", "mail", "gateway", "passkeys", "standing_grants", "card_lifetimes",
+                                  "quorum", "escalation", "smoke"]
 
 
 def test_the_api_function_cold_start_loads_no_pyopenssl(tmp_path):

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from countersign.identity.passkeys.receipts import verify_receipt
 from countersign.notify.push import application_server_key
 from tests.api.test_cards import file
 from tests.support.push_service import push_service
@@ -49,7 +50,8 @@ async def test_a_device_turned_on_gets_each_card_and_can_be_removed(signed, tena
     [pushed] = service.wait_for(1)
     assert pushed.problem is None and pushed.vapid_key == shown["applicationServerKey"]
     assert pushed.message == {"card": card_id, "title": pushed.message["title"], "body": "Asked by Test agent",
-                              "url": f"/confirm?card={card_id}", "answerable": True}
+                              "url": f"/confirm?card={card_id}", "answerable": True,
+                              "labels": {"confirm": "Confirm", "decline": "Decline"}}
     card = tenant.store.cards.get_card(tenant.workspace_id, card_id, int(time.time()))
     assert pushed.message["title"] == card.title and card.ticket not in pushed.plaintext.decode()
     deadline = time.monotonic() + 10
@@ -125,3 +127,67 @@ async def test_push_actions_without_a_session_or_for_another_persons_card_are_re
     assert [tenant.store.cards.get_card(tenant.workspace_id, c, now).state.value for c in (mine, theirs)] == [
         "pending", "pending"]
     assert tenant.note("n1")["text"] == "text 1" and tenant.note("n2")["text"] == "text 2"
+
+
+async def test_an_answer_from_a_notification_is_audited_as_push_and_loosens_nothing(signed, tenant):
+    """The service worker says a button's answer came from a notification (``X-Countersign-Via:
+    push``): the audit trail and the receipt say so. It is a label only: a card the passkey policy
+    covers is refused just the same, nothing runs, and any other value is the page's answer."""
+    via_push = {"X-Countersign-Via": "push"}
+    confirmed, declined = await file(tenant), await file(tenant, note="n2")
+    assert signed.post(f"/api/cards/{confirmed}/confirm", headers=via_push).json()["state"] == "completed"
+    assert signed.post(f"/api/cards/{declined}/decline", headers=via_push).json()["state"] == "declined"
+    for card_id, event in ((confirmed, "completed"), (declined, "declined")):
+        last = tenant.store.cards.audit_trail(tenant.workspace_id, card_id)[-1]
+        assert (last.event, last.actor, last.channel) == (event, f"person:{tenant.person.id}", "push")
+    receipt = signed.get(f"/api/cards/{confirmed}/receipt").json()
+    assert (receipt["confirmation"]["method"], receipt["confirmation"]["channel"]) == ("push", "push")
+    assert "push notification" in verify_receipt(receipt).kind
+
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "every"})
+    covered = await file(tenant, text="newer text")
+    refused = signed.post(f"/api/cards/{covered}/confirm", headers=via_push)
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "passkey_required", refused.text
+    assert tenant.store.cards.get_card(tenant.workspace_id, covered, tenant.runtime.desk.now()).state.value == \
+        "pending"
+    assert tenant.note("n1")["text"] == "new text"
+    last = tenant.store.cards.audit_trail(tenant.workspace_id, covered)[-1]
+    assert (last.event, last.channel) == ("refused", "push")
+
+    tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"passkey_policy": "never"})
+    for label in ("slack", "grant", "client", "PUSH2"):  # no other channel can be claimed: the page's answer
+        other = await file(tenant, text=f"by {label}")
+        assert signed.post(f"/api/cards/{other}/confirm", headers={"X-Countersign-Via": label}).status_code == 200
+        assert tenant.store.cards.audit_trail(tenant.workspace_id, other)[-1].channel == "page"
+
+
+def test_signing_out_drops_the_device_the_page_names_and_only_the_persons_own(signed, tenant, page, service):
+    """The page names its device's subscription when it signs out: it is removed with the session
+    (a device left signed out gets none of its person's cards). Without the CSRF token nothing ends
+    and nothing is removed; a colleague's device named by someone else stays theirs."""
+    colleague = tenant.add_person("approver")
+    from tests.support.confirm_page import Page
+
+    other = Page(page.origin).sign_in(tenant.runtime, colleague)
+    try:
+        mine = {**service.device().as_json(), "endpoint": "https://push.example.com/x/mine"}
+        theirs = {**service.device().as_json(), "endpoint": "https://push.example.com/x/theirs"}
+        assert signed.post(f"{PUSH}/subscriptions", mine).status_code == 201
+        assert other.post(f"{PUSH}/subscriptions", theirs).status_code == 201
+
+        assert signed.post("/api/signout", {"pushEndpoint": mine["endpoint"]}, csrf="wrong").status_code == 403
+        assert len(devices(signed)) == 1
+        out = signed.post("/api/signout", {"pushEndpoint": theirs["endpoint"]})  # not this person's device
+        assert out.status_code == 204 and signed.get("/api/session").status_code == 401
+        assert len(devices(other)) == 1
+
+        again = Page(page.origin).sign_in(tenant.runtime, tenant.person)
+        try:
+            assert len(devices(again)) == 1
+            assert again.post("/api/signout", {"pushEndpoint": mine["endpoint"]}).status_code == 204
+        finally:
+            again.close()
+        assert tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id) == []
+        assert len(devices(other)) == 1
+    finally:
+        other.close()

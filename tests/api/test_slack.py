@@ -127,7 +127,8 @@ async def test_connect_link_post_to_the_person_and_confirm_in_slack(tenant, slac
     assert bot.token not in json.dumps(view) and bot.secret not in json.dumps(view)
 
     user_id = link(tenant, bot)
-    assert tenant.page().get("/api/settings/slack").json()["link"]["slackUserId"] == user_id
+    linked = tenant.page().get("/api/settings/slack").json()["link"]
+    assert (linked["slackUserId"], linked["slackUserName"]) == (user_id, "pat")  # the slash command's user_name
 
     card_id = await file(tenant)
     [posted] = slack.wait_for("chat.postMessage", token=bot.token)

@@ -7,6 +7,7 @@ turns Slack off and on."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import pytest
@@ -87,6 +88,13 @@ def test_an_owner_connects_slack_and_a_person_links_tests_and_unlinks(live, tena
     assert said.startswith("Linked: cards for ")
     page.get_by_role("button", name="I sent it").click()
     expect(mine.locator("[data-slack-link]")).to_have_text(
+        "Linked as @pat. Requests for you reach you there, and its buttons answer for you.")
+    # a link made before names were kept shows the Slack user's id
+    old = tenant.store.slack.get_link(tenant.workspace_id, tenant.person.id)
+    tenant.store.slack.link(dataclasses.replace(old, user_name=None))
+    page.reload()
+    ready(page, "settings")
+    expect(mine.locator("[data-slack-link]")).to_have_text(
         "Linked as Slack user U0PAT0001. Requests for you reach you there, and its buttons answer for you.")
 
     with page.expect_response("**/api/settings/slack/test") as answer:
@@ -122,8 +130,12 @@ def test_a_member_sees_slack_to_link_and_no_webhooks(live, tenant, page):
         "Slack is not connected to this workspace. An owner of the workspace connects it here.")
     page.goto(f"{server.origin}/settings/webhooks")
     ready(page, "settings")
-    expect(page.locator("#main [role=alert]")).to_have_text(
-        "This part of Settings is for the workspace's owners and admins.")
+    expect(page.locator("#main [role=alert]")).to_have_text("This part of Settings is for the workspace's owners.")
+    # an admin manages upstreams, not webhooks: told the same
+    sign_in(page, tenant, tenant.add_person("admin"))
+    page.goto(f"{server.origin}/settings/webhooks")
+    ready(page, "settings")
+    expect(page.locator("#main [role=alert]")).to_have_text("This part of Settings is for the workspace's owners.")
 
 
 def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live, tenant, page, watch, configure):

@@ -41,16 +41,27 @@ def private(live):
 
 
 def stub_subscribe(ctx, subscription: dict) -> None:
-    """PushManager.subscribe resolves to ``subscription`` (what toJSON() gives) and records the key it was given."""
+    """PushManager.subscribe resolves to ``subscription`` (what toJSON() gives) and records the key it
+    was given; getSubscription gives it back until it is unsubscribed (kept in localStorage, so
+    across the page's loads), and its unsubscribe is recorded."""
     ctx.add_init_script("const SUBSCRIPTION = " + json.dumps(subscription) + ";\n" + """(() => {
       const sub = SUBSCRIPTION;
+      const made = () => ({ endpoint: sub.endpoint, toJSON: () => sub, unsubscribe: async () => {
+        localStorage.removeItem('__subscribed');
+        localStorage.setItem('__unsubscribed', sub.endpoint);
+        return true;
+      } });
       PushManager.prototype.subscribe = async function (options) {
         const key = new Uint8Array(options.applicationServerKey instanceof ArrayBuffer
           ? options.applicationServerKey : options.applicationServerKey.buffer || []);
         window.__subscribedWith = typeof options.applicationServerKey === 'string'
           ? options.applicationServerKey : btoa(String.fromCharCode(...key));
         window.__userVisibleOnly = options.userVisibleOnly;
-        return { endpoint: sub.endpoint, toJSON: () => sub, unsubscribe: async () => true };
+        localStorage.setItem('__subscribed', '1');
+        return made();
+      };
+      PushManager.prototype.getSubscription = async function () {
+        return localStorage.getItem('__subscribed') ? made() : null;
       };
     })();""")
 
@@ -132,6 +143,8 @@ def test_a_pushed_card_shows_as_a_notification_and_its_confirm_answers_it(live, 
         assert worker.evaluate("(data) => self.handleAction('confirm', data)", shown["data"]) == 200
         assert status_of(tenant, card_id)["status"] == "completed"
         assert tenant.note("n1")["text"] == "Pay Acme 1,250.00"
+        answered = tenant.store.cards.audit_trail(tenant.workspace_id, card_id)[-1]
+        assert (answered.event, answered.channel) == ("completed", "push")  # "from a notification"
 
         # the device shows when it was last notified, and is removed
         page.reload()
@@ -182,3 +195,95 @@ def test_a_card_that_needs_a_passkey_has_no_buttons_and_a_forged_confirm_is_refu
         assert tenant.note("n1")["text"] == "text 1"
     finally:
         ctx.close()
+
+
+def turn_on(page, tenant) -> None:
+    """Settings → Notifications → Turn on notifications on this device (the subscribe stubbed)."""
+    page.goto(f"{tenant.origin}/settings/notifications")
+    ready(page, "settings")
+    panel = page.locator("[data-push-settings]")
+    with page.expect_response("**/api/settings/push/subscriptions") as answer:
+        panel.get_by_role("button", name="Turn on notifications on this device").click()
+    assert answer.value.status == 201
+    expect(panel.locator(".push-answer")).to_have_text("Notifications are on for this device.")
+
+
+def test_signing_out_removes_this_devices_subscription(live, tenant, browser, watch, service, private):
+    """Sign out names this device's subscription: the server drops it with the session, and the
+    page unsubscribes it too. A card filed afterwards reaches no device."""
+    device = service.device()
+    ctx = new_context(browser, watch, **PHONE)
+    stub_subscribe(ctx, device.as_json())
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        turn_on(page, tenant)
+        [listed] = tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id)
+        assert listed.endpoint == device.endpoint
+
+        page.goto(f"{tenant.origin}/settings")
+        ready(page, "settings")
+        with page.expect_request("**/api/signout") as sent:
+            page.get_by_role("button", name="Sign out").click()
+        assert json.loads(sent.value.post_data or "{}") == {"pushEndpoint": device.endpoint}
+        expect(page.locator("body")).to_have_attribute("data-view", "signin")
+        assert tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id) == []
+        page.wait_for_function("() => localStorage.getItem('__unsubscribed') !== null")
+        assert page.evaluate("() => localStorage.getItem('__unsubscribed')") == device.endpoint
+
+        file_cards(tenant, [("n1", "Pay Acme 1,250.00")])
+        time.sleep(0.3)
+        assert service.pushes == []
+    finally:
+        ctx.close()
+    assert watch.errors == []
+
+
+def test_a_changed_subscription_is_handed_to_the_api_with_the_session(live, tenant, browser, watch, service,
+                                                                      private):
+    """The push service replaced the subscription (``pushsubscriptionchange``): the worker subscribes
+    again with the server's key, hands the new one to the API and removes the old one. Signed out,
+    it hands nothing over (the old one is dropped when its push service answers 404/410)."""
+    old, new, later = service.device(), service.device(), service.device()
+    ctx = new_context(browser, watch, **PHONE)
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        add = ("(sub) => fetch('/api/session').then((r) => r.json()).then((s) => "
+               "fetch('/api/settings/push/subscriptions', {method: 'POST', headers: "
+               "{'Content-Type': 'application/json', 'X-CSRF-Token': s.csrfToken}, "
+               "body: JSON.stringify(sub)})).then((r) => r.status)")
+        assert page.evaluate(add, old.as_json()) == 201
+        worker_registration(ctx, page, tenant.origin)
+        worker = ctx.service_workers[0]
+        # the worker's subscribe is stubbed in the worker itself (init scripts run only in pages)
+        stub = """(sub) => { PushManager.prototype.subscribe = async function (options) {
+            self.__subscribedWith = options.applicationServerKey; self.__userVisibleOnly = options.userVisibleOnly;
+            return { endpoint: sub.endpoint, toJSON: () => sub }; }; return true; }"""
+        assert worker.evaluate(stub, new.as_json()) is True
+        worker.evaluate("""(endpoint) => { const e = new ExtendableEvent('pushsubscriptionchange');
+            Object.defineProperty(e, 'oldSubscription', { value: { endpoint } });
+            self.dispatchEvent(e); }""", old.endpoint)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            listed = tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id)
+            if [s.endpoint for s in listed] == [new.endpoint]:
+                break
+            page.wait_for_timeout(50)
+        assert [s.endpoint for s in listed] == [new.endpoint]  # the new one in, the old one out
+        key = page.evaluate("() => fetch('/api/settings/push').then((r) => r.json())")["applicationServerKey"]
+        assert worker.evaluate("() => [self.__subscribedWith, self.__userVisibleOnly]") == [key, True]
+
+        assert page.evaluate("() => fetch('/api/session').then((r) => r.json()).then((s) => fetch('/api/signout', "
+                             "{method: 'POST', headers: {'X-CSRF-Token': s.csrfToken}})).then((r) => r.status)") == 204
+        assert worker.evaluate(stub, later.as_json()) is True
+        assert worker.evaluate("(endpoint) => self.renewSubscription({ endpoint }, null)", new.endpoint) is None
+        assert [s.endpoint for s in tenant.store.push_subscriptions.list_subscriptions(
+            tenant.workspace_id, tenant.person.id)] == [new.endpoint]
+    finally:
+        ctx.close()
+    assert watch.errors == []

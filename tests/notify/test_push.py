@@ -79,7 +79,7 @@ def test_a_filed_card_reaches_each_device_encrypted_for_it_and_signed(store, tmp
         assert one.problem is None
         assert one.message == {"card": card.id, "title": "Pay Café Lumière €12.50",
                                "body": f"Asked by {w.conn.name}", "url": f"/confirm?card={card.id}",
-                               "answerable": True}
+                               "answerable": True, "labels": {"confirm": "Confirm", "decline": "Decline"}}
         assert one.vapid_key == application_server_key(VAPID_SECRET)
         assert one.claims["sub"] == vapid_subject(PUBLIC_URL) == "https://confirm.example.test"
         assert one.headers["ttl"] == "3600" and one.headers["urgency"] == "high"
@@ -94,7 +94,8 @@ def test_a_card_that_needs_a_passkey_is_pushed_without_its_answer(store, tmp_pat
     subscribe(w, service.device())
     card = file_card(w, clock.now)
     notifier(w, tmp_path, clock, passkey=True).send_card(w.ws.id, card.id)
-    assert service.wait_for(1)[0].message["answerable"] is False
+    pushed = service.wait_for(1)[0].message
+    assert pushed["answerable"] is False and "labels" not in pushed  # no buttons, so no words for them
 
 
 def test_only_the_cards_person_devices_get_it(store, tmp_path, service):

@@ -5,12 +5,14 @@ post per card."""
 from __future__ import annotations
 
 import secrets
+import sqlite3
 
 import pytest
 
 from countersign.store.errors import BadInput, Conflict, NotFound
 from countersign.store.hashes import secret_hash
 from countersign.store.slack import POSTED, POSTING, SlackApp, SlackLink, SlackLinkCode, SlackPost
+from countersign.store.sqlite import SQLiteStore
 
 
 def team() -> str:
@@ -103,6 +105,20 @@ def test_links_one_user_per_person_and_one_person_per_user(store):
     assert store.slack.get_link(w, "p_d") is None
 
 
+def test_a_link_keeps_the_slack_name_and_an_older_one_has_none(store):
+    w, t, u1, u2 = ws(), team(), user(), user()
+    named = store.slack.link(SlackLink(w, "p_a", t, u1, 10, user_name="pat.o-neil_2"))
+    assert store.slack.get_link(w, "p_a") == named == store.slack.link_of_user(t, u1)
+    assert store.slack.get_link(w, "p_a").user_name == "pat.o-neil_2"
+    store.slack.link(SlackLink(w, "p_b", t, u2, 11))  # a link made before names were kept
+    assert store.slack.get_link(w, "p_b").user_name is None
+    for bad in ("", "two words", "@pat", "<!channel>", "x" * 81):
+        with pytest.raises(BadInput) as refused:
+            store.slack.link(SlackLink(w, "p_c", t, user(), 12, user_name=bad))
+        assert refused.value.field == "user_name"
+    assert store.slack.get_link(w, "p_c") is None
+
+
 def test_a_card_is_posted_once(store):
     assert store.slack.get_post("card_1") is None
     assert store.slack.claim_post("card_1", "ws_1", 100, lease=60) is True
@@ -121,3 +137,25 @@ def test_a_failed_post_is_released_and_claimed_again(store):
     store.slack.release_post("card_2")
     assert store.slack.get_post("card_2") is None
     assert store.slack.claim_post("card_2", "ws_1", 101, lease=60) is True
+
+
+def test_a_slack_link_of_the_release_before_opens_without_a_name(tmp_path):
+    """SQLite: a database made before links kept the Slack name (schema 8) gains the column on open;
+    its links read with no name, and a new link keeps one."""
+    path = str(tmp_path / "countersign.db")
+    first = SQLiteStore(path)
+    first.slack.link(SlackLink("ws_1", "p_a", "T0TEAM1", "U0OLD01", 10))
+    first.close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE slack_links DROP COLUMN user_name")
+    db.execute("PRAGMA user_version = 8")
+    db.commit()
+    db.close()
+
+    reopened = SQLiteStore(path)
+    try:
+        assert reopened.slack.get_link("ws_1", "p_a") == SlackLink("ws_1", "p_a", "T0TEAM1", "U0OLD01", 10)
+        reopened.slack.link(SlackLink("ws_1", "p_b", "T0TEAM1", "U0NEW01", 11, user_name="pat"))
+        assert reopened.slack.link_of_user("T0TEAM1", "U0NEW01").user_name == "pat"
+    finally:
+        reopened.close()

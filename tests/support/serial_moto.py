@@ -58,3 +58,32 @@ def serialized_writes() -> Iterator[None]:
     finally:
         for name, original in originals.items():
             setattr(DynamoDBBackend, name, original)
+
+
+@contextlib.contextmanager
+def serialized_writes_and_reads() -> Iterator[None]:
+    """:func:`serialized_writes`, with each query and item read one at a time among them too:
+    moto's reads change its table (a read of a missing partition adds an empty one to a
+    defaultdict) while a transaction deep-copies it, and a query walks a partition's items in
+    Python while another thread's write may change them (``RuntimeError: dictionary changed size
+    during iteration``); DynamoDB's consistent reads see one committed state. The decisions
+    between the reads and the writes stay concurrent."""
+    from moto.dynamodb.models import DynamoDBBackend
+
+    serial = threading.RLock()
+    names = (*WRITES, "query", "get_item")
+    originals = {name: getattr(DynamoDBBackend, name) for name in names}
+
+    def serializable(original: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            with serial:
+                return original(self, *args, **kwargs)
+        return call
+
+    for name, original in originals.items():
+        setattr(DynamoDBBackend, name, serializable(original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(DynamoDBBackend, name, original)

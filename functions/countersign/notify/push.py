@@ -9,9 +9,10 @@ docs/channels.md ("Push to your phone") says what it can and cannot answer, and 
 * **What is sent.** A small JSON message (:func:`message`): the card's id, its title, who asked,
   where the page shows it, and whether a click may answer it without a passkey (the workspace's
   passkey policy, :meth:`~countersign.gate.desk.CardDesk.card_needs_passkey`, the rule Slack's
-  Confirm button follows). Never a ticket, code, token or session. Encrypted for each
-  subscription per RFC 8291 (``aes128gcm``, pywebpush's encoder) and signed with a VAPID JWT
-  (py-vapid) whose ``aud`` is the push service's origin.
+  Confirm button follows), and then the words of its Confirm and Decline buttons. Never a
+  ticket, code, token or session. Encrypted for each subscription per RFC 8291 (``aes128gcm``,
+  pywebpush's encoder) and signed with a VAPID JWT (py-vapid) whose ``aud`` is the push
+  service's origin.
 * **Where it goes.** The push service's host is resolved and refused if any address is private
   or reserved, plain http refused (the webhooks' rule, :func:`~countersign.notify.webhooks.target`;
   ``COUNTERSIGN_UPSTREAM_PRIVATE`` allows both, for tests), and the POST made to exactly the
@@ -115,10 +116,19 @@ def vapid_subject(public_url: str) -> str:
 # -- the message --------------------------------------------------------------------------------------
 
 
+# The words of a notification's two buttons. The message carries them (the service worker is a
+# classic script and cannot import the page's strings module), so sw.js holds no English.
+ACTION_LABELS = {"confirm": "Confirm", "decline": "Decline"}
+
+
 def message(card: Card, who: str, url: str, answerable: bool) -> str:
-    """The JSON a card's push carries (the service worker shows it)."""
-    return json.dumps({"card": card.id, "title": card.title[:MAX_TITLE], "body": who[:MAX_TITLE], "url": url,
-                       "answerable": answerable}, ensure_ascii=False, separators=(",", ":"))
+    """The JSON a card's push carries (the service worker shows it): with its buttons' words
+    (``labels``) only when a click may answer it."""
+    body: dict = {"card": card.id, "title": card.title[:MAX_TITLE], "body": who[:MAX_TITLE], "url": url,
+                  "answerable": answerable}
+    if answerable:
+        body["labels"] = ACTION_LABELS
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
 class PushNotifier:

@@ -58,7 +58,8 @@ class PushSubscriptionStore(abc.ABC):
     def add_subscription(self, subscription: PushSubscription) -> PushSubscription:
         """Store it (:func:`check_subscription` first), replacing the one at the same endpoint,
         whoever's it was. :class:`BadInput` (field ``endpoint``) if the person has
-        :data:`MAX_SUBSCRIPTIONS` others already, and then nothing is written."""
+        :data:`MAX_SUBSCRIPTIONS` others already, and then nothing is written. The limit holds
+        inside the write: of devices added at the same instant, no more are stored than it allows."""
 
     @abc.abstractmethod
     def list_subscriptions(self, workspace_id: str, person_id: str) -> list[PushSubscription]:

@@ -30,6 +30,7 @@ POST_RETENTION = 30 * 24 * 3600  # a post record outlives any card's deadline
 
 TEAM_ID = re.compile(r"^[TE][A-Z0-9]{2,31}$")
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,31}$")
+USER_NAME = re.compile(r"^[^\x00-\x1f\x7f@<>&\s]{1,80}$")  # a Slack name, shown after an @
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,31}$")  # a public or private channel (a DM is no choice)
 MAX_TEAM_NAME = 200
 
@@ -60,6 +61,7 @@ class SlackLink:
     team_id: str
     user_id: str
     linked_at: int
+    user_name: str | None = None  # their Slack name ("pat") as the slash command said it; None for older links
 
 
 @dataclass(frozen=True)
@@ -182,3 +184,10 @@ def check_link(link: SlackLink) -> None:
         raise BadInput("team_id", "is not a Slack workspace id.")
     if not USER_ID.fullmatch(link.user_id):
         raise BadInput("user_id", "is not a Slack user id.")
+    if link.user_name is not None and not USER_NAME.fullmatch(link.user_name):
+        raise BadInput("user_name", "is not a Slack user name (1 to 80 characters, no spaces or @).")
+
+
+def slack_user_name(value: object) -> str | None:
+    """The Slack name a request gives (a slash command's ``user_name``) if it is one, else None."""
+    return value if isinstance(value, str) and USER_NAME.fullmatch(value) else None

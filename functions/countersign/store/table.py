@@ -47,6 +47,7 @@ TTL on ``expires_at`` in epoch seconds; the items are built in ``store/dynamodb/
     Slack post           SLACKPOST#<card id>                       SLACKPOST     (TTL)
     push subscription    WS#<ws>                                   PUSH#<person id>#<subscription id>
     push endpoint owner  PUSHSUB#<subscription id>                 PUSHSUB       (workspace_id, person_id)
+    person's push adds   WS#<ws>                                   PUSHADDS#<person id>  (adds: the limit's version)
 
 Only cards, notifications and webhook events and deliveries carry ``gsi1pk``/``gsi1sk``. A card while pending:
 ``PENDING#<ws>#<person>`` / ``<deadline:012d>#<id>``; while running: ``RUNNING`` /

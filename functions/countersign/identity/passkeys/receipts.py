@@ -35,7 +35,8 @@ RECEIPT_TYPE = "countersign-receipt"
 RECEIPT_VERSION = 2  # 1: passkey receipts only, without ``confirmation`` (still verified)
 
 # How a card was confirmed, from the channel of the audit entry that confirmed it.
-METHODS = {"page": "session", "client": "client", "code": "code", "grant": "grant", "slack": "slack"}
+METHODS = {"page": "session", "client": "client", "code": "code", "grant": "grant", "slack": "slack",
+           "push": "push"}
 HOW = {
     "passkey": "with the person's passkey on the confirm page",
     "session": "by a click on the confirm page in a signed-in session",
@@ -43,6 +44,7 @@ HOW = {
     "code": "by a confirmation code sent back through the MCP client",
     "grant": "under a standing grant the person gave this connection in advance (its audit entry names the grant)",
     "slack": "by a click on the card's Slack message, from the Slack user linked to the person",
+    "push": "by a click on a push notification's button, in a signed-in session of the person on that device",
 }
 CONFIRMING_EVENTS = ("running", "completed")
 

@@ -4,10 +4,16 @@ Items (see :mod:`countersign.store.table`)::
 
     push subscription    WS#<ws>                  PUSH#<person>#<subscription id>   (the record)
     endpoint's owner     PUSHSUB#<subscription id> PUSHSUB                         (workspace_id, person_id)
+    person's devices     WS#<ws>                  PUSHADDS#<person>                 (adds: a version)
 
 The owner item keeps an endpoint to one person: adding it for another person moves it, in one
-transaction with the old record's removal. The per-person limit is counted before the write (one
-query), not in its transaction: two devices added at the same instant may both pass it.
+transaction with the old record's removal.
+
+The per-person limit holds inside the write: an add counts the person's devices (one query) at a
+version of their devices item read first, and its transaction moves that version on, on the
+condition that it is still the one read. Of two devices added at the same instant, both counted
+before either wrote, one transaction commits and the other is cancelled; it counts again and is
+refused if the person is now at the limit. A removal needs no version: it only lowers the count.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from . import codec
 from .client import Cancelled, Table
 
 FIELDS = ("id", "workspace_id", "person_id", "endpoint", "p256dh", "auth", "device", "created_at", "last_used_at")
-ATTEMPTS = 3
+ATTEMPTS = MAX_SUBSCRIPTIONS + 2  # a retry follows another add that committed (or an owner's move)
 
 
 def record_key(workspace_id: str, person_id: str, subscription_id: str) -> codec.Item:
@@ -29,6 +35,22 @@ def record_key(workspace_id: str, person_id: str, subscription_id: str) -> codec
 
 def owner_key(subscription_id: str) -> codec.Item:
     return codec.single_key("PUSHSUB", subscription_id)
+
+
+def adds_key(workspace_id: str, person_id: str) -> codec.Item:
+    return codec.key(f"WS#{workspace_id}", f"PUSHADDS#{person_id}")
+
+
+def _version_check(workspace_id: str, person_id: str, version: int | None) -> dict[str, Any]:
+    """Move the person's devices version on from ``version`` (None: never added), on the
+    condition that no other add moved it since it was read."""
+    if version is None:
+        return {"Update": {"Key": adds_key(workspace_id, person_id), "UpdateExpression": "SET adds = :next",
+                           "ConditionExpression": "attribute_not_exists(adds)",
+                           "ExpressionAttributeValues": codec.values({":next": 1})}}
+    return {"Update": {"Key": adds_key(workspace_id, person_id), "UpdateExpression": "SET adds = :next",
+                       "ConditionExpression": "adds = :read",
+                       "ExpressionAttributeValues": codec.values({":next": version + 1, ":read": version})}}
 
 
 def _subscription(v: dict[str, Any]) -> PushSubscription:
@@ -42,11 +64,13 @@ class DynamoPushSubscriptions(PushSubscriptionStore):
     def add_subscription(self, subscription: PushSubscription) -> PushSubscription:
         check_subscription(subscription)
         s = subscription
-        others = [x for x in self.list_subscriptions(s.workspace_id, s.person_id) if x.id != s.id]
-        if len(others) >= MAX_SUBSCRIPTIONS:
-            raise BadInput("endpoint", f"at most {MAX_SUBSCRIPTIONS} devices get notifications; remove one in "
-                                       "Settings first.")
         for _ in range(ATTEMPTS):
+            counted = self.table.get(adds_key(s.workspace_id, s.person_id))  # the version the count is at
+            version = None if counted is None else int(counted["adds"])
+            others = [x for x in self.list_subscriptions(s.workspace_id, s.person_id) if x.id != s.id]
+            if len(others) >= MAX_SUBSCRIPTIONS:
+                raise BadInput("endpoint", f"at most {MAX_SUBSCRIPTIONS} devices get notifications; remove one in "
+                                           "Settings first.")
             before = self.table.get(owner_key(s.id))
             owner = {**owner_key(s.id), **codec.item({"workspace_id": s.workspace_id, "person_id": s.person_id})}
             if before is None:
@@ -56,17 +80,18 @@ class DynamoPushSubscriptions(PushSubscriptionStore):
                                  "ExpressionAttributeValues": codec.values(
                                      {":ws": before["workspace_id"], ":p": before["person_id"]})}}
             items = [claim, {"Put": {"Item": {**record_key(s.workspace_id, s.person_id, s.id),
-                                              **codec.item({k: getattr(s, k) for k in FIELDS})}}}]
+                                              **codec.item({k: getattr(s, k) for k in FIELDS})}}},
+                     _version_check(s.workspace_id, s.person_id, version)]
             if before is not None and (before["workspace_id"], before["person_id"]) != (s.workspace_id, s.person_id):
                 items.append({"Delete": {"Key": record_key(before["workspace_id"], before["person_id"], s.id)}})
             try:
                 self.table.transact(items)
                 return subscription
             except Cancelled as cancelled:
-                if cancelled.code(0) != "ConditionalCheckFailed":
+                if "ConditionalCheckFailed" not in (cancelled.code(0), cancelled.code(2)):
                     raise StoreError(f"Could not add the push subscription: {cancelled}") from None
-                # moved meanwhile: read its owner again
-        raise StoreError("The push subscription kept changing owner; try again.")
+                # moved meanwhile, or another device of the person's was added: count and read again
+        raise StoreError("The push subscription kept changing; try again.")
 
     def list_subscriptions(self, workspace_id: str, person_id: str) -> list[PushSubscription]:
         found = self.table.query(

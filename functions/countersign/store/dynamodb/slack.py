@@ -33,7 +33,7 @@ from .client import Cancelled, Table
 
 APP_FIELDS = ("workspace_id", "team_id", "team_name", "bot_user_id", "token_sealed", "secret_sealed", "connected_by",
               "connected_at", "channel")
-LINK_FIELDS = ("workspace_id", "person_id", "team_id", "user_id", "linked_at")
+LINK_FIELDS = ("workspace_id", "person_id", "team_id", "user_id", "linked_at", "user_name")
 
 
 def app_key(workspace_id: str) -> codec.Item:

@@ -28,7 +28,7 @@ from ..workspaces import Person, Workspace, channels_off_from_text, quiet_hours_
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10  # 8: cards.lifetime; 9: cards' audience, quorum, votes, escalation; 10: slack_links.user_name
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -111,6 +111,7 @@ ADDED_COLUMNS = {
     "email_slots": (("claimer", "TEXT"),),
     "persons": (("quiet_hours", "TEXT"), ("channels_off", "TEXT")),
     "outbox": (("listed", "TEXT"),),
+    "slack_links": (("user_name", "TEXT"),),
 }
 
 

@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS slack_apps (
     channel TEXT);
 CREATE TABLE IF NOT EXISTS slack_links (
     workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, team_id TEXT NOT NULL, user_id TEXT NOT NULL,
-    linked_at INTEGER NOT NULL, PRIMARY KEY (workspace_id, person_id), UNIQUE (team_id, user_id));
+    linked_at INTEGER NOT NULL, user_name TEXT, PRIMARY KEY (workspace_id, person_id), UNIQUE (team_id, user_id));
 CREATE TABLE IF NOT EXISTS slack_link_codes (
     code_hash TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS slack_posts (
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS slack_posts (
 
 APP_FIELDS = ("workspace_id", "team_id", "team_name", "bot_user_id", "token_sealed", "secret_sealed", "connected_by",
               "connected_at", "channel")
-LINK_FIELDS = ("workspace_id", "person_id", "team_id", "user_id", "linked_at")
+LINK_FIELDS = ("workspace_id", "person_id", "team_id", "user_id", "linked_at", "user_name")
 CODE_FIELDS = ("code_hash", "workspace_id", "person_id", "expires_at")
 POST_FIELDS = ("card_id", "workspace_id", "state", "claimed_at", "channel", "ts")
 
@@ -112,7 +112,8 @@ class SQLiteSlack(SlackStore):
                 (link.team_id, link.user_id, link.workspace_id, link.person_id)).fetchone()
             if other is not None:
                 raise Conflict("This Slack user is linked to another member; they can unlink it in their Settings.")
-            db.execute(f"INSERT OR REPLACE INTO slack_links ({', '.join(LINK_FIELDS)}) VALUES (?, ?, ?, ?, ?)",
+            db.execute(f"INSERT OR REPLACE INTO slack_links ({', '.join(LINK_FIELDS)})"
+                       f" VALUES ({', '.join('?' * len(LINK_FIELDS))})",
                        tuple(getattr(link, k) for k in LINK_FIELDS))
         return link
 

@@ -244,6 +244,14 @@ def unavailable(runtime: Runtime, signed: Signed, card_id: str, exc: Unavailable
 
 
 CLICK_ERRORS = {**errors(401, 403, 404, 422), 409: documented(RefusalBody), 503: documented(RefusalBody)}
+VIA_HEADER = "X-Countersign-Via"  # "push": the click came from a notification's button (sw.js)
+
+
+def click_channel(request: Request) -> str:
+    """The channel the audit trail records a click with: ``push`` when the service worker says it
+    sends a notification's button, else ``page``. A label only: the same session, CSRF token,
+    ticket, drift and passkey checks run whatever it says, and any other value is ``page``."""
+    return "push" if request.headers.get(VIA_HEADER, "").strip().lower() == "push" else "page"
 
 
 @router.post("/cards/{card_id}/confirm", response_model=CardView, responses=CLICK_ERRORS)
@@ -255,7 +263,8 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     read: dict = {}  # the card's connection, read once for the run and its view
     try:
         card = clicks.confirm_click(runtime.desk, signed.workspace.id, signed.person, card_id,
-                                    workspace=signed.workspace, connections=read, card=signed.card)
+                                    workspace=signed.workspace, connections=read, card=signed.card,
+                                    channel=click_channel(request))
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -278,7 +287,7 @@ def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | 
         raise not_found()
     try:
         card = clicks.decline_click(runtime.desk, signed.workspace.id, signed.person, card_id,
-                                    body.reason if body else None, card=signed.card)
+                                    body.reason if body else None, card=signed.card, channel=click_channel(request))
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

@@ -15,15 +15,17 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, Request, Response
+from pydantic import Field
 
 from ...core.smoke import SMOKE_SESSION_ROUTES, is_smoke_workspace
 from ...core.times import iso
 from ...identity import sessions
 from ...identity.sessions import Signed
 from ...runtime import Runtime
+from ...store.push_subscriptions import subscription_id
 from ...store.workspaces import Person, Workspace
 from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
-from .schemas import SessionView, errors
+from .schemas import SessionView, Strict, errors
 
 COOKIE = "__Host-cs_session"
 CSRF_HEADER = "X-CSRF-Token"
@@ -146,14 +148,26 @@ def get_session(request: Request, signed: SignedIn) -> dict:
     return session_view(signed, runtime_of(request))
 
 
-@router.post("/signout", status_code=204, response_class=Response, responses=errors(401, 403))
-def signout(request: Request) -> Response:
-    """End the session and expire its cookie. Already signed out is fine (204)."""
+class SignoutBody(Strict):
+    pushEndpoint: str | None = Field(default=None, max_length=2048,
+                                     description="This device's push subscription (its endpoint), if it has one: "
+                                                 "dropped with the session, so it gets no more of your cards")
+
+
+@router.post("/signout", status_code=204, response_class=Response, responses=errors(401, 403, 422))
+def signout(request: Request, body: SignoutBody | None = None) -> Response:
+    """End the session and expire its cookie. Already signed out is fine (204). The device's push
+    subscription the page names is removed first (only if it is the signed-in person's), in the
+    same request: a session that ended leaves no device getting its person's cards."""
     check_origin(request)
     signed = current(request)
     response = Response(status_code=204)
     if signed is not None:
         acting(request)  # a live session ends only with its CSRF token
-        runtime_of(request).store.sessions.delete_session(signed.session.session_hash)
+        runtime = runtime_of(request)
+        if body is not None and body.pushEndpoint:
+            runtime.store.push_subscriptions.remove_subscription(signed.workspace.id, signed.person.id,
+                                                                 subscription_id(body.pushEndpoint))
+        runtime.store.sessions.delete_session(signed.session.session_hash)
     clear_session_cookie(response)
     return response

@@ -55,6 +55,7 @@ class SlackRequestUrls(BaseModel):
 
 class SlackLinkView(BaseModel):
     slackUserId: str
+    slackUserName: str | None  # as Slack named them when they linked; None for a link made before it was kept
     linkedAt: str
 
 
@@ -89,7 +90,8 @@ def slack_view(runtime: Runtime, signed: Signed) -> dict:
         "connectedAt": iso(app.connected_at) if app else None,
         "canManage": signed.person.role in OWNERS,
         "requestUrls": {"interactivity": f"{public}/slack/actions", "slashCommand": f"{public}/slack/commands"},
-        "link": {"slackUserId": link.user_id, "linkedAt": iso(link.linked_at)} if link else None,
+        "link": {"slackUserId": link.user_id, "slackUserName": link.user_name,
+                 "linkedAt": iso(link.linked_at)} if link else None,
     }
 
 

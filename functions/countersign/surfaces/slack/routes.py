@@ -31,7 +31,7 @@ from ...gate import clicks
 from ...notify.slack import CONFIRM, DECLINE, outcome_words
 from ...runtime import Runtime
 from ...store.errors import BadInput, Conflict, NotFound
-from ...store.slack import SlackApp, SlackLink
+from ...store.slack import SlackApp, SlackLink, slack_user_name
 from ...toolkit import Unavailable
 from ..api.session import CARD_ID, runtime_of
 from .linking import TRIES, TRIES_WINDOW, link_code_hash
@@ -200,7 +200,8 @@ def _command(runtime: Runtime, app: SlackApp, form: dict[str, str]) -> str:
                 "Nothing was linked.")
     try:
         workspace, person = runtime.store.workspaces.get_member(code.workspace_id, code.person_id)
-        runtime.store.slack.link(SlackLink(code.workspace_id, code.person_id, app.team_id, user_id, now))
+        runtime.store.slack.link(SlackLink(code.workspace_id, code.person_id, app.team_id, user_id, now,
+                                           user_name=slack_user_name(form.get("user_name"))))
     except NotFound:
         return "That code is unknown, used or expired. Get a new one in countersign's Settings."
     except Conflict as exc:
