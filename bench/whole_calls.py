@@ -1,20 +1,23 @@
-"""DynamoDB requests per *whole* call, on the stack in miniature (moto; table from template.yaml).
+"""DynamoDB requests per *whole* call, on the stack in miniature (moto; table from template.yaml),
+with the request limits off and on (the template's defaults), in the same run.
 
     .venv/bin/python bench/whole_calls.py        (bench/store.py runs it too, after its primitives)
 
 Each Lambda instance is built as it is at import (``tests/aws_lambda``): the ``mcp`` handler
-driven by the real MCP client through API Gateway REST API (1.0) events, the ``api`` handler driven as the
-confirm page calls it. Every request any boto3 client makes to DynamoDB during the step is
-counted (the step's own HTTP request to the handler and everything it does), by operation. The
-lightest read of the same toolset is measured in the same run as the baseline. Goals (issue 13):
-held call <= 4, click <= 6, 2026 question + answer <= 8. It prints; it asserts nothing.
+composed as handlers/mcp.py composes it (the request limits outside the endpoint) and driven by
+the real MCP client through API Gateway REST API (1.0) events, the ``api`` handler driven as the
+confirm page calls it. Every request any boto3 client makes to DynamoDB during the step is counted
+(the step's own HTTP request to the handler and everything it does), by operation. The lightest
+read of the same toolset is measured in the same run as the baseline. Goals (issue 45, limits on):
+held call <= 3, click <= 4, 2026 question + answer <= 6. It prints; it asserts nothing.
 
 The steps run on instances that have served their token (or session) before, as a warm Lambda
 instance serving an agent has: each remembers whose the credential is and reads it with its member
-in one request (``countersign.store.callers``). Then a new instance's first use of the token: the
-client connects (two reads for the token, then a note of its use), lists the tools and makes one
-read; and the same for an agent connected with OAuth (an access token of its grant, on an instance
-serving the OAuth endpoints as the ``mcp`` function does), then its next call.
+(and the request's counters, with the limits on) in one request (``countersign.store.callers``).
+Then a new instance's first use of the token: the client connects (two reads for the token, then a
+note of its use), lists the tools and makes one read; and the same for an agent connected with
+OAuth (an access token of its grant, on an instance serving the OAuth endpoints as the ``mcp``
+function does), then its next call.
 """
 
 from __future__ import annotations
@@ -92,12 +95,16 @@ class Steps:
             TRACE.clear()
         return out
 
-    def print(self) -> None:
-        width = max(len(s) for s, _ in self.rows) + 2
-        print(f"{'whole step':<{width}}{'requests':>9}  detail")
-        for label, calls in self.rows:
-            detail = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in sorted(calls.items()))
-            print(f"{label:<{width}}{sum(calls.values()):>9}  {detail}")
+
+def print_both(runs: dict[str, Steps]) -> None:
+    """One row per step: its requests under each setting, then what the last setting's were."""
+    (off_name, off), (on_name, on) = runs.items()
+    width = max(len(s) for s, _ in on.rows) + 2
+    print(f"{'whole step':<{width}}{off_name:>12}{on_name:>12}  detail ({on_name})")
+    for (label, calls_off), (label_on, calls_on) in zip(off.rows, on.rows, strict=True):
+        assert label == label_on, (label, label_on)
+        detail = ", ".join(f"{op} x{k}" if k > 1 else op for op, k in sorted(calls_on.items()))
+        print(f"{label:<{width}}{sum(calls_off.values()):>12}{sum(calls_on.values()):>12}  {detail}")
 
 
 async def run(stack, steps: Steps) -> None:
@@ -153,11 +160,8 @@ async def oauth_calls(stack, steps: Steps) -> None:
     from countersign.identity import accounts
     from countersign.identity.oauth.tokens import mint
     from countersign.store.authorizations import IssuedCode
-    from countersign.surfaces.mcp.server import build_server
-    from countersign.surfaces.mcp.transport import lambda_handler
-    from countersign.surfaces.oauth.endpoints import OAuthEndpoints
     from tests.aws_lambda.conftest import instance_runtime
-    from tests.support.apigw import LambdaInstance, LambdaTransport
+    from tests.support.apigw import LambdaTransport
     from tests.support.harness import mcp_client
 
     runtime = instance_runtime(stack.env)
@@ -169,8 +173,7 @@ async def oauth_calls(stack, steps: Steps) -> None:
                       expires_at=now + 60, scopes=("mcp",))
     minted = mint(code, now)
     runtime.store.grants.put_issued_tokens(list(minted.records))
-    instance = LambdaInstance(lambda_handler(build_server(runtime.desk, runtime.state_keys), runtime.store, "/",
-                                             oauth=OAuthEndpoints(runtime)))
+    instance = mcp_instance(runtime, oauth=True)
     async with contextlib.AsyncExitStack() as exits:
         async def first_use():
             agent = await exits.enter_async_context(
@@ -184,37 +187,77 @@ async def oauth_calls(stack, steps: Steps) -> None:
     instance.close()
 
 
+# The two settings measured in each run: every limit off (the local default), and the template's
+# defaults (RequestsPerConnection, RequestsPerAddress, PageRequestsPerAddress).
+SETTINGS = {
+    "limits off": {},
+    "limits on": {"COUNTERSIGN_LIMIT_CONNECTION": "30", "COUNTERSIGN_LIMIT_ADDRESS": "120",
+                  "COUNTERSIGN_LIMIT_PAGE": "60"},
+}
+
+
 def main() -> None:
     import logging
 
     from moto import mock_aws
 
-    from tests.aws_lambda.test_budget_on_stack import Stack
     from tests.support.aws import REGION, boto_session, create_table_from_template
 
     with mock_aws(), tempfile.TemporaryDirectory() as tmp:
         client = boto_session().client("dynamodb", region_name=REGION)
-        table = create_table_from_template(client, "countersign-bench")
         boto_session().client("sesv2", region_name=REGION).create_email_identity(EmailIdentity="example.com")
         env = {
-            "COUNTERSIGN_STORE": f"dynamodb://{table}", "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
+            "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
             "COUNTERSIGN_MAIL": "ses:countersign@example.com", "COUNTERSIGN_SIGNING_KEY": secrets.token_urlsafe(32),
             "COUNTERSIGN_STATE_KEYS": secrets.token_urlsafe(48), "COUNTERSIGN_DATA": tmp,
         }
-        stack = Stack(env)
-        from countersign.toolkit import ActionContext
-        from countersign.toolsets.mail import TOOLSET as MAIL
-
-        store = stack.runtime.store
-        MAIL.demo(store.docs, ActionContext.of(store, stack.workspace, stack.person, None, stack.runtime.desk.now()))
         logging.disable(logging.INFO)
-        steps = Steps()
-        try:
-            anyio.run(run, stack, steps)
-        finally:
-            stack.close()
-        print("DynamoDB requests per whole call (moto; every request of the step, by operation)")
-        steps.print()
+        runs = {}
+        for number, (name, limits) in enumerate(SETTINGS.items()):  # a table of its own for each
+            table = create_table_from_template(client, f"countersign-bench-{number}")
+            runs[name] = measure({**env, **limits, "COUNTERSIGN_STORE": f"dynamodb://{table}"})
+        print("DynamoDB requests per whole call (moto; every request of the step), limits off and on")
+        print_both(runs)
+
+
+def measure(env: dict[str, str]) -> Steps:
+    """Every step on a fresh tenant whose instances are built with ``env``."""
+    from countersign.toolkit import ActionContext
+    from countersign.toolsets.mail import TOOLSET as MAIL
+    from tests.aws_lambda.conftest import instance_runtime
+    from tests.aws_lambda.test_budget_on_stack import Stack
+
+    class Composed(Stack):
+        """The stack, its ``mcp`` instances composed as handlers/mcp.py composes them."""
+
+        def _mcp_instance(self):
+            return mcp_instance(instance_runtime(self.env))
+
+    stack = Composed(env)
+    store = stack.runtime.store
+    MAIL.demo(store.docs, ActionContext.of(store, stack.workspace, stack.person, None, stack.runtime.desk.now()))
+    steps = Steps()
+    try:
+        anyio.run(run, stack, steps)
+    finally:
+        stack.close()
+    return steps
+
+
+def mcp_instance(runtime, oauth: bool = False):
+    """An ``mcp`` function instance as handlers/mcp.py composes it: the request limits outside
+    the stateless endpoint (and, with ``oauth``, the OAuth endpoints beside it)."""
+    from mangum import Mangum
+
+    from countersign.surfaces.http.request_limits import RequestLimit
+    from countersign.surfaces.mcp.server import build_server
+    from countersign.surfaces.mcp.transport import lambda_app
+    from countersign.surfaces.oauth.endpoints import OAuthEndpoints
+    from tests.support.apigw import LambdaInstance
+
+    app = lambda_app(build_server(runtime.desk, runtime.state_keys), runtime.store,
+                     oauth=OAuthEndpoints(runtime) if oauth else None)
+    return LambdaInstance(Mangum(RequestLimit(app, runtime, "mcp"), lifespan="off"))
 
 
 if __name__ == "__main__":

@@ -64,9 +64,9 @@ class CountingWhere:
     def __getattr__(self, name):
         return getattr(self.limits, name)
 
-    def hit_rate_limit(self, *args):
+    def take_counts(self, *args):
         self.threads.append(threading.current_thread())
-        return self.limits.hit_rate_limit(*args)
+        return self.limits.take_counts(*args)
 
 
 async def test_a_process_served_one_at_a_time_keeps_its_middlewares_store_calls_on_the_loop():

@@ -29,7 +29,7 @@ from ..store import Store
 from ..store.cards import MAX_AUDIENCE, AuditEntry, Card, CardCommit, CardStore
 from ..store.connections import Connection, ConnectionStore
 from ..store.docs import DocStore
-from ..store.limits import LimitStore
+from ..store.limits import REQUEST_COUNTS, LimitStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from ..toolkit import ActionContext, ActionError
 from .errors import DriftError
@@ -100,7 +100,8 @@ class CardDesk:
         ``answer``: the answer this commit records (:class:`~.question.Answer`). Its claim condition
         (``asked_at``, for a new card) and its nonce, if not spent yet, ride in the commit; once
         the commit went through, the nonce is spent. A standing grant's use it is rides in the
-        commit that files its card running or completed (a run that failed takes none)."""
+        commit that files its card running or completed (a run that failed takes none). So do the
+        request's counts against the request limits, unless taken already (:data:`REQUEST_COUNTS`)."""
         if answer is not None and (answer.nonce is not None or (commit.new and answer.asked_at is not None)):
             commit = replace(commit, nonce=answer.nonce, asked_at=answer.asked_at if commit.new else commit.asked_at)
         if answer is not None and answer.votes is not None:  # a quorum's last yes: every vote, with its move
@@ -108,6 +109,9 @@ class CardDesk:
         if answer is not None and answer.grant is not None and commit.new and commit.target in (
                 CardState.COMPLETED, CardState.RUNNING):  # a grant's use is taken by the run it makes, only
             commit = replace(commit, grant_use=answer.grant)
+        counts = REQUEST_COUNTS.get()
+        if counts is not None and commit.counts is None:
+            commit = replace(commit, counts=counts)
         try:
             done = self.cards.commit_card(commit)
         except Refusal as refusal:
@@ -209,7 +213,7 @@ class CardDesk:
         card = self.new_card(q, channel, now, asker)
         key = self._signing_key_note(card.expires_at)
         held = self.cards.file_card(card, self.audit(card, "filed", card.asker.actor, channel, now),
-                                    notify=self._owes_email(card), signing_key=key)
+                                    notify=self._owes_email(card), signing_key=key, counts=REQUEST_COUNTS.get())
         if held.id != card.id:
             return held, False
         self._key_noted(key)
@@ -225,7 +229,8 @@ class CardDesk:
         new = self.new_card(q, "page", now, declined.asker)
         key = self._signing_key_note(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {declined.id}")
-        held = self.cards.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key)
+        held = self.cards.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key,
+                                    counts=REQUEST_COUNTS.get())
         if held.id == new.id:
             self._key_noted(key)
             self.event("card_filed")

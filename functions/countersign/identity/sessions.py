@@ -23,6 +23,7 @@ from ..store.callers import Owner, Owners
 from ..store.cards import Card
 from ..store.errors import NotFound
 from ..store.hashes import secret_hash
+from ..store.limits import RequestCounts
 from ..store.sessions import Session, SignInToken
 from ..store.workspaces import Person, Workspace
 
@@ -103,25 +104,33 @@ def start_session(store: Store, owners: Owners, person: Person, workspace: Works
 
 
 def resolve_session(store: Store, owners: Owners, session_id: str | None, now: int,
-                    card_id: str | None = None) -> Signed | None:
+                    card_id: str | None = None, counts: RequestCounts | None = None) -> Signed | None:
     """The session ``session_id`` names, if it is valid now, with its member; ``card_id``: a card
-    the request names, read with the session when this process has seen it before (one read)."""
+    the request names, read with the session when this process has seen it before (one read).
+    ``counts``: the request's counters against the request limits, read with them."""
     if not session_id or len(session_id) > MAX_SESSION_ID:
         return None
     session_hash = secret_hash(session_id)
     owner = owners.get(session_hash)  # whose it is, when this process has seen it: one read
     if owner is not None:  # a card's page or click reads the card in the same request
-        found = (store.callers.get_session_and_card(session_hash, owner, now, card_id) if card_id is not None
-                 else store.callers.get_session_as(session_hash, owner, now))
+        found = (store.callers.get_session_and_card(session_hash, owner, now, card_id, counts) if card_id is not None
+                 else store.callers.get_session_as(session_hash, owner, now, counts))
         if found is not None:
             live, workspace, person, *card = found
             return Signed(live, person, workspace, *card)
     session = store.sessions.get_session(session_hash, now)
     if session is None:
         return None
-    try:
-        workspace, person = store.workspaces.get_member(session.workspace_id, session.person_id)
-    except NotFound:  # the member was removed: the session ends with them
-        return None
-    owners.remember(session_hash, Owner(session.workspace_id, session.person_id))
+    owner = Owner(session.workspace_id, session.person_id)
+    if counts is not None:  # the member with the counters, in one read
+        again = store.callers.get_session_as(session_hash, owner, now, counts)
+        if again is None:  # the member was removed (or the session ended meanwhile)
+            return None
+        session, workspace, person = again
+    else:
+        try:
+            workspace, person = store.workspaces.get_member(session.workspace_id, session.person_id)
+        except NotFound:  # the member was removed: the session ends with them
+            return None
+    owners.remember(session_hash, owner)
     return Signed(session, person, workspace)

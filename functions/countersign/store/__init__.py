@@ -81,7 +81,8 @@ class Store:
     def __post_init__(self) -> None:
         if self.callers is None:
             self.callers = RoleCallerReads(workspaces=self.workspaces, connections=self.connections,
-                                           sessions=self.sessions, grants=self.grants, cards=self.cards)
+                                           sessions=self.sessions, grants=self.grants, cards=self.cards,
+                                           limits=self.limits)
 
     def close(self) -> None:
         """Release connections (a store that holds none has nothing to release)."""

@@ -22,6 +22,7 @@ from ..core.canonical import canonical_bytes, canonical_json
 from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, effective_state
 from .docs import Write
 from .errors import BadInput
+from .limits import RequestCounts
 from .standing_grants import GrantUse
 
 MAX_ARGUMENTS_BYTES = 64 * 1024
@@ -253,6 +254,10 @@ class CardCommit:
     # if the grant has no use left for it, :class:`~countersign.store.errors.GrantUnavailable` and
     # nothing is written. Its :class:`~.standing_grants.StandingGrantUse` is recorded with it.
     grant_use: GrantUse | None = None
+    # The request's counts against the request limits, taken in the same transaction unless taken
+    # already: if a counter is at its limit, :class:`~countersign.store.limits.OverLimit` and nothing
+    # is written; once committed, ``counts.taken``.
+    counts: RequestCounts | None = None
     # A person's edit (target ``edited``): what the card records of it, and the new pending card
     # filed in the same transaction with its ``filed`` entry (and the signing key note, key id and
     # until), claiming its own request: if a card holds that one,
@@ -321,14 +326,16 @@ class CardStore(abc.ABC):
 
     @abc.abstractmethod
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
-                  signing_key: tuple[str, int] | None = None) -> Card:
+                  signing_key: tuple[str, int] | None = None, counts: RequestCounts | None = None) -> Card:
         """File ``card`` (pending) as the live card of its request, in one transaction with its
         ``filed`` audit entry and (``notify``) the :class:`~.outbox.Notification` it owes its
         person, and (``signing_key``: key id, until)
         :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket,
         and the :mod:`.webhooks` events it owes (:attr:`Card.webhooks`). Each person of its
         :attr:`~Card.audience` is owed a digest check due now
-        (:func:`~.outbox.audience_notification`), whatever ``notify`` says.
+        (:func:`~.outbox.audience_notification`), whatever ``notify`` says; and (``counts``) the
+        request's counts (as ``CardCommit.counts``: :class:`~.limits.OverLimit` if a counter is at
+        its limit; ``counts.taken`` once filed).
 
         If another card holds the same request (live: pending before its deadline, or running; or
         declined or completed within the answer memory), nothing is written and that card is
@@ -389,7 +396,8 @@ class CardStore(abc.ABC):
         request is held by a live card, :class:`~countersign.store.errors.Taken` with that card
         (also when ``asked_at`` is set and the request's card was decided at or after it);
         :class:`~countersign.store.errors.Replayed` when its ``nonce`` was spent already (checked
-        first: nothing else is reported then).
+        first: nothing else is reported then); :class:`~countersign.store.limits.OverLimit` when a
+        counter of its ``counts`` is at its limit.
         """
 
     def transition_card(

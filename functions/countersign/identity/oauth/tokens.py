@@ -19,6 +19,7 @@ from ...store.connections import ConnectionStore
 from ...store.errors import NotFound
 from ...store.grants import ACCESS, REFRESH, IssuedToken
 from ...store.hashes import secret_hash
+from ...store.limits import RequestCounts
 from ..principal import Principal
 from . import ACCESS_PREFIX, ACCESS_TTL, REFRESH_PREFIX, REFRESH_TTL, same_resource
 
@@ -61,25 +62,26 @@ def is_oauth_token(token: str) -> bool:
 
 
 def verify_access(store: Store, token: str, resource: str | None, now: int,
-                  owners: Owners | None = None) -> Principal | str:
+                  owners: Owners | None = None, counts: RequestCounts | None = None) -> Principal | str:
     """The principal an access token acts as, or why it is refused (a sentence for the 401).
 
     ``resource``: this server's resource URL; None refuses every OAuth token (a server that
     cannot say what it is cannot check an audience). ``owners``: what this process remembers of
     the tokens it has accepted, so that a token seen before is read with its connection and member
-    in one request (:mod:`countersign.store.callers`)."""
+    in one request (:mod:`countersign.store.callers`). ``counts``: the request's counters against
+    the request limits, read with them."""
     if not token.startswith(ACCESS_PREFIX):
         return INVALID
     token_hash = secret_hash(token)
     owner = owners.get(token_hash) if owners is not None else None
-    found = store.callers.get_access_as(token_hash, owner, now) if owner is not None else None
+    found = store.callers.get_access_as(token_hash, owner, now, counts) if owner is not None else None
     if found is None:  # not seen here before: the token says whose it is, then one read of the rest
         issued = store.grants.get_issued_token(token_hash, now)
         refused = _refusal(issued, resource)
         if refused is not None or issued is None:
             return refused or INVALID
         owner = Owner(issued.workspace_id, issued.person_id, issued.connection_id)
-        found = store.callers.get_access_as(token_hash, owner, now)
+        found = store.callers.get_access_as(token_hash, owner, now, counts)
         if found is None:  # its connection or member is gone (or it expired in between)
             return INVALID
         if owners is not None:

@@ -49,12 +49,14 @@ from ..cards import (
 )
 from ..docs import check_doc_writes
 from ..errors import BadInput, Conflict, GrantUnavailable, Moved, NotFound, Replayed, StoreError, Taken
+from ..limits import OverLimit, RequestCounts
 from ..outbox import Notification, audience_notification, card_reminder
 from ..table import GSI1
 from ..webhooks import card_events
 from . import codec
 from .client import Cancelled, Table
 from .docs import conflict_of, write_ops
+from .limits import count_updates
 from .signing_keys import key_note_item
 from .standing_grants import use_items
 from .webhooks import event_puts, has_endpoints
@@ -62,6 +64,7 @@ from .webhooks import event_puts, has_endpoints
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 AUDIT_SLACK = 30 * 24 * 3600  # an appended entry outlives its card's purge by at most this
 NOTIFICATION_RETENTION = 7 * 24 * 3600
+MAX_TRANSACTION_ITEMS = 100  # DynamoDB's limit on one TransactWriteItems
 
 
 class DynamoCards(CardStore):
@@ -71,8 +74,9 @@ class DynamoCards(CardStore):
     # -- filing and reading -----------------------------------------------------------------------
 
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
-                  signing_key: tuple[str, int] | None = None) -> Card:
+                  signing_key: tuple[str, int] | None = None, counts: RequestCounts | None = None) -> Card:
         check_card(card)  # plain JSON, at most 64 KiB as canonical JSON; who filed it
+        counts = counts.to_take() if counts is not None else None
         purge = self.table.purge_at(card.expires_at)
         ops = [
             self._claim(card, card.claim_until, card.created_at, purge, replacing, settled_at=card.expires_at),
@@ -95,18 +99,23 @@ class DynamoCards(CardStore):
         if self._owes_events(card):  # the webhook events it owes, with it
             ops += event_puts(card_events(card.workspace_id, card.id, None, CardState.PENDING, card.created_at,
                                           card.expires_at))
+        counted = len(ops)  # the request's counts, last (room for them: :func:`_with_counts`)
+        ops += _with_counts(counts, len(ops))
         try:
             self.table.transact(ops)
         except Cancelled as cancelled:
             holder = cancelled.old(0)
             if cancelled.code(0) == "ConditionalCheckFailed" and holder is not None:
                 if holder["card_id"] == card.id:  # our own filing, its response lost and retried
-                    return card
+                    return _taken(counts, len(ops) > counted, card)
                 return self.get_card(card.workspace_id, holder["card_id"], card.created_at)
             if cancelled.code(1) == "ConditionalCheckFailed":
                 raise Conflict(f"A card with id {card.id!r} already exists.") from None
+            if counts is not None and any(cancelled.code(i) == "ConditionalCheckFailed"
+                                          for i in range(counted, len(ops))):
+                raise OverLimit(counts) from None
             raise StoreError(f"The card could not be filed ({cancelled}); nothing was written.") from None
-        return card
+        return _taken(counts, len(ops) > counted, card)
 
     def _claim(self, card: Card, live_until: int, now: int, purge: int | None,
                replacing: str | None = None, *, settled_at: int, asked_at: int | None = None) -> dict[str, Any]:
@@ -345,6 +354,7 @@ class DynamoCards(CardStore):
                 ops[f"audience{i}"] = {"Delete": {"Key": codec.audience_key(card.id, member)}}
             if card.escalate_at is not None:
                 ops["escalate"] = {"Delete": {"Key": codec.escalate_key(card.id)}}
+        counts = commit.counts.to_take() if commit.counts is not None else None
         if commit.successor is not None:  # an edit: the new card, filed in this transaction
             successor = commit.successor
             assert commit.successor_audit is not None
@@ -371,17 +381,20 @@ class DynamoCards(CardStore):
         moved = card_events(card.workspace_id, card.id, source, target, now, card.expires_at)
         if moved and self._owes_events(card):  # the webhook events it owes, with it
             items.extend(event_puts(moved))
+        counted = len(items)  # the request's counts, last (if there is room: :func:`_with_counts`)
+        items.extend(_with_counts(counts, counted))
         try:
             self.table.transact(items, token=txn_id)
         except Cancelled as cancelled:
             failed = {role: cancelled.code(i) == "ConditionalCheckFailed" for i, role in enumerate(roles)}
+            failed["counts"] = any(cancelled.code(i) == "ConditionalCheckFailed" for i in range(counted, len(items)))
             mine = cancelled.old(0)
             if failed["card"] and mine is not None and mine.get("txn_id") == txn_id:
-                return written  # our own commit: its response was lost and the call retried
+                return _taken(counts, len(items) > counted, written)  # our own commit: its response was lost
             raise self._why(card, commit, cancelled, failed, first_write, writes, roles) from None
         if target is CardState.EXPIRED and not commit.new:
             self._settled(card, now)
-        return written
+        return _taken(counts, len(items) > counted, written)
 
     def _owes_events(self, card: Card) -> bool:
         """Whether ``card``'s moves owe webhook events: as it was filed (kept on its item), else
@@ -469,6 +482,8 @@ class DynamoCards(CardStore):
             return refusal_for(CardState.EXPIRED, commit.target)
         if failed.get("spent"):
             return Refusal(RefusalReason.ALREADY_ANSWERED, SPENT_MESSAGE)
+        if failed.get("counts") and commit.counts is not None:
+            return OverLimit(commit.counts)
         if any(cancelled.code(first_write + i) == "ConditionalCheckFailed" for i in range(len(writes))):
             return conflict_of(card.workspace_id, writes, cancelled, first_write)
         return StoreError(f"The card could not be committed ({cancelled}); nothing was written.")
@@ -507,6 +522,20 @@ def _audience_notifications(card: Card, members: tuple[str, ...], now: int) -> l
     per card: written again, it is the same check)."""
     return [{"Put": {"Item": codec.notification_item(n, now + NOTIFICATION_RETENTION)}}
             for n in (audience_notification(m, card, now) for m in members)]
+def _with_counts(counts: RequestCounts | None, items: int) -> list[dict[str, Any]]:
+    """The request's counts as items to add to a transaction of ``items`` items, if any are to take
+    and they fit in DynamoDB's 100; else none (the request is then counted alone, after its work)."""
+    if counts is None:
+        return []
+    updates = count_updates(counts)
+    return updates if items + len(updates) <= MAX_TRANSACTION_ITEMS else []
+
+
+def _taken(counts: RequestCounts | None, included: bool, card: Card) -> Card:
+    """``card``, once the transaction that included the request's counts (if it did) went through."""
+    if counts is not None and included:
+        counts.taken = True
+    return card
 
 
 def _check_limit(limit: int) -> None:

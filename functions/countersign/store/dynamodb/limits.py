@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...core.codes import CodeRecord
-from ..limits import LimitStore
+from ..limits import LimitStore, RequestCounts
 from . import codec
-from .client import Table
+from .client import Cancelled, Table
 
 
 class DynamoLimits(LimitStore):
@@ -73,3 +75,45 @@ class DynamoLimits(LimitStore):
             ConditionExpression="attribute_not_exists(hits) OR hits < :limit",
             ExpressionAttributeValues=codec.values({":one": 1, ":limit": limit, ":exp": start + 2 * window}),
         ) is not None
+
+    def read_counts(self, counts: RequestCounts) -> None:
+        seen_in(counts, self.table.batch_get(count_keys(counts)))
+
+    def take_counts(self, counts: RequestCounts) -> bool:
+        """One ``UpdateItem`` for a single counter, else one ``TransactWriteItems`` for them all."""
+        updates = count_updates(counts)
+        if len(updates) == 1:
+            update = dict(updates[0]["Update"])
+            taken = self.table.update(update.pop("Key"), **update) is not None
+        else:
+            try:
+                self.table.transact(updates)
+                taken = True
+            except Cancelled as cancelled:
+                if not any(cancelled.code(i) == "ConditionalCheckFailed" for i in range(len(updates))):
+                    raise
+                taken = False
+        counts.taken = taken
+        return taken
+
+
+def count_keys(counts: RequestCounts) -> list[codec.Item]:
+    """The counters' items in this window (to read with a caller's ``BatchGetItem``)."""
+    return [codec.limit_key(key, counts.window_start) for key, _ in counts.counters]
+
+
+def seen_in(counts: RequestCounts, found: list[dict[str, Any]]) -> None:
+    """``counts.seen`` from the items a batch read (others among them are left alone)."""
+    mine = {f"LIMIT#{key}": key for key, _ in counts.counters}
+    sk = f"{counts.window_start:012d}"
+    counts.seen = {mine[v["pk"]]: int(v.get("hits", 0)) for v in found if v["pk"] in mine and v["sk"] == sk}
+
+
+def count_updates(counts: RequestCounts) -> list[dict[str, Any]]:
+    """Each counter one hit more, if it is not at its limit: transaction items (a card's, or their own)."""
+    return [{"Update": {
+        "Key": codec.limit_key(key, counts.window_start),
+        "UpdateExpression": "ADD hits :one SET expires_at = :exp",
+        "ConditionExpression": "attribute_not_exists(hits) OR hits < :limit",
+        "ExpressionAttributeValues": codec.values({":one": 1, ":limit": limit, ":exp": counts.expires_at}),
+    }} for key, limit in counts.counters]

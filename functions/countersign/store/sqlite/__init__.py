@@ -29,15 +29,15 @@ class SQLiteStore(Store):
     def __init__(self, path: str):
         self.database = db = Database(path)
         cards, workspaces, connections = SQLiteCards(db), SQLiteWorkspaces(db), SQLiteConnections(db)
-        sessions, grants = SQLiteSessions(db), SQLiteGrants(db)
+        sessions, grants, limits = SQLiteSessions(db), SQLiteGrants(db), SQLiteLimits(db)
         super().__init__(
             docs=SQLiteDocs(db), cards=cards, signing_keys=SQLiteSigningKeys(db), outbox=SQLiteOutbox(db),
-            workspaces=workspaces, connections=connections, sessions=sessions, limits=SQLiteLimits(db),
+            workspaces=workspaces, connections=connections, sessions=sessions, limits=limits,
             authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
             passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db), webhooks=SQLiteWebhooks(db),
             slack=SQLiteSlack(db), push_subscriptions=SQLitePushSubscriptions(db),
             callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
-                                      grants=grants, cards=cards),
+                                      grants=grants, cards=cards, limits=limits),
         )
 
     @property

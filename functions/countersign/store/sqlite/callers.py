@@ -12,6 +12,7 @@ from ..callers import Owner, RoleCallerReads
 from ..cards import CardStore
 from ..connections import Connection, ConnectionStore
 from ..grants import GrantStore
+from ..limits import LimitStore, RequestCounts
 from ..sessions import SessionStore
 from ..workspaces import Person, Workspace, WorkspaceStore, channels_off_from_text, quiet_hours_from_text
 from . import schema
@@ -32,11 +33,13 @@ class SQLiteCallerReads(RoleCallerReads):
     connection token with its member in one statement."""
 
     def __init__(self, database: Database, *, workspaces: WorkspaceStore, connections: ConnectionStore,
-                 sessions: SessionStore, grants: GrantStore, cards: CardStore):
-        super().__init__(workspaces=workspaces, connections=connections, sessions=sessions, grants=grants, cards=cards)
+                 sessions: SessionStore, grants: GrantStore, cards: CardStore, limits: LimitStore):
+        super().__init__(workspaces=workspaces, connections=connections, sessions=sessions, grants=grants, cards=cards,
+                         limits=limits)
         self.database = database
 
-    def get_connection_as(self, token_hash: str, owner: Owner) -> tuple[Connection, Workspace, Person] | None:
+    def get_connection_as(self, token_hash: str, owner: Owner,
+                          counts: RequestCounts | None = None) -> tuple[Connection, Workspace, Person] | None:
         if owner.connection_id:  # an OAuth access token's owner: never a connection token's
             return None
         row = self.database.one(_CONNECTION_AS, token_hash, owner.workspace_id, owner.person_id)
@@ -44,7 +47,7 @@ class SQLiteCallerReads(RoleCallerReads):
             return None
         (connection_id, name, created_at, revoked_at, workspace_name, settings, workspace_created,
          email, role, person_name, agent_requests_email, person_created, quiet_hours, channels_off) = row
-        return (
+        return self._counted(counts, (
             Connection(id=connection_id, workspace_id=owner.workspace_id, person_id=owner.person_id, name=name,
                        token_hash=token_hash, created_at=created_at, revoked_at=revoked_at),
             Workspace(id=owner.workspace_id, name=workspace_name, settings=schema.from_json(settings),
@@ -52,4 +55,4 @@ class SQLiteCallerReads(RoleCallerReads):
             Person(id=owner.person_id, workspace_id=owner.workspace_id, email=email, role=role, name=person_name,
                    agent_requests_email=bool(agent_requests_email), created_at=person_created,
                    quiet_hours=quiet_hours_from_text(quiet_hours), channels_off=channels_off_from_text(channels_off)),
-        )
+        ))

@@ -27,11 +27,13 @@ from ...core.crash_points import crash_point
 from ..cards import AuditEntry, Card, CardCommit, CardStore, amended, check_card, listed, request_key, ticket_digest
 from ..docs import check_doc_writes
 from ..errors import BadInput, Moved, NotFound, Replayed, Taken
+from ..limits import RequestCounts
 from ..outbox import Notification, audience_notification, card_reminder
 from ..webhooks import card_events
 from . import schema
 from .database import Database, unique
 from .docs import apply_writes
+from .limits import take_counts
 from .outbox import insert_notification
 from .signing_keys import note_key
 from .standing_grants import consume_use
@@ -49,12 +51,15 @@ class SQLiteCards(CardStore):
     # -- filing and reading -----------------------------------------------------------------------
 
     def file_card(self, card: Card, audit: AuditEntry, *, notify: bool = True, replacing: str | None = None,
-                  signing_key: tuple[str, int] | None = None) -> Card:
+                  signing_key: tuple[str, int] | None = None, counts: RequestCounts | None = None) -> Card:
         check_card(card)
+        counts = counts.to_take() if counts is not None else None
         with self.db.write() as db:
             holder = _claim_request(db, card, card.claim_until, card.created_at, replacing)
             if holder is not None:
                 return holder.at(card.created_at)
+            if counts is not None:
+                take_counts(db, counts)
             if signing_key is not None:
                 note_key(db, *signing_key)
             _insert_card(db, card)
@@ -70,6 +75,8 @@ class SQLiteCards(CardStore):
             reminder = card_reminder(card.id, card.workspace_id, card.person_id, card.created_at, card.lifetime)
             if reminder is not None:  # its lifetime has a reminder: owed with it
                 insert_notification(db, reminder)
+        if counts is not None:
+            counts.taken = True
         return card
 
     def _stored_card(self, workspace_id: str, card_id: str, db: sqlite3.Connection | None = None) -> Card:
@@ -207,6 +214,7 @@ class SQLiteCards(CardStore):
         card, target, now = commit.card, CardState(commit.target), commit.now
         writes = list(commit.writes)
         check_doc_writes(writes)
+        counts = commit.counts.to_take() if commit.counts is not None else None
         with self.db.write() as db:
             if commit.nonce is not None and not _spend_nonce(db, *commit.nonce, now):
                 raise Replayed()
@@ -230,6 +238,8 @@ class SQLiteCards(CardStore):
                 _spend(db, card, now)
             if commit.grant_use is not None:
                 consume_use(db, commit.grant_use, card.id)
+            if counts is not None:
+                take_counts(db, counts)
             apply_writes(db, card.workspace_id, writes)
             written = commit.written()
             if commit.new:
@@ -251,6 +261,8 @@ class SQLiteCards(CardStore):
             if _owes_events(db, card):
                 insert_events(db, card_events(card.workspace_id, card.id, source, target, now, card.expires_at))
             crash_point("mid_commit")
+        if counts is not None:
+            counts.taken = True
         return written
 
     # -- audit ------------------------------------------------------------------------------------

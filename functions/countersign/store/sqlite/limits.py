@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from ...core.codes import CodeRecord
-from ..limits import LimitStore
+from ..limits import LimitStore, OverLimit, RequestCounts
 from . import schema
 from .database import Database
 
@@ -61,3 +63,40 @@ class SQLiteLimits(LimitStore):
                 (key, start),
             ).fetchall()[0]
         return hits <= limit
+
+    def read_counts(self, counts: RequestCounts) -> None:
+        read_counts(self.db.connection(), counts)
+
+    def take_counts(self, counts: RequestCounts) -> bool:
+        try:
+            with self.db.write() as db:
+                take_counts(db, counts)
+        except OverLimit:
+            return False
+        counts.taken = True
+        return True
+
+
+def read_counts(db: sqlite3.Connection, counts: RequestCounts) -> None:
+    """Each counter's hits in the window into ``counts.seen`` (one statement)."""
+    keys = [key for key, _ in counts.counters]
+    found = db.execute(
+        f"SELECT bucket, hits FROM rate_hits WHERE window_start = ? AND bucket IN ({', '.join('?' * len(keys))})",
+        (counts.window_start, *keys),
+    ).fetchall()
+    counts.seen = {bucket: hits for bucket, hits in found}
+
+
+def take_counts(db: sqlite3.Connection, counts: RequestCounts) -> None:
+    """Inside the caller's transaction: each counter one hit more; :class:`OverLimit` (the caller's
+    transaction rolls back) if one is at its limit. The caller sets ``counts.taken`` once it commits."""
+    start = counts.window_start
+    for key, limit in counts.counters:
+        db.execute("DELETE FROM rate_hits WHERE bucket = ? AND window_start < ?", (key, start))
+        taken = db.execute(
+            "INSERT INTO rate_hits (bucket, window_start, hits) VALUES (?, ?, 1)"
+            " ON CONFLICT (bucket, window_start) DO UPDATE SET hits = hits + 1 WHERE hits < ?",
+            (key, start, limit),
+        ).rowcount
+        if taken != 1:
+            raise OverLimit(counts)

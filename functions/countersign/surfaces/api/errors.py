@@ -15,8 +15,10 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import compile_path
 
 from ...store.errors import BadInput, Conflict, NotFound, StoreUnavailable
+from ...store.limits import OverLimit
 from ...toolkit import ActionError, Unavailable
 from ...toolkit.arguments import field_path, plain_sentence
+from ..http.request_limits import PAGE_MESSAGE
 
 log = logging.getLogger("countersign.api")
 
@@ -137,6 +139,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(Conflict)
     async def conflict(request: Request, exc: Conflict) -> JSONResponse:
         return error_response(409, "conflict", exc.message)
+
+    @app.exception_handler(OverLimit)
+    async def over_limit(request: Request, exc: OverLimit) -> JSONResponse:
+        # over the page's request limit: at the session's read, or (a race) at the click's commit
+        return error_response(429, "rate_limited", PAGE_MESSAGE.format(wait=exc.wait),
+                              {"Retry-After": str(exc.wait), "Cache-Control": "no-store"})
 
     @app.exception_handler(StoreUnavailable)
     async def unavailable(request: Request, exc: StoreUnavailable) -> JSONResponse:

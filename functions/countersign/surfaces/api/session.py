@@ -22,8 +22,10 @@ from ...core.times import iso
 from ...identity import sessions
 from ...identity.sessions import Signed
 from ...runtime import Runtime
+from ...store.limits import REQUEST_COUNTS
 from ...store.push_subscriptions import subscription_id
 from ...store.workspaces import Person, Workspace
+from ..http.request_limits import check
 from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
 from .schemas import SessionView, Strict, errors
 
@@ -61,10 +63,14 @@ def _unauthorized() -> ApiError:
 
 def current(request: Request) -> Signed | None:
     """The session named by the cookie, if it is valid now. A session of the smoke workspace
-    (:mod:`countersign.core.smoke`) may only read and answer cards: anything else is refused."""
+    (:mod:`countersign.core.smoke`) may only read and answer cards: anything else is refused.
+    Over the page's request limit: :class:`~countersign.store.limits.OverLimit` (429)."""
     runtime = runtime_of(request)
+    counts = REQUEST_COUNTS.get()  # a click's counters against the page's limit, read with its session
+    unread = counts if counts is not None and counts.seen is None and not counts.taken else None
     signed = sessions.resolve_session(runtime.store, runtime.sessions, request.cookies.get(COOKIE),
-                                      runtime.desk.now(), _card_named(request))
+                                      runtime.desk.now(), _card_named(request), unread)
+    check(runtime.store, unread)  # over the limit: 429 (countersign.surfaces.http.request_limits)
     if signed is not None and is_smoke_workspace(signed.workspace.id):
         route = str(getattr(request.scope.get("route"), "path", ""))  # the template, with or without /api
         if (request.method, route.removeprefix("/api")) not in SMOKE_SESSION_ROUTES:

@@ -1,8 +1,7 @@
 """Request limits the product enforces itself, so one noisy agent cannot starve the others or the
 confirm page (docs/operations.md, "Request limits").
 
-Fixed windows of :data:`WINDOW` seconds, counted in the store (:meth:`LimitStore.hit_rate_limit`:
-one conditional write, DynamoDB or SQLite, the same code on both), per:
+Fixed windows of :data:`WINDOW` seconds, counted in the store, per:
 
 * **connection** on ``/mcp`` (``COUNTERSIGN_LIMIT_CONNECTION``): keyed by the hash of the bearer
   token, which names exactly one connection (a wrong token gets nowhere past authentication);
@@ -12,9 +11,23 @@ one conditional write, DynamoDB or SQLite, the same code on both), per:
 * **address** on ``/api`` (``COUNTERSIGN_LIMIT_PAGE``): the confirm page, in its own counters,
   so agents never crowd out the person answering them.
 
-The address is CloudFront's viewer address on a request that proves it came through CloudFront,
-else the connecting one (:func:`countersign.surfaces.http.origin.client_address`). Over a limit: **429**
-with ``Retry-After`` (seconds to the next window). A limit of 0 is off (the local default;
+A request's counters (:class:`~countersign.store.limits.RequestCounts`) are checked before its
+work and taken once, all together, each on condition that it is under its limit:
+
+* a request whose caller is read first (``/mcp`` with a bearer token: :class:`BearerAuth
+  <countersign.surfaces.mcp.auth.BearerAuth>`; a click on a card with the page's session:
+  :func:`countersign.surfaces.api.session.current`) has its counters read in that same read, and
+  is refused there if one is at its limit; it is then counted by the write that files or answers
+  its card (the card's own transaction), or, if it writes no card, by one write after its work;
+* any other request is counted by one write before its work, as is a request whose caller could
+  not be read (a wrong token, no session).
+
+Over a limit: **429** with ``Retry-After`` (seconds to the next window). The one refusal that
+comes in the reply instead is a race: another request took the last count between this one's
+check and its card's write; the card's transaction is cancelled (nothing written) and the tool
+call fails with the same sentence, or the click is answered 429. The address is CloudFront's
+viewer address on a request that proves it came through CloudFront, else the connecting one
+(:func:`countersign.surfaces.http.origin.client_address`). A limit of 0 is off (the local default;
 template.yaml sets all three). If the store cannot count, the request goes through: a limit
 never turns a store hiccup into an outage.
 """
@@ -23,15 +36,19 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 from ...store.hashes import secret_hash
+from ...store.limits import REQUEST_COUNTS, OverLimit, RequestCounts
 from . import origin
 
 log = logging.getLogger("countersign.limits")
 
 WINDOW = 10
+MCP_PATH = "/mcp"
+CARD_CLICK = re.compile(r"/api/cards/[^/]+/.+")  # confirm, decline, edit, reopen, the passkey's steps
 MCP_MESSAGE = "Too many requests from this connection or address. Wait {wait} s, then try again."
 PAGE_MESSAGE = "Too many requests. Wait {wait} s, then try again."
 
@@ -72,28 +89,45 @@ class RequestLimit:
             out.append((f"{self.kind}-address:{address}", per_address))
         return out
 
+    def read_with_caller(self, scope: dict) -> bool:
+        """Whether this request's caller is read before any of its work, its counters with it:
+        ``/mcp`` with a bearer token (BearerAuth); a click on a card with a cookie (the page's
+        session). Any other request is counted before its work."""
+        path, headers = scope.get("path", ""), origin.scope_headers(scope)
+        if self.kind == "mcp":
+            return (path == MCP_PATH or path.startswith(MCP_PATH + "/")) and _bearer_hash(headers) is not None
+        return scope.get("method") == "POST" and CARD_CLICK.fullmatch(path) is not None and "cookie" in headers
+
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         keys = self.keys(scope)
-        if keys:
-            now = int(self.clock())
-            # each count is a write: off the loop where it serves other calls (countersign.gate.offload)
-            if not await self.runtime.desk.offload.off_the_loop(self._count, keys, now):
-                return await self._too_many(send, WINDOW - now % WINDOW)
-        await self.app(scope, receive, send)
+        if not keys:
+            return await self.app(scope, receive, send)
+        counts = RequestCounts(tuple(keys), int(self.clock()), WINDOW,
+                               MCP_MESSAGE if self.kind == "mcp" else PAGE_MESSAGE)
+        # each count is a write: off the loop where it serves other calls (countersign.gate.offload)
+        offload = self.runtime.desk.offload
+        if not self.read_with_caller(scope) and not await offload.off_the_loop(take, self.runtime.store, counts):
+            return await self._too_many(send, counts.wait)
+        started = False
 
-    def _count(self, keys: list[tuple[str, int]], now: int) -> bool:
-        """Charge the request to ``keys`` in order, up to the first one over its limit; whether it may go on."""
-        for key, limit in keys:
-            try:
-                allowed = self.runtime.store.limits.hit_rate_limit(key, now, WINDOW, limit)
-            except Exception:
-                log.exception("counting a request against %s failed; let through", key.split(":", 1)[0])
-                allowed = True
-            if not allowed:
-                return False
-        return True
+        async def sending(message: dict) -> None:
+            nonlocal started
+            started = True
+            await send(message)
+
+        token = REQUEST_COUNTS.set(counts)
+        try:
+            await self.app(scope, receive, sending)
+        except OverLimit:  # refused where its caller (and its counters) were read, before any work
+            if started:
+                raise
+            return await self._too_many(send, counts.wait)
+        finally:
+            REQUEST_COUNTS.reset(token)
+        if not counts.taken:  # no card's transaction counted it: one write, after its work
+            await offload.off_the_loop(take, self.runtime.store, counts)
 
     async def _too_many(self, send, wait: int) -> None:
         if self.kind == "mcp":
@@ -106,3 +140,28 @@ class RequestLimit:
             (b"cache-control", b"no-store"), (b"content-length", str(len(body)).encode("ascii")),
         ]})
         await send({"type": "http.response.body", "body": body})
+
+
+def take(store: Any, counts: RequestCounts) -> bool:
+    """Take ``counts`` in one write, if not taken yet: whether the request may go on (True if the
+    store could not count: never an outage from a counter)."""
+    if counts.taken:
+        return True
+    try:
+        return store.limits.take_counts(counts)
+    except Exception:
+        log.exception("counting a request against %s failed; let through",
+                      ", ".join(key.split(":", 1)[0] for key, _ in counts.counters))
+        return True
+
+
+def check(store: Any, counts: RequestCounts | None) -> None:
+    """Where a request's caller was read, with its counters in ``counts`` if it was found: refuse
+    the request (:class:`OverLimit`) if one is at its limit. Counters not read (no caller found)
+    are taken now, in one write, before any work."""
+    if counts is None or counts.taken:
+        return
+    if counts.seen is None and not take(store, counts):
+        raise OverLimit(counts)
+    if counts.over():
+        raise OverLimit(counts)

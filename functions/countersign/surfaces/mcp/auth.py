@@ -28,8 +28,9 @@ from ...identity.oauth.tokens import REVOKED, is_oauth_token, verify_access
 from ...identity.principal import Principal
 from ...store import Store
 from ...store.callers import Owner, Owners
-from ...store.errors import NotFound
 from ...store.hashes import secret_hash
+from ...store.limits import REQUEST_COUNTS, RequestCounts
+from ..http.request_limits import check
 
 SCOPE_KEY = "countersign.principal"
 
@@ -69,12 +70,13 @@ class BearerAuth:
         # whose each token this process accepted is: the next call reads its records in one request
         self.owners = Owners()
 
-    async def authenticate(self, token: str | None) -> Principal | str:
+    async def authenticate(self, token: str | None, counts: RequestCounts | None = None) -> Principal | str:
         """The principal ``token`` names, or why there is none. The lookups are reads, made on the
         event loop (SQLite's WAL readers never wait on a writer); recording the use is a write,
         which may wait for the write lock and the disk, so it runs off the loop
-        (:meth:`~countersign.gate.offload.Offload.off_the_loop`)."""
-        outcome = self._authenticate(token)
+        (:meth:`~countersign.gate.offload.Offload.off_the_loop`). ``counts``: the request's
+        counters against the request limits, read with the connection and its member."""
+        outcome = self._authenticate(token, counts)
         if isinstance(outcome, Principal):
             due = self._use_due(outcome)
             if due is not None:
@@ -94,35 +96,38 @@ class BearerAuth:
             self._noted.clear()
         return now
 
-    def _authenticate(self, token: str | None) -> Principal | str:
+    def _authenticate(self, token: str | None, counts: RequestCounts | None = None) -> Principal | str:
         if not token:
             return "Authentication required: send Authorization: Bearer <connection token>."
         if is_oauth_token(token):
             resource = resource_of(self.public_url()) if self.public_url is not None else None
-            return verify_access(self.store, token, resource, int(time.time()), self.owners)
+            return verify_access(self.store, token, resource, int(time.time()), self.owners, counts)
         token_hash = secret_hash(token)
         owner = self.owners.get(token_hash)
-        found = self.store.callers.get_connection_as(token_hash, owner) if owner is not None else None
-        if found is not None:
-            known, workspace, person = found
-            return REVOKED if known.revoked else Principal(workspace=workspace, person=person, connection=known)
-        connection = self.store.connections.get_connection_by_token_hash(token_hash)
-        if connection is None:
-            return "The connection token is not valid."
-        if connection.revoked:
-            return REVOKED
-        try:
-            workspace, person = self.store.workspaces.get_member(connection.workspace_id, connection.person_id)
-        except NotFound:
-            return "The connection token is not valid."
-        self.owners.remember(token_hash, Owner(connection.workspace_id, connection.person_id))
-        return Principal(workspace=workspace, person=person, connection=connection)
+        found = self.store.callers.get_connection_as(token_hash, owner, counts) if owner is not None else None
+        if found is None:  # not seen here before: the token says whose it is, then one read of the rest
+            connection = self.store.connections.get_connection_by_token_hash(token_hash)
+            if connection is None:
+                return "The connection token is not valid."
+            if connection.revoked:
+                return REVOKED
+            owner = Owner(connection.workspace_id, connection.person_id)
+            found = self.store.callers.get_connection_as(token_hash, owner, counts)
+            if found is None:  # its member was removed
+                return "The connection token is not valid."
+            self.owners.remember(token_hash, owner)
+        known, workspace, person = found
+        return REVOKED if known.revoked else Principal(workspace=workspace, person=person, connection=known)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         token = _bearer(scope)
-        outcome = await self.authenticate(token)
+        counts = REQUEST_COUNTS.get()
+        outcome = await self.authenticate(token, counts)
+        if counts is not None and counts.seen is None:  # no caller, so no counters read: counted now
+            await self.offload.off_the_loop(check, self.store, counts)
+        check(self.store, counts)  # over a limit: 429 (countersign.surfaces.http.request_limits)
         if isinstance(outcome, str):
             return await self._unauthorized(send, outcome, has_token=token is not None)
         scope[SCOPE_KEY] = outcome
