@@ -1,6 +1,7 @@
 """``countersign``: serve | keys | workspace | member (list, add, remove) | connection (create, list, revoke) |
 grants (list, revoke, grant) | signin-link | backup | suppression | budget import | budget upgrade | upstream |
-webhook (add, list, remove, enable, log) | quorum (list, set) | escalation (list, set) | verify-receipt | smoke.
+webhook (add, list, remove, enable, log) | quorum (list, set) | escalation (list, set) | policy (show, export,
+test) | verify-receipt | smoke.
 
 One module per command family; :mod:`.common` holds what they share. The commands import the
 server's modules when they run, not here, so that ``--help`` and the small commands start quickly."""
@@ -20,6 +21,7 @@ from . import (
     grants,
     keys,
     members,
+    policy,
     quorum,
     receipts,
     serve,
@@ -36,7 +38,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="countersign", description="A hosted MCP server whose writes wait for a person.")
     sub = p.add_subparsers(dest="command", required=True)
     for family in (serve, keys, workspaces, members, connections, grants, backup, signin, receipts, suppression, budget,
-                   upstream, smoke, webhooks, quorum):
+                   upstream, smoke, webhooks, quorum, policy):
         family.add_parser(sub)
     return p
 

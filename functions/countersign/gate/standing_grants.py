@@ -311,21 +311,15 @@ def run_if_granted(desk: CardDesk, q: Question) -> Coverage:
     use was taken meanwhile (raced, revoked) is passed over; with none left the call is held as any
     call is. A live card of the same request (or one answered lately) answers instead: a retry
     never runs twice."""
-    connection = q.ctx.connection
-    if connection is None or not q.action.grantable:
+    if not _may_be_granted(q):
         return Coverage()
     if q.quorum is not None:  # several people must approve it: no one person's grant answers for them
-        return Coverage(notes=[f"Not run under a standing grant: the quorum rule ‘{q.quorum.get('name')}’ covers this "
-                               f"request and needs {q.quorum.get('needs')} approvals."])
-    grants = [g for g in desk.store.standing_grants.list_standing_grants(q.ctx.workspace.id,
-                                                                         connection_id=connection.id)
-              if g.tool == q.tool and g.person_id == q.ctx.person.id]
+        return Coverage(notes=[quorum_note(q)])
     notes: list[str] = []
-    for grant in sorted(grants, key=lambda g: (g.expires_at, g.created_at, g.id)):
+    for grant in _candidates(desk, q):
         why = why_not(grant, q, q.ctx.now)
         if why is not None:
-            if grant.state_at(q.ctx.now) == "active" or grant.expires_at > q.ctx.now - 86400:
-                notes.append(f"Not run under grant ‘{grant.name}’: {why}.")
+            notes.extend(_noted(grant, why, q.ctx.now))
             continue
         use = _use(grant, q)
         answer = Answer(f"person:{grant.person_id}", CHANNEL, grant=use)
@@ -340,6 +334,48 @@ def run_if_granted(desk: CardDesk, q: Question) -> Coverage:
             return Coverage(reply=status_reply(card))
         return Coverage(reply=granted_reply(desk, card, grant.id))
     return Coverage(notes=notes)
+
+
+def covering(desk: CardDesk, q: Question) -> tuple[StandingGrant | None, list[str]]:
+    """Reading only (``countersign policy test``): the grant :func:`run_if_granted` would run ``q``
+    under now, or None, and the notes of the grants passed over before it (all of them when none)."""
+    if not _may_be_granted(q):
+        return None, []
+    if q.quorum is not None:
+        return None, [quorum_note(q)]
+    notes: list[str] = []
+    for grant in _candidates(desk, q):
+        why = why_not(grant, q, q.ctx.now)
+        if why is None:
+            return grant, notes
+        notes.extend(_noted(grant, why, q.ctx.now))
+    return None, notes
+
+
+def quorum_note(q: Question) -> str:
+    assert q.quorum is not None
+    return (f"Not run under a standing grant: the quorum rule ‘{q.quorum.get('name')}’ covers this request and "
+            f"needs {q.quorum.get('needs')} approvals.")
+
+
+def _may_be_granted(q: Question) -> bool:
+    return q.ctx.connection is not None and bool(q.action.grantable)
+
+
+def _candidates(desk: CardDesk, q: Question) -> list[StandingGrant]:
+    """The grants of ``q``'s connection for its tool and person, soonest to expire first."""
+    assert q.ctx.connection is not None
+    grants = [g for g in desk.store.standing_grants.list_standing_grants(q.ctx.workspace.id,
+                                                                         connection_id=q.ctx.connection.id)
+              if g.tool == q.tool and g.person_id == q.ctx.person.id]
+    return sorted(grants, key=lambda g: (g.expires_at, g.created_at, g.id))
+
+
+def _noted(grant: StandingGrant, why: str, now: int) -> list[str]:
+    """The held reply's note of a grant passed over: a live one, or one lapsed within the last day."""
+    if grant.state_at(now) == "active" or grant.expires_at > now - 86400:
+        return [f"Not run under grant ‘{grant.name}’: {why}."]
+    return []
 
 
 def granted_reply(desk: CardDesk, card: Card, grant_id: str) -> dict[str, Any]:
