@@ -238,72 +238,10 @@ function safeNext(value) {
   return ROUTES.includes(path) && path !== '/signin' ? value : '/confirm';
 }
 
-function signinForm(heading, intro) {
-  const email = el('input', { type: 'email', id: 'email', name: 'email', required: true,
-    autocomplete: 'username webauthn',
-    inputmode: 'email', maxlength: 254 });
-  const submit = el('button', { type: 'submit', class: 'primary' }, S.emailMeALink);
-  const note = el('div', { 'aria-live': 'polite' });
-  const form = el('form', { class: 'signin' }, el('label', { for: 'email' }, S.yourEmail), email, submit, note);
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    submit.disabled = true;
-    note.replaceChildren();
-    try {
-      const answer = await api('POST', '/signin/request', { email: email.value.trim() });
-      form.replaceChildren(el('div', { class: 'outcome ok', 'data-outcome': 'sent' },
-        el('p', { class: 'headline' }, S.checkEmail),
-        el('p', {}, (answer && answer.message) || S.linkOnItsWay),
-        el('p', { class: 'muted' }, S.linkWorksOnce)));
-    } catch (e) {
-      const msg = e.status === 429 ? S.tooManySignins : e.message;
-      note.append(el('p', { class: 'error', role: 'alert' }, msg));
-      submit.disabled = false;
-    }
-  });
-  const withPasskey = el('div', { class: 'passkey-signin' });
-  import('./passkeys.js').then((passkeys) => withPasskey.append(...passkeys.signinWithPasskey(api, (session) => {
-    setSession(session);
-    const next = safeNext(remember.get());
-    remember.clear();
-    navigate(next, true);
-  })));
-  return [el('h1', {}, heading), intro ? el('p', {}, intro) : null, form, withPasskey];
-}
-
+// Signing in: signin.js, loaded when a view needs it.
+const signinApp = { api, setSession, safeNext, navigate: (href, replace) => navigate(href, replace), remember, state };
 async function viewSignin(token, reason) {
-  if (token) {
-    const btn = el('button', { type: 'button', class: 'primary wide', 'data-action': 'signin' }, S.signIn);
-    const note = el('div', { 'aria-live': 'polite' });
-    btn.addEventListener('click', async () => {
-      btn.disabled = true;
-      btn.textContent = S.signingIn;
-      try {
-        setSession(await api('POST', '/signin/complete', { token }));
-        const next = safeNext(remember.get());
-        remember.clear();
-        navigate(next, true);
-      } catch (e) {
-        btn.remove();
-        const msg = e.status === 400 ? S.badSigninLink : e.message;
-        show(el('p', { class: 'error', role: 'alert', 'data-outcome': e.code || 'error' }, msg),
-          signinForm(S.signIn, null));
-        note.textContent = '';
-      }
-    });
-    // Already signed in here: a link someone else sent would swap this browser to their account.
-    const swap = state.session && el('p', { class: 'error', role: 'alert' },
-      S.linkSwapsAccount(el('strong', {}, state.session.person.email)));
-    show(el('h1', {}, S.signIn), swap, el('p', {}, S.pressToSignIn), btn, note);
-    return;
-  }
-  const parts = signinForm(reason === 'consent' ? S.signInToConnect : reason ? S.signInToAnswer : S.signIn,
-    S.signInIntro);
-  if (state.session) {
-    parts.push(el('p', { class: 'muted' }, S.signedInAs(el('strong', {}, state.session.person.email)),
-      el('a', { href: '/confirm', 'data-nav': true }, S.seeWhatWaits)));
-  }
-  show(parts);
+  return (await import('./signin.js')).viewSignin(signinApp, token, reason);
 }
 
 // ---- routing

@@ -11,7 +11,7 @@ import re
 
 from countersign.surfaces.local.page import WEB_DIR
 
-STRINGS_FILES = {"strings.js", "strings-on-demand.js"}
+STRINGS_FILES = {"strings.js", "strings-on-demand.js", "strings-signin.js"}
 NOT_THE_PAGE: set[str] = set()  # sw.js too: its notifications' words come in the push message
 # a credential header's name and its usual form; an upstream's example name and address
 TECHNICAL = {"Authorization", "Bearer …", "files", "https://mcp.example.com/mcp"}
