@@ -114,7 +114,7 @@ export function cardEl(card, opts) {
   if (st === 'pending' && opts.answerable !== false) article.append(actionsEl(card, article, outcome, opts));
   else outcome.append(outcomeEl(card, null));
   if (hasReceipt(card)) article.append(receiptEl(card));
-  if (card.more) drawLater(import('./edit.js').then((m) => m.more(article, card, opts)));
+  if (card.more) drawLater(import('./edit.js').then((m) => m.more(article, card, opts, { api, navigate, cardEl })));
   if (opts.reopenable && st === 'declined' && !card.refusal) article.append(reopenEl(card, outcome));
   return article;
 }

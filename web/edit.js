@@ -3,13 +3,14 @@
 // with a new preview replaces this one, to confirm on its own), "Allow this again…" (grants.js,
 // loaded when pressed), on an edited card what was changed, by whom, and on a card a standing grant
 // answered, which grant (docs/policy.md).
-import { api, cardEl, navigate } from './cards.js';
 import { announce, el, viewsStyle } from './dom.js';
 import { S } from './strings-on-demand.js';
 
-export async function more(article, card, opts) {
+// The last argument is what it uses of cards.js (api, navigate, cardEl), handed over so that edit.js
+// imports nothing back from the module that loads it.
+export async function more(article, card, opts, { api, navigate, cardEl }) {
   await viewsStyle();
-  const page = { api, navigate, opts };
+  const page = { api, navigate, cardEl, opts };
   if (card.edited) article.querySelector('.meta').before(editedEl(card.edited));
   const headline = article.querySelector('[data-outcome="edited"] .headline');
   if (headline) headline.textContent = S.outcomeEdited;
@@ -46,7 +47,7 @@ function editedEl(edited) {
 }
 
 // A typed input per field, its current value in it; a refusal beside its field, nothing changed.
-async function openEdit(article, card, { api, opts }, row, button) {
+async function openEdit(article, card, { api, cardEl, opts }, row, button) {
   button.disabled = true;
   let fields = Array.isArray(card.editable) && card.editable.length ? card.editable : null;
   const slot = article.querySelector('.outcome-slot');
