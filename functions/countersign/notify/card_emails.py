@@ -49,7 +49,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..core.askers import AGENT, PERSON, asked_by
 from ..core.card_states import CardState
 from ..core.crash_points import crash_point
 from ..settings import Settings
@@ -60,6 +59,7 @@ from ..store.limits import LimitStore
 from ..store.outbox import MAX_LISTED, Notification, OutboxStore, digest_id, is_digest, is_reminder, reminded_card
 from ..store.suppressions import SuppressionStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
+from .card_channel import PasskeyRule, SettingsSource, asked_by_words
 from .interface import Email, Sender, SendError
 from .message import MAX_TITLES, Waiting, compose_digest, compose_pending
 from .quiet_hours import quiet_until
@@ -96,10 +96,6 @@ FINISH_BACKOFF = 0.2  # seconds, then twice that
 # list (it may wait on the store; a DynamoDB index may lag), and such a card must not fall between.
 DIGEST_OVERLAP = 120
 
-SettingsSource = Settings | Callable[[], Settings]
-# Whether the workspace's passkey policy covers a card (the gate's rule, handed in: notify is below
-# the gate); given a listed card, it reads the card whole if its class matters.
-PasskeyRule = Callable[[Card, Workspace], bool]
 
 
 @dataclass
@@ -447,20 +443,7 @@ class CardNotifier:
         """One card as the email lists it: its title, who asked, whether a passkey is needed."""
         if not card.connection_id and card.filed_by is None and not card.fingerprint:
             card = self.cards.get_card(card.workspace_id, card.id, now)  # listed: who filed it was left out
-        asker = card.asker
-        name: str | None = None
-        if asker.kind == AGENT and asker.id:
-            try:
-                name = self.connections.get_connection(card.workspace_id, asker.id).name
-            except NotFound:
-                name = None
-        elif asker.kind == PERSON and asker.id != person.id:
-            try:
-                member = self.workspaces.get_person(card.workspace_id, asker.id)
-                name = member.name or member.email
-            except NotFound:  # removed since
-                name = None
-        words = asked_by(asker.kind, name, you=asker.kind == PERSON and asker.id == person.id)
+        words = asked_by_words(self.connections, self.workspaces, card, person)
         passkey = self.needs_passkey is not None and self.needs_passkey(card, workspace)
         return Waiting(card.title, words, passkey)
 

@@ -38,20 +38,15 @@ import hashlib
 import json
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from ..core.askers import AGENT, PERSON, asked_by
 from ..core.card_states import CardState
-from ..settings import Settings
 from ..store import Store
 from ..store.cards import Card
-from ..store.errors import NotFound
 from ..store.push_subscriptions import PushSubscription, endpoint_problem
-from ..store.workspaces import Person, Workspace
+from .card_channel import CardChannel, PasskeyRule, SettingsSource
 from .quiet_hours import quiet_until
 from .webhooks import Resolver, Unreachable, resolve, target
 
@@ -75,8 +70,6 @@ TIMEOUT = 10.0
 MAX_TITLE = 200  # characters of the card's title a notification carries (a message stays far below 4 KiB)
 JWT_LIFETIME = 12 * 3600
 
-SettingsSource = Settings | Callable[[], Settings]
-PasskeyRule = Callable[[Card, Workspace], bool]
 _CURVE_ORDER = int("FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551", 16)
 
 
@@ -131,32 +124,18 @@ def message(card: Card, who: str, url: str, answerable: bool) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
-class PushNotifier:
+class PushNotifier(CardChannel):
+    thread_name = "push"
+
     def __init__(self, store: Store, vapid_secret: Callable[[], str], settings: SettingsSource, *,
                  needs_passkey: PasskeyRule | None = None, clock: Callable[[], float] = time.time,
                  on_event: Callable[[str], None] | None = None, background: bool = False,
                  resolver: Resolver = resolve, timeout: float = TIMEOUT):
-        self.store = store
+        super().__init__(store, settings, needs_passkey=needs_passkey, clock=clock, on_event=on_event,
+                         background=background)
         self.vapid_secret = vapid_secret
-        self._settings = settings
-        self.needs_passkey = needs_passkey
-        self.clock = clock
-        self.on_event = on_event
         self.resolver = resolver
         self.timeout = timeout
-        self.counts: Counter[str] = Counter()
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="push") if background else None
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings() if callable(self._settings) else self._settings
-
-    def __call__(self, card: Card) -> None:
-        """A card just filed: push it, on a worker thread when this notifier has them."""
-        if self._pool is None:
-            self.send_card(card.workspace_id, card.id)
-        else:
-            self._pool.submit(self.send_card, card.workspace_id, card.id)
 
     def application_server_key(self) -> str:
         return application_server_key(self.vapid_secret())
@@ -171,6 +150,8 @@ class PushNotifier:
             log.exception("pushing card %s failed", card_id)
             self._event(FAILED)
             return 0
+
+    deliver = send_card
 
     def _send_card(self, workspace_id: str, card_id: str) -> int:
         now = int(self.clock())
@@ -254,27 +235,3 @@ class PushNotifier:
         except httpx2.HTTPError as exc:
             return None, f"could not connect ({type(exc).__name__})"
         return response.status_code, None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
-
-    # -- who asked ----------------------------------------------------------------------------------
-
-    def asked_by(self, card: Card, person: Person) -> str:
-        asker = card.asker
-        name: str | None = None
-        try:
-            if asker.kind == AGENT and asker.id:
-                name = self.store.connections.get_connection(card.workspace_id, asker.id).name
-            elif asker.kind == PERSON and asker.id != person.id:
-                member = self.store.workspaces.get_person(card.workspace_id, asker.id)
-                name = member.name or member.email
-        except NotFound:  # removed since
-            name = None
-        return asked_by(asker.kind, name, you=asker.kind == PERSON and asker.id == person.id)
-
-    def _event(self, name: str) -> str:
-        self.counts[name] += 1
-        if self.on_event is not None:
-            try:
-                self.on_event(name)
-            except Exception:
-                log.exception("on_event(%r) failed", name)
-        return name

@@ -27,19 +27,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
-from ...core.askers import AGENT, PERSON, asked_by
 from ...core.card_states import CardState
 from ...core.sealing import SealError
-from ...settings import Settings
 from ...store import Store
 from ...store.cards import Card
-from ...store.errors import NotFound
 from ...store.slack import SlackApp, SlackLink
 from ...store.workspaces import Person, Workspace
+from ..card_channel import CardChannel, PasskeyRule, SettingsSource
 from ..quiet_hours import quiet_until
 from .blocks import SlackCard, answered_message, card_message, slack_test_message
 from .client import SlackCallError, call
@@ -55,33 +51,17 @@ OFF = "slack_off"
 QUIET = "slack_quiet"
 EVENTS = (POSTED, NOT_LINKED, RETRY, FAILED, OFF, QUIET)
 
-SettingsSource = Settings | Callable[[], Settings]
-PasskeyRule = Callable[[Card, Workspace], bool]
 
 
-class SlackNotifier:
+class SlackNotifier(CardChannel):
+    thread_name = "slack"
+
     def __init__(self, store: Store, credentials: SlackCredentials, settings: SettingsSource, *,
                  needs_passkey: PasskeyRule | None = None, clock: Callable[[], float] = time.time,
                  on_event: Callable[[str], None] | None = None, background: bool = False):
-        self.store = store
+        super().__init__(store, settings, needs_passkey=needs_passkey, clock=clock, on_event=on_event,
+                         background=background)
         self.credentials = credentials
-        self._settings = settings
-        self.needs_passkey = needs_passkey
-        self.clock = clock
-        self.on_event = on_event
-        self.counts: Counter[str] = Counter()
-        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="slack") if background else None
-
-    @property
-    def settings(self) -> Settings:
-        return self._settings() if callable(self._settings) else self._settings
-
-    def __call__(self, card: Card) -> None:
-        """A card just filed: post it, on a worker thread when this notifier has them."""
-        if self._pool is None:
-            self.post(card.workspace_id, card.id)
-        else:
-            self._pool.submit(self.post, card.workspace_id, card.id)
 
     # -- posting ------------------------------------------------------------------------------------
 
@@ -93,6 +73,9 @@ class SlackNotifier:
         except Exception:
             log.exception("posting card %s to Slack failed", card_id)
             return self._event(RETRY)
+
+
+    deliver = post
 
     def _post(self, workspace_id: str, card_id: str) -> str | None:
         app = self.store.slack.get_app(workspace_id)
@@ -155,19 +138,6 @@ class SlackNotifier:
             for_whom=(person.name or person.email) if app.channel else None,
         )
 
-    def asked_by(self, card: Card, person: Person) -> str:
-        asker = card.asker
-        name: str | None = None
-        try:
-            if asker.kind == AGENT and asker.id:
-                name = self.store.connections.get_connection(card.workspace_id, asker.id).name
-            elif asker.kind == PERSON and asker.id != person.id:
-                member = self.store.workspaces.get_person(card.workspace_id, asker.id)
-                name = member.name or member.email
-        except NotFound:  # removed since
-            name = None
-        return asked_by(asker.kind, name, you=asker.kind == PERSON and asker.id == person.id)
-
     # -- after a click ----------------------------------------------------------------------------
 
     def show_answered(self, app: SlackApp, channel: str, ts: str, card: Card, person: Person, workspace: Workspace,
@@ -193,15 +163,6 @@ class SlackNotifier:
 
     def _call(self, app: SlackApp, method: str, **arguments: object) -> dict:
         return call(self.settings.slack_api_url, self.credentials.token(app), method, **arguments)
-
-    def _event(self, name: str) -> str:
-        self.counts[name] += 1
-        if self.on_event is not None:
-            try:
-                self.on_event(name)
-            except Exception:
-                log.exception("on_event(%r) failed", name)
-        return name
 
 
 def outcome_words(card: Card, who: str | None) -> str:
