@@ -93,12 +93,23 @@ def compose_pending(
     shown = [(one_line(w.title) or UNTITLED, w.detail()) for w in listed]
     more = max(count - len(shown), 0)
     one = count == 1 and not at_least
-    greeting = f"Hello {one_line(name, MAX_NAME_CHARS)}," if one_line(name, MAX_NAME_CHARS) else "Hello,"
-    headline = _headline(count, at_least, one_line(workspace, MAX_NAME_CHARS))
+    return _list_email(to=to, subject=subject_for(count, at_least), name=name,
+                       headline=_headline(count, at_least, one_line(workspace, MAX_NAME_CHARS)), shown=shown,
+                       more_line=_more_line(more, at_least), one=one, link=link, from_address=from_address)
+
+
+def _more_line(more: int, at_least: bool) -> str:
     if at_least:
-        more_line = f"… and at least {more} more" if more else "… and more"
-    else:
-        more_line = f"… and {more} more" if more else ""
+        return f"… and at least {more} more" if more else "… and more"
+    return f"… and {more} more" if more else ""
+
+
+def _list_email(*, to: str, subject: str, name: str, headline: str, shown: Sequence[tuple[str, str]],
+                more_line: str, one: bool, link: str, from_address: str, earlier_line: str = "") -> Email:
+    """An email listing waiting requests (the card email and the digest): greeting, headline, the
+    titles with who asked, how many more, then one link to review them."""
+    clean_name = one_line(name, MAX_NAME_CHARS)
+    greeting = f"Hello {clean_name}," if clean_name else "Hello,"
     because = (
         f'You receive this email because "{SETTING_NAME}" is on for you. '
         "You can turn it off in Settings on that page."
@@ -112,17 +123,9 @@ def compose_pending(
             text_lines.append(f"    {detail}")
     if more_line:
         text_lines.append(f"  {more_line}")
-    text_lines += [
-        "",
-        review,
-        link,
-        "",
-        "Nothing runs until you confirm it.",
-        "",
-        "-- ",
-        because,
-        "",
-    ]
+    if earlier_line:
+        text_lines += ["", earlier_line]
+    text_lines += ["", review, link, "", "Nothing runs until you confirm it.", "", "-- ", because, ""]
 
     e = html.escape
     items = "".join(
@@ -130,27 +133,22 @@ def compose_pending(
         else f"<li>{e(title)}</li>" for title, detail in shown)
     if more_line:
         items += f'<li style="list-style:none;color:#555">{e(more_line)}</li>'
+    earlier_html = f"<p>{e(earlier_line)}</p>\n" if earlier_line else ""
     body = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{e(subject_for(count, at_least))}</title></head>
+<title>{e(subject)}</title></head>
 <body style="font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:16px;line-height:1.5;color:#111;margin:0;padding:16px">
 <p>{e(greeting)}</p>
 <p><strong>{e(headline)}</strong></p>
 <ul style="padding-left:20px">{items}</ul>
-<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
+{earlier_html}<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
 <p>Nothing runs until you confirm it.<br>
 <span style="font-size:13px;color:#555">Or open this address: {e(link)}</span></p>
 <hr style="border:none;border-top:1px solid #ddd">
 <p style="font-size:13px;color:#555">{e(because)}</p>
 </body></html>
 """  # noqa: E501 - the email's markup keeps each element and its inline style on one line
-    return Email(
-        to=to,
-        subject=subject_for(count, at_least),
-        text="\n".join(text_lines),
-        html=body,
-        from_address=from_address,
-    )
+    return Email(to=to, subject=subject, text="\n".join(text_lines), html=body, from_address=from_address)
 
 
 def digest_subject(count: int, at_least: bool = False) -> str:
@@ -187,58 +185,14 @@ def compose_digest(
     shown = [(one_line(w.title) or UNTITLED, w.detail()) for w in listed]
     more = max(count - len(shown), 0)
     one = count == 1 and earlier <= 0 and not at_least
-    clean_name = one_line(name, MAX_NAME_CHARS)
-    greeting = f"Hello {clean_name}," if clean_name else "Hello,"
     where = f" in {one_line(workspace, MAX_NAME_CHARS)}" if one_line(workspace, MAX_NAME_CHARS) else ""
     if count == 1 and not at_least:
         headline = f"1 more request is waiting for your confirmation{where}:"
     else:
         headline = f"{'at least ' if at_least else ''}{count} more requests are waiting for your confirmation{where}:"
-    if at_least:
-        more_line = f"… and at least {more} more" if more else "… and more"
-    else:
-        more_line = f"… and {more} more" if more else ""
-    earlier_line = _earlier_line(earlier)
-    because = (
-        f'You receive this email because "{SETTING_NAME}" is on for you. '
-        "You can turn it off in Settings on that page."
-    )
-    review = "Review it, then confirm or decline it:" if one else "Review them, then confirm or decline each one:"
-
-    text_lines = [greeting, "", headline, ""]
-    for title, detail in shown:
-        text_lines.append(f"  - {title}")
-        if detail:
-            text_lines.append(f"    {detail}")
-    if more_line:
-        text_lines.append(f"  {more_line}")
-    if earlier_line:
-        text_lines += ["", earlier_line]
-    text_lines += ["", review, link, "", "Nothing runs until you confirm it.", "", "-- ", because, ""]
-
-    e = html.escape
-    items = "".join(
-        f'<li>{e(title)}<br><span style="font-size:14px;color:#555">{e(detail)}</span></li>' if detail
-        else f"<li>{e(title)}</li>" for title, detail in shown)
-    if more_line:
-        items += f'<li style="list-style:none;color:#555">{e(more_line)}</li>'
-    earlier_html = f"<p>{e(earlier_line)}</p>\n" if earlier_line else ""
-    subject = digest_subject(count, at_least)
-    body = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{e(subject)}</title></head>
-<body style="font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:16px;line-height:1.5;color:#111;margin:0;padding:16px">
-<p>{e(greeting)}</p>
-<p><strong>{e(headline)}</strong></p>
-<ul style="padding-left:20px">{items}</ul>
-{earlier_html}<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
-<p>Nothing runs until you confirm it.<br>
-<span style="font-size:13px;color:#555">Or open this address: {e(link)}</span></p>
-<hr style="border:none;border-top:1px solid #ddd">
-<p style="font-size:13px;color:#555">{e(because)}</p>
-</body></html>
-"""  # noqa: E501 - the email's markup keeps each element and its inline style on one line
-    return Email(to=to, subject=subject, text="\n".join(text_lines), html=body, from_address=from_address)
+    return _list_email(to=to, subject=digest_subject(count, at_least), name=name, headline=headline, shown=shown,
+                       more_line=_more_line(more, at_least), earlier_line=_earlier_line(earlier), one=one,
+                       link=link, from_address=from_address)
 
 
 TEST_SUBJECT = "Test email from countersign"
