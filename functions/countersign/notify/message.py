@@ -93,7 +93,7 @@ def compose_pending(
     shown = [(one_line(w.title) or UNTITLED, w.detail()) for w in listed]
     more = max(count - len(shown), 0)
     one = count == 1 and not at_least
-    return _list_email(to=to, subject=subject_for(count, at_least), name=name,
+    return list_email(to=to, subject=subject_for(count, at_least), name=name,
                        headline=_headline(count, at_least, one_line(workspace, MAX_NAME_CHARS)), shown=shown,
                        more_line=_more_line(more, at_least), one=one, link=link, from_address=from_address)
 
@@ -104,10 +104,11 @@ def _more_line(more: int, at_least: bool) -> str:
     return f"… and {more} more" if more else ""
 
 
-def _list_email(*, to: str, subject: str, name: str, headline: str, shown: Sequence[tuple[str, str]],
-                more_line: str, one: bool, link: str, from_address: str, earlier_line: str = "") -> Email:
-    """An email listing waiting requests (the card email and the digest): greeting, headline, the
-    titles with who asked, how many more, then one link to review them."""
+def list_email(*, to: str, subject: str, name: str, headline: str, shown: Sequence[tuple[str, str]],
+                more_line: str, one: bool, link: str, from_address: str, after_list: str = "") -> Email:
+    """An email listing waiting requests (the card email, the digest, the reminder): greeting,
+    headline, the titles with who asked, how many more, a sentence after the list (``after_list``),
+    then one link to review them (``one``: the one card's)."""
     clean_name = one_line(name, MAX_NAME_CHARS)
     greeting = f"Hello {clean_name}," if clean_name else "Hello,"
     because = (
@@ -123,8 +124,8 @@ def _list_email(*, to: str, subject: str, name: str, headline: str, shown: Seque
             text_lines.append(f"    {detail}")
     if more_line:
         text_lines.append(f"  {more_line}")
-    if earlier_line:
-        text_lines += ["", earlier_line]
+    if after_list:
+        text_lines += ["", after_list]
     text_lines += ["", review, link, "", "Nothing runs until you confirm it.", "", "-- ", because, ""]
 
     e = html.escape
@@ -133,7 +134,7 @@ def _list_email(*, to: str, subject: str, name: str, headline: str, shown: Seque
         else f"<li>{e(title)}</li>" for title, detail in shown)
     if more_line:
         items += f'<li style="list-style:none;color:#555">{e(more_line)}</li>'
-    earlier_html = f"<p>{e(earlier_line)}</p>\n" if earlier_line else ""
+    after_html = f"<p>{e(after_list)}</p>\n" if after_list else ""
     body = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{e(subject)}</title></head>
@@ -141,7 +142,7 @@ def _list_email(*, to: str, subject: str, name: str, headline: str, shown: Seque
 <p>{e(greeting)}</p>
 <p><strong>{e(headline)}</strong></p>
 <ul style="padding-left:20px">{items}</ul>
-{earlier_html}<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
+{after_html}<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">{"Review the request" if one else "Review requests"}</a></p>
 <p>Nothing runs until you confirm it.<br>
 <span style="font-size:13px;color:#555">Or open this address: {e(link)}</span></p>
 <hr style="border:none;border-top:1px solid #ddd">
@@ -190,8 +191,8 @@ def compose_digest(
         headline = f"1 more request is waiting for your confirmation{where}:"
     else:
         headline = f"{'at least ' if at_least else ''}{count} more requests are waiting for your confirmation{where}:"
-    return _list_email(to=to, subject=digest_subject(count, at_least), name=name, headline=headline, shown=shown,
-                       more_line=_more_line(more, at_least), earlier_line=_earlier_line(earlier), one=one,
+    return list_email(to=to, subject=digest_subject(count, at_least), name=name, headline=headline, shown=shown,
+                       more_line=_more_line(more, at_least), after_list=_earlier_line(earlier), one=one,
                        link=link, from_address=from_address)
 
 

@@ -12,12 +12,10 @@ waits); sent at most once (the notification is leased by one conditional write a
 
 from __future__ import annotations
 
-import html
-
 from ..core.lifetimes import duration_words
 from ..core.times import iso
 from .interface import DEFAULT_FROM_ADDRESS, Email
-from .message import MAX_NAME_CHARS, SETTING_NAME, UNTITLED, Waiting, one_line
+from .message import MAX_NAME_CHARS, UNTITLED, Waiting, list_email, one_line
 
 
 def left_words(seconds: int) -> str:
@@ -43,38 +41,11 @@ def compose_reminder(
 ) -> Email:
     """The reminder that ``waiting`` (the card) lapses in ``left`` seconds, at ``deadline``;
     ``declined``: a lapse counts as the person's no. ``link``: the card's page."""
-    clean_name = one_line(name, MAX_NAME_CHARS)
-    greeting = f"Hello {clean_name}," if clean_name else "Hello,"
     where = f" in {one_line(workspace, MAX_NAME_CHARS)}" if one_line(workspace, MAX_NAME_CHARS) else ""
     at = iso(deadline).replace("T", " ").rstrip("Z") + " UTC"
     headline = f"A request{where} still waits for your confirmation, and lapses in {left_words(left)} ({at}):"
     title, detail = one_line(waiting.title) or UNTITLED, waiting.detail()
     lapse = ("If no one answers by then, it counts as declined: nothing runs, and the agent is told no."
              if declined else "If no one answers by then, it expires: nothing runs.")
-    because = (f'You receive this email because "{SETTING_NAME}" is on for you. '
-               "You can turn it off in Settings on that page.")
-    text_lines = [greeting, "", headline, "", f"  - {title}"]
-    if detail:
-        text_lines.append(f"    {detail}")
-    text_lines += ["", lapse, "", "Review it, then confirm or decline it:", link, "",
-                   "Nothing runs until you confirm it.", "", "-- ", because, ""]
-    e = html.escape
-    item = (f'<li>{e(title)}<br><span style="font-size:14px;color:#555">{e(detail)}</span></li>' if detail
-            else f"<li>{e(title)}</li>")
-    subject = reminder_subject(left)
-    body = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{e(subject)}</title></head>
-<body style="font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:16px;line-height:1.5;color:#111;margin:0;padding:16px">
-<p>{e(greeting)}</p>
-<p><strong>{e(headline)}</strong></p>
-<ul style="padding-left:20px">{item}</ul>
-<p>{e(lapse)}</p>
-<p><a href="{e(link, quote=True)}" style="display:inline-block;padding:12px 20px;background:#1a56db;color:#fff;text-decoration:none;border-radius:6px">Review the request</a></p>
-<p>Nothing runs until you confirm it.<br>
-<span style="font-size:13px;color:#555">Or open this address: {e(link)}</span></p>
-<hr style="border:none;border-top:1px solid #ddd">
-<p style="font-size:13px;color:#555">{e(because)}</p>
-</body></html>
-"""  # noqa: E501 - the email's markup keeps each element and its inline style on one line
-    return Email(to=to, subject=subject, text="\n".join(text_lines), html=body, from_address=from_address)
+    return list_email(to=to, subject=reminder_subject(left), name=name, headline=headline, shown=[(title, detail)],
+                      more_line="", after_list=lapse, one=True, link=link, from_address=from_address)
