@@ -47,6 +47,18 @@ def asked_by_words(connections: ConnectionStore, workspaces: WorkspaceStore, car
     return asked_by(asker.kind, name, you=asker.kind == PERSON and asker.id == person.id)
 
 
+def counted(counts: Counter[str], on_event: Callable[[str], None] | None, name: str) -> str:
+    """Count the outcome ``name`` and report it to ``on_event`` (whose failure is logged, never
+    raised); returns ``name``. Every notifier reports its outcomes so."""
+    counts[name] += 1
+    if on_event is not None:
+        try:
+            on_event(name)
+        except Exception:
+            log.exception("on_event(%r) failed", name)
+    return name
+
+
 class CardChannel(abc.ABC):
     """A channel that shows each filed card to its person; :meth:`deliver` does it and never raises."""
 
@@ -82,10 +94,4 @@ class CardChannel(abc.ABC):
         return asked_by_words(self.store.connections, self.store.workspaces, card, person)
 
     def _event(self, name: str) -> str:
-        self.counts[name] += 1
-        if self.on_event is not None:
-            try:
-                self.on_event(name)
-            except Exception:
-                log.exception("on_event(%r) failed", name)
-        return name
+        return counted(self.counts, self.on_event, name)

@@ -59,7 +59,7 @@ from ..store.limits import LimitStore
 from ..store.outbox import MAX_LISTED, Notification, OutboxStore, digest_id, is_digest, is_reminder, reminded_card
 from ..store.suppressions import SuppressionStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
-from .card_channel import PasskeyRule, SettingsSource, asked_by_words
+from .card_channel import PasskeyRule, SettingsSource, asked_by_words, counted
 from .interface import Email, Sender, SendError
 from .message import MAX_TITLES, Waiting, compose_digest, compose_pending
 from .quiet_hours import quiet_until
@@ -465,10 +465,4 @@ class CardNotifier:
             log.exception("releasing the email slot of %s failed; the next email waits for the interval", person.id)
 
     def _event(self, name: str) -> str:
-        self.counts[name] += 1
-        if self.on_event is not None:
-            try:
-                self.on_event(name)
-            except Exception:
-                log.exception("on_event(%r) failed", name)
-        return name
+        return counted(self.counts, self.on_event, name)

@@ -63,6 +63,7 @@ from ..store.webhooks import (
     WebhookEvent,
     delivery_id,
 )
+from .card_channel import counted
 from .interface import Email, Sender, SendError
 
 log = logging.getLogger("countersign.notify.webhooks")
@@ -222,12 +223,7 @@ class WebhookDeliverer:
         return int(self.clock())
 
     def _count(self, name: str) -> None:
-        self.counts[name] += 1
-        if self.on_event is not None:
-            try:
-                self.on_event(name)
-            except Exception:  # metrics never break a delivery
-                log.exception("on_event(%r) failed", name)
+        counted(self.counts, self.on_event, name)  # metrics never break a delivery
 
     # -- what the server and the functions call ----------------------------------------------------
 
