@@ -1,7 +1,7 @@
 """``countersign``: serve | keys | workspace | member (list, add, remove) | connection (create, list, revoke) |
 grants (list, revoke, grant) | signin-link | backup | suppression | budget import | budget upgrade | upstream |
 webhook (add, list, remove, enable, log) | quorum (list, set) | escalation (list, set) | policy (show, export,
-test) | verify-receipt | smoke.
+import, test) | verify-receipt | smoke.
 
 One module per command family; :mod:`.common` holds what they share. The commands import the
 server's modules when they run, not here, so that ``--help`` and the small commands start quickly."""

@@ -1,9 +1,9 @@
-"""``countersign policy show | export | test``: a workspace's policy as one document (docs/policy.md,
+"""``countersign policy show | export | import | test``: a workspace's policy as one document (docs/policy.md,
 "Policy as data"). ``export`` prints it as JSON, each section in the form its own setting or API
 already uses; ``show`` prints the same in the words Settings uses; ``test`` says what would happen to
 one call and which rule decided, by planning it with the deployment's tools and asking the same gate
-functions a real call asks. All three only read: nothing is filed, run or written. (``import`` is
-not built yet.)"""
+functions a real call asks. These three only read: nothing is filed, run or written. ``import``
+(:mod:`.policy_import`) files the owner's held cards that change the policy to a document's."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import json
 import sys
 from typing import Any
 
+from . import policy_import
 from .common import member, store_options
 from .grants import _reading_desk
 
@@ -206,7 +207,7 @@ def verdict(desk, q) -> list[str]:
 
 
 def add_parser(sub) -> None:
-    family = sub.add_parser("policy", help="the workspace's policy as one document: show, export, test a call")
+    family = sub.add_parser("policy", help="the workspace's policy as one document: show, export, import, test a call")
     actions = family.add_subparsers(dest="action", required=True)
     for action, what in (("show", "the workspace's policy in words"),
                          ("export", "the workspace's policy as one JSON document")):
@@ -216,6 +217,7 @@ def add_parser(sub) -> None:
         which.add_argument("--email", help="a member (the standing grants listed: theirs, or all for an owner/admin)")
         store_options(one)
         one.set_defaults(func=cmd_policy)
+    policy_import.add_parser(actions)
     test = actions.add_parser("test", help="what would happen to one call, and which rule decided (nothing runs)")
     test.add_argument("--email", required=True, help="the member the call would be made for")
     test.add_argument("--connection", help="the connection it would come from (default: the member's only one)")

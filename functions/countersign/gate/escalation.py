@@ -93,9 +93,22 @@ class SetEscalationRules(Action):
             raise ActionError(f"Only the workspace's owner can set its escalation rules; you are {ctx.person.role}.",
                               field="rules")
         members = ctx.members()
-        ids = {p.id for p in members}
         current = ctx.workspace.settings.get(SETTING) or "[]"
-        kept = {r.get("id") for r in parse_text(current)}
+        rules = self.normal(args, ctx, members)
+        text = canonical_json(rules)
+        if text == canonical_json(parse_text(current)):
+            raise ActionError("rules: these are the escalation rules already; nothing was changed.", field="rules")
+        lines = [rule_words(r, members) for r in rules] or ["No escalation: a card waits on whom it waits on"]
+        title = f"Set the escalation rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
+        return Plan({"setting": SETTING, "from": current, "to": text}, Preview(title, lines))
+
+    def normal(self, args: EscalationArgs, ctx: ActionContext, members: list[Person] | None = None
+               ) -> list[dict[str, Any]]:
+        """The rules as the setting would keep them (each checked; a kept rule keeps its id, a new
+        one gets its content's); :class:`ActionError` naming the first rule that is refused."""
+        members = ctx.members() if members is None else members
+        ids = {p.id for p in members}
+        kept = {r.get("id") for r in parse_text(ctx.workspace.settings.get(SETTING))}
         rules = []
         for i, given in enumerate(args.rules):
             where = f"rules[{i}]"
@@ -115,12 +128,7 @@ class SetEscalationRules(Action):
             rule: dict[str, Any] = {"name": " ".join(given.name.split()), "when": when, "after": given.after,
                                     "add": add}
             rules.append({"id": given.id if given.id in kept else "e_" + digest(rule)[:12], **rule})
-        text = canonical_json(rules)
-        if text == canonical_json(parse_text(current)):
-            raise ActionError("rules: these are the escalation rules already; nothing was changed.", field="rules")
-        lines = [rule_words(r, members) for r in rules] or ["No escalation: a card waits on whom it waits on"]
-        title = f"Set the escalation rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
-        return Plan({"setting": SETTING, "from": current, "to": text}, Preview(title, lines))
+        return rules
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         change = plan.subject

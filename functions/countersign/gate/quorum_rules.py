@@ -223,13 +223,7 @@ class SetQuorumRules(Action):
                               field="rules")
         members = ctx.members()
         current = ctx.workspace.settings.get(SETTING) or "[]"
-        kept = {r.get("id") for r in parse_text(current)}
-        rules = []
-        for i, given in enumerate(args.rules):
-            rules.append(self._rule(f"rules[{i}]", given, members, kept))
-        ids = [r["id"] for r in rules]
-        if len(set(ids)) != len(ids):
-            raise ActionError("rules: two rules have the same id; nothing was changed.", field="rules")
+        rules = self.normal(args, ctx, members)
         text = canonical_json(rules)
         if text == canonical_json(parse_text(current)):
             raise ActionError("rules: these are the quorum rules already; nothing was changed.", field="rules")
@@ -238,6 +232,18 @@ class SetQuorumRules(Action):
                      "once, at the last one needed")
         title = f"Set the quorum rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
         return Plan({"setting": SETTING, "from": current, "to": text}, Preview(title, lines))
+
+    def normal(self, args: QuorumArgs, ctx: ActionContext, members: list[Person] | None = None
+               ) -> list[dict[str, Any]]:
+        """The rules as the setting would keep them (each checked; a kept rule keeps its id, a new
+        one gets its content's); :class:`ActionError` naming the first rule that is refused."""
+        members = ctx.members() if members is None else members
+        kept = {r.get("id") for r in rules_of(ctx.workspace)}
+        rules = [self._rule(f"rules[{i}]", given, members, kept) for i, given in enumerate(args.rules)]
+        ids = [r["id"] for r in rules]
+        if len(set(ids)) != len(ids):
+            raise ActionError("rules: two rules have the same id; nothing was changed.", field="rules")
+        return rules
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
         change = plan.subject

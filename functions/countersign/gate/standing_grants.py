@@ -42,7 +42,7 @@ from ..store.standing_grants import (
     StandingGrant,
     StandingGrantWrite,
 )
-from ..store.workspaces import Workspace
+from ..store.workspaces import LIST_SETTINGS, MAX_LIST_SETTING, Workspace
 from ..toolkit import (
     ALWAYS,
     Action,
@@ -54,11 +54,13 @@ from ..toolkit import (
     ChoiceBound,
     Effect,
     Plan,
+    SettingWrite,
     Toolset,
 )
 from .desk import CardDesk
 from .passkey_policy import is_risky, needs_passkey
 from .question import Answer, Question
+from .quorum_rules import check_when, when_words
 from .replies import status_reply
 from .runner import run_new
 
@@ -242,9 +244,78 @@ class CreateStandingGrant(Action):
         return limits, terms, per_call
 
 
+# -- set_standing_grants_never: the owner's rules as a held request -----------------------------------
+
+
+class NeverArgs(Arguments):
+    rules: list[str] = Field(max_length=MAX_LIST_SETTING,
+                             description="What no standing grant may cover: tool:<name>, class:<always|client|setting|"
+                                         "when>, risky, or over:<amount> (an empty list: no rule)")
+
+
+class SetStandingGrantsNever(Action):
+    """The held request that sets what no standing grant may cover (the owner only), as
+    ``countersign policy import`` files it (``PUT /api/standing-grants/rules`` writes the same
+    setting at once, for the owner signed in on the page)."""
+
+    name = "set_standing_grants_never"
+    title = "Preparing a change of what no standing grant may cover"
+    description = ("Set what no standing grant may cover in this workspace (the workspace owner only). Filed from "
+                   "the command line.")
+    arguments = NeverArgs
+    gate = ALWAYS
+    destructive = True  # a policy change: risky by the passkey policy's own rule, as set_passkey_policy is
+    agent_tool = False
+    drift_message = "What no standing grant may cover changed between the preview and the answer; nothing was changed."
+
+    def __init__(self, tool_of: Callable[[str], Action]):
+        self.tool_of = tool_of
+
+    def normal(self, rules: list[str]) -> tuple[str, ...]:
+        """``rules`` as the setting keeps them (each once, in order); :class:`ActionError` naming the
+        first that is no rule, or names no tool here."""
+        for i, rule in enumerate(rules):
+            where = f"rules[{i}]"
+            if rule == "any" or not LIST_SETTINGS[SETTING].fullmatch(rule):
+                raise ActionError(f"{where}: {rule[:60]!r} is not a rule of what no grant may cover: tool:<name>, "
+                                  "class:<always, client, setting or when>, risky, or over:<amount>. Nothing was "
+                                  "changed.", field=where)
+            check_when(where, rule, self.tool_of)
+        return tuple(dict.fromkeys(rules))
+
+    def plan(self, args: NeverArgs, ctx: ActionContext) -> Plan:
+        if ctx.person.role != "owner":
+            raise ActionError(f"Only the workspace's owner can rule what no standing grant may cover; you are "
+                              f"{ctx.person.role}.", field="rules")
+        current = tuple(rules_of(ctx.workspace))
+        after = self.normal(args.rules)
+        if after == current:
+            raise ActionError("rules: these are the rules of what no standing grant may cover already; nothing was "
+                              "changed.", field="rules")
+
+        def said(rules: tuple[str, ...]) -> str:
+            return "; ".join(when_words(r) for r in rules) if rules else "(no rule: any tool that declares bounds)"
+
+        lines = [f"Now: {said(current)}", f"After: {said(after)}",
+                 "Checked when granting and at every call: a grant made before a rule stops covering what it rules out"]
+        return Plan({"setting": SETTING, "from": list(current), "to": list(after)},
+                    Preview("Change what no standing grant may cover", lines))
+
+    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+        change = plan.subject
+        return Effect.writes({"rules": list(change["to"])},
+                             [SettingWrite(SETTING, expected=tuple(change["from"]), value=tuple(change["to"]))])
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        rules = result["rules"]
+        return [f"No standing grant may cover: {'; '.join(when_words(r) for r in rules)}" if rules
+                else "No rule: a standing grant may cover any tool that declares bounds"]
+
+
 def toolset(tool_of: Callable[[str], Action], connection_of: Callable[[str, str], Connection]) -> Toolset:
-    """The standing-grants toolset every deployment serves (its one action is no MCP tool)."""
-    return Toolset("standing_grants", actions=[CreateStandingGrant(tool_of, connection_of)])
+    """The standing-grants toolset every deployment serves (its actions are no MCP tools)."""
+    return Toolset("standing_grants", actions=[CreateStandingGrant(tool_of, connection_of),
+                                               SetStandingGrantsNever(tool_of)])
 
 
 # -- a call inside a grant ---------------------------------------------------------------------------

@@ -55,11 +55,16 @@ class DocWrite:
 class SettingWrite:
     """Set the workspace setting ``name`` to ``value`` if it still reads ``expected`` (on/off
     settings take booleans, choice settings one of their
-    :data:`~.workspaces.WORKSPACE_CHOICES`)."""
+    :data:`~.workspaces.WORKSPACE_CHOICES`, list settings (:data:`~.workspaces.LIST_SETTINGS`) a
+    tuple of rules, stored as a list)."""
 
     name: str
-    expected: bool | str
-    value: bool | str
+    expected: bool | str | tuple[str, ...]
+    value: bool | str | tuple[str, ...]
+
+    def stored(self) -> bool | str | list[str]:
+        """The value as the workspace's settings hold it (a list setting as a list)."""
+        return list(self.value) if isinstance(self.value, tuple) else self.value
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ def check_doc_writes(writes: list[Write]) -> None:
                 except (TypeError, ValueError) as exc:
                     raise BadInput("writes", f"the data of {w.kind} {w.id!r} is not plain JSON.") from exc
         elif isinstance(w, SettingWrite):
-            check_settings({w.name: w.value})
+            check_settings({w.name: w.stored()})
         elif isinstance(w, RoleWrite):
             check_role(w.role)
         elif isinstance(w, StandingGrantWrite):

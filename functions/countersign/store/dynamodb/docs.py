@@ -124,6 +124,7 @@ def _op(workspace_id: str, w: Write) -> dict[str, Any]:
     if isinstance(w, SettingWrite):
         # A setting never written reads as its default, so "still the default" also holds when absent.
         holds = "settings.#k = :expected"
+        expected = list(w.expected) if isinstance(w.expected, tuple) else w.expected  # a list setting: a list
         if SETTING_DEFAULTS.get(w.name) == w.expected:
             holds = f"(attribute_not_exists(settings.#k) OR {holds})"
         return {"Update": {
@@ -131,7 +132,7 @@ def _op(workspace_id: str, w: Write) -> dict[str, Any]:
             "UpdateExpression": "SET settings.#k = :value",
             "ConditionExpression": f"attribute_exists(pk) AND {holds}",
             "ExpressionAttributeNames": {"#k": w.name},
-            "ExpressionAttributeValues": codec.values({":value": w.value, ":expected": w.expected}),
+            "ExpressionAttributeValues": codec.values({":value": w.stored(), ":expected": expected}),
         }}
     return {"Update": {
         "Key": codec.workspace_key(workspace_id),

@@ -91,7 +91,7 @@ def apply_writes(db: sqlite3.Connection, workspace_id: str, writes: list[Write])
                 )
         elif isinstance(w, SettingWrite):
             row = db.execute("SELECT settings FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
-            settings = {**schema.from_json(row["settings"]), w.name: w.value}
+            settings = {**schema.from_json(row["settings"]), w.name: w.stored()}
             db.execute("UPDATE workspaces SET settings = ? WHERE id = ?", (schema.to_json(settings), workspace_id))
         elif isinstance(w, WorkspaceNameWrite):
             db.execute("UPDATE workspaces SET name = ? WHERE id = ?", (w.name, workspace_id))
@@ -122,5 +122,7 @@ def _holds(db: sqlite3.Connection, workspace_id: str, w: Write) -> bool:
         return False
     if isinstance(w, SettingWrite):
         value = schema.workspace(row).setting(w.name)
+        if isinstance(w.expected, tuple):  # a list setting: its rules, in order
+            return isinstance(value, list | tuple) and tuple(value) == w.expected
         return (bool(value) if isinstance(w.expected, bool) else value) == w.expected
     return row["name"] == w.expected
