@@ -100,6 +100,8 @@ def approve(desk: CardDesk, card: Card, person: Person, answer: Answer, *, works
                                 "channel": answer.channel, "passkey": answer.passkey is not None}
         votes = (*card.votes, vote)
         if len(approvers(votes)) >= int((card.quorum or {}).get("needs", 1)):
+            if answer.passkey is not None:  # checked by the run, written with it (the receipt carries it)
+                vote["evidence"] = answer.passkey
             answer.votes = votes
             try:
                 return run_card(desk, card, owner, answer, workspace=workspace, connection=connection)

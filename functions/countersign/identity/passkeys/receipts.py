@@ -14,7 +14,10 @@ server seal: an Ed25519 signature over the canonical JSON of everything else. Wh
 * the seal covers the rest (names, emails, result, audit trail, the unsigned assertion fields),
   and whether an assertion is present: ``confirmation.method`` must agree with it, so removing the
   assertion from a passkey receipt breaks the seal. A receipt without one proves only that this
-  server's key sealed the record, nothing about which person approved.
+  server's key sealed the record, nothing about which person approved;
+* a quorum card's receipt (version 3) lists every approval (``approvals``: who, when, how, and the
+  passkey assertion each was signed with, or ``null``), and each assertion is checked as the
+  confirming one is: an earlier approver's proof is as much part of the receipt as the last one's.
 
 Verification uses only hashlib, cryptography, cbor2 and PyNaCl; it reads no store.
 """
@@ -33,6 +36,9 @@ from ...core.statement import b64u, key_fingerprint, parse_statement, statement_
 
 RECEIPT_TYPE = "countersign-receipt"
 RECEIPT_VERSION = 2  # 1: passkey receipts only, without ``confirmation`` (still verified)
+# A quorum card's receipt: version 2 with ``approvals``, every approver's yes and the passkey
+# assertion it was signed with (a verifier that knows only version 2 refuses it, never skips them).
+QUORUM_VERSION = 3
 
 # How a card was confirmed, from the channel of the audit entry that confirmed it.
 METHODS = {"page": "session", "client": "client", "code": "code", "grant": "grant", "slack": "slack",
@@ -72,7 +78,7 @@ def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], se
         shown["sections"] = list(card.sections)
     if getattr(card, "edited", None):  # a person's edit: the original arguments and what changed, sealed
         shown["edited"] = card.edited
-    return {
+    body = {
         "type": RECEIPT_TYPE, "v": RECEIPT_VERSION,
         "workspace": {"id": workspace.id, "name": workspace.name},
         "person": {"id": person.id, "email": person.email, "name": person.name},
@@ -86,6 +92,20 @@ def receipt_body(*, workspace: Any, person: Any, card: Any, audit: list[Any], se
         "audit": trail,
         "server_key": b64u(server_key), "server_key_id": key_id,
     }
+    if getattr(card, "quorum", None):
+        body["v"] = QUORUM_VERSION
+        body["approvals"] = approvals_of(card)
+    return body
+
+
+def approvals_of(card: Any) -> list[dict[str, Any]]:
+    """A quorum card's approvals, in order: who, when, through which channel, and the passkey
+    assertion each was signed with (``null``: a click without one). Each vote keeps its own; a card
+    run before the last vote kept it has it as the card's ``passkey``."""
+    yes = [v for v in card.votes if v.get("vote") == "yes"]
+    return [{"by": v.get("by"), "name": v.get("name"), "at": v.get("at"), "channel": v.get("channel"),
+             "passkey": v.get("evidence") or (card.passkey if i == len(yes) - 1 and v.get("passkey") else None)}
+            for i, v in enumerate(yes)]
 
 
 def seal_receipt(body: dict[str, Any], sign: Any) -> dict[str, Any]:
@@ -185,9 +205,46 @@ def _confirmation(receipt: dict[str, Any], p: Any) -> dict[str, Any]:
     return conf
 
 
+def _approvals(receipt: dict[str, Any], fp: str, preview: str) -> list[str]:
+    """Every approver's passkey assertion of a quorum card's receipt, checked as the confirming one
+    is (signature, origin, user verification, the statement naming this card, change and preview):
+    what they prove, one line each. :class:`ReceiptError` naming the approval that fails."""
+    card, approvals, p = receipt["card"], receipt["approvals"], receipt["passkey"]
+    if not isinstance(approvals, list) or not approvals or not all(isinstance(a, dict) for a in approvals):
+        raise ReceiptError("a quorum card's receipt lists no approvals")
+    if p is not None and approvals[-1]["passkey"] != p:
+        raise ReceiptError("the last approval's passkey assertion is not the one that confirmed the card")
+    ran = ((card.get("result") or {}).get("quorum") or {}).get("approvers")
+    if ran is not None and [(a["id"], bool(a["passkey"])) for a in ran] != [
+            (a["by"], a["passkey"] is not None) for a in approvals]:
+        raise ReceiptError("the approvals do not match the approvers the card's result names, or which of them "
+                           "signed with a passkey")
+    keys = [a["passkey"]["public_key_cose"] for a in approvals if a["passkey"] is not None]
+    if len(set(keys)) != len(keys) or len({a["by"] for a in approvals}) != len(approvals):
+        raise ReceiptError("two approvals are of the same person or signed by the same passkey")
+    lines = []
+    for i, a in enumerate(approvals, 1):
+        who = f"Approval {i} of {len(approvals)} ({a['name']})"
+        if a["passkey"] is None:
+            lines.append(f"{who}: given without a passkey ({a['channel']}): the server's sealed record only.")
+            continue
+        try:
+            stmt = check_assertion(a["passkey"])
+        except ReceiptError as exc:
+            raise ReceiptError(f"approval {i} ({a['name']}): {exc}") from None
+        if stmt.get("card") != card["id"] or stmt.get("fp") != fp or stmt.get("preview") != preview:
+            raise ReceiptError(f"approval {i} ({a['name']}): the passkey signed a statement about another card, "
+                               "change or preview")
+        key = key_fingerprint(a["passkey"]["public_key_cose"])
+        lines.append(f"{who}: the passkey with public key fingerprint {key} signed, with user verification, on "
+                     f"{a['passkey']['origin']}, a statement naming card "
+                     f"{card['id']}, its fingerprint {fp[:16]}… and the digest of its preview.")
+    return lines
+
+
 def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified:
-    if receipt.get("type") != RECEIPT_TYPE or receipt.get("v") not in (1, RECEIPT_VERSION):
-        raise ReceiptError(f"not a countersign receipt of version 1 or {RECEIPT_VERSION}")
+    if receipt.get("type") != RECEIPT_TYPE or receipt.get("v") not in (1, RECEIPT_VERSION, QUORUM_VERSION):
+        raise ReceiptError(f"not a countersign receipt of version 1, {RECEIPT_VERSION} or {QUORUM_VERSION}")
     server_key = trusted_server_key or receipt["server_key"]
     if trusted_server_key and receipt["server_key"] != trusted_server_key:
         raise ReceiptError("the receipt was sealed by another server key than the one you trust")
@@ -219,25 +276,35 @@ def _verify(receipt: dict[str, Any], trusted_server_key: str | None) -> Verified
     trust = ("That the server key is the deployment's: pass --server-key with the key you trust "
              + ("(done)." if trusted_server_key else "(not given: the receipt's own key was used)."))
     stands = "That the effect still stands: later changes are not in this receipt."
+    quorum = _approvals(receipt, fp, expected["preview_digest"]) if receipt["v"] == QUORUM_VERSION else None
     if p is None:
-        return _sessionless(receipt, conf, bound, trust, stands)
+        verified = _sessionless(receipt, conf, bound, trust, stands)
+        if quorum is not None:
+            verified.proves[1:1] = quorum
+        return verified
     stmt = check_assertion(p)
     if stmt.get("card") != card["id"] or stmt.get("fp") != fp or stmt.get("preview") != expected["preview_digest"]:
         raise ReceiptError("the passkey signed a statement about another card, change or preview")
+    signed = quorum if quorum is not None else [
+        f"The passkey with public key fingerprint {key_fingerprint(p['public_key_cose'])} signed, with user "
+        f"verification, on "
+        f"{p['origin']} (RP ID {p['rp_id']}), a statement naming card {card['id']}, its fingerprint {fp[:16]}… "
+        f"and the digest of the preview “{card['title']}” ({len(card['lines'])} lines)."]
+    whose = ("That each passkey is its approver's: compare each public key fingerprint with the one Settings lists "
+             "under that approver's passkeys" if quorum is not None else
+             "That the passkey is this person's: compare its public key fingerprint with the one Settings lists "
+             "under each of their passkeys")
     return Verified(
-        kind="confirmed with a passkey: the person's passkey signed the change, the server sealed the record",
+        kind=("confirmed with a passkey: the approvers' passkeys signed the change, the server sealed the record"
+              if quorum is not None else
+              "confirmed with a passkey: the person's passkey signed the change, the server sealed the record"),
         proves=[
-            f"The passkey with public key fingerprint {key_fingerprint(p['public_key_cose'])} signed, with user "
-            f"verification, on "
-            f"{p['origin']} (RP ID {p['rp_id']}), a statement naming card {card['id']}, its fingerprint {fp[:16]}… "
-            f"and the digest of the preview “{card['title']}” ({len(card['lines'])} lines).",
+            *signed,
             bound,
             f"The server key {receipt['server_key_id']} sealed every other field (names, result, audit trail).",
         ],
         does_not_prove=[
-            "That the passkey is this person's: compare its public key fingerprint with the one Settings lists "
-            "under each of their passkeys (countersign keeps the key; the receipt's own copy proves nothing by "
-            "itself).",
+            f"{whose} (countersign keeps the key; the receipt's own copy proves nothing by itself).",
             trust,
             stands,
         ],

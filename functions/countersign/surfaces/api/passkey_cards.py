@@ -24,7 +24,10 @@ from ...gate.refusals import record_refusal
 from ...identity.passkeys.ceremony import authentication_options, client_data
 from ...identity.passkeys.receipts import receipt_body, seal_receipt
 from ...identity.sessions import Signed
+from ...runtime import Runtime
+from ...store.cards import Card
 from ...store.errors import NotFound
+from ...store.workspaces import Person
 from ...toolkit import ActionError, Unavailable
 from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
 from .errors import ApiError, not_found
@@ -123,7 +126,9 @@ def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
         raise ApiError(409, "no_receipt", f"No receipt: this card {why}; only a completed card has one.",
                        state=card.state.value)
     keyring = runtime.keyring
-    body = receipt_body(workspace=signed.workspace, person=signed.person, card=card,
+    # The request's person, whoever downloads it (an approver of a quorum card): its ticket names them.
+    person = signed.person if card.person_id == signed.person.id else _person_of(runtime, card)
+    body = receipt_body(workspace=signed.workspace, person=person, card=card,
                         audit=runtime.store.cards.audit_trail(signed.workspace.id, card.id),
                         server_key=bytes(keyring.public_key()), key_id=keyring.key_id)
     if body["confirmation"] is None:  # a completed card always has its confirming entry; never seal one without
@@ -132,6 +137,14 @@ def receipt(card_id: str, request: Request, signed: SignedIn) -> JSONResponse:
     sealed = seal_receipt(body, keyring.seal)
     download = f'attachment; filename="countersign-receipt-{card.id}.json"'
     return JSONResponse(sealed, headers={"Content-Disposition": download})
+
+
+def _person_of(runtime: Runtime, card: Card) -> Person:
+    """The person ``card`` is the request of (as recorded on it, if they were removed since)."""
+    try:
+        return runtime.store.workspaces.get_person(card.workspace_id, card.person_id)
+    except NotFound:
+        return Person(id=card.person_id, workspace_id=card.workspace_id, email="")
 
 
 @router.post("/settings/passkey-policy", response_model=CardView, status_code=201, responses=errors(401, 403, 422))
