@@ -261,7 +261,8 @@ class CardCommit:
     # A person's edit (target ``edited``): what the card records of it, and the new pending card
     # filed in the same transaction with its ``filed`` entry (and the signing key note, key id and
     # until), claiming its own request: if a card holds that one,
-    # :class:`~countersign.store.errors.Taken` with it, and nothing is written.
+    # :class:`~countersign.store.errors.Taken` with it, and nothing is written. Each of the new card's
+    # audience is owed a digest check due now (:func:`~.outbox.audience_notification`), as a filed card's is.
     edited: dict[str, Any] | None = None
     successor: Card | None = None
     successor_audit: AuditEntry | None = None

@@ -371,6 +371,9 @@ class DynamoCards(CardStore):
                 "ConditionExpression": "attribute_not_exists(pk)"}}
             if commit.successor_key is not None:
                 ops["successor_key"] = {"Put": {"Item": key_note_item(*commit.successor_key)}}
+            # each of its audience is told it waits, as when a card is filed (an edited quorum card is a fresh vote)
+            for i, op in enumerate(_audience_notifications(successor, successor.audience, now)):
+                ops[f"successor_told{i}"] = op
         items = list(ops.values())
         roles = list(ops)
         for entry in commit.audit:

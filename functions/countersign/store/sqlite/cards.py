@@ -287,7 +287,8 @@ def _owes_events(db: sqlite3.Connection, card: Card) -> bool:
 def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> None:
     """An edit's new pending card, in the edited card's transaction: its request claimed (else
     :class:`Taken` with the card that holds it, and the whole transaction rolls back), the card,
-    its ``filed`` entry and the signing key note; no email (the person is on the page)."""
+    its ``filed`` entry and the signing key note; no email to its person (they are on the page), but
+    each of its audience is told it waits, as when a card is filed (an edited quorum card is a fresh vote)."""
     successor = commit.successor
     assert successor is not None and commit.successor_audit is not None
     check_card(successor)
@@ -298,6 +299,8 @@ def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> Non
         note_key(db, *commit.successor_key)
     _insert_card(db, successor)
     _insert_audit(db, commit.successor_audit)
+    for member in successor.audience:
+        insert_notification(db, audience_notification(member, successor, now), unless_present=True)
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
