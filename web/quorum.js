@@ -15,6 +15,7 @@ export function fill(place, card, article) {
   if (q.you === 'yes') parts.push(S.youApproved);
   else if (q.you === 'no') parts.push(S.youDeclined);
   else if (!q.youMayApprove && confirm) parts.push(S.cannotApprove);
+  else if (q.addedByEscalation) parts.push(S.addedMayApprove);  // an escalation added you: say your yes counts
   place.replaceChildren(...parts);
   if (!confirm) return;
   if (q.youMayApprove) {

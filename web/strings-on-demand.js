@@ -13,6 +13,7 @@ export const S = {
   youApproved: ' · You approved',
   youDeclined: ' · You said no',
   cannotApprove: ' · Your approval cannot count here; you can decline it',
+  addedMayApprove: ' · You were added when it went unanswered; your approval counts',
   // an upstream's tools on its card
   argumentChanges: { added: 'new argument', removed: 'removed argument', changed: 'changed argument' },
   noArguments: 'No arguments.',

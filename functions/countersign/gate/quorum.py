@@ -40,12 +40,21 @@ from .runner import BUSY_MESSAGE, check_passkey, run_card
 ATTEMPTS = 5
 
 
-def standing(card: Card, viewer_id: str) -> dict[str, Any] | None:
+def may_approve(card: Card, person: Person) -> bool:
+    """Whether ``person``'s approval of the quorum card ``card`` can count: eligible when it was
+    filed, or added since by an escalation (its audience), and named by its rule as they are now."""
+    quorum = card.quorum or {}
+    return person.id in (*(quorum.get("eligible") or []), *card.audience) and qualifies(quorum, person)
+
+
+def standing(card: Card, viewer: Person) -> dict[str, Any] | None:
     """Where a quorum card stands, for its view: who approved (and said no), how many more are
-    needed and of whom, whether the viewer may still approve, and which approval their click is."""
+    needed and of whom, whether the viewer may still approve (and whether an escalation added them),
+    and which approval their click is."""
     quorum = card.quorum
     if quorum is None:
         return None
+    viewer_id = viewer.id
     yes = approvers(card.votes)
     no = [v for v in card.votes if v.get("vote") == "no"]
     needs = int(quorum.get("needs", 1))
@@ -56,7 +65,9 @@ def standing(card: Card, viewer_id: str) -> dict[str, Any] | None:
         "declinedBy": [str(v.get("name") or "") for v in no],
         "more": max(0, needs - len(yes)),
         "you": voted,  # "yes", "no" or None
-        "youMayApprove": voted is None and viewer_id in (quorum.get("eligible") or []),
+        "youMayApprove": voted is None and may_approve(card, viewer),
+        # added to the card by an escalation after it was filed (the card says so beside its approvals)
+        "addedByEscalation": viewer_id in card.audience and viewer_id not in (quorum.get("eligible") or []),
         "yourApproval": min(len(yes) + 1, needs),
         "decline": quorum.get("decline", "any"),
     }
@@ -75,8 +86,7 @@ def _check_approver(card: Card, person: Person) -> None:
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
                       f"You already {said} this card; one person counts once, whichever session they use. "
                       f"{_still(card)} Nothing was written.")
-    # eligible when filed, or added since by an escalation (its audience) and named by the rule now
-    if person.id not in (*(quorum.get("eligible") or []), *card.audience) or not qualifies(quorum, person):
+    if not may_approve(card, person):
         raise Refusal(RefusalReason.NOT_YOURS,
                       f"This card needs {quorum.get('needs')} approvals of {quorum.get('words')}, and you are not "
                       "one of them, so your approval cannot count. Nothing was written.")

@@ -151,7 +151,7 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
     names = ConnectionNames(runtime, signed.workspace.id)
     view = card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
                      Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
-    view["quorum"] = quorum.standing(card, signed.person.id)
+    view["quorum"] = quorum.standing(card, signed.person)
     if card.state is CardState.PENDING and card.arguments:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
         view["editable"] = _plain(edits.editable_fields(runtime.desk, card))
@@ -182,7 +182,7 @@ def _page(cards: list[Card], cursor: str | None, names: ConnectionNames, signed:
     views = [offers.mark(card_view(c, names(c.connection_id), outcomes, askers(c), irreversible(runtime, c.tool)), c)
              for c in cards]
     for view, c in zip(views, cards, strict=True):
-        view["quorum"] = quorum.standing(c, signed.person.id)  # (a listing keeps a card's quorum and votes)
+        view["quorum"] = quorum.standing(c, signed.person)  # (a listing keeps a card's quorum and votes)
     if any(c.state is CardState.PENDING for c in cards) and \
             runtime.store.workspaces.get_workspace(workspace_id).setting("passkey_policy") not in (None, "never"):
         for view, c in zip(views, cards, strict=True):  # listed cards carry no arguments: read each
@@ -275,7 +275,7 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     names.names.update({c.id: c.name for c in read.values()})
     view = card_view(card, names(card.connection_id), Outcomes(runtime, signed.workspace.id),
                      Askers(runtime, signed, names)(card), irreversible(runtime, card.tool))
-    view["quorum"] = quorum.standing(card, signed.person.id)
+    view["quorum"] = quorum.standing(card, signed.person)
     return view
 
 

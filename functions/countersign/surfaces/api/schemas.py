@@ -219,6 +219,8 @@ class QuorumView(BaseModel):
     more: int = Field(description="How many more approvals it needs")
     you: Literal["yes", "no"] | None = Field(default=None, description="What you answered, if you did")
     youMayApprove: bool = Field(description="Whether your approval would count (you may approve and have not)")
+    addedByEscalation: bool = Field(default=False, description=(
+        "Whether you were added to this card by an escalation after it was filed (it went unanswered)"))
     yourApproval: int = Field(description="Which approval your click would be (the last one runs it)")
     decline: Literal["any", "majority"] = Field(description="any: one no declines it; majority")
 
