@@ -21,8 +21,11 @@ docs/channels.md ("Push to your phone") says what it can and cannot answer, and 
   says the subscription is gone, and it is dropped. Anything else is counted ``push_failed`` and
   logged; the card's email and the page still carry it, so nothing is retried.
 * **Each person's choice.** Nothing is pushed to a person who turned push off in Settings
-  (``push_off``) or while their quiet hours run (``push_quiet``: the card waits on the page, and
-  the email that goes out when they end lists it), as for Slack.
+  (``push_off``). A card filed while their quiet hours run is held (``push_quiet``), as for Slack,
+  and when they end the sweep pushes once for the cards held that still wait
+  (:meth:`PushNotifier.after_quiet`): the card's own push when one waits, else one that says how
+  many wait (:func:`waiting_message`, naming the first few) and opens the list. At most one push
+  per card; none for a card answered meanwhile.
 * **Rate limit.** At most :data:`LIMIT` cards per person per :data:`WINDOW` seconds are pushed
   (counted in the store, so every instance shares it); past it ``push_rate_limited``.
 
@@ -45,9 +48,10 @@ from urllib.parse import urlsplit
 from ..core.card_states import CardState
 from ..store import Store
 from ..store.cards import Card
+from ..store.outbox import Notification
 from ..store.push_subscriptions import PushSubscription, endpoint_problem
+from ..store.workspaces import Person, Workspace
 from .card_channel import CardChannel, PasskeyRule, SettingsSource
-from .quiet_hours import quiet_until
 from .webhooks import Resolver, Unreachable, resolve, target
 
 if TYPE_CHECKING:
@@ -67,6 +71,7 @@ WINDOW = 60  # seconds
 LIMIT = 10  # cards pushed to one person per window
 TTL = 3600  # how long a push service keeps a message for a device that is offline
 TIMEOUT = 10.0
+WAITING_TITLES = 3  # titles the push after quiet hours names (a message stays far below 4 KiB)
 MAX_TITLE = 200  # characters of the card's title a notification carries (a message stays far below 4 KiB)
 JWT_LIFETIME = 12 * 3600
 
@@ -124,8 +129,20 @@ def message(card: Card, who: str, url: str, answerable: bool) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+def waiting_message(titles: list[str], url: str) -> str:
+    """The JSON of the one push that tells of several cards held for quiet hours: how many wait,
+    the first few titles, and the waiting list's path (the service worker opens it)."""
+    shown = [title[:MAX_TITLE] for title in titles[:WAITING_TITLES]]
+    if len(titles) > WAITING_TITLES:
+        shown.append(f"and {len(titles) - WAITING_TITLES} more")
+    body = {"waiting": len(titles), "title": f"{len(titles)} requests are waiting for your answer",
+            "body": "\n".join(shown), "url": url}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
 class PushNotifier(CardChannel):
     thread_name = "push"
+    channel = "push"
 
     def __init__(self, store: Store, vapid_secret: Callable[[], str], settings: SettingsSource, *,
                  needs_passkey: PasskeyRule | None = None, clock: Callable[[], float] = time.time,
@@ -158,27 +175,61 @@ class PushNotifier(CardChannel):
         card = self.store.cards.get_card(workspace_id, card_id, now)
         if card.state is not CardState.PENDING:
             return 0
-        subscriptions = self.store.push_subscriptions.list_subscriptions(workspace_id, card.person_id)
-        if not subscriptions:
+        reach = self._reach(workspace_id, card.person_id, [card.id], now)
+        if reach is None:
             return 0
-        workspace, person = self.store.workspaces.get_member(workspace_id, card.person_id)
-        if not person.reached_by("push"):
-            self._event(OFF)
-            return 0
-        if quiet_until(person.quiet_hours, now) is not None:
-            self._event(QUIET)
-            return 0
-        if not self.store.limits.hit_rate_limit(f"push-{card.person_id}", now, WINDOW, LIMIT):
-            self._event(RATE_LIMITED)
-            return 0
+        workspace, person, subscriptions = reach
         answerable = self.needs_passkey is not None and not self.needs_passkey(card, workspace)
         body = message(card, self.asked_by(card, person), self._page_path(card.id), answerable)
         return sum(self.send(subscription, body) for subscription in subscriptions)
 
+    def _reach(self, workspace_id: str, person_id: str, card_ids: list[str],
+               now: int) -> tuple[Workspace, Person, list[PushSubscription]] | None:
+        """The person's workspace, the person and their devices, if a push about ``card_ids`` may
+        go to them now: they have a device, push is on, their quiet hours do not run (else the
+        cards are held until they end) and the rate limit allows one more."""
+        subscriptions = self.store.push_subscriptions.list_subscriptions(workspace_id, person_id)
+        if not subscriptions:
+            return None
+        workspace, person = self.store.workspaces.get_member(workspace_id, person_id)
+        if not person.reached_by("push"):
+            self._event(OFF)
+            return None
+        if self.held_for_quiet_hours(person, card_ids, now):
+            self._event(QUIET)
+            return None
+        if not self.store.limits.hit_rate_limit(f"push-{person_id}", now, WINDOW, LIMIT):
+            self._event(RATE_LIMITED)
+            return None
+        return workspace, person, subscriptions
+
+    # -- when quiet hours end -----------------------------------------------------------------------
+
+    def after_quiet(self, wait: Notification, now: int) -> int:
+        """One push for the cards held for quiet hours that still wait: the card's own when one
+        does, else one that says how many wait and opens the list. How many devices took it."""
+        try:
+            cards = self.still_waiting(wait, now)
+            if len(cards) <= 1:
+                return self._send_card(wait.workspace_id, cards[0].id) if cards else 0
+            reach = self._reach(wait.workspace_id, wait.person_id, [c.id for c in cards], now)
+            if reach is None:
+                return 0
+            body = waiting_message([c.title for c in cards], self._path_of(self.settings.pending_url))
+            return sum(self.send(subscription, body) for subscription in reach[2])
+        except Exception:
+            log.exception("pushing the cards held for quiet hours (%s) failed", wait.card_id)
+            self._event(FAILED)
+            return 0
+
     def _page_path(self, card_id: str) -> str:
         """Where the page shows the card, as a path of the page's own origin (the service worker opens it)."""
-        url = urlsplit(self.settings.card_url(card_id))
-        return f"{url.path}?{url.query}"
+        return self._path_of(self.settings.card_url(card_id))
+
+    @staticmethod
+    def _path_of(page_url: str) -> str:
+        url = urlsplit(page_url)
+        return f"{url.path}?{url.query}" if url.query else url.path
 
     def send(self, subscription: PushSubscription, body: str) -> int:
         """One encrypted, signed POST to the subscription's push service: 1 if it took it."""
