@@ -15,10 +15,8 @@ import pytest
 from countersign.core.card_states import CardState
 from countersign.notify import CardNotifier
 from countersign.notify.card_channel import deliver_quiet_wait
-from countersign.notify.push import QUIET as PUSH_QUIET
-from countersign.notify.push import PushNotifier
-from countersign.notify.slack import QUIET as SLACK_QUIET
-from countersign.notify.slack import SlackCredentials, SlackNotifier
+from countersign.notify.push import QUIET as PUSH_QUIET, PushNotifier
+from countersign.notify.slack import QUIET as SLACK_QUIET, SlackCredentials, SlackNotifier
 from countersign.settings import Settings
 from countersign.store.outbox import NOTIFY_DONE, quiet_wait_id
 from countersign.store.slack import SlackApp

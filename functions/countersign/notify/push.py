@@ -11,7 +11,7 @@ docs/channels.md ("Push to your phone") says what it can and cannot answer, and 
   passkey policy, :meth:`~countersign.gate.desk.CardDesk.card_needs_passkey`, the rule Slack's
   Confirm button follows), and then the words of its Confirm and Decline buttons. Never a
   ticket, code, token or session. Encrypted for each subscription per RFC 8291 (``aes128gcm``,
-  pywebpush's encoder) and signed with a VAPID JWT (py-vapid) whose ``aud`` is the push
+  :func:`encrypt`, with ``http_ece``) and signed with a VAPID JWT (py-vapid) whose ``aud`` is the push
   service's origin.
 * **Where it goes.** The push service's host is resolved and refused if any address is private
   or reserved, plain http refused (the webhooks' rule, :func:`~countersign.notify.webhooks.target`;
@@ -101,6 +101,23 @@ def application_server_key(secret: str) -> str:
 
     point = vapid_private_key(secret).public_key().public_bytes(Encoding.X962, PublicFormat.UncompressedPoint)
     return b64url(point)
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def encrypt(data: bytes, p256dh: str, auth: str) -> bytes:
+    """``data`` encrypted for one subscription (RFC 8291, ``aes128gcm``): ECDH between a key made for
+    this message alone and the browser's ``p256dh`` key, with its ``auth`` secret; the body's header
+    (RFC 8188) carries the salt and the message key's public half, as a push service expects."""
+    # http-ece and cryptography when a push is sent (see vapid_private_key)
+    import http_ece
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    message_key = ec.generate_private_key(ec.SECP256R1())
+    return http_ece.encrypt(data, private_key=message_key, dh=unb64url(p256dh), auth_secret=unb64url(auth),
+                            version="aes128gcm")
 
 
 def vapid_subject(public_url: str) -> str:
@@ -251,10 +268,9 @@ class PushNotifier(CardChannel):
         return 0
 
     def _post(self, subscription: PushSubscription, data: bytes) -> tuple[int | None, str | None]:
-        # pywebpush, py-vapid and httpx2 when a push is sent, never at a function's cold start
+        # py-vapid and httpx2 when a push is sent, never at a function's cold start
         import httpx2
         from py_vapid import Vapid02
-        from pywebpush import WebPusher
 
         settings = self.settings
         problem = endpoint_problem(subscription.endpoint, allow_http=settings.upstream_private)
@@ -264,8 +280,7 @@ class PushNotifier(CardChannel):
             where = target(subscription.endpoint, settings.upstream_private, self.resolver)
         except Unreachable as exc:
             return None, str(exc)
-        encrypted = WebPusher({"endpoint": subscription.endpoint,
-                               "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth}}).encode(data)
+        encrypted = encrypt(data, subscription.p256dh, subscription.auth)
         parts = urlsplit(subscription.endpoint)
         claims = {"sub": vapid_subject(settings.public_url), "aud": f"{parts.scheme}://{parts.netloc}",
                   "exp": int(time.time()) + JWT_LIFETIME}  # the push service's clock is the real one
@@ -280,7 +295,7 @@ class PushNotifier(CardChannel):
         extensions = {"sni_hostname": where.sni} if where.sni else {}
         try:
             with httpx2.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
-                response = client.post(where.url, content=encrypted["body"], headers=headers, extensions=extensions)
+                response = client.post(where.url, content=encrypted, headers=headers, extensions=extensions)
         except httpx2.TimeoutException:
             return None, f"no answer within {self.timeout:g} s"
         except httpx2.HTTPError as exc:
