@@ -157,6 +157,17 @@ def waiting_message(titles: list[str], url: str) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+TEST_TITLE = "Test notification from countersign"
+SETTINGS_PATH = "/settings/notifications"
+
+
+def test_message(lines: list[str], url: str) -> str:
+    """The JSON of a test notification: its title, what it says of the person's pushes, and where
+    a tap opens (Settings → Notifications)."""
+    body = {"test": True, "title": TEST_TITLE, "body": " ".join(lines)[:4 * MAX_TITLE], "url": url}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
 class PushNotifier(CardChannel):
     thread_name = "push"
     channel = "push"
@@ -250,22 +261,33 @@ class PushNotifier(CardChannel):
 
     def send(self, subscription: PushSubscription, body: str) -> int:
         """One encrypted, signed POST to the subscription's push service: 1 if it took it."""
+        return int(self.push_to(subscription, body) == SENT)
+
+    def push_to(self, subscription: PushSubscription, body: str) -> str:
+        """One encrypted, signed POST to the subscription's push service; the outcome: :data:`SENT`,
+        :data:`GONE` (the subscription was dropped) or :data:`FAILED`."""
         status, error = self._post(subscription, body.encode("utf-8"))
         now = int(self.clock())
         if status is not None and 200 <= status < 300:
             self.store.push_subscriptions.touch_subscription(subscription.workspace_id, subscription.person_id,
                                                              subscription.id, now)
-            self._event(SENT)
-            return 1
+            return self._event(SENT)
         if status in (404, 410):
             self.store.push_subscriptions.remove_subscription(subscription.workspace_id, subscription.person_id,
                                                               subscription.id)
             log.info("push subscription %s is gone (HTTP %s): dropped", subscription.id, status)
-            self._event(GONE)
-            return 0
+            return self._event(GONE)
         log.warning("a push to subscription %s failed: %s", subscription.id, error)
-        self._event(FAILED)
-        return 0
+        return self._event(FAILED)
+
+    # -- the test notification from Settings ----------------------------------------------------------
+
+    def send_test(self, subscription: PushSubscription, lines: list[str]) -> str:
+        """A test notification to one device now, through the path a card's push takes (quiet
+        hours, the per-person choice and the card rate limit do not hold it); the outcome, as
+        :meth:`push_to`'s."""
+        return self.push_to(subscription, test_message(lines, self._path_of(self.settings.public_url +
+                                                                              SETTINGS_PATH)))
 
     def _post(self, subscription: PushSubscription, data: bytes) -> tuple[int | None, str | None]:
         # py-vapid and httpx2 when a push is sent, never at a function's cold start
