@@ -71,6 +71,31 @@ function devicesEl(page, holder, devices) {
     });
     return el('li', { 'data-push-device': d.id }, el('strong', {}, d.device), ' · ',
       ...[].concat(S.pushAdded(when(d.createdAt))), ' · ',
-      ...(d.lastUsedAt ? [].concat(S.pushLastUsed(when(d.lastUsedAt))) : [S.pushNeverUsed]), ' ', remove);
+      ...(d.lastUsedAt ? [].concat(S.pushLastUsed(when(d.lastUsedAt))) : [S.pushNeverUsed]), ' ',
+      testButton(page, holder, d), ' ', remove);
   }));
+}
+
+// "Send a test" beside a device: a test notification to it through the server's push path (the
+// server's own sentence says what happened; a device its push service no longer knows is removed).
+function testButton(page, holder, device) {
+  const { el } = page;
+  const button = el('button', { type: 'button', class: 'secondary', 'data-push-test': device.id }, S.pushTest);
+  button.addEventListener('click', async () => {
+    button.disabled = true;
+    const answer = holder.querySelector('.push-answer');
+    answer.textContent = S.pushTesting;
+    try {
+      const sent = await page.api('POST', PUSH + '/subscriptions/' + encodeURIComponent(device.id) + '/test');
+      answer.textContent = sent.message;
+    } catch (e) {
+      answer.textContent = e.message;
+      if (e.code === 'device_gone') {
+        await pushPanel(page, holder);
+        holder.querySelector('.push-answer').textContent = e.message;
+        return;
+      }
+    } finally { button.disabled = false; }
+  });
+  return button;
 }

@@ -291,6 +291,8 @@ export const S = {
   pushNeverUsed: 'not notified yet',
   pushRemove: 'Remove',
   pushRemoved: 'Removed.',
+  pushTest: 'Send a test',
+  pushTesting: 'Sending a test notification…',
   // a card: Edit, "Allow this again…" (edit.js, grants.js)
   edit: 'Edit',
   outcomeEdited: 'Edited — a new card with the changes replaced it',

@@ -15,6 +15,8 @@
 //   refusal (signed out, not theirs, a passkey needed now) opens the card instead. It says the
 //   answer came from a notification (X-Countersign-Via: push), a label for the audit trail only.
 //   The buttons' words come in the push message (the server's strings), so this file has none.
+//   A message of no one card (the one push for the cards held while quiet hours ran, or Settings'
+//   test notification) shows its title and body, no buttons, and a tap opens a path of this origin.
 const VERSION = 'v2';
 const SHELL = 'countersign-shell-' + VERSION;
 const LAST_LIST = 'countersign-last-list';
@@ -114,6 +116,10 @@ function answerButtons(labels) {
 self.addEventListener('push', (event) => {
   let card = null;
   try { card = event.data ? event.data.json() : null; } catch (e) { card = null; }
+  if (card && typeof card.card !== 'string' && typeof card.title === 'string') {
+    event.waitUntil(showNotice(card));
+    return;
+  }
   if (!card || typeof card.card !== 'string') return;
   const data = { card: card.card, url: cardPath(card.card), answerable: card.answerable === true };
   event.waitUntil(self.registration.showNotification(String(card.title || ''), {
@@ -121,6 +127,23 @@ self.addEventListener('push', (event) => {
     actions: data.answerable ? answerButtons(card.labels) : [],
   }));
 });
+
+// A message of no one card: the one push for the cards held while quiet hours ran ("3 requests
+// are waiting", opening the list) or Settings' test notification (opening Settings). Its tap opens
+// a path of this origin only; no buttons.
+function showNotice(notice) {
+  const kind = notice.test === true ? 'test' : 'waiting';
+  return self.registration.showNotification(notice.title, {
+    body: String(notice.body || ''), tag: kind, data: { open: ownPath(notice.url, kind) }, actions: [],
+  });
+}
+
+function ownPath(url, kind) {
+  const fallback = kind === 'test' ? '/settings/notifications' : '/confirm';
+  if (typeof url !== 'string' || !url.startsWith('/') || url.startsWith('//')) return fallback;
+  const parsed = new URL(url, self.location.origin);
+  return parsed.origin === self.location.origin ? parsed.pathname + parsed.search : fallback;
+}
 
 self.addEventListener('notificationclick', (event) => {
   const { action, notification } = event;
@@ -137,6 +160,7 @@ function cardPath(id) {
 // A notification's button (or a tap: no action): Confirm / Decline answer through the API as the
 // page would; anything else, or any refusal, opens the card.
 self.handleAction = async (action, data) => {
+  if (data && typeof data.open === 'string' && typeof data.card !== 'string') return openPath(data.open);
   if (!data || typeof data.card !== 'string') return null;
   if ((action !== 'confirm' && action !== 'decline') || !data.answerable) return openCard(data.card);
   try {
@@ -196,7 +220,11 @@ async function subscriptionId(endpoint) {
 }
 
 async function openCard(id) {
-  const url = new URL(cardPath(id), self.location.origin).href;
+  return openPath(cardPath(id));
+}
+
+async function openPath(path) {
+  const url = new URL(path, self.location.origin).href;
   for (const client of await self.clients.matchAll({ type: 'window', includeUncontrolled: true })) {
     if ('navigate' in client && new URL(client.url).origin === self.location.origin) {
       await client.focus().catch(() => null);

@@ -304,6 +304,7 @@ def build(
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
                     offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
     from . import notify
+    from .notify.card_channel import deliver_quiet_wait
     from .notify.push import PushNotifier
     from .notify.slack import SlackCredentials, SlackNotifier
     from .notify.webhooks import WebhookDeliverer
@@ -319,6 +320,8 @@ def build(
         desk.on_filed = notifier
         notifier.beside.append(slack)  # off the filing call: a worker thread posts
         notifier.beside.append(push)  # likewise
+    channels = {"slack": slack, "push": push}  # the cards they held for quiet hours: shown by the sweep
+    notifier.after_quiet = lambda wait_id: deliver_quiet_wait(store, channels, wait_id, int(desk.clock()))
     webhooks = WebhookDeliverer(store, state_keys, lambda: desk.settings, notifier.sender, clock=lambda: desk.clock())
     return Runtime(settings, store, keyring, state_keys, registry, desk, origin_secret, notifier,
                    origin_previous=origin_previous, webhooks=webhooks, slack=slack, push=push)

@@ -191,3 +191,62 @@ def test_signing_out_drops_the_device_the_page_names_and_only_the_persons_own(si
         assert len(devices(other)) == 1
     finally:
         other.close()
+
+
+def test_the_test_button_pushes_to_that_device_through_the_push_path_and_is_rate_limited(signed, tenant, configure,
+                                                                                          service):
+    """Settings' test notification goes to the one device named, encrypted for it and signed as a
+    card's push is; it says what the person's pushes do; three per 15 minutes; a device its push
+    service no longer knows is removed and said so; another person's device, or none, is 404."""
+    configure(upstream_private=True)
+    phone, laptop = service.device(), service.device()
+    phone_view = signed.post(f"{PUSH}/subscriptions", phone.as_json(), headers={"User-Agent": ANDROID_CHROME}).json()
+    laptop_added = signed.post(f"{PUSH}/subscriptions", laptop.as_json())
+    assert laptop_added.status_code == 201, laptop_added.text
+    laptop_id = laptop_added.json()["id"]
+
+    sent = signed.post(f"{PUSH}/subscriptions/{phone_view['id']}/test")
+    assert sent.status_code == 200, sent.text
+    assert sent.json() == {"outcome": "sent", "message": "A test notification is on its way to Chrome on Android."}
+    [pushed] = service.wait_for(1)
+    assert pushed.problem is None and pushed.path == phone.endpoint.removeprefix(service.origin)
+    assert pushed.message == {
+        "test": True, "title": "Test notification from countersign",
+        "body": "Push is on for you: when an agent asks you to confirm something, a notification like this one "
+                "shows the request.",
+        "url": "/settings/notifications"}
+    assert pushed.vapid_key == signed.get(PUSH).json()["applicationServerKey"]
+
+    service.answer(410)  # the laptop's push service forgot it
+    gone = signed.post(f"{PUSH}/subscriptions/{laptop_id}/test")
+    assert gone.status_code == 409 and gone.json()["error"]["code"] == "device_gone"
+    assert [d["id"] for d in devices(signed)] == [phone_view["id"]]
+
+    assert signed.post(f"{PUSH}/subscriptions/{phone_view['id']}/test").status_code == 200
+    limited = signed.post(f"{PUSH}/subscriptions/{phone_view['id']}/test")
+    assert limited.status_code == 429 and limited.json()["error"]["code"] == "rate_limited"
+    assert limited.json()["error"]["message"].startswith(
+        "Nothing was sent: you can ask for 3 test notifications every 15 minutes. Try again in ")
+    assert len(service.pushes) == 3  # two to the phone, the refused one to the laptop; none after the limit
+    assert signed.post(f"{PUSH}/subscriptions/ps_{'0' * 24}/test").status_code == 404
+    assert signed.post(f"{PUSH}/subscriptions/{laptop_id}/test").status_code == 404  # removed
+    assert signed.post(f"{PUSH}/subscriptions/nope/test").status_code == 404
+
+
+def test_anothers_device_gets_no_test_and_without_a_session_or_csrf_nothing_is_sent(signed, tenant, page, service,
+                                                                                       configure):
+    configure(upstream_private=True)
+    colleague = tenant.add_person("approver")
+    from tests.support.confirm_page import Page
+
+    other = Page(page.origin).sign_in(tenant.runtime, colleague)
+    try:
+        theirs = other.post(f"{PUSH}/subscriptions", service.device().as_json()).json()["id"]
+        assert signed.post(f"{PUSH}/subscriptions/{theirs}/test").status_code == 404
+    finally:
+        other.close()
+    mine = signed.post(f"{PUSH}/subscriptions", service.device().as_json()).json()["id"]
+    assert page.post(f"{PUSH}/subscriptions/{mine}/test", cookie=None).status_code == 401
+    assert signed.post(f"{PUSH}/subscriptions/{mine}/test", csrf="wrong").status_code == 403
+    time.sleep(0.2)
+    assert service.pushes == []

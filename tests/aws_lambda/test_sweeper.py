@@ -9,6 +9,7 @@ function builds it at import; ``countersign.handlers.sweeper`` itself is importe
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
@@ -17,10 +18,15 @@ from countersign.core.card_states import CardState
 from countersign.gate.recovery import STOPPED
 from countersign.store.cards import AuditEntry, CardCommit
 from countersign.store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, reminder_id
+from countersign.store.push_subscriptions import PushSubscription, subscription_id
+from countersign.store.slack import SlackApp
+from countersign.store.workspaces import QuietHours
 from countersign.surfaces.background.notifier import stream_handler
 from countersign.surfaces.background.sweeper import schedule_handler
 from tests.aws_lambda.conftest import Person, instance_runtime, move_clock, notification, sent_mail, ses_refuses
 from tests.support.apigw import LambdaContext
+from tests.support.push_service import push_service
+from tests.support.slack_api import SlackStandIn, new_bot
 from tests.support.streams import filtered_event, schedule_event
 
 
@@ -196,3 +202,50 @@ def test_a_cards_reminder_is_sent_by_the_sweeper_once_when_due(aws, runtime, str
     subjects = [m["Subject"] for m in sent_mail()]
     assert subjects == ["1 request waits for your confirmation", "Reminder: a request lapses in 30 minutes"]
     assert notification(runtime, reminder_id(card_id)).outcome == "email_reminder_sent"
+
+
+def test_slack_and_push_show_a_card_filed_in_quiet_hours_when_they_end_by_the_sweeper(runtime, stream):
+    """On the stack: a card filed while its person's quiet hours run is neither posted to Slack nor
+    pushed by the stream notifier (its records succeed, the quiet-hours waits among them: not due);
+    the first sweep after the quiet hours end posts it and pushes it, once; the next sweep shows
+    nothing more."""
+    runtime.desk.settings = replace(runtime.desk.settings, upstream_private=True)  # the loopback push service
+    slack = SlackStandIn()
+    try:
+        bot = slack.add(new_bot())
+        runtime.desk.settings = replace(runtime.desk.settings, slack_api_url=slack.base_url)
+        olive = Person(runtime, "olive@example.com")
+        token, secret = runtime.slack.credentials.seal(olive.workspace.id, bot.team_id, bot.token, bot.secret)
+        runtime.store.slack.connect_app(SlackApp(olive.workspace.id, bot.team_id, "Acme Slack", bot.user_id, token,
+                                                 secret, olive.person.id, 0, channel="C0CARDS1"))
+        now = datetime.fromtimestamp(runtime.desk.now(), UTC)
+        runtime.store.workspaces.update_person(olive.workspace.id, olive.person.id, quiet_hours=QuietHours(
+            f"{now.hour:02d}:00", f"{(now.hour + 2) % 24:02d}:00", "UTC"))  # they run now
+        with push_service() as service:
+            device = service.device()
+            runtime.store.push_subscriptions.add_subscription(PushSubscription(
+                id=subscription_id(device.endpoint), workspace_id=olive.workspace.id, person_id=olive.person.id,
+                endpoint=device.endpoint, p256dh=device.p256dh, auth=device.as_json()["keys"]["auth"],
+                device="Chrome on Android", created_at=0))
+            card_id = olive.file("one")
+            handler = stream_handler(runtime)
+            assert handler(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}
+            waits = filtered_event(stream, stream.read())  # the waits Slack and push wrote, carried too
+            # (moto writes an UpdateItem that creates an item as two INSERT records; DynamoDB as one)
+            assert {r["dynamodb"]["Keys"]["pk"]["S"].split(".")[1] for r in waits["Records"]} == {"push", "slack"}
+            assert handler(waits, LambdaContext()) == {"batchItemFailures": []}
+            assert slack.of("chat.postMessage", bot.token) == [] and service.pushes == []
+            assert runtime.slack.counts["slack_quiet"] == 1 and runtime.push.counts["push_quiet"] == 1
+
+            ends = int(now.replace(minute=0, second=0, microsecond=0).timestamp()) + 2 * 3600
+            move_clock(runtime, ends - runtime.desk.now())
+            sweep(runtime)
+            [posted] = slack.of("chat.postMessage", bot.token)
+            assert posted.body["blocks"][-1]["elements"][0]["value"] == card_id
+            [pushed] = service.wait_for(1)
+            assert pushed.problem is None and pushed.message["card"] == card_id
+            move_clock(runtime, 60)
+            sweep(runtime)
+            assert len(slack.of("chat.postMessage", bot.token)) == 1 and len(service.pushes) == 1
+    finally:
+        slack.stop()

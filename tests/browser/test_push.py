@@ -14,6 +14,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from countersign.notify.push import waiting_message
 from tests.browser.pages import file_cards, new_context, ready, sign_in, status_of
 from tests.support.push_service import push_service
 
@@ -294,6 +295,81 @@ def test_a_changed_subscription_is_handed_to_the_api_with_the_session(live, tena
         assert worker.evaluate("(endpoint) => self.renewSubscription({ endpoint }, null)", new.endpoint) is None
         assert [s.endpoint for s in tenant.store.push_subscriptions.list_subscriptions(
             tenant.workspace_id, tenant.person.id)] == [new.endpoint]
+    finally:
+        ctx.close()
+    assert watch.errors == []
+
+
+def test_the_test_button_beside_a_device_shows_a_test_notification_from_the_worker(live, tenant, browser, watch,
+                                                                                   service, private):
+    """Settings → Notifications → Send a test, beside this device: the server pushes a test through
+    the card push's path (the stand-in decrypts it with the device's keys), the answer says so, and
+    that message delivered to the real worker shows as a notification with no buttons whose tap
+    opens Settings → Notifications."""
+    device = service.device()
+    ctx = new_context(browser, watch, **PHONE)
+    stub_subscribe(ctx, device.as_json())
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        turn_on(page, tenant)
+        panel = page.locator("[data-push-settings]")
+        [listed] = panel.locator("[data-push-device]").all()
+        with page.expect_response("**/test") as answer:
+            listed.get_by_role("button", name="Send a test").click()
+        assert answer.value.status == 200
+        expect(panel.locator(".push-answer")).to_have_text("A test notification is on its way to Chrome on Android.")
+        [pushed] = service.wait_for(1)
+        assert pushed.problem is None and pushed.message["test"] is True
+
+        cdp, registration = worker_registration(ctx, page, tenant.origin)
+        [shown] = deliver(page, cdp, tenant.origin, registration, pushed.plaintext.decode("utf-8"))
+        assert shown == {"title": "Test notification from countersign",
+                         "body": "Push is on for you: when an agent asks you to confirm something, a notification "
+                                 "like this one shows the request.",
+                         "tag": "test", "data": {"open": "/settings/notifications"}, "actions": []}
+        worker = ctx.service_workers[0]
+        worker.evaluate("(data) => self.handleAction('', data)", shown["data"])
+        page.wait_for_url(f"{tenant.origin}/settings/notifications")
+        # a message whose path leaves the page's origin opens the page's own instead
+        forged = json.dumps({"test": True, "title": "Test", "body": "", "url": "//evil.example/x"})
+        cdp.send("ServiceWorker.deliverPushMessage", {"origin": tenant.origin, "registrationId": registration,
+                                                      "data": forged})
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            tests = [n for n in notifications(page) if n["tag"] == "test"]
+            if tests and tests[0]["title"] == "Test":
+                break
+            page.wait_for_timeout(50)
+        assert [n["data"] for n in notifications(page) if n["tag"] == "test"] == [{"open": "/settings/notifications"}]
+    finally:
+        ctx.close()
+    assert watch.errors == []
+
+
+def test_the_push_after_quiet_hours_shows_how_many_wait_and_opens_the_list(live, tenant, browser, watch, service,
+                                                                          private):
+    """The one push for several cards held while quiet hours ran, as the server sends it (its
+    JSON, push.waiting_message), shows how many wait and their first titles, no buttons, and its
+    tap opens the waiting list."""
+    ctx = new_context(browser, watch, **PHONE)
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        cdp, registration = worker_registration(ctx, page, tenant.origin)
+        message = waiting_message(["Pay Acme 1,250.00", "Send the report"], "/confirm")
+        [shown] = deliver(page, cdp, tenant.origin, registration, message)
+        assert shown == {"title": "2 requests are waiting for your answer",
+                         "body": "Pay Acme 1,250.00\nSend the report", "tag": "waiting", "data": {"open": "/confirm"},
+                         "actions": []}
+        page.goto(f"{tenant.origin}/settings")
+        ready(page, "settings")
+        ctx.service_workers[0].evaluate("(data) => self.handleAction('', data)", shown["data"])
+        page.wait_for_url(f"{tenant.origin}/confirm")
     finally:
         ctx.close()
     assert watch.errors == []

@@ -145,9 +145,10 @@ def test_keys_are_generated_secrets_read_only_by_arn(function, resources):
     s = stack()
     [keys] = [st for st in s.statements(function) if st["Sid"] == "Keys"]
     # The origin secret only where CloudFront's header is checked: the two HTTP functions. The VAPID
-    # key where Web Push needs it: the API (Settings shows its public half) and the notifier (it pushes).
+    # key where Web Push needs it: the API (Settings shows its public half, its test push), the
+    # notifier (it pushes) and the sweeper (it pushes the cards held for quiet hours when they end).
     expected = [SIGNING_ARN, STATE_ARN] + ([ORIGIN_ARN] if function in HTTP_FUNCTIONS else []) + (
-        [VAPID_ARN] if function in ("ApiFunction", "NotifierFunction") else [])
+        [VAPID_ARN] if function in ("ApiFunction", "NotifierFunction", "SweeperFunction") else [])
     assert statement_actions(keys) == ["secretsmanager:GetSecretValue"] and sorted(keys["Resource"]) == sorted(expected)
     secret_statements = [
         st for st in s.statements(function) if any(a.startswith("secretsmanager:") for a in statement_actions(st))

@@ -4,6 +4,15 @@ counted and reported; and the hand-over from the filing call, on a worker thread
 
 The card email lists several cards in one message and keeps its own delivery (the outbox, the
 email slot), but says who asked with the same :func:`asked_by_words`.
+
+**Quiet hours.** A card filed while its person's quiet hours run is not shown by these channels
+then: it is held in the outbox's quiet-hours wait for the channel and that person
+(:meth:`~countersign.store.outbox.OutboxStore.hold_for_quiet_hours`), due when the quiet hours
+end. The sweep takes the wait (one conditional write marks it done before anything is shown: of
+two sweeps one takes it) and hands it to the channel (:func:`deliver_quiet_wait`), which shows
+the cards held that still wait (:meth:`CardChannel.after_quiet`); cards answered meanwhile are
+not shown. A crash between taking and showing loses that showing (the page and the email still
+carry the cards), never doubles it.
 """
 
 from __future__ import annotations
@@ -21,7 +30,9 @@ from ..store import Store
 from ..store.cards import Card
 from ..store.connections import ConnectionStore
 from ..store.errors import NotFound
+from ..store.outbox import Notification, is_quiet_wait, quiet_wait_channel, quiet_wait_id
 from ..store.workspaces import Person, Workspace, WorkspaceStore
+from .quiet_hours import quiet_until
 
 log = logging.getLogger("countersign.notify")
 
@@ -59,10 +70,16 @@ def counted(counts: Counter[str], on_event: Callable[[str], None] | None, name: 
     return name
 
 
+QUIET_HOURS_ENDED = "quiet_hours_ended"  # the outcome a quiet-hours wait is done with, once taken
+PAGE = 50
+MAX_PAGES = 20  # the waiting cards a quiet-hours wait's are found among (1000, more than it lists)
+
+
 class CardChannel(abc.ABC):
     """A channel that shows each filed card to its person; :meth:`deliver` does it and never raises."""
 
     thread_name = "channel"
+    channel = ""  # its name in quiet-hours waits (store.outbox.QUIET_CHANNELS)
 
     def __init__(self, store: Store, settings: SettingsSource, *, needs_passkey: PasskeyRule | None = None,
                  clock: Callable[[], float] = time.time, on_event: Callable[[str], None] | None = None,
@@ -90,8 +107,60 @@ class CardChannel(abc.ABC):
         else:
             self._pool.submit(self.deliver, card.workspace_id, card.id)
 
+    # -- quiet hours ----------------------------------------------------------------------------
+
+    def held_for_quiet_hours(self, person: Person, card_ids: list[str], now: int) -> bool:
+        """Whether ``person``'s quiet hours run at ``now``; if so, the cards are held in this
+        channel's wait for them, shown when they end (a wait that can take no more is logged:
+        the page and the email still carry those cards)."""
+        until = quiet_until(person.quiet_hours, now)
+        if until is None:
+            return False
+        wait = Notification(quiet_wait_id(self.channel, person.id, until), person.workspace_id, person.id, now,
+                            due_at=until)
+        for card_id in card_ids:
+            if not self.store.outbox.hold_for_quiet_hours(wait, card_id):
+                log.warning("card %s was not held for %s after quiet hours: the wait is full or shown", card_id,
+                            self.channel)
+        return True
+
+    def still_waiting(self, wait: Notification, now: int) -> list[Card]:
+        """The cards ``wait`` held that still wait on its person, oldest first."""
+        held = set(wait.listed)
+        cards, cursor = self.store.cards.list_pending_cards(wait.workspace_id, wait.person_id, now, limit=PAGE)
+        pages = 1
+        while cursor is not None and pages < MAX_PAGES:
+            more, cursor = self.store.cards.list_pending_cards(wait.workspace_id, wait.person_id, now, limit=PAGE,
+                                                               cursor=cursor)
+            cards += more
+            pages += 1
+        return sorted((c for c in cards if c.id in held), key=lambda c: (c.created_at, c.id))
+
+    @abc.abstractmethod
+    def after_quiet(self, wait: Notification, now: int) -> object:
+        """Show the person the cards ``wait`` (taken) held that still wait; never raises."""
+
     def asked_by(self, card: Card, person: Person) -> str:
         return asked_by_words(self.store.connections, self.store.workspaces, card, person)
 
     def _event(self, name: str) -> str:
         return counted(self.counts, self.on_event, name)
+
+
+def deliver_quiet_wait(store: Store, channels: dict[str, CardChannel], wait_id: str, now: int) -> str | None:
+    """Take the quiet-hours wait ``wait_id`` if it is due (one conditional write: done before
+    anything is shown, so two sweeps show it once) and hand it to its channel. The outcome
+    (:data:`QUIET_HOURS_ENDED`), or None when it was not taken (not due, taken already)."""
+    if not is_quiet_wait(wait_id):
+        return None
+    channel = channels.get(quiet_wait_channel(wait_id))
+    if channel is None:
+        return None  # leave it pending for a process that has the channel
+    wait = store.outbox.take_notification(wait_id, now, QUIET_HOURS_ENDED)
+    if wait is None:
+        return None
+    try:
+        channel.after_quiet(wait, now)
+    except Exception:
+        log.exception("showing the cards held for quiet hours (%s) failed", wait_id)
+    return QUIET_HOURS_ENDED

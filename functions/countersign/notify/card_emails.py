@@ -56,7 +56,16 @@ from ..store import Store
 from ..store.cards import Card, CardStore
 from ..store.errors import NotFound
 from ..store.limits import LimitStore
-from ..store.outbox import MAX_LISTED, Notification, OutboxStore, digest_id, is_digest, is_reminder, reminded_card
+from ..store.outbox import (
+    MAX_LISTED,
+    Notification,
+    OutboxStore,
+    digest_id,
+    is_digest,
+    is_quiet_wait,
+    is_reminder,
+    reminded_card,
+)
 from ..store.suppressions import SuppressionStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from .card_channel import PasskeyRule, SettingsSource, asked_by_words, counted
@@ -157,6 +166,9 @@ class CardNotifier:
         # Other channels told of each card filed, before its email (Slack: countersign.notify.slack);
         # each hands the card on and returns at once, and one that raises is logged and skipped.
         self.beside: list[Callable[[Card], object]] = []
+        # Who delivers a quiet-hours wait (the cards Slack and push held until a person's quiet hours
+        # end, countersign.notify.card_channel): the outbox holds them, so the sweep finds them here.
+        self.after_quiet: Callable[[str], str | None] | None = None
 
     @property
     def settings(self) -> Settings:
@@ -211,7 +223,16 @@ class CardNotifier:
             return False
 
     def deliver(self, card_id: str) -> str | None:
-        """Lease and deliver one card's notification; never raises."""
+        """Lease and deliver one card's notification; never raises. A quiet-hours wait goes to
+        :attr:`after_quiet` (None while this process has none, and the wait stays owed)."""
+        if is_quiet_wait(card_id):
+            if self.after_quiet is None:
+                return None
+            try:
+                return self.after_quiet(card_id)
+            except Exception:
+                log.exception("delivering the quiet-hours wait %s failed", card_id)
+                return None
         now = int(self.clock())
         try:
             notification = self.outbox.lease_notification(card_id, now, self.settings.run_lease)

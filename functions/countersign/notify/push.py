@@ -11,7 +11,7 @@ docs/channels.md ("Push to your phone") says what it can and cannot answer, and 
   passkey policy, :meth:`~countersign.gate.desk.CardDesk.card_needs_passkey`, the rule Slack's
   Confirm button follows), and then the words of its Confirm and Decline buttons. Never a
   ticket, code, token or session. Encrypted for each subscription per RFC 8291 (``aes128gcm``,
-  pywebpush's encoder) and signed with a VAPID JWT (py-vapid) whose ``aud`` is the push
+  :func:`encrypt`, with ``http_ece``) and signed with a VAPID JWT (py-vapid) whose ``aud`` is the push
   service's origin.
 * **Where it goes.** The push service's host is resolved and refused if any address is private
   or reserved, plain http refused (the webhooks' rule, :func:`~countersign.notify.webhooks.target`;
@@ -21,8 +21,11 @@ docs/channels.md ("Push to your phone") says what it can and cannot answer, and 
   says the subscription is gone, and it is dropped. Anything else is counted ``push_failed`` and
   logged; the card's email and the page still carry it, so nothing is retried.
 * **Each person's choice.** Nothing is pushed to a person who turned push off in Settings
-  (``push_off``) or while their quiet hours run (``push_quiet``: the card waits on the page, and
-  the email that goes out when they end lists it), as for Slack.
+  (``push_off``). A card filed while their quiet hours run is held (``push_quiet``), as for Slack,
+  and when they end the sweep pushes once for the cards held that still wait
+  (:meth:`PushNotifier.after_quiet`): the card's own push when one waits, else one that says how
+  many wait (:func:`waiting_message`, naming the first few) and opens the list. At most one push
+  per card; none for a card answered meanwhile.
 * **Rate limit.** At most :data:`LIMIT` cards per person per :data:`WINDOW` seconds are pushed
   (counted in the store, so every instance shares it); past it ``push_rate_limited``.
 
@@ -45,9 +48,10 @@ from urllib.parse import urlsplit
 from ..core.card_states import CardState
 from ..store import Store
 from ..store.cards import Card
+from ..store.outbox import Notification
 from ..store.push_subscriptions import PushSubscription, endpoint_problem
+from ..store.workspaces import Person, Workspace
 from .card_channel import CardChannel, PasskeyRule, SettingsSource
-from .quiet_hours import quiet_until
 from .webhooks import Resolver, Unreachable, resolve, target
 
 if TYPE_CHECKING:
@@ -67,6 +71,7 @@ WINDOW = 60  # seconds
 LIMIT = 10  # cards pushed to one person per window
 TTL = 3600  # how long a push service keeps a message for a device that is offline
 TIMEOUT = 10.0
+WAITING_TITLES = 3  # titles the push after quiet hours names (a message stays far below 4 KiB)
 MAX_TITLE = 200  # characters of the card's title a notification carries (a message stays far below 4 KiB)
 JWT_LIFETIME = 12 * 3600
 
@@ -98,6 +103,23 @@ def application_server_key(secret: str) -> str:
     return b64url(point)
 
 
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def encrypt(data: bytes, p256dh: str, auth: str) -> bytes:
+    """``data`` encrypted for one subscription (RFC 8291, ``aes128gcm``): ECDH between a key made for
+    this message alone and the browser's ``p256dh`` key, with its ``auth`` secret; the body's header
+    (RFC 8188) carries the salt and the message key's public half, as a push service expects."""
+    # http-ece and cryptography when a push is sent (see vapid_private_key)
+    import http_ece
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    message_key = ec.generate_private_key(ec.SECP256R1())
+    return http_ece.encrypt(data, private_key=message_key, dh=unb64url(p256dh), auth_secret=unb64url(auth),
+                            version="aes128gcm")
+
+
 def vapid_subject(public_url: str) -> str:
     """Who runs this server, as the JWT's ``sub`` names them: its https origin, or a mailto."""
     parts = urlsplit(public_url)
@@ -124,8 +146,31 @@ def message(card: Card, who: str, url: str, answerable: bool) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+def waiting_message(titles: list[str], url: str) -> str:
+    """The JSON of the one push that tells of several cards held for quiet hours: how many wait,
+    the first few titles, and the waiting list's path (the service worker opens it)."""
+    shown = [title[:MAX_TITLE] for title in titles[:WAITING_TITLES]]
+    if len(titles) > WAITING_TITLES:
+        shown.append(f"and {len(titles) - WAITING_TITLES} more")
+    body = {"waiting": len(titles), "title": f"{len(titles)} requests are waiting for your answer",
+            "body": "\n".join(shown), "url": url}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+TEST_TITLE = "Test notification from countersign"
+SETTINGS_PATH = "/settings/notifications"
+
+
+def test_message(lines: list[str], url: str) -> str:
+    """The JSON of a test notification: its title, what it says of the person's pushes, and where
+    a tap opens (Settings → Notifications)."""
+    body = {"test": True, "title": TEST_TITLE, "body": " ".join(lines)[:4 * MAX_TITLE], "url": url}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
 class PushNotifier(CardChannel):
     thread_name = "push"
+    channel = "push"
 
     def __init__(self, store: Store, vapid_secret: Callable[[], str], settings: SettingsSource, *,
                  needs_passkey: PasskeyRule | None = None, clock: Callable[[], float] = time.time,
@@ -158,52 +203,96 @@ class PushNotifier(CardChannel):
         card = self.store.cards.get_card(workspace_id, card_id, now)
         if card.state is not CardState.PENDING:
             return 0
-        subscriptions = self.store.push_subscriptions.list_subscriptions(workspace_id, card.person_id)
-        if not subscriptions:
+        reach = self._reach(workspace_id, card.person_id, [card.id], now)
+        if reach is None:
             return 0
-        workspace, person = self.store.workspaces.get_member(workspace_id, card.person_id)
-        if not person.reached_by("push"):
-            self._event(OFF)
-            return 0
-        if quiet_until(person.quiet_hours, now) is not None:
-            self._event(QUIET)
-            return 0
-        if not self.store.limits.hit_rate_limit(f"push-{card.person_id}", now, WINDOW, LIMIT):
-            self._event(RATE_LIMITED)
-            return 0
+        workspace, person, subscriptions = reach
         answerable = self.needs_passkey is not None and not self.needs_passkey(card, workspace)
         body = message(card, self.asked_by(card, person), self._page_path(card.id), answerable)
         return sum(self.send(subscription, body) for subscription in subscriptions)
 
+    def _reach(self, workspace_id: str, person_id: str, card_ids: list[str],
+               now: int) -> tuple[Workspace, Person, list[PushSubscription]] | None:
+        """The person's workspace, the person and their devices, if a push about ``card_ids`` may
+        go to them now: they have a device, push is on, their quiet hours do not run (else the
+        cards are held until they end) and the rate limit allows one more."""
+        subscriptions = self.store.push_subscriptions.list_subscriptions(workspace_id, person_id)
+        if not subscriptions:
+            return None
+        workspace, person = self.store.workspaces.get_member(workspace_id, person_id)
+        if not person.reached_by("push"):
+            self._event(OFF)
+            return None
+        if self.held_for_quiet_hours(person, card_ids, now):
+            self._event(QUIET)
+            return None
+        if not self.store.limits.hit_rate_limit(f"push-{person_id}", now, WINDOW, LIMIT):
+            self._event(RATE_LIMITED)
+            return None
+        return workspace, person, subscriptions
+
+    # -- when quiet hours end -----------------------------------------------------------------------
+
+    def after_quiet(self, wait: Notification, now: int) -> int:
+        """One push for the cards held for quiet hours that still wait: the card's own when one
+        does, else one that says how many wait and opens the list. How many devices took it."""
+        try:
+            cards = self.still_waiting(wait, now)
+            if len(cards) <= 1:
+                return self._send_card(wait.workspace_id, cards[0].id) if cards else 0
+            reach = self._reach(wait.workspace_id, wait.person_id, [c.id for c in cards], now)
+            if reach is None:
+                return 0
+            body = waiting_message([c.title for c in cards], self._path_of(self.settings.pending_url))
+            return sum(self.send(subscription, body) for subscription in reach[2])
+        except Exception:
+            log.exception("pushing the cards held for quiet hours (%s) failed", wait.card_id)
+            self._event(FAILED)
+            return 0
+
     def _page_path(self, card_id: str) -> str:
         """Where the page shows the card, as a path of the page's own origin (the service worker opens it)."""
-        url = urlsplit(self.settings.card_url(card_id))
-        return f"{url.path}?{url.query}"
+        return self._path_of(self.settings.card_url(card_id))
+
+    @staticmethod
+    def _path_of(page_url: str) -> str:
+        url = urlsplit(page_url)
+        return f"{url.path}?{url.query}" if url.query else url.path
 
     def send(self, subscription: PushSubscription, body: str) -> int:
         """One encrypted, signed POST to the subscription's push service: 1 if it took it."""
+        return int(self.push_to(subscription, body) == SENT)
+
+    def push_to(self, subscription: PushSubscription, body: str) -> str:
+        """One encrypted, signed POST to the subscription's push service; the outcome: :data:`SENT`,
+        :data:`GONE` (the subscription was dropped) or :data:`FAILED`."""
         status, error = self._post(subscription, body.encode("utf-8"))
         now = int(self.clock())
         if status is not None and 200 <= status < 300:
             self.store.push_subscriptions.touch_subscription(subscription.workspace_id, subscription.person_id,
                                                              subscription.id, now)
-            self._event(SENT)
-            return 1
+            return self._event(SENT)
         if status in (404, 410):
             self.store.push_subscriptions.remove_subscription(subscription.workspace_id, subscription.person_id,
                                                               subscription.id)
             log.info("push subscription %s is gone (HTTP %s): dropped", subscription.id, status)
-            self._event(GONE)
-            return 0
+            return self._event(GONE)
         log.warning("a push to subscription %s failed: %s", subscription.id, error)
-        self._event(FAILED)
-        return 0
+        return self._event(FAILED)
+
+    # -- the test notification from Settings ----------------------------------------------------------
+
+    def send_test(self, subscription: PushSubscription, lines: list[str]) -> str:
+        """A test notification to one device now, through the path a card's push takes (quiet
+        hours, the per-person choice and the card rate limit do not hold it); the outcome, as
+        :meth:`push_to`'s."""
+        return self.push_to(subscription, test_message(lines, self._path_of(self.settings.public_url +
+                                                                              SETTINGS_PATH)))
 
     def _post(self, subscription: PushSubscription, data: bytes) -> tuple[int | None, str | None]:
-        # pywebpush, py-vapid and httpx2 when a push is sent, never at a function's cold start
+        # py-vapid and httpx2 when a push is sent, never at a function's cold start
         import httpx2
         from py_vapid import Vapid02
-        from pywebpush import WebPusher
 
         settings = self.settings
         problem = endpoint_problem(subscription.endpoint, allow_http=settings.upstream_private)
@@ -213,8 +302,7 @@ class PushNotifier(CardChannel):
             where = target(subscription.endpoint, settings.upstream_private, self.resolver)
         except Unreachable as exc:
             return None, str(exc)
-        encrypted = WebPusher({"endpoint": subscription.endpoint,
-                               "keys": {"p256dh": subscription.p256dh, "auth": subscription.auth}}).encode(data)
+        encrypted = encrypt(data, subscription.p256dh, subscription.auth)
         parts = urlsplit(subscription.endpoint)
         claims = {"sub": vapid_subject(settings.public_url), "aud": f"{parts.scheme}://{parts.netloc}",
                   "exp": int(time.time()) + JWT_LIFETIME}  # the push service's clock is the real one
@@ -229,7 +317,7 @@ class PushNotifier(CardChannel):
         extensions = {"sni_hostname": where.sni} if where.sni else {}
         try:
             with httpx2.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
-                response = client.post(where.url, content=encrypted["body"], headers=headers, extensions=extensions)
+                response = client.post(where.url, content=encrypted, headers=headers, extensions=extensions)
         except httpx2.TimeoutException:
             return None, f"no answer within {self.timeout:g} s"
         except httpx2.HTTPError as exc:

@@ -44,6 +44,28 @@ def is_digest(card_id: str) -> bool:
     return card_id.startswith(DIGEST_PREFIX)
 
 
+# A quiet-hours wait: the cards a channel that shows each card at once (Slack, push) held for one
+# person while their quiet hours ran, shown when they end (docs/channels.md, "Quiet hours"). A
+# notification of no card, due when the quiet hours end; ``listed`` the cards held.
+QUIET_PREFIX = "quiet."
+QUIET_CHANNELS = ("slack", "push")
+
+
+def quiet_wait_id(channel: str, person_id: str, until: int) -> str:
+    """The id of the wait for ``channel``'s cards of ``person_id`` until their quiet hours end at
+    ``until``: one per channel, person and quiet hours, so every card held for them joins it."""
+    return f"{QUIET_PREFIX}{channel}.{person_id}.{until}"
+
+
+def is_quiet_wait(notification_id: str) -> bool:
+    return notification_id.startswith(QUIET_PREFIX)
+
+
+def quiet_wait_channel(notification_id: str) -> str:
+    """The channel a quiet-hours wait is for ("slack", "push")."""
+    return notification_id[len(QUIET_PREFIX):].split(".", 1)[0]
+
+
 # A card's reminder (docs/policy.md, "Lifetimes, reminders and lapses") is a notification of its own,
 # filed with the card when its lifetime has one, due ``remind_before`` its deadline.
 REMINDER_PREFIX = "remind."
@@ -127,8 +149,32 @@ class OutboxStore(abc.ABC):
         nothing failed)."""
 
     @abc.abstractmethod
+    def hold_for_quiet_hours(self, wait: Notification, card_id: str) -> bool:
+        """Add ``card_id`` to the quiet-hours wait ``wait`` (:func:`quiet_wait_id`), recording the
+        wait pending and due at ``wait.due_at`` if it is not yet. True if the card is listed (again:
+        a card held twice is listed once); False, and nothing written, if the wait is no longer
+        pending (taken: its cards were shown) or lists :data:`MAX_LISTED` cards already. One
+        conditional write. :class:`BadInput` for an id that is no quiet-hours wait."""
+
+    @abc.abstractmethod
+    def take_notification(self, card_id: str, now: int, outcome: str) -> Notification | None:
+        """``pending`` and due at ``now`` → ``done`` with ``outcome``, in one conditional write,
+        before anything is sent (at most once: whoever takes it delivers it; of two takers one
+        gets it). The notification taken, or None if it is not due, not pending, or gone."""
+
+    @abc.abstractmethod
     def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
         """Notifications not done that may be tried at ``now`` (due, or with a lapsed lease), oldest first."""
+
+
+def check_quiet_wait(wait: Notification, card_id: str) -> None:
+    """A quiet-hours wait about to be held (:meth:`OutboxStore.hold_for_quiet_hours`)."""
+    if not is_quiet_wait(wait.card_id) or quiet_wait_channel(wait.card_id) not in QUIET_CHANNELS:
+        raise BadInput("card_id", "a quiet-hours wait's id is quiet.<channel>.<person>.<end>.")
+    if wait.state != NOTIFY_PENDING or wait.attempts or wait.outcome is not None or wait.listed:
+        raise BadInput("state", "a quiet-hours wait is held pending, never tried, its cards added one by one.")
+    if not isinstance(card_id, str) or not card_id or is_quiet_wait(card_id) or is_digest(card_id):
+        raise BadInput("card_id", "a card's id.")
 
 
 def check_notification(n: Notification) -> None:

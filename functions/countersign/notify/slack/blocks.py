@@ -104,6 +104,17 @@ def answered_message(card: SlackCard, outcome: str) -> tuple[str, list[dict[str,
     return escaped(f"{plain_line(card.title)}: {plain_line(outcome)}"), blocks
 
 
+def more_waiting_message(count: int, link: str, for_whom: str | None = None) -> tuple[str, list[dict[str, Any]]]:
+    """(the notification text, the blocks) after the cards posted when quiet hours ended, when more
+    waited than were posted: how many more, and the button that opens the waiting list. In a
+    channel (``for_whom``), whose answer they wait for."""
+    whose = "your answer" if for_whom is None else f"an answer from {plain_line(for_whom)}"
+    words = f"{count} more request{'s are' if count != 1 else ' is'} waiting for {whose}"
+    blocks = [_section(words + " (filed during your quiet hours)."),
+              {"type": "actions", "block_id": ACTIONS_BLOCK, "elements": [_button(OPEN, "Open the list", url=link)]}]
+    return escaped(words), blocks
+
+
 TEST_TITLE = "Test message from countersign"
 
 

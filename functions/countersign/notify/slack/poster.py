@@ -4,9 +4,11 @@ Where a card goes: the channel the workspace's owner picked, or else a direct me
 bot to the card's person, if they linked their Slack user (:class:`~countersign.store.slack.SlackLink`).
 A workspace without a Slack app gets nothing, at the cost of one read. A person who turned Slack
 off in Settings (:meth:`~countersign.store.workspaces.Person.reached_by`) gets no message for their
-cards, in a channel or directly (``slack_off``); nor does one whose quiet hours run when the card is
-filed (``slack_quiet``: the card waits on the page, and the email that goes out when they end lists
-it).
+cards, in a channel or directly (``slack_off``). A card filed while its person's quiet hours run is
+held (``slack_quiet``) and posted when they end, by the sweep, if it still waits
+(:class:`~countersign.notify.card_channel.CardChannel`): each such card its own message, oldest
+first, at most :data:`MAX_AFTER_QUIET` of them, and one more message saying how many more wait,
+with a link to the list.
 
 At most one message per card: the poster claims the card first
 (:meth:`~countersign.store.slack.SlackStore.claim_post`), and a claim whose poster died lapses
@@ -33,11 +35,11 @@ from ...core.card_states import CardState
 from ...core.sealing import SealError
 from ...store import Store
 from ...store.cards import Card
+from ...store.outbox import Notification
 from ...store.slack import SlackApp, SlackLink
 from ...store.workspaces import Person, Workspace
 from ..card_channel import CardChannel, PasskeyRule, SettingsSource
-from ..quiet_hours import quiet_until
-from .blocks import SlackCard, answered_message, card_message, slack_test_message
+from .blocks import SlackCard, answered_message, card_message, more_waiting_message, slack_test_message
 from .client import SlackCallError, call
 from .credentials import SlackCredentials
 
@@ -50,11 +52,12 @@ FAILED = "slack_failed"
 OFF = "slack_off"
 QUIET = "slack_quiet"
 EVENTS = (POSTED, NOT_LINKED, RETRY, FAILED, OFF, QUIET)
-
+MAX_AFTER_QUIET = 5  # cards posted one by one when quiet hours end; beyond, one message says how many more
 
 
 class SlackNotifier(CardChannel):
     thread_name = "slack"
+    channel = "slack"
 
     def __init__(self, store: Store, credentials: SlackCredentials, settings: SettingsSource, *,
                  needs_passkey: PasskeyRule | None = None, clock: Callable[[], float] = time.time,
@@ -88,14 +91,11 @@ class SlackNotifier(CardChannel):
         workspace, person = self.store.workspaces.get_member(workspace_id, card.person_id)
         if not person.reached_by("slack"):
             return self._event(OFF)
-        if quiet_until(person.quiet_hours, now) is not None:
+        if self.held_for_quiet_hours(person, [card.id], now):
             return self._event(QUIET)
-        channel = app.channel
+        channel = self._where(app, person)
         if channel is None:
-            link = self.store.slack.get_link(workspace_id, person.id)
-            if link is None or link.team_id != app.team_id:
-                return self._event(NOT_LINKED)
-            channel = link.user_id  # a user id as the channel: the bot's direct message to them
+            return self._event(NOT_LINKED)
         if not self.store.slack.claim_post(card_id, workspace_id, now, self.settings.run_lease):
             return None  # posted already, or another poster holds it
         try:
@@ -115,6 +115,42 @@ class SlackNotifier(CardChannel):
             raise
         self.store.slack.finish_post(card_id, str(answer.get("channel") or channel), str(answer.get("ts") or ""))
         return self._event(POSTED)
+
+    def _where(self, app: SlackApp, person: Person) -> str | None:
+        """Where ``person``'s cards go: the app's channel, else their linked Slack user (the bot's
+        direct message to them); None if they linked none of the app's team."""
+        if app.channel is not None:
+            return app.channel
+        link = self.store.slack.get_link(app.workspace_id, person.id)
+        return None if link is None or link.team_id != app.team_id else link.user_id
+
+    # -- when quiet hours end ---------------------------------------------------------------------
+
+    def after_quiet(self, wait: Notification, now: int) -> list[str | None]:
+        """The cards held for quiet hours that still wait, each posted as if filed now (oldest
+        first, at most :data:`MAX_AFTER_QUIET`); if more wait, one message says how many more."""
+        cards = self.still_waiting(wait, now)
+        outcomes = [self.post(wait.workspace_id, card.id) for card in cards[:MAX_AFTER_QUIET]]
+        more = len(cards) - MAX_AFTER_QUIET
+        if more > 0 and POSTED in outcomes:
+            self._post_more(wait, more)
+        return outcomes
+
+    def _post_more(self, wait: Notification, count: int) -> None:
+        try:
+            app = self.store.slack.get_app(wait.workspace_id)
+            if app is None:
+                return
+            person = self.store.workspaces.get_person(wait.workspace_id, wait.person_id)
+            channel = self._where(app, person)
+            if channel is None:
+                return
+            text, blocks = more_waiting_message(count, self.settings.pending_url,
+                                                (person.name or person.email) if app.channel else None)
+            self._call(app, "chat.postMessage", channel=channel, text=text, blocks=blocks, unfurl_links=False,
+                       unfurl_media=False)
+        except (SlackCallError, SealError) as exc:
+            log.warning("the message of the cards held for quiet hours was not posted: %s", exc)
 
     # -- the test message from Settings -----------------------------------------------------------
 

@@ -8,7 +8,16 @@ the notifier function, which delivers it at once.
 
 from __future__ import annotations
 
-from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore, check_notification
+from ..outbox import (
+    MAX_LISTED,
+    NOTIFY_DONE,
+    NOTIFY_PENDING,
+    NOTIFY_SENDING,
+    Notification,
+    OutboxStore,
+    check_notification,
+    check_quiet_wait,
+)
 from ..table import GSI1
 from . import codec
 from .client import Table
@@ -79,6 +88,43 @@ class DynamoOutbox(OutboxStore):
                 ":gsk": codec.time_key(due_at, card_id),
             }),
         )
+
+    def hold_for_quiet_hours(self, wait: Notification, card_id: str) -> bool:
+        check_quiet_wait(wait, card_id)
+        # Created with every field if absent; else the card appended while the wait is pending, has
+        # room and does not list it yet. A refused condition is told apart by reading the item.
+        fresh = codec.plain(codec.notification_item(wait, wait.due_at + RETENTION))
+        fields = {k: v for k, v in fresh.items() if k not in ("pk", "sk", "listed")}
+        names = {f"#f{i}": k for i, k in enumerate(fields)}
+        values = {f":f{i}": v for i, v in enumerate(fields.values())}
+        sets = ", ".join(f"#f{i} = if_not_exists(#f{i}, :f{i})" for i in range(len(fields)))
+        out = self.table.update(
+            codec.outbox_key(wait.card_id),
+            UpdateExpression=f"SET {sets}, listed = list_append(if_not_exists(listed, :none), :card)",
+            ConditionExpression="attribute_not_exists(pk) OR (#st = :pending AND size(listed) < :max"
+                                " AND NOT contains(listed, :id))",
+            ExpressionAttributeNames={**names, **STATE},
+            ExpressionAttributeValues=codec.values({**values, ":none": [], ":card": [card_id], ":id": card_id,
+                                                    ":pending": NOTIFY_PENDING, ":max": MAX_LISTED}),
+        )
+        if out is not None:
+            return True
+        held = self.get_notification(wait.card_id)
+        return held is not None and held.state == NOTIFY_PENDING and card_id in held.listed
+
+    def take_notification(self, card_id: str, now: int, outcome: str) -> Notification | None:
+        out = self.table.update(
+            codec.outbox_key(card_id),
+            UpdateExpression="SET #st = :done, outcome = :outcome, done_at = :now, lease_until = :zero"
+                             " REMOVE gsi1pk, gsi1sk",
+            ConditionExpression="#st = :pending AND due_at <= :now",
+            ExpressionAttributeNames=STATE,
+            ExpressionAttributeValues=codec.values({
+                ":done": NOTIFY_DONE, ":pending": NOTIFY_PENDING, ":outcome": outcome, ":now": now, ":zero": 0,
+            }),
+            ReturnValues="ALL_NEW",
+        )
+        return None if not out else codec.notification_from(out)
 
     def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
         found = self.table.query(

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 
-from ..outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, Notification, OutboxStore, check_notification
+from ..outbox import (
+    MAX_LISTED,
+    NOTIFY_DONE,
+    NOTIFY_PENDING,
+    NOTIFY_SENDING,
+    Notification,
+    OutboxStore,
+    check_notification,
+    check_quiet_wait,
+)
 from . import schema
 from .database import Database
 
@@ -53,6 +63,32 @@ class SQLiteOutbox(OutboxStore):
                 "UPDATE outbox SET state = ?, due_at = ?, lease_until = 0 WHERE card_id = ? AND state = ?",
                 (NOTIFY_PENDING, due_at, card_id, NOTIFY_SENDING),
             )
+
+    def hold_for_quiet_hours(self, wait: Notification, card_id: str) -> bool:
+        check_quiet_wait(wait, card_id)
+        with self.db.write() as db:
+            row = db.execute("SELECT state, listed FROM outbox WHERE card_id = ?", (wait.card_id,)).fetchone()
+            if row is None:
+                return insert_notification(db, dataclasses.replace(wait, listed=(card_id,)))
+            listed = list(schema.from_json(row["listed"]) or ())
+            if row["state"] != NOTIFY_PENDING:
+                return False
+            if card_id in listed:
+                return True
+            if len(listed) >= MAX_LISTED:
+                return False
+            db.execute("UPDATE outbox SET listed = ? WHERE card_id = ? AND state = ?",
+                       (schema.to_json([*listed, card_id]), wait.card_id, NOTIFY_PENDING))
+            return True
+
+    def take_notification(self, card_id: str, now: int, outcome: str) -> Notification | None:
+        with self.db.write() as db:
+            found = db.execute(
+                "UPDATE outbox SET state = ?, outcome = ?, done_at = ?, lease_until = 0"
+                " WHERE card_id = ? AND state = ? AND due_at <= ? RETURNING *",
+                (NOTIFY_DONE, outcome, now, card_id, NOTIFY_PENDING, now),
+            ).fetchall()
+        return schema.notification(found[0]) if found else None
 
     def due_notifications(self, now: int, limit: int = 50) -> list[Notification]:
         found = self.db.all(

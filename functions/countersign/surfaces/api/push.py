@@ -15,14 +15,19 @@ from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from ...core.times import iso
+from ...notify.push import GONE, SENT
+from ...notify.quiet_hours import quiet_until
 from ...store.errors import BadInput
 from ...store.push_subscriptions import PushSubscription, endpoint_problem, subscription_id
-from .errors import not_found
+from ...store.workspaces import Person
+from .errors import ApiError, not_found
 from .schemas import Strict, errors
 from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["push"])
 
+TEST_WINDOW = 15 * 60  # test notifications a person may ask for: TEST_LIMIT per window (as Slack's, email's)
+TEST_LIMIT = 3
 KEY_PATTERN = r"^[A-Za-z0-9_-]{1,200}={0,2}$"
 SUBSCRIPTION_ID = re.compile(r"^ps_[0-9a-f]{24}$")
 
@@ -43,6 +48,11 @@ class PushDeviceView(BaseModel):
     device: str
     createdAt: str
     lastUsedAt: str | None
+
+
+class TestPushView(BaseModel):
+    outcome: str = Field(description="sent")
+    message: str = Field(description="What happened, in a sentence for the person")
 
 
 class PushView(BaseModel):
@@ -107,3 +117,50 @@ def unsubscribe(subscription_id: str, request: Request, signed: Acting) -> Respo
     if not removed:
         raise not_found("device")
     return Response(status_code=204)
+
+
+def push_status(person: Person, now: int) -> list[str]:
+    """What a test notification says of the person's pushes: on or off, quiet hours."""
+    if person.reached_by("push"):
+        lines = ["Push is on for you: when an agent asks you to confirm something, a notification like this one "
+                 "shows the request."]
+    else:
+        lines = ["Push is off for you: no notification comes when an agent asks. Turn it on in Settings, "
+                 "Notifications."]
+    quiet = person.quiet_hours
+    if quiet is not None:
+        line = f"Quiet hours: {quiet.start} to {quiet.end} ({quiet.zone}); a request made then is shown when they end."
+        if quiet_until(quiet, now) is not None:
+            line += " They run now; this test is sent anyway."
+        lines.append(line)
+    return lines
+
+
+@router.post("/settings/push/subscriptions/{subscription_id}/test", response_model=TestPushView,
+             responses=errors(401, 403, 404, 409, 429, 502))
+def send_test_push(subscription_id: str, request: Request, signed: Acting) -> dict:
+    """Send a test notification to that device (one of the signed-in person's own) now, through the
+    path a card's push takes (quiet hours do not hold it), at most :data:`TEST_LIMIT` per 15 minutes."""
+    runtime = runtime_of(request)
+    now = runtime.desk.now()
+    device = None if SUBSCRIPTION_ID.fullmatch(subscription_id) is None else next(
+        (s for s in runtime.store.push_subscriptions.list_subscriptions(signed.workspace.id, signed.person.id)
+         if s.id == subscription_id), None)
+    if device is None:
+        raise not_found("device")
+    if not runtime.store.limits.hit_rate_limit(f"test-push:{signed.person.id}", now, TEST_WINDOW, TEST_LIMIT):
+        wait = TEST_WINDOW - now % TEST_WINDOW
+        minutes = max(1, -(-wait // 60))
+        raise ApiError(429, "rate_limited",
+                       f"Nothing was sent: you can ask for {TEST_LIMIT} test notifications every 15 minutes. "
+                       f"Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
+                       headers={"Retry-After": str(wait)})
+    outcome = runtime.push.send_test(device, push_status(signed.person, now))
+    if outcome == GONE:
+        raise ApiError(409, "device_gone", "Nothing was shown: the device's push service says its subscription no "
+                       "longer exists, so the device was removed. Turn notifications on again on it.")
+    if outcome != SENT:
+        raise ApiError(502, "send_failed", "Nothing was shown: the device's push service did not take the "
+                       "notification. Try again in a while; if it keeps failing, remove the device and turn "
+                       "notifications on again on it.")
+    return {"outcome": "sent", "message": f"A test notification is on its way to {device.device}."}

@@ -198,8 +198,8 @@ def slack_status(signed: Signed, app: SlackApp, now: int) -> list[str]:
                  "comes here."]
     quiet = person.quiet_hours
     if quiet is not None:
-        line = (f"Quiet hours: {quiet.start} to {quiet.end} ({quiet.zone}). No message is sent for a request made "
-                "then; it waits on the confirm page.")
+        line = (f"Quiet hours: {quiet.start} to {quiet.end} ({quiet.zone}). A request made then is posted when "
+                "they end, if it still waits.")
         if quiet_until(quiet, now) is not None:
             line += " They run now; a test message is sent anyway."
         lines.append(line)

@@ -32,6 +32,9 @@ And it pushes the card to its person's devices (:meth:`~countersign.notify.push.
 when this record leased the notification (not on a retried or duplicate record, which would show the
 card twice); a push is never retried (the email and the page still carry the card).
 
+A quiet-hours wait (the cards Slack and push held until a person's quiet hours end) is written
+before it is due: its record finds it not due (a success), and the sweep shows its cards then.
+
 The outbox item, not the stream, is the truth: whatever is not done, the scheduled sweeper
 (:mod:`countersign.surfaces.background.sweeper`) delivers once it is due. A duplicate stream record finds
 the notification done and sends nothing.
@@ -44,7 +47,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...notify.slack import RETRY as SLACK_RETRY
-from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, is_digest, is_reminder
+from ...store.outbox import NOTIFY_DONE, NOTIFY_PENDING, NOTIFY_SENDING, is_digest, is_quiet_wait, is_reminder
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -130,7 +133,8 @@ def stream_handler(
         if after is None:  # removed (by TTL, long after its card): nothing is owed
             log.warning("the notification of card %s is gone; nothing to deliver", card_id)
             return "gone"
-        is_card = not (is_reminder(card_id) or is_digest(card_id))  # a reminder or digest check is no card to post
+        # a reminder, a digest check or a quiet-hours wait is no card to post
+        is_card = not (is_reminder(card_id) or is_digest(card_id) or is_quiet_wait(card_id))
         push = getattr(runtime, "push", None)
         if push is not None and is_card and outcome is not None:  # this record delivered it: push it once
             push.send_card(after.workspace_id, card_id)
