@@ -3,7 +3,7 @@ import { cardEl, cardState, usePage } from './cards.js';
 import { announce, drawn, el, main, show, showMore, timeEl, viewsStyle } from './dom.js';
 import { S } from './strings.js';
 
-const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'grants', 'members', 'upstreams', 'workspace', 'slack', 'webhooks'];
+const SETTINGS_SECTIONS = ['notifications', 'passkeys', 'connections', 'grants', 'policy', 'members', 'upstreams', 'workspace', 'slack', 'webhooks'];
 const ROUTES = ['/', '/confirm', '/history', '/settings', '/signin', ...SETTINGS_SECTIONS.map((s) => '/settings/' + s)];
 const NEXT_KEY = 'countersign.next';
 const state = { session: null, csrf: '', ready: false, view: '' };

@@ -64,13 +64,15 @@ function outcomeEl(card, refusal) {
   // Refused at the click because its data moved: stored as declined, refusal: changed.
   const changed = !refusal && st === 'declined' && card && card.refusal === 'changed';
   if (changed) refusal = { code: 'changed', message: card.reason };
-  const key = refusal ? refusal.code || 'error' : st;
+  // Lapsed, and the workspace counts that as a no (a lifetime rule): said so, with the agent's sentence.
+  const lapsed = !refusal && st === 'expired' && card && card.lapse === 'declined';
+  const key = refusal ? refusal.code || 'error' : lapsed ? 'lapsed-declined' : st;
   const good = !refusal && st === 'completed';
   const box = el('div', { class: 'outcome ' + (good ? 'ok' : (st === 'pending' && !refusal ? 'info' : 'warn')), 'data-outcome': key });
-  const headline = refusal ? (S.refusals[refusal.code] || S.refused) : (S.outcomes[st] || st);
+  const headline = refusal ? (S.refusals[refusal.code] || S.refused) : lapsed ? S.lapsedDeclined : (S.outcomes[st] || st);
   box.append(el('p', { class: 'headline' }, headline));
   if (refusal && refusal.message) box.append(el('p', {}, refusal.message));
-  if (card && !refusal && st === 'declined' && card.reason) box.append(el('p', {}, S.reason, card.reason));
+  if (card && !refusal && (st === 'declined' || lapsed) && card.reason) box.append(el('p', {}, S.reason, card.reason));
   if (refusal && card && (key === 'already_answered' || key === 'being_confirmed')) {
     box.append(el('p', { class: 'muted' }, S.now, S.outcomes[st] || st));
     if (st === 'declined' && card.reason) box.append(el('p', {}, S.reason, card.reason));

@@ -59,6 +59,7 @@ const en = {
     running: 'Being confirmed…',
     pending: 'Waiting for your answer',
   },
+  lapsedDeclined: 'Declined — no answer in time',
   reason: 'Reason: ',
   now: 'Now: ',
   askedBy: (name) => ['Asked by ', name],

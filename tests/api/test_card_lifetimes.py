@@ -123,3 +123,26 @@ async def test_a_lapse_that_expires_says_so(tenant, clock):
         "expired", f"No one answered within 10 minutes, so this request expired at {iso(start + 600)}. Nothing ran.")
     again = await call(tenant, "publish_note", {"note_id": "n1", "text": "lapses"})
     assert again["status"] == "pending" and again["confirmationId"] != held["confirmationId"]
+
+
+async def test_history_and_the_card_say_what_a_lapse_meant(tenant, clock):
+    """A lapse the workspace counts as declined is listed (History) and shown (the card) as declined,
+    with the sentence the agent is told; one that expires stays expired, with no reason."""
+    set_rules(tenant, {"client": {"wait": "30m", "lapse": "declined"}, "risky": {"wait": "30m"}})
+    start = int(clock.now)
+    declined = await call(tenant, "edit_note", {"note_id": "n1", "text": "class client"})
+    expired = await call(tenant, "publish_note", {"note_id": "n2", "text": "class always, destructive"})
+    clock.advance(1800)
+    sentence = (f"No one answered within 30 minutes, so this request was declined at {iso(start + 1800)}: this "
+                "workspace counts an unanswered request as declined. Nothing ran.")
+    page = tenant.page()
+    listed = {c["id"]: c for c in page.get("/api/history").json()["cards"]}
+    shown = {i: page.get(f"/api/cards/{i}").json() for i in (declined["confirmationId"], expired["confirmationId"])}
+    for view in (listed[declined["confirmationId"]], shown[declined["confirmationId"]]):
+        assert (view["state"], view["status"], view["lapse"], view["reason"]) == ("expired", "declined", "declined",
+                                                                                   sentence)
+    assert (listed[expired["confirmationId"]]["state"], listed[expired["confirmationId"]]["status"]) == (
+        "expired", "expired")
+    assert {"lapse", "reason"}.isdisjoint(listed[expired["confirmationId"]])  # (a listing leaves out what is unset)
+    one = shown[expired["confirmationId"]]
+    assert (one["state"], one["status"], one["lapse"], one["reason"]) == ("expired", "expired", None, None)

@@ -150,7 +150,7 @@ def test_openapi_is_served_and_the_docs_ui_is_off(page):
             "/api/cards/{card_id}/receipt", "/api/settings/passkey-policy", "/api/settings/card-lifetimes",
             "/api/settings/upstreams", "/api/settings/upstreams/{name}", "/api/settings/upstreams/{name}/refresh",
             "/api/standing-grants", "/api/standing-grants/options", "/api/standing-grants/{grant_id}/revoke",
-            "/api/standing-grants/rules", "/api/quorum-rules", "/api/escalation-rules",
+            "/api/standing-grants/rules", "/api/quorum-rules", "/api/escalation-rules", "/api/policy",
             "/api/settings/slack", "/api/settings/slack/link-code", "/api/settings/slack/link",
             "/api/settings/slack/test",
             "/api/settings/webhooks", "/api/settings/webhooks/{endpoint_id}",

@@ -130,3 +130,26 @@ def test_a_lapse_that_expires_frees_the_request_at_the_deadline(store):
     store.cards.file_card(c, filed(c))
     again = card(w.ws, w.person, w.conn, created_at=1000 + DAY, fingerprint="fp")
     assert store.cards.file_card(again, filed(again)).id == again.id
+
+
+def test_a_listing_keeps_a_lapse_that_counts_as_declined_and_nothing_else_of_the_lifetime(store):
+    """History says what a lapse meant: a listed card keeps ``{"lapse": "declined"}`` (and no more of
+    its lifetime), waiting and lapsed alike; one that lapses as expired, or has no lifetime, keeps none."""
+    w = World(store)
+    declined = with_lifetime(card(w.ws, w.person, w.conn, created_at=1000, ttl=7200, fingerprint="no"),
+                             {"wait": 7200, "lapse": "declined", "remind_at": 6400})
+    expired = with_lifetime(card(w.ws, w.person, w.conn, created_at=1001, ttl=7200, fingerprint="gone"),
+                            {"wait": 7200, "lapse": "expired"})
+    plain = card(w.ws, w.person, w.conn, created_at=1002, ttl=7200, fingerprint="plain")
+    for c in (declined, expired, plain):
+        store.cards.file_card(c, filed(c))
+    waiting, _ = store.cards.list_pending_cards(w.ws.id, w.person.id, 1003)
+    assert [(c.id, c.lifetime) for c in waiting] == [(declined.id, {"lapse": "declined"}), (expired.id, None),
+                                                     (plain.id, None)]
+    lapsed, _ = store.cards.list_card_history(w.ws.id, w.person.id, 1002 + 7200)
+    assert [(c.id, c.state, c.lifetime, c.lapses_as_declined) for c in lapsed] == [
+        (plain.id, CardState.EXPIRED, None, False), (expired.id, CardState.EXPIRED, None, False),
+        (declined.id, CardState.EXPIRED, {"lapse": "declined"}, True)]
+    # the card itself keeps its whole lifetime and its lines as filed
+    whole = store.cards.get_card(w.ws.id, declined.id, 1003)
+    assert (whole.lifetime, whole.lines) == (declined.lifetime, declined.lines)

@@ -2,20 +2,19 @@
 "Policy as data"). ``export`` prints it as JSON, each section in the form its own setting or API
 already uses; ``show`` prints the same in the words Settings uses; ``test`` says what would happen to
 one call and which rule decided, by planning it with the deployment's tools and asking the same gate
-functions a real call asks. These three only read: nothing is filed, run or written. ``import``
-(:mod:`.policy_import`) files the owner's held cards that change the policy to a document's."""
+functions a real call asks. These three only read: nothing is filed, run or written; the document
+and its words are the confirm API's (``countersign.surfaces.api.policy``), which Settings → Policy
+shows. ``import`` (:mod:`.policy_import`) files the owner's held cards that change the policy to a
+document's."""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 from . import policy_import
 from .common import member, store_options
 from .grants import _reading_desk
-
-VERSION = 1
 
 
 def _workspace_and_viewer(desk, args):
@@ -35,63 +34,9 @@ def _workspace_and_viewer(desk, args):
         return None, None
 
 
-def document(desk, workspace, viewer) -> dict[str, Any]:
-    """The workspace's policy: every section as its setting or API gives it."""
-    from ..core import lifetimes
-    from ..gate import escalation, lifetimes as gate_lifetimes, quorum_rules, standing_grants
-    from ..gate.passkey_policy import policy_of
-    from ..store.workspaces import MANAGERS
-    from ..surfaces.api.standing_grants import grant_fields
-
-    everyone = viewer is None or viewer.role in MANAGERS
-    grants = desk.store.standing_grants.list_standing_grants(workspace.id,
-                                                             person_id=None if everyone else viewer.id)
-    names = {c.id: c.name for c in desk.store.connections.list_connections(workspace.id)}
-    viewer_id = viewer.id if viewer is not None else ""
-    return {
-        "version": VERSION,
-        "passkeyPolicy": policy_of(workspace),
-        "standingGrantsNever": standing_grants.rules_of(workspace),
-        "lifetimes": lifetimes.exported(gate_lifetimes.rules_of(workspace)),
-        "quorum": quorum_rules.rules_of(workspace),
-        "escalation": quorum_rules.parse_text(workspace.settings.get(escalation.SETTING)),
-        "editable": {name: [e.argument for e in action.editable]
-                     for name, action in sorted(desk.registry.actions.items())
-                     if action.agent_tool and action.editable},
-        "standingGrants": [grant_fields(desk, g, viewer_id, names) for g in grants],
-    }
-
-
-def words(desk, workspace, policy: dict[str, Any]) -> list[str]:
-    """``policy`` (:func:`document`) in the words Settings and the other commands use."""
-    from ..core import lifetimes
-    from ..gate import escalation, lifetimes as gate_lifetimes, quorum_rules
-    from ..gate.passkey_policy import DESCRIBED
-    from ..gate.policy_words import editable_words
-
-    members = desk.store.workspaces.list_persons(workspace.id)
-    lines = [f"Policy of workspace {workspace.name} ({workspace.id})",
-             f"Passkey: {DESCRIBED[policy['passkeyPolicy']]} (passkey policy {policy['passkeyPolicy']})"]
-    never = policy["standingGrantsNever"]
-    lines.append("No standing grant may cover: " + ("; ".join(quorum_rules.when_words(r) for r in never)
-                                                    if never else "(no rule: any tool that declares bounds)"))
-    lines.append("Card lifetimes:")
-    lines += [f"  {line}" for line in lifetimes.describe(gate_lifetimes.rules_of(workspace), desk.settings.card_ttl)]
-    lines.append("Quorum rules:" + ("" if policy["quorum"] else " none (one person's yes runs a held request)"))
-    lines += [f"  {quorum_rules.rule_words(r, members)}" for r in policy["quorum"]]
-    lines.append("Escalation rules:" + ("" if policy["escalation"] else " none"))
-    lines += [f"  {escalation.rule_words(r, members)}" for r in policy["escalation"]]
-    lines.append("Editable on a card before confirming:" + ("" if policy["editable"] else " nothing"))
-    lines += [f"  {tool}: {editable_words(desk.registry.action(tool))}" for tool in policy["editable"]]
-    lines.append("Standing grants:" + ("" if policy["standingGrants"] else " none"))
-    for g in policy["standingGrants"]:
-        lines.append(f"  ‘{g['name']}’ ({g['state']}): {g['connectionName'] or g['connectionId']} may run {g['tool']} "
-                     f"without asking; {'; '.join(g['terms'])}; {g['usesLeft']} of {g['uses']} uses left; "
-                     f"expires {g['expiresAt']}")
-    return lines
-
-
 def cmd_policy(args) -> int:
+    from ..surfaces.api.policy import document, words
+
     desk = _reading_desk(args)
     workspace, viewer = _workspace_and_viewer(desk, args)
     if workspace is None:

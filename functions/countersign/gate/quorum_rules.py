@@ -49,6 +49,7 @@ MAX_NEEDS = 10
 CLASSES = ("always", "client", "setting", "when")
 DECLINES = ("any", "majority")
 PLURAL = {"owner": "owners", "admin": "admins", "approver": "approvers", "member": "members"}
+DECLINE_WORDS = {"any": "one no declines it", "majority": "a majority's no declines it"}
 
 
 def rules_of(workspace: Workspace) -> list[dict[str, Any]]:
@@ -143,7 +144,7 @@ def when_words(when: str, amount_shown: Callable[[int], str] | None = None) -> s
 
 def rule_words(rule: dict[str, Any], members: Iterable[Person]) -> str:
     """``Big spends: an amount over 500 needs 2 of owners, admins; one no declines it``."""
-    decline = "one no declines it" if rule.get("decline", "any") == "any" else "a majority's no declines it"
+    decline = DECLINE_WORDS["any" if rule.get("decline", "any") == "any" else "majority"]
     return (f"{rule.get('name') or rule.get('id')}: {when_words(str(rule.get('when')))} needs "
             f"{rule.get('needs')} of {who_words(rule.get('of') or [], members)}; {decline}")
 

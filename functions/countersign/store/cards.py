@@ -45,13 +45,17 @@ def stored_lines(card: Card) -> list[Any]:
     carries its sections (a listing too: DynamoDB's index projects ``lines``, and a new attribute
     could not be added to the projection of an index that exists). A card that more than one
     person may answer (:attr:`Card.shared`) is marked there too (``"shared": 1``): a listing from
-    that index then knows to read it whole for its audience, quorum and votes."""
+    that index then knows to read it whole for its audience, quorum and votes. A card whose lapse
+    counts as declined (:attr:`Card.lapses_as_declined`) is marked (``"lapse": "declined"``), so a
+    listing can say what its lapse meant (:func:`listed`)."""
     kept: list[Any] = list(card.lines)
     extra: dict[str, Any] = {}
     if card.sections:
         extra[SECTIONS] = canonical_json(list(card.sections))
     if card.shared:
         extra[SHARED] = 1
+    if card.lapses_as_declined:
+        extra[LAPSE] = "declined"
     if extra:
         kept.append(extra)
     return kept
@@ -71,8 +75,17 @@ def marked_shared(kept: list[Any] | tuple[Any, ...] | None) -> bool:
     return bool(kept and isinstance(kept[-1], dict) and kept[-1].get(SHARED))
 
 
+def marked_lapse(kept: list[Any] | tuple[Any, ...] | None) -> dict[str, Any] | None:
+    """What a listed card keeps of its lifetime (:attr:`Card.lifetime`), from the mark
+    :func:`stored_lines` left: ``{"lapse": "declined"}``, or None (its lapse means expired)."""
+    kept = list(kept or ())
+    declined = bool(kept and isinstance(kept[-1], dict) and kept[-1].get(LAPSE) == "declined")
+    return {LAPSE: "declined"} if declined else None
+
+
 SECTIONS = "sections"
 SHARED = "shared"
+LAPSE = "lapse"
 MAX_AUDIENCE = 25  # people besides its person who may answer one card (each one more write in its moves)
 
 
@@ -135,7 +148,7 @@ class Card:
     # The lifetime it was filed under, when the workspace has lifetime rules (docs/policy.md,
     # "Lifetimes, reminders and lapses"): {"wait": seconds, "lapse": "expired" | "declined",
     # "remind_at": when its reminder is due (absent: none)}. None: the deployment's default (expired).
-    # A listing leaves it out.
+    # A listing keeps only a lapse that counts as declined ({"lapse": "declined"}: History says so).
     lifetime: dict[str, Any] | None = None
     # Who else may see it in their waiting list and answer it, besides its person (person ids, never
     # its person's): a quorum's eligible members, members an escalation added (docs/policy.md).
@@ -311,9 +324,10 @@ def listed(card: Card) -> Card:
     (a shared card keeps who else may answer it, its quorum and its votes: the list shows them).
     Both stores list cards this way (DynamoDB's index projects no more); read a card with
     ``get_card`` before acting on it, or to know who filed one that no agent's connection filed
-    (``filed_by``)."""
+    (``filed_by``). Of its lifetime a listing keeps only a lapse that counts as declined
+    (:func:`marked_lapse`: what History says of a lapsed card)."""
     return replace(card, arguments={}, subject=None, fingerprint="", ticket="", run=None, filed_by=None,
-                   edited=None, lifetime=None,
+                   edited=None, lifetime={LAPSE: "declined"} if card.lapses_as_declined else None,
                    escalation=None, escalate_at=None)
 
 

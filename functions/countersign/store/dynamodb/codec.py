@@ -24,7 +24,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from ...core.canonical import canonical_json
 from ...core.card_states import CardState
 from ...core.codes import CodeRecord
-from ..cards import AuditEntry, Card, lines_and_sections, stored_lines
+from ..cards import AuditEntry, Card, lines_and_sections, marked_lapse, stored_lines
 from ..connections import Connection
 from ..docs import Doc
 from ..errors import BadInput
@@ -423,6 +423,7 @@ def listed_card_from(v: dict[str, Any]) -> Card:
         state=CardState(v["status"]),
         expires_at=v["card_expires_at"],
         result=unJ(v.get("result")),
+        lifetime=marked_lapse(v.get("lines")),
     )
 
 

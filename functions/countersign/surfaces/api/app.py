@@ -25,6 +25,7 @@ from . import (
     oauth,
     passkey_cards,
     passkeys,
+    policy,
     push,
     quorum,
     session,
@@ -79,7 +80,7 @@ def create_api(runtime: Runtime, sender: Sender | None = None, *,
     errors.install(app)
     routers = [m.router for m in (signin, session, cards, settings, connections, oauth, passkeys, passkey_cards,
                                   upstreams, standing_grants, webhooks, slack, push, lifetimes,
-                                  quorum)]
+                                  quorum, policy)]
     for router in routers:
         app.include_router(router, prefix="/api")
     app.include_router(slack_routes.router)  # /slack/actions, /slack/commands: Slack's, signed, no session

@@ -18,7 +18,7 @@ from ...core.card_states import CardState, Refusal, RefusalReason, reported_stat
 from ...core.preview import plain_line, plain_text
 from ...core.times import iso
 from ...gate import clicks, edits, quorum
-from ...gate.replies import decline_reason
+from ...gate.replies import decline_reason, lapse_message
 from ...identity.sessions import Signed
 from ...runtime import Runtime
 from ...store.cards import Card
@@ -110,6 +110,9 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes, asked
         reason = body.get("error")
     elif reason is not None:
         reason = plain_line(reason)
+    declined_lapse = card.state is CardState.EXPIRED and card.lapses_as_declined
+    if declined_lapse:  # the workspace counts it as a no: said as the agent is told it (docs/policy.md)
+        reason = lapse_message(card)
     return {
         "id": card.id,
         "tool": card.tool,
@@ -117,7 +120,8 @@ def card_view(card: Card, connection_name: str | None, outcomes: Outcomes, asked
         "lines": list(card.lines),
         "sections": list(card.sections),
         "state": card.state.value,
-        "status": reported_state(card.state),
+        "status": "declined" if declined_lapse else reported_state(card.state),
+        "lapse": "declined" if declined_lapse else None,
         "connectionName": connection_name,
         "askedBy": asked_by or {"kind": AGENT, "name": connection_name, "you": False},
         "irreversible": cannot_be_undone,

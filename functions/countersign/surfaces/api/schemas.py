@@ -237,6 +237,9 @@ class CardView(BaseModel):
     status: Literal["pending", "completed", "failed", "declined", "expired", "edited"] = Field(
         description="What the agent's get_confirmation_status reports (for an edited card: the status of the "
                     "card it continues as)")
+    lapse: Literal["declined"] | None = Field(default=None, description=(
+        "An expired card the workspace counts as declined (a lifetime rule's lapse: declined): its status is "
+        "declined, its reason the sentence the agent is told"))
     connectionName: str | None
     askedBy: AskedBy = Field(description="Who asked for it")
     irreversible: bool = Field(default=False, description="Its action cannot be undone once it ran")
