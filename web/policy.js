@@ -3,7 +3,7 @@
 // quorum and escalation rules (each change files a card the owner then confirms: the page says so and links
 // it) and what no standing grant may cover. A refused rule gets the API's sentence beside its field, and
 // nothing is written. Loaded only for this section (settings.js).
-import { el } from './dom.js';
+import { append, el } from './dom.js';
 import { S } from './strings-on-demand.js';
 
 // The sections an owner changes here: the document's list of rules, how a change is sent, the form.
@@ -45,7 +45,7 @@ function sectionEl(page, data, s, refresh) {
         S.openRequest)));
   };
   const failed = (e) => note.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
-  box.append(el('ul', { class: 'policy-lines policy-rules' }, s.ruleWords.map((words, i) => {
+  append(box, [s.ruleWords.length ? el('ul', { class: 'policy-lines policy-rules' }, s.ruleWords.map((words, i) => {
     const remove = el('button', { type: 'button', class: 'secondary', 'data-action': 'remove-rule' }, S.removeRule);
     remove.addEventListener('click', async () => {
       remove.disabled = true;
@@ -53,7 +53,7 @@ function sectionEl(page, data, s, refresh) {
       try { await send(rules.filter((_, j) => j !== i)); } catch (e) { failed(e); } finally { remove.disabled = false; }
     });
     return el('li', { 'data-rule': i }, el('span', {}, words), remove);
-  })), addForm(s.key, data.choices, editor, rules, send, note));
+  })) : null, addForm(s.key, data.choices, editor, rules, send, note)]);
   return box;
 }
 
@@ -136,8 +136,8 @@ function addForm(key, choices, editor, rules, send, sectionNote) {
     }
   }
   const formNote = el('p', { class: 'error field-error', 'aria-live': 'polite' });
-  const save = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-rule' },
-    key === 'standingGrantsNever' ? S.saveNeverRule : S.askForChange);
+  const label = editor.method === 'PUT' ? S.saveNeverRule : S.askForChange; // in force at once, or a held change
+  const save = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-rule' }, label);
   const form = el('form', { class: 'policy-form' }, rows, formNote, el('div', { class: 'actions' }, save));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

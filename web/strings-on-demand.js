@@ -81,7 +81,7 @@ export const S = {
     passkeys: ['Passkeys', 'Sign in and confirm with your device\'s screen lock'],
     connections: ['Connections', 'The agents that act for you, and their tokens'],
     grants: ['Grants', 'What your agents may do again without asking'],
-    policy: ['Policy', 'The workspace\'s rules for held requests, in words'],
+    policy: ['Policy', 'What decides each held request, in words'],
     members: ['Members', 'Owners, admins and members of this workspace'],
     upstreams: ['Upstreams', 'Upstream MCP servers and the tools agents reach through them'],
     webhooks: ['Webhooks', 'Signed card events posted to your own endpoints'],

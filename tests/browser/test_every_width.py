@@ -19,8 +19,8 @@ from tests.browser.pages import card, new_context, ready, sign_in
 from tests.support.harness import new_tenant
 
 WIDTHS = (320, 360, 390, 414)
-SECTIONS = ("notifications", "passkeys", "connections", "grants", "members", "upstreams", "workspace", "slack",
-            "webhooks")
+SECTIONS = ("notifications", "passkeys", "connections", "grants", "policy", "members", "upstreams", "workspace",
+            "slack", "webhooks")
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,13 @@ def test_every_view_fits_and_reads_whole(scene, signed_in, browser, watch, width
         visit("/settings", "settings", "the Settings index")
         for section in SECTIONS:
             visit(f"/settings/{section}", "settings")
+        # The owner's forms of Settings, Policy, opened: a rule of each kind, what no grant may cover.
+        page.goto(origin + "/settings/policy")
+        ready(page, "settings")
+        for add in page.locator("details.policy-add > summary").all():
+            add.click()
+        page.locator("[data-policy-section=quorum]").get_by_label("Covers").select_option(label="an amount over…")
+        found.extend(problems(page, cdp, "Settings, Policy, every form open"))
         visit(scenes.consent_url(origin).removeprefix(origin), "consent", "OAuth consent")
         # Signed in, the sign-in page; then signed out.
         visit("/signin", "signin", "sign-in (signed in)")

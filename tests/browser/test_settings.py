@@ -173,7 +173,8 @@ def test_member_sees_no_workspace_settings(live, tenant, page):
     expect(page.get_by_label("Email me when an agent asks")).to_be_visible()
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
-    expect(page.locator("[data-settings-link]")).to_have_count(5)  # notifications, Slack, passkeys, connections, grants
+    # notifications, Slack, passkeys, connections, grants, policy (read only)
+    expect(page.locator("[data-settings-link]")).to_have_count(6)
     expect(page.get_by_role("link", name="Workspace")).to_have_count(0)
     page.goto(f"{server.origin}/settings/workspace")
     ready(page, "settings")
@@ -410,8 +411,8 @@ def test_settings_is_an_index_and_connections_are_one_tap_away(live, tenant, pag
     page.goto(f"{server.origin}/settings")
     ready(page, "settings")
     expect(page.locator("[data-settings-link]")).to_have_text(
-        [re.compile(f"^{name}") for name in ("Notifications", "Slack", "Passkeys", "Connections", "Grants", "Members",
-                                              "Upstreams", "Webhooks", "Workspace")])
+        [re.compile(f"^{name}") for name in ("Notifications", "Slack", "Passkeys", "Connections", "Grants", "Policy",
+                                              "Members", "Upstreams", "Webhooks", "Workspace")])
     expect(page.locator("#nav [aria-current=page]")).to_have_text("Settings")
     page.get_by_role("link", name=re.compile("^Connections")).click()
     expect(page).to_have_url(f"{server.origin}/settings/connections")
@@ -420,7 +421,7 @@ def test_settings_is_an_index_and_connections_are_one_tap_away(live, tenant, pag
     expect(page.locator("#nav [aria-current=page]")).to_have_text("Settings")
     page.get_by_role("link", name="All settings").click()
     expect(page).to_have_url(f"{server.origin}/settings")
-    expect(page.locator("[data-settings-link]")).to_have_count(9)
+    expect(page.locator("[data-settings-link]")).to_have_count(10)
 
 
 def test_the_workspace_section_says_how_long_requests_wait(live, tenant, page):

@@ -131,6 +131,11 @@ def test_every_view_looks_as_it_did(scene, browser):
         for section in ("notifications", "passkeys", "connections", "grants", "members", "upstreams", "workspace",
                         "slack", "webhooks"):
             snap(f"/settings/{section}", "settings", f"settings-{section}")
+        workspaces.update_workspace_settings(tenant.workspace_id, {  # the policy, with a rule of each kind
+            "quorum_rules": '[{"id":"q_big","name":"Big budgets","when":"over:500","needs":1,"of":["owner"],'
+                            '"decline":"any"}]', "standing_grants_never": ["risky"],
+            "escalation_rules": '[{"id":"e_slow","name":"Slow answers","when":"any","after":30,"add":["owner"]}]'})
+        snap("/settings/policy", "settings", "settings-policy")
         snap(scenes.consent_url(origin).removeprefix(origin), "consent", "consent")
     finally:
         ctx.close()
