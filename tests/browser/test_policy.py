@@ -164,7 +164,8 @@ def test_a_member_who_is_not_the_owner_reads_the_policy_and_cannot_change_it(liv
         page = ctx.new_page()
         sign_in(page, tenant, admin)
         _open_policy(page, tenant)
-        expect(page.locator("[data-field=owner-only]")).to_have_text("Only the workspace's owner can change the policy.")
+        expect(page.locator("[data-field=owner-only]")).to_have_text(
+            "Only the workspace's owner can change the policy.")
         expect(page.locator("[data-policy-section=quorum] li")).to_have_text([BIG_BUDGETS])
         expect(page.locator("[data-policy-section=standingGrantsNever] .policy-summary")).to_have_text(
             "what spends, sends, grants or cannot be undone")

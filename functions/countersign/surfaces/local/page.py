@@ -17,8 +17,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 WEB_DIR = Path(__file__).resolve().parents[4] / "web"
 
 # Settings' sections, each its own screen at /settings/<section> (web/settings.js, web/app.js).
-SETTINGS_SECTIONS = ("notifications", "passkeys", "connections", "grants", "policy", "members", "upstreams", "workspace",
-                     "slack", "webhooks")
+SETTINGS_SECTIONS = ("notifications", "passkeys", "connections", "grants", "policy", "members", "upstreams",
+                     "workspace", "slack", "webhooks")
 PAGE_ROUTES = frozenset({"/", "/confirm", "/history", "/settings", "/signin",
                          *(f"/settings/{section}" for section in SETTINGS_SECTIONS)})
 
