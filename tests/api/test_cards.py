@@ -30,12 +30,12 @@ async def agent_status(tenant, card_id: str, token: str | None = None) -> dict:
     return result.structured_content
 
 
-FIELDS = {"id", "tool", "title", "lines", "sections", "state", "status", "connectionName", "askedBy",
+FIELDS = {"id", "tool", "title", "lines", "sections", "state", "status", "lapse", "connectionName", "askedBy",
           "irreversible", "createdAt", "expiresAt", "result", "next", "reason", "refusal", "passkeyRequired",
           "passkeySigned", "outcome", "signedWith", "grant", "editable", "canEdit", "canGrant", "more", "edited",
           "quorum"}
 # A list leaves out the fields at their default (CardView's): what a pending card has none of.
-DEFAULTS = {"sections": [], "irreversible": False, "result": None, "next": None, "reason": None, "refusal": None,
+DEFAULTS = {"sections": [], "lapse": None, "irreversible": False, "result": None, "next": None, "reason": None, "refusal": None,
             "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None, "grant": None,
             "editable": [], "canEdit": False, "canGrant": False, "more": False,
             "edited": None, "quorum": None}
