@@ -1,27 +1,27 @@
 // Settings, Policy (docs/policy.md, "Policy as data"): the workspace's whole policy in the server's own words
 // (GET /api/policy: the sentences `countersign policy show` prints) and, for the owner, its rules changed here:
-// quorum and escalation rules (each change files a card the owner then confirms: the page says so and links
-// it) and what no standing grant may cover. A refused rule gets the API's sentence beside its field, and
-// nothing is written. Loaded only for this section (settings.js).
+// what no standing grant may cover, quorum and escalation rules, each change a card the owner then confirms
+// (the page says so and links it). A refused rule gets the API's sentence beside its field, and nothing is
+// filed. Loaded only for this section (settings.js).
 import { append, el } from './dom.js';
 import { S } from './strings-on-demand.js';
 
-// The sections an owner changes here: the document's list of rules, how a change is sent, the form.
+// The sections an owner changes here: the document's list of rules, where a change is filed, the form.
 const EDITORS = {
-  standingGrantsNever: { rules: (p) => p.standingGrantsNever, method: 'PUT', path: '/standing-grants/rules', add: S.addNeverRule },
-  quorum: { rules: (p) => p.quorum, method: 'POST', path: '/quorum-rules', add: S.addQuorumRule },
-  escalation: { rules: (p) => p.escalation, method: 'POST', path: '/escalation-rules', add: S.addEscalationRule },
+  standingGrantsNever: { rules: (p) => p.standingGrantsNever, path: '/standing-grants/rules', add: S.addNeverRule },
+  quorum: { rules: (p) => p.quorum, path: '/quorum-rules', add: S.addQuorumRule },
+  escalation: { rules: (p) => p.escalation, path: '/escalation-rules', add: S.addEscalationRule },
 };
 
-export async function policyPanel(page, refresh) {
+export async function policyPanel(page) {
   const data = await page.api('GET', '/policy');
   return el('section', { class: 'panel', 'data-section': 'policy' }, el('h2', {}, S.sections.policy[0]),
     el('p', { class: 'hint' }, S.policyIntro),
     data.canChange ? null : el('p', { class: 'muted', 'data-field': 'owner-only' }, S.policyOwnerOnly),
-    data.sections.map((s) => sectionEl(page, data, s, refresh)));
+    data.sections.map((s) => sectionEl(page, data, s)));
 }
 
-function sectionEl(page, data, s, refresh) {
+function sectionEl(page, data, s) {
   const box = el('div', { class: 'policy-section', 'data-policy-section': s.key }, el('h3', {}, s.title));
   if (s.key === 'standingGrants') { // how many, and where they are listed (each one's words are there)
     box.append(el('p', { 'data-field': 'grant-count' }, S.policyGrantCount(data.policy.standingGrants.length), ' ',
@@ -36,10 +36,9 @@ function sectionEl(page, data, s, refresh) {
   }
   const rules = editor.rules(data.policy);
   const note = el('div', { class: 'policy-note', 'aria-live': 'polite', 'data-field': 'policy-note' });
-  // Sends every rule as it is to be: a held change says it waits and links its card; the other is in force.
+  // Files every rule as it is to be: the change's card, which the page says waits, and links.
   const send = async (wanted) => {
-    const answer = await page.api(editor.method, editor.path, { rules: wanted });
-    if (editor.method === 'PUT') { await refresh(); page.announce(S.neverSaved); return; }
+    const answer = await page.api('POST', editor.path, { rules: wanted });
     note.replaceChildren(el('p', { class: 'notice policy-waits', 'data-field': 'waiting' }, S.changeWaitsFor,
       el('a', { href: '/confirm?card=' + encodeURIComponent(answer.id), 'data-nav': true, 'data-card-link': answer.id },
         S.openRequest)));
@@ -136,8 +135,7 @@ function addForm(key, choices, editor, rules, send, sectionNote) {
     }
   }
   const formNote = el('p', { class: 'error field-error', 'aria-live': 'polite' });
-  const label = editor.method === 'PUT' ? S.saveNeverRule : S.askForChange; // in force at once, or a held change
-  const save = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-rule' }, label);
+  const save = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-rule' }, S.askForChange);
   const form = el('form', { class: 'policy-form' }, rows, formNote, el('div', { class: 'actions' }, save));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();

@@ -356,8 +356,6 @@ export const S = {
   ruleAfter: 'Minutes unanswered',
   ruleAdd: 'Then shown to',
   askForChange: 'Continue to confirm',
-  saveNeverRule: 'Save',
   changeWaitsFor: 'This change waits for your confirmation; nothing changes until you confirm it. ',
   openRequest: 'Open the request',
-  neverSaved: 'Saved: in force from now on.',
 };

@@ -35,9 +35,9 @@ FIELDS = {"id", "tool", "title", "lines", "sections", "state", "status", "lapse"
           "passkeySigned", "outcome", "signedWith", "grant", "editable", "canEdit", "canGrant", "more", "edited",
           "quorum"}
 # A list leaves out the fields at their default (CardView's): what a pending card has none of.
-DEFAULTS = {"sections": [], "lapse": None, "irreversible": False, "result": None, "next": None, "reason": None, "refusal": None,
-            "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None, "grant": None,
-            "editable": [], "canEdit": False, "canGrant": False, "more": False,
+DEFAULTS = {"sections": [], "lapse": None, "irreversible": False, "result": None, "next": None, "reason": None,
+            "refusal": None, "passkeyRequired": False, "passkeySigned": False, "outcome": None, "signedWith": None,
+            "grant": None, "editable": [], "canEdit": False, "canGrant": False, "more": False,
             "edited": None, "quorum": None}
 
 

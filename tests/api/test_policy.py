@@ -106,3 +106,32 @@ def test_the_owner_is_told_what_a_rule_may_name_in_the_policy_words(tenant):
                                   {"value": "majority", "words": "a majority's no declines it"}]
     assert "publish_note" in choices["tools"] and "get_confirmation_status" not in choices["tools"]
     assert choices["tools"] == sorted(choices["tools"])
+
+
+def test_what_no_grant_may_cover_is_changed_by_a_held_card_only_the_owner_files(tenant):
+    page = tenant.page()
+    admin = tenant.page(tenant.add_person("admin"))
+    refused = admin.post("/api/standing-grants/rules", {"rules": ["risky"]})
+    assert refused.status_code == 403 and refused.json()["error"]["message"] == (
+        "Only the workspace's owner can rule what no standing grant may cover.")
+    bad = page.post("/api/standing-grants/rules", {"rules": ["risky", "tool:no_such_tool"]})
+    assert bad.status_code == 422 and bad.json() == {"error": {"code": "invalid", "message": (
+        "rules[1]: there is no tool 'no_such_tool' here, so no rule can be for it. Nothing was changed.")},
+        "field": "rules[1]"}
+    assert tenant.store.cards.list_pending_cards(tenant.workspace_id, tenant.person.id, tenant.runtime.desk.now())[
+        0] == []  # nothing filed
+
+    filed = page.post("/api/standing-grants/rules", {"rules": ["risky", "over:250"]})
+    assert filed.status_code == 201, filed.text
+    card = filed.json()
+    assert (card["tool"], card["state"], card["title"], card["lines"]) == (
+        "set_standing_grants_never", "pending", "Change what no standing grant may cover", [
+            "Now: (no rule: any tool that declares bounds)",
+            "After: what spends, sends, grants or cannot be undone; an amount over 250",
+            "Checked when granting and at every call: a grant made before a rule stops covering what it rules out"])
+    assert card["askedBy"]["you"] is True
+    assert page.get("/api/policy").json()["policy"]["standingGrantsNever"] == []  # nothing before the Confirm
+    assert page.post(f"/api/cards/{card['id']}/confirm").json()["state"] == "completed"
+    policy = page.get("/api/policy").json()
+    assert policy["policy"]["standingGrantsNever"] == ["risky", "over:250"]
+    assert policy["sections"][1]["summary"] == "what spends, sends, grants or cannot be undone; an amount over 250"

@@ -4,7 +4,7 @@
   card; confirmed there, the rule is in force (read back through the API) and listed in the policy's
   words; removing it is a held change too;
 * a rule no one can satisfy, and what no grant may cover written wrong, get the API's sentence beside
-  the field, and nothing is written; a good "no grant may cover" rule is in force at once;
+  the field, and nothing is filed or written; a good "no grant may cover" rule is a held change too;
 * a member who is not the owner reads the same words, with no way to change them and a sentence
   saying only the owner can;
 * History and the card say what a lapse meant: "Declined — no answer in time" where the workspace
@@ -134,21 +134,28 @@ def test_a_refused_rule_gets_the_sentence_beside_its_field_and_nothing_is_writte
         never.get_by_label("Covers").select_option(label="an amount over…")
         never.get_by_label("Amount").fill("lots")
         with page.expect_response("**/api/standing-grants/rules") as refused:
-            never.get_by_role("button", name="Save").click()
+            never.get_by_role("button", name="Continue to confirm").click()
         assert refused.value.status == 422
+        assert refused.value.json()["error"]["message"] == (
+            "rules[0]: 'over:lots' is not a rule of what no grant may cover: tool:<name>, class:<always, client, "
+            "setting or when>, risky, or over:<amount>. Nothing was changed.")
         expect(never.locator("[data-field=standingGrantsNever-when] .field-error")).to_have_text(
             refused.value.json()["error"]["message"])
         assert _pending(tenant) == []
         assert tenant.store.workspaces.get_workspace(tenant.workspace_id).settings == before  # nothing written
 
-        # a good one is in force at once, and said in the policy's words
+        # a good one files its card; confirmed, it is in force and said in the policy's words
         never.get_by_label("Amount").fill("250")
-        with page.expect_response("**/api/standing-grants/rules") as saved:
-            never.get_by_role("button", name="Save").click()
-        assert saved.value.status == 200
-        never = page.locator("[data-policy-section=standingGrantsNever]")
-        expect(never.locator("li[data-rule]")).to_have_text(["an amount over 250Remove"])
+        with page.expect_response("**/api/standing-grants/rules") as filed:
+            never.get_by_role("button", name="Continue to confirm").click()
+        assert filed.value.status == 201, filed.value.text()
+        expect(never.locator("[data-field=standingGrantsNever-when] .field-error")).to_have_text("")
+        assert tenant.page().get("/api/standing-grants").json()["rules"] == []  # not before the Confirm
+        _confirm_the_linked_card(page, never.locator("[data-field=waiting]"))
         assert tenant.page().get("/api/standing-grants").json()["rules"] == ["over:250"]
+        _open_policy(page, tenant)
+        expect(page.locator("[data-policy-section=standingGrantsNever] li[data-rule]")).to_have_text(
+            ["an amount over 250Remove"])
     finally:
         ctx.close()
     assert watch.errors == [], watch.errors

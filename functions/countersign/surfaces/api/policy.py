@@ -22,6 +22,7 @@ from ...core import lifetimes
 from ...gate import escalation, lifetimes as gate_lifetimes, quorum_rules, standing_grants
 from ...gate.desk import CardDesk
 from ...gate.passkey_policy import DESCRIBED, policy_of
+from ...gate.policy_import import VERSION
 from ...gate.policy_words import editable_words
 from ...store.workspaces import MANAGERS, ROLES, Person, Workspace
 from .schemas import errors
@@ -29,8 +30,6 @@ from .session import SignedIn, runtime_of
 from .standing_grants import grant_fields
 
 router = APIRouter(tags=["policy"])
-
-VERSION = 1
 
 
 def document(desk: CardDesk, workspace: Workspace, viewer: Person | None) -> dict[str, Any]:
@@ -125,9 +124,10 @@ class PolicyChoices(BaseModel):
 class PolicyView(BaseModel):
     policy: dict[str, Any] = Field(description="The document countersign policy export prints (version 1)")
     sections: list[PolicySection] = Field(description="The same in words, as countersign policy show says it")
-    canChange: bool = Field(description="Whether the signed-in person (the owner) can change it: quorum rules "
-                                        "(POST /api/quorum-rules), escalation rules (POST /api/escalation-rules), "
-                                        "what no grant may cover (PUT /api/standing-grants/rules)")
+    canChange: bool = Field(description="Whether the signed-in person (the owner) can change it, each change a held "
+                                        "card: quorum rules (POST /api/quorum-rules), escalation rules (POST "
+                                        "/api/escalation-rules), what no grant may cover (POST "
+                                        "/api/standing-grants/rules)")
     choices: PolicyChoices | None = Field(default=None, description="For the owner: what a rule may name")
 
 

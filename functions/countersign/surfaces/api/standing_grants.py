@@ -16,10 +16,11 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from ...core import askers
 from ...core.times import iso
 from ...gate.desk import CardDesk
 from ...gate.question import Question
-from ...gate.standing_grants import SETTING, amount_bound, rules_of
+from ...gate.standing_grants import SETTING, SetStandingGrantsNever, amount_bound, rules_of
 from ...identity.sessions import Signed
 from ...runtime import Runtime
 from ...store.errors import BadInput, NotFound
@@ -253,3 +254,21 @@ def set_rules(body: RulesBody, request: Request, signed: Acting) -> dict:
         raise ApiError(422, "invalid", exc.message, field="rules") from None
     return {"rules": rules_of(workspace)}
 
+
+@router.post("/standing-grants/rules", response_model=CardView, status_code=201, responses=errors(401, 403, 422))
+def request_rules(body: RulesBody, request: Request, signed: Acting) -> dict:
+    """File the owner's change of what no standing grant may cover as a card they then confirm
+    (``set_standing_grants_never``, as ``countersign policy import`` files it): nothing changes until
+    that Confirm. A rule that is none, or names no tool here, is refused (422 naming it), and nothing
+    is filed."""
+    if signed.person.role != "owner":
+        raise ApiError(403, "forbidden", "Only the workspace's owner can rule what no standing grant may cover.")
+    runtime = runtime_of(request)
+    desk = runtime.desk
+    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
+    try:
+        q = Question.of(desk.registry.action(SetStandingGrantsNever.name), {"rules": body.rules}, ctx)
+    except ActionError as exc:
+        raise ApiError(422, "invalid", exc.message, field=exc.field or "rules") from None
+    card, _ = desk.file(q, "page", askers.person(signed.person.id))
+    return _view(runtime, signed, card)
