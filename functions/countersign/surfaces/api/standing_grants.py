@@ -20,10 +20,10 @@ from ...core import askers
 from ...core.times import iso
 from ...gate.desk import CardDesk
 from ...gate.question import Question
-from ...gate.standing_grants import SETTING, SetStandingGrantsNever, amount_bound, rules_of
+from ...gate.standing_grants import SetStandingGrantsNever, amount_bound, rules_of
 from ...identity.sessions import Signed
 from ...runtime import Runtime
-from ...store.errors import BadInput, NotFound
+from ...store.errors import NotFound
 from ...store.standing_grants import MAX_GRANT_DAYS, MAX_GRANT_NAME, MAX_GRANT_USES, StandingGrant
 from ...store.workspaces import MANAGERS
 from ...toolkit import Action, ActionError, AmountBound
@@ -85,10 +85,6 @@ class GrantList(BaseModel):
     grants: list[GrantView]
     rules: list[str] = Field(description="What no standing grant may cover in this workspace (the owner's rules)")
     canSetRules: bool
-
-
-class RulesView(BaseModel):
-    rules: list[str]
 
 
 class BoundView(BaseModel):
@@ -240,19 +236,6 @@ def revoke(grant_id: str, request: Request, signed: Acting) -> dict:
                                           runtime.desk.now())
     names = {c.id: c.name for c in runtime.store.connections.list_connections(signed.workspace.id)}
     return grant_view(runtime, revoked, signed, names)
-
-
-@router.put("/standing-grants/rules", response_model=RulesView, responses=errors(401, 403, 422))
-def set_rules(body: RulesBody, request: Request, signed: Acting) -> dict:
-    """What no standing grant may cover (the owner only): checked when granting and at every call."""
-    if signed.person.role != "owner":
-        raise ApiError(403, "forbidden", "Only the workspace's owner can rule what no standing grant may cover.")
-    try:
-        workspace = runtime_of(request).store.workspaces.update_workspace_settings(
-            signed.workspace.id, {SETTING: list(dict.fromkeys(body.rules))})
-    except BadInput as exc:
-        raise ApiError(422, "invalid", exc.message, field="rules") from None
-    return {"rules": rules_of(workspace)}
 
 
 @router.post("/standing-grants/rules", response_model=CardView, status_code=201, responses=errors(401, 403, 422))
