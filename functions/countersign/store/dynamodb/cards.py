@@ -381,6 +381,7 @@ class DynamoCards(CardStore):
                                   "ConditionExpression": "attribute_not_exists(pk)"}})
         first_write = len(items)
         items.extend(write_ops(card.workspace_id, writes))
+        write_items = len(items) - first_write
         moved = card_events(card.workspace_id, card.id, source, target, now, card.expires_at)
         if moved and self._owes_events(card):  # the webhook events it owes, with it
             items.extend(event_puts(moved))
@@ -394,7 +395,7 @@ class DynamoCards(CardStore):
             mine = cancelled.old(0)
             if failed["card"] and mine is not None and mine.get("txn_id") == txn_id:
                 return _taken(counts, len(items) > counted, written)  # our own commit: its response was lost
-            raise self._why(card, commit, cancelled, failed, first_write, writes, roles) from None
+            raise self._why(card, commit, cancelled, failed, first_write, write_items, roles) from None
         if target is CardState.EXPIRED and not commit.new:
             self._settled(card, now)
         return _taken(counts, len(items) > counted, written)
@@ -460,7 +461,7 @@ class DynamoCards(CardStore):
         }}
 
     def _why(self, card: Card, commit: CardCommit, cancelled: Cancelled, failed: dict[str, bool],
-             first_write: int, writes: list, roles: list[str]) -> Exception:
+             first_write: int, write_items: int, roles: list[str]) -> Exception:
         """The error a cancelled commit stands for."""
         now = commit.now
         if failed.get("nonce"):
@@ -487,8 +488,8 @@ class DynamoCards(CardStore):
             return Refusal(RefusalReason.ALREADY_ANSWERED, SPENT_MESSAGE)
         if failed.get("counts") and commit.counts is not None:
             return OverLimit(commit.counts)
-        if any(cancelled.code(first_write + i) == "ConditionalCheckFailed" for i in range(len(writes))):
-            return conflict_of(card.workspace_id, writes, cancelled, first_write)
+        if any(cancelled.code(first_write + i) == "ConditionalCheckFailed" for i in range(write_items)):
+            return conflict_of(card.workspace_id, list(commit.writes), cancelled, first_write)
         return StoreError(f"The card could not be committed ({cancelled}); nothing was written.")
 
     # -- audit ------------------------------------------------------------------------------------
