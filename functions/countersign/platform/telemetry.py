@@ -33,6 +33,7 @@ Powertools: its lines are redacted all the same (:func:`countersign.logs.filters
   ``sweep_settled`` / ``sweep_delivered``  per sweep: cards settled, notifications tried
   ``notification_not_delivered``  a stream record whose notification is still owed (retried)
   ``push_sent`` / ``push_gone`` / ``push_failed`` / ``push_rate_limited``  Web Push to a person's devices
+  ``request_count_skipped``  a card written without its request's counters (one was throttled): not counted
   ====================== =============================================================
 
 * **Traces**: the functions run with ``Tracing: Active``, so X-Ray records every invocation
