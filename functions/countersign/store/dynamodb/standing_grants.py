@@ -47,11 +47,13 @@ def hint_items(grant: StandingGrant, connection: Connection) -> list[dict[str, A
     connection's items (its own and its token's, a full copy): the grant's tool moved on to the
     grant's expiry, on condition that it is still as ``connection`` was read (no item when it
     says as much already: the hint only ever grows). A connection read without a hint (made
-    before it was kept) stays without one, on condition that it still has none."""
+    before it was kept) is left without one: both items lose it, if they had one after all, so
+    the connection says it does not know rather than less than its grants."""
     was = connection.grants_until
     keys = [codec.connection_key(connection.workspace_id, connection.id), codec.token_key(connection.token_hash)]
     if was is None:
-        return [{"ConditionCheck": {"Key": keys[0], "ConditionExpression": f"attribute_not_exists({GRANTS_UNTIL})"}}]
+        return [{"Update": {"Key": key, "UpdateExpression": f"REMOVE {GRANTS_UNTIL}",
+                            "ConditionExpression": "attribute_exists(pk)"}} for key in keys]
     before = was.get(grant.tool)
     if before is not None and before >= grant.expires_at:
         return []
