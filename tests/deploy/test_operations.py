@@ -49,10 +49,12 @@ def emitted_metric_names() -> frozenset[str]:
     from countersign.notify import push, slack, webhooks
     from countersign.platform import telemetry
     from countersign.surfaces.background import feedback, notifier
+    from countersign.surfaces.http import challenge, request_limits
 
     names = set(telemetry.CARD_EVENTS) | set(notify.EVENTS) | set(slack.EVENTS) | set(webhooks.EVENTS)
     names |= set(push.EVENTS)
     names |= {notifier.NOT_DELIVERED, feedback.BOUNCED, feedback.COMPLAINED, feedback.SOFT_BOUNCE}
+    names |= {challenge.CARRIED, request_limits.COUNT_SKIPPED}
     source = "".join(p.read_text() for p in PACKAGE.rglob("*.py"))
     for name in ("card_recovered", "signing_key_missing"):
         assert f'"{name}"' in source, name
@@ -66,7 +68,9 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
     what = {name: {(ns, metric) for ns, metric, _ in metrics} for name, metrics in read.items()}
     expected = {
         "RestApi5xxAlarm": {("AWS/ApiGateway", "5XXError"), ("AWS/ApiGateway", "Count")},
-        "RestApi4xxAlarm": {("AWS/ApiGateway", "4XXError"), ("AWS/ApiGateway", "Count")},
+        # (with the MCP 401s the functions carry past API Gateway as 200s: test_the_4xx_alarm_…)
+        "RestApi4xxAlarm": {("AWS/ApiGateway", "4XXError"), ("AWS/ApiGateway", "Count"),
+                            ("countersign", "refusal_carried")},
         "TableSystemErrorsAlarm": {("AWS/DynamoDB", "SystemErrors")},
         "TableThrottlesAlarm": {("AWS/DynamoDB", "ThrottledRequests")},
         "SesBounceRateAlarm": {("AWS/SES", "Reputation.BounceRate")},
@@ -98,6 +102,23 @@ def test_every_failure_the_issue_names_has_an_alarm_to_the_topic(resources):
         heartbeat = name in ("SweeperHeartbeatAlarm", "SmokeCanaryAlarm")
         assert props["TreatMissingData"] == ("breaching" if heartbeat else "notBreaching"), name
         assert f"docs/alarms.md#{name.lower()}" in props["AlarmDescription"], name
+
+
+def test_the_4xx_alarm_counts_the_refusals_carried_past_api_gateway_as_4xx(resources):
+    """An MCP 401 leaves the function as a 200 (restored by CloudFront's ChallengeFunction), so
+    API Gateway's 4XXError misses it: the alarm adds the functions' own count of them, read as
+    none where no refusal was carried in the period (FILL), over every request API Gateway saw."""
+    props = stack().resolve(resources["RestApi4xxAlarm"]["Properties"])
+    by_id = {m["Id"]: m for m in props["Metrics"]}
+    assert by_id["rate"]["Expression"] == "IF(requests >= 50, 100 * (refused + FILL(carried, 0)) / requests, 0)"
+    assert [m["Id"] for m in props["Metrics"] if m.get("ReturnData", True)] == ["rate"]
+    carried = by_id["carried"]["MetricStat"]
+    assert carried["Metric"] == {"Namespace": "countersign", "MetricName": "refusal_carried",
+                                 "Dimensions": [{"Name": "service", "Value": "countersign"}]}
+    assert (carried["Period"], carried["Stat"]) == (by_id["refused"]["MetricStat"]["Period"], "Sum")
+    [api] = [w for w in dashboard_widgets(resources) if w["properties"].get("title", "").startswith("REST API")]
+    assert ["countersign", "refusal_carried", "service", "countersign",
+            {"label": "4xx carried as 200 (MCP 401s)"}] in api["properties"]["metrics"]
 
 
 def test_a_stopped_sweeper_schedule_alarms(resources):

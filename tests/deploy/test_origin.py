@@ -18,7 +18,7 @@ import subprocess
 import pytest
 
 from countersign.cli.smoke import NOT_THROUGH_CLOUDFRONT
-from countersign.surfaces.http.challenge import carry, restore_challenge
+from countersign.surfaces.http.challenge import CARRIED, carry, carry_challenge, restore_challenge
 from countersign.surfaces.http.origin import ORIGIN_HEADER
 from tests.deploy.example_stack import ORIGIN_ARN, ORIGIN_WEB_ACL, stack
 
@@ -127,6 +127,20 @@ def test_a_refusal_is_carried_in_a_200_only_when_it_challenges():
                       {"statusCode": 200, "headers": {"www-authenticate": "Bearer"}},         # not a refusal
                       {"statusCode": 502, "headers": {"www-authenticate": "Bearer"}}):
         assert carry(untouched) == untouched
+
+
+def test_each_refusal_carried_in_a_200_is_counted_once_and_nothing_else_is():
+    """API Gateway counts a carried refusal as a 200 (not in 4XXError): the function counts it
+    (``refusal_carried``), which RestApi4xxAlarm adds back (test_operations.py)."""
+    answers = [{"statusCode": 401, "headers": {"www-authenticate": CHALLENGE}, "body": "{}"},
+               {"statusCode": 403, "headers": {"content-type": "application/json"}, "body": "{}"},
+               {"statusCode": 200, "headers": {"www-authenticate": "Bearer"}, "body": "{}"},
+               {"statusCode": 401, "headers": {"WWW-Authenticate": CHALLENGE}, "body": "{}"}]
+    counted: list[str] = []
+    handler = carry_challenge(lambda event, context: answers[event["n"]], counted.append)
+    statuses = [handler({"n": n}, None)["statusCode"] for n in range(len(answers))]
+    assert statuses == [200, 403, 200, 200] and counted == [CARRIED, CARRIED]
+    assert carry_challenge(lambda event, context: answers[0])({}, None)["statusCode"] == 200  # (counted by no one)
 
 
 def test_the_viewer_response_function_restores_the_refusal_like_the_python_twin(resources):

@@ -8,6 +8,7 @@ is written; an agent cannot even ask for one."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -290,3 +291,71 @@ def test_two_calls_racing_for_the_last_use_or_cap_exactly_one_runs(racing, last)
     ran = [o for o in outcomes if o["status"] == "completed"][0]
     assert [u.card_id for u in w.store.standing_grants.list_standing_grant_uses(w.workspace.id, g.id)] == [
         ran["confirmationId"]]
+
+
+# -- the connection's hint: its grants are read only when one could cover the call or be named --------
+
+
+def as_read(w: GateWorld, principal=None):
+    """The caller as a call reads it: its connection as it is now (with the tools it holds grants for)."""
+    principal = principal or w.plain
+    return dataclasses.replace(principal, connection=w.store.connections.get_connection(
+        w.workspace.id, principal.connection.id))
+
+
+def test_a_caller_read_afresh_is_covered_and_an_ended_grant_is_named_until_a_day_past_its_expiry(w):
+    assert as_read(w).connection.grants_until == {}
+    held_with(w, budget(amount="5.00"), principal=as_read(w))  # no grant: held, nothing to say
+    g = grant(w)
+    assert as_read(w).connection.grants_until == {"set_category_budget": g.expires_at}
+    assert reply(w, budget(), as_read(w))["answeredVia"] == "grant"
+    w.store.standing_grants.revoke_standing_grant(w.workspace.id, g.id, f"person:{w.person.id}", w.clock)
+    held_with(w, budget(amount="10.00"), "Not run under grant ‘Groceries top-up’: it was revoked.",
+              principal=as_read(w))
+    w.clock = g.expires_at + standing_grants.NOTED_FOR - 1
+    held_with(w, budget(amount="11.00"), "Not run under grant ‘Groceries top-up’: it was revoked.",
+              principal=as_read(w))
+    w.clock = g.expires_at + standing_grants.NOTED_FOR
+    held_with(w, budget(amount="12.00"), principal=as_read(w))
+
+
+def test_a_grant_for_one_tool_leaves_the_others_unread_and_another_connection_unread(w):
+    grant(w)
+    assert as_read(w, w.asking).connection.grants_until == {}
+    out = reply(w, budget(), as_read(w, w.asking))
+    assert out["status"] == "pending" and "standingGrants" not in out
+
+
+@pytest.fixture
+def on_dynamodb():
+    """The gate on DynamoDB (moto), each Query the store's client sends noted by what it asked for."""
+    from tests.support.aws import moto_dynamodb_store
+
+    with moto_dynamodb_store() as store:
+        world = with_grants(GateWorld(store))
+        world.queries = []
+
+        def noted(params, **_):
+            world.queries.append(str(params.get("ExpressionAttributeValues", {}).get(":prefix", {}).get("S", "")))
+
+        store.client.meta.events.register("provide-client-params.dynamodb.Query", noted)
+        yield world
+
+
+def test_on_dynamodb_a_held_call_reads_the_grants_only_when_its_connection_holds_one_for_the_tool(on_dynamodb):
+    w = on_dynamodb
+    held_with(w, budget(amount="5.00"), principal=as_read(w))
+    assert "SGRANT#" not in w.queries  # no grant: not one query of them
+    g = grant(w)
+    w.queries.clear()
+    held_with(w, budget(amount="500.01"),
+              "Not run under grant ‘Groceries top-up’: 500.01 is over its limit of 500.00 a call.",
+              principal=as_read(w))
+    assert w.queries.count("SGRANT#") == 1
+    w.queries.clear()
+    held_with(w, budget(amount="20.00"), principal=as_read(w, w.asking))  # (another connection: none for it)
+    assert "SGRANT#" not in w.queries
+    w.clock = g.expires_at + standing_grants.NOTED_FOR
+    w.queries.clear()
+    held_with(w, budget(amount="13.00"), principal=as_read(w))
+    assert "SGRANT#" not in w.queries

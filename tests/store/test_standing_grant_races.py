@@ -63,8 +63,9 @@ def _granted(w: World, max_uses: int, cap: int | None) -> StandingGrant:
                           created_at=NOW, expires_at=NOW + DAY, cap=cap)
     c = card(w.ws, w.person, w.conn, created_at=NOW, tool="create_standing_grant")
     w.store.cards.file_card(c, audit(c, "filed", NOW))
+    connection = w.store.connections.get_connection(w.ws.id, w.conn.id)  # as the plan read it
     w.store.cards.commit_card(CardCommit(c, CardState.COMPLETED, NOW, (audit(c, "completed", NOW),),
-                                         writes=(StandingGrantWrite(grant),)))
+                                         writes=(StandingGrantWrite(grant, connection),)))
     return grant
 
 

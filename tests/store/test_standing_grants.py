@@ -11,6 +11,7 @@ import pytest
 from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.store.cards import CardCommit
+from countersign.store.connections import Connection
 from countersign.store.docs import DocWrite
 from countersign.store.errors import BadInput, Conflict, GrantUnavailable, NotFound
 from countersign.store.standing_grants import GrantUse, StandingGrant, StandingGrantUse, StandingGrantWrite
@@ -28,12 +29,17 @@ def _grant(w: World, **kw) -> StandingGrant:
     return StandingGrant(**values)
 
 
+def _read(w: World) -> Connection:
+    """The world's connection as a plan reads it (what a grant's write carries)."""
+    return w.store.connections.get_connection(w.ws.id, w.conn.id)
+
+
 def _make(w: World, grant: StandingGrant) -> StandingGrant:
     """Grant it as the card that grants it does: its write, committed with the card's completion."""
     c = card(w.ws, w.person, w.conn, created_at=NOW - 10, tool="create_standing_grant")
     w.store.cards.file_card(c, audit(c, "filed", NOW - 10))
     w.store.cards.commit_card(CardCommit(c, CardState.COMPLETED, NOW - 5, (audit(c, "completed", NOW - 5),),
-                                         writes=(StandingGrantWrite(grant),)))
+                                         writes=(StandingGrantWrite(grant, _read(w)),)))
     return grant
 
 
@@ -85,7 +91,7 @@ def test_a_bad_grant_is_refused_and_nothing_is_written(store, change, field):
     store.cards.file_card(c, audit(c, "filed", NOW - 10))
     with pytest.raises(BadInput) as refused:
         store.cards.commit_card(CardCommit(c, CardState.COMPLETED, NOW, (audit(c, "completed", NOW),),
-                                           writes=(StandingGrantWrite(bad),)))
+                                           writes=(StandingGrantWrite(bad, _read(w)),)))
     assert refused.value.field == field
     assert store.standing_grants.list_standing_grants(w.ws.id) == []
     assert store.cards.get_card(w.ws.id, c.id, NOW).state is CardState.PENDING
@@ -100,7 +106,7 @@ def test_a_grant_id_is_made_once_and_only_in_its_own_workspace(store):
     store.cards.file_card(c, audit(c, "filed", NOW))
     with pytest.raises(Conflict):  # a grant of another workspace, written by this one's card
         store.cards.commit_card(CardCommit(c, CardState.COMPLETED, NOW, (audit(c, "completed", NOW),),
-                                           writes=(StandingGrantWrite(_grant(other)),)))
+                                           writes=(StandingGrantWrite(_grant(other), _read(other)),)))
     assert store.standing_grants.list_standing_grants(other.ws.id) == []
     assert store.standing_grants.get_standing_grant(w.ws.id, grant.id).name == "Credits top-up"
 

@@ -6,6 +6,7 @@ revoking stops the next call. Bad input is refused with the sentence the page ge
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import anyio
 import pytest
@@ -37,6 +38,9 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def _budget(runtime, principal, amount: str) -> dict:
+    # its connection read afresh, as every call reads its caller (it says which tools it holds grants for)
+    principal = replace(principal, connection=runtime.store.connections.get_connection(
+        principal.workspace.id, principal.connection.id))
     call = gate_ask.Call(principal=principal, tool="set_category_budget",
                          arguments={"category_id": "cat_groceries", "month": "current", "amount": amount})
     return anyio.run(gate_ask.ask, runtime.desk, call).payload

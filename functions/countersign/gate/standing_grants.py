@@ -66,6 +66,7 @@ from .runner import run_new
 
 SETTING = "standing_grants_never"
 CHANNEL = "grant"
+NOTED_FOR = 86400  # a grant that ended (expired, revoked, used up) is named in a held reply until a day past its expiry
 
 
 # -- what no grant may cover (the owner's rules) -----------------------------------------------------
@@ -171,9 +172,14 @@ class CreateStandingGrant(Action):
                  "Each use still runs through the gate: re-planned, audited, with a receipt naming this grant",
                  "Revoke it in Settings at any time; the next call then waits for you again"]
         title = f"Let {connection.name} run {action.name} without asking: {name}"
-        return Plan({**subject, "terms": terms, "connection_name": connection.name}, Preview(title, lines))
+        planned = Plan({**subject, "terms": terms, "connection_name": connection.name}, Preview(title, lines))
+        # staged here, with the connection as read: its write carries it (StandingGrantWrite)
+        return replace(planned, effect=self._granting(planned, connection, ctx))
 
     def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
+        return self._granting(plan, self._connection(plan.subject["connection"], ctx), ctx)
+
+    def _granting(self, plan: Plan, connection: Connection, ctx: ActionContext) -> Effect:
         s = plan.subject
         grant = StandingGrant(
             id=new_id("sg_"), workspace_id=ctx.workspace_id, connection_id=s["connection"], person_id=ctx.person.id,
@@ -183,7 +189,7 @@ class CreateStandingGrant(Action):
         )
         result = {"grant_id": grant.id, "name": grant.name, "tool": grant.tool, "uses": grant.max_uses,
                   "expires_at": iso(grant.expires_at), "connection": s["connection_name"]}
-        return Effect.writes(result, [StandingGrantWrite(grant)])
+        return Effect.writes(result, [StandingGrantWrite(grant, connection)])
 
     def outcome_lines(self, result: dict) -> list[str]:
         return [f"Granted {result['name']}: {result['connection']} may run {result['tool']} "
@@ -434,17 +440,25 @@ def _may_be_granted(q: Question) -> bool:
 
 
 def _candidates(desk: CardDesk, q: Question) -> list[StandingGrant]:
-    """The grants of ``q``'s connection for its tool and person, soonest to expire first."""
-    assert q.ctx.connection is not None
+    """The grants of ``q``'s connection for its tool and person, soonest to expire first. None
+    are read when the connection, as its call read it, says that none for the tool could cover
+    the call or be named in its held reply (expired more than :data:`NOTED_FOR` ago, or never
+    granted): on DynamoDB, a query less on every held call of a connection without grants."""
+    connection = q.ctx.connection
+    assert connection is not None
+    until = connection.grants_until
+    if until is not None and until.get(q.tool, 0) <= q.ctx.now - NOTED_FOR:
+        return []
     grants = [g for g in desk.store.standing_grants.list_standing_grants(q.ctx.workspace.id,
-                                                                         connection_id=q.ctx.connection.id)
+                                                                         connection_id=connection.id)
               if g.tool == q.tool and g.person_id == q.ctx.person.id]
     return sorted(grants, key=lambda g: (g.expires_at, g.created_at, g.id))
 
 
 def _noted(grant: StandingGrant, why: str, now: int) -> list[str]:
-    """The held reply's note of a grant passed over: a live one, or one lapsed within the last day."""
-    if grant.state_at(now) == "active" or grant.expires_at > now - 86400:
+    """The held reply's note of a grant passed over: a live one, or one that expires (or expired)
+    less than :data:`NOTED_FOR` ago, whatever became of it."""
+    if grant.state_at(now) == "active" or grant.expires_at > now - NOTED_FOR:
         return [f"Not run under grant ‘{grant.name}’: {why}."]
     return []
 

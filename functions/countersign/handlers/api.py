@@ -45,5 +45,5 @@ handler = telemetry.instrument(carry_challenge(require_origin(
     Mangum(app, lifespan="off",
            api_gateway_base_path=os.environ.get("COUNTERSIGN_BASE_PATH", "/")),
     accepted(runtime),
-)))
+), telemetry.metric))  # each refusal carried as a 200 is counted (refusal_carried: RestApi4xxAlarm)
 heap.settle(collect=False)  # what was built lives as long as the instance (countersign.platform.heap)

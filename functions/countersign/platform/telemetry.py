@@ -33,6 +33,9 @@ Powertools: its lines are redacted all the same (:func:`countersign.logs.filters
   ``sweep_settled`` / ``sweep_delivered``  per sweep: cards settled, notifications tried
   ``notification_not_delivered``  a stream record whose notification is still owed (retried)
   ``push_sent`` / ``push_gone`` / ``push_failed`` / ``push_rate_limited``  Web Push to a person's devices
+  ``request_count_skipped``  a card written without its request's counters (one was throttled): not counted
+  ``refusal_carried``    a 4xx with ``WWW-Authenticate`` (an MCP 401) carried past API Gateway as a 200
+                         (``countersign.surfaces.http.challenge``): the 4xx alarm adds it to ``4XXError``
   ====================== =============================================================
 
 * **Traces**: the functions run with ``Tracing: Active``, so X-Ray records every invocation

@@ -8,7 +8,7 @@ The rules every role keeps are stated in :mod:`.workspaces`.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,13 @@ class Connection:
     # Why it was revoked: a short code (``countersign.identity.accounts.REVOKED_WHY`` words it);
     # None while live, and for one revoked before the reason was recorded.
     revoked_reason: str | None = None
+    # Tool → when the last standing grant this connection was given for it expires (whatever became
+    # of it since: revoked and used-up grants count, a held reply still names them); a tool absent
+    # was never granted. Read with the connection, so a held call reads the connection's grants
+    # only when one could cover it or be named. None: the store does not know (a connection made
+    # before it was kept, or one made in memory): read the grants. Kept by the store, in the
+    # transaction that makes each grant (:class:`~.standing_grants.StandingGrantWrite`).
+    grants_until: dict[str, int] | None = field(default=None, compare=False)
 
     @property
     def revoked(self) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..core.canonical import canonical_bytes
 from .errors import BadInput
-from .standing_grants import StandingGrantWrite, check_standing_grant
+from .standing_grants import StandingGrantWrite, check_grant_connection, check_standing_grant
 from .workspaces import check_role, check_settings, check_workspace_name
 
 MAX_DOC_WRITES = 90  # one transaction; DynamoDB allows 100 items and the card's own items need room
@@ -160,6 +160,7 @@ def check_doc_writes(writes: list[Write]) -> None:
             check_role(w.role)
         elif isinstance(w, StandingGrantWrite):
             check_standing_grant(w.grant)
+            check_grant_connection(w)
         else:
             check_workspace_name(w.name)
 

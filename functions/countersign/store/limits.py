@@ -28,7 +28,7 @@ class RequestCounts:
 
     ``seen``: each counter's hits so far, once read (with the caller: a key absent was not hit in
     this window); ``taken``: whether this request has been counted (a store sets it when the
-    write that counts it went through). Set and read by one request only."""
+    write that counts it went through); ``skipped``: see below. Set and read by one request only."""
 
     counters: tuple[tuple[str, int], ...]
     now: int
@@ -36,6 +36,9 @@ class RequestCounts:
     refusal: str = "Too many requests. Wait {wait} s, then try again."
     seen: dict[str, int] | None = None
     taken: bool = False
+    # The card's transaction that was to count it was throttled on a counter and went through
+    # without them (docs/operations.md, "Request limits"): not counted, and not tried again.
+    skipped: bool = False
 
     @property
     def window_start(self) -> int:
@@ -57,7 +60,7 @@ class RequestCounts:
 
     def to_take(self) -> RequestCounts | None:
         """These counts, if a write should still take them (None once taken or with no counter)."""
-        return None if self.taken or not self.counters else self
+        return None if self.taken or self.skipped or not self.counters else self
 
 
 # The counts of the request being served: set and reset around each request by the request limits'

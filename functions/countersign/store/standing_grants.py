@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.canonical import canonical_bytes
+from .connections import Connection
 from .errors import BadInput
 
 MAX_GRANT_DAYS = 30
@@ -95,9 +96,16 @@ class StandingGrantUse:
 
 @dataclass(frozen=True)
 class StandingGrantWrite:
-    """Make ``grant`` (it must not exist yet): one of the writes of the card that grants it."""
+    """Make ``grant`` (it must not exist yet): one of the writes of the card that grants it.
+
+    ``connection``: the grant's connection as the plan read it. Its ``grants_until`` is what the
+    write expects to find: the DynamoDB store moves the grant's tool on to the grant's expiry in
+    the same transaction, on condition that it is still as read (a grant for the same tool of the
+    same connection made meanwhile: :class:`~.errors.Conflict`, and the runner plans again), so a
+    connection's hint never says less than its grants (SQLite reads it from the grants)."""
 
     grant: StandingGrant
+    connection: Connection
 
 
 @dataclass(frozen=True)
@@ -168,6 +176,14 @@ def check_standing_grant(grant: StandingGrant) -> None:
         raise BadInput("limits", "must be plain JSON.") from exc
     if size > MAX_LIMITS_BYTES:
         raise BadInput("limits", f"{size} bytes; a grant's limits hold at most {MAX_LIMITS_BYTES}.")
+
+
+def check_grant_connection(write: StandingGrantWrite) -> None:
+    """The connection a grant write carries is the grant's (:class:`BadInput`, nothing written)."""
+    grant, connection = write.grant, write.connection
+    if (connection.id, connection.workspace_id, connection.person_id) != (
+            grant.connection_id, grant.workspace_id, grant.person_id):
+        raise BadInput("connection_id", "a grant is written with its own connection, as read.")
 
 
 def grant_fields(grant: StandingGrant) -> dict[str, Any]:

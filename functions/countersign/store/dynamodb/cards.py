@@ -19,6 +19,7 @@ first, of that partition and the lapsed part of the pending one.
 from __future__ import annotations
 
 import heapq
+import logging
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -61,6 +62,11 @@ from .signing_keys import key_note_item
 from .standing_grants import use_items
 from .webhooks import event_puts, has_endpoints
 
+log = logging.getLogger("countersign.store")
+
+# What a transaction's item is cancelled with when its partition was over its throughput
+# (DynamoDB's CancellationReasons codes).
+THROTTLED = frozenset({"ThrottlingError", "ProvisionedThroughputExceeded"})
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 AUDIT_SLACK = 30 * 24 * 3600  # an appended entry outlives its card's purge by at most this
 NOTIFICATION_RETENTION = 7 * 24 * 3600
@@ -102,12 +108,12 @@ class DynamoCards(CardStore):
         counted = len(ops)  # the request's counts, last (room for them: :func:`_with_counts`)
         ops += _with_counts(counts, len(ops))
         try:
-            self.table.transact(ops)
+            included = self._transact(ops, counted, counts)
         except Cancelled as cancelled:
             holder = cancelled.old(0)
             if cancelled.code(0) == "ConditionalCheckFailed" and holder is not None:
                 if holder["card_id"] == card.id:  # our own filing, its response lost and retried
-                    return _taken(counts, len(ops) > counted, card)
+                    return _taken(counts, len(ops) > counted and not counts_skipped(counts), card)
                 return self.get_card(card.workspace_id, holder["card_id"], card.created_at)
             if cancelled.code(1) == "ConditionalCheckFailed":
                 raise Conflict(f"A card with id {card.id!r} already exists.") from None
@@ -115,7 +121,7 @@ class DynamoCards(CardStore):
                                           for i in range(counted, len(ops))):
                 raise OverLimit(counts) from None
             raise StoreError(f"The card could not be filed ({cancelled}); nothing was written.") from None
-        return _taken(counts, len(ops) > counted, card)
+        return _taken(counts, included, card)
 
     def _claim(self, card: Card, live_until: int, now: int, purge: int | None,
                replacing: str | None = None, *, settled_at: int, asked_at: int | None = None) -> dict[str, Any]:
@@ -381,23 +387,45 @@ class DynamoCards(CardStore):
                                   "ConditionExpression": "attribute_not_exists(pk)"}})
         first_write = len(items)
         items.extend(write_ops(card.workspace_id, writes))
+        write_items = len(items) - first_write
         moved = card_events(card.workspace_id, card.id, source, target, now, card.expires_at)
         if moved and self._owes_events(card):  # the webhook events it owes, with it
             items.extend(event_puts(moved))
         counted = len(items)  # the request's counts, last (if there is room: :func:`_with_counts`)
         items.extend(_with_counts(counts, counted))
         try:
-            self.table.transact(items, token=txn_id)
+            included = self._transact(items, counted, counts, token=txn_id)
         except Cancelled as cancelled:
             failed = {role: cancelled.code(i) == "ConditionalCheckFailed" for i, role in enumerate(roles)}
             failed["counts"] = any(cancelled.code(i) == "ConditionalCheckFailed" for i in range(counted, len(items)))
             mine = cancelled.old(0)
             if failed["card"] and mine is not None and mine.get("txn_id") == txn_id:
-                return _taken(counts, len(items) > counted, written)  # our own commit: its response was lost
-            raise self._why(card, commit, cancelled, failed, first_write, writes, roles) from None
+                # our own commit: its response was lost
+                return _taken(counts, len(items) > counted and not counts_skipped(counts), written)
+            raise self._why(card, commit, cancelled, failed, first_write, write_items, roles) from None
         if target is CardState.EXPIRED and not commit.new:
             self._settled(card, now)
-        return _taken(counts, len(items) > counted, written)
+        return _taken(counts, included, written)
+
+    def _transact(self, items: list[dict[str, Any]], counted: int, counts: RequestCounts | None,
+                  token: str | None = None) -> bool:
+        """Run a card's transaction, the request's counters its items from ``counted`` on; whether
+        they went in with it. Cancelled only because a counter was throttled (none of the card's
+        own items failed, no counter was at its limit), it runs once more without them, under a
+        token of its own: a counter never costs a card its write. The request is then not counted
+        (``counts.skipped``): a warning here, and the request limits' metric."""
+        try:
+            self.table.transact(items, token=token)
+            return len(items) > counted
+        except Cancelled as cancelled:
+            if counts is None or not _only_counters_throttled(cancelled, counted, len(items)):
+                raise
+            codes = sorted({str(cancelled.code(i)) for i in range(counted, len(items))} - {"None"})
+        log.warning("a request counter was throttled (%s) in a card's transaction: the card is written once more "
+                    "without the counters, and the request is not counted", ", ".join(codes))
+        counts.skipped = True  # (before: a lost response to the retry is still a write without them)
+        self.table.transact(items[:counted])
+        return False
 
     def _owes_events(self, card: Card) -> bool:
         """Whether ``card``'s moves owe webhook events: as it was filed (kept on its item), else
@@ -460,7 +488,7 @@ class DynamoCards(CardStore):
         }}
 
     def _why(self, card: Card, commit: CardCommit, cancelled: Cancelled, failed: dict[str, bool],
-             first_write: int, writes: list, roles: list[str]) -> Exception:
+             first_write: int, write_items: int, roles: list[str]) -> Exception:
         """The error a cancelled commit stands for."""
         now = commit.now
         if failed.get("nonce"):
@@ -487,8 +515,8 @@ class DynamoCards(CardStore):
             return Refusal(RefusalReason.ALREADY_ANSWERED, SPENT_MESSAGE)
         if failed.get("counts") and commit.counts is not None:
             return OverLimit(commit.counts)
-        if any(cancelled.code(first_write + i) == "ConditionalCheckFailed" for i in range(len(writes))):
-            return conflict_of(card.workspace_id, writes, cancelled, first_write)
+        if any(cancelled.code(first_write + i) == "ConditionalCheckFailed" for i in range(write_items)):
+            return conflict_of(card.workspace_id, list(commit.writes), cancelled, first_write)
         return StoreError(f"The card could not be committed ({cancelled}); nothing was written.")
 
     # -- audit ------------------------------------------------------------------------------------
@@ -532,6 +560,20 @@ def _with_counts(counts: RequestCounts | None, items: int) -> list[dict[str, Any
         return []
     updates = count_updates(counts)
     return updates if items + len(updates) <= MAX_TRANSACTION_ITEMS else []
+
+
+def _only_counters_throttled(cancelled: Cancelled, counted: int, total: int) -> bool:
+    """Whether a card's transaction was cancelled by a throttled counter item (items ``counted``
+    on) and by nothing else: every other item's reason ``None``, no counter at its limit."""
+    if counted >= total:
+        return False
+    mine = {cancelled.code(i) for i in range(counted)}
+    theirs = {cancelled.code(i) for i in range(counted, total)}
+    return mine <= {"None", None} and bool(theirs & THROTTLED) and theirs <= THROTTLED | {"None", None}
+
+
+def counts_skipped(counts: RequestCounts | None) -> bool:
+    return counts is not None and counts.skipped
 
 
 def _taken(counts: RequestCounts | None, included: bool, card: Card) -> Card:

@@ -269,16 +269,21 @@ def person_from(v: dict[str, Any]) -> Person:
                   channels_off=channels_off_from_text(v.get("channels_off")))
 
 
+GRANTS_UNTIL = "grants_until"  # on both copies of a connection (its item and its token's): Connection.grants_until
 CONNECTION_FIELDS = ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",
                      "revoked_reason")
 
 
 def connection_item(c: Connection) -> Item:
-    return {**connection_key(c.workspace_id, c.id), **item({k: getattr(c, k) for k in CONNECTION_FIELDS})}
+    """A new connection's item: it has no standing grant yet, and says so (``grants_until``)."""
+    fields = {k: getattr(c, k) for k in CONNECTION_FIELDS}
+    return {**connection_key(c.workspace_id, c.id), **item({**fields, GRANTS_UNTIL: c.grants_until or {}})}
 
 
 def connection_from(v: dict[str, Any]) -> Connection:
-    return Connection(**pick(v, CONNECTION_FIELDS))
+    """(An item without ``grants_until`` was made before the hint was kept: None, read the grants.)"""
+    until = v.get(GRANTS_UNTIL)
+    return Connection(**pick(v, CONNECTION_FIELDS), grants_until=dict(until) if isinstance(until, dict) else None)
 
 
 def signin_item(t: SignInToken) -> Item:

@@ -24,7 +24,7 @@ from ..standing_grants import StandingGrantWrite
 from ..workspaces import SETTING_DEFAULTS
 from . import codec
 from .client import Cancelled, Table
-from .standing_grants import grant_put
+from .standing_grants import grant_put, hint_items
 
 
 class DynamoDocs(DocStore):
@@ -84,8 +84,14 @@ class DynamoDocs(DocStore):
 
 
 def write_ops(workspace_id: str, writes: list[Write]) -> list[dict[str, Any]]:
-    """One transaction item per write, each conditional on what the write expects."""
-    return [_op(workspace_id, w) for w in writes]
+    """One transaction item per write, each conditional on what the write expects; then the items
+    a grant's write adds on its connection (:func:`~.standing_grants.hint_items`)."""
+    return [_op(workspace_id, w) for w in writes] + [item for _, item in _beside(writes)]
+
+
+def _beside(writes: list[Write]) -> list[tuple[StandingGrantWrite, dict[str, Any]]]:
+    return [(w, item) for w in writes if isinstance(w, StandingGrantWrite)
+            for item in hint_items(w.grant, w.connection)]
 
 
 def conflict_of(workspace_id: str, writes: list[Write], cancelled: Cancelled, offset: int) -> StoreError:
@@ -94,6 +100,10 @@ def conflict_of(workspace_id: str, writes: list[Write], cancelled: Cancelled, of
         if cancelled.code(offset + i) == "ConditionalCheckFailed":
             kind, ident = write_target(w)
             return Conflict(moved(w), kind=kind, id=ident or workspace_id)
+    for i, (w, _) in enumerate(_beside(writes), start=offset + len(writes)):
+        if cancelled.code(i) == "ConditionalCheckFailed":
+            return Conflict(f"The standing grants of connection {w.connection.id!r} changed since it was read.",
+                            kind="connection", id=w.connection.id)
     return StoreError(f"The writes could not be committed ({cancelled}); nothing was written.")
 
 

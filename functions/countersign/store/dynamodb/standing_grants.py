@@ -6,19 +6,23 @@ A grant is the item ``WS#<ws>``/``SGRANT#<id>``: what its conditions read as att
 Each use is ``WS#<ws>``/``SGRANTUSE#<grant id>#<at:012d>#<card id>``.
 
 A grant is put by the transaction of the card that made it (:func:`grant_put`, one of the effect's
-items) and used by the transaction of a card it runs (:func:`use_items`): an Update whose condition
-expression holds every rule (the connection's, unrevoked, unexpired, a use left, room under the
-cap) and adds one use, with the use's own Put, in the card's ``TransactWriteItems``.
+items, with :func:`hint_items` moving its connection's ``grants_until`` on) and used by the
+transaction of a card it runs (:func:`use_items`): an Update whose condition expression holds
+every rule (the connection's, unrevoked, unexpired, a use left, room under the cap) and adds one
+use, with the use's own Put, in the card's ``TransactWriteItems``. Neither a use nor a revocation
+touches the hint: a held reply still names such a grant until a day past its expiry.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..connections import Connection
 from ..errors import NotFound
 from ..standing_grants import GrantUse, StandingGrant, StandingGrantStore, StandingGrantUse, grant_fields, grant_from
 from . import codec
 from .client import Table
+from .codec import GRANTS_UNTIL
 
 ATTRIBUTES = ("connection_id", "person_id", "max_uses", "cap", "uses", "spent", "revoked_at", "revoked_by")
 
@@ -36,6 +40,33 @@ def grant_put(grant: StandingGrant) -> dict[str, Any]:
                   created_at=grant.created_at, data=codec.J(data))
     return {"Put": {"Item": {**grant_key(grant.workspace_id, grant.id), **codec.item(values)},
                     "ConditionExpression": "attribute_not_exists(pk)"}}
+
+
+def hint_items(grant: StandingGrant, connection: Connection) -> list[dict[str, Any]]:
+    """What making ``grant`` does to its connection's ``grants_until``, on both of the
+    connection's items (its own and its token's, a full copy): the grant's tool moved on to the
+    grant's expiry, on condition that it is still as ``connection`` was read (no item when it
+    says as much already: the hint only ever grows). A connection read without a hint (made
+    before it was kept) is left without one: both items lose it, if they had one after all, so
+    the connection says it does not know rather than less than its grants."""
+    was = connection.grants_until
+    keys = [codec.connection_key(connection.workspace_id, connection.id), codec.token_key(connection.token_hash)]
+    if was is None:
+        return [{"Update": {"Key": key, "UpdateExpression": f"REMOVE {GRANTS_UNTIL}",
+                            "ConditionExpression": "attribute_exists(pk)"}} for key in keys]
+    before = was.get(grant.tool)
+    if before is not None and before >= grant.expires_at:
+        return []
+    vals: dict[str, Any] = {":until": grant.expires_at}
+    condition = f"attribute_exists({GRANTS_UNTIL}) AND "
+    if before is None:
+        condition += f"attribute_not_exists({GRANTS_UNTIL}.#tool)"
+    else:
+        condition += f"{GRANTS_UNTIL}.#tool = :before"
+        vals[":before"] = before
+    update = {"UpdateExpression": f"SET {GRANTS_UNTIL}.#tool = :until", "ConditionExpression": condition,
+              "ExpressionAttributeNames": {"#tool": grant.tool}, "ExpressionAttributeValues": codec.values(vals)}
+    return [{"Update": {"Key": key, **update}} for key in keys]
 
 
 def use_items(use: GrantUse, card_id: str) -> list[dict[str, Any]]:

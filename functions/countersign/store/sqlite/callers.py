@@ -16,12 +16,13 @@ from ..limits import LimitStore, RequestCounts
 from ..sessions import SessionStore
 from ..workspaces import Person, Workspace, WorkspaceStore, channels_off_from_text, quiet_hours_from_text
 from . import schema
+from .connections import GRANTS_UNTIL
 from .database import Database
 
 _CONNECTION_AS = (
     "SELECT c.id, c.name, c.created_at, c.revoked_at, w.name, w.settings, w.created_at,"
     " p.email, p.role, p.name, p.agent_requests_email, p.created_at, p.quiet_hours,"
-    " p.channels_off"
+    f" p.channels_off, {GRANTS_UNTIL}"
     " FROM connections c JOIN workspaces w ON w.id = c.workspace_id"
     " JOIN persons p ON p.id = c.person_id AND p.workspace_id = c.workspace_id"
     " WHERE c.token_hash = ? AND c.workspace_id = ? AND c.person_id = ?"
@@ -46,10 +47,11 @@ class SQLiteCallerReads(RoleCallerReads):
         if row is None:
             return None
         (connection_id, name, created_at, revoked_at, workspace_name, settings, workspace_created,
-         email, role, person_name, agent_requests_email, person_created, quiet_hours, channels_off) = row
+         email, role, person_name, agent_requests_email, person_created, quiet_hours, channels_off, until) = row
         return self._counted(counts, (
             Connection(id=connection_id, workspace_id=owner.workspace_id, person_id=owner.person_id, name=name,
-                       token_hash=token_hash, created_at=created_at, revoked_at=revoked_at),
+                       token_hash=token_hash, created_at=created_at, revoked_at=revoked_at,
+                       grants_until=schema.from_json(until)),
             Workspace(id=owner.workspace_id, name=workspace_name, settings=schema.from_json(settings),
                       created_at=workspace_created),
             Person(id=owner.person_id, workspace_id=owner.workspace_id, email=email, role=role, name=person_name,

@@ -13,6 +13,14 @@ CREATE TABLE IF NOT EXISTS connection_uses (
 CREATE INDEX IF NOT EXISTS connection_uses_by_workspace ON connection_uses (workspace_id);
 """
 
+# Connection.grants_until, read from the standing grants with each connection (exact: the grants
+# are in the same file): per tool, the latest expiry of the connection's grants for it.
+GRANTS_UNTIL = (
+    "(SELECT json_group_object(tool, until) FROM (SELECT json_extract(g.data, '$.tool') AS tool,"
+    " MAX(g.expires_at) AS until FROM standing_grants g WHERE g.workspace_id = c.workspace_id"
+    " AND g.connection_id = c.id GROUP BY 1)) AS grants_until"
+)
+
 # Columns this role added to the ``connections`` table (made with the core schema): a database of
 # an earlier release gains them on open; that release reads the table by column name, unchanged.
 ADDED_COLUMNS = {"connections": (("revoked_reason", "TEXT"),)}
@@ -35,18 +43,20 @@ class SQLiteConnections(ConnectionStore):
             )
 
     def get_connection(self, workspace_id: str, connection_id: str) -> Connection:
-        row = self.db.one("SELECT * FROM connections WHERE id = ? AND workspace_id = ?", connection_id, workspace_id)
+        row = self.db.one(f"SELECT c.*, {GRANTS_UNTIL} FROM connections c WHERE c.id = ? AND c.workspace_id = ?",
+                          connection_id, workspace_id)
         if row is None:
             raise NotFound("connection", connection_id)
         return schema.connection(row)
 
     def get_connection_by_token_hash(self, token_hash: str) -> Connection | None:
-        row = self.db.one("SELECT * FROM connections WHERE token_hash = ?", token_hash)
+        row = self.db.one(f"SELECT c.*, {GRANTS_UNTIL} FROM connections c WHERE c.token_hash = ?", token_hash)
         return schema.connection(row) if row else None
 
     def list_connections(self, workspace_id: str, person_id: str | None = None) -> list[Connection]:
         sql = (
-            "SELECT * FROM connections WHERE workspace_id = ? AND (? IS NULL OR person_id = ?) ORDER BY created_at, id"
+            f"SELECT c.*, {GRANTS_UNTIL} FROM connections c WHERE c.workspace_id = ? AND (? IS NULL OR c.person_id = ?)"
+            " ORDER BY c.created_at, c.id"
         )
         return [schema.connection(r) for r in self.db.all(sql, workspace_id, person_id, person_id)]
 

@@ -250,9 +250,12 @@ def person(row: sqlite3.Row) -> Person:
 
 
 def connection(row: sqlite3.Row) -> Connection:
+    """(``grants_until`` when the row was read with it: ``connections.GRANTS_UNTIL``.)"""
+    until = from_json(row["grants_until"]) if "grants_until" in row.keys() else None
     return Connection(
         **{k: row[k] for k in ("id", "workspace_id", "person_id", "name", "token_hash", "created_at", "revoked_at",
-                               "revoked_reason")}
+                               "revoked_reason")},
+        grants_until=until if isinstance(until, dict) else None,
     )
 
 

@@ -38,12 +38,23 @@ def carry(result: dict) -> dict:
     return {**result, "statusCode": 200, "headers": carried}
 
 
-def carry_challenge(handler: Callable[[dict, Any], Any]) -> Callable[[dict, Any], Any]:
-    """A Lambda handler whose refusals keep their ``WWW-Authenticate`` through API Gateway."""
+CARRIED = "refusal_carried"  # the metric of a refusal API Gateway saw as a 200 (RestApi4xxAlarm adds it)
+
+
+def carry_challenge(handler: Callable[[dict, Any], Any],
+                    on_event: Callable[[str], None] | None = None) -> Callable[[dict, Any], Any]:
+    """A Lambda handler whose refusals keep their ``WWW-Authenticate`` through API Gateway.
+    ``on_event`` is told :data:`CARRIED` for each one carried: API Gateway counts it as a 200,
+    not in its ``4XXError``, so the 4xx alarm reads this count beside it (template.yaml)."""
 
     def carrying(event: dict, context: Any) -> Any:
         result = handler(event, context)
-        return carry(result) if isinstance(result, dict) else result
+        if not isinstance(result, dict):
+            return result
+        carried = carry(result)
+        if carried is not result and on_event is not None:
+            on_event(CARRIED)
+        return carried
 
     return carrying
 

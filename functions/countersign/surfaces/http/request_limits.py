@@ -29,7 +29,9 @@ call fails with the same sentence, or the click is answered 429. The address is 
 viewer address on a request that proves it came through CloudFront, else the connecting one
 (:func:`countersign.surfaces.http.origin.client_address`). A limit of 0 is off (the local default;
 template.yaml sets all three). If the store cannot count, the request goes through: a limit
-never turns a store hiccup into an outage.
+never turns a store hiccup into an outage. That holds inside a card's transaction too: cancelled
+only because a counter item was throttled, the card is written once more without the counters,
+and the request is not counted (a warning in the log, the ``request_count_skipped`` metric).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ MCP_PATH = "/mcp"
 CARD_CLICK = re.compile(r"/api/cards/[^/]+/.+")  # confirm, decline, edit, reopen, the passkey's steps
 MCP_MESSAGE = "Too many requests from this connection or address. Wait {wait} s, then try again."
 PAGE_MESSAGE = "Too many requests. Wait {wait} s, then try again."
+COUNT_SKIPPED = "request_count_skipped"  # the metric of a request its card's transaction could not count
 
 
 def _bearer_hash(headers: dict[str, str]) -> str | None:
@@ -126,7 +129,9 @@ class RequestLimit:
             return await self._too_many(send, counts.wait)
         finally:
             REQUEST_COUNTS.reset(token)
-        if not counts.taken:  # no card's transaction counted it: one write, after its work
+        if counts.skipped:  # its card's transaction went through without the counters (one was throttled)
+            self.runtime.desk.event(COUNT_SKIPPED)
+        elif not counts.taken:  # no card's transaction counted it: one write, after its work
             await offload.off_the_loop(take, self.runtime.store, counts)
 
     async def _too_many(self, send, wait: int) -> None:
@@ -145,7 +150,7 @@ class RequestLimit:
 def take(store: Any, counts: RequestCounts) -> bool:
     """Take ``counts`` in one write, if not taken yet: whether the request may go on (True if the
     store could not count: never an outage from a counter)."""
-    if counts.taken:
+    if counts.taken or counts.skipped:
         return True
     try:
         return store.limits.take_counts(counts)
