@@ -33,7 +33,7 @@ def test_a_list_setting_is_written_only_if_it_still_reads_the_rules_expected(sto
 
 def test_a_list_setting_set_at_once_is_expected_as_written(store):
     """The owner's rules written at once (as a store caller may) and then changed by a
-    held card: the card expects what the page wrote."""
+    held card: the card expects what was written."""
     w = World(store)
     store.workspaces.update_workspace_settings(w.ws.id, {SETTING: ["class:always"]})
     store.docs.write_docs(w.ws.id, [SettingWrite(SETTING, expected=("class:always",), value=("class:always", "risky"))])
