@@ -13,7 +13,7 @@ from ..store import Store
 
 class Desk(Protocol):
     @property
-    def store(self) -> Store:  # whole: removing a member writes five roles, an OAuth Allow four
+    def store(self) -> Store:  # whole: removing a member and an OAuth Allow each use four roles
         ...
 
     @property
