@@ -298,8 +298,9 @@ def loopback_dynamodb(table: str) -> tuple[object, str, str]:
 
     create_table_from_template(boto3.client("dynamodb"), table)
     store = open_store(f"dynamodb://{table}")
-    workspace, person = accounts.create_workspace(store, "Bench", "bench@example.com")
-    return server, endpoint, accounts.create_connection(store, workspace.id, person.id, "bench").token
+    workspace, person = accounts.create_workspace(store.workspaces, "Bench", "bench@example.com")
+    return server, endpoint, accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id,
+                                                        "bench").token
 
 
 FIRST = [("hello_mcp_aws", "ping"), ("countersign.handlers.mcp", "get_credits")]

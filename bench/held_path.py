@@ -120,8 +120,9 @@ async def _serve(scenario: str) -> None:
         settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
         runtime = build(settings, toolsets=[NOTES])
         app, _ = build_local(settings, runtime=runtime)
-        workspace, person = accounts.create_workspace(runtime.store, "Acme", "owner@example.com")
-        token = accounts.create_connection(runtime.store, workspace.id, person.id, "bench").token
+        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Acme", "owner@example.com")
+        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                           person.id, "bench").token
         seed_notes(runtime.store, workspace.id)
         transport = httpx2.ASGITransport(app=app)
         async with app.router.lifespan_context(app), mcp_client(

@@ -67,7 +67,7 @@ class Counting:
 
 
 def fill(store, size: int) -> tuple[ActionContext, str]:
-    workspace, person = accounts.create_workspace(store, "Bench", f"bench{size}@example.com", now=NOW)
+    workspace, person = accounts.create_workspace(store.workspaces, "Bench", f"bench{size}@example.com", now=NOW)
     demo_docs = demo.build(NOW)
     base = [w for w in demo_docs if w.kind not in ("budget_txns", "budget_total", "budget_locator", MONTH)]
     budgets = {w.id: w.data["budgeted"] for w in demo_docs if w.kind == MONTH and w.data}
@@ -92,7 +92,7 @@ def fill(store, size: int) -> tuple[ActionContext, str]:
     writes = base + layout.build(entries, budgets)
     for start in range(0, len(writes), MAX_DOC_WRITES):
         store.docs.write_docs(workspace.id, writes[start:start + MAX_DOC_WRITES])
-    return ActionContext.of(store, workspace, person, None, NOW), entries[-1][1]["id"]
+    return ActionContext.reading(store.docs, store.workspaces, workspace, person, None, NOW), entries[-1][1]["id"]
 
 
 def largest_item(store, workspace_id: str) -> int:

@@ -118,9 +118,11 @@ OPERATIONS_PAGE = 20
 def seed(data: Path, port: int) -> str:
     """A workspace with the budget and mail demo data; the agent's connection token."""
     runtime = build(settings_mod.load(settings_env(data, port)))
-    workspace, person = accounts.create_workspace(runtime.store, "Bench", "bench@example.com", "Bea Bench")
-    token = accounts.create_connection(runtime.store, workspace.id, person.id, "bench").token
-    ctx = ActionContext.of(runtime.store, workspace, person, None, runtime.desk.now())
+    workspace, person = accounts.create_workspace(runtime.store.workspaces, "Bench", "bench@example.com", "Bea Bench")
+    token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id, person.id,
+                                       "bench").token
+    ctx = ActionContext.reading(runtime.store.docs, runtime.store.workspaces, workspace, person, None,
+                                runtime.desk.now())
     for toolset in runtime.registry.toolsets:
         if toolset.demo is not None:
             toolset.demo(runtime.store.docs, ctx)

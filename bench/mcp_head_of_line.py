@@ -124,7 +124,8 @@ def _budget_runtime(data: Path, size: int):
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data), "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
     runtime = build(settings, toolsets=[BUDGET, REPORT], on_filed=lambda card: None)
     ctx, _ = ledger_bench.fill(runtime.store, size)
-    token = accounts.create_connection(runtime.store, ctx.workspace.id, ctx.person.id, "bench").token
+    token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, ctx.workspace.id,
+                                       ctx.person.id, "bench").token
     return runtime, token
 
 

@@ -117,8 +117,10 @@ def start(data: Path):
     app, _ = build_local(settings, runtime=runtime)
     server = LiveServer(app).start()
     runtime.desk.settings = dataclasses.replace(settings, public_url=server.origin)
-    workspace, person = accounts.create_workspace(runtime.store, "Bench workspace", "bench@example.com", "Bea Bench")
-    token = accounts.create_connection(runtime.store, workspace.id, person.id, "Claude on laptop").token
+    workspace, person = accounts.create_workspace(runtime.store.workspaces, "Bench workspace", "bench@example.com",
+                                                  "Bea Bench")
+    token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id, person.id,
+                                       "Claude on laptop").token
     return runtime, server, person, token
 
 
@@ -318,7 +320,7 @@ def main() -> int:
                     # Sign in once through the page (link → button), keep only the session cookie.
                     login = browser.new_context()
                     page = login.new_page()
-                    page.goto(f"{server.origin}/signin#token={mint_signin_token(runtime.store, person)}")
+                    page.goto(f"{server.origin}/signin#token={mint_signin_token(runtime.store.sessions, person)}")
                     page.get_by_role("button", name="Sign in").click()
                     page.wait_for_url(f"{server.origin}/confirm")
                     state = login.storage_state()

@@ -37,7 +37,7 @@ def measure(rounds: int) -> dict[str, list[float]]:
     follow_up: dict[str, list[float]] = {"member": [], "stranger": []}
     with tempfile.TemporaryDirectory() as tmp:
         runtime = build(settings_mod.load({"COUNTERSIGN_DATA": tmp}))
-        _, person = accounts.create_workspace(runtime.store, "Bench", "member@example.com")
+        _, person = accounts.create_workspace(runtime.store.workspaces, "Bench", "member@example.com")
         now = [runtime.desk.now()]
         runtime.desk.clock = lambda: now[0]
         server = LiveServer(create_api(runtime, signin_floor=FLOOR), lifespan="off").start()

@@ -166,7 +166,8 @@ async def oauth_calls(stack, steps: Steps) -> None:
 
     runtime = instance_runtime(stack.env)
     now = runtime.desk.now()
-    made = accounts.create_connection(runtime.store, stack.workspace.id, stack.person.id, "OAuth agent")
+    made = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, stack.workspace.id,
+                                      stack.person.id, "OAuth agent")
     code = IssuedCode(code_hash="-", client_id="bench-client", connection_id=made.connection.id,
                       workspace_id=stack.workspace.id, person_id=stack.person.id, redirect_uri="https://agent/cb",
                       redirect_uri_provided_explicitly=True, code_challenge="-", resource=f"{stack.public}/mcp",
@@ -235,7 +236,8 @@ def measure(env: dict[str, str]) -> Steps:
 
     stack = Composed(env)
     store = stack.runtime.store
-    MAIL.demo(store.docs, ActionContext.of(store, stack.workspace, stack.person, None, stack.runtime.desk.now()))
+    MAIL.demo(store.docs, ActionContext.reading(store.docs, store.workspaces, stack.workspace, stack.person, None,
+                                                stack.runtime.desk.now()))
     steps = Steps()
     try:
         anyio.run(run, stack, steps)

@@ -60,9 +60,9 @@ class Stack:
         self.instance = LambdaInstance(
             Mangum(create_api(self.runtime, self.mailbox, signin_floor=floor), lifespan="off")
         )
-        self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
+        self.workspace, self.person = accounts.create_workspace(store.workspaces, "Acme", "owner@example.com", "Olive")
         self.connection = accounts.create_connection(
-            store, self.workspace.id, self.person.id, "Lambda agent"
+            store.workspaces, store.connections, self.workspace.id, self.person.id, "Lambda agent"
         ).connection
         seed_notes(store, self.workspace.id)
         self.session_id = self.csrf = None

@@ -42,7 +42,7 @@ def test_a_member_reads_the_exact_document_and_its_words_and_may_not_change_it(t
         "passkey_policy": "risky", "standing_grants_never": ["tool:publish_note", "over:900"],
         "card_lifetimes": lifetimes.as_text(RISKY_LIFETIME), "quorum_rules": json.dumps([BIG_BUDGETS]),
         "escalation_rules": json.dumps([SLOW])})
-    accounts.add_person(tenant.store, tenant.workspace_id, f"ana.{tenant.workspace_id}@example.com", "admin",
+    accounts.add_person(tenant.store.workspaces, tenant.workspace_id, f"ana.{tenant.workspace_id}@example.com", "admin",
                         "Ana Costa")
     member = tenant.add_person("member")
     before = tenant.store.workspaces.get_workspace(tenant.workspace_id).settings
@@ -87,8 +87,8 @@ def test_a_member_reads_the_exact_document_and_its_words_and_may_not_change_it(t
 
 
 def test_the_owner_is_told_what_a_rule_may_name_in_the_policy_words(tenant):
-    ana = accounts.add_person(tenant.store, tenant.workspace_id, f"ana.{tenant.workspace_id}@example.com", "admin",
-                              "Ana Costa")
+    ana = accounts.add_person(tenant.store.workspaces, tenant.workspace_id, f"ana.{tenant.workspace_id}@example.com",
+                              "admin", "Ana Costa")
     choices = tenant.page().get("/api/policy").json()["choices"]
     assert choices["when"] == [
         {"value": "any", "words": "every held request"},

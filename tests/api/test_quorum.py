@@ -35,7 +35,8 @@ async def big_budget(tenant) -> dict:
 
 
 def admin(tenant, name: str):
-    return accounts.add_person(tenant.store, tenant.workspace_id, f"{name.split()[0].lower()}.{tenant.workspace_id}"
+    return accounts.add_person(tenant.store.workspaces, tenant.workspace_id,
+                               f"{name.split()[0].lower()}.{tenant.workspace_id}"
                                "@example.com", "admin", name)
 
 

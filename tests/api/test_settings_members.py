@@ -12,7 +12,7 @@ pytestmark = pytest.mark.anyio
 
 
 def test_an_owner_sees_every_member_with_their_role_in_the_order_added(signed, tenant, other_tenant):
-    bea = accounts.add_person(tenant.store, tenant.workspace_id, "bea@example.com", "approver", "Bea")
+    bea = accounts.add_person(tenant.store.workspaces, tenant.workspace_id, "bea@example.com", "approver", "Bea")
     other_tenant.add_person("admin")  # another workspace's: never listed here
     answer = signed.get("/api/settings/members")
     assert answer.status_code == 200, answer.text

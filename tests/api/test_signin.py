@@ -90,7 +90,7 @@ def test_the_link_signs_in_once(page, tenant, clock):
 
 
 def test_session_cookie_attributes_and_hash_only(page, tenant, clock):
-    response = page.complete(mint_signin_token(tenant.store, tenant.person, now=tenant.runtime.desk.now()))
+    response = page.complete(mint_signin_token(tenant.store.sessions, tenant.person, now=tenant.runtime.desk.now()))
     (cookie,) = [v for k, v in response.headers.multi_items() if k.lower() == "set-cookie"]
     session_id = session_cookie(response)
     assert cookie == f"{COOKIE}={session_id}; Path=/; Secure; HttpOnly; SameSite=Lax"
@@ -102,7 +102,7 @@ def test_session_cookie_attributes_and_hash_only(page, tenant, clock):
 
 
 def test_expired_link_is_refused(page, tenant, clock):
-    token = mint_signin_token(tenant.store, tenant.person, now=tenant.runtime.desk.now())
+    token = mint_signin_token(tenant.store.sessions, tenant.person, now=tenant.runtime.desk.now())
     clock.advance(15 * 60 + 1)
     response = page.complete(token)
     assert response.status_code == 400
@@ -110,7 +110,7 @@ def test_expired_link_is_refused(page, tenant, clock):
 
 
 def test_link_just_before_expiry_works(page, tenant, clock):
-    token = mint_signin_token(tenant.store, tenant.person, now=tenant.runtime.desk.now())
+    token = mint_signin_token(tenant.store.sessions, tenant.person, now=tenant.runtime.desk.now())
     clock.advance(15 * 60 - 2)
     assert page.complete(token).status_code == 200
 
@@ -150,7 +150,7 @@ def test_rate_limit_per_client_address(page, tenant, clock):
 
 
 def test_signin_needs_the_page_origin(page, tenant, clock):
-    token = mint_signin_token(tenant.store, tenant.person, now=tenant.runtime.desk.now())
+    token = mint_signin_token(tenant.store.sessions, tenant.person, now=tenant.runtime.desk.now())
     for origin in ("https://evil.example", "null"):
         response = page.post("/api/signin/complete", {"token": token}, origin=origin, csrf=None, cookie=None)
         assert response.status_code == 403

@@ -79,7 +79,7 @@ def test_a_member_and_a_stranger_take_the_same_path(tenant, clock):
 
 
 def test_a_token_minted_for_a_stranger_signs_nobody_in(page, tenant, clock):
-    token = mint_signin_token(tenant.store, None, now=tenant.runtime.desk.now())
+    token = mint_signin_token(tenant.store.sessions, None, now=tenant.runtime.desk.now())
     response = page.complete(token)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "signin_invalid"

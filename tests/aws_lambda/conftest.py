@@ -82,8 +82,9 @@ def stream(aws):
 @pytest.fixture
 def stack_tenant(aws):
     runtime = instance_runtime(aws)
-    workspace, person = accounts.create_workspace(runtime.store, "Acme", "owner@example.com")
-    token = accounts.create_connection(runtime.store, workspace.id, person.id, "Lambda agent").token
+    workspace, person = accounts.create_workspace(runtime.store.workspaces, "Acme", "owner@example.com")
+    token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id, person.id,
+                                       "Lambda agent").token
     seed_notes(runtime.store, workspace.id)
     return runtime, workspace, person, token
 
@@ -94,8 +95,10 @@ class Person:
 
     def __init__(self, runtime, email: str):
         self.runtime = runtime
-        self.workspace, self.person = accounts.create_workspace(runtime.store, email.split("@")[0].title(), email)
-        connection = accounts.create_connection(runtime.store, self.workspace.id, self.person.id, "agent").connection
+        self.workspace, self.person = accounts.create_workspace(runtime.store.workspaces, email.split("@")[0].title(),
+                                                                email)
+        connection = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, self.workspace.id,
+                                                self.person.id, "agent").connection
         seed_notes(runtime.store, self.workspace.id)
         self.email = email
         self.principal = Principal(runtime.store.workspaces.get_workspace(self.workspace.id), self.person, connection)

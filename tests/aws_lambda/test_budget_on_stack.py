@@ -38,9 +38,11 @@ class Stack:
         self.public = env["COUNTERSIGN_PUBLIC_URL"]
         self.runtime = instance_runtime(env)  # the operator's view of the same table
         store = self.runtime.store
-        self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
-        self.token = accounts.create_connection(store, self.workspace.id, self.person.id, "Lambda agent").token
-        BUDGET.demo(store.docs, ActionContext.of(store, self.workspace, self.person, None, self.runtime.desk.now()))
+        self.workspace, self.person = accounts.create_workspace(store.workspaces, "Acme", "owner@example.com", "Olive")
+        self.token = accounts.create_connection(store.workspaces, store.connections, self.workspace.id, self.person.id,
+                                                "Lambda agent").token
+        BUDGET.demo(store.docs, ActionContext.reading(store.docs, store.workspaces, self.workspace, self.person, None,
+                                                      self.runtime.desk.now()))
         self.mcp = [self._mcp_instance() for _ in range(2)]
         api_runtime = instance_runtime(env)
         self.api = LambdaInstance(Mangum(create_api(api_runtime, signin_floor=0.0), lifespan="off"))
@@ -63,7 +65,7 @@ class Stack:
         return self.api.invoke(http_event(method, path, headers=headers, body=raw))
 
     def sign_in(self) -> None:
-        token = mint_signin_token(self.runtime.store, self.person)
+        token = mint_signin_token(self.runtime.store.sessions, self.person)
         done = self.call("POST", "/api/signin/complete", {"token": token})
         assert done["statusCode"] == 200, response_body(done)
         [cookie] = set_cookies(done)
@@ -244,8 +246,9 @@ async def test_a_warm_api_instance_reads_a_clicks_card_with_its_session(stack, c
 
 async def _held_elsewhere(stack) -> str:
     """A card waiting in another workspace of the same table (its own agent's)."""
-    workspace, person = accounts.create_workspace(stack.runtime.store, "Elsewhere", "else@example.com")
-    token = accounts.create_connection(stack.runtime.store, workspace.id, person.id, "Their agent").token
+    workspace, person = accounts.create_workspace(stack.runtime.store.workspaces, "Elsewhere", "else@example.com")
+    token = accounts.create_connection(stack.runtime.store.workspaces, stack.runtime.store.connections, workspace.id,
+                                       person.id, "Their agent").token
     async with mcp_client(f"{stack.public}/mcp", token, transport=LambdaTransport([stack.mcp[1]])) as theirs:
         held = (await theirs.call_tool("buy_credits", {"credits": 100})).structured_content
     assert held["status"] == "pending", held

@@ -27,8 +27,9 @@ with mock_aws():
                 "jsonschema": "jsonschema" in sys.modules}
     from countersign.identity import accounts
     from tests.support.apigw import LambdaContext, http_event, response_body
-    workspace, person = accounts.create_workspace(fn.runtime.store, "Acme", "owner@example.com")
-    token = accounts.create_connection(fn.runtime.store, workspace.id, person.id, "agent").token
+    workspace, person = accounts.create_workspace(fn.runtime.store.workspaces, "Acme", "owner@example.com")
+    token = accounts.create_connection(fn.runtime.store.workspaces, fn.runtime.store.connections, workspace.id,
+                                       person.id, "agent").token
     META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
     def rpc(method, params, name=None):

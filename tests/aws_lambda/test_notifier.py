@@ -215,8 +215,8 @@ def test_the_stream_hands_the_notifier_each_webhook_event_and_it_is_sent_signed(
     runtime.desk.settings = dataclasses.replace(runtime.desk.settings, upstream_private=True)  # the receiver's loopback
     olive = Person(runtime, "olive@example.com")
     with webhook_receiver() as receiver:
-        (endpoint, secret) = add_endpoint(runtime.store, runtime.state_keys, runtime.desk.settings, olive.person,
-                                          receiver.url, ["card.filed", "card.lapsed"], runtime.desk.now())
+        (endpoint, secret) = add_endpoint(runtime.store.webhooks, runtime.state_keys, runtime.desk.settings,
+                                          olive.person, receiver.url, ["card.filed", "card.lapsed"], runtime.desk.now())
         stream.read()  # the endpoint's own items
         # her agent's next request reads the workspace anew: it now says it has an endpoint
         olive.principal = dataclasses.replace(olive.principal,

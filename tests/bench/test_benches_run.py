@@ -145,7 +145,7 @@ def test_aws_timeouts_bench_shows_three_attempts_then_a_read_timeout():
 @pytest.mark.parametrize("scenario", ["yes", "card"])
 def test_the_held_path_stays_short_and_top_down(scenario):
     """Issue 41: from the MCP tool call to the store's commit, a held call takes at most 34 steps
-    (68 before), and no file of the package is entered more than three times (ten before)."""
+    (68 before), and each file of the package is entered once or twice (ten times before)."""
     out = bench("bench/held_path.py", scenario)
     steps = re.search(r"^steps: (\d+); files: (\d+); returns: (\d+)$", out, re.M)
     assert steps, out
@@ -154,4 +154,4 @@ def test_the_held_path_stays_short_and_top_down(scenario):
     assert listed[0] == "surfaces/mcp/actions.py:run"
     assert listed[-1] == "store/sqlite/cards.py:" + ("commit_card" if scenario == "yes" else "file_card")
     entered = dict(re.findall(r"([\w/]+\.py) (\d+)", out.split("entered: ", 1)[1]))
-    assert max(int(n) for n in entered.values()) <= 3, entered
+    assert max(int(n) for n in entered.values()) <= 2, entered

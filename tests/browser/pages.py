@@ -191,7 +191,7 @@ def sign_in(page, tenant, person=None) -> None:
     request rate limit of 127.0.0.1; test_signin_flow covers the email round trip.
     """
     person = person or tenant.person
-    token = mint_signin_token(tenant.store, person)
+    token = mint_signin_token(tenant.store.sessions, person)
     page.goto(f"{tenant.origin}/signin#token={token}")
     ready(page, "signin")
     with page.expect_response("**/api/signin/complete") as answer:

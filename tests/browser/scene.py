@@ -61,9 +61,10 @@ class Scene:
 def tenant_with_email(runtime, origin: str, email: str, name: str) -> Tenant:
     """A tenant like :func:`tests.support.harness.new_tenant`, but with a fixed email and name."""
     store = runtime.store
-    workspace, person = accounts.create_workspace(store, "Acme", email, name)
+    workspace, person = accounts.create_workspace(store.workspaces, "Acme", email, name)
     # Created at the server's clock (frozen by the snapshot test), not the machine's.
-    new = accounts.create_connection(store, workspace.id, person.id, "Claude on laptop", now=int(runtime.desk.clock()))
+    new = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id, "Claude on laptop",
+                                     now=int(runtime.desk.clock()))
     notes = seed_notes(store, workspace.id)
     tenant = Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
     TENANTS.append(tenant)
@@ -78,7 +79,7 @@ def build(tenant: Tenant, *, spare: int = 0, live_upstream: Path | None = None) 
     runtime, store, ws = tenant.runtime, tenant.store, tenant.workspace_id
     workspace = store.workspaces.get_workspace(ws)
     now = runtime.desk.now()
-    ctx = ActionContext.of(store, workspace, tenant.person, None, now)
+    ctx = ActionContext.reading(store.docs, store.workspaces, workspace, tenant.person, None, now)
     seed_budget(store.docs, ctx)
     mail = seed_mail(store.docs, ctx)
     store.docs.write_docs(ws, [DocWrite("note", f"s{i}", {"title": f"Spare {i}", "text": "x"}, 0)

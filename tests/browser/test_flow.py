@@ -242,7 +242,7 @@ def test_a_sign_in_link_opened_while_signed_in_says_it_would_switch_accounts(liv
 
     sign_in(page, tenant)
     stranger = tenant.add_person("member")
-    link = mint_signin_token(tenant.store, stranger)
+    link = mint_signin_token(tenant.store.sessions, stranger)
     page.goto(f"{tenant.origin}/signin#token={link}")
     ready(page, "signin")
     warning = page.get_by_role("alert")

@@ -28,7 +28,7 @@ BIG_BUDGETS = "Big budgets: an amount over 500 needs 2 of owners, admins; one no
 
 
 def _admin(tenant, name: str = "Ana Costa"):
-    return accounts.add_person(tenant.store, tenant.workspace_id,
+    return accounts.add_person(tenant.store.workspaces, tenant.workspace_id,
                                f"{name.split()[0].lower()}.{tenant.workspace_id}@example.com", "admin", name)
 
 

@@ -15,8 +15,8 @@ RULE = {"id": "q_notes", "name": "Two for notes", "when": "tool:publish_note", "
 
 
 def test_the_card_shows_approvals_and_the_last_one_runs_it(live, tenant, page):
-    ana = accounts.add_person(tenant.store, tenant.workspace_id, f"ana.{tenant.workspace_id}@example.com", "admin",
-                              "Ana Costa")
+    ana = accounts.add_person(tenant.store.workspaces, tenant.workspace_id, f"ana.{tenant.workspace_id}@example.com",
+                              "admin", "Ana Costa")
     tenant.store.workspaces.update_workspace_settings(tenant.workspace_id, {"quorum_rules": json.dumps([RULE])})
     held = file_cards(tenant, [("n1", "two keys")])[0]
     card_id = held["confirmationId"]

@@ -11,7 +11,7 @@ from tests.browser.pages import new_context, ready
 
 def test_link_is_scanner_safe_and_single_use(live, tenant, browser, watch):
     _, server = live
-    token = mint_signin_token(tenant.store, tenant.person)
+    token = mint_signin_token(tenant.store.sessions, tenant.person)
     link = f"{server.origin}/signin#token={token}"
 
     # A scanner (or a preview) opens the link: it sees a button and nothing is spent.
@@ -85,7 +85,7 @@ def test_bogus_token_and_next_page(live, tenant, page):
     page.goto(f"{server.origin}/history")
     ready(page, "signin")
     expect(page.get_by_role("heading", name="Sign in to answer requests")).to_be_visible()
-    token = mint_signin_token(tenant.store, tenant.person)
+    token = mint_signin_token(tenant.store.sessions, tenant.person)
     page.goto(f"{server.origin}/signin#token={token}")
     ready(page, "signin")
     page.get_by_role("button", name="Sign in").click()

@@ -193,14 +193,16 @@ class Book:
 
 
 def new_book(store, now: int = NOW, seed: bool = True) -> Book:
-    workspace, person = accounts.create_workspace(store, "Budget test", f"{new_id('u')}@example.com", now=now)
+    workspace, person = accounts.create_workspace(store.workspaces, "Budget test", f"{new_id('u')}@example.com",
+                                                  now=now)
     if seed:
         seed_small(store, workspace.id)
-    return Book(store, ActionContext.of(store, workspace, person, None, now))
+    return Book(store, ActionContext.reading(store.docs, store.workspaces, workspace, person, None, now))
 
 
 def book_for(store, workspace_id: str, person, now: int = NOW) -> Book:
-    return Book(store, ActionContext.of(store, store.workspaces.get_workspace(workspace_id), person, None, now))
+    return Book(store, ActionContext.reading(store.docs, store.workspaces,
+                                             store.workspaces.get_workspace(workspace_id), person, None, now))
 
 
 def set_group(book: Book, group_id: str, **fields) -> None:

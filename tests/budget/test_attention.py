@@ -49,7 +49,8 @@ def reading(book: Book, tool: str, **args) -> tuple[dict, list[str]]:
 
     counting.store.docs.list_docs = listing
     r = READS[tool]
-    return r.run(r.parse(args), ActionContext.of(counting.store, book.ctx.workspace, book.ctx.person, None,
+    return r.run(r.parse(args), ActionContext.reading(counting.store.docs, counting.store.workspaces,
+                                                      book.ctx.workspace, book.ctx.person, None,
                                                  book.ctx.now)), listed
 
 

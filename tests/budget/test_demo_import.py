@@ -180,7 +180,7 @@ def test_cli_budget_import(tmp_path, capsys):
     db = tmp_path / "cli.db"
     store = SQLiteStore(str(db))
     email = f"{new_id('u')}@example.com"
-    workspace, _ = accounts.create_workspace(store, "CLI", email)
+    workspace, _ = accounts.create_workspace(store.workspaces, "CLI", email)
     good = tmp_path / "register.csv"
     good.write_text(GOOD, encoding="utf-8")
     bad = tmp_path / "bad.csv"

@@ -220,7 +220,8 @@ def test_a_backdated_change_carried_through_every_later_year_writes_one_doc_per_
         run(book, ("create", "acc_checking", [{"month": f"{year}-03", "day": 3, "amount": -5_000,
                                                "category": "cat_books", "cleared": "cleared"}]))
     counting = Counting(book.store)
-    ctx = ActionContext.of(counting.store, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+    ctx = ActionContext.reading(counting.store.docs, counting.store.workspaces, book.ctx.workspace, book.ctx.person,
+                                None, book.ctx.now)
     effect = Question.of(ACTIONS["set_category_budget"], {"category_id": "cat_books", "month": "2014-01",
                                                           "amount": "5000"}, ctx).effect()
     written = {w.id for phase in effect.phases for w in phase.writes if rollup.is_rollup(w.id)}
@@ -356,7 +357,8 @@ def test_a_read_reads_as_much_after_ten_years_as_after_one(read, args):
                  "cleared": "cleared"} for m in (1, 6, 11)]))
             run(book, ("budget", "cat_books", f"{year}-06", 20_000))
         counting = Counting(book.store)
-        ctx = ActionContext.of(counting.store, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+        ctx = ActionContext.reading(counting.store.docs, counting.store.workspaces, book.ctx.workspace,
+                                    book.ctx.person, None, book.ctx.now)
         r = READS[read]
         r.run(r.parse(args), ctx)
         costs.append((dict(counting.calls), counting.docs_read))

@@ -17,7 +17,8 @@ from tests.budget.test_rollup import check_reads
 
 def planned(book, tool: str, **args) -> list:
     """The writes a yes to ``tool`` would commit, planned now (not committed)."""
-    ctx = ActionContext.of(book.store, book.ctx.workspace, book.ctx.person, None, book.ctx.now)
+    ctx = ActionContext.reading(book.store.docs, book.store.workspaces, book.ctx.workspace, book.ctx.person, None,
+                                book.ctx.now)
     return [w for phase in Question.of(ACTIONS[tool], args, ctx).effect().phases for w in phase.writes]
 
 

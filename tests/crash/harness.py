@@ -99,10 +99,12 @@ class Crashable:
 
     def __post_init__(self) -> None:
         self.store = SQLiteStore(str(self.data / "countersign.db"))
-        self.workspace, self.person = accounts.create_workspace(self.store, "Acme", f"{new_id('u')}@example.com")
+        self.workspace, self.person = accounts.create_workspace(self.store.workspaces, "Acme",
+                                                                f"{new_id('u')}@example.com")
         seed_small(self.store, self.workspace.id)
         seed_parcels(self.store, self.workspace.id)
-        self.token = accounts.create_connection(self.store, self.workspace.id, self.person.id, "Agent").token
+        self.token = accounts.create_connection(self.store.workspaces, self.store.connections, self.workspace.id,
+                                                self.person.id, "Agent").token
 
     def start(self, **env: str) -> ServerProcess:
         if self.server is not None:

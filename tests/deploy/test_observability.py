@@ -188,8 +188,9 @@ def desk_world(tmp_path):
     )
     events: list[str] = []
     runtime.desk.on_event = events.append
-    workspace, person = accounts.create_workspace(runtime.store, "Acme", "owner@example.com")
-    connection = accounts.create_connection(runtime.store, workspace.id, person.id, "agent").connection
+    workspace, person = accounts.create_workspace(runtime.store.workspaces, "Acme", "owner@example.com")
+    connection = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                            person.id, "agent").connection
     seed_notes(runtime.store, workspace.id)
     principal = Principal(runtime.store.workspaces.get_workspace(workspace.id), person, connection)
 

@@ -111,10 +111,10 @@ def test_what_ended_by_its_deletion_is_not_brought_back_unless_asked(aws, capsys
     store = DynamoDBStore(LIVE, client=aws)
     now = int(time.time())
     world = World(store)
-    colleague = accounts.add_person(store, world.ws.id, "colleague@example.com", "member")
+    colleague = accounts.add_person(store.workspaces, world.ws.id, "colleague@example.com", "member")
     store.sessions.create_session(Session(session_hash="s" * 64, person_id=world.person.id, workspace_id=world.ws.id,
                                  csrf_token="c" * 43, created_at=now, expires_at=now + 3600))
-    link = mint_signin_token(store, world.person, now=now)
+    link = mint_signin_token(store.sessions, world.person, now=now)
     aws.restore_table_to_point_in_time(SourceTableName=LIVE, TargetTableName=RESTORED, UseLatestRestorableTime=True)
     # after the restore point: signed out, the link used, the colleague removed, and a card lost
     store.sessions.delete_session("s" * 64)

@@ -131,7 +131,7 @@ def test_refused_edits_write_nothing(world, values, field, message):
 def test_an_edit_of_someone_elses_or_an_answered_card_is_refused(world):
     w = world
     asked = held(w)
-    other = accounts.add_person(w.store, w.workspace.id, "other@example.com", "admin", now=w.clock)
+    other = accounts.add_person(w.store.workspaces, w.workspace.id, "other@example.com", "admin", now=w.clock)
     trail = w.events(asked["confirmationId"])
     with pytest.raises(Refusal) as theirs:
         edit(w, asked["confirmationId"], {"amount": "80.00"}, person=other)

@@ -34,9 +34,10 @@ def w(world):
     rules = escalation.toolset(lambda tool: registry.agent_action(tool))
     registry = Registry([BUDGET, STEPPED, rules])
     world.desk.registry = registry
-    world.ana = accounts.add_person(world.store, world.workspace.id, f"{new_id('a')}@example.com", "admin",
+    world.ana = accounts.add_person(world.store.workspaces, world.workspace.id, f"{new_id('a')}@example.com", "admin",
                                     "Ana Costa", now=1)
-    world.cy = accounts.add_person(world.store, world.workspace.id, f"{new_id('c')}@example.com", "member", "Cy",
+    world.cy = accounts.add_person(world.store.workspaces, world.workspace.id, f"{new_id('c')}@example.com", "member",
+                                   "Cy",
                                    now=2)
     return world
 

@@ -67,12 +67,14 @@ STAGING = Toolset(name="staging", actions=[StageInClient(), StageOnPage(), Stage
 class World:
     def __init__(self, store):  # noqa: F811
         self.store = store
-        workspace, self.person = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com", now=NOW)
+        workspace, self.person = accounts.create_workspace(store.workspaces, "Acme", f"{new_id('u')}@example.com",
+                                                           now=NOW)
         self.workspace_id = workspace.id
         [self.note] = seed_notes(store, workspace.id, count=1)
         self.desk = CardDesk(store, Keyring.from_secrets([new_secret()]), Settings(), Registry([STAGING]),
                              clock=lambda: NOW)
-        conn = accounts.create_connection(store, workspace.id, self.person.id, "agent").connection
+        conn = accounts.create_connection(store.workspaces, store.connections, workspace.id, self.person.id,
+                                          "agent").connection
         self.principal = Principal(workspace, self.person, conn)
 
     def call(self, tool: str, text: str, **how) -> gate_ask.Reply:

@@ -38,9 +38,12 @@ def with_quorum(w: GateWorld) -> GateWorld:
     rules = quorum_rules.toolset(lambda tool: registry.agent_action(tool))
     registry = Registry([BUDGET, STEPPED, rules])
     w.desk.registry = registry
-    w.ana = accounts.add_person(w.store, w.workspace.id, f"{new_id('a')}@example.com", "admin", "Ana Costa", now=1)
-    w.bo = accounts.add_person(w.store, w.workspace.id, f"{new_id('b')}@example.com", "admin", "Bo Li", now=2)
-    w.cy = accounts.add_person(w.store, w.workspace.id, f"{new_id('c')}@example.com", "member", "Cy Park", now=3)
+    w.ana = accounts.add_person(w.store.workspaces, w.workspace.id, f"{new_id('a')}@example.com", "admin", "Ana Costa",
+                                now=1)
+    w.bo = accounts.add_person(w.store.workspaces, w.workspace.id, f"{new_id('b')}@example.com", "admin", "Bo Li",
+                               now=2)
+    w.cy = accounts.add_person(w.store.workspaces, w.workspace.id, f"{new_id('c')}@example.com", "member", "Cy Park",
+                               now=3)
     return w
 
 

@@ -225,14 +225,16 @@ def test_the_argument_checker_refuses_an_expiry_over_30_days_and_bad_uses(w, cha
 
 
 def test_a_grant_for_another_persons_or_workspaces_connection_or_a_revoked_one_is_refused(w, store):
-    colleague = accounts.add_person(store, w.workspace.id, "colleague@example.com", now=w.clock)
-    theirs = accounts.create_connection(store, w.workspace.id, colleague.id, "Their agent").connection
+    colleague = accounts.add_person(store.workspaces, w.workspace.id, "colleague@example.com", now=w.clock)
+    theirs = accounts.create_connection(store.workspaces, store.connections, w.workspace.id, colleague.id,
+                                        "Their agent").connection
     with pytest.raises(ActionError) as refused:
         file_grant(w, connection_id=theirs.id)
     assert refused.value.message == ("connection_id: that connection is another person's; only the person it acts "
                                      "for can give it a standing grant. Nothing was granted.")
-    other_ws, other_person = accounts.create_workspace(store, "Elsewhere", "else@example.com", now=w.clock)
-    elsewhere = accounts.create_connection(store, other_ws.id, other_person.id, "Their agent").connection
+    other_ws, other_person = accounts.create_workspace(store.workspaces, "Elsewhere", "else@example.com", now=w.clock)
+    elsewhere = accounts.create_connection(store.workspaces, store.connections, other_ws.id, other_person.id,
+                                           "Their agent").connection
     with pytest.raises(ActionError) as refused:
         file_grant(w, connection_id=elsewhere.id)
     assert refused.value.message == f"connection_id: no connection {elsewhere.id!r} in this workspace. Nothing was " \

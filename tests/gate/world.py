@@ -29,7 +29,8 @@ BAKERY = {"account_id": "acc_checking",
 class GateWorld:
     def __init__(self, store, **settings: Any):
         self.store = store
-        self.workspace, self.person = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com", now=NOW)
+        self.workspace, self.person = accounts.create_workspace(store.workspaces, "Acme", f"{new_id('u')}@example.com",
+                                                                now=NOW)
         seed_small(store, self.workspace.id)
         self.parcels = seed_parcels(store, self.workspace.id)
         self.clock = NOW
@@ -39,7 +40,8 @@ class GateWorld:
         self.asking = self._principal("Agent that asks")
 
     def _principal(self, name: str) -> Principal:
-        conn = accounts.create_connection(self.store, self.workspace.id, self.person.id, name).connection
+        conn = accounts.create_connection(self.store.workspaces, self.store.connections, self.workspace.id,
+                                          self.person.id, name).connection
         return Principal(self.store.workspaces.get_workspace(self.workspace.id), self.person, conn)
 
     def configure(self, **changes: Any) -> None:

@@ -28,7 +28,7 @@ def test_a_change_from_the_command_line_says_so(upstream, tmp_path, capsys, monk
     settings = settings_mod.load({"COUNTERSIGN_DATA": str(data)})
     runtime = build(settings, deliver_inline=False)
     store = runtime.store
-    workspace, owner = accounts.create_workspace(store, "Acme", "owner@example.com")
+    workspace, owner = accounts.create_workspace(store.workspaces, "Acme", "owner@example.com")
     code = cli.main(["upstream", "add", "fs", "--url", upstream.url, "--data", str(data),
                      "--email", "owner@example.com"])
     out = capsys.readouterr()

@@ -29,7 +29,8 @@ def mail(tenant):
 
 
 def ctx_of(t, person=None):
-    return ActionContext.of(t.store, t.store.workspaces.get_workspace(t.workspace_id), person or t.person, None,
+    return ActionContext.reading(t.store.docs, t.store.workspaces, t.store.workspaces.get_workspace(t.workspace_id),
+                                 person or t.person, None,
                             t.runtime.desk.now())
 
 

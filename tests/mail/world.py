@@ -28,7 +28,7 @@ class World:
     def __init__(self, store, credits: int = 100, contacts=None):
         self.store = store
         self.workspace, self.owner = accounts.create_workspace(
-            store, "Acme", f"{new_id('u')}@example.com", "Olive Owner"
+            store.workspaces, "Acme", f"{new_id('u')}@example.com", "Olive Owner"
         )
         self.registry = Registry([TOOLSET])
         self.desk = CardDesk(store, Keyring.from_secrets([new_secret()]), Settings(), self.registry)
@@ -41,12 +41,13 @@ class World:
         return self.workspace.id
 
     def ctx(self, person: Person | None = None) -> ActionContext:
-        return ActionContext.of(
-            self.store, self.store.workspaces.get_workspace(self.ws), person or self.owner, None, self.desk.now()
+        return ActionContext.reading(
+            self.store.docs, self.store.workspaces, self.store.workspaces.get_workspace(self.ws), person or self.owner,
+            None, self.desk.now(),
         )
 
     def add_person(self, role: str) -> Person:
-        return accounts.add_person(self.store, self.ws, f"{new_id('u')}@example.com", role, name=f"A {role}")
+        return accounts.add_person(self.store.workspaces, self.ws, f"{new_id('u')}@example.com", role, name=f"A {role}")
 
     def action(self, name: str):
         return self.registry.action(name)
@@ -70,7 +71,8 @@ class World:
     def principal(self, person: Person | None = None) -> Principal:
         person = person or self.owner
         if person.id not in self._connections:
-            new = accounts.create_connection(self.store, self.ws, person.id, "Test agent")
+            new = accounts.create_connection(self.store.workspaces, self.store.connections, self.ws, person.id,
+                                             "Test agent")
             self._connections[person.id] = new.connection
         person = self.store.workspaces.get_person(self.ws, person.id)
         return Principal(self.store.workspaces.get_workspace(self.ws), person, self._connections[person.id])

@@ -76,9 +76,9 @@ def test_a_full_disk_while_filing_says_nothing_was_written_and_a_retry_is_safe(t
     for folder in (seed, data, ctl):
         folder.mkdir()
     store = SQLiteStore(str(seed / "countersign.db"))
-    workspace, person = accounts.create_workspace(store, "Acme", "owner@example.com")
+    workspace, person = accounts.create_workspace(store.workspaces, "Acme", "owner@example.com")
     seed_small(store, workspace.id)
-    token = accounts.create_connection(store, workspace.id, person.id, "Agent").token
+    token = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id, "Agent").token
     store.close()
 
     with socket.socket() as s:

@@ -83,9 +83,10 @@ class Server:
         self.runtime.store = with_roles(store, callers=self.racing, limits=self.alone)
         self.app, _ = build_local(settings, runtime=self.runtime)
         self.store = store
-        self.workspace, self.person = accounts.create_workspace(store, "Acme", "owner@example.com")
+        self.workspace, self.person = accounts.create_workspace(store.workspaces, "Acme", "owner@example.com")
         seed_notes(store, self.workspace.id)
-        self.token = accounts.create_connection(store, self.workspace.id, self.person.id, "agent").token
+        self.token = accounts.create_connection(store.workspaces, store.connections, self.workspace.id, self.person.id,
+                                                "agent").token
         self.requests = 0
         self.by_token: collections.Counter[str] = collections.Counter()  # requests to /mcp, per bearer token
         self.transport = httpx2.ASGITransport(app=self._counting)
@@ -114,7 +115,8 @@ class Server:
         return self.store.docs.get_doc(self.workspace.id, "note", note_id).data["text"]
 
     async def click(self, card_id: str) -> httpx2.Response:
-        session_id, signed = sessions.start_session(self.store, self.runtime.sessions, self.person, self.workspace,
+        session_id, signed = sessions.start_session(self.store.sessions, self.runtime.sessions, self.person,
+                                                    self.workspace,
                                                     self.runtime.desk.now())
         async with httpx2.AsyncClient(transport=self.transport, base_url=ORIGIN, cookies={COOKIE: session_id}) as http:
             # once to the card (the process learns whose the session is), then the click
@@ -193,7 +195,8 @@ async def test_a_click_is_counted_once_in_its_commit_and_a_lost_race_leaves_the_
 async def test_two_requests_served_at_once_never_take_each_others_counts():
     with tempfile.TemporaryDirectory() as tmp:
         server = Server(tmp, COUNTERSIGN_LIMIT_CONNECTION="100")
-        other = accounts.create_connection(server.store, server.workspace.id, server.person.id, "other").token
+        other = accounts.create_connection(server.store.workspaces, server.store.connections, server.workspace.id,
+                                           server.person.id, "other").token
         async with server.app.router.lifespan_context(server.app):
             async with mcp_client(f"{ORIGIN}/mcp", server.token, transport=server.transport) as mine, \
                     mcp_client(f"{ORIGIN}/mcp", other, transport=server.transport) as theirs:

@@ -97,8 +97,9 @@ async def test_a_lambda_instance_runs_the_work_on_its_loop_and_answers_the_same(
     with tempfile.TemporaryDirectory() as tmp:
         settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
         runtime = build(settings, toolsets=[Toolset(name="probe", reads=[read])])
-        workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
-        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
+        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                           person.id, "probe").token
         server = build_server(runtime.desk, runtime.state_keys)
 
         async with mcp_client(URL, token, transport=httpx2.ASGITransport(app=StatelessMCP(server, runtime.store))) as c:
@@ -288,8 +289,9 @@ async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_ligh
         settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
         runtime = build(settings, toolsets=[Toolset(name="probe", reads=[blocking, light])])
         app, _ = build_local(settings, runtime=runtime)
-        workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
-        token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
+        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                           person.id, "probe").token
         transport = httpx2.ASGITransport(app=app)
         async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as slow_client, \
                 mcp_client(URL, token, transport=transport) as client:
@@ -304,8 +306,9 @@ async def test_over_the_local_server_a_slow_read_holds_up_no_other_call_and_ligh
                 assert not blocking.release.is_set()
                 blocking.release.set()
             # proven light in one workspace is not proven in another (its budget may be far bigger)
-            other, someone = accounts.create_workspace(runtime.store, "Other", "other@example.com")
-            other_token = accounts.create_connection(runtime.store, other.id, someone.id, "probe").token
+            other, someone = accounts.create_workspace(runtime.store.workspaces, "Other", "other@example.com")
+            other_token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, other.id,
+                                                     someone.id, "probe").token
             async with mcp_client(URL, other_token, transport=transport) as elsewhere:
                 assert (await elsewhere.call_tool("light_read", {})).structured_content == {"workspace": other.id}
         runtime.store.close()
@@ -354,8 +357,9 @@ def probe_app(tmp: str, **env: str):
                                   **env})
     runtime = build(settings, toolsets=[Toolset(name="probe", reads=[WhichThread()])])
     app, _ = build_local(settings, runtime=runtime)
-    workspace, person = accounts.create_workspace(runtime.store, "Probe", "probe@example.com")
-    token = accounts.create_connection(runtime.store, workspace.id, person.id, "probe").token
+    workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
+    token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id, person.id,
+                                       "probe").token
     return runtime, app, workspace, person, token
 
 
@@ -365,7 +369,8 @@ async def test_recording_a_connections_use_waits_for_the_write_lock_off_the_even
     thread, so the event loop serves the other agents' calls meanwhile; then it is recorded."""
     with tempfile.TemporaryDirectory() as tmp:
         runtime, app, workspace, person, warm = probe_app(tmp)
-        fresh = accounts.create_connection(runtime.store, workspace.id, person.id, "fresh")
+        fresh = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                           person.id, "fresh")
         transport = httpx2.ASGITransport(app=app)
         answers = []
         async with app.router.lifespan_context(app), mcp_client(URL, warm, transport=transport) as client:

@@ -52,7 +52,8 @@ def check(tenant, portal, client, tool: str, arguments: dict, unknown: str | Non
 
 def test_every_tool_with_generated_arguments(tenant):
     seed_small(tenant.store, tenant.workspace_id)
-    ctx = ActionContext.of(tenant.store, tenant.store.workspaces.get_workspace(tenant.workspace_id), tenant.person,
+    ctx = ActionContext.reading(tenant.store.docs, tenant.store.workspaces,
+                                tenant.store.workspaces.get_workspace(tenant.workspace_id), tenant.person,
                            None,
                            tenant.runtime.desk.now())
     seed_mail(tenant.store.docs, ctx)

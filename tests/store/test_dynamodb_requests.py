@@ -99,11 +99,12 @@ def test_an_access_token_costs_two_requests_the_first_time_and_one_after(ddb):
     owners = Owners()
     for expected in ({"GetItem": 1, "BatchGetItem": 1}, {"BatchGetItem": 1}):
         requests = Requests(ddb.client)
-        principal = verify_access(ddb, "csa_t", "https://cs.example/mcp", 1000, owners)
+        principal = verify_access(ddb.callers, ddb.grants, "csa_t", "https://cs.example/mcp", 1000, owners)
         assert isinstance(principal, Principal) and principal.connection == w.conn
         assert dict(requests.calls) == expected
     ddb.connections.revoke_connection(w.ws.id, w.conn.id, 1001)
-    assert verify_access(ddb, "csa_t", "https://cs.example/mcp", 1002, owners) == "This connection was revoked."
+    assert verify_access(ddb.callers, ddb.grants, "csa_t", "https://cs.example/mcp", 1002,
+                         owners) == "This connection was revoked."
 
 
 def test_two_instances_that_both_found_no_card_file_one(ddb):

@@ -23,7 +23,7 @@ def upstream(workspace_id: str, sealed: str | None, version: int = 0) -> Upstrea
 
 
 def ctx(store, w: World) -> ActionContext:
-    return ActionContext.of(store, w.ws, w.person, None, 0)
+    return ActionContext.reading(store.docs, store.workspaces, w.ws, w.person, None, 0)
 
 
 def test_an_upstream_round_trips_and_changes_only_from_the_version_read(store):

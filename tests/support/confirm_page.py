@@ -53,7 +53,7 @@ class Page:
         return response
 
     def sign_in(self, runtime, person: Person) -> Page:
-        response = self.complete(mint_signin_token(runtime.store, person, now=runtime.desk.now()))
+        response = self.complete(mint_signin_token(runtime.store.sessions, person, now=runtime.desk.now()))
         assert response.status_code == 200, response.text
         return self
 

@@ -63,11 +63,12 @@ class Tenant:
         return self.store.docs.get_doc(self.workspace_id, "note", note_id).data
 
     def add_person(self, role: str = "member") -> Person:
-        return accounts.add_person(self.store, self.workspace_id, f"{new_id('u')}@example.com", role)
+        return accounts.add_person(self.store.workspaces, self.workspace_id, f"{new_id('u')}@example.com", role)
 
     def connect(self, person: Person | None = None, name: str = "Second agent") -> str:
         person = person or self.person
-        return accounts.create_connection(self.store, self.workspace_id, person.id, name).token
+        return accounts.create_connection(self.store.workspaces, self.store.connections, self.workspace_id, person.id,
+                                          name).token
 
     def page(self, person: Person | None = None) -> Page:
         """The confirm page signed in as ``person`` (the owner by default), over real HTTP."""
@@ -104,10 +105,10 @@ TENANTS: list[Tenant] = []
 
 def new_tenant(runtime: Runtime, origin: str, role: str = "owner") -> Tenant:
     store = runtime.store
-    workspace, person = accounts.create_workspace(store, "Acme", f"{new_id('u')}@example.com")
+    workspace, person = accounts.create_workspace(store.workspaces, "Acme", f"{new_id('u')}@example.com")
     if role != "owner":
         person = store.workspaces.update_person(workspace.id, person.id, role=role)
-    new = accounts.create_connection(store, workspace.id, person.id, "Test agent")
+    new = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id, "Test agent")
     notes = seed_notes(store, workspace.id)
     tenant = Tenant(runtime, origin, workspace.id, person, new.token, new.connection.id, notes)
     TENANTS.append(tenant)

@@ -255,7 +255,7 @@ def test_demo_seeds_every_toolset_and_survives_a_restart(tmp_path):
 def test_backup_holds_the_commits_still_in_the_wal(capsys, tmp_path, monkeypatch):
     data = tmp_path / "data"
     running = build(settings_mod.load({"COUNTERSIGN_DATA": str(data)}))  # a server's store: its connections stay open
-    workspace, _ = accounts.create_workspace(running.store, "Acme", "a@example.com")
+    workspace, _ = accounts.create_workspace(running.store.workspaces, "Acme", "a@example.com")
     database = data / "countersign.db"
     assert (data / "countersign.db-wal").stat().st_size > 0, "the recent commits are in the -wal"
     shutil.copy(database, tmp_path / "copied.db")  # what copying the .db alone would keep

@@ -181,9 +181,9 @@ def test_a_closed_stdout_ends_the_command_quietly(tmp_path, per_user, many):
     data = tmp_path / "data"
     data.mkdir()
     store = SQLiteStore(str(data / "countersign.db"))
-    workspace, _ = accounts.create_workspace(store, "Acme", OWNER)
+    workspace, _ = accounts.create_workspace(store.workspaces, "Acme", OWNER)
     for n in range(200 if many else 0):
-        accounts.add_person(store, workspace.id, f"member{n}@example.com")
+        accounts.add_person(store.workspaces, workspace.id, f"member{n}@example.com")
     env = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
     env["XDG_DATA_HOME"] = str(tmp_path / "xdg")
     for argv in (["member", "list", "--data", str(data), "--email", OWNER], ["keys"]):

@@ -197,7 +197,7 @@ def test_a_call_under_a_quorum_rule_names_the_rule_and_who_approves(capsys, demo
         "reminder built-in, lapse client).",
         "Escalation: Slow answers: every held request unanswered after 30 minutes is shown to admins too.",
     ]
-    accounts.add_person(runtime.store, principal.workspace.id, "bea@example.com", "admin", "Bea")
+    accounts.add_person(runtime.store.workspaces, principal.workspace.id, "bea@example.com", "admin", "Bea")
     code, lines, _ = _test(capsys, data, info, "set_category_budget", _budget("600.00"))
     assert not any("Refused when filed" in line for line in lines)
     assert _cards(runtime, principal) == []

@@ -82,7 +82,7 @@ def demo(request, tmp_path, clean_env):
         info = seed_demo(runtime)
         principal = principal_by_token(runtime.store, info["agent_token"])
         # A second owner-or-admin, so that a quorum of 2 of owners and admins can be met.
-        accounts.add_person(runtime.store, principal.workspace.id, "bea@example.com", "admin", "Bea")
+        accounts.add_person(runtime.store.workspaces, principal.workspace.id, "bea@example.com", "admin", "Bea")
         demo = Demo(runtime, info["person_email"], principal, where, tmp_path)
         demo.setting(standing_grants_never=["tool:buy_credits"], quorum_rules=json.dumps([BIG_BUDGETS]),
                      escalation_rules=json.dumps([SLOW]))

@@ -77,7 +77,7 @@ def test_bad_endpoints_are_refused_and_nothing_is_written(capsys, demo, argv, me
 def test_only_an_owner_manages_webhooks(capsys, demo):
     data, runtime, info = demo
     owner = runtime.store.workspaces.get_person_by_email(info["person_email"])
-    accounts.add_person(runtime.store, owner.workspace_id, "ada@example.com", "admin", "Ada")
+    accounts.add_person(runtime.store.workspaces, owner.workspace_id, "ada@example.com", "admin", "Ada")
     code, out, err = _run(capsys, "webhook", "add", PUBLIC, "--data", data, "--email", "ada@example.com")
     assert (code, out, err) == (2, "", "error: Only the workspace's owners manage its webhooks.\n")
     assert runtime.store.webhooks.list_endpoints(owner.workspace_id) == []

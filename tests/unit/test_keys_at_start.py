@@ -26,9 +26,9 @@ def local(data) -> settings_mod.Settings:
 
 def file_a_card(runtime) -> str:
     store = runtime.store
-    workspace, person = accounts.create_workspace(store, "Acme", "keys@example.com")
+    workspace, person = accounts.create_workspace(store.workspaces, "Acme", "keys@example.com")
     seed_notes(store, workspace.id)
-    conn = accounts.create_connection(store, workspace.id, person.id, "agent").connection
+    conn = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id, "agent").connection
     principal = Principal(store.workspaces.get_workspace(workspace.id), person, conn)
     held = asyncio.run(gate_ask.request_card(runtime.desk, principal, "publish_note", {"note_id": "n1", "text": "x"}))
     return held["confirmationId"]

@@ -18,7 +18,7 @@ def cmd_connection_create(args) -> int:
     person = member(store, args.email)
     if person is None:
         return 2
-    new = accounts.create_connection(store, person.workspace_id, person.id, args.name)
+    new = accounts.create_connection(store.workspaces, store.connections, person.workspace_id, person.id, args.name)
     print(
         json.dumps({"connection_id": new.connection.id, "mcp_url": f"{s.public_url}/mcp", "token": new.token}, indent=2)
     )

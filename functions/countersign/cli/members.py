@@ -55,7 +55,7 @@ def cmd_member_add(args) -> int:
     if workspace is None:
         return 2
     try:
-        person = accounts.add_person(store, workspace.id, args.new_email, "member", args.name or "")
+        person = accounts.add_person(store.workspaces, workspace.id, args.new_email, "member", args.name or "")
     except Conflict:  # the same answer whichever workspace the address belongs to
         print(f"error: {args.new_email!r} already belongs to a member; an address is a member of one workspace "
               "only. Nothing was written.", file=sys.stderr)

@@ -11,7 +11,7 @@ def cmd_signin_link(args) -> int:
     person = member(store, args.email)
     if person is None:
         return 2
-    token = mint_signin_token(store, person)
+    token = mint_signin_token(store.sessions, person)
     print(f"{s.public_url}/signin#token={token}")
     return 0
 

@@ -30,12 +30,13 @@ def cmd_webhook(args) -> int:
         return 2
     ws = person.workspace_id
     if args.action == "list":
-        print(json.dumps(endpoints.listing(store, ws), indent=2))
+        print(json.dumps(endpoints.listing(store.webhooks, ws), indent=2))
         return 0
     if args.action == "add":
         _need_state_keys(s)
         _, state_keys = load_keys(s)
-        added, secret = endpoints.add_endpoint(store, state_keys, s, person, args.url, args.event, int(time.time()))
+        added, secret = endpoints.add_endpoint(store.webhooks, state_keys, s, person, args.url, args.event,
+                                               int(time.time()))
         print(json.dumps({"endpoint": endpoints.endpoint_view(added), "secret": secret}, indent=2))
         print("# the secret is shown once: give it to the receiver to check each request's webhook-signature",
               file=sys.stderr)
@@ -43,7 +44,7 @@ def cmd_webhook(args) -> int:
     try:
         if args.action == "remove":
             store.webhooks.remove_endpoint(ws, args.endpoint_id)
-            print(json.dumps(endpoints.listing(store, ws), indent=2))
+            print(json.dumps(endpoints.listing(store.webhooks, ws), indent=2))
         elif args.action == "enable":
             print(json.dumps(endpoints.endpoint_view(store.webhooks.enable_endpoint(ws, args.endpoint_id)), indent=2))
         else:

@@ -10,7 +10,7 @@ from .common import open_command_store, store_options
 
 def cmd_workspace_create(args) -> int:
     _, store = open_command_store(args, existing=False)  # a new workspace may be the first thing there
-    workspace, owner = accounts.create_workspace(store, args.name, args.owner_email, args.owner_name or "")
+    workspace, owner = accounts.create_workspace(store.workspaces, args.name, args.owner_email, args.owner_name or "")
     print(json.dumps({"workspace_id": workspace.id, "owner_id": owner.id, "owner_email": owner.email}, indent=2))
     return 0
 

@@ -23,6 +23,7 @@ from ..store.cards import Card
 from ..store.errors import Replayed, Taken
 from .desk import CardDesk
 from .errors import AnswerReplayed
+from .new_cards import new_card
 from .question import Answer, Question
 from .runner import BUSY_MESSAGE, run_card, run_new
 
@@ -97,7 +98,8 @@ def say_no(desk: CardDesk, q: Question, answer: Answer, reason: str | None) -> C
         try:
             if card is not None:
                 return desk.decline(card, desk.now(), answer, reason)
-            return desk.decline(desk.new_card(q, answer.channel, desk.now()), desk.now(), answer, reason, new=True)
+            new = new_card(q, answer.channel, desk.now(), desk.keyring, desk.settings.card_ttl)
+            return desk.decline(new, desk.now(), answer, reason, new=True)
         except Taken as taken:
             try:
                 card = _card_of(taken.card, asked_at)

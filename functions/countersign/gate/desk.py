@@ -1,5 +1,5 @@
-"""The card desk: the gate's dependencies, filing cards (with their tickets), finding a request's
-card, and the answers that close a card without running it.
+"""The card desk: the gate's dependencies, filing cards (made by :mod:`.new_cards`), finding a
+request's card, and the answers that close a card without running it.
 
 Running a card — the one place an action's effect is committed — is :mod:`.runner`; an answer
 given in the client or with a code is :mod:`.answers`; a card left running by a dead process is
@@ -20,25 +20,22 @@ from ..core.askers import Asker
 from ..core.canonical import arguments_digest, preview_digest
 from ..core.card_states import ANSWER_MEMORY_SECONDS, CardState, Refusal, RefusalReason
 from ..core.crash_points import crash_point
-from ..core.ids import new_id
 from ..core.smoke import SMOKE_TOOL, is_smoke_workspace
 from ..core.tickets import Keyring, TicketError, ticket_matches
 from ..identity.principal import Principal
 from ..settings import Settings
 from ..store import Store
-from ..store.cards import MAX_AUDIENCE, AuditEntry, Card, CardCommit, CardStore
+from ..store.cards import AuditEntry, Card, CardCommit, CardStore
 from ..store.connections import Connection, ConnectionStore
 from ..store.docs import DocStore
 from ..store.limits import REQUEST_COUNTS, LimitStore
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from ..toolkit import ActionContext, ActionError
 from .errors import DriftError
-from .escalation import SETTING as ESCALATION_RULES, steps_for
-from .lifetimes import SETTING as LIFETIMES, card_lifetime
+from .new_cards import new_card
 from .offload import IN_THREADS, Offload
 from .passkey_policy import needs_passkey, policy_of
 from .question import Answer, Question
-from .quorum_rules import snapshot
 from .refusals import record_refusal
 from .registry import Registry
 
@@ -160,57 +157,12 @@ class CardDesk:
 
     # -- filing ---------------------------------------------------------------------------------
 
-    def new_card(self, q: Question, channel: str, now: int, asker: Asker | None = None) -> Card:
-        """A pending card for ``q`` with its signed ticket (not stored yet), filed by ``asker``:
-        by default the agent whose connection asks, or, with no connection, the person it waits on
-        (from Settings)."""
-        ctx = q.ctx
-        if asker is None:
-            asker = askers.agent(ctx.connection.id) if ctx.connection else askers.person(ctx.person.id)
-        card_id = new_id("c_")
-        # The workspace's lifetime rules, if it has any (a dict read, no call: nothing on the held path
-        # without them); the card keeps the lifetime it is filed under (.lifetimes).
-        lifetime = card_lifetime(q, now, self.settings.card_ttl) if ctx.workspace.settings.get(LIFETIMES) else None
-        expires_at = now + (lifetime["wait"] if lifetime else self.settings.card_ttl)
-        connection_id = ctx.connection.id if ctx.connection else ""
-        preview = q.plan.preview
-        ticket = self.keyring.sign({
-            "card_id": card_id,
-            "workspace": ctx.workspace.id,
-            "person": ctx.person.id,
-            "connection": connection_id,
-            "tool": q.tool,
-            "fingerprint": q.fingerprint,
-            "arguments_digest": arguments_digest(q.tool, q.arguments),
-            "preview_digest": preview_digest(preview.title, tuple(preview.lines), preview.sections),
-            "issued_at": now,
-            "expires_at": expires_at,
-        })
-        card = Card(
-            id=card_id, workspace_id=ctx.workspace.id, person_id=ctx.person.id, connection_id=connection_id,
-            tool=q.tool, arguments=q.arguments, subject=q.plan.subject, title=preview.title,
-            lines=tuple(preview.lines), fingerprint=q.fingerprint, ticket=ticket, state=CardState.PENDING,
-            created_at=now, expires_at=expires_at, updated_at=now, channel=channel, sections=preview.sections,
-            filed_by=asker.actor,
-            webhooks=ctx.workspace.webhooks,  # as this request read the workspace (store.cards.Card.webhooks)
-            lifetime=lifetime,
-        )
-        if q.quorum is not None:  # more than one person answers it: those the rule lets approve
-            quorum, audience = snapshot(q.quorum, ctx.members(), ctx.person.id, MAX_AUDIENCE)
-            card = replace(card, quorum=quorum, audience=audience)
-        escalating = ctx.workspace.settings.get(ESCALATION_RULES)  # (read here only when a workspace has some)
-        if escalating and escalating != "[]":
-            escalation = steps_for(escalating, q.action, q.gate, q.plan.subject, now)
-            if escalation is not None:
-                card = replace(card, escalation=escalation, escalate_at=escalation["steps"][0]["at"])
-        return card
-
     def file(self, q: Question, channel: str = "page", asker: Asker | None = None) -> tuple[Card, bool]:
-        """File a pending card for ``q`` (by ``asker``, :meth:`new_card`) with its ``filed`` entry
-        and the notification it owes — or, if a card of the same request is live, that card.
+        """File a pending card for ``q`` (by ``asker``, :func:`~.new_cards.new_card`) with its
+        ``filed`` entry and the notification it owes — or, if a card of the same request is live, that card.
         Returns (card, filed by this call)."""
         now = self.now()
-        card = self.new_card(q, channel, now, asker)
+        card = new_card(q, channel, now, self.keyring, self.settings.card_ttl, asker)
         key = self._signing_key_note(card.expires_at)
         held = self.cards.file_card(card, self.audit(card, "filed", card.asker.actor, channel, now),
                                     notify=self._owes_email(card), signing_key=key, counts=REQUEST_COUNTS.get())
@@ -226,7 +178,7 @@ class CardDesk:
         the request's latest card): a fresh ticket and deadline, no email. It is still the request
         of whoever asked for ``declined``. If a card of the request is live, that card is returned
         (``store.cards.file_card``)."""
-        new = self.new_card(q, "page", now, declined.asker)
+        new = new_card(q, "page", now, self.keyring, self.settings.card_ttl, declined.asker)
         key = self._signing_key_note(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {declined.id}")
         held = self.cards.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key,

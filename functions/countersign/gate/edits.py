@@ -26,6 +26,7 @@ from . import replies
 from .clicks import open_card
 from .desk import CardDesk
 from .edit_words import describe
+from .new_cards import new_card
 from .question import Question
 
 MAX_EDITS = 20  # edits of one request in a row: a chain the status follows, never without end
@@ -95,7 +96,7 @@ def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, v
         if was != now_shown:
             changes.append({"field": name, "label": declared[name].label or name, "from": was, "to": now_shown})
     by = person.name or person.email
-    new = desk.new_card(q, "page", now, card.asker)  # still the request of whoever asked for it
+    new = new_card(q, "page", now, desk.keyring, desk.settings.card_ttl, card.asker)  # still the request of its asker
     new = replace(new, edited={"from": card.id, "by": person.id, "byName": by, "original": card.arguments,
                                "changes": changes})
     try:

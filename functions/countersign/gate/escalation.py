@@ -7,7 +7,7 @@ A rule ``{"id", "name", "when", "after", "add"}`` in the workspace setting ``esc
 by email. They may then answer it as its person may (under a quorum, approve only if the rule names
 them).
 
-* **When a card is filed** (:func:`steps_for`, from :meth:`~.desk.CardDesk.new_card`) the rules that
+* **When a card is filed** (:func:`steps_for`, from :func:`~.new_cards.new_card`) the rules that
   cover it become its escalation steps, fixed then (``Card.escalation``), and the first is due at
   ``escalate_at``.
 * **The sweep** (:func:`.escalation_sweep.escalate_due`) takes each pending card whose step is due, resolves who the

@@ -30,6 +30,7 @@ from ..toolkit import ActionError, Effect, Phase, Unavailable
 from .desk import CardDesk
 from .edit_words import edit_message
 from .errors import DriftError
+from .new_cards import new_card
 from .passkey_policy import refusal_message
 from .question import Answer, Question
 from .quorum_rules import approved_words, approvers
@@ -71,7 +72,7 @@ def run_new(desk: CardDesk, q: Question, answer: Answer) -> Card:
     filed already decided, in the same transaction as the effect. Drift raises :class:`DriftError`
     (there is no card to close); a live twin filed meanwhile raises :class:`~countersign.store.errors.Taken`.
     The question was planned for this answer just now: the card is made, and first tried, at its time."""
-    card = desk.new_card(q, answer.channel, q.ctx.now)
+    card = new_card(q, answer.channel, q.ctx.now, desk.keyring, desk.settings.card_ttl)
     return _run(desk, card, lambda now, attempt: q.replan(now), answer, new=True, first=q)
 
 

@@ -9,11 +9,10 @@ import time
 from dataclasses import dataclass
 
 from ..core.ids import new_id, new_secret_token
-from ..store import Store
-from ..store.connections import Connection
+from ..store.connections import Connection, ConnectionStore
 from ..store.errors import BadInput
 from ..store.hashes import secret_hash
-from ..store.workspaces import Person, Workspace, check_workspace_name
+from ..store.workspaces import Person, Workspace, WorkspaceStore, check_workspace_name
 from .desk import Desk
 
 CONNECTION_TOKEN_PREFIX = "cs_"
@@ -57,7 +56,7 @@ def email_address(value: str) -> str:
 
 
 def create_workspace(
-    store: Store, name: str, owner_email: str, owner_name: str = "", now: int | None = None
+    workspaces: WorkspaceStore, name: str, owner_email: str, owner_name: str = "", now: int | None = None
 ) -> tuple[Workspace, Person]:
     """A new workspace and its owner, in one transaction: an owner's email that already belongs
     to a member (:class:`Conflict`) leaves no workspace behind."""
@@ -65,17 +64,18 @@ def create_workspace(
     name = check_workspace_name(name or "")
     workspace = Workspace(id=new_id("w_"), name=name, created_at=now)
     owner = _person(workspace.id, owner_email, "owner", owner_name, now)
-    store.workspaces.create_workspace(workspace, owner)
+    workspaces.create_workspace(workspace, owner)
     return workspace, owner
 
 
 def add_person(
-    store: Store, workspace_id: str, email: str, role: str = "member", name: str = "", now: int | None = None
+    workspaces: WorkspaceStore, workspace_id: str, email: str, role: str = "member", name: str = "",
+    now: int | None = None,
 ) -> Person:
     """A new member of an existing workspace (:class:`NotFound` if there is none with that id;
     :class:`Conflict` if the email already belongs to a member, of this workspace or another)."""
     person = _person(workspace_id, email, role, name, _now() if now is None else now)
-    store.workspaces.create_person(person)
+    workspaces.create_person(person)
     return person
 
 
@@ -92,18 +92,19 @@ class NewConnection:
 
 
 def create_connection(
-    store: Store, workspace_id: str, person_id: str, name: str, now: int | None = None
+    workspaces: WorkspaceStore, connections: ConnectionStore, workspace_id: str, person_id: str, name: str,
+    now: int | None = None,
 ) -> NewConnection:
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise BadInput("name", "a connection needs a name of 1 to 100 characters")
     if not name.isprintable():  # as an OAuth client's name is kept (surfaces.oauth.provider, cimd)
         raise BadInput("name", "a connection's name is one line, without control characters")
-    store.workspaces.get_person(workspace_id, person_id)
+    workspaces.get_person(workspace_id, person_id)
     token = new_secret_token(CONNECTION_TOKEN_PREFIX)
     connection = Connection(id=new_id("k_"), workspace_id=workspace_id, person_id=person_id, name=name,
                             token_hash=secret_hash(token), created_at=_now() if now is None else now)
-    store.connections.create_connection(connection)
+    connections.create_connection(connection)
     return NewConnection(connection, token)
 
 

@@ -13,7 +13,8 @@ from ..store import Store
 
 class Desk(Protocol):
     @property
-    def store(self) -> Store: ...
+    def store(self) -> Store:  # whole: removing a member and an OAuth Allow each use four roles
+        ...
 
     @property
     def settings(self) -> Settings: ...

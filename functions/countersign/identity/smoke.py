@@ -65,7 +65,8 @@ def set_up_smoke(desk: Desk) -> SmokeCredentials:
     person = Person(id=new_id("p_"), workspace_id=SMOKE_WORKSPACE_ID, email=SMOKE_EMAIL, role="member",
                     name="Smoke test", agent_requests_email=False, created_at=now)
     store.workspaces.create_person(person)
-    connection = create_connection(store, SMOKE_WORKSPACE_ID, person.id, smoke.SMOKE_CONNECTION_NAME, now)
+    connection = create_connection(store.workspaces, store.connections, SMOKE_WORKSPACE_ID, person.id,
+                                   smoke.SMOKE_CONNECTION_NAME, now)
     session_id, csrf_token = new_secret_token(), secrets.token_urlsafe(32)
     expires_at = now + smoke.SMOKE_SESSION_DAYS * 24 * 3600
     store.sessions.create_session(Session(secret_hash(session_id), person.id, SMOKE_WORKSPACE_ID, csrf_token,

@@ -18,7 +18,6 @@ from ..core.ids import new_id
 from ..core.times import iso
 from ..notify.webhooks import new_secret, seal_secret, webhook_sealer
 from ..settings import Settings
-from ..store import Store
 from ..store.errors import BadInput
 from ..store.webhooks import (
     EVENTS,
@@ -27,6 +26,7 @@ from ..store.webhooks import (
     PENDING,
     WebhookDelivery,
     WebhookEndpoint,
+    WebhookStore,
     check_events,
     turned_off_by_an_owner,
 )
@@ -41,7 +41,7 @@ def may_manage(person: Person) -> bool:
     return person.role == OWNER
 
 
-def add_endpoint(store: Store, keys: list[bytes], settings: Settings, person: Person, url: Any, events: Any,
+def add_endpoint(webhooks: WebhookStore, keys: list[bytes], settings: Settings, person: Person, url: Any, events: Any,
                  now: int) -> tuple[WebhookEndpoint, str]:
     """A new endpoint of ``person``'s workspace and its signing secret (shown once)."""
     # The gateway toolset's module when an endpoint is added, not at the API's cold start.
@@ -64,7 +64,7 @@ def add_endpoint(store: Store, keys: list[bytes], settings: Settings, person: Pe
         secret_sealed=seal_secret(webhook_sealer(keys), person.workspace_id, endpoint_id, secret),
         created_at=now, created_by=person.id,
     )
-    return store.webhooks.add_endpoint(endpoint), secret
+    return webhooks.add_endpoint(endpoint), secret
 
 
 def endpoint_view(e: WebhookEndpoint) -> dict[str, Any]:
@@ -90,6 +90,6 @@ def delivery_view(d: WebhookDelivery) -> dict[str, Any]:
     }
 
 
-def listing(store: Store, workspace_id: str) -> dict[str, Any]:
-    return {"endpoints": [endpoint_view(e) for e in store.webhooks.list_endpoints(workspace_id)],
+def listing(webhooks: WebhookStore, workspace_id: str) -> dict[str, Any]:
+    return {"endpoints": [endpoint_view(e) for e in webhooks.list_endpoints(workspace_id)],
             "events": list(EVENTS), "limit": MAX_ENDPOINTS}

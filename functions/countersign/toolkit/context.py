@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from ..store import Store
 from ..store.connections import Connection
 from ..store.docs import DocReader
 from ..store.workspaces import Person, Workspace, WorkspaceStore
@@ -32,12 +31,6 @@ class ActionContext:
         """A context reading ``docs``, and members and the workspace record from ``workspaces``."""
         return cls(docs, workspace, person, connection, now, load_members=workspaces.list_persons,
                    load_workspace=workspaces.get_workspace)
-
-    @classmethod
-    def of(cls, store: Store, workspace: Workspace, person: Person, connection: Connection | None,
-           now: int) -> ActionContext:
-        """A context reading through ``store``'s roles (:meth:`reading` its docs and workspaces)."""
-        return cls.reading(store.docs, store.workspaces, workspace, person, connection, now)
 
     @property
     def workspace_id(self) -> str:

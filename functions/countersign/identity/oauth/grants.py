@@ -76,7 +76,8 @@ class Allowed:
 def allow(desk: Desk, pending: PendingAuthorization, person: Person, workspace: Workspace) -> Allowed:
     """The person's Allow on a request already taken from the store (answered once)."""
     store, now = desk.store, desk.now()
-    made = accounts.create_connection(store, workspace.id, person.id, connection_name(pending), now=now)
+    made = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id,
+                                      connection_name(pending), now=now)
     # The connection's own bearer token is dropped unseen: an OAuth connection acts only through
     # the tokens of its grant.
     code = new_secret_token(CODE_PREFIX)

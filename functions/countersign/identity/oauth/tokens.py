@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.ids import new_secret_token
-from ...store import Store
 from ...store.authorizations import IssuedCode
-from ...store.callers import Owner, Owners
+from ...store.callers import CallerReads, Owner, Owners
 from ...store.connections import ConnectionStore
 from ...store.errors import NotFound
-from ...store.grants import ACCESS, REFRESH, IssuedToken
+from ...store.grants import ACCESS, REFRESH, GrantStore, IssuedToken
 from ...store.hashes import secret_hash
 from ...store.limits import RequestCounts
 from ..principal import Principal
@@ -61,7 +60,7 @@ def is_oauth_token(token: str) -> bool:
     return token.startswith((ACCESS_PREFIX, REFRESH_PREFIX))
 
 
-def verify_access(store: Store, token: str, resource: str | None, now: int,
+def verify_access(callers: CallerReads, grants: GrantStore, token: str, resource: str | None, now: int,
                   owners: Owners | None = None, counts: RequestCounts | None = None) -> Principal | str:
     """The principal an access token acts as, or why it is refused (a sentence for the 401).
 
@@ -74,14 +73,14 @@ def verify_access(store: Store, token: str, resource: str | None, now: int,
         return INVALID
     token_hash = secret_hash(token)
     owner = owners.get(token_hash) if owners is not None else None
-    found = store.callers.get_access_as(token_hash, owner, now, counts) if owner is not None else None
+    found = callers.get_access_as(token_hash, owner, now, counts) if owner is not None else None
     if found is None:  # not seen here before: the token says whose it is, then one read of the rest
-        issued = store.grants.get_issued_token(token_hash, now)
+        issued = grants.get_issued_token(token_hash, now)
         refused = _refusal(issued, resource)
         if refused is not None or issued is None:
             return refused or INVALID
         owner = Owner(issued.workspace_id, issued.person_id, issued.connection_id)
-        found = store.callers.get_access_as(token_hash, owner, now, counts)
+        found = callers.get_access_as(token_hash, owner, now, counts)
         if found is None:  # its connection or member is gone (or it expired in between)
             return INVALID
         if owners is not None:

@@ -57,7 +57,8 @@ def list_connections(request: Request, signed: SignedIn) -> dict:
 def create(body: NewConnectionBody, request: Request, signed: Acting) -> dict:
     """A new agent credential for the signed-in person. The token is in this answer only."""
     runtime = runtime_of(request)
-    new = accounts.create_connection(runtime.store, signed.workspace.id, signed.person.id, body.name,
+    new = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, signed.workspace.id,
+                                     signed.person.id, body.name,
                                      now=runtime.desk.now())
     return {"connection": connection_view(new.connection), "token": new.token,
             "mcpUrl": f"{runtime.desk.settings.public_url}/mcp"}

@@ -25,7 +25,7 @@ def relying_party(runtime: Runtime) -> RelyingParty:
 def issue(runtime: Runtime, purpose: str, workspace_id: str = "", person_id: str = "", *,
           challenge: bytes | None = None, ttl: int = CHALLENGE_TTL, card_id: str = "", statement: str = "") -> bytes:
     """A fresh challenge, stored (by hash) for one use until ``now + ttl``."""
-    return challenges.issue(runtime.store, purpose, runtime.desk.now(), workspace_id, person_id,
+    return challenges.issue(runtime.store.passkeys, purpose, runtime.desk.now(), workspace_id, person_id,
                             challenge=challenge, ttl=ttl, card_id=card_id, statement=statement)
 
 
@@ -36,7 +36,7 @@ def refused(why: str, status: int = 400, code: str = "passkey_refused") -> ApiEr
 def spend(runtime: Runtime, credential: Any, purpose: str) -> tuple[PasskeyChallenge, bytes]:
     """The challenge this response answers, spent now (so a replay finds nothing)."""
     try:
-        return challenges.spend(runtime.store, credential, purpose, runtime.desk.now())
+        return challenges.spend(runtime.store.passkeys, credential, purpose, runtime.desk.now())
     except PasskeyError as exc:
         raise refused(str(exc)) from None
 
@@ -44,7 +44,7 @@ def spend(runtime: Runtime, credential: Any, purpose: str) -> tuple[PasskeyChall
 def check(runtime: Runtime, credential: Any, challenge: bytes, person: tuple[str, str] | None) -> Passkey:
     """Verify an assertion; ``person`` (workspace, person): it must be one of theirs."""
     try:
-        return challenges.check(runtime.store, relying_party(runtime), credential, challenge, person,
+        return challenges.check(runtime.store.passkeys, relying_party(runtime), credential, challenge, person,
                                 runtime.desk.now())
     except NotYours as exc:
         raise refused(str(exc), 403, "passkey_not_yours") from None

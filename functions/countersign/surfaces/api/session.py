@@ -68,9 +68,10 @@ def current(request: Request) -> Signed | None:
     runtime = runtime_of(request)
     counts = REQUEST_COUNTS.get()  # a click's counters against the page's limit, read with its session
     unread = counts if counts is not None and counts.seen is None and not counts.taken else None
-    signed = sessions.resolve_session(runtime.store, runtime.sessions, request.cookies.get(COOKIE),
-                                      runtime.desk.now(), _card_named(request), unread)
-    check(runtime.store, unread)  # over the limit: 429 (countersign.surfaces.http.request_limits)
+    store = runtime.store
+    signed = sessions.resolve_session(store.callers, store.sessions, store.workspaces, runtime.sessions,
+                                      request.cookies.get(COOKIE), runtime.desk.now(), _card_named(request), unread)
+    check(store.limits, unread)  # over the limit: 429 (countersign.surfaces.http.request_limits)
     if signed is not None and is_smoke_workspace(signed.workspace.id):
         route = str(getattr(request.scope.get("route"), "path", ""))  # the template, with or without /api
         if (request.method, route.removeprefix("/api")) not in SMOKE_SESSION_ROUTES:
@@ -108,7 +109,7 @@ Acting = Annotated[Signed, Depends(acting)]
 
 def start_session(runtime: Runtime, person: Person, workspace: Workspace) -> tuple[str, Signed]:
     """A new session for ``person``: (the cookie's value, the signed-in view)."""
-    return sessions.start_session(runtime.store, runtime.sessions, person, workspace, runtime.desk.now())
+    return sessions.start_session(runtime.store.sessions, runtime.sessions, person, workspace, runtime.desk.now())
 
 
 def set_session_cookie(response: Response, session_id: str) -> None:

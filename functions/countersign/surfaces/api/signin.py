@@ -100,7 +100,8 @@ def _send_link(app, email: str) -> None:
     """The same work for every address: look it up, store a token, compose and render the email.
     Only a member's email is handed to the sender (which renders it the same way, then delivers)."""
     runtime, sender = app.state.runtime, app.state.sender
-    link = signin_link(runtime.store, email, runtime.desk.settings.public_url, runtime.desk.now())
+    link = signin_link(runtime.store.sessions, runtime.store.workspaces, email, runtime.desk.settings.public_url,
+                       runtime.desk.now())
     message = compose_signin(link.to, link.link, sender.from_address)
     if link.member:
         sender.send(message)
@@ -113,7 +114,7 @@ def _send_link(app, email: str) -> None:
 def complete(body: SigninCompleteBody, request: Request, response: Response) -> dict:
     """Spend a sign-in token (once, within 15 minutes) and start a session."""
     runtime = runtime_of(request)
-    member = redeem_signin_token(runtime.store, body.token, runtime.desk.now())
+    member = redeem_signin_token(runtime.store.sessions, runtime.store.workspaces, body.token, runtime.desk.now())
     if member is None:
         raise ApiError(400, "signin_invalid", INVALID_MESSAGE)
     person, workspace = member

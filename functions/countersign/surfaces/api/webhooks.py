@@ -76,7 +76,7 @@ def _owner(signed) -> None:
 def list_webhooks(request: Request, signed: SignedIn) -> dict:
     """The workspace's webhook endpoints, the events there are, and how many endpoints it may have."""
     _owner(signed)
-    return endpoints.listing(runtime_of(request).store, signed.workspace.id)
+    return endpoints.listing(runtime_of(request).store.webhooks, signed.workspace.id)
 
 
 @router.post("/settings/webhooks", response_model=AddedEndpoint, status_code=201, responses=errors(401, 403, 422))
@@ -84,8 +84,8 @@ def add_webhook(request: Request, signed: Acting, body: AddEndpointBody) -> dict
     """Add an endpoint. The answer holds its signing secret, which is never shown again."""
     _owner(signed)
     runtime = runtime_of(request)
-    added, secret = endpoints.add_endpoint(runtime.store, runtime.state_keys, runtime.desk.settings, signed.person,
-                                           body.url, body.events, runtime.desk.now())
+    added, secret = endpoints.add_endpoint(runtime.store.webhooks, runtime.state_keys, runtime.desk.settings,
+                                           signed.person, body.url, body.events, runtime.desk.now())
     return {"endpoint": endpoints.endpoint_view(added), "secret": secret}
 
 
@@ -95,7 +95,7 @@ def remove_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT
     _owner(signed)
     store = runtime_of(request).store
     store.webhooks.remove_endpoint(signed.workspace.id, endpoint_id)
-    return endpoints.listing(store, signed.workspace.id)
+    return endpoints.listing(store.webhooks, signed.workspace.id)
 
 
 @router.post("/settings/webhooks/{endpoint_id}/enable", response_model=EndpointView,

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...store.hashes import secret_hash
-from ...store.limits import REQUEST_COUNTS, OverLimit, RequestCounts
+from ...store.limits import REQUEST_COUNTS, LimitStore, OverLimit, RequestCounts
 from . import origin
 
 log = logging.getLogger("countersign.limits")
@@ -110,8 +110,8 @@ class RequestLimit:
         counts = RequestCounts(tuple(keys), int(self.clock()), WINDOW,
                                MCP_MESSAGE if self.kind == "mcp" else PAGE_MESSAGE)
         # each count is a write: off the loop where it serves other calls (countersign.gate.offload)
-        offload = self.runtime.desk.offload
-        if not self.read_with_caller(scope) and not await offload.off_the_loop(take, self.runtime.store, counts):
+        offload, limits = self.runtime.desk.offload, self.runtime.store.limits
+        if not self.read_with_caller(scope) and not await offload.off_the_loop(take, limits, counts):
             return await self._too_many(send, counts.wait)
         started = False
 
@@ -132,7 +132,7 @@ class RequestLimit:
         if counts.skipped:  # its card's transaction went through without the counters (one was throttled)
             self.runtime.desk.event(COUNT_SKIPPED)
         elif not counts.taken:  # no card's transaction counted it: one write, after its work
-            await offload.off_the_loop(take, self.runtime.store, counts)
+            await offload.off_the_loop(take, limits, counts)
 
     async def _too_many(self, send, wait: int) -> None:
         if self.kind == "mcp":
@@ -147,26 +147,26 @@ class RequestLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-def take(store: Any, counts: RequestCounts) -> bool:
+def take(limits: LimitStore, counts: RequestCounts) -> bool:
     """Take ``counts`` in one write, if not taken yet: whether the request may go on (True if the
     store could not count: never an outage from a counter)."""
     if counts.taken or counts.skipped:
         return True
     try:
-        return store.limits.take_counts(counts)
+        return limits.take_counts(counts)
     except Exception:
         log.exception("counting a request against %s failed; let through",
                       ", ".join(key.split(":", 1)[0] for key, _ in counts.counters))
         return True
 
 
-def check(store: Any, counts: RequestCounts | None) -> None:
+def check(limits: LimitStore, counts: RequestCounts | None) -> None:
     """Where a request's caller was read, with its counters in ``counts`` if it was found: refuse
     the request (:class:`OverLimit`) if one is at its limit. Counters not read (no caller found)
     are taken now, in one write, before any work."""
     if counts is None or counts.taken:
         return
-    if counts.seen is None and not take(store, counts):
+    if counts.seen is None and not take(limits, counts):
         raise OverLimit(counts)
     if counts.over():
         raise OverLimit(counts)

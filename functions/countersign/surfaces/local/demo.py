@@ -31,7 +31,7 @@ def seed_demo(runtime: Runtime) -> dict:
             store.workspaces.get_workspace(person.workspace_id)
         except NotFound:  # pragma: no cover - a demo.json from another store
             raise SystemExit(f"{path} names a workspace this store does not have; remove it and start again") from None
-        signin = mint_signin_token(store, person)
+        signin = mint_signin_token(store.sessions, person)
     except StoreUnavailable as exc:  # a read-only or full data folder: one line naming it, no traceback
         raise StoreUnusable(_cannot_write(settings.store, exc)) from None
     info = {
@@ -57,9 +57,10 @@ def _demo_person(runtime: Runtime, previous: dict) -> tuple[Person, str]:
     person = store.workspaces.get_person_by_email(previous.get("person_email", DEMO_EMAIL))
     token = previous.get("agent_token")
     if person is None or not token:
-        workspace, person = accounts.create_workspace(store, "Demo workspace", DEMO_EMAIL, "Dana Demo")
-        token = accounts.create_connection(store, workspace.id, person.id, "Demo agent").token
-        ctx = ActionContext.of(store, workspace, person, None, runtime.desk.now())
+        workspace, person = accounts.create_workspace(store.workspaces, "Demo workspace", DEMO_EMAIL, "Dana Demo")
+        token = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id,
+                                           "Demo agent").token
+        ctx = ActionContext.reading(store.docs, store.workspaces, workspace, person, None, runtime.desk.now())
         for toolset in runtime.registry.toolsets:
             if toolset.demo is not None:
                 toolset.demo(store.docs, ctx)

@@ -63,7 +63,7 @@ class BearerAuth:
         ``offload``: where recording a connection's use runs (:mod:`countersign.gate.offload`)."""
         self.app = app
         self.offload = offload
-        self.store = store
+        self.store = store  # whole: a caller is read through four roles (callers, connections, grants, limits)
         self.realm = realm
         self.public_url = public_url
         self._noted: dict[str, int] = {}  # connection id → when this process last recorded its use
@@ -101,7 +101,8 @@ class BearerAuth:
             return "Authentication required: send Authorization: Bearer <connection token>."
         if is_oauth_token(token):
             resource = resource_of(self.public_url()) if self.public_url is not None else None
-            return verify_access(self.store, token, resource, int(time.time()), self.owners, counts)
+            return verify_access(self.store.callers, self.store.grants, token, resource, int(time.time()),
+                                 self.owners, counts)
         token_hash = secret_hash(token)
         owner = self.owners.get(token_hash)
         found = self.store.callers.get_connection_as(token_hash, owner, counts) if owner is not None else None
@@ -126,8 +127,8 @@ class BearerAuth:
         counts = REQUEST_COUNTS.get()
         outcome = await self.authenticate(token, counts)
         if counts is not None and counts.seen is None:  # no caller, so no counters read: counted now
-            await self.offload.off_the_loop(check, self.store, counts)
-        check(self.store, counts)  # over a limit: 429 (countersign.surfaces.http.request_limits)
+            await self.offload.off_the_loop(check, self.store.limits, counts)
+        check(self.store.limits, counts)  # over a limit: 429 (countersign.surfaces.http.request_limits)
         if isinstance(outcome, str):
             return await self._unauthorized(send, outcome, has_token=token is not None)
         scope[SCOPE_KEY] = outcome

@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
 from ...gate.offload import IN_THREADS, ONE_AT_A_TIME, Offload
-from ...store import Store
+from ...store import Store  # whole: handed to BearerAuth, which reads a caller through four roles
 from ..http.body_limit import BodyLimit
 from .auth import BearerAuth
 
