@@ -29,9 +29,11 @@ async def test_a_held_call_whose_counter_is_throttled_gets_its_card_once_and_is_
     env = {**aws, **LIMITS}
     runtime = instance_runtime(env)
     store = runtime.store
-    workspace, person = accounts.create_workspace(store, "Acme", "owner@example.com", "Olive")
-    token = accounts.create_connection(store, workspace.id, person.id, "Lambda agent").token
-    BUDGET.demo(store.docs, ActionContext.of(store, workspace, person, None, runtime.desk.now()))
+    workspace, person = accounts.create_workspace(store.workspaces, "Acme", "owner@example.com", "Olive")
+    token = accounts.create_connection(store.workspaces, store.connections, workspace.id, person.id,
+                                       "Lambda agent").token
+    ctx = ActionContext.reading(store.docs, store.workspaces, workspace, person, None, runtime.desk.now())
+    BUDGET.demo(store.docs, ctx)
     events: list[str] = []
     runtime.desk.on_event = events.append  # (what telemetry.wire sets on a Lambda function: its metric)
     app = lambda_app(build_server(runtime.desk, runtime.state_keys), store)
