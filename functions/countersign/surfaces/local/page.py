@@ -41,7 +41,7 @@ CONTENT_TYPES = {
 # Changing that script changes the hash: here, in template.yaml's SecurityHeadersPolicy and in
 # docs/security.md (tests/browser/test_installable.py checks it against index.html, tests/deploy
 # the template against this).
-EARLY_SCRIPT_HASH = "'sha256-nTwJRaKU7BAaQf3G6CAhcfIPOJN4VT+JRKW5clk2TC8='"
+EARLY_SCRIPT_HASH = "'sha256-apMUzB4G57hZ49s+t3paqOjDwJa3A+lGkQV7Qawle8c='"
 CONTENT_SECURITY_POLICY = (
     f"default-src 'none'; script-src 'self' {EARLY_SCRIPT_HASH}; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; worker-src 'self'; manifest-src 'self'; "
