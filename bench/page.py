@@ -278,15 +278,18 @@ def report(name: str, runs: list[dict], base: list[dict], two: list[dict], signi
 
     print(f"\n{name}")
     print(f"  cards shown     {last['cards']}")
-    print(f"  bytes           {nbytes:,.0f} B  ({nbytes / 1024:.1f} KiB; budget {BUDGET // 1024} KiB: "
-          f"{'under' if nbytes <= BUDGET else 'OVER'})")
+    if signin:  # the budget and the goals are the first view's of a card (issue 42)
+        print(f"  bytes           {nbytes:,.0f} B  ({nbytes / 1024:.1f} KiB)")
+    else:
+        print(f"  bytes           {nbytes:,.0f} B  ({nbytes / 1024:.1f} KiB; budget {BUDGET // 1024} KiB: "
+              f"{'under' if nbytes <= BUDGET else 'OVER'})")
     print(f"  requests        {median(runs, 'requests'):.0f}")
     print(f"  origins         {len(origins)}: {', '.join(origins)}")
     if signin:
         row("sign-in usable", "ready", None)
     else:
         row("confirm usable", "confirm", GOAL_MS)
-    row("LCP", "lcp", GOAL_MS)
+    row("LCP", "lcp", None if signin else GOAL_MS)
     row("FCP", "fcp", None)
     row("TBT", "tbt", TBT_GOAL_MS, ratio=False)
     row("longest task", "longest", None, ratio=False)
