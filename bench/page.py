@@ -346,7 +346,7 @@ def main() -> int:
                         card_ids += file_cards(runtime, server, person, token, len(card_ids) + 1, count)
                         pages = [(f"pending list (/confirm, {count} cards)", f"{server.origin}/confirm", state)]
                         if count == min(args.cards):
-                            link = mint_signin_token(runtime.store, person)  # used only by a click: never here
+                            link = mint_signin_token(runtime.store.sessions, person)  # used only by a click: never here
                             one = f"{server.origin}/confirm?card={card_ids[0]}"
                             pages += [("one card (/confirm?card=…)", one, state),
                                       ("signed out: the sign-in view (/confirm)", f"{server.origin}/confirm", None),

@@ -148,7 +148,7 @@ def test_signed_out_the_signin_view_loads_with_the_first_files(live, tenant, bro
     """Signed out, the sign-in view's modules are asked for as soon as the page knows (the API's
     401 at the list's address, the address itself for an email's link), before the page's own
     modules have arrived, and together (signin.js does not wait to ask for its strings)."""
-    path = "/confirm" if where == "list" else f"/signin#token={mint_signin_token(tenant.store, tenant.person)}"
+    path = "/confirm" if where == "list" else f"/signin#token={mint_signin_token(tenant.store.sessions, tenant.person)}"
     ctx = new_context(browser, watch)
     try:
         page = ctx.new_page()
