@@ -10,6 +10,8 @@ warm-up navigation, then the median of ``--runs`` fresh contexts (empty cache, s
 
   confirm  ms from navigation start to performance.mark('confirm-usable'): the page marks it when
            the first card's Confirm button is in the DOM and enabled
+  sign-in  for the sign-in views (signed out: the list's address, and an email's sign-in link), ms
+           to performance.mark('app-ready'): the view is drawn and its button works
   LCP      startTime of the last largest-contentful-paint entry (read before any input)
   FCP      first-contentful-paint
   TBT      as Lighthouse counts it: sum of max(0, duration - 50 ms) over the long tasks from FCP
@@ -29,8 +31,8 @@ too (as a comment: the same bytes, nothing run), so a second round trip brings t
 before anything paints. Then the request timeline of the last run (which request waited on which).
 
 It asserts nothing. Run: .venv/bin/python bench/page.py [--cards N [N ...]] [--runs N] (the
-pending list is measured at each number of cards given, 10 and 50 by default; one card at the
-smallest).
+pending list is measured at each number of cards given, 10 and 50 by default; one card and the
+two sign-in views at the smallest).
 """
 
 from __future__ import annotations
@@ -87,9 +89,11 @@ new PerformanceObserver((list) => {
 """
 READ = """() => {
   const mark = performance.getEntriesByName('confirm-usable')[0];
+  const ready = performance.getEntriesByName('app-ready')[0];
   const nav = performance.getEntriesByType('navigation')[0];
   return {
     confirm: mark ? mark.startTime : null,
+    ready: ready ? ready.startTime : null,
     lcp: window.__perf.lcp, fcp: window.__perf.fcp,
     tbt: window.__perf.long.reduce((s, [start, d]) =>
       s + Math.max(0, start + d - Math.max(start, window.__perf.fcp) - 50), 0),
@@ -214,8 +218,9 @@ def wait_ready(page, cdp, timeout_s: float = 30.0) -> None:
     raise TimeoutError("the page never marked itself ready")
 
 
-def measure(browser, url: str, state: dict | None, snapshot: bool = False) -> dict:
-    """One fresh context, throttled: the figures of one load of ``url``."""
+def measure(browser, url: str, state: dict | None, snapshot: bool = False, app: bool = True) -> dict:
+    """One fresh context, throttled: the figures of one load of ``url`` (``app``: the page, which
+    marks itself ready; else a static page)."""
     ctx = browser.new_context(storage_state=state, viewport=VIEWPORT)
     try:
         ctx.add_init_script(OBSERVERS)
@@ -229,7 +234,7 @@ def measure(browser, url: str, state: dict | None, snapshot: bool = False) -> di
         cdp.on("Network.requestWillBeSent", lambda e: urls.__setitem__(e["requestId"], e["request"]["url"]))
         cdp.on("Network.loadingFinished", lambda e: wire.__setitem__(e["requestId"], e["encodedDataLength"]))
         page.goto(url, wait_until="load")
-        if state is not None:
+        if app:
             wait_ready(page, cdp)
         page.wait_for_timeout(SETTLE_MS)
         figures = page.evaluate(READ)
@@ -255,7 +260,7 @@ def median(runs: list[dict], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def report(name: str, runs: list[dict], base: list[dict], two: list[dict]) -> None:
+def report(name: str, runs: list[dict], base: list[dict], two: list[dict], signin: bool = False) -> None:
     last = runs[-1]
     origins = sorted({o for r in runs for o in r["origins"]})
     base_lcp = median(base, "lcp") or 1.0
@@ -273,12 +278,18 @@ def report(name: str, runs: list[dict], base: list[dict], two: list[dict]) -> No
 
     print(f"\n{name}")
     print(f"  cards shown     {last['cards']}")
-    print(f"  bytes           {nbytes:,.0f} B  ({nbytes / 1024:.1f} KiB; budget {BUDGET // 1024} KiB: "
-          f"{'under' if nbytes <= BUDGET else 'OVER'})")
+    if signin:  # the budget and the goals are the first view's of a card (issue 42)
+        print(f"  bytes           {nbytes:,.0f} B  ({nbytes / 1024:.1f} KiB)")
+    else:
+        print(f"  bytes           {nbytes:,.0f} B  ({nbytes / 1024:.1f} KiB; budget {BUDGET // 1024} KiB: "
+              f"{'under' if nbytes <= BUDGET else 'OVER'})")
     print(f"  requests        {median(runs, 'requests'):.0f}")
     print(f"  origins         {len(origins)}: {', '.join(origins)}")
-    row("confirm usable", "confirm", GOAL_MS)
-    row("LCP", "lcp", GOAL_MS)
+    if signin:
+        row("sign-in usable", "ready", None)
+    else:
+        row("confirm usable", "confirm", GOAL_MS)
+    row("LCP", "lcp", None if signin else GOAL_MS)
     row("FCP", "fcp", None)
     row("TBT", "tbt", TBT_GOAL_MS, ratio=False)
     row("longest task", "longest", None, ratio=False)
@@ -333,19 +344,24 @@ def main() -> int:
                     card_ids: list[str] = []
                     for count in sorted(set(args.cards)):
                         card_ids += file_cards(runtime, server, person, token, len(card_ids) + 1, count)
-                        pages = [(f"pending list (/confirm, {count} cards)", f"{server.origin}/confirm")]
+                        pages = [(f"pending list (/confirm, {count} cards)", f"{server.origin}/confirm", state)]
                         if count == min(args.cards):
-                            pages.append(("one card (/confirm?card=…)", f"{server.origin}/confirm?card={card_ids[0]}"))
-                        for name, url in pages:
-                            warm = measure(browser, url, state, snapshot=True)  # warm-up
+                            link = mint_signin_token(runtime.store.sessions, person)  # used only by a click: never here
+                            one = f"{server.origin}/confirm?card={card_ids[0]}"
+                            pages += [("one card (/confirm?card=…)", one, state),
+                                      ("signed out: the sign-in view (/confirm)", f"{server.origin}/confirm", None),
+                                      ("an email's sign-in link (/signin#token=…)",
+                                       f"{server.origin}/signin#token={link}", None)]
+                        for name, url, signed_in in pages:
+                            warm = measure(browser, url, signed_in, snapshot=True)  # warm-up
                             static.load(warm["snapshot"], [path.split("?")[0] for path, _ in warm["by_url"]])
-                            measure(browser, static.url, None)
+                            measure(browser, static.url, None, app=False)
                             runs, base, two = [], [], []
                             for _ in range(args.runs):
-                                runs.append(measure(browser, url, state))
-                                base.append(measure(browser, static.url, None))
-                                two.append(measure(browser, static.url + "two-trips", None))
-                            report(name, runs, base, two)
+                                runs.append(measure(browser, url, signed_in))
+                                base.append(measure(browser, static.url, None, app=False))
+                                two.append(measure(browser, static.url + "two-trips", None, app=False))
+                            report(name, runs, base, two, signin=signed_in is None)
                 finally:
                     browser.close()
         finally:

@@ -47,15 +47,10 @@ class ApiError extends Error {
   }
 }
 
-// The first view's answers, asked for by index.html: each used once.
+// The first view's answers, asked for by index.html's inline script: each used once.
 let early = null;
 function takeEarlyAnswers() {
   early = window.countersignEarly || {};
-  for (const path of ['/session', '/cards']) {
-    if (Object.hasOwn(early, path)) continue;
-    early[path] = fetch('/api' + path, { headers: { Accept: 'application/json' }, credentials: 'same-origin',
-      cache: 'no-store' }).catch(() => null);
-  }
 }
 
 function takeEarly(path) {
@@ -69,6 +64,10 @@ async function api(method, path, body) {
   const headers = { Accept: 'application/json' };
   if (method !== 'GET' && state.csrf) headers['X-CSRF-Token'] = state.csrf;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET' && !state.csrf && sessionAsked) {
+    await sessionAsked;
+    if (state.csrf) headers['X-CSRF-Token'] = state.csrf;
+  }
   const early = method === 'GET' ? takeEarly(path) : undefined;
   let res;
   try {
@@ -93,12 +92,25 @@ async function api(method, path, body) {
 function setSession(data) {
   state.session = data && data.person ? data : null;
   state.csrf = (data && data.csrfToken) || '';
-  document.getElementById('nav').hidden = !state.session;
+  showNav(!!state.session);
   // Card emails to this person stopped (a bounce or a complaint).
   const notice = document.getElementById('email-notice');
   const text = state.session && state.session.emailNotice ? state.session.emailNotice.message : '';
   notice.textContent = text;
   notice.hidden = !text;
+}
+
+function showNav(shown) {
+  document.getElementById('nav').hidden = !shown;
+}
+
+// The session asked for beside the first view, which is drawn without waiting for it: a change
+// (its CSRF token) waits for it, and the view is ready once it is in.
+let sessionAsked = null;
+function askSession() {
+  const asked = loadSession();
+  sessionAsked = asked.catch(() => null);
+  return asked;
 }
 
 async function loadSession() {
@@ -292,14 +304,17 @@ async function route(signinToken) {
       return 'signin';
     }
   }
-  // The list and a card ask for their data while the session is checked.
+  // The list and a card: drawn from their answer (a 401 there: signed out) while the session is
+  // checked; an answer from the server (not the offline copy) shows the person is signed in.
   const card = path === '/history' || path.startsWith('/settings') ? null : new URLSearchParams(location.search).get('card');
   let prefetched = null;
+  let session = null;
   if (!state.session && (path === '/' || path === '/confirm')) {
     prefetched = api('GET', card ? '/cards/' + encodeURIComponent(card) : '/cards');
-    prefetched.catch(() => null); // a 401: the session check's
-  }
-  if (!state.session && !(await loadSession())) {
+    prefetched.then((answer) => { if (!answer.savedAt) showNav(true); }, () => null);
+    session = askSession();
+    session.catch(() => null); // awaited once the view is drawn
+  } else if (!state.session && !(await loadSession())) {
     remember.set(location.pathname + location.search);
     await viewSignin(null, true);
     return 'signin';
@@ -311,10 +326,11 @@ async function route(signinToken) {
       await viewSettings({ api, el, show, announce, navigate, setSession, timeEl, session: state.session }, section);
       return 'settings';
     }
-    if (card) { await viewOneCard(card, prefetched); return 'card'; }
+    if (card) { await viewOneCard(card, prefetched); await signedIn(session); return 'card'; }
     const saved = prefetched && await prefetched.catch(() => null);
     if (saved && saved.savedAt) { viewOffline(saved); return 'offline'; }
     await viewPending(prefetched);
+    await signedIn(session);
     return 'confirm';
   } catch (e) {
     if (e.status === 401) {
@@ -325,6 +341,11 @@ async function route(signinToken) {
     }
     throw e;
   }
+}
+
+// The session asked for beside the view: signed out after all (a 401), as if the view had said so.
+async function signedIn(session) {
+  if (session && !(await session)) throw new ApiError(401, null);
 }
 
 async function render(signinToken) {

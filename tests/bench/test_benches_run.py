@@ -107,16 +107,20 @@ def test_page_bench_shows_the_cards_filed_under_the_budget():
     out = bench("bench/page.py", "--cards", "2", "3", "--runs", "1")
     sections = re.findall(r"^(pending list \(/confirm, \d+ cards\)|one card \(/confirm\?card=…\))\n"
                           r"  cards shown +(\d+)\n  bytes +[\d,]+ B +\([\d.]+ KiB; budget 24 KiB: (\w+)\)", out, re.M)
-    # the budget is the list's (issue 42: at 50 cards); one card's address also takes the preloaded list
+    # the budget is the list's (issue 42: at 50 cards)
     assert [(name, shown) for name, shown, _ in sections] == [("pending list (/confirm, 2 cards)", "2"),
                                                               ("one card (/confirm?card=…)", "1"),
                                                               ("pending list (/confirm, 3 cards)", "3")], out
     assert [verdict for name, _, verdict in sections if name.startswith("pending list")] == ["under", "under"], out
-    # each page's times beside the static page of the same text, measured in the same run
-    for label in ("confirm usable", "LCP", "FCP"):
-        assert len(re.findall(rf"^  {label} +\d+ ms +{RATIO} static LCP", out, re.M)) == 3, (label, out)
-    assert len(re.findall(r"^  TBT +\d+ ms", out, re.M)) == 3, out
-    assert len(re.findall(r"^  static page +LCP \d+ ms", out, re.M)) == 3, out
+    # each page's times beside the static page of the same text, measured in the same run: the two
+    # signed-in lists and one card, then signed out, the sign-in view at the list's address and an
+    # email's sign-in link
+    signed_out = ["signed out: the sign-in view (/confirm)", "an email's sign-in link (/signin#token=…)"]
+    assert [line for line in out.splitlines() if line in signed_out] == signed_out, out
+    for label, pages in (("confirm usable", 3), ("sign-in usable", 2), ("LCP", 5), ("FCP", 5)):
+        assert len(re.findall(rf"^  {label} +\d+ ms +{RATIO} static LCP", out, re.M)) == pages, (label, out)
+    assert len(re.findall(r"^  TBT +\d+ ms", out, re.M)) == 5, out
+    assert len(re.findall(r"^  static page +LCP \d+ ms", out, re.M)) == 5, out
 
 
 def test_signin_bench_prints_the_follow_up_after_a_member_and_after_a_stranger():

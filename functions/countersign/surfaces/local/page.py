@@ -36,11 +36,12 @@ CONTENT_TYPES = {
 }
 
 # The one inline script of index.html (it asks for the first view's API answers before any module
-# has loaded, and sets Intl up while they download) is allowed by its hash, nothing else inline.
+# has loaded, has the sign-in view's modules fetched when signed out, and sets Intl up while they
+# download) is allowed by its hash, nothing else inline.
 # Changing that script changes the hash: here, in template.yaml's SecurityHeadersPolicy and in
 # docs/security.md (tests/browser/test_installable.py checks it against index.html, tests/deploy
 # the template against this).
-EARLY_SCRIPT_HASH = "'sha256-Bw3Gpdwq4nsPLgZWK6AxrEKmUFEUPmJzPO17zqUOGoY='"
+EARLY_SCRIPT_HASH = "'sha256-apMUzB4G57hZ49s+t3paqOjDwJa3A+lGkQV7Qawle8c='"
 CONTENT_SECURITY_POLICY = (
     f"default-src 'none'; script-src 'self' {EARLY_SCRIPT_HASH}; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; worker-src 'self'; manifest-src 'self'; "
