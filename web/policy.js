@@ -45,7 +45,8 @@ function sectionEl(page, data, s) {
   };
   const failed = (e) => note.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   append(box, [s.ruleWords.length ? el('ul', { class: 'policy-lines policy-rules' }, s.ruleWords.map((words, i) => {
-    const remove = el('button', { type: 'button', class: 'secondary', 'data-action': 'remove-rule' }, S.removeRule);
+    const remove = el('button', { type: 'button', class: 'secondary', 'data-action': 'remove-rule',
+      'aria-label': S.removeRuleNamed(words) }, S.removeRule);
     remove.addEventListener('click', async () => {
       remove.disabled = true;
       note.replaceChildren();

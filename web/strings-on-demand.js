@@ -341,6 +341,7 @@ export const S = {
   policyGrantCount: (n) => (n ? `${count(n)} standing ${n === 1 ? 'grant' : 'grants'}` : 'No standing grants') + '.',
   seeGrants: 'See them in Grants',
   removeRule: 'Remove',
+  removeRuleNamed: (words) => `Remove: ${words}`,
   addQuorumRule: 'Add a quorum rule',
   addEscalationRule: 'Add an escalation rule',
   addNeverRule: 'Add what no grant may cover',

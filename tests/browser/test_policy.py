@@ -92,7 +92,8 @@ def test_the_owner_adds_a_quorum_rule_confirms_it_and_it_is_in_force_then_remove
         expect(quorum.locator(".policy-summary")).to_have_count(0)
         expect(quorum.locator("li[data-rule]")).to_have_text([f"{BIG_BUDGETS}Remove"])
         with page.expect_response("**/api/quorum-rules") as filed:
-            quorum.get_by_role("button", name="Remove").click()
+            # each Remove says which rule it removes to a screen reader
+            quorum.get_by_role("button", name=f"Remove: {BIG_BUDGETS}", exact=True).click()
         assert filed.value.status == 201, filed.value.text()
         _confirm_the_linked_card(page, quorum.locator("[data-field=waiting]"))
         assert tenant.page().get("/api/quorum-rules").json()["rules"] == []
