@@ -56,7 +56,8 @@ class SettingWrite:
     """Set the workspace setting ``name`` to ``value`` if it still reads ``expected`` (on/off
     settings take booleans, choice settings one of their
     :data:`~.workspaces.WORKSPACE_CHOICES`, list settings (:data:`~.workspaces.LIST_SETTINGS`) a
-    tuple of rules, stored as a list)."""
+    tuple of rules, stored as a list, and rule text settings
+    (:data:`~.workspaces.TEXT_SETTINGS`) their JSON text, checked by the setting's own check)."""
 
     name: str
     expected: bool | str | tuple[str, ...]

@@ -55,19 +55,45 @@ LIST_SETTINGS: dict[str, re.Pattern[str]] = {
         r"tool:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|class:(always|client|setting|when)|risky|over:\d{1,12}(\.\d{1,3})?"),
 }
 MAX_LIST_SETTING = 50
-# Settings holding rules as canonical JSON text, each with the check of its text; their default is ""
-# (no rules). ``card_lifetimes``: how long cards wait, their reminders and what a lapse means, per
-# class (countersign.core.lifetimes). Changed only through a held request an owner confirms.
-TEXT_SETTINGS: dict[str, Callable[[Any], None]] = {lifetimes.SETTING: lifetimes.check_text}
-# Settings holding a document of rules as canonical JSON text (a list; none by default), so that a
-# held change can expect the text it read (a SettingWrite of str): ``quorum_rules`` (how many of whom
-# must approve, countersign.gate.quorum_rules) and ``escalation_rules`` (who is added to a card left
-# unanswered, countersign.gate.escalation). The gate checks what each rule says; the store, its shape.
-JSON_SETTINGS = ("quorum_rules", "escalation_rules")
-MAX_JSON_SETTING = 16 * 1024
+MAX_RULES_TEXT = 16 * 1024
+
+
+def _check_rule_list(value: Any) -> None:
+    """A document of rules whose words the gate checks: the store checks its shape (a list of objects)."""
+    if not isinstance(value, str) or len(value) > MAX_RULES_TEXT:
+        raise ValueError(f"must be JSON text of at most {MAX_RULES_TEXT} bytes.")
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        raise ValueError("must be JSON text (a list of rules).") from None
+    if not isinstance(parsed, list) or not all(isinstance(rule, dict) for rule in parsed):
+        raise ValueError("must be a list of rules, each an object.")
+
+
+@dataclass(frozen=True)
+class TextSetting:
+    """A setting holding rules as JSON text, so that a held change can expect the text it read (a
+    SettingWrite of str): ``check`` raises ValueError with the sentence of what is wrong with a
+    value; ``default`` is what the setting reads before it is written (no rules)."""
+
+    check: Callable[[Any], None]
+    default: str
+
+
+# The settings holding rules as JSON text. Each is changed only through a held request an owner
+# confirms. ``card_lifetimes``: how long cards wait, their reminders and what a lapse means, per
+# class (countersign.core.lifetimes; the store keeps only its canonical text). ``quorum_rules``: how
+# many of whom must approve (countersign.gate.quorum_rules); ``escalation_rules``: who is added to a
+# card left unanswered (countersign.gate.escalation): the gate checks what each rule says, the
+# store their shape.
+TEXT_SETTINGS: dict[str, TextSetting] = {
+    lifetimes.SETTING: TextSetting(lifetimes.check_text, ""),
+    "quorum_rules": TextSetting(_check_rule_list, "[]"),
+    "escalation_rules": TextSetting(_check_rule_list, "[]"),
+}
 SETTING_DEFAULTS: dict[str, Any] = {**DEFAULT_WORKSPACE_SETTINGS, **{k: v[0] for k, v in WORKSPACE_CHOICES.items()},
-                                    **{k: () for k in LIST_SETTINGS}, **dict.fromkeys(TEXT_SETTINGS, ""),
-                                    **{k: "[]" for k in JSON_SETTINGS}}
+                                    **{k: () for k in LIST_SETTINGS},
+                                    **{k: text.default for k, text in TEXT_SETTINGS.items()}}
 
 # quiet_hours: a QuietHours or None, checked by check_quiet_hours; channels_off: checked by check_channels_off
 PERSON_CHANGES: dict[str, type] = {"role": str, "name": str, "agent_requests_email": bool, "quiet_hours": object,
@@ -280,19 +306,9 @@ def check_settings(changes: dict[str, Any]) -> None:
             continue
         if name in TEXT_SETTINGS:
             try:
-                TEXT_SETTINGS[name](value)
-            except lifetimes.LifetimeError as exc:
+                TEXT_SETTINGS[name].check(value)
+            except ValueError as exc:
                 raise BadInput(name, str(exc)) from None
-            continue
-        if name in JSON_SETTINGS:
-            if not isinstance(value, str) or len(value) > MAX_JSON_SETTING:
-                raise BadInput(name, f"must be JSON text of at most {MAX_JSON_SETTING} bytes.")
-            try:
-                parsed = json.loads(value)
-            except ValueError:
-                raise BadInput(name, "must be JSON text (a list of rules).") from None
-            if not isinstance(parsed, list) or not all(isinstance(rule, dict) for rule in parsed):
-                raise BadInput(name, "must be a list of rules, each an object.")
             continue
         if name not in DEFAULT_WORKSPACE_SETTINGS:
             raise BadInput(name, "is not a workspace setting.")
