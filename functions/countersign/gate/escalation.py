@@ -30,7 +30,8 @@ from pydantic import Field
 from ..core.canonical import canonical_json, digest
 from ..core.preview import Preview
 from ..store.workspaces import ROLES, Person
-from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, SettingWrite, Toolset
+from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Plan, Toolset
+from .owner_settings import OwnerSettingChange
 from .quorum_rules import check_when, covers, parse_text, when_words, who_words
 
 SETTING = "escalation_rules"
@@ -71,10 +72,12 @@ class EscalationArgs(Arguments):
     rules: list[EscalationRuleArgs] = Field(max_length=MAX_RULES, description="Every rule, as it is to be")
 
 
-class SetEscalationRules(Action):
+class SetEscalationRules(OwnerSettingChange):
     """The held request that sets the workspace's escalation rules (the owner only)."""
 
     name = "set_escalation_rules"
+    setting = SETTING
+    owner_can = "set its escalation rules"
     title = "Preparing a change of the escalation rules"
     description = ("Set who is shown a card left unanswered, and after how long (the workspace owner only). Filed "
                    "from the confirm page or the command line.")
@@ -89,9 +92,7 @@ class SetEscalationRules(Action):
         self.tool_of = tool_of
 
     def plan(self, args: EscalationArgs, ctx: ActionContext) -> Plan:
-        if ctx.person.role != "owner":
-            raise ActionError(f"Only the workspace's owner can set its escalation rules; you are {ctx.person.role}.",
-                              field="rules")
+        self.refuse_unless_owner(ctx)
         members = ctx.members()
         current = ctx.workspace.settings.get(SETTING) or "[]"
         rules = self.normal(args, ctx, members)
@@ -100,7 +101,7 @@ class SetEscalationRules(Action):
             raise ActionError("rules: these are the escalation rules already; nothing was changed.", field="rules")
         lines = [rule_words(r, members) for r in rules] or ["No escalation: a card waits on whom it waits on"]
         title = f"Set the escalation rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
-        return Plan({"setting": SETTING, "from": current, "to": text}, Preview(title, lines))
+        return self.change(current, text, Preview(title, lines))
 
     def normal(self, args: EscalationArgs, ctx: ActionContext, members: list[Person] | None = None
                ) -> list[dict[str, Any]]:
@@ -130,10 +131,8 @@ class SetEscalationRules(Action):
             rules.append({"id": given.id if given.id in kept else "e_" + digest(rule)[:12], **rule})
         return rules
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        change = plan.subject
-        return Effect.writes({"rules": len(parse_text(change["to"]))},
-                             [SettingWrite(SETTING, expected=change["from"], value=change["to"])])
+    def result(self, after: str) -> dict[str, Any]:
+        return {"rules": len(parse_text(after))}
 
     def outcome_lines(self, result: dict) -> list[str]:
         return [f"The workspace now has {result['rules']} escalation rule{'s' if result['rules'] != 1 else ''}"]

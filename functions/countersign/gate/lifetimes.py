@@ -23,7 +23,8 @@ from ..core import lifetimes
 from ..core.lifetimes import Lifetime
 from ..core.preview import Preview
 from ..store.workspaces import Workspace
-from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, SettingWrite, Toolset
+from ..toolkit import ALWAYS, ActionContext, ActionError, Arguments, Plan, Toolset
+from .owner_settings import OwnerSettingChange
 from .passkey_policy import is_risky
 
 SETTING = lifetimes.SETTING
@@ -58,8 +59,10 @@ class LifetimesArgs(Arguments):
                     "An empty object removes every rule.")
 
 
-class SetCardLifetimes(Action):
+class SetCardLifetimes(OwnerSettingChange):
     name = "set_card_lifetimes"
+    setting = SETTING
+    owner_can = "change how long cards wait"
     title = "Preparing a change of how long cards wait"
     description = ("Change how long cards wait per class, the reminder before they lapse and what a lapse means "
                    "(the workspace owner only). Filed from the confirm page or the CLI.")
@@ -73,9 +76,7 @@ class SetCardLifetimes(Action):
         self.default_wait = default_wait
 
     def plan(self, args: LifetimesArgs, ctx: ActionContext) -> Plan:
-        if ctx.person.role != "owner":
-            raise ActionError(f"Only the workspace's owner can change how long cards wait; you are {ctx.person.role}.",
-                              field="rules")
+        self.refuse_unless_owner(ctx)
         try:
             new = lifetimes.normal(args.rules, "rules")
         except lifetimes.LifetimeError as exc:
@@ -89,12 +90,10 @@ class SetCardLifetimes(Action):
                  "After:", *(f"  {line}" for line in lifetimes.describe(new, self.default_wait)),
                  "Cards already waiting keep the lifetime they were filed with"]
         preview = Preview("Change how long cards wait, their reminders and what a lapse means", lines)
-        return Plan({"setting": SETTING, "from": current, "to": after}, preview)
+        return self.change(current, after, preview)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        change = plan.subject
-        return Effect.writes({SETTING: lifetimes.exported(lifetimes.from_text(change["to"]))},
-                             [SettingWrite(SETTING, expected=change["from"], value=change["to"])])
+    def result(self, after: str) -> dict[str, Any]:
+        return {SETTING: lifetimes.exported(lifetimes.from_text(after))}
 
 
 def toolset(default_wait: int) -> Toolset:

@@ -22,7 +22,8 @@ from pydantic import Field
 
 from ..core.preview import Preview
 from ..store.workspaces import WORKSPACE_CHOICES, Workspace
-from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Effect, Plan, SettingWrite, Toolset
+from ..toolkit import ALWAYS, ActionContext, ActionError, Arguments, Plan, Toolset
+from .owner_settings import OwnerSettingChange
 
 SETTING = "passkey_policy"
 POLICIES = WORKSPACE_CHOICES[SETTING]
@@ -66,8 +67,11 @@ class PolicyArgs(Arguments):
         description="never; risky: cards that spend, send, grant or cannot be undone; every: every card")
 
 
-class SetPasskeyPolicy(Action):
+class SetPasskeyPolicy(OwnerSettingChange):
     name = "set_passkey_policy"
+    setting = SETTING
+    owner_can = "change the passkey policy"
+    owner_field = "policy"
     title = "Preparing a passkey policy change"
     description = ("Change when confirming a card needs the person's passkey (the workspace owner only): never, "
                    "risky (cards that spend, send, grant or cannot be undone) or every card.")
@@ -80,20 +84,16 @@ class SetPasskeyPolicy(Action):
         current = policy_of(ctx.workspace)
         if current == args.policy:
             raise ActionError(f"The passkey policy is already {args.policy}.", field="policy")
-        if ctx.person.role != "owner":
-            raise ActionError(f"Only the workspace's owner can change the passkey policy; you are {ctx.person.role}.",
-                              field="policy")
+        self.refuse_unless_owner(ctx)
         preview = Preview(f"Require a passkey to confirm: {DESCRIBED[args.policy]}", [
             f"Now: {DESCRIBED[current]}",
             f"After: {DESCRIBED[args.policy]}",
             "Covered cards are confirmed only with a passkey on the confirm page, never in the client or by a code",
         ])
-        return Plan({"setting": SETTING, "from": current, "to": args.policy}, preview)
+        return self.change(current, args.policy, preview)
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        change = plan.subject
-        return Effect.writes({SETTING: change["to"]}, [SettingWrite(SETTING, expected=change["from"],
-                                                                    value=change["to"])])
+    def result(self, after: str) -> dict[str, Any]:
+        return {SETTING: after}
 
 
 TOOLSET = Toolset("passkeys", actions=[SetPasskeyPolicy()])

@@ -29,18 +29,8 @@ from pydantic import Field
 from ..core.canonical import canonical_json, digest
 from ..core.preview import Preview
 from ..store.workspaces import ROLES, Person, Workspace
-from ..toolkit import (
-    ALWAYS,
-    Action,
-    ActionContext,
-    ActionError,
-    AmountBound,
-    Arguments,
-    Effect,
-    Plan,
-    SettingWrite,
-    Toolset,
-)
+from ..toolkit import ALWAYS, Action, ActionContext, ActionError, AmountBound, Arguments, Plan, Toolset
+from .owner_settings import OwnerSettingChange
 from .passkey_policy import is_risky
 
 SETTING = "quorum_rules"
@@ -200,11 +190,13 @@ class QuorumArgs(Arguments):
     rules: list[RuleArgs] = Field(max_length=MAX_RULES, description="Every rule, as it is to be (an empty list: none)")
 
 
-class SetQuorumRules(Action):
+class SetQuorumRules(OwnerSettingChange):
     """The held request that sets the workspace's quorum rules (the owner only). ``tool_of`` finds
     the action of a tool an agent may call (given by the runtime)."""
 
     name = "set_quorum_rules"
+    setting = SETTING
+    owner_can = "set its quorum rules"
     title = "Preparing a change of the quorum rules"
     description = ("Set which held requests need several people's approval, and whose (the workspace owner only). "
                    "Filed from the confirm page or the command line.")
@@ -219,9 +211,7 @@ class SetQuorumRules(Action):
         self.tool_of = tool_of
 
     def plan(self, args: QuorumArgs, ctx: ActionContext) -> Plan:
-        if ctx.person.role != "owner":
-            raise ActionError(f"Only the workspace's owner can set its quorum rules; you are {ctx.person.role}.",
-                              field="rules")
+        self.refuse_unless_owner(ctx)
         members = ctx.members()
         current = ctx.workspace.settings.get(SETTING) or "[]"
         rules = self.normal(args, ctx, members)
@@ -232,7 +222,7 @@ class SetQuorumRules(Action):
         lines.append("Each approval is its own act, audited (with a passkey where the policy asks); the request runs "
                      "once, at the last one needed")
         title = f"Set the quorum rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
-        return Plan({"setting": SETTING, "from": current, "to": text}, Preview(title, lines))
+        return self.change(current, text, Preview(title, lines))
 
     def normal(self, args: QuorumArgs, ctx: ActionContext, members: list[Person] | None = None
                ) -> list[dict[str, Any]]:
@@ -246,10 +236,8 @@ class SetQuorumRules(Action):
             raise ActionError("rules: two rules have the same id; nothing was changed.", field="rules")
         return rules
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        change = plan.subject
-        return Effect.writes({"rules": len(parse_text(change["to"]))},
-                             [SettingWrite(SETTING, expected=change["from"], value=change["to"])])
+    def result(self, after: str) -> dict[str, Any]:
+        return {"rules": len(parse_text(after))}
 
     def outcome_lines(self, result: dict) -> list[str]:
         return [f"The workspace now has {result['rules']} quorum rule{'s' if result['rules'] != 1 else ''}"]

@@ -54,10 +54,10 @@ from ..toolkit import (
     ChoiceBound,
     Effect,
     Plan,
-    SettingWrite,
     Toolset,
 )
 from .desk import CardDesk
+from .owner_settings import OwnerSettingChange
 from .passkey_policy import is_risky, needs_passkey
 from .question import Answer, Question
 from .quorum_rules import check_when, when_words
@@ -259,12 +259,14 @@ class NeverArgs(Arguments):
                                          "when>, risky, or over:<amount> (an empty list: no rule)")
 
 
-class SetStandingGrantsNever(Action):
+class SetStandingGrantsNever(OwnerSettingChange):
     """The held request that sets what no standing grant may cover (the owner only), as
     ``countersign policy import`` files it (``PUT /api/standing-grants/rules`` writes the same
     setting at once, for the owner signed in on the page)."""
 
     name = "set_standing_grants_never"
+    setting = SETTING
+    owner_can = "rule what no standing grant may cover"
     title = "Preparing a change of what no standing grant may cover"
     description = ("Set what no standing grant may cover in this workspace (the workspace owner only). Filed from "
                    "the command line.")
@@ -290,9 +292,7 @@ class SetStandingGrantsNever(Action):
         return tuple(dict.fromkeys(rules))
 
     def plan(self, args: NeverArgs, ctx: ActionContext) -> Plan:
-        if ctx.person.role != "owner":
-            raise ActionError(f"Only the workspace's owner can rule what no standing grant may cover; you are "
-                              f"{ctx.person.role}.", field="rules")
+        self.refuse_unless_owner(ctx)
         current = tuple(rules_of(ctx.workspace))
         after = self.normal(args.rules)
         if after == current:
@@ -304,13 +304,10 @@ class SetStandingGrantsNever(Action):
 
         lines = [f"Now: {said(current)}", f"After: {said(after)}",
                  "Checked when granting and at every call: a grant made before a rule stops covering what it rules out"]
-        return Plan({"setting": SETTING, "from": list(current), "to": list(after)},
-                    Preview("Change what no standing grant may cover", lines))
+        return self.change(list(current), list(after), Preview("Change what no standing grant may cover", lines))
 
-    def apply(self, plan: Plan, ctx: ActionContext) -> Effect:
-        change = plan.subject
-        return Effect.writes({"rules": list(change["to"])},
-                             [SettingWrite(SETTING, expected=tuple(change["from"]), value=tuple(change["to"]))])
+    def result(self, after: list[str]) -> dict[str, Any]:
+        return {"rules": list(after)}
 
     def outcome_lines(self, result: dict) -> list[str]:
         rules = result["rules"]
