@@ -8,13 +8,19 @@ import argparse
 import os
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import settings as settings_mod
 from ..core import times
 from ..settings import ConfigError, Settings
 from ..store.errors import StoreUnusable
 from ..store.opening import open_store
+from ..store.workspaces import Person
+
+if TYPE_CHECKING:  # the gate's modules load when a command runs (command_desk), not at the CLI's start
+    from ..gate.desk import CardDesk
 
 # The command-line options that stand for a variable: a value refused is named as it was given.
 OPTION_FOR = {"COUNTERSIGN_DATA": ("data", "--data"), "COUNTERSIGN_STORE": ("store", "--store")}
@@ -113,12 +119,30 @@ def command_line(args, command: str, *options: str) -> str:
     return " ".join([cli, command, *(shlex.quote(word) for word in (*given, *options))])
 
 
-def member(store, email: str):
-    """The member with ``email``, or None once it has said there is none (the command exits 2)."""
+def member(store, email: str, may: Callable[[Person], bool] | None = None, refusal: str = "") -> Person | None:
+    """The member with ``email``, or None once it has said there is none or, where ``may`` says
+    they may not run this command, the command's ``refusal`` (the command exits 2)."""
     person = store.workspaces.get_person_by_email(email)
     if person is None:
         print(f"error: no member with email {email!r}", file=sys.stderr)
+    elif may is not None and not may(person):
+        print(f"error: {refusal}", file=sys.stderr)
+        return None
     return person
+
+
+def command_desk(args, *, files_cards: bool) -> CardDesk:
+    """The gate's desk a command works with: one that files cards, with the deployment's keys
+    (refused where this machine would make keys its functions refuse: ``runtime.files_cards_here``),
+    or a keyless one for a command that only reads (``runtime.keyless_desk``)."""
+    # When the command runs, not at the CLI's start (the gate's and the server's modules).
+    from ..runtime import build, files_cards_here, keyless_desk
+
+    s = existing_settings(args)
+    if not files_cards:
+        return keyless_desk(s)
+    files_cards_here(s)
+    return build(s).desk
 
 
 def iso(ts: int) -> str:

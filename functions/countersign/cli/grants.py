@@ -11,7 +11,7 @@ import json
 import sys
 
 from ..store.errors import BadInput, NotFound
-from .common import command_line, existing_settings, member, store_options
+from .common import command_desk, command_line, existing_settings, member, store_options
 
 
 def _reading_desk(args):
@@ -81,12 +81,9 @@ def cmd_grants_revoke(args) -> int:
 def cmd_grants_grant(args) -> int:
     from ..core.askers import COMMAND_LINE
     from ..gate.question import Question
-    from ..runtime import build, files_cards_here
     from ..toolkit import ActionError, ChoiceBound
 
-    s = existing_settings(args)
-    files_cards_here(s)
-    desk = build(s).desk
+    desk = command_desk(args, files_cards=True)
     person = member(desk.store, args.email)
     if person is None:
         return 2

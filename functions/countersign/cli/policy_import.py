@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from .common import existing_settings, member, store_options
+from .common import command_desk, member, store_options
 
 
 def _read(path: str):
@@ -35,14 +35,11 @@ def cmd_policy_import(args) -> int:
     # When the command runs, not at the CLI's start (the gate's modules).
     from ..core.askers import COMMAND_LINE
     from ..gate.policy_import import PolicyRefused, ignored, plan_import
-    from ..runtime import build, files_cards_here
 
     document = _read(args.file)
     if document is None:
         return 2
-    s = existing_settings(args)
-    files_cards_here(s)
-    desk = build(s).desk
+    desk = command_desk(args, files_cards=True)
     person = member(desk.store, args.email)
     if person is None:
         return 2

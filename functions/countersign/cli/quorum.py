@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import existing_settings, member, store_options
+from .common import command_desk, member, store_options
 
 
 def cmd_quorum(args) -> int:
@@ -17,20 +17,15 @@ def cmd_quorum(args) -> int:
     from ..gate import escalation
     from ..gate.question import Question
     from ..gate.quorum_rules import SetQuorumRules, parse_text, rule_words
-    from ..runtime import build, files_cards_here, keyless_desk
     from ..toolkit import ActionError
 
-    s = existing_settings(args)
-    if args.action == "list":
-        desk = keyless_desk(s)
-    else:
-        files_cards_here(s)
-        desk = build(s).desk
-    person = member(desk.store, args.email)
+    kind = args.command  # quorum | escalation
+    desk = command_desk(args, files_cards=args.action != "list")
+    person = member(desk.store, args.email, may=None if args.action == "list" else lambda p: p.role == "owner",
+                    refusal=f"only the workspace's owner sets its {kind} rules")
     if person is None:
         return 2
     workspace = desk.store.workspaces.get_workspace(person.workspace_id)
-    kind = args.command  # quorum | escalation
     setting, tool, words = (("quorum_rules", SetQuorumRules.name, rule_words) if kind == "quorum" else
                             (escalation.SETTING, escalation.SetEscalationRules.name, escalation.rule_words))
     if args.action == "list":
@@ -38,9 +33,6 @@ def cmd_quorum(args) -> int:
         found = parse_text(workspace.settings.get(setting))
         print(json.dumps([{**rule, "words": words(rule, members)} for rule in found], indent=2))
         return 0
-    if person.role != "owner":
-        print(f"error: only the workspace's owner sets its {kind} rules", file=sys.stderr)
-        return 2
     try:
         rules = json.loads(args.rules)
     except ValueError as exc:

@@ -7,30 +7,22 @@ import argparse
 import json
 import sys
 
-from .common import existing_settings, member, store_options
+from .common import command_desk, member, store_options
 
 
 def cmd_upstream(args) -> int:
     """Upstream MCP servers (docs/gateway.md): list them, or file a held request to change them."""
     # When the command runs, not at the CLI's start (the gate's and the gateway toolset's modules).
     from ..core.askers import COMMAND_LINE
-    from ..runtime import build, files_cards_here, keyless_desk
     from ..store.workspaces import MANAGERS
     from ..surfaces import upstream_requests as requests
     from ..toolkit import ActionError
     from ..toolsets.gateway.requests import parse_headers
 
-    s = existing_settings(args)
-    if args.action == "list":  # reads only
-        desk = keyless_desk(s)
-    else:
-        files_cards_here(s)
-        desk = build(s).desk
-    person = member(desk.store, args.email)
+    desk = command_desk(args, files_cards=args.action != "list")  # list reads only
+    person = member(desk.store, args.email, may=lambda p: p.role in MANAGERS,
+                    refusal="only a workspace's owners and admins manage its upstream servers")
     if person is None:
-        return 2
-    if person.role not in MANAGERS:
-        print("error: only a workspace's owners and admins manage its upstream servers", file=sys.stderr)
         return 2
     ws = person.workspace_id
     if args.action == "list":

@@ -22,11 +22,8 @@ def cmd_webhook(args) -> int:
 
     s = existing_settings(args)
     store = open_store(s.store)
-    person = member(store, args.email)
+    person = member(store, args.email, may=endpoints.may_manage, refusal=endpoints.ONLY_OWNERS)
     if person is None:
-        return 2
-    if not endpoints.may_manage(person):
-        print(f"error: {endpoints.ONLY_OWNERS}", file=sys.stderr)
         return 2
     ws = person.workspace_id
     if args.action == "list":
