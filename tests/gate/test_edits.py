@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from countersign.core import lifetimes
 from countersign.core.card_states import CardState, Refusal, RefusalReason
 from countersign.gate import edits
 from countersign.gate.question import Question
 from countersign.identity import accounts
+from countersign.store.outbox import NOTIFY_PENDING, reminder_id
 from countersign.surfaces.mcp import confirmations
 from countersign.toolkit import ActionError
 
@@ -195,3 +197,30 @@ def test_an_agent_asking_the_original_again_after_an_edit_files_a_fresh_card(wor
     again = held(w)
     assert again["confirmationId"] not in (asked["confirmationId"], new.id)
     assert sorted(c.id for c in w.pending()) == sorted([new.id, again["confirmationId"]])
+
+
+def test_a_card_an_edit_files_waits_reminds_and_lapses_as_the_lifetime_rules_say(world):
+    """The new card an edit files is filed under the workspace's lifetime rules as the edit reads
+    them, as any filed card is: a fresh wait from the edit, the reminder before its deadline (filed
+    with it, due then and not before) and what its lapse means."""
+    w = world
+    rules = {"default": {"wait": "2h", "remind_before": "30m", "lapse": "declined"}}
+    w.store.workspaces.update_workspace_settings(w.workspace.id, {"card_lifetimes": lifetimes.as_text(rules)})
+    asked = held(w)
+    old = w.card(asked["confirmationId"])
+    assert old.lifetime == {"wait": 7200, "lapse": "declined", "remind_at": w.clock + 5400}
+    w.clock += 3000  # the person edits 50 minutes later
+    edited_at = w.clock
+    new = edit(w, old.id, {"amount": "80.00"})
+    assert new.lifetime == {"wait": 7200, "lapse": "declined", "remind_at": edited_at + 5400}
+    stored = w.card(new.id)
+    assert (stored.expires_at, stored.lifetime) == (edited_at + 7200, new.lifetime)
+    reminder = w.store.outbox.get_notification(reminder_id(new.id))
+    assert reminder is not None, "the edited card owes the reminder its lifetime gives it"
+    assert (reminder.state, reminder.due_at, reminder.person_id, reminder.workspace_id) == (
+        NOTIFY_PENDING, edited_at + 5400, w.person.id, w.workspace.id)
+    assert reminder_id(new.id) not in {n.card_id for n in w.store.outbox.due_notifications(now=edited_at + 5399)}
+    assert reminder_id(new.id) in {n.card_id for n in w.store.outbox.due_notifications(now=edited_at + 5400)}
+    w.clock = edited_at + 7200  # unanswered at its deadline: it lapses as the rule says, declined
+    lapsed = w.card(new.id)
+    assert lapsed.state is CardState.EXPIRED and lapsed.lapses_as_declined

@@ -380,6 +380,12 @@ class DynamoCards(CardStore):
             # each of its audience is told it waits, as when a card is filed (an edited quorum card is a fresh vote)
             for i, op in enumerate(_audience_notifications(successor, successor.audience, now)):
                 ops[f"successor_told{i}"] = op
+            reminder = card_reminder(successor.id, successor.workspace_id, successor.person_id,
+                                     successor.created_at, successor.lifetime)
+            if reminder is not None:  # its lifetime has a reminder: owed with it, as a filed card's is
+                ops["successor_reminder"] = {"Put": {
+                    "Item": codec.notification_item(reminder, successor.expires_at + NOTIFICATION_RETENTION),
+                    "ConditionExpression": "attribute_not_exists(pk)"}}
         items = list(ops.values())
         roles = list(ops)
         for entry in commit.audit:

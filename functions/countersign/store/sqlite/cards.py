@@ -288,7 +288,8 @@ def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> Non
     """An edit's new pending card, in the edited card's transaction: its request claimed (else
     :class:`Taken` with the card that holds it, and the whole transaction rolls back), the card,
     its ``filed`` entry and the signing key note; no email to its person (they are on the page), but
-    each of its audience is told it waits, as when a card is filed (an edited quorum card is a fresh vote)."""
+    each of its audience is told it waits, as when a card is filed (an edited quorum card is a fresh vote),
+    and the reminder its lifetime gives it is owed with it, as a filed card's is."""
     successor = commit.successor
     assert successor is not None and commit.successor_audit is not None
     check_card(successor)
@@ -301,6 +302,10 @@ def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> Non
     _insert_audit(db, commit.successor_audit)
     for member in successor.audience:
         insert_notification(db, audience_notification(member, successor, now), unless_present=True)
+    reminder = card_reminder(successor.id, successor.workspace_id, successor.person_id, successor.created_at,
+                             successor.lifetime)
+    if reminder is not None:
+        insert_notification(db, reminder)
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
