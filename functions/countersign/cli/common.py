@@ -145,6 +145,20 @@ def command_desk(args, *, files_cards: bool) -> CardDesk:
     return build(s).desk
 
 
+def reading_desk(args) -> CardDesk:
+    """A desk that reads (grants, the policy) and writes no card (no key read or made:
+    ``runtime.keyless_desk``), with the deployment's toolsets, whose bounds say how an amount reads
+    (``100 credits``)."""
+    from dataclasses import replace
+
+    # When the command runs, not at the CLI's start (the gate's and the server's modules).
+    from ..gate.registry import Registry
+    from ..runtime import keyless_desk, load_toolsets
+
+    s = existing_settings(args)
+    return replace(keyless_desk(s), registry=Registry(load_toolsets(s.packs)))
+
+
 def iso(ts: int) -> str:
     """An instant as the API and the page show it."""
     return times.iso(ts)

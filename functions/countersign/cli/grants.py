@@ -11,19 +11,7 @@ import json
 import sys
 
 from ..store.errors import BadInput, NotFound
-from .common import command_desk, command_line, existing_settings, member, store_options
-
-
-def _reading_desk(args):
-    """A desk that reads grants and writes no card (no key read or made: ``runtime.keyless_desk``),
-    with the deployment's toolsets, whose bounds say how an amount reads (``100 credits``)."""
-    from dataclasses import replace
-
-    from ..gate.registry import Registry
-    from ..runtime import keyless_desk, load_toolsets
-
-    s = existing_settings(args)
-    return replace(keyless_desk(s), registry=Registry(load_toolsets(s.packs)))
+from .common import command_desk, command_line, member, reading_desk, store_options
 
 
 def cmd_grants_list(args) -> int:
@@ -31,7 +19,7 @@ def cmd_grants_list(args) -> int:
     from ..store.workspaces import MANAGERS
     from ..surfaces.api.standing_grants import grant_fields
 
-    desk = _reading_desk(args)
+    desk = reading_desk(args)
     person = member(desk.store, args.email)
     if person is None:
         return 2
@@ -54,7 +42,7 @@ def cmd_grants_revoke(args) -> int:
     from ..store.workspaces import MANAGERS
     from ..surfaces.api.standing_grants import grant_fields
 
-    desk = _reading_desk(args)  # one conditional write: no keys needed
+    desk = reading_desk(args)  # one conditional write: no keys needed
     store = desk.store
     person = member(store, args.email)
     if person is None:

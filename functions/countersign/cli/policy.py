@@ -13,8 +13,7 @@ import json
 import sys
 
 from . import policy_import
-from .common import member, store_options
-from .grants import _reading_desk
+from .common import member, reading_desk, store_options
 
 
 def _workspace_and_viewer(desk, args):
@@ -37,7 +36,7 @@ def _workspace_and_viewer(desk, args):
 def cmd_policy(args) -> int:
     from ..surfaces.api.policy import document, words
 
-    desk = _reading_desk(args)
+    desk = reading_desk(args)
     workspace, viewer = _workspace_and_viewer(desk, args)
     if workspace is None:
         return 2
@@ -53,7 +52,7 @@ def cmd_policy_test(args) -> int:
     from ..identity.principal import Principal
     from ..toolkit import ActionError
 
-    desk = _reading_desk(args)
+    desk = reading_desk(args)
     person = member(desk.store, args.email)
     if person is None:
         return 2

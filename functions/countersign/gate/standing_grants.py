@@ -260,9 +260,9 @@ class NeverArgs(Arguments):
 
 
 class SetStandingGrantsNever(OwnerSettingChange):
-    """The held request that sets what no standing grant may cover (the owner only), as
-    ``countersign policy import`` files it (``PUT /api/standing-grants/rules`` writes the same
-    setting at once, for the owner signed in on the page)."""
+    """The held request that sets what no standing grant may cover (the owner only), as Settings →
+    Policy (``POST /api/standing-grants/rules``) and ``countersign policy import`` file it: the
+    setting changes only when the owner confirms its card."""
 
     name = "set_standing_grants_never"
     setting = SETTING
