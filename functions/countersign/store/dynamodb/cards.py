@@ -386,6 +386,11 @@ class DynamoCards(CardStore):
                 ops["successor_reminder"] = {"Put": {
                     "Item": codec.notification_item(reminder, successor.expires_at + NOTIFICATION_RETENTION),
                     "ConditionExpression": "attribute_not_exists(pk)"}}
+            if self._owes_events(successor):  # card.filed, and card.lapsed at its deadline, as for a filed card
+                for i, op in enumerate(event_puts(card_events(successor.workspace_id, successor.id, None,
+                                                              CardState.PENDING, successor.created_at,
+                                                              successor.expires_at))):
+                    ops[f"successor_event{i}"] = op
         items = list(ops.values())
         roles = list(ops)
         for entry in commit.audit:

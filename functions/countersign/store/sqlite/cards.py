@@ -284,12 +284,14 @@ def _owes_events(db: sqlite3.Connection, card: Card) -> bool:
     """Whether ``card``'s moves owe webhook events: as it was filed, else (None) whether its
     workspace has an endpoint now, inside the transaction."""
     return card.webhooks if card.webhooks is not None else has_endpoints(db, card.workspace_id)
+
+
 def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> None:
     """An edit's new pending card, in the edited card's transaction: its request claimed (else
     :class:`Taken` with the card that holds it, and the whole transaction rolls back), the card,
     its ``filed`` entry and the signing key note; no email to its person (they are on the page), but
     each of its audience is told it waits, as when a card is filed (an edited quorum card is a fresh vote),
-    and the reminder its lifetime gives it is owed with it, as a filed card's is."""
+    and the reminder its lifetime gives it and the webhook events a filed card owes are owed with it."""
     successor = commit.successor
     assert successor is not None and commit.successor_audit is not None
     check_card(successor)
@@ -306,6 +308,9 @@ def _file_successor(db: sqlite3.Connection, commit: CardCommit, now: int) -> Non
                              successor.lifetime)
     if reminder is not None:
         insert_notification(db, reminder)
+    if _owes_events(db, successor):  # card.filed, and card.lapsed due at its deadline, as for a filed card
+        insert_events(db, card_events(successor.workspace_id, successor.id, None, CardState.PENDING,
+                                      successor.created_at, successor.expires_at))
 
 
 def _spend_nonce(db: sqlite3.Connection, nonce: str, expires_at: int, now: int) -> bool:
