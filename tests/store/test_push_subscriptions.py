@@ -1,18 +1,23 @@
 """The push_subscriptions role on both stores: a person's devices listed oldest first, one
 subscription per endpoint (a second person adding it takes it over), removal only by its person,
-last use recorded, at most MAX_SUBSCRIPTIONS a person, and endpoints that are not https refused
-with nothing written."""
+last use recorded, until when its browser is signed in kept and renewed only by its person, at
+most MAX_SUBSCRIPTIONS a person, and endpoints that are not https refused with nothing written."""
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 import secrets
+import sqlite3
 
 import pytest
 
+from countersign.identity.sessions import SESSION_TTL_SECONDS
 from countersign.store.errors import BadInput
 from countersign.store.push_subscriptions import MAX_SUBSCRIPTIONS, PushSubscription, subscription_id
+from countersign.store.sessions import SESSION_LIFETIME
+from countersign.store.sqlite import SQLiteStore
 
 
 def b64(raw: bytes) -> str:
@@ -137,3 +142,74 @@ def test_bad_keys_are_refused_and_nothing_written(store, field, changes):
         store.push_subscriptions.add_subscription(sub(w, "p_a", **changes))
     assert refused.value.field == field
     assert store.push_subscriptions.list_subscriptions(w, "p_a") == []
+
+
+def test_signed_in_until_is_kept_and_renewed_only_for_the_persons_own(store):
+    """The page says until when its browser is signed in (turning notifications on, then each time
+    it loads signed in): renewing changes only that person's record, and nothing else of it."""
+    w = ws()
+    roles = store.push_subscriptions
+    mine = roles.add_subscription(sub(w, "p_a", at=100, signed_in_until=700))
+    theirs = roles.add_subscription(sub(w, "p_b", at=100, signed_in_until=700))
+    assert roles.list_subscriptions(w, "p_a") == [mine]
+    assert roles.renew_subscription(w, "p_a", mine.id, 9_000) is True
+    assert roles.list_subscriptions(w, "p_a") == [dataclasses.replace(mine, signed_in_until=9_000)]
+    # someone else's id, an unknown id, another workspace: False, nothing written
+    assert roles.renew_subscription(w, "p_a", theirs.id, 9_999) is False
+    assert roles.renew_subscription(w, "p_b", mine.id, 9_999) is False
+    assert roles.renew_subscription(ws(), "p_a", mine.id, 9_999) is False
+    assert roles.renew_subscription(w, "p_a", subscription_id("https://push.example.com/nobody"), 9_999) is False
+    assert roles.list_subscriptions(w, "p_a") == [dataclasses.replace(mine, signed_in_until=9_000)]
+    assert roles.list_subscriptions(w, "p_b") == [theirs]
+    assert roles.list_subscriptions(ws(), "p_a") == []
+    roles.remove_subscription(w, "p_a", mine.id)
+    assert roles.renew_subscription(w, "p_a", mine.id, 10_000) is False  # gone: nothing comes back
+    assert roles.list_subscriptions(w, "p_a") == []
+
+
+def test_a_device_is_signed_in_until_its_session_ends(store):
+    """Before ``signed_in_until`` the device is signed in, from it on not; a record an earlier
+    release kept without it (None) counts as signed in until the session it was added with ended,
+    at most a session's lifetime after ``created_at``."""
+    w = ws()
+    known = store.push_subscriptions.add_subscription(sub(w, "p_a", at=100, signed_in_until=500))
+    earlier = store.push_subscriptions.add_subscription(sub(w, "p_a", at=200))
+    [known, earlier] = store.push_subscriptions.list_subscriptions(w, "p_a")
+    assert (known.signed_in_until, earlier.signed_in_until) == (500, None)
+    assert known.signed_in(499) and not known.signed_in(500)
+    assert earlier.signed_in(200 + SESSION_LIFETIME - 1) and not earlier.signed_in(200 + SESSION_LIFETIME)
+    assert SESSION_LIFETIME == SESSION_TTL_SECONDS == 7 * 24 * 3600
+
+
+@pytest.mark.parametrize("until", [-1, 2**53, "9000", 1.5, True])
+def test_a_signed_in_time_that_is_no_time_is_refused_and_nothing_written(store, until):
+    w = ws()
+    with pytest.raises(BadInput) as refused:
+        store.push_subscriptions.add_subscription(sub(w, "p_a", signed_in_until=until))
+    assert refused.value.field == "signed_in_until"
+    assert store.push_subscriptions.list_subscriptions(w, "p_a") == []
+
+
+def test_a_database_of_an_earlier_release_gains_signed_in_until(tmp_path):
+    """Schema 11: a push_subscriptions table made before it gains the column; its records read
+    None (signed in until their session could have ended) and can be renewed."""
+    path = str(tmp_path / "old.db")
+    w = ws()
+    first = SQLiteStore(path)
+    kept = first.push_subscriptions.add_subscription(sub(w, "p_a", at=100))
+    first.close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE push_subscriptions DROP COLUMN signed_in_until")
+    db.execute("PRAGMA user_version = 10")
+    db.commit()
+    db.close()
+
+    reopened = SQLiteStore(path)
+    try:
+        assert reopened.push_subscriptions.list_subscriptions(w, "p_a") == [kept]
+        assert reopened.push_subscriptions.renew_subscription(w, "p_a", kept.id, 5_000) is True
+        assert reopened.push_subscriptions.list_subscriptions(w, "p_a")[0].signed_in_until == 5_000
+    finally:
+        reopened.close()
+    (version,) = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()
+    assert version == 11

@@ -23,12 +23,12 @@ from ..store.cards import Card
 from ..store.errors import NotFound
 from ..store.hashes import secret_hash
 from ..store.limits import RequestCounts
-from ..store.sessions import Session, SessionStore, SignInToken
+from ..store.sessions import SESSION_LIFETIME, Session, SessionStore, SignInToken
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 
 SIGNIN_TTL_SECONDS = 15 * 60
 NOBODY = "-"  # the person and workspace of a sign-in token minted for an address that is no member's
-SESSION_TTL_SECONDS = 7 * 24 * 3600
+SESSION_TTL_SECONDS = SESSION_LIFETIME
 MAX_SESSION_ID = 256  # longer is no session id of ours: refused unread
 
 

@@ -12,6 +12,10 @@ raises :class:`~.errors.BadInput` and writes nothing). The rules every role keep
   on in moves to them, so the first person's cards no longer show on a device they left.
 * The store accepts an ``https`` endpoint, or ``http`` to a loopback address (tests only: the API
   and the sender refuse plain http unless ``COUNTERSIGN_UPSTREAM_PRIVATE`` allows it).
+* ``signed_in_until``: when the page session of the browser that added it ends, as that browser
+  last said (turning notifications on, then each time the page loads signed in:
+  :meth:`PushSubscriptionStore.renew_subscription`). Past it the device is pushed only that a
+  request waits, never what it is (:meth:`PushSubscription.signed_in`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .errors import BadInput
+from .sessions import SESSION_LIFETIME
 
 MAX_SUBSCRIPTIONS = 10  # per person: more devices than anyone carries
 MAX_ENDPOINT = 1024
@@ -44,6 +49,14 @@ class PushSubscription:
     device: str  # what Settings calls it ("Chrome on Android"), from the user agent
     created_at: int
     last_used_at: int | None = None  # the last push its push service took
+    signed_in_until: int | None = None  # when its browser's page session ends (None: an earlier release's record)
+
+    def signed_in(self, now: int) -> bool:
+        """Whether the browser that holds it is signed in at ``now``, as far as the server knows:
+        before ``signed_in_until``. A record an earlier release kept without it was added signed in
+        at ``created_at``, and that session ended at most :data:`SESSION_LIFETIME` later."""
+        until = self.signed_in_until if self.signed_in_until is not None else self.created_at + SESSION_LIFETIME
+        return now < until
 
 
 def subscription_id(endpoint: str) -> str:
@@ -69,6 +82,13 @@ class PushSubscriptionStore(abc.ABC):
     def remove_subscription(self, workspace_id: str, person_id: str, subscription_id: str) -> bool:
         """Delete the person's subscription; False if they have none by that id (another
         person's is never removed)."""
+
+    @abc.abstractmethod
+    def renew_subscription(self, workspace_id: str, person_id: str, subscription_id: str,
+                           signed_in_until: int) -> bool:
+        """Its browser is signed in until ``signed_in_until`` (the page loaded with a session that
+        ends then); False, and nothing written, if the person has none by that id (another
+        person's is never changed)."""
 
     @abc.abstractmethod
     def touch_subscription(self, workspace_id: str, person_id: str, subscription_id: str, now: int) -> None:
@@ -120,3 +140,9 @@ def check_subscription(subscription: PushSubscription) -> None:
         raise BadInput("keys.auth", "the browser's auth secret, base64url (16 bytes).")
     if not isinstance(subscription.device, str) or len(subscription.device) > MAX_DEVICE:
         raise BadInput("device", f"at most {MAX_DEVICE} characters.")
+    if subscription.signed_in_until is not None and not _time(subscription.signed_in_until):
+        raise BadInput("signed_in_until", "a time in epoch seconds.")
+
+
+def _time(value: object) -> bool:
+    return type(value) is int and 0 <= value < 2**53

@@ -9,6 +9,8 @@ from __future__ import annotations
 import abc
 from dataclasses import dataclass
 
+SESSION_LIFETIME = 7 * 24 * 3600  # a page session's, from sign-in (identity.sessions starts them)
+
 
 @dataclass(frozen=True)
 class SignInToken:

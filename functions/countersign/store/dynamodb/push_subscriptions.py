@@ -25,7 +25,8 @@ from ..push_subscriptions import MAX_SUBSCRIPTIONS, PushSubscription, PushSubscr
 from . import codec
 from .client import Cancelled, Table
 
-FIELDS = ("id", "workspace_id", "person_id", "endpoint", "p256dh", "auth", "device", "created_at", "last_used_at")
+FIELDS = ("id", "workspace_id", "person_id", "endpoint", "p256dh", "auth", "device", "created_at", "last_used_at",
+          "signed_in_until")
 ATTEMPTS = MAX_SUBSCRIPTIONS + 2  # a retry follows another add that committed (or an owner's move)
 
 
@@ -115,6 +116,13 @@ class DynamoPushSubscriptions(PushSubscriptionStore):
         except self.table.errors.ConditionalCheckFailedException:
             pass
         return True
+
+    def renew_subscription(self, workspace_id: str, person_id: str, subscription_id: str,
+                           signed_in_until: int) -> bool:
+        return self.table.update(record_key(workspace_id, person_id, subscription_id),
+                                 UpdateExpression="SET signed_in_until = :until",
+                                 ConditionExpression="attribute_exists(pk)",
+                                 ExpressionAttributeValues=codec.values({":until": signed_in_until})) is not None
 
     def touch_subscription(self, workspace_id: str, person_id: str, subscription_id: str, now: int) -> None:
         self.table.update(record_key(workspace_id, person_id, subscription_id),

@@ -13,11 +13,12 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS push_subscriptions (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, person_id TEXT NOT NULL, endpoint TEXT NOT NULL,
     p256dh TEXT NOT NULL, auth TEXT NOT NULL, device TEXT NOT NULL, created_at INTEGER NOT NULL,
-    last_used_at INTEGER);
+    last_used_at INTEGER, signed_in_until INTEGER);
 CREATE INDEX IF NOT EXISTS push_subscriptions_by_person ON push_subscriptions (workspace_id, person_id, created_at, id);
 """
 
-FIELDS = ("id", "workspace_id", "person_id", "endpoint", "p256dh", "auth", "device", "created_at", "last_used_at")
+FIELDS = ("id", "workspace_id", "person_id", "endpoint", "p256dh", "auth", "device", "created_at", "last_used_at",
+          "signed_in_until")
 
 
 def _subscription(row: sqlite3.Row) -> PushSubscription:
@@ -53,6 +54,13 @@ class SQLitePushSubscriptions(PushSubscriptionStore):
         with self.db.write() as db:
             return db.execute("DELETE FROM push_subscriptions WHERE id = ? AND workspace_id = ? AND person_id = ?",
                               (subscription_id, workspace_id, person_id)).rowcount == 1
+
+    def renew_subscription(self, workspace_id: str, person_id: str, subscription_id: str,
+                           signed_in_until: int) -> bool:
+        with self.db.write() as db:
+            return db.execute("UPDATE push_subscriptions SET signed_in_until = ? WHERE id = ? AND workspace_id = ?"
+                              " AND person_id = ?", (signed_in_until, subscription_id, workspace_id,
+                                                     person_id)).rowcount == 1
 
     def touch_subscription(self, workspace_id: str, person_id: str, subscription_id: str, now: int) -> None:
         with self.db.write() as db:

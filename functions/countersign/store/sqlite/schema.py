@@ -28,7 +28,8 @@ from ..workspaces import Person, Workspace, channels_off_from_text, quiet_hours_
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 10  # 8: cards.lifetime; 9: cards' audience, quorum, votes, escalation; 10: slack_links.user_name
+SCHEMA_VERSION = 11  # 8: cards.lifetime; 9: cards' audience, quorum, votes, escalation; 10: slack_links.user_name;
+# 11: push_subscriptions.signed_in_until
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -112,6 +113,7 @@ ADDED_COLUMNS = {
     "persons": (("quiet_hours", "TEXT"), ("channels_off", "TEXT")),
     "outbox": (("listed", "TEXT"),),
     "slack_links": (("user_name", "TEXT"),),
+    "push_subscriptions": (("signed_in_until", "INTEGER"),),
 }
 
 
