@@ -319,7 +319,8 @@ def test_the_notifier_pushes_each_card_to_its_persons_devices_once(runtime, stre
         runtime.store.push_subscriptions.add_subscription(PushSubscription(
             id=subscription_id(device.endpoint), workspace_id=olive.workspace.id, person_id=olive.person.id,
             endpoint=device.endpoint, p256dh=device.p256dh, auth=device.as_json()["keys"]["auth"],
-            device="Chrome on Android", created_at=0))
+            device="Chrome on Android", created_at=runtime.desk.now(),
+            signed_in_until=runtime.desk.now() + 86400))  # its page session: a day more
         card_id, _ = olive.file("one"), bruno.file("two")
         event = filtered_event(stream, stream.read())
         handler = stream_handler(runtime)

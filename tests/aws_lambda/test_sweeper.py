@@ -226,7 +226,8 @@ def test_slack_and_push_show_a_card_filed_in_quiet_hours_when_they_end_by_the_sw
             runtime.store.push_subscriptions.add_subscription(PushSubscription(
                 id=subscription_id(device.endpoint), workspace_id=olive.workspace.id, person_id=olive.person.id,
                 endpoint=device.endpoint, p256dh=device.p256dh, auth=device.as_json()["keys"]["auth"],
-                device="Chrome on Android", created_at=0))
+                device="Chrome on Android", created_at=runtime.desk.now(),
+                signed_in_until=runtime.desk.now() + 86400))  # its page session: a day more
             card_id = olive.file("one")
             handler = stream_handler(runtime)
             assert handler(filtered_event(stream, stream.read()), LambdaContext()) == {"batchItemFailures": []}

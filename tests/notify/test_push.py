@@ -1,6 +1,7 @@
 """Web Push to a loopback push service that decrypts each message with the subscription's own
 keys and verifies the VAPID JWT (both stores): the message is exactly the card's title, who asked,
-where the page shows it and whether a click may answer it; a 404/410 drops the subscription; a
+where the page shows it and whether a click may answer it, and to a device whose page session
+ended only that a request waits (nothing of the card); a 404/410 drops the subscription; a
 failure keeps it; plain http and private addresses are refused unless the test setting allows
 them; pushes are rate limited per person; a card no longer waiting is not pushed."""
 
@@ -53,10 +54,15 @@ def settings_for(tmp_path, private: bool = True) -> Settings:
     return Settings(data_dir=tmp_path / "data", public_url=PUBLIC_URL, upstream_private=private)
 
 
-def subscribe(w: World, device: Device, person=None, at: int = 100) -> PushSubscription:
+SIGNED_IN = 4_000_000_000  # a page session on the device that outlasts every test's clock
+
+
+def subscribe(w: World, device: Device, person=None, at: int = 100,
+              signed_in_until: int | None = SIGNED_IN) -> PushSubscription:
     sub = PushSubscription(id=subscription_id(device.endpoint), workspace_id=w.ws.id,
                            person_id=(person or w.person).id, endpoint=device.endpoint, p256dh=device.p256dh,
-                           auth=device.as_json()["keys"]["auth"], device="Chrome on Android", created_at=at)
+                           auth=device.as_json()["keys"]["auth"], device="Chrome on Android", created_at=at,
+                           signed_in_until=signed_in_until)
     return w.store.push_subscriptions.add_subscription(sub)
 
 
@@ -214,3 +220,76 @@ def test_a_person_who_turned_push_off_or_whose_quiet_hours_run_gets_no_push(stor
     store.workspaces.update_person(w.ws.id, w.person.id, quiet_hours=None)
     assert push.send_card(w.ws.id, file_card(w, clock.now).id) == 1
     assert len(service.wait_for(1)) == 1
+
+
+SIGN_IN_ONLY = {"signIn": True, "title": "A request is waiting for you",
+                "body": "Sign in on this device to see it and answer.", "url": "/confirm"}
+
+
+def by_device(service, got) -> dict[str, dict]:
+    return {service.origin + g.path: g for g in got}
+
+
+def assert_nothing_of_the_card(pushed, card, w: World) -> None:
+    text = pushed.plaintext.decode("utf-8")
+    assert card.title not in text and w.conn.name not in text and card.id not in text
+    assert not {"card", "labels", "answerable", "waiting"} & set(pushed.message)
+
+
+def test_a_device_whose_session_ended_is_told_only_that_a_request_waits(store, tmp_path, service):
+    """Per device: one signed in (its session ends later) gets the card; one whose session ended
+    (at ``signed_in_until`` exactly, as the session's own expiry) gets no title, no who asked, no
+    buttons — only that a request waits, opening the page, which asks to sign in. Renewed (the
+    page loaded signed in there again), it gets the card's own push."""
+    w, clock = World(store), Clock()
+    now = int(clock.now)
+    active, lapsed = service.device(), service.device()
+    subscribe(w, active, at=1, signed_in_until=now + 1), subscribe(w, lapsed, at=2, signed_in_until=now)
+    card = file_card(w, clock.now, title="Pay Café Lumière €12.50")
+    push = notifier(w, tmp_path, clock)
+    assert push.send_card(w.ws.id, card.id) == 2
+    got = by_device(service, service.wait_for(2))
+    assert got[active.endpoint].message["title"] == "Pay Café Lumière €12.50"
+    assert got[active.endpoint].message["labels"] == {"confirm": "Confirm", "decline": "Decline"}
+    signed_out = got[lapsed.endpoint]
+    assert signed_out.problem is None and signed_out.message == SIGN_IN_ONLY
+    assert_nothing_of_the_card(signed_out, card, w)
+    assert push.counts[SENT] == 2  # both devices took one; the lapsed one's last use is recorded too
+    assert {s.last_used_at for s in store.push_subscriptions.list_subscriptions(w.ws.id, w.person.id)} == {now}
+
+    lapsed_id = subscription_id(lapsed.endpoint)
+    assert store.push_subscriptions.renew_subscription(w.ws.id, w.person.id, lapsed_id, now + 3600)
+    again = file_card(w, clock.now, title="Send the report")
+    assert push.send_card(w.ws.id, again.id) == 2
+    got = by_device(service, service.wait_for(4)[2:])
+    assert got[lapsed.endpoint].message == got[active.endpoint].message == {
+        "card": again.id, "title": "Send the report", "body": f"Asked by {w.conn.name}",
+        "url": f"/confirm?card={again.id}", "answerable": True, "labels": {"confirm": "Confirm", "decline": "Decline"}}
+
+
+def test_a_card_that_needs_a_passkey_reaches_a_signed_out_device_the_same_content_free_way(store, tmp_path, service):
+    w, clock = World(store), Clock()
+    subscribe(w, service.device(), signed_in_until=int(clock.now) - 1)
+    card = file_card(w, clock.now, title="Rotate the keys")
+    notifier(w, tmp_path, clock, passkey=True).send_card(w.ws.id, card.id)
+    [pushed] = service.wait_for(1)
+    assert pushed.message == SIGN_IN_ONLY
+    assert_nothing_of_the_card(pushed, card, w)
+
+
+def test_a_device_an_earlier_release_added_is_signed_in_for_a_sessions_lifetime(store, tmp_path, service):
+    """A record kept before devices said until when they are signed in: it was added with a live
+    session, which ended at most seven days later; until then the card, from then on nothing of it."""
+    w, clock = World(store), Clock()
+    added = int(clock.now) - 7 * 24 * 3600 + 10
+    subscribe(w, service.device(), at=added, signed_in_until=None)
+    push = notifier(w, tmp_path, clock)
+    card = file_card(w, clock.now, title="Pay rent")
+    push.send_card(w.ws.id, card.id)
+    assert service.wait_for(1)[0].message["title"] == "Pay rent"
+    clock.now += 10
+    later = file_card(w, clock.now, title="Pay rent again")
+    push.send_card(w.ws.id, later.id)
+    pushed = service.wait_for(2)[1]
+    assert pushed.message == SIGN_IN_ONLY
+    assert_nothing_of_the_card(pushed, later, w)

@@ -2,8 +2,8 @@
 stand-in and the loopback push service): a card filed while its person's quiet hours run is neither
 posted nor pushed then; when they end the sweep posts each card that still waits to Slack (at most
 five, then one message saying how many more) and pushes once (the card's own push when one waits,
-else one that says how many); a card answered meanwhile is not shown; a second sweep, or two sweeps
-at once, show nothing more."""
+else one that says how many; to a device whose page session ended, only how many wait); a card
+answered meanwhile is not shown; a second sweep, or two sweeps at once, show nothing more."""
 
 from __future__ import annotations
 
@@ -138,6 +138,30 @@ def test_one_card_held_is_pushed_as_itself_with_its_buttons(store, tmp_path, sla
     assert pushed.message == {"card": card.id, "title": "Pay Café Lumière €12.50",
                               "body": f"Asked by {w.conn.name}", "url": f"/confirm?card={card.id}",
                               "answerable": True, "labels": {"confirm": "Confirm", "decline": "Decline"}}
+
+
+def test_a_device_whose_session_ended_is_told_only_how_many_wait_when_quiet_hours_end(store, tmp_path, slack_api,
+                                                                                       service):
+    """The one push after quiet hours is chosen per device as a card's is: a device signed in gets
+    the titles, one whose page session ended only how many wait and the page to sign in on."""
+    w, clock = World(store), Clock(FILED)
+    quiet_person(w)
+    active, lapsed = service.device(), service.device()
+    subscribe(w, active, at=1), subscribe(w, lapsed, at=2, signed_in_until=FILED + 3600)  # ends before ENDS
+    one = Channels(w, tmp_path, clock, slack_api)
+    first = one.file(w, clock, "Pay Café Lumière €12.50")
+    clock.now += 600
+    last = one.file(w, clock, "Archive the invoices")
+    clock.now = ENDS
+    one.email.sweep()
+    got = {service.origin + p.path: p for p in service.wait_for(2)}
+    assert got[active.endpoint].message["title"] == "2 requests are waiting for your answer"
+    signed_out = got[lapsed.endpoint]
+    assert signed_out.problem is None
+    assert signed_out.message == {"signIn": True, "title": "2 requests are waiting for you",
+                                  "body": "Sign in on this device to see them and answer.", "url": "/confirm"}
+    text = signed_out.plaintext.decode("utf-8")
+    assert not any(part in text for part in (first.title, last.title, first.id, last.id, w.conn.name))
 
 
 def test_nothing_is_shown_when_every_card_held_was_answered(store, tmp_path, slack_api, service):

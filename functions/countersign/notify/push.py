@@ -20,6 +20,13 @@ docs/channels.md ("Push to your phone") says what it can and cannot answer, and 
 * **Answers.** 201 (any 2xx): the subscription's last use is recorded. 404 or 410: the push service
   says the subscription is gone, and it is dropped. Anything else is counted ``push_failed`` and
   logged; the card's email and the page still carry it, so nothing is retried.
+* **A device signed out.** Each device's record says until when its browser's page session lasts
+  (:meth:`~countersign.store.push_subscriptions.PushSubscription.signed_in`: set when notifications
+  are turned on, renewed each time the page loads signed in there). A device past it is pushed
+  only that a request waits (:func:`sign_in_message`): no title, no who asked, no buttons, and a
+  tap opens the page, which asks to sign in. A lock screen left signed out shows nothing of the
+  card, and no button is offered that the API would refuse without a session. The message is
+  chosen per device, for a card's push and for the one after quiet hours alike.
 * **Each person's choice.** Nothing is pushed to a person who turned push off in Settings
   (``push_off``). A card filed while their quiet hours run is held (``push_quiet``), as for Slack,
   and when they end the sweep pushes once for the cards held that still wait
@@ -157,6 +164,21 @@ def waiting_message(titles: list[str], url: str) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+SIGN_IN_TITLE = "A request is waiting for you"
+SIGN_IN_BODY = "Sign in on this device to see it and answer."
+SIGN_IN_BODY_MANY = "Sign in on this device to see them and answer."
+
+
+def sign_in_message(url: str, waiting: int = 1) -> str:
+    """The JSON of a push to a device whose page session ended: that ``waiting`` requests wait and
+    the page to open (its waiting list, which asks to sign in first) — nothing of any card: no
+    id, title, who asked or buttons."""
+    one = waiting <= 1
+    body = {"signIn": True, "title": SIGN_IN_TITLE if one else f"{waiting} requests are waiting for you",
+            "body": SIGN_IN_BODY if one else SIGN_IN_BODY_MANY, "url": url}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
 TEST_TITLE = "Test notification from countersign"
 SETTINGS_PATH = "/settings/notifications"
 
@@ -209,7 +231,13 @@ class PushNotifier(CardChannel):
         workspace, person, subscriptions = reach
         answerable = self.needs_passkey is not None and not self.needs_passkey(card, workspace)
         body = message(card, self.asked_by(card, person), self._page_path(card.id), answerable)
-        return sum(self.send(subscription, body) for subscription in subscriptions)
+        return self._send_each(subscriptions, body, 1, now)
+
+    def _send_each(self, subscriptions: list[PushSubscription], body: str, waiting: int, now: int) -> int:
+        """``body`` to each device signed in at ``now``; to the others only that ``waiting``
+        requests wait (:func:`sign_in_message`). How many took it."""
+        signed_out = sign_in_message(self._path_of(self.settings.pending_url), waiting)
+        return sum(self.send(s, body if s.signed_in(now) else signed_out) for s in subscriptions)
 
     def _reach(self, workspace_id: str, person_id: str, card_ids: list[str],
                now: int) -> tuple[Workspace, Person, list[PushSubscription]] | None:
@@ -244,7 +272,7 @@ class PushNotifier(CardChannel):
             if reach is None:
                 return 0
             body = waiting_message([c.title for c in cards], self._path_of(self.settings.pending_url))
-            return sum(self.send(subscription, body) for subscription in reach[2])
+            return self._send_each(reach[2], body, len(cards), now)
         except Exception:
             log.exception("pushing the cards held for quiet hours (%s) failed", wait.card_id)
             self._event(FAILED)
