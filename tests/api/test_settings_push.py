@@ -2,8 +2,10 @@
 device (named from its User-Agent), a card filed for them reaches it (decrypted by the loopback
 push service with the device's own keys), the device is listed with when it was last used and can
 be removed; an endpoint that is not https is refused with nothing written; nobody removes another
-person's device; and the answers a notification's buttons send (the same confirm and decline as
-the page) are refused without a session or for another person's card."""
+person's device; the answers a notification's buttons send (the same confirm and decline as
+the page) are refused without a session or for another person's card; and a device whose session
+ended is told only that a request waits until the page, signed in again, renews it (only the
+person's own device, with the session and its CSRF token)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 
 from countersign.identity.passkeys.receipts import verify_receipt
 from countersign.notify.push import application_server_key
+from countersign.store.hashes import secret_hash
 from tests.api.test_cards import file
 from tests.support.push_service import push_service
 
@@ -250,3 +253,88 @@ def test_anothers_device_gets_no_test_and_without_a_session_or_csrf_nothing_is_s
     assert signed.post(f"{PUSH}/subscriptions/{mine}/test", csrf="wrong").status_code == 403
     time.sleep(0.2)
     assert service.pushes == []
+
+
+RENEW = f"{PUSH}/renew"
+SIGN_IN_ONLY = {"signIn": True, "title": "A request is waiting for you",
+                "body": "Sign in on this device to see it and answer.", "url": "/confirm"}
+
+
+def signed_in_until(tenant, person, endpoint: str) -> int | None:
+    [record] = [s for s in tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, person.id)
+                if s.endpoint == endpoint]
+    return record.signed_in_until
+
+
+def session_end(tenant, page) -> int:
+    return tenant.store.sessions.get_session(secret_hash(page.session_id), tenant.runtime.desk.now()).expires_at
+
+
+async def test_a_device_whose_session_ended_gets_no_card_until_it_is_signed_in_again(clock, signed, tenant,
+                                                                                      configure, service):
+    """Turned on, a device is signed in until its session ends: a card shows there in full. A week
+    later the session has ended: the next card's push says only that a request waits (no title, no
+    who asked, no buttons). Signed in again, the page renews the device, and cards show again."""
+    configure(upstream_private=True)
+    device = service.device()
+    assert signed.post(f"{PUSH}/subscriptions", device.as_json()).status_code == 201
+    assert signed_in_until(tenant, tenant.person, device.endpoint) == session_end(tenant, signed)
+    assert session_end(tenant, signed) == int(clock.now) + 7 * 24 * 3600
+
+    first = await file(tenant)
+    assert service.wait_for(1)[0].message["card"] == first
+
+    clock.advance(7 * 24 * 3600)  # the session ends; the device keeps its subscription
+    assert signed.get("/api/session").status_code == 401
+    assert signed.post(RENEW, {"endpoint": device.endpoint}).status_code == 401  # a lapsed session renews nothing
+    second = await file(tenant, note="n2")
+    pushed = service.wait_for(2)[1]
+    assert pushed.problem is None and pushed.message == SIGN_IN_ONLY
+    card = tenant.store.cards.get_card(tenant.workspace_id, second, tenant.runtime.desk.now())
+    text = pushed.plaintext.decode("utf-8")
+    assert card.title not in text and "Test agent" not in text and second not in text
+
+    signed.sign_in(tenant.runtime, tenant.person)  # the person signs in on the device again
+    renewed = signed.post(RENEW, {"endpoint": device.endpoint})
+    assert renewed.status_code == 204, renewed.text
+    assert signed_in_until(tenant, tenant.person, device.endpoint) == session_end(tenant, signed) == \
+        int(clock.now) + 7 * 24 * 3600
+    third = await file(tenant, text="a third text")
+    assert service.wait_for(3)[2].message["card"] == third
+
+
+def test_renewing_is_refused_signed_out_without_csrf_or_for_someone_elses_device_and_writes_nothing(
+        clock, signed, tenant, page, service):
+    colleague = tenant.add_person("approver")
+    from tests.support.confirm_page import Page
+
+    mine = {**service.device().as_json(), "endpoint": "https://push.example.com/x/mine"}
+    theirs = {**service.device().as_json(), "endpoint": "https://push.example.com/x/theirs"}
+    assert signed.post(f"{PUSH}/subscriptions", mine).status_code == 201
+    other = Page(page.origin).sign_in(tenant.runtime, colleague)
+    try:
+        assert other.post(f"{PUSH}/subscriptions", theirs).status_code == 201
+        before = (signed_in_until(tenant, tenant.person, mine["endpoint"]),
+                  signed_in_until(tenant, colleague, theirs["endpoint"]))
+        clock.advance(3600)
+        signed.sign_in(tenant.runtime, tenant.person)  # a later session: a renewal would move it on
+
+        signed_out = signed.post(RENEW, {"endpoint": mine["endpoint"]}, cookie=None, csrf=None)
+        assert signed_out.status_code == 401 and signed_out.json()["error"]["code"] == "signed_out"
+        assert signed.post(RENEW, {"endpoint": mine["endpoint"]}, csrf="wrong").status_code == 403
+        assert signed.post(RENEW, {"endpoint": mine["endpoint"]}, origin="https://evil.example").status_code == 403
+        for endpoint in (theirs["endpoint"], "https://push.example.com/x/nobody"):
+            refused = signed.post(RENEW, {"endpoint": endpoint})
+            assert refused.status_code == 404 and refused.json()["error"] == {
+                "code": "not_found",
+                "message": "This device gets none of your notifications: turn them on in Settings, Notifications."}
+        assert signed.post(RENEW, {"endpoint": mine["endpoint"], "extra": 1}).status_code == 422
+        assert signed.post(RENEW, {}).status_code == 422
+        assert (signed_in_until(tenant, tenant.person, mine["endpoint"]),
+                signed_in_until(tenant, colleague, theirs["endpoint"])) == before
+
+        assert signed.post(RENEW, {"endpoint": mine["endpoint"]}).status_code == 204  # the person's own: moved on
+        assert signed_in_until(tenant, tenant.person, mine["endpoint"]) == before[0] + 3600
+        assert signed_in_until(tenant, colleague, theirs["endpoint"]) == before[1]
+    finally:
+        other.close()

@@ -1,5 +1,7 @@
 """Settings → Notifications, push (docs/channels.md, "Push to your phone"): the server's
-application server key, the signed-in person's devices, turning one on and removing one.
+application server key, the signed-in person's devices, turning one on and removing one, and the
+page saying its device is signed in (``renew``): a device is pushed a card's contents only while
+the page session of its browser lasts (``PushSubscription.signed_in``).
 
 A device is the subscription its browser made (``PushSubscription.toJSON()``): an https endpoint of
 its push service and the two keys messages are encrypted for. It is named from the request's
@@ -30,6 +32,7 @@ TEST_WINDOW = 15 * 60  # test notifications a person may ask for: TEST_LIMIT per
 TEST_LIMIT = 3
 KEY_PATTERN = r"^[A-Za-z0-9_-]{1,200}={0,2}$"
 SUBSCRIPTION_ID = re.compile(r"^ps_[0-9a-f]{24}$")
+NOT_YOUR_DEVICE = "This device gets none of your notifications: turn them on in Settings, Notifications."
 
 
 class PushKeys(Strict):
@@ -103,8 +106,30 @@ def subscribe(request: Request, signed: Acting, body: PushSubscriptionBody) -> d
     subscription = PushSubscription(
         id=subscription_id(body.endpoint), workspace_id=signed.workspace.id, person_id=signed.person.id,
         endpoint=body.endpoint, p256dh=body.keys.p256dh.rstrip("="), auth=body.keys.auth.rstrip("="),
-        device=device_name(request.headers.get("user-agent")), created_at=runtime.desk.now())
+        device=device_name(request.headers.get("user-agent")), created_at=runtime.desk.now(),
+        signed_in_until=signed.session.expires_at)
     return device_view(runtime.store.push_subscriptions.add_subscription(subscription))
+
+
+class RenewBody(Strict):
+    endpoint: str = Field(max_length=2048, description="This device's push subscription (its endpoint)")
+
+
+@router.post("/settings/push/renew", status_code=204, response_class=Response, responses=errors(401, 403, 404, 422))
+def renew(request: Request, signed: Acting, body: RenewBody) -> Response:
+    """This device is signed in (the page calls it after signing in, and when it loads signed in
+    with notifications on): its notifications show the card again until this session ends. Only
+    for one of the signed-in person's own devices (404 otherwise, nothing written)."""
+    runtime = runtime_of(request)
+    wanted = subscription_id(body.endpoint)
+    device = next((s for s in runtime.store.push_subscriptions.list_subscriptions(signed.workspace.id,
+                                                                                signed.person.id)
+                   if s.id == wanted), None)
+    until = signed.session.expires_at
+    if device is None or (device.signed_in_until != until and not runtime.store.push_subscriptions.renew_subscription(
+            signed.workspace.id, signed.person.id, device.id, until)):  # (or removed meanwhile)
+        raise ApiError(404, "not_found", NOT_YOUR_DEVICE)
+    return Response(status_code=204)
 
 
 @router.delete("/settings/push/subscriptions/{subscription_id}", status_code=204, response_class=Response,
