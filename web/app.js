@@ -90,8 +90,10 @@ async function api(method, path, body) {
 }
 
 function setSession(data) {
+  const before = state.csrf;
   state.session = data && data.person ? data : null;
   state.csrf = (data && data.csrfToken) || '';
+  if (state.session && state.csrf !== before) renewPush();
   showNav(!!state.session);
   // Card emails to this person stopped (a bounce or a complaint).
   const notice = document.getElementById('email-notice');
@@ -111,6 +113,13 @@ function askSession() {
   const asked = loadSession();
   sessionAsked = asked.catch(() => null);
   return asked;
+}
+
+// Signed in (a page load, a link, a passkey): this device's notifications show cards again until
+// this session ends (web/push.js; docs/channels.md). Only where notifications are on, after the view.
+function renewPush() {
+  if (!('Notification' in window) || Notification.permission !== 'granted' || !('serviceWorker' in navigator)) return;
+  setTimeout(() => import('./push.js').then((push) => push.renewThisDevice(api)).catch(() => null), 0);
 }
 
 async function loadSession() {

@@ -52,6 +52,22 @@ export async function thisDevicesSubscription() {
   }
 }
 
+// This device is signed in: app.js calls it after signing in and whenever the page loads signed
+// in where notifications are allowed. If the service worker has a subscription, the server is told
+// (only one of this person's own devices is changed), so its notifications show the card, its title
+// and who asked, until this session ends; past it they say only that a request waits. Nothing to
+// renew (no subscription, another person's device, signed out) is not an error.
+export async function renewThisDevice(api) {
+  const subscription = await thisDevicesSubscription();
+  if (!subscription) return false;
+  try {
+    await api('POST', PUSH + '/renew', { endpoint: subscription.endpoint });
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
+
 function devicesEl(page, holder, devices) {
   const { el } = page;
   if (!devices.length) return el('p', { class: 'muted', 'data-push-devices': true }, S.pushNoDevices);

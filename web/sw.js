@@ -17,6 +17,9 @@
 //   The buttons' words come in the push message (the server's strings), so this file has none.
 //   A message of no one card (the one push for the cards held while quiet hours ran, or Settings'
 //   test notification) shows its title and body, no buttons, and a tap opens a path of this origin.
+//   To a device whose page session ended the server sends only that a request waits (`signIn`):
+//   shown with no buttons, all such under one tag (the latest replaces the one before), and a tap
+//   opens the page, which asks to sign in.
 const VERSION = 'v2';
 const SHELL = 'countersign-shell-' + VERSION;
 const LAST_LIST = 'countersign-last-list';
@@ -129,10 +132,11 @@ self.addEventListener('push', (event) => {
 });
 
 // A message of no one card: the one push for the cards held while quiet hours ran ("3 requests
-// are waiting", opening the list) or Settings' test notification (opening Settings). Its tap opens
-// a path of this origin only; no buttons.
+// are waiting", opening the list), Settings' test notification (opening Settings), or, to a device
+// signed out, that a request waits (opening the page to sign in). Its tap opens a path of this
+// origin only; no buttons.
 function showNotice(notice) {
-  const kind = notice.test === true ? 'test' : 'waiting';
+  const kind = notice.test === true ? 'test' : notice.signIn === true ? 'sign-in' : 'waiting';
   return self.registration.showNotification(notice.title, {
     body: String(notice.body || ''), tag: kind, data: { open: ownPath(notice.url, kind) }, actions: [],
   });

@@ -4,7 +4,8 @@ whose keys the loopback push service holds: chromium cannot subscribe offline), 
 them is pushed by the server (decrypted by the stand-in), that message delivered to the worker
 through CDP shows as a notification with the card's title, who asked, and Confirm / Decline, and
 its Confirm answers the card through the API (the card completes, its note changes). A card that
-needs a passkey shows no buttons, and a forged Confirm for it is refused. The device can be removed."""
+needs a passkey shows no buttons, and a forged Confirm for it is refused. The device can be removed.
+A device whose session ended shows only that a request waits until signing in there renews it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from countersign.notify.push import waiting_message
+from countersign.store.hashes import secret_hash
 from tests.browser.pages import file_cards, new_context, ready, sign_in, status_of
 from tests.support.push_service import push_service
 
@@ -370,6 +372,91 @@ def test_the_push_after_quiet_hours_shows_how_many_wait_and_opens_the_list(live,
         ready(page, "settings")
         ctx.service_workers[0].evaluate("(data) => self.handleAction('', data)", shown["data"])
         page.wait_for_url(f"{tenant.origin}/confirm")
+    finally:
+        ctx.close()
+    assert watch.errors == []
+
+
+def session_hash_of(ctx) -> str:
+    [cookie] = [c for c in ctx.cookies() if c["name"] == "__Host-cs_session"]
+    return secret_hash(cookie["value"])
+
+
+def signed_in_until(tenant) -> int | None:
+    [device] = tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id)
+    return device.signed_in_until
+
+
+def test_a_device_whose_session_ended_shows_only_that_a_request_waits_until_signed_in_again(
+        live, tenant, browser, watch, service, private):
+    """Its page session over, the device keeps its subscription, and a card's push there says only
+    that a request waits: the real worker shows it with no title of the card, no who asked, no
+    buttons, and its tap opens the page, which asks to sign in. Signing in on the device, the page
+    renews it (POST /api/settings/push/renew), and the next card shows in full with its buttons."""
+    device = service.device()
+    ctx = new_context(browser, watch, **PHONE)
+    stub_subscribe(ctx, device.as_json())
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        turn_on(page, tenant)
+        first_session = tenant.store.sessions.get_session(session_hash_of(ctx), tenant.runtime.desk.now())
+        assert signed_in_until(tenant) == first_session.expires_at
+        [record] = tenant.store.push_subscriptions.list_subscriptions(tenant.workspace_id, tenant.person.id)
+
+        def lapse() -> None:
+            tenant.store.push_subscriptions.renew_subscription(tenant.workspace_id, tenant.person.id, record.id,
+                                                               tenant.runtime.desk.now())
+
+        lapse()  # a page that loads signed in says so again
+        with page.expect_request("**/api/settings/push/renew"):
+            page.reload()
+        deadline = time.monotonic() + 10
+        while signed_in_until(tenant) != first_session.expires_at and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert signed_in_until(tenant) == first_session.expires_at
+
+        # The session ends (as a week passing ends it): the server's record of the device says so.
+        tenant.store.sessions.delete_session(first_session.session_hash)
+        lapse()
+        (filed,) = file_cards(tenant, [("n1", "Pay Acme 1,250.00")])
+        [pushed] = service.wait_for(1)
+        assert pushed.problem is None
+        assert pushed.message == {"signIn": True, "title": "A request is waiting for you",
+                                  "body": "Sign in on this device to see it and answer.", "url": "/confirm"}
+        text = pushed.plaintext.decode("utf-8")
+        assert "Pay Acme" not in text and "Test agent" not in text and filed["confirmationId"] not in text
+
+        cdp, registration = worker_registration(ctx, page, tenant.origin)
+        [shown] = deliver(page, cdp, tenant.origin, registration, text)
+        assert shown == {"title": "A request is waiting for you",
+                         "body": "Sign in on this device to see it and answer.",
+                         "tag": "sign-in", "data": {"open": "/confirm"}, "actions": []}
+        page.goto(f"{tenant.origin}/settings")  # the tap: the page opens, and asks to sign in
+        ctx.service_workers[0].evaluate("(data) => self.handleAction('', data)", shown["data"])
+        page.wait_for_url(f"{tenant.origin}/confirm")
+        ready(page, "signin")
+
+        with page.expect_request("**/api/settings/push/renew") as renewal:
+            sign_in(page, tenant)
+        assert json.loads(renewal.value.post_data or "{}") == {"endpoint": device.endpoint}
+        second_session = tenant.store.sessions.get_session(session_hash_of(ctx), tenant.runtime.desk.now())
+        deadline = time.monotonic() + 10
+        while signed_in_until(tenant) != second_session.expires_at and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert signed_in_until(tenant) == second_session.expires_at
+
+        (again,) = file_cards(tenant, [("n2", "Send the report")])
+        full = service.wait_for(2)[1]
+        assert full.message["card"] == again["confirmationId"] and full.message["labels"] == {
+            "confirm": "Confirm", "decline": "Decline"}
+        page.evaluate("() => navigator.serviceWorker.ready.then((r) => r.getNotifications()).then((ns) => "
+                      "ns.forEach((n) => n.close()))")
+        [card_shown] = deliver(page, cdp, tenant.origin, registration, full.plaintext.decode("utf-8"))
+        assert card_shown["title"] == full.message["title"] and card_shown["body"] == "Asked by Test agent"
+        assert card_shown["actions"] == [["confirm", "Confirm"], ["decline", "Decline"]]
     finally:
         ctx.close()
     assert watch.errors == []
