@@ -8,8 +8,10 @@ two instances are driven step by step here rather than raced.
 from __future__ import annotations
 
 import collections
+import logging
 
 import pytest
+from botocore.awsrequest import AWSResponse
 
 from countersign.core.card_states import CardState
 from countersign.core.codes import CodeRecord
@@ -22,9 +24,11 @@ from countersign.store.dynamodb import CARD_RETENTION, DynamoDBStore, codec
 from countersign.store.errors import Taken
 from countersign.store.grants import ACCESS, IssuedToken
 from countersign.store.hashes import secret_hash
+from countersign.store.limits import RequestCounts
 from countersign.store.sessions import Session, SignInToken
 from tests.store._factories import World, audit, card, filed
 from tests.support.aws import moto_dynamodb_store
+from tests.support.throttle import Throttle
 
 S = CardState
 
@@ -63,6 +67,79 @@ def test_a_confirm_with_its_effect_is_one_transaction(ddb):
     ddb.cards.commit_card(CardCommit(c, S.COMPLETED, 1001, (audit(c, "completed", 1001),),
                                writes=(DocWrite("note", "n1", {"t": 1}, 0),), result={"ok": True}))
     assert dict(requests.calls) == {"TransactWriteItems": 1}
+
+
+def test_a_question_rounds_look_at_its_request_is_one_request_with_its_counts(ddb):
+    """A 2026 question round writes no card: with the request limits on, the look at its request's
+    claim and its counts are one ``TransactWriteItems`` (the counters and a ``ConditionCheck`` on
+    the claim), where they were a ``GetItem`` and a write after its work. A card holding the
+    request comes back with the cancellation (``ALL_OLD``): one ``GetItem`` more, for the card."""
+    w = World(ddb)
+    limits = (("mcp-connection:abc", 30), ("mcp-address:203.0.113.9", 120))
+    requests = Requests(ddb.client)
+    mine = RequestCounts(limits, 1000, 10)
+    assert ddb.cards.request_holder(w.ws.id, w.person.id, "add_transaction", "fp-free", 1000, counts=mine) is None
+    assert dict(requests.calls) == {"TransactWriteItems": 1} and mine.taken
+    c = w.file(created_at=1000)
+    requests = Requests(ddb.client)
+    held = RequestCounts(limits, 1001, 10)
+    assert ddb.cards.request_holder(w.ws.id, w.person.id, c.tool, c.fingerprint, 1001, counts=held) == c
+    assert dict(requests.calls) == {"TransactWriteItems": 1, "GetItem": 1} and not held.taken
+    for fingerprint, expected in (("fp-free", {"GetItem": 1}), (c.fingerprint, {"GetItem": 2})):  # limits off
+        requests = Requests(ddb.client)
+        ddb.cards.request_holder(w.ws.id, w.person.id, c.tool, fingerprint, 1001)
+        assert dict(requests.calls) == expected
+    ddb.cards.transition_card(w.ws.id, c.id, S.WITHDRAWN, 1002, audit(c, "withdrawn", 1002))
+    requests = Requests(ddb.client)
+    assert ddb.cards.request_holder(w.ws.id, w.person.id, c.tool, c.fingerprint, 1003) is None
+    assert dict(requests.calls) == {"GetItem": 1}  # a released claim: its card is not read
+
+
+@pytest.mark.parametrize("code", ["ThrottlingError", "ProvisionedThroughputExceeded"])
+def test_a_throttled_counter_in_the_look_lets_the_request_through_uncounted(ddb, code, caplog):
+    """Never an outage from a counter: cancelled by a throttled counter, the claim is read instead
+    and the request is left to be counted after its work, as one that writes no card is."""
+    w = World(ddb)
+    c = w.file(created_at=1000)
+    limits = (("mcp-connection:abc", 30), ("mcp-address:203.0.113.9", 120))
+    for fingerprint, expected in (("fp-free", None), (c.fingerprint, c)):
+        throttle = Throttle(ddb.client, code)
+        requests = Requests(ddb.client)
+        mine = RequestCounts(limits, 1001, 10)
+        with caplog.at_level(logging.WARNING, "countersign.store"):
+            assert ddb.cards.request_holder(w.ws.id, w.person.id, c.tool, fingerprint, 1001, counts=mine) == expected
+        assert throttle.sent[0] == ["REQ", "LIMIT", "LIMIT"]
+        assert requests.calls["GetItem"] == (1 if expected is None else 2)
+        assert (mine.taken, mine.skipped, mine.to_take()) == (False, False, mine)
+        ddb.client.meta.events.unregister("before-call.dynamodb.TransactWriteItems", throttle)
+    seen = RequestCounts(limits, 1001, 10)
+    ddb.limits.read_counts(seen)
+    assert seen.seen == {}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"a request's counters could not be taken with its claim ({code}): the claim is read, and the request "
+        "counted after its work"] * 2
+
+
+def test_a_refused_counters_write_in_the_look_lets_the_request_through_uncounted(ddb, caplog):
+    """A function whose role may not ``ConditionCheckItem`` (or any other error of the request
+    itself, not of an item): the claim is read instead, the request counted after its work."""
+    w = World(ddb)
+    refused = []
+
+    def deny(params, **_):
+        refused.append(1)
+        return AWSResponse("https://dynamodb.invalid", 400, {}, None), {
+            "Error": {"Code": "AccessDeniedException", "Message": "not authorized to perform ConditionCheckItem"},
+            "ResponseMetadata": {"HTTPStatusCode": 400}}
+
+    ddb.client.meta.events.register("before-call.dynamodb.TransactWriteItems", deny)
+    mine = RequestCounts((("mcp-connection:abc", 30),), 1000, 10)
+    with caplog.at_level(logging.WARNING, "countersign.store"):
+        assert ddb.cards.request_holder(w.ws.id, w.person.id, "add_transaction", "fp", 1000, counts=mine) is None
+    assert refused == [1] and not mine.taken and mine.to_take() is mine
+    assert [r.getMessage() for r in caplog.records] == [
+        "a request's counters could not be taken with its claim (AccessDeniedException): the claim is read, and the "
+        "request counted after its work"]
 
 
 def test_a_credential_read_with_its_member_by_owner_is_one_request(ddb):

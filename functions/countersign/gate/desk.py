@@ -250,8 +250,14 @@ class CardDesk:
         Answered lately (declined, or completed, within :data:`ANSWER_MEMORY_SECONDS`): a call
         retried after its reply was lost gets that answer instead of a second card, so it never
         runs twice, and an agent cannot wear a person down by asking again right after a no.
+
+        The request's counts (:data:`REQUEST_COUNTS`), unless taken already, are taken with the
+        look when no card holds the request (one write in place of a read and a write after the
+        work: ``store.cards.request_holder``); :class:`~countersign.store.limits.OverLimit` if a
+        counter is at its limit.
         """
-        card = self.cards.latest_card(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now)
+        card = self.cards.request_holder(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now,
+                                         counts=REQUEST_COUNTS.get())
         if card is None:
             return None
         if card.state in (CardState.PENDING, CardState.RUNNING):

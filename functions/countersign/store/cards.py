@@ -368,6 +368,23 @@ class CardStore(abc.ABC):
         """The most recently filed card of this request (expiry applied), if any."""
 
     @abc.abstractmethod
+    def request_holder(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int,
+                       counts: RequestCounts | None = None) -> Card | None:
+        """The card that holds this request at ``now`` by its claim — the card a filing of it would
+        get back instead (see :meth:`file_card`): its latest card (expiry applied) while that one is
+        pending before its deadline or running, or answered within the answer memory — else None.
+
+        ``counts`` (the request's counts, unless taken already): when no card holds the request
+        they are taken in the same write, on condition that none is at its limit
+        (:class:`~.limits.OverLimit`, nothing counted; ``counts.taken`` once taken). On DynamoDB
+        that is one ``TransactWriteItems`` (the counters' updates and a ``ConditionCheck`` that the
+        claim holds nothing) in place of a ``GetItem`` of the claim and a write of the counts after
+        the request's work; on SQLite one transaction. When a card holds the request, nothing is
+        counted and that card is read and returned (the request is counted as one that writes no
+        card is, after its work); so it is when the counters' write fails for any other reason
+        (a throttled counter: the request goes through, never an outage from a counter)."""
+
+    @abc.abstractmethod
     def list_pending_cards(
         self, workspace_id: str, person_id: str, now: int, limit: int = 50, cursor: str | None = None
     ) -> tuple[list[Card], str | None]:

@@ -164,6 +164,46 @@ class DynamoCards(CardStore):
         except NotFound:
             return None
 
+    def request_holder(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int,
+                       counts: RequestCounts | None = None) -> Card | None:
+        key = codec.request_key_item(request_key(workspace_id, person_id, tool, fingerprint))
+        counts = counts.to_take() if counts is not None else None
+        if counts is not None:
+            # One request: the counters, on condition that the claim holds nothing (absent, or released).
+            unheld = {"ConditionCheck": {
+                "Key": key, "ConditionExpression": "attribute_not_exists(pk) OR live_until <= :now",
+                "ExpressionAttributeValues": codec.values({":now": now}),
+                "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+            }}
+            updates = count_updates(counts)
+            try:
+                self.table.transact([unheld, *updates])
+                counts.taken = True
+                return None
+            except Cancelled as cancelled:
+                if cancelled.code(0) == "ConditionalCheckFailed":  # a card holds it: that card, nothing counted
+                    return self._holder(workspace_id, cancelled.old(0), now)
+                if any(cancelled.code(i + 1) == "ConditionalCheckFailed" for i in range(len(updates))):
+                    raise OverLimit(counts) from None
+                codes = sorted({str(cancelled.code(i)) for i in range(len(updates) + 1)} - {"None"})
+                log.warning("a request's counters could not be taken with its claim (%s): the claim is read, and "
+                            "the request counted after its work", ", ".join(codes))
+            except self.table.errors.ClientError as exc:
+                log.warning("a request's counters could not be taken with its claim (%s): the claim is read, and "
+                            "the request counted after its work", exc.response.get("Error", {}).get("Code"))
+        return self._holder(workspace_id, self.table.get(key), now)
+
+    def _holder(self, workspace_id: str, claim: dict[str, Any] | None, now: int) -> Card | None:
+        """The card ``claim`` (a request's item, as read) holds at ``now``, if any (read)."""
+        if claim is None or claim.get("workspace_id") != workspace_id:
+            return None
+        if "live_until" in claim and int(claim["live_until"]) <= now:
+            return None  # released: no card holds the request
+        try:
+            return self.get_card(workspace_id, claim["card_id"], now)
+        except NotFound:
+            return None
+
     # -- listings ---------------------------------------------------------------------------------
 
     def _index(self, partition: str, op: str, bound: str, forward: bool, page: int) -> Iterator[dict[str, Any]]:

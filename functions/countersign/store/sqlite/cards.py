@@ -9,6 +9,7 @@ can never both file.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from typing import Any, cast
 
@@ -26,7 +27,7 @@ from ...core.card_states import (
 from ...core.crash_points import crash_point
 from ..cards import AuditEntry, Card, CardCommit, CardStore, amended, check_card, listed, request_key, ticket_digest
 from ..docs import check_doc_writes
-from ..errors import BadInput, Moved, NotFound, Replayed, Taken
+from ..errors import BadInput, Moved, NotFound, Replayed, StoreUnavailable, Taken
 from ..limits import RequestCounts
 from ..outbox import Notification, audience_notification, card_reminder
 from ..webhooks import card_events
@@ -42,6 +43,11 @@ from .webhooks import has_endpoints, insert_events
 # History is ordered by when a card stopped being pending: a card that lapsed without a
 # transition has no updated_at for that moment, so its expiry stands in.
 HISTORY_KEY = "CASE WHEN state = 'pending' THEN expires_at ELSE updated_at END"
+# The card a request's claim holds at a moment (key, workspace, now): its latest, while the claim is live.
+HOLDER = ("SELECT cards.* FROM requests JOIN cards ON cards.id = requests.card_id WHERE requests.key = ?"
+          " AND cards.workspace_id = ? AND requests.live_until > ?")
+
+log = logging.getLogger("countersign.store")
 
 
 class SQLiteCards(CardStore):
@@ -96,6 +102,25 @@ class SQLiteCards(CardStore):
             " AND cards.workspace_id = ?",
             request_key(workspace_id, person_id, tool, fingerprint), workspace_id,
         )
+        return schema.card(row).at(now) if row else None
+
+    def request_holder(self, workspace_id: str, person_id: str, tool: str, fingerprint: str, now: int,
+                       counts: RequestCounts | None = None) -> Card | None:
+        args = (request_key(workspace_id, person_id, tool, fingerprint), workspace_id, now)
+        counts = counts.to_take() if counts is not None else None
+        if counts is not None:
+            try:
+                with self.db.write() as db:  # one transaction: the claim read, the counts taken if it holds nothing
+                    row = db.execute(HOLDER, args).fetchone()
+                    if row is None:
+                        take_counts(db, counts)  # OverLimit: rolled back, nothing counted
+            except StoreUnavailable:
+                log.warning("the request's counts could not be taken with its claim; it is counted after its work")
+            else:
+                if row is None:
+                    counts.taken = True
+                return schema.card(row).at(now) if row else None
+        row = self.db.one(HOLDER, *args)
         return schema.card(row).at(now) if row else None
 
     def list_pending_cards(
