@@ -20,7 +20,7 @@ from countersign.store.limits import RequestCounts
 from countersign.surfaces.api.session import COOKIE, CSRF_HEADER
 from countersign.surfaces.http.request_limits import MCP_MESSAGE, PAGE_MESSAGE, WINDOW
 from countersign.surfaces.local.app import build_local
-from tests.support.harness import all_toolsets, mcp_client
+from tests.support.harness import DECLINE, accept, all_toolsets, mcp_client
 from tests.support.sample_toolset import seed_notes
 from tests.support.stores import with_roles
 
@@ -216,4 +216,56 @@ async def test_two_requests_served_at_once_never_take_each_others_counts():
                 hits, requests = start[token]
                 assert server.by_token[token] - requests >= calls_made
                 assert server.hits(server.connection_key(token)) - hits == server.by_token[token] - requests
+        server.store.close()
+
+
+async def test_a_2026_question_is_counted_in_the_look_at_its_request_and_its_answer_in_its_commit():
+    """A 2026 question round writes no card: its counts are taken in the write that looks whether a
+    card holds its request (store.cards.request_holder), not in a write of their own after its work;
+    its answer is counted in the commit that files its card. Asked again right after the no, the
+    question gets that card, asks nothing and writes nothing, and is counted after its work."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Server(tmp, COUNTERSIGN_LIMIT_CONNECTION="30", COUNTERSIGN_LIMIT_ADDRESS="120")
+        asked: list = []
+        edit = {"note_id": "n1", "text": "changed"}
+        key = server.connection_key(server.token)
+        async with server.app.router.lifespan_context(server.app):
+            async with mcp_client(f"{ORIGIN}/mcp", server.token, transport=server.transport, answer=DECLINE,
+                                  record=asked) as client:
+                await client.list_tools()
+                before = server.hits(key), server.requests, server.alone.taken
+                no = (await client.call_tool("edit_note", edit)).structured_content
+                hits, requests, alone = server.hits(key) - before[0], server.requests - before[1], \
+                    server.alone.taken - before[2]
+                assert no["status"] == "declined" and len(asked) == 1 and requests >= 2
+                # every request counted once; the question and its answer, neither in a write of its own
+                assert hits == requests and alone == requests - 2
+                before = server.hits(key), server.requests, server.alone.taken
+                again = (await client.call_tool("edit_note", edit)).structured_content
+                hits, requests, alone = server.hits(key) - before[0], server.requests - before[1], \
+                    server.alone.taken - before[2]
+            assert again["status"] == "declined" and again["confirmationId"] == no["confirmationId"]
+            assert len(asked) == 1 and server.note("n1") == "text 1"
+            assert hits == requests and alone == requests  # a card held it: counted after its work, as before
+            trail = server.store.cards.audit_trail(server.workspace.id, no["confirmationId"])
+            assert [e.event for e in trail] == ["filed", "declined"]
+        server.store.close()
+
+
+async def test_a_2026_question_that_loses_the_race_for_the_last_count_asks_nothing_and_writes_nothing():
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Server(tmp, COUNTERSIGN_LIMIT_CONNECTION="30")
+        asked: list = []
+        async with server.app.router.lifespan_context(server.app):
+            async with mcp_client(f"{ORIGIN}/mcp", server.token, transport=server.transport, answer=accept(),
+                                  record=asked) as client:
+                await client.list_tools()
+                server.racing.armed = True
+                result = await client.call_tool("edit_note", {"note_id": "n1", "text": "changed"})
+                server.racing.armed = False
+            assert result.is_error and asked == []
+            assert result.content[0].text.endswith(f"{MCP_MESSAGE.format(wait=WINDOW)} Nothing was written.")
+            assert server.pending() == [] and server.note("n1") == "text 1"
+            assert server.store.cards.list_card_history(server.workspace.id, server.person.id,
+                                                        server.runtime.desk.now())[0] == []
         server.store.close()

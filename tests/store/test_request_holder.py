@@ -145,7 +145,7 @@ def test_on_sqlite_a_file_that_takes_no_write_lets_the_request_through_uncounted
             with caplog.at_level("WARNING", "countersign.store"):
                 assert holder(store, w, fingerprint, NOW, mine) == expected
             assert not mine.taken and mine.to_take() is mine
-        mine_logged = [r.getMessage() for r in caplog.records if r.module == "cards"]
-        assert mine_logged == ["the request's counts could not be taken with its claim; it is counted after its work"] * 2
+        logged = [r.getMessage() for r in caplog.records if r.module == "cards"]
+        assert logged == ["the request's counts could not be taken with its claim; it is counted after its work"] * 2
     finally:
         store.close()
