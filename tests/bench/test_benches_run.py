@@ -72,12 +72,13 @@ def test_mcp_bench_prints_every_table():
 def test_whole_calls_stay_within_the_goals():
     out = bench("bench/whole_calls.py")
     # (most, what the request limits may add): a held call and a click are counted in their card's
-    # transaction (nothing added); a 2026 question is one request that writes nothing (one count).
+    # transaction, a 2026 question in the write that looks whether a card holds its request, where
+    # the limits off read it (nothing added: issue 45's 6 with the limits on).
     # A held call reads its connection's standing grants only when the connection holds one for the
     # tool (none here): 3, but apply_categories reads its transactions by a Query first (4).
     goals = {"held call -> card: set_category_budget": (3, 0), "held call -> card: buy_credits": (3, 0),
              "held call -> card: apply_categories": (4, 0), "click: POST /api/cards/{id}/confirm": (6, 0),
-             "2026 question + answer:": (7, 1)}
+             "2026 question + answer:": (6, 0)}
     for prefix, (most, added) in goals.items():
         counts = [tuple(map(int, re.search(r"\s(\d+)\s+(\d+)  [A-Z]", line).groups()))
                   for line in out.splitlines() if line.startswith(prefix)]

@@ -266,12 +266,15 @@ def test_metrics_are_emitted_as_emf(rehearsal):
 # actions to the store's code): McpFunction spends confirmation codes by deleting them; the sweeper
 # releases a person's email slot when a send fails or nothing waits any more (the notifier does it
 # here; tests/aws_lambda/test_sweeper.py shows the sweeper doing it) and a resumed action may delete,
-# and re-plan (a budget or mail plan reads several docs in one BatchGetItem).
+# and re-plan (a budget or mail plan reads several docs in one BatchGetItem). McpFunction checks a
+# 2026 question's request with its counters (ConditionCheckItem): this rehearsal's agent asks no
+# question in the client (tests/store/test_dynamodb_requests.py counts that transaction).
 # The notifier's stream and dead-letter statements are used by Lambda's event source mapping on the
 # function's behalf, never by its code (the rehearsal reads the stream itself, tests/support/streams.py).
 MAPPING_ACTIONS = {"dynamodb:describestream", "dynamodb:getrecords", "dynamodb:getsharditerator",
                    "dynamodb:liststreams", "sqs:sendmessage"}
-UNUSED_HERE = {"McpFunction": {"dynamodb:deleteitem"}, "ApiFunction": set(), "NotifierFunction": MAPPING_ACTIONS,
+UNUSED_HERE = {"McpFunction": {"dynamodb:deleteitem", "dynamodb:conditioncheckitem"}, "ApiFunction": set(),
+               "NotifierFunction": MAPPING_ACTIONS,
                "SweeperFunction": {"dynamodb:deleteitem", "dynamodb:batchgetitem"}}
 
 

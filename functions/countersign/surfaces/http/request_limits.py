@@ -18,7 +18,9 @@ work and taken once, all together, each on condition that it is under its limit:
   <countersign.surfaces.mcp.auth.BearerAuth>`; a click on a card with the page's session:
   :func:`countersign.surfaces.api.session.current`) has its counters read in that same read, and
   is refused there if one is at its limit; it is then counted by the write that files or answers
-  its card (the card's own transaction), or, if it writes no card, by one write after its work;
+  its card (the card's own transaction), or, a question that files none, by the write that looks
+  whether a card holds its request (``store.cards.request_holder``), or else by one write after
+  its work;
 * any other request is counted by one write before its work, as is a request whose caller could
   not be read (a wrong token, no session).
 
