@@ -48,7 +48,8 @@ def bare_server():
     """One trivial tool (``ping``); one that asks a 2026-07-28 question and answers the retry
     (``confirm``: the protocol's two rounds, with sealed request state as ours, and no work); and
     one that makes one durable write (``record``: a row inserted in its own transaction in a SQLite
-    file in WAL mode with ``synchronous = FULL``, as countersign's store commits, and nothing else)."""
+    file in WAL mode with ``synchronous = FULL``, as countersign's store commits, and nothing else),
+    and the same write carrying a held budget change's three arguments (``record_budget``)."""
     server = MCPServer("bare", request_state_security=RequestStateSecurity(keys=[b"k" * 32], ttl=900,
                                                                            bind_principal=None))
     db = _durable_table()
@@ -62,6 +63,14 @@ def bare_server():
         with db:
             db.execute("INSERT INTO rows (at) VALUES (?)", (time.time(),))
         return {"ok": True}
+
+    @server.tool()
+    def record_budget(category_id: str, month: str, amount: str) -> dict:
+        """``record`` carrying a held budget change's arguments: what the protocol alone costs for
+        arguments (their validation, the transport's ``Mcp-Param-*`` check of them) beside the commit."""
+        with db:
+            db.execute("INSERT INTO rows (at) VALUES (?)", (time.time(),))
+        return {"ok": True, "category_id": category_id, "month": month, "amount": amount}
 
     @server.tool()
     async def confirm(ctx: Context) -> dict | InputRequiredResult:
