@@ -27,12 +27,10 @@ from typing import Any
 
 from pydantic import Field
 
-from ..core.canonical import canonical_json, digest
-from ..core.preview import Preview
-from ..store.workspaces import ROLES, Person
-from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Plan, Toolset
-from .owner_settings import OwnerSettingChange
-from .quorum_rules import check_when, covers, parse_text, when_words, who_words
+from ..core.canonical import digest
+from ..store.workspaces import Person
+from ..toolkit import ALWAYS, Action, ActionContext, ActionError, Arguments, Toolset
+from .quorum_rules import RuleListChange, check_when, check_who, covers, parse_text, when_words, who_words
 
 SETTING = "escalation_rules"
 MAX_RULES = 20
@@ -72,7 +70,7 @@ class EscalationArgs(Arguments):
     rules: list[EscalationRuleArgs] = Field(max_length=MAX_RULES, description="Every rule, as it is to be")
 
 
-class SetEscalationRules(OwnerSettingChange):
+class SetEscalationRules(RuleListChange):
     """The held request that sets the workspace's escalation rules (the owner only)."""
 
     name = "set_escalation_rules"
@@ -87,42 +85,21 @@ class SetEscalationRules(OwnerSettingChange):
     agent_tool = False
     drift_message = "The escalation rules or the workspace's members changed between the preview and the answer; " \
                     "nothing was changed."
-
-    def __init__(self, tool_of: Callable[[str], Action]):
-        self.tool_of = tool_of
-
-    def plan(self, args: EscalationArgs, ctx: ActionContext) -> Plan:
-        self.refuse_unless_owner(ctx)
-        members = ctx.members()
-        current = ctx.workspace.settings.get(SETTING) or "[]"
-        rules = self.normal(args, ctx, members)
-        text = canonical_json(rules)
-        if text == canonical_json(parse_text(current)):
-            raise ActionError("rules: these are the escalation rules already; nothing was changed.", field="rules")
-        lines = [rule_words(r, members) for r in rules] or ["No escalation: a card waits on whom it waits on"]
-        title = f"Set the escalation rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
-        return self.change(current, text, Preview(title, lines))
+    rules_noun = "escalation rules"
+    no_rules = "No escalation: a card waits on whom it waits on"
 
     def normal(self, args: EscalationArgs, ctx: ActionContext, members: list[Person] | None = None
                ) -> list[dict[str, Any]]:
         """The rules as the setting would keep them (each checked; a kept rule keeps its id, a new
         one gets its content's); :class:`ActionError` naming the first rule that is refused."""
         members = ctx.members() if members is None else members
-        ids = {p.id for p in members}
         kept = {r.get("id") for r in parse_text(ctx.workspace.settings.get(SETTING))}
         rules = []
         for i, given in enumerate(args.rules):
             where = f"rules[{i}]"
             when = given.when.strip()
             check_when(f"{where}.when", when, self.tool_of)
-            add: list[str] = []
-            for x in given.add:
-                if not (x in ROLES or (x.startswith("person:") and x[7:] in ids)):
-                    raise ActionError(f"{where}.add: {x[:60]!r} is neither a role ({', '.join(ROLES)}) nor "
-                                      "person:<id> of a member of this workspace. Nothing was changed.",
-                                      field=f"{where}.add")
-                if x not in add:
-                    add.append(x)
+            add = check_who(f"{where}.add", given.add, members)
             if not who(add, members):
                 raise ActionError(f"{where}.add: no member of the workspace is {who_words(add, members)}, so this "
                                   "rule could add no one. Nothing was changed.", field=f"{where}.add")
@@ -131,11 +108,8 @@ class SetEscalationRules(OwnerSettingChange):
             rules.append({"id": given.id if given.id in kept else "e_" + digest(rule)[:12], **rule})
         return rules
 
-    def result(self, after: str) -> dict[str, Any]:
-        return {"rules": len(parse_text(after))}
-
-    def outcome_lines(self, result: dict) -> list[str]:
-        return [f"The workspace now has {result['rules']} escalation rule{'s' if result['rules'] != 1 else ''}"]
+    def rule_words(self, rule: dict[str, Any], members: list[Person]) -> str:
+        return rule_words(rule, members)
 
 
 def rule_words(rule: dict[str, Any], members: list[Person]) -> str:

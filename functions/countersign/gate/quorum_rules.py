@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -190,7 +190,62 @@ class QuorumArgs(Arguments):
     rules: list[RuleArgs] = Field(max_length=MAX_RULES, description="Every rule, as it is to be (an empty list: none)")
 
 
-class SetQuorumRules(OwnerSettingChange):
+class RuleListChange(OwnerSettingChange):
+    """An owner's held change of a workspace setting that is a JSON list of rules (the quorum rules,
+    the escalation rules): the plan refuses a non-owner, checks every rule (:meth:`normal`, the
+    subclass's), refuses a list equal to the current one, and previews each rule in its words
+    (:meth:`rule_words`) or ``no_rules`` when none, then ``after_lines``. ``tool_of`` finds the
+    action of a tool an agent may call (given by the runtime)."""
+
+    rules_noun: ClassVar[str]  # "quorum rules"
+    no_rules: ClassVar[str]  # the preview's one line when the list is empty
+    after_lines: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, tool_of: Callable[[str], Action]):
+        self.tool_of = tool_of
+
+    def plan(self, args: Any, ctx: ActionContext) -> Plan:
+        self.refuse_unless_owner(ctx)
+        members = ctx.members()
+        current = ctx.workspace.settings.get(self.setting) or "[]"
+        rules = self.normal(args, ctx, members)
+        text = canonical_json(rules)
+        if text == canonical_json(parse_text(current)):
+            raise ActionError(f"rules: these are the {self.rules_noun} already; nothing was changed.", field="rules")
+        lines = [self.rule_words(r, members) for r in rules] or [self.no_rules]
+        title = f"Set the {self.rules_noun}: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
+        return self.change(current, text, Preview(title, [*lines, *self.after_lines]))
+
+    def normal(self, args: Any, ctx: ActionContext, members: list[Person] | None = None
+               ) -> list[dict[str, Any]]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def rule_words(self, rule: dict[str, Any], members: list[Person]) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def result(self, after: str) -> dict[str, Any]:
+        return {"rules": len(parse_text(after))}
+
+    def outcome_lines(self, result: dict) -> list[str]:
+        n = result["rules"]
+        return [f"The workspace now has {n} {self.rules_noun.removesuffix('s')}{'s' if n != 1 else ''}"]
+
+
+def check_who(where: str, given: Iterable[str], members: Iterable[Person]) -> list[str]:
+    """``given`` (roles and ``person:<id>``), each once, in order; :class:`ActionError` naming
+    ``where`` for one that is neither a role nor a member of this workspace."""
+    ids = {p.id for p in members}
+    out: list[str] = []
+    for x in given:
+        if not (x in ROLES or (x.startswith("person:") and x[7:] in ids)):
+            raise ActionError(f"{where}: {x[:60]!r} is neither a role ({', '.join(ROLES)}) nor person:<id> of a "
+                              "member of this workspace. Nothing was changed.", field=where)
+        if x not in out:
+            out.append(x)
+    return out
+
+
+class SetQuorumRules(RuleListChange):
     """The held request that sets the workspace's quorum rules (the owner only). ``tool_of`` finds
     the action of a tool an agent may call (given by the runtime)."""
 
@@ -206,23 +261,10 @@ class SetQuorumRules(OwnerSettingChange):
     agent_tool = False
     drift_message = "The quorum rules or the workspace's members changed between the preview and the answer; " \
                     "nothing was changed."
-
-    def __init__(self, tool_of: Callable[[str], Action]):
-        self.tool_of = tool_of
-
-    def plan(self, args: QuorumArgs, ctx: ActionContext) -> Plan:
-        self.refuse_unless_owner(ctx)
-        members = ctx.members()
-        current = ctx.workspace.settings.get(SETTING) or "[]"
-        rules = self.normal(args, ctx, members)
-        text = canonical_json(rules)
-        if text == canonical_json(parse_text(current)):
-            raise ActionError("rules: these are the quorum rules already; nothing was changed.", field="rules")
-        lines = [rule_words(r, members) for r in rules] or ["No quorum: one person's yes runs a request, as before"]
-        lines.append("Each approval is its own act, audited (with a passkey where the policy asks); the request runs "
-                     "once, at the last one needed")
-        title = f"Set the quorum rules: {len(rules)} rule{'s' if len(rules) != 1 else ''}"
-        return self.change(current, text, Preview(title, lines))
+    rules_noun = "quorum rules"
+    no_rules = "No quorum: one person's yes runs a request, as before"
+    after_lines = ("Each approval is its own act, audited (with a passkey where the policy asks); the request runs "
+                   "once, at the last one needed",)
 
     def normal(self, args: QuorumArgs, ctx: ActionContext, members: list[Person] | None = None
                ) -> list[dict[str, Any]]:
@@ -236,24 +278,13 @@ class SetQuorumRules(OwnerSettingChange):
             raise ActionError("rules: two rules have the same id; nothing was changed.", field="rules")
         return rules
 
-    def result(self, after: str) -> dict[str, Any]:
-        return {"rules": len(parse_text(after))}
-
-    def outcome_lines(self, result: dict) -> list[str]:
-        return [f"The workspace now has {result['rules']} quorum rule{'s' if result['rules'] != 1 else ''}"]
+    def rule_words(self, rule: dict[str, Any], members: list[Person]) -> str:
+        return rule_words(rule, members)
 
     def _rule(self, where: str, given: RuleArgs, members: list[Person], kept: set[Any]) -> dict[str, Any]:
         when = given.when.strip()
         check_when(f"{where}.when", when, self.tool_of)
-        of: list[str] = []
-        ids = {p.id for p in members}
-        for who in given.of:
-            if who in ROLES or (who.startswith("person:") and who[7:] in ids):
-                if who not in of:
-                    of.append(who)
-                continue
-            raise ActionError(f"{where}.of: {who[:60]!r} is neither a role ({', '.join(ROLES)}) nor person:<id> of a "
-                              "member of this workspace. Nothing was changed.", field=f"{where}.of")
+        of = check_who(f"{where}.of", given.of, members)
         rule: dict[str, Any] = {"name": " ".join(given.name.split()), "when": when, "needs": given.needs,
                                 "of": of, "decline": given.decline}
         # a rule kept keeps its id; a new one's is its content's (the same plan at the Confirm: no drift)
