@@ -24,12 +24,11 @@ from ...store.push_subscriptions import PushSubscription, endpoint_problem, subs
 from ...store.workspaces import Person
 from .errors import ApiError, not_found
 from .schemas import Strict, errors
+from .send_tests import take_test_slot
 from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["push"])
 
-TEST_WINDOW = 15 * 60  # test notifications a person may ask for: TEST_LIMIT per window (as Slack's, email's)
-TEST_LIMIT = 3
 KEY_PATTERN = r"^[A-Za-z0-9_-]{1,200}={0,2}$"
 SUBSCRIPTION_ID = re.compile(r"^ps_[0-9a-f]{24}$")
 NOT_YOUR_DEVICE = "This device gets none of your notifications: turn them on in Settings, Notifications."
@@ -165,7 +164,7 @@ def push_status(person: Person, now: int) -> list[str]:
              responses=errors(401, 403, 404, 409, 429, 502))
 def send_test_push(subscription_id: str, request: Request, signed: Acting) -> dict:
     """Send a test notification to that device (one of the signed-in person's own) now, through the
-    path a card's push takes (quiet hours do not hold it), at most :data:`TEST_LIMIT` per 15 minutes."""
+    path a card's push takes (quiet hours do not hold it), at most :data:`.send_tests.TEST_LIMIT` per 15 minutes."""
     runtime = runtime_of(request)
     now = runtime.desk.now()
     device = None if SUBSCRIPTION_ID.fullmatch(subscription_id) is None else next(
@@ -173,13 +172,7 @@ def send_test_push(subscription_id: str, request: Request, signed: Acting) -> di
          if s.id == subscription_id), None)
     if device is None:
         raise not_found("device")
-    if not runtime.store.limits.hit_rate_limit(f"test-push:{signed.person.id}", now, TEST_WINDOW, TEST_LIMIT):
-        wait = TEST_WINDOW - now % TEST_WINDOW
-        minutes = max(1, -(-wait // 60))
-        raise ApiError(429, "rate_limited",
-                       f"Nothing was sent: you can ask for {TEST_LIMIT} test notifications every 15 minutes. "
-                       f"Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
-                       headers={"Retry-After": str(wait)})
+    take_test_slot(runtime.store.limits, "push", signed.person.id, now, "test notifications")
     outcome = runtime.push.send_test(device, push_status(signed.person, now))
     if outcome == GONE:
         raise ApiError(409, "device_gone", "Nothing was shown: the device's push service says its subscription no "

@@ -16,6 +16,7 @@ from ...settings import Settings
 from ...store.workspaces import CHANNELS, DEFAULT_WORKSPACE_SETTINGS, MANAGERS, SWITCHABLE_CHANNELS, Person, QuietHours
 from .errors import ApiError
 from .schemas import ChannelsBody, MeChanges, MemberList, SettingsView, TestEmailView, WorkspaceChanges, errors
+from .send_tests import take_test_slot
 from .session import NOTICE_END, NOTICES, Acting, SignedIn, runtime_of
 
 log = logging.getLogger("countersign.api")
@@ -23,8 +24,6 @@ log = logging.getLogger("countersign.api")
 router = APIRouter(tags=["settings"])
 
 EDITORS = MANAGERS
-TEST_WINDOW = 15 * 60  # test emails a person may ask for: TEST_LIMIT per window
-TEST_LIMIT = 3
 
 
 def settings_view(signed: Signed, settings: Settings, now: int) -> dict:
@@ -122,17 +121,11 @@ def email_status(person: Person, settings: Settings, now: int) -> list[str]:
 @router.post("/settings/me/test-email", response_model=TestEmailView, responses=errors(401, 403, 429, 502))
 def send_test_email(request: Request, signed: Acting) -> dict:
     """Send the signed-in person a test email now (quiet hours do not hold it), at most
-    :data:`TEST_LIMIT` per 15 minutes. Says what happened: sent, or not sent because the address no
+    :data:`.send_tests.TEST_LIMIT` per 15 minutes. Says what happened: sent, or not sent because the address no
     longer gets email (a bounce or a spam report); a refusal says why nothing was sent."""
     runtime = runtime_of(request)
     now, settings, person = runtime.desk.now(), runtime.desk.settings, signed.person
-    if not runtime.store.limits.hit_rate_limit(f"test-email:{person.id}", now, TEST_WINDOW, TEST_LIMIT):
-        wait = TEST_WINDOW - now % TEST_WINDOW
-        minutes = max(1, -(-wait // 60))
-        raise ApiError(429, "rate_limited",
-                       f"Nothing was sent: you can ask for {TEST_LIMIT} test emails every 15 minutes. "
-                       f"Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
-                       headers={"Retry-After": str(wait)})
+    take_test_slot(runtime.store.limits, "email", person.id, now, "test emails")
     suppression = runtime.store.suppressions.address_suppression(person.email)
     if suppression is not None:
         stopped = NOTICES.get(suppression.reason, NOTICES["bounce"]).format(email=person.email,

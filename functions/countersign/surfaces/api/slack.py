@@ -23,13 +23,12 @@ from ...store.slack import CHANNEL_ID, TEAM_ID, USER_ID, SlackApp, SlackLinkCode
 from ..slack.linking import CODE_TTL, link_code_hash, new_link_code
 from .errors import ApiError
 from .schemas import Strict, TestSlackView, errors
+from .send_tests import take_test_slot
 from .session import Acting, SignedIn, runtime_of
 
 router = APIRouter(tags=["slack"])
 
 OWNERS = ("owner",)
-TEST_WINDOW = 15 * 60  # test messages a person may ask for: TEST_LIMIT per window
-TEST_LIMIT = 3
 BOT_TOKEN_PATTERN = r"^xoxb-[A-Za-z0-9-]{10,250}$"
 SIGNING_SECRET_PATTERN = r"^[A-Za-z0-9]{16,128}$"
 CHANNEL_PATTERN = CHANNEL_ID.pattern
@@ -209,7 +208,7 @@ def slack_status(signed: Signed, app: SlackApp, now: int) -> list[str]:
 @router.post("/settings/slack/test", response_model=TestSlackView, responses=errors(401, 403, 409, 429, 502))
 def send_test_message(request: Request, signed: Acting) -> dict:
     """Send the signed-in person a test message in Slack now, from the bot to their linked Slack
-    user (quiet hours do not hold it), at most :data:`TEST_LIMIT` per 15 minutes."""
+    user (quiet hours do not hold it), at most :data:`.send_tests.TEST_LIMIT` per 15 minutes."""
     runtime = runtime_of(request)
     now = runtime.desk.now()
     app = runtime.store.slack.get_app(signed.workspace.id)
@@ -220,13 +219,7 @@ def send_test_message(request: Request, signed: Acting) -> dict:
     if link is None or link.team_id != app.team_id:
         raise ApiError(409, "slack_not_linked", "Nothing was sent: link your Slack user first (Get a link code, "
                        "then send it to the bot).")
-    if not runtime.store.limits.hit_rate_limit(f"test-slack:{signed.person.id}", now, TEST_WINDOW, TEST_LIMIT):
-        wait = TEST_WINDOW - now % TEST_WINDOW
-        minutes = max(1, -(-wait // 60))
-        raise ApiError(429, "rate_limited",
-                       f"Nothing was sent: you can ask for {TEST_LIMIT} test messages every 15 minutes. "
-                       f"Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
-                       headers={"Retry-After": str(wait)})
+    take_test_slot(runtime.store.limits, "slack", signed.person.id, now, "test messages")
     status = slack_status(signed, app, now)
     try:
         runtime.slack.send_test(app, link, status)
