@@ -12,12 +12,14 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
+from ...core import askers
 from ...core.askers import AGENT, PERSON
 from ...core.canonical import map_strings
 from ...core.card_states import CardState, Refusal, RefusalReason, reported_state
 from ...core.preview import plain_line, plain_text
 from ...core.times import iso
 from ...gate import clicks, edits, quorum
+from ...gate.question import Question
 from ...gate.replies import decline_reason, lapse_message
 from ...identity.sessions import Signed
 from ...runtime import Runtime
@@ -160,6 +162,20 @@ def _view(runtime: Runtime, signed: Signed, card: Card) -> dict:
         view["passkeyRequired"] = runtime.desk.card_needs_passkey(card)
         view["editable"] = _plain(edits.editable_fields(runtime.desk, card))
     return Offers(runtime, signed).mark(view, card)
+
+
+def file_own_request(runtime: Runtime, signed: Signed, tool: str, arguments: dict[str, Any], field: str) -> dict:
+    """File the signed-in person's own held request ``tool`` (a policy change from Settings) as a
+    card they then confirm, and its view; refused by the action's checks: 422 naming the field
+    (``field`` when the refusal names none), nothing filed."""
+    desk = runtime.desk
+    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
+    try:
+        q = Question.of(desk.registry.action(tool), arguments, ctx)
+    except ActionError as exc:
+        raise ApiError(422, "invalid", exc.message, field=exc.field or field) from None
+    card, _ = desk.file(q, "page", askers.person(signed.person.id))
+    return _view(runtime, signed, card)
 
 
 def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:

@@ -15,11 +15,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from ...core import askers, lifetimes
+from ...core import lifetimes
 from ...gate.lifetimes import SetCardLifetimes, rules_of
-from ...gate.question import Question
-from ...toolkit import ActionError
-from .cards import _view
+from .cards import file_own_request
 from .errors import ApiError
 from .schemas import CardView, Strict, errors
 from .session import Acting, SignedIn, runtime_of
@@ -58,13 +56,4 @@ def request_lifetimes(body: LifetimesBody, request: Request, signed: Acting) -> 
     if problems:
         raise ApiError(422, "invalid", " ".join(f"{path}: {text}" for path, text in problems) + " Nothing was filed.",
                        field=problems[0][0])
-    runtime = runtime_of(request)
-    desk = runtime.desk
-    action = desk.registry.action(SetCardLifetimes.name)
-    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
-    try:
-        q = Question.of(action, {"rules": body.rules}, ctx)
-    except ActionError as exc:
-        raise ApiError(422, "invalid", exc.message, field=exc.field or "rules") from None
-    card, _ = desk.file(q, "page", askers.person(signed.person.id))
-    return _view(runtime, signed, card)
+    return file_own_request(runtime_of(request), signed, SetCardLifetimes.name, {"rules": body.rules}, "rules")

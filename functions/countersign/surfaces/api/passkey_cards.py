@@ -14,12 +14,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import Field
 
-from ...core import askers
 from ...core.card_states import CardState, Refusal, refusal_for
 from ...core.statement import CONFIRM_TTL, b64u, confirm_statement, statement_challenge
 from ...gate import clicks
 from ...gate.passkey_policy import POLICIES, SetPasskeyPolicy
-from ...gate.question import Question
 from ...gate.refusals import record_refusal
 from ...identity.passkeys.ceremony import authentication_options, client_data
 from ...identity.passkeys.receipts import receipt_body, seal_receipt
@@ -28,8 +26,8 @@ from ...runtime import Runtime
 from ...store.cards import Card
 from ...store.errors import NotFound
 from ...store.workspaces import Person
-from ...toolkit import ActionError, Unavailable
-from .cards import CLICK_ERRORS, _load, _refused, _view, unavailable
+from ...toolkit import Unavailable
+from .cards import CLICK_ERRORS, _load, _refused, _view, file_own_request, unavailable
 from .errors import ApiError, not_found
 from .passkey_common import check, issue, refused, relying_party, spend
 from .passkeys import AssertionBody
@@ -150,13 +148,4 @@ def _person_of(runtime: Runtime, card: Card) -> Person:
 @router.post("/settings/passkey-policy", response_model=CardView, status_code=201, responses=errors(401, 403, 422))
 def request_policy(body: PolicyBody, request: Request, signed: Acting) -> dict:
     """File the owner's passkey policy change as a card they then confirm (under the current policy)."""
-    runtime = runtime_of(request)
-    desk = runtime.desk
-    action = desk.registry.action(SetPasskeyPolicy.name)
-    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
-    try:
-        q = Question.of(action, {"policy": body.policy}, ctx)
-    except ActionError as exc:
-        raise ApiError(422, "invalid", exc.message, field="policy") from None
-    card, _ = desk.file(q, "page", askers.person(signed.person.id))
-    return _view(runtime, signed, card)
+    return file_own_request(runtime_of(request), signed, SetPasskeyPolicy.name, {"policy": body.policy}, "policy")

@@ -11,14 +11,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
-from ...core import askers
 from ...gate import escalation
-from ...gate.question import Question
 from ...gate.quorum_rules import MAX_RULES, SetQuorumRules, parse_text, rule_words, rules_of
 from ...identity.sessions import Signed
 from ...runtime import Runtime
-from ...toolkit import ActionError
-from .cards import _view
+from .cards import file_own_request
 from .errors import ApiError
 from .schemas import CardView, Strict, errors
 from .session import Acting, SignedIn, runtime_of
@@ -69,14 +66,7 @@ def request_rules(body: RulesBody, request: Request, signed: Acting) -> dict:
 
 
 def _file(runtime: Runtime, signed: Signed, tool: str, rules: list[dict[str, Any]]) -> dict:
-    desk = runtime.desk
-    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
-    try:
-        q = Question.of(desk.registry.action(tool), {"rules": rules}, ctx)
-    except ActionError as exc:
-        raise ApiError(422, "invalid", exc.message, field=exc.field or "rules") from None
-    card, _ = desk.file(q, "page", askers.person(signed.person.id))
-    return _view(runtime, signed, card)
+    return file_own_request(runtime, signed, tool, {"rules": rules}, "rules")
 
 
 class EscalationRuleView(BaseModel):

@@ -16,7 +16,6 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from ...core import askers
 from ...core.times import iso
 from ...gate.desk import CardDesk
 from ...gate.question import Question
@@ -27,7 +26,7 @@ from ...store.errors import NotFound
 from ...store.standing_grants import MAX_GRANT_DAYS, MAX_GRANT_NAME, MAX_GRANT_USES, StandingGrant
 from ...store.workspaces import MANAGERS
 from ...toolkit import Action, ActionError, AmountBound
-from .cards import _load, _view
+from .cards import _load, _view, file_own_request
 from .errors import ApiError, not_found
 from .offers import Offers
 from .schemas import CardView, Strict, errors
@@ -246,12 +245,4 @@ def request_rules(body: RulesBody, request: Request, signed: Acting) -> dict:
     is filed."""
     if signed.person.role != "owner":
         raise ApiError(403, "forbidden", "Only the workspace's owner can rule what no standing grant may cover.")
-    runtime = runtime_of(request)
-    desk = runtime.desk
-    ctx = desk.context(signed.workspace.id, signed.person, None, desk.now())
-    try:
-        q = Question.of(desk.registry.action(SetStandingGrantsNever.name), {"rules": body.rules}, ctx)
-    except ActionError as exc:
-        raise ApiError(422, "invalid", exc.message, field=exc.field or "rules") from None
-    card, _ = desk.file(q, "page", askers.person(signed.person.id))
-    return _view(runtime, signed, card)
+    return file_own_request(runtime_of(request), signed, SetStandingGrantsNever.name, {"rules": body.rules}, "rules")
