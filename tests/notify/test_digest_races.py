@@ -12,7 +12,7 @@ import pytest
 from countersign.notify import CardNotifier, Email
 from countersign.store.outbox import digest_id
 from tests.store._factories import World
-from tests.support.serial_moto import serialized_writes
+from tests.support.serial_moto import serialized_writes_and_reads
 
 from ._helpers import file_card
 
@@ -23,8 +23,10 @@ PERSONS = 4
 @pytest.fixture(autouse=True)
 def atomic_writes():
     """On DynamoDB each conditional write is atomic; moto's are not under threads (its check and its
-    write are two steps): serialize them so the store's conditions, not moto, decide the races."""
-    with serialized_writes():
+    write are two steps), and a query walking a partition while another thread writes it fails in
+    moto (never on DynamoDB, whose reads see one committed state): serialize each write and read so
+    the store's conditions, not moto, decide the races."""
+    with serialized_writes_and_reads():
         yield
 
 

@@ -33,6 +33,7 @@ def serialized_transactions() -> Iterator[None]:
 
 
 WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
+READS = ("query", "get_item")
 
 
 @contextlib.contextmanager
@@ -40,24 +41,8 @@ def serialized_writes() -> Iterator[None]:
     """Every write of moto's DynamoDB one at a time, as DynamoDB applies each item's write (and
     each transaction) atomically: moto checks a condition and writes in two Python steps that
     threads can interleave. Reads and everything around the writes stay concurrent."""
-    from moto.dynamodb.models import DynamoDBBackend
-
-    serial = threading.RLock()  # a transaction's items may go through the single-item writes
-    originals = {name: getattr(DynamoDBBackend, name) for name in WRITES}
-
-    def serializable(original: Any) -> Any:
-        def write(self: Any, *args: Any, **kwargs: Any) -> Any:
-            with serial:
-                return original(self, *args, **kwargs)
-        return write
-
-    for name, original in originals.items():
-        setattr(DynamoDBBackend, name, serializable(original))
-    try:
+    with _one_at_a_time(WRITES):
         yield
-    finally:
-        for name, original in originals.items():
-            setattr(DynamoDBBackend, name, original)
 
 
 @contextlib.contextmanager
@@ -68,10 +53,17 @@ def serialized_writes_and_reads() -> Iterator[None]:
     Python while another thread's write may change them (``RuntimeError: dictionary changed size
     during iteration``); DynamoDB's consistent reads see one committed state. The decisions
     between the reads and the writes stay concurrent."""
+    with _one_at_a_time((*WRITES, *READS)):
+        yield
+
+
+@contextlib.contextmanager
+def _one_at_a_time(names: tuple[str, ...]) -> Iterator[None]:
+    """moto's DynamoDB backend methods ``names``, each call one at a time among them (a reentrant
+    lock: a transaction's items may go through the single-item writes)."""
     from moto.dynamodb.models import DynamoDBBackend
 
     serial = threading.RLock()
-    names = (*WRITES, "query", "get_item")
     originals = {name: getattr(DynamoDBBackend, name) for name in names}
 
     def serializable(original: Any) -> Any:
