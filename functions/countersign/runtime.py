@@ -22,7 +22,7 @@ from .core.tickets import Keyring, is_signing_secret, new_secret
 from .core.times import iso
 from .gate import escalation, lifetimes, quorum_rules, standing_grants
 from .gate.desk import CardDesk
-from .gate.offload import IN_THREADS, ONE_AT_A_TIME
+from .gate.offload import ONE_AT_A_TIME, Offload
 from .gate.passkey_policy import TOOLSET as PASSKEY_POLICY
 from .gate.registry import Registry
 from .gate.smoke import TOOLSET as SMOKE
@@ -302,7 +302,7 @@ def build(
 
     registry = Registry(chosen if lazy_toolsets and toolsets is None else chosen())
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
-                    offload=ONE_AT_A_TIME if one_request_at_a_time else IN_THREADS)
+                    offload=ONE_AT_A_TIME if one_request_at_a_time else Offload())
     from . import notify
     from .notify.card_channel import deliver_quiet_wait
     from .notify.push import PushNotifier

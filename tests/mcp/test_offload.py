@@ -19,7 +19,7 @@ import pytest
 
 from countersign import settings as settings_mod
 from countersign.gate import offload
-from countersign.gate.offload import IN_THREADS, ONE_AT_A_TIME, PROVEN_AFTER, LightRuns, Offload
+from countersign.gate.offload import IN_THREADS, ONE_AT_A_TIME, PROVEN_AFTER, LightRuns, Offload, Serving
 from countersign.identity import accounts
 from countersign.runtime import build
 from countersign.surfaces.http.request_limits import RequestLimit
@@ -29,6 +29,7 @@ from countersign.surfaces.mcp.transport import StatelessMCP, lambda_handler
 from countersign.toolkit import Read, Toolset
 from tests.support.apigw import LambdaInstance, LambdaTransport
 from tests.support.harness import mcp_client
+from tests.support.sample_toolset import PublishNote, seed_notes
 from tests.support.stores import with_roles
 
 pytestmark = pytest.mark.anyio
@@ -430,3 +431,104 @@ async def test_an_oauth_registration_writes_off_the_event_loop():
         assert runtime.store.authorizations.get_oauth_client(registered[0].json()["client_id"],
                                                              runtime.desk.now()) is not None
         runtime.store.close()
+
+
+# -- the gate's decision on a call the process serves alone (Offload.write_work) -----------------
+
+
+async def test_a_decision_runs_on_the_loop_only_while_its_request_is_the_only_one_served(clocks):
+    """The hop to a worker thread buys nothing while nobody else is served, and costs a held call
+    a thread's wake-up each way: a decision of a kind proven light then runs on the loop. With a
+    second request in flight, or where the server does not count its requests, it hops."""
+    loop_thread = threading.current_thread()
+    runs = LightRuns(light_seconds=0.05, proven_after=2, wait_seconds=30.0)
+    serving = Serving()
+    offload = Offload(decisions=runs, serving=serving)
+    decided: list[bool] = []
+
+    async def decide(**work) -> None:
+        decided.append(await offload.write_work("w:publish:decide", _where(clocks, **work)) is loop_thread)
+
+    for _ in range(3):  # nobody counts this process's requests: never known to be alone, nothing to prove
+        await decide()
+    assert decided == [False] * 3 and not runs.proven("w:publish:decide")
+
+    slow_started, slow_release = anyio.Event(), anyio.Event()
+
+    async def app(scope, receive, send):
+        if scope["path"] == "/slow":
+            slow_started.set()
+            await slow_release.wait()
+        else:
+            await decide(**scope.get("work", {}))
+
+    counted = serving.count(app)
+    decided.clear()
+    for _ in range(3):  # alone: in threads until proven light, then on the loop
+        await counted({"type": "http", "path": "/mcp"}, None, None)
+    assert decided == [False, False, True] and serving.in_flight == 0
+    decided.clear()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(counted, {"type": "http", "path": "/slow"}, None, None)
+        await slow_started.wait()
+        await counted({"type": "http", "path": "/mcp"}, None, None)  # another request is being served
+        slow_release.set()
+    await counted({"type": "websocket", "path": "/mcp"}, None, None)  # not an HTTP request: not counted
+    assert decided == [False, True]
+    # a decision that held the loop (an email sent, a lock waited for) goes back to threads
+    await counted({"type": "http", "path": "/mcp", "work": {"slow": 0.06}}, None, None)
+    await counted({"type": "http", "path": "/mcp"}, None, None)
+    assert decided[-2:] == [True, False] and runs.needed("w:publish:decide") == 4
+    assert await ONE_AT_A_TIME.write_work("new", threading.current_thread) is loop_thread
+
+
+class PublishWhere(PublishNote):
+    """A held action that notes the thread its plan ran in (the gate's decision: plan, then file)."""
+
+    name = "publish_where"
+
+    def __init__(self):
+        self.threads: list[threading.Thread] = []
+
+    def plan(self, args, ctx):
+        self.threads.append(threading.current_thread())
+        return super().plan(args, ctx)
+
+
+async def test_over_the_local_server_a_held_call_alone_is_decided_on_the_loop_and_files_its_card_once(clocks):
+    """Served alone, held calls hop until decisions of their kind have proven light, then are
+    decided (planned, filed, committed) on the loop; while another call is in flight they hop
+    again. Each files exactly one card, wherever it was decided. (The clocks stand still, as in
+    the reads' test above: what moves a decision is under test, not what a run costs.)"""
+    publish, blocking = PublishWhere(), Blocking()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
+        runtime = build(settings, toolsets=[Toolset(name="probe", actions=[publish], reads=[blocking])])
+        app, _ = build_local(settings, runtime=runtime)
+        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
+        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                           person.id, "probe").token
+        seed_notes(runtime.store, workspace.id, count=1)
+        transport = httpx2.ASGITransport(app=app)
+        replies = []
+        async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as client, \
+                mcp_client(URL, token, transport=transport) as slow_client:
+            async def held(k: int) -> None:
+                replies.append(await client.call_tool("publish_where", {"note_id": "n1", "text": f"draft {k}"}))
+
+            for k in range(PROVEN_AFTER + 2):
+                await held(k)
+            async with anyio.create_task_group() as tg:
+                async def slow():
+                    await slow_client.call_tool("blocking_report", {})
+                tg.start_soon(slow)
+                await anyio.to_thread.run_sync(blocking.started.wait, 30)
+                with anyio.fail_after(30):
+                    await held(PROVEN_AFTER + 2)
+                blocking.release.set()
+        cards, _ = runtime.store.cards.list_pending_cards(workspace.id, person.id, runtime.desk.now())
+        runtime.store.close()
+    assert all(r.structured_content["status"] == "pending" for r in replies)
+    assert len({r.structured_content["confirmationId"] for r in replies}) == len(replies) == len(cards)
+    loop_thread = threading.current_thread()
+    assert [t is loop_thread for t in publish.threads] == [False] * PROVEN_AFTER + [True, True, False]

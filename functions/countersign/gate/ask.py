@@ -97,9 +97,11 @@ async def ask(desk: CardDesk, call: Call) -> Reply:
     Everything that reads or writes the store (planning, filing, running, the email) happens in
     a worker thread, off the event loop, so one slow call never holds up the others; the loop
     only awaits the questions a 2025 session puts during the call. (On Lambda, which serves one
-    request at a time, on the loop: ``desk.offload``, :mod:`.offload`.)
+    request at a time, on the loop; and locally the decision on a call the process is serving
+    alone, once decisions of its kind have proven light: ``desk.offload``, :mod:`.offload`.)
     """
-    step = await desk.offload.off_the_loop(_decide, desk, call)
+    # the decision's kind: on the loop while this call is the process's only one and it has proven light
+    step = await desk.offload.write_work(f"{call.principal.workspace.id}:{call.tool}:decide", _decide, desk, call)
     while isinstance(step, _Elicit):
         q = step.q
         if step.kind == "url":

@@ -22,19 +22,33 @@ longer until it has proven itself again, over twice as many runs each time that 
 for a big one. A slow read therefore keeps its share of the interpreter as before; the cost is
 that the first slow run on the loop of a read that had proven light (a far larger page, a cold
 disk, a wait its CPU time did not show) holds the loop for its own length, once each time.
-Writes always hop (:meth:`Offload.off_the_loop`): a commit waits on the disk (and, on SQLite, for the
+Writes hop (:meth:`Offload.off_the_loop`): a commit waits on the disk (and, on SQLite, for the
 write lock another writer holds), and filing a card may send its email inline. So do the writes
 of the layers in front of the tools: a request limit's count, the record of a connection's last
 use, the OAuth authorization server's codes and tokens. A Lambda instance's layers are handed
 :data:`ONE_AT_A_TIME`, so there those stay on the loop too.
+
+One exception, the gate's decision on a call (:meth:`Offload.write_work`): while it is the only
+request the process is serving (:class:`Serving`, counted by the local server's outermost layer)
+and its kind has proven light as a read does (below the interpreter's switch interval, not 2 ms:
+:data:`DECISION_RUNS`), it runs on the loop. Nobody then waits on the loop
+but a request that arrives during it, and the hop is not free: on this 2-core VM the worker's
+wake-up and the loop's cost 0.4–0.5 ms of a held call's ~3.5 ms (each side waits for an idle CPU
+to wake), where the run itself is ~1.5 ms with its commit. A decision that sends an email, waits
+for the write lock or plans against a slow upstream is not light, and goes back to threads as a
+slow read does; as soon as a second request is in flight every decision hops again. A server
+that does not count its requests (``Serving.counted`` false: any ASGI server but the local one)
+is never alone, so there writes always hop.
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
+import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 try:
@@ -83,7 +97,7 @@ class LightRuns:
         return self.proven_after << self._wary.get(key, 0)
 
     def proven(self, key: str) -> bool:
-        return self._streak.get(key, 0) >= self.needed(key)
+        return self._streak.get(key, 0) >= self.proven_after << self._wary.get(key, 0)  # needed(key), one call less
 
     def record(self, key: str, light: bool, on_loop: bool) -> None:
         if not light:
@@ -99,21 +113,24 @@ class LightRuns:
         self._streak[key] = min(streak, self.needed(key) + self.proven_after)
 
     def timed(self, key: str, fn: Callable[[], T], on_loop: bool) -> Callable[[], T]:
-        def run() -> T:
-            waits = own_waits() if on_loop else None
-            wall, cpu = time.perf_counter(), time.thread_time()
-            try:
-                return fn()
-            finally:
-                wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-                computed_little = cpu < self.light_seconds and wall < self.wait_seconds
-                if on_loop:
-                    paused = waits is not None and computed_little and own_waits() == waits
-                    light = wall < self.light_seconds or paused
-                else:
-                    light = computed_little
-                self.record(key, light, on_loop)
-        return run
+        """``fn`` as a callable that, run, is measured (:meth:`measure`)."""
+        return functools.partial(self.measure, key, on_loop, fn)
+
+    def measure(self, key: str, on_loop: bool, fn: Callable[..., T], *args: object) -> T:
+        """``fn(*args)``, its cost recorded against ``key`` as a run ``on_loop`` or in a worker thread."""
+        waits = own_waits() if on_loop else None
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return fn(*args)
+        finally:
+            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+            computed_little = cpu < self.light_seconds and wall < self.wait_seconds
+            if on_loop:
+                paused = waits is not None and computed_little and own_waits() == waits
+                light = wall < self.light_seconds or paused
+            else:
+                light = computed_little
+            self.record(key, light, on_loop)
 
 
 def own_waits() -> int | None:
@@ -123,16 +140,55 @@ def own_waits() -> int | None:
 
 
 LIGHT_RUNS = LightRuns()
+# A decision (it plans, may file a card and commit) is light below the interpreter's switch interval:
+# shorter work runs to its end before the loop gets the interpreter back even from a worker thread
+# (except while it waits on the disk), and a held call's decision computes for 1.3-1.8 ms here.
+DECISION_RUNS = LightRuns(light_seconds=sys.getswitchinterval())
+
+
+class Serving:
+    """How many requests this process's event loop is serving right now, where its server counts
+    them (:meth:`count`, the local server's outermost layer); touched on the loop only."""
+
+    def __init__(self) -> None:
+        self.counted = False  # no server counts here: never alone
+        self.in_flight = 0
+
+    def alone(self) -> bool:
+        """Whether the request asking is the only one being served (and that is known)."""
+        return self.counted and self.in_flight <= 1
+
+    def count(self, app: ASGIApp) -> ASGIApp:
+        """``app`` with each HTTP request it serves counted while it is served."""
+        self.counted = True
+
+        async def counted(scope: dict, receive: Callable, send: Callable) -> None:
+            if scope["type"] != "http":
+                return await app(scope, receive, send)
+            self.in_flight += 1
+            try:
+                return await app(scope, receive, send)
+            finally:
+                self.in_flight -= 1
+
+        return counted
+
+
+ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
 
 @dataclass(frozen=True)
 class Offload:
     """Where this process runs a call's store and toolset work. ``one_at_a_time``: nothing else
     shares this event loop (a Lambda instance), so the work runs on it; otherwise writes run in a
-    worker thread and reads once they have proven light on ``runs`` (see the module docstring)."""
+    worker thread and reads once they have proven light on ``runs``, and the gate's decision on a
+    call also on the loop while it is the only request ``serving`` counts and it has proven light
+    on ``decisions`` (see the module docstring)."""
 
     one_at_a_time: bool = False
     runs: LightRuns = LIGHT_RUNS
+    decisions: LightRuns = DECISION_RUNS
+    serving: Serving = field(default_factory=Serving, compare=False)
 
     async def off_the_loop(self, fn: Callable[..., T], *args: object) -> T:
         """``fn(*args)``: in a worker thread, or on the loop when served one request at a time."""
@@ -151,6 +207,23 @@ class Offload:
             return contextvars.copy_context().run(self.runs.timed(key, fn, on_loop=True))
         return await _in_a_thread(self.runs.timed(key, fn, on_loop=False))
 
+    async def write_work(self, key: str, fn: Callable[..., T], *args: object) -> T:
+        """``fn(*args)``, the gate's decision on a call, which may write (``key`` names its kind):
+        on the loop when served one request at a time, or when this is the only request being
+        served and ``key`` has proven light; else in a worker thread; timed wherever it runs (see
+        the module docstring). On the loop it runs in a copy of the context, as in a thread."""
+        if self.one_at_a_time:
+            return fn(*args)
+        # (the held call's path is bounded in steps, bench/held_path.py: Serving.alone() inline here)
+        serving, runs = self.serving, self.decisions
+        if not serving.counted:  # never known to be alone: nothing to prove
+            return await _in_a_thread(fn, *args)
+        if serving.in_flight <= 1 and runs.proven(key):
+            return contextvars.copy_context().run(runs.measure, key, True, fn, *args)
+        import anyio.to_thread  # (as in _in_a_thread)
+
+        return await anyio.to_thread.run_sync(functools.partial(runs.measure, key, False, fn, *args))
+
 
 async def _in_a_thread(fn: Callable[..., T], *args: object) -> T:
     # anyio loads here, not with the module: the notifier's and the sweeper's Lambda bundles ship
@@ -160,5 +233,5 @@ async def _in_a_thread(fn: Callable[..., T], *args: object) -> T:
     return await anyio.to_thread.run_sync(fn, *args)
 
 
-IN_THREADS = Offload()  # a server whose event loop serves many calls at once (the local server)
+IN_THREADS = Offload()  # a server whose event loop serves many calls at once and does not count them
 ONE_AT_A_TIME = Offload(one_at_a_time=True)  # a Lambda instance: one request at a time

@@ -36,6 +36,7 @@ from starlette.routing import BaseRoute, Mount
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from ... import settings as settings_mod
+from ...gate.offload import ASGIApp, Serving
 from ...runtime import Runtime, build
 from ...settings import Settings
 from ..api.app import create_api
@@ -89,10 +90,17 @@ def build_local(settings: Settings, demo: bool = False, runtime: Runtime | None 
                         await task
 
     trusted = settings.trusted_proxies
-    middleware = [Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted))] if trusted else []
+    # outermost: how many requests the loop serves now (a call alone may decide on the loop: gate.offload)
+    middleware = [Middleware(counted, serving=runtime.desk.offload.serving)]
+    if trusted:
+        middleware.append(Middleware(ProxyHeadersMiddleware, trusted_hosts=list(trusted)))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.oauth = oauth  # its metadata-document fetcher can be set for a test (tests/conftest.py)
     return app, info
+
+
+def counted(app: ASGIApp, serving: Serving) -> ASGIApp:
+    return serving.count(app)
 
 
 async def _upkeep(runtime: Runtime) -> None:

@@ -31,12 +31,11 @@ CONFIRM_SCHEMA = {
 }
 
 
-def _answer(action: str | None, content: dict[str, Any] | None) -> str:
-    if action == "accept":
-        return gate_ask.ACCEPT if (content or {}).get("confirm") is True else gate_ask.UNTICKED
-    if action == "decline":
-        return gate_ask.DECLINE
-    return gate_ask.CANCEL
+# What the person did with the question (its action, and whether the box was ticked) as the gate
+# takes it; anything else (a cancel, a client that failed to show it) is a dismissal. A table, not
+# a function: the held call's path is bounded in steps (bench/held_path.py).
+ANSWERS: dict[tuple[str | None, bool], str] = {("accept", True): gate_ask.ACCEPT, ("accept", False): gate_ask.UNTICKED,
+           ("decline", True): gate_ask.DECLINE, ("decline", False): gate_ask.DECLINE}
 
 
 def call_of(ctx: Context, principal: Principal, tool: str, arguments: dict[str, Any], state: dict[str, Any] | None,
@@ -53,7 +52,9 @@ def call_of(ctx: Context, principal: Principal, tool: str, arguments: dict[str, 
     answer = None
     if state is not None:
         response = (ctx.input_responses or {}).get("confirm")
-        answer = _answer(getattr(response, "action", None), getattr(response, "content", None))
+        content = getattr(response, "content", None)
+        answer = ANSWERS.get((getattr(response, "action", None), (content or {}).get("confirm") is True),
+                             gate_ask.CANCEL)
     return gate_ask.Call(principal=principal, tool=tool, arguments=arguments, modern=modern, form_elicitation=form,
                          url_elicitation=url, elicit_form=elicit_form, elicit_url=elicit_url, answer=answer,
                          state=state, confirmation=confirmation)
@@ -72,7 +73,7 @@ def legacy_back_channel(ctx: Context):
             answer = await session.elicit_form(message, CONFIRM_SCHEMA, related_request_id=ctx.request_id)
         except MCPError:
             return gate_ask.CANCEL
-        return _answer(answer.action, answer.content)
+        return ANSWERS.get((answer.action, (answer.content or {}).get("confirm") is True), gate_ask.CANCEL)
 
     async def elicit_url(message: str, url: str, elicitation_id: str) -> str:
         try:
