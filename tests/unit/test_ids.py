@@ -34,6 +34,23 @@ def test_ids_sort_by_time(times):
     assert sorted(ids) == ids
 
 
+def _base32(value: int, width: int) -> str:
+    """Base32 in the ids' alphabet, most significant first, one character at a time."""
+    chars = []
+    for _ in range(width):
+        chars.append("0123456789abcdefghjkmnpqrstvwxyz"[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(-(2**60), 2**60))
+def test_time_part_is_the_low_50_bits_of_the_ms_in_base32(ms):
+    made = new_id("op_", now_ms=ms)
+    assert made[:13] == "op_" + _base32(ms, 10)
+    assert len(made) == 29 and set(made[13:]) <= ALPHABET
+
+
 def test_consecutive_ms_sort():
     base = 1_790_000_000_000
     ids = [new_id("op_", now_ms=base + i) for i in range(2000)]

@@ -11,10 +11,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+# One encoder for the process: ``json.dumps`` with these options builds a new one at every call,
+# and what it returns is this encoder's ``encode`` (it keeps no state between calls).
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
 
 def canonical_json(value: Any) -> str:
     """Keys sorted, no insignificant whitespace, non-ASCII kept as UTF-8 text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _ENCODER.encode(value)
 
 
 def canonical_bytes(value: Any) -> bytes:

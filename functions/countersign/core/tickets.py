@@ -89,11 +89,14 @@ class TicketClaims:
 
     def check_types(self) -> None:
         """Raise :class:`TypeError` unless every claim has its declared type (int or str)."""
-        for f in fields(self):
-            value = getattr(self, f.name)
-            wanted = int if f.type in (int, "int") else str
+        for name, wanted in _CLAIM_TYPES:
+            value = getattr(self, name)
             if not isinstance(value, wanted) or isinstance(value, bool):
-                raise TypeError(f"claim {f.name} must be {wanted.__name__}")
+                raise TypeError(f"claim {name} must be {wanted.__name__}")
+
+
+# Each claim's name and type, in order (worked out once, not at every ticket).
+_CLAIM_TYPES = tuple((f.name, int if f.type in (int, "int") else str) for f in fields(TicketClaims))
 
 
 class Keyring:

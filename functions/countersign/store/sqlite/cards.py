@@ -9,6 +9,7 @@ can never both file.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 from typing import Any, cast
@@ -387,10 +388,16 @@ def _spend(db: sqlite3.Connection, card: Card, now: int) -> None:
         raise Refusal(RefusalReason.ALREADY_ANSWERED, SPENT_MESSAGE) from None
 
 
+@functools.lru_cache(maxsize=8)
+def _insert_statement(table: str, columns: tuple[str, ...]) -> str:
+    """``INSERT INTO table (columns) VALUES (?, ...)``, made once per set of columns."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+
+
 def _insert_card(db: sqlite3.Connection, card: Card) -> None:
     row = schema.card_row(card)
     with unique(f"A card with id {card.id!r} already exists."):
-        db.execute(f"INSERT INTO cards ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
+        db.execute(_insert_statement("cards", tuple(row)), tuple(row.values()))
     if card.audience:
         _insert_audience(db, card, card.audience)
 
@@ -414,7 +421,4 @@ def _update_card(db: sqlite3.Connection, card: Card) -> None:
 
 
 def _insert_audit(db: sqlite3.Connection, entry: AuditEntry) -> None:
-    db.execute(
-        f"INSERT INTO audit ({', '.join(schema.AUDIT_FIELDS)}) VALUES ({', '.join('?' * len(schema.AUDIT_FIELDS))})",
-        tuple(getattr(entry, k) for k in schema.AUDIT_FIELDS),
-    )
+    db.execute(_insert_statement("audit", schema.AUDIT_FIELDS), tuple(getattr(entry, k) for k in schema.AUDIT_FIELDS))

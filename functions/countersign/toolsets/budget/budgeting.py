@@ -43,6 +43,7 @@ class SetCategoryBudget(BudgetAction):
 
     def propose(self, args: SetBudgetArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
+        month = None
         try:  # the two docs it needs, in one read (a bad category is still reported before a bad month)
             month = resolve_month(args.month, ctx.now)
             ledger.prefetch([(CATEGORY, args.category_id), (MONTH, month), *change_keys(month, ctx.now)])
@@ -53,7 +54,8 @@ class SetCategoryBudget(BudgetAction):
             raise ActionError(
                 f"category_id: {category.data['name']} holds income; it is not budgeted.", field="category_id"
             )
-        month = resolve_month(args.month, ctx.now)
+        if month is None:  # (a bad month, refused now)
+            month = resolve_month(args.month, ctx.now)
         amount = to_milliunits(args.amount, "amount")
         before = ledger.budgeted(month, category.id)
         name = category.data["name"]

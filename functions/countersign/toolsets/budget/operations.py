@@ -79,9 +79,11 @@ def reverse(changes: list[dict]) -> list[dict]:
 # -- staging -----------------------------------------------------------------------------------------
 
 
-def stage(ledger: Ledger, changes: list[dict]) -> Staged:
-    """The docs after ``changes``; :class:`Moved` if any target does not hold its ``before``."""
-    _prefetch(ledger, changes)
+def stage(ledger: Ledger, changes: list[dict], *, prefetched: bool = False) -> Staged:
+    """The docs after ``changes``; :class:`Moved` if any target does not hold its ``before``.
+    ``prefetched``: ``ledger`` has read what staging them needs already (:func:`_prefetch`)."""
+    if not prefetched:
+        _prefetch(ledger, changes)
     staged = Staged(ledger)
     for change in changes:
         kind = change["t"]
@@ -150,7 +152,8 @@ def _stage_txn(ledger: Ledger, staged: Staged, change: dict) -> None:
 
 
 def _stage_budget(ledger: Ledger, staged: Staged, change: dict) -> None:
-    doc = staged.get(MONTH, change["month"]) or {"budgeted": {}}
+    # (as staged so far, not a working copy: the doc staged is a new one, its budgeted a copy)
+    doc = staged.peek(MONTH, change["month"]) or {"budgeted": {}}
     budgeted = dict(doc.get("budgeted") or {})
     current = int(budgeted.get(change["category"], 0))
     if current != change["before"]:
@@ -253,9 +256,9 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
     would leave to rewrite is counted as if built, and ``planning.complete`` says whether the
     writes returned are the whole change.
     """
-    built = True
+    built = prefetched = True
     if any(c["t"] in ("txn", "budget") for c in changes):
-        _prefetch(ledger, changes, ctx.now)  # the roll-ups with them (stage() finds them read)
+        _prefetch(ledger, changes, ctx.now)  # the roll-ups with them (so stage() reads nothing more)
         if built_ledger(ledger) is None:  # no roll-ups yet: built first, in batches of their own
             built = False
             if planning is not None:
@@ -263,8 +266,11 @@ def commit(ctx: ActionContext, ledger: Ledger, changes: list[dict], kind: str, s
             elif isinstance(ctx.store, DocStore):
                 ensure_built(ctx.store, ctx.workspace_id)
                 ledger = Ledger(ctx.store, ctx.workspace_id)
+                prefetched = False
+    else:
+        prefetched = False
     try:
-        staged = stage(ledger, changes)
+        staged = stage(ledger, changes, prefetched=prefetched)
     except Moved as exc:
         raise ActionError(f"{moved_message} ({exc.detail}); nothing was written.") from None
     new_op_id, op = new_operation(ctx, kind, summary, changes, undoable=undoable, undo_of=undo_of, note=note)

@@ -193,8 +193,10 @@ def changes(staged: Staging) -> tuple[Nets, dict[str, Any]]:
         for sign, side in ((-1, staged.stored(kind, ident) or {}), (+1, data or {})):
             net, flow = budget_net(side.get("budgeted") or {}) if kind == MONTH else total_net(side)
             of_year = nets.setdefault(month[:4], {})
-            n0, f0 = of_year.get(month[5:7], ({}, 0))
-            of_year[month[5:7]] = ({c: n0.get(c, 0) + sign * net.get(c, 0) for c in {*n0, *net}}, f0 + sign * flow)
+            n0, f0 = of_year.get(month[5:7]) or ({}, 0)  # (n0: this function's own dict, added into)
+            for c, v in net.items():
+                n0[c] = n0.get(c, 0) + sign * v
+            of_year[month[5:7]] = (n0, f0 + sign * flow)
             if kind == TOTAL:
                 add_into(counts, counts_of(side), sign)
     for year in list(nets):

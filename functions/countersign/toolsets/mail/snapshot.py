@@ -4,10 +4,10 @@ the questions every action asks of the workspace (who is suppressed, who a campa
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Iterable
 from typing import Any
 
+from ...core.canonical import json_copy
 from ...toolkit import ActionContext, ActionError, Doc
 from .kinds import (
     DEFAULT_LEDGER,
@@ -60,9 +60,9 @@ class Mail:
         if key not in self._single:
             doc = self.ctx.store.get_doc(self.ctx.workspace_id, kind, doc_id)
             if doc is None:
-                doc = Doc(kind, doc_id, copy.deepcopy(default), 0)
+                doc = Doc(kind, doc_id, json_copy(default), 0)  # (the defaults are plain JSON)
             else:
-                doc = Doc(doc.kind, doc.id, {**copy.deepcopy(default), **doc.data}, doc.version)
+                doc = Doc(doc.kind, doc.id, {**json_copy(default), **doc.data}, doc.version)
             self._single[key] = doc
         return self._single[key]
 
