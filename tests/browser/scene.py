@@ -21,7 +21,8 @@ from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.identity import accounts
 from countersign.store.slack import SlackApp
-from countersign.store.webhooks import EVENTS, WebhookEndpoint, disabled_reason, turned_off_by
+from countersign.store.webhook_deliveries import EVENTS
+from countersign.store.webhook_endpoints import WebhookEndpoint, disabled_reason, turned_off_by
 from countersign.surfaces import upstream_requests
 from countersign.toolkit import ActionContext, DocWrite
 from countersign.toolsets.budget.demo import seed as seed_budget
@@ -202,7 +203,7 @@ def channels(tenant: Tenant, at: int, *, slack_connected: bool) -> None:
     store, ws = tenant.store, tenant.workspace_id
     for days, host, reason in ((3, "hooks.example.com", turned_off_by(tenant.person.email)),
                                (2, "ci.example.org", disabled_reason(6, at - 86_400))):  # listed oldest first
-        store.webhooks.add_endpoint(WebhookEndpoint(
+        store.webhook_endpoints.add_endpoint(WebhookEndpoint(
             id=new_id("wh_", now_ms=at * 1000), workspace_id=ws, url=f"https://{host}/countersign",
             events=EVENTS, secret_sealed="never-sent", created_at=at - days * 86_400, created_by=tenant.person.id,
             enabled=False, disabled_at=at, disabled_reason=reason))
