@@ -208,5 +208,5 @@ def test_only_owners_turn_an_endpoint_off(page, tenant, configure, receiver, rol
     other = page.sign_in(tenant.runtime, tenant.add_person(role))
     refused = other.post(f"{HOOKS}/{endpoint['id']}/disable")
     assert refused.status_code == 403
-    assert tenant.store.webhooks.get_endpoint(tenant.workspace_id, endpoint["id"]).enabled is True
+    assert tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"]).enabled is True
     assert owner.post(f"{HOOKS}/wh_unknown/disable").status_code == 404

@@ -16,6 +16,7 @@ import pytest
 from countersign.identity.passkeys.receipts import verify_receipt
 from countersign.notify.push import application_server_key
 from countersign.store.hashes import secret_hash
+from countersign.surfaces.api.push import RENEW_LIMIT, RENEW_WINDOW
 from tests.api.test_cards import file
 from tests.support.push_service import push_service
 
@@ -338,3 +339,39 @@ def test_renewing_is_refused_signed_out_without_csrf_or_for_someone_elses_device
         assert signed_in_until(tenant, colleague, theirs["endpoint"]) == before[1]
     finally:
         other.close()
+
+
+def test_renewing_is_limited_per_session_and_a_refused_renewal_writes_nothing(clock, signed, tenant, page, service):
+    """A page says its device is signed in once per load: a session may say so ten times every 15
+    minutes (whatever device it names). Past that it is refused (429 with ``Retry-After``, the
+    sentence saying nothing was renewed) and the device is left as it was; another session of the
+    same person is counted apart, and the next window the first session renews again."""
+    from tests.support.confirm_page import Page
+
+    device = {**service.device().as_json(), "endpoint": "https://push.example.com/x/looping"}
+    assert signed.post(f"{PUSH}/subscriptions", device).status_code == 201
+    before = signed_in_until(tenant, tenant.person, device["endpoint"])
+    clock.advance(3600)  # (a whole number of windows: still 5 s into one)
+    signed.sign_in(tenant.runtime, tenant.person)  # a later session: a renewal would move it on
+
+    for _ in range(RENEW_LIMIT):  # a page reloading over and over, naming a device nobody turned on
+        assert signed.post(RENEW, {"endpoint": "https://push.example.com/x/nobody"}).status_code == 404
+    refused = signed.post(RENEW, {"endpoint": device["endpoint"]})
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "895"
+    assert refused.json()["error"] == {
+        "code": "rate_limited",
+        "message": "Nothing was renewed: a signed-in page may say its device is signed in 10 times every 15 "
+                   "minutes. Try again in 15 minutes."}
+    assert signed_in_until(tenant, tenant.person, device["endpoint"]) == before
+
+    clock.advance(60)
+    other = Page(page.origin).sign_in(tenant.runtime, tenant.person)  # the same person, another session
+    try:
+        assert other.post(RENEW, {"endpoint": device["endpoint"]}).status_code == 204
+        assert signed_in_until(tenant, tenant.person, device["endpoint"]) == session_end(tenant, other)
+    finally:
+        other.close()
+
+    clock.advance(RENEW_WINDOW - 65)  # the next window
+    assert signed.post(RENEW, {"endpoint": device["endpoint"]}).status_code == 204
+    assert signed_in_until(tenant, tenant.person, device["endpoint"]) == session_end(tenant, signed)

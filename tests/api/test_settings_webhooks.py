@@ -10,7 +10,8 @@ import time
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from countersign.store.webhooks import EVENTS, MAX_ENDPOINTS
+from countersign.store.webhook_deliveries import EVENTS
+from countersign.store.webhook_endpoints import MAX_ENDPOINTS
 from tests.api.pages import Page
 from tests.api.test_cards import file
 from tests.support.webhook_receiver import webhook_receiver
@@ -110,7 +111,7 @@ def test_only_owners_manage_webhooks(page, tenant, role):
         assert answer.status_code == 403
         assert answer.json()["error"] == {"code": "forbidden",
                                           "message": "Only the workspace's owners manage its webhooks."}
-    assert tenant.store.webhooks.list_endpoints(tenant.workspace_id) == []
+    assert tenant.store.webhook_endpoints.list_endpoints(tenant.workspace_id) == []
 
 
 def test_another_workspaces_endpoint_is_not_found(signed, other_tenant, live, configure):
@@ -122,4 +123,4 @@ def test_another_workspaces_endpoint_is_not_found(signed, other_tenant, live, co
     for answer in (signed.get(f"{HOOKS}/{their_id}/deliveries"), signed.request("DELETE", f"{HOOKS}/{their_id}"),
                    signed.post(f"{HOOKS}/{their_id}/enable")):
         assert answer.status_code == 404
-    assert [e.id for e in other_tenant.store.webhooks.list_endpoints(other_tenant.workspace_id)] == [their_id]
+    assert [e.id for e in other_tenant.store.webhook_endpoints.list_endpoints(other_tenant.workspace_id)] == [their_id]

@@ -215,7 +215,7 @@ def test_the_stream_hands_the_notifier_each_webhook_event_and_it_is_sent_signed(
     runtime.desk.settings = dataclasses.replace(runtime.desk.settings, upstream_private=True)  # the receiver's loopback
     olive = Person(runtime, "olive@example.com")
     with webhook_receiver() as receiver:
-        (endpoint, secret) = add_endpoint(runtime.store.webhooks, runtime.state_keys, runtime.desk.settings,
+        (endpoint, secret) = add_endpoint(runtime.store.webhook_endpoints, runtime.state_keys, runtime.desk.settings,
                                           olive.person, receiver.url, ["card.filed", "card.lapsed"], runtime.desk.now())
         stream.read()  # the endpoint's own items
         # her agent's next request reads the workspace anew: it now says it has an endpoint
@@ -236,7 +236,7 @@ def test_the_stream_hands_the_notifier_each_webhook_event_and_it_is_sent_signed(
         # the fan-out marked the event done: that change never reaches the function
         assert [r for r in filtered_event(stream, stream.read())["Records"]
                 if r["dynamodb"]["Keys"]["sk"]["S"] == "WHEVENT"] == []
-        assert [d.state for d in runtime.store.webhooks.list_deliveries(olive.workspace.id, endpoint.id)] == [
+        assert [d.state for d in runtime.store.webhook_deliveries.list_deliveries(olive.workspace.id, endpoint.id)] == [
             "delivered"]
 def test_the_notifier_posts_each_card_to_slack_once_and_a_post_slack_could_not_take_is_tried_again(runtime, stream):
     """A card of a workspace with a Slack app is posted by the same record that emails it. Slack

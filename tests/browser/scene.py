@@ -21,7 +21,8 @@ from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
 from countersign.identity import accounts
 from countersign.store.slack import SlackApp
-from countersign.store.webhooks import EVENTS, WebhookEndpoint, disabled_reason, turned_off_by
+from countersign.store.webhook_deliveries import EVENTS
+from countersign.store.webhook_endpoints import WebhookEndpoint, disabled_reason, turned_off_by
 from countersign.surfaces import upstream_requests
 from countersign.toolkit import ActionContext, DocWrite
 from countersign.toolsets.budget.demo import seed as seed_budget
@@ -144,6 +145,28 @@ def build(tenant: Tenant, *, spare: int = 0, live_upstream: Path | None = None) 
     return scene
 
 
+def spare_cards(scene: Scene, count: int) -> list[str]:
+    """``count`` more waiting notes cards, each on a note of its own, that a test may answer (added
+    to ``scene.spare``): a test files the cards it answers, so it needs no other test's."""
+    tenant = scene.tenant
+    notes = [f"s{len(scene.spare) + i}" for i in range(count)]
+    tenant.store.docs.write_docs(tenant.workspace_id, [DocWrite("note", n, {"title": f"Spare {n}", "text": "x"}, 0)
+                                                       for n in notes])
+    replies = call_tools(tenant, [("edit_note", {"note_id": n, "text": f"spare {n}"}) for n in notes])
+    assert [r.get("status") for r in replies] == ["pending"] * count, replies
+    filed = [r["confirmationId"] for r in replies]
+    scene.spare.extend(filed)
+    return filed
+
+
+def waiting(scene: Scene) -> set[str]:
+    """The scene's cards that wait on its person now, read from the store card by card (not from
+    the listing the page shows)."""
+    store, ws, now = scene.tenant.store, scene.tenant.workspace_id, scene.tenant.runtime.desk.now()
+    return {c for c in (*scene.pending.values(), *scene.spare)
+            if store.cards.get_card(ws, c, now).state is CardState.PENDING}
+
+
 def live_gateway(scene: Scene, folder: Path) -> None:
     """A stdio upstream (tests/gateway/upstream.py): its add confirmed, a refresh after its
     write_file changed (the rug pull), and an agent's call of that tool, each waiting."""
@@ -202,7 +225,7 @@ def channels(tenant: Tenant, at: int, *, slack_connected: bool) -> None:
     store, ws = tenant.store, tenant.workspace_id
     for days, host, reason in ((3, "hooks.example.com", turned_off_by(tenant.person.email)),
                                (2, "ci.example.org", disabled_reason(6, at - 86_400))):  # listed oldest first
-        store.webhooks.add_endpoint(WebhookEndpoint(
+        store.webhook_endpoints.add_endpoint(WebhookEndpoint(
             id=new_id("wh_", now_ms=at * 1000), workspace_id=ws, url=f"https://{host}/countersign",
             events=EVENTS, secret_sealed="never-sent", created_at=at - days * 86_400, created_by=tenant.person.id,
             enabled=False, disabled_at=at, disabled_reason=reason))

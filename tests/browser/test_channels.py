@@ -154,7 +154,7 @@ def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live,
         assert answer.value.status == 422
         expect(panel.locator("[role=alert]")).to_have_attribute("data-field", "url")
         expect(page.get_by_label("Endpoint URL")).to_have_attribute("aria-invalid", "true")
-        assert tenant.store.webhooks.list_endpoints(tenant.workspace_id) == []
+        assert tenant.store.webhook_endpoints.list_endpoints(tenant.workspace_id) == []
 
         page.get_by_label("Endpoint URL").fill(receiver.url)
         page.get_by_label("card.lapsed").uncheck()
@@ -164,7 +164,7 @@ def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live,
         secret = answer.value.json()["secret"]
         SECRETS.add(secret)
         expect(page.locator("#webhook-secret")).to_have_value(secret)
-        [stored] = tenant.store.webhooks.list_endpoints(tenant.workspace_id)
+        [stored] = tenant.store.webhook_endpoints.list_endpoints(tenant.workspace_id)
         assert stored.events == ("card.filed", "card.answered", "card.completed", "card.failed")
         page.get_by_role("button", name="Done").click()
         expect(page.locator("#webhook-secret")).to_have_count(0)
@@ -179,7 +179,7 @@ def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live,
             time.sleep(0.1)
         assert receiver.received
         deadline = time.monotonic() + 10
-        while tenant.store.webhooks.list_deliveries(tenant.workspace_id, stored.id)[0].state != "delivered" \
+        while tenant.store.webhook_deliveries.list_deliveries(tenant.workspace_id, stored.id)[0].state != "delivered" \
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         row.locator("summary", has_text="Delivery log").click()
@@ -193,7 +193,7 @@ def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live,
         row.get_by_role("button", name="Turn off").click()
         expect(row.locator("[data-enabled]")).to_have_text("Off")
         expect(row.locator("[data-disabled-by=owner]")).to_contain_text(f"({tenant.person.email}). Nothing is sent")
-        assert tenant.store.webhooks.get_endpoint(tenant.workspace_id, stored.id).enabled is False
+        assert tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, stored.id).enabled is False
         row.get_by_role("button", name="Turn on").click()
         expect(row.locator("[data-enabled]")).to_have_text("On")
         row.get_by_role("button", name="Remove").click()

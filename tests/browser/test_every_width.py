@@ -5,8 +5,10 @@ outcomes (as the click leaves them, and as the card's own page shows them later)
 Settings index and each of its sections, sign-in and OAuth consent: no sideways scrolling, every
 label whole, every target at least 44 x 44 px, nothing moving.
 
-One workspace for the whole file; per width one signed-in context, and each view loaded once and
-checked in all four combinations of scheme and text size."""
+One workspace for the whole file (built once per process); per width one signed-in context, and
+each view loaded once and checked in all four combinations of scheme and text size. Each width
+files the two cards it answers and reads from the store which cards wait, so it passes alone, in
+any order and beside the others in parallel (pytest-xdist: one workspace per worker)."""
 
 from __future__ import annotations
 
@@ -26,8 +28,7 @@ SECTIONS = ("notifications", "passkeys", "connections", "grants", "policy", "mem
 @pytest.fixture(scope="module")
 def scene(live, tmp_path_factory):
     runtime, server = live
-    built = scenes.build(new_tenant(runtime, server.origin), spare=2 * len(WIDTHS),
-                         live_upstream=tmp_path_factory.mktemp("upstream"))
+    built = scenes.build(new_tenant(runtime, server.origin), live_upstream=tmp_path_factory.mktemp("upstream"))
     scenes.channels(built.tenant, runtime.desk.now(), slack_connected=False)  # Slack's form, webhooks off
     return built
 
@@ -43,8 +44,14 @@ def signed_in(scene, browser):
         ctx.close()
 
 
+@pytest.fixture
+def answerable(scene) -> list[str]:
+    """Two waiting notes cards of this test's own, which it confirms and declines."""
+    return scenes.spare_cards(scene, 2)
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_every_view_fits_and_reads_whole(scene, signed_in, browser, watch, width):
+def test_every_view_fits_and_reads_whole(scene, signed_in, answerable, browser, watch, width):
     origin = scene.origin
     ctx = new_context(browser, watch, storage_state=signed_in, viewport={"width": width, "height": 740},
                       is_mobile=True, has_touch=True, reduced_motion="reduce")
@@ -59,9 +66,11 @@ def test_every_view_fits_and_reads_whole(scene, signed_in, browser, watch, width
             found.extend(problems(page, cdp, where or path))
 
         visit("/confirm", "confirm", "the waiting list")
-        i = WIDTHS.index(width)  # (each width answers two spare cards, below)
-        expect(page.locator("article.card[data-state=pending]")).to_have_count(
-            len(scene.pending) + len(scene.spare) - 2 * i)
+        waiting = scenes.waiting(scene)  # this test's two cards among them, answered below
+        assert set(answerable) <= waiting and set(scene.pending.values()) <= waiting
+        listed = page.locator("article.card[data-state=pending]")
+        expect(listed).to_have_count(len(waiting))
+        assert set(listed.evaluate_all("cards => cards.map(c => c.dataset.cardId)")) == waiting
         # (the list holds every kind of card: notes, budget, mail, the gateway's, one filed from Settings)
         visit(f"/confirm?card={scene.pending['gateway-refresh']}", "card", "the gateway's refresh card")
         # The decline form open.
@@ -86,7 +95,7 @@ def test_every_view_fits_and_reads_whole(scene, signed_in, browser, watch, width
         finally:
             workspaces.update_workspace_settings(scene.tenant.workspace_id, {"passkey_policy": "risky"})
         # Outcomes as a click leaves them: confirmed, then declined.
-        for card_id, answer in ((scene.spare[2 * i], "confirm"), (scene.spare[2 * i + 1], "decline")):
+        for card_id, answer in zip(answerable, ("confirm", "decline"), strict=True):
             page.goto(f"{origin}/confirm?card={card_id}")
             ready(page, "card")
             shown = card(page, card_id)

@@ -5,7 +5,8 @@ them is pushed by the server (decrypted by the stand-in), that message delivered
 through CDP shows as a notification with the card's title, who asked, and Confirm / Decline, and
 its Confirm answers the card through the API (the card completes, its note changes). A card that
 needs a passkey shows no buttons, and a forged Confirm for it is refused. The device can be removed.
-A device whose session ended shows only that a request waits until signing in there renews it."""
+A device whose session ended shows only that a request waits until signing in there renews it; a page
+reloaded past the renewals' limit is refused them without a word."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from playwright.sync_api import expect
 
 from countersign.notify.push import waiting_message
 from countersign.store.hashes import secret_hash
+from countersign.surfaces.api.push import RENEW_LIMIT, RENEW_WINDOW
+from tests.browser import scene as scenes
 from tests.browser.pages import file_cards, new_context, ready, sign_in, status_of
 from tests.support.push_service import push_service
 
@@ -460,3 +463,36 @@ def test_a_device_whose_session_ended_shows_only_that_a_request_waits_until_sign
     finally:
         ctx.close()
     assert watch.errors == []
+
+
+def test_a_page_reloaded_over_and_over_is_refused_its_renewals_and_says_nothing_of_it(live, tenant, browser, watch,
+                                                                                      service, private):
+    """Each load signed in says the device is signed in (POST /api/settings/push/renew). A session
+    reloading past the limit is refused (429) — silently: the page loads as ever, with no error shown
+    or logged, and the device stays signed in until the session ends."""
+    device = service.device()
+    ctx = new_context(browser, watch, **PHONE)
+    stub_subscribe(ctx, device.as_json())
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    runtime = tenant.runtime
+    thaw = scenes.frozen(runtime, (runtime.desk.now() // RENEW_WINDOW + 1) * RENEW_WINDOW + 5)  # one whole window
+    try:
+        page = ctx.new_page()
+        sign_in(page, tenant)
+        ready(page, "confirm")
+        turn_on(page, tenant)
+        session = tenant.store.sessions.get_session(session_hash_of(ctx), runtime.desk.now())
+        renewals: list[int] = []
+        page.on("response", lambda r: renewals.append(r.status) if r.url.endswith("/api/settings/push/renew") else None)
+        for _ in range(RENEW_LIMIT + 2):
+            with page.expect_response("**/api/settings/push/renew"):
+                page.reload()
+            ready(page, "settings")
+        assert renewals == [204] * RENEW_LIMIT + [429, 429]
+        expect(page.locator("[data-push-settings]")).to_be_visible()
+        expect(page.locator("[role=alert]:visible, .error:visible")).to_have_count(0)  # (the hidden email notice aside)
+        assert signed_in_until(tenant) == session.expires_at
+    finally:
+        thaw()
+        ctx.close()
+    assert watch.errors == [] and watch.dialogs == []

@@ -17,7 +17,8 @@ from countersign.gate import edits
 from countersign.gate.question import Question
 from countersign.identity import accounts
 from countersign.store.outbox import NOTIFY_PENDING, reminder_id
-from countersign.store.webhooks import ANSWERED, EVENTS, FILED, LAPSED, WebhookEndpoint, event_id
+from countersign.store.webhook_deliveries import ANSWERED, EVENTS, FILED, LAPSED, event_id
+from countersign.store.webhook_endpoints import WebhookEndpoint
 from countersign.surfaces.mcp import confirmations
 from countersign.toolkit import ActionError
 
@@ -233,17 +234,17 @@ def test_a_card_an_edit_files_owes_the_webhook_events_a_filed_card_owes(world):
     ``card.filed`` now, and ``card.lapsed`` due at its deadline (moot if it is answered by then);
     the edited card owes nothing more (its own ``card.lapsed`` is moot: it was not left to lapse)."""
     w = world
-    w.store.webhooks.add_endpoint(WebhookEndpoint(
+    w.store.webhook_endpoints.add_endpoint(WebhookEndpoint(
         id=new_id("wh_"), workspace_id=w.workspace.id, url="https://hooks.example.com/countersign",
         events=tuple(EVENTS), secret_sealed="sealed", created_at=w.clock, created_by=w.person.id))
     asked = held(w)
     old = w.card(asked["confirmationId"])
     w.clock += 60
     new = edit(w, old.id, {"amount": "80.00"})
-    filed_event = w.store.webhooks.get_event(event_id(new.id, FILED))
+    filed_event = w.store.webhook_deliveries.get_event(event_id(new.id, FILED))
     assert filed_event is not None, "the edited card's successor owes card.filed"
     assert (filed_event.workspace_id, filed_event.card_id, filed_event.state, filed_event.at) == (
         w.workspace.id, new.id, "pending", w.clock)
-    lapse = w.store.webhooks.get_event(event_id(new.id, LAPSED))
+    lapse = w.store.webhook_deliveries.get_event(event_id(new.id, LAPSED))
     assert lapse is not None and lapse.due_at == w.card(new.id).expires_at
-    assert w.store.webhooks.get_event(event_id(old.id, ANSWERED)) is None  # an edit is not an answer
+    assert w.store.webhook_deliveries.get_event(event_id(old.id, ANSWERED)) is None  # an edit is not an answer

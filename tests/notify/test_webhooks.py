@@ -28,7 +28,8 @@ from countersign.notify.webhooks import (
 )
 from countersign.settings import Settings
 from countersign.store.cards import CardCommit
-from countersign.store.webhooks import DELIVERED, DROPPED, EVENTS, GAVE_UP, PENDING, WebhookEndpoint, delivery_id
+from countersign.store.webhook_deliveries import DELIVERED, DROPPED, EVENTS, GAVE_UP, PENDING, delivery_id
+from countersign.store.webhook_endpoints import WebhookEndpoint
 from tests.notify._helpers import Recorder
 from tests.store._factories import DAY, World, card, filed
 from tests.support.webhook_receiver import webhook_receiver
@@ -52,7 +53,7 @@ def add_endpoint(w: World, url: str, events=EVENTS) -> tuple[WebhookEndpoint, st
     ep = WebhookEndpoint(id=endpoint_id, workspace_id=w.ws.id, url=url, events=tuple(events),
                          secret_sealed=seal_secret(webhook_sealer(KEYS), w.ws.id, endpoint_id, secret),
                          created_at=0, created_by=w.person.id)
-    w.store.webhooks.add_endpoint(ep)
+    w.store.webhook_endpoints.add_endpoint(ep)
     return ep, secret
 
 
@@ -107,7 +108,7 @@ def test_each_card_event_is_posted_signed_with_exactly_the_card_view(store, tmp_
             assert secret_text not in text
     with pytest.raises(WebhookVerificationError):  # another endpoint's secret does not verify
         Webhook(new_secret()).verify(by_type["card.filed"].body, by_type["card.filed"].headers)
-    log = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    log = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert sorted((d.event, d.state, d.status_code, d.attempts) for d in log) == [
         ("card.answered", DELIVERED, 200, 1), ("card.completed", DELIVERED, 200, 1), ("card.filed", DELIVERED, 200, 1)]
     assert deliverer.sweep() == 0 and len(receiver.received) == 3  # exactly once
@@ -155,7 +156,7 @@ def test_a_failed_attempt_is_retried_later_with_the_same_webhook_id(store, tmp_p
     receiver.answer(500)
     file(w, int(clock.now))
     assert deliverer.sweep() == 1
-    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    (d,) = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert (d.state, d.attempts, d.status_code, d.error, d.due_at) == (PENDING, 1, 500, "HTTP 500",
                                                                          int(clock.now) + 30)
     assert deliverer.sweep() == 0  # not due yet
@@ -165,9 +166,9 @@ def test_a_failed_attempt_is_retried_later_with_the_same_webhook_id(store, tmp_p
     assert first.headers["webhook-id"] == second.headers["webhook-id"] == d.id
     assert first.body == second.body
     verified(secret, second)
-    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    (d,) = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert (d.state, d.attempts, d.status_code, d.error) == (DELIVERED, 2, 200, None)
-    assert store.webhooks.get_endpoint(w.ws.id, ep.id).failures == 0
+    assert store.webhook_endpoints.get_endpoint(w.ws.id, ep.id).failures == 0
 
 
 def test_a_redirect_is_not_followed(store, tmp_path, receiver):
@@ -178,7 +179,7 @@ def test_a_redirect_is_not_followed(store, tmp_path, receiver):
     file(w, int(time.time()))
     deliverer.sweep()
     assert [r.path for r in receiver.received] == ["/hooks/countersign"]  # never /elsewhere
-    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    (d,) = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert (d.state, d.status_code, d.error) == (PENDING, 302, "a redirect (not followed)")
 
 
@@ -189,7 +190,7 @@ def test_a_private_address_is_refused_when_sending_unless_allowed(store, tmp_pat
     file(w, int(time.time()))
     deliverer.sweep()
     assert receiver.received == []
-    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    (d,) = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert (d.state, d.status_code, d.error) == (PENDING, None,
                                                  "the host 127.0.0.1 resolves to a private or reserved address")
 
@@ -202,12 +203,12 @@ def test_a_removed_endpoint_is_sent_nothing_more(store, tmp_path, receiver):
     receiver.answer(503)
     file(w, int(clock.now))
     deliverer.sweep()
-    (owed,) = store.webhooks.due_deliveries(int(clock.now) + 30)
-    store.webhooks.remove_endpoint(w.ws.id, ep.id)
+    (owed,) = store.webhook_deliveries.due_deliveries(int(clock.now) + 30)
+    store.webhook_endpoints.remove_endpoint(w.ws.id, ep.id)
     clock.now += 30
     assert deliverer.sweep() == 0
     assert len(receiver.received) == 1
-    assert store.webhooks.get_delivery(owed).state == DROPPED
+    assert store.webhook_deliveries.get_delivery(owed).state == DROPPED
 
 
 def test_an_endpoint_failing_for_a_day_is_given_up_turned_off_and_its_owners_told_once(store, tmp_path, receiver):
@@ -223,16 +224,16 @@ def test_an_endpoint_failing_for_a_day_is_given_up_turned_off_and_its_owners_tol
     store.cards.file_card(c, filed(c))
     deliverer.sweep()
     tries = [int(clock.now)]
-    while store.webhooks.due_deliveries(10**10):
-        clock.now = min(d.due_at for d in store.webhooks.due_deliveries(10**10))
+    while store.webhook_deliveries.due_deliveries(10**10):
+        clock.now = min(d.due_at for d in store.webhook_deliveries.due_deliveries(10**10))
         deliverer.sweep()
         tries.append(int(clock.now))
     gaps = [b - a for a, b in zip(tries, tries[1:], strict=False)]
     assert gaps[:5] == [30, 60, 120, 240, 480] and max(gaps) == 4 * 3600
     assert tries[-1] == start + GIVE_UP_AFTER  # the last try is a day after the event
-    (d,) = store.webhooks.list_deliveries(w.ws.id, ep.id)
+    (d,) = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert (d.state, d.attempts, d.status_code) == (GAVE_UP, len(tries), 503)
-    after = store.webhooks.get_endpoint(w.ws.id, ep.id)
+    after = store.webhook_endpoints.get_endpoint(w.ws.id, ep.id)
     assert tries[-1] - start >= DISABLE_AFTER
     assert (after.enabled, after.disabled_at, after.failures) == (False, start + DISABLE_AFTER, len(tries))
     assert after.disabled_reason == f"every attempt failed since {iso(start)} ({len(tries)} in a row)"
@@ -246,7 +247,7 @@ def test_an_endpoint_failing_for_a_day_is_given_up_turned_off_and_its_owners_tol
     clock.now += 60
     w.move(c, CardState.DECLINED, now=int(clock.now))
     assert deliverer.sweep() == 0 and len(receiver.received) == received
-    assert [x.state for x in store.webhooks.list_deliveries(w.ws.id, ep.id)] == [GAVE_UP]
+    assert [x.state for x in store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)] == [GAVE_UP]
     assert len(sender.emails) == 1
 
 

@@ -13,21 +13,18 @@ from countersign.core.card_states import CardState, Refusal
 from countersign.core.ids import new_id
 from countersign.store.cards import CardCommit
 from countersign.store.errors import BadInput, NotFound
-from countersign.store.webhooks import (
+from countersign.store.webhook_deliveries import (
     DELIVERED,
     DROPPED,
     EVENTS,
     GAVE_UP,
     LOG_SIZE,
-    MAX_ENDPOINTS,
     PENDING,
     SENDING,
     WebhookDelivery,
-    WebhookEndpoint,
     delivery_id,
-    turned_off_by,
-    turned_off_by_an_owner,
 )
+from countersign.store.webhook_endpoints import MAX_ENDPOINTS, WebhookEndpoint, turned_off_by, turned_off_by_an_owner
 from tests.store._factories import DAY, World, card, filed
 
 HOUR = 3600
@@ -40,7 +37,7 @@ def endpoint(w: World, url: str = "https://hooks.example.com/countersign", event
 
 
 def due_events(store, now: int) -> list[tuple[str, str, str]]:
-    return sorted((e.card_id, e.event, e.state) for e in store.webhooks.due_events(now))
+    return sorted((e.card_id, e.event, e.state) for e in store.webhook_deliveries.due_events(now))
 
 
 def deliveries_for(store, w: World, ep: WebhookEndpoint, event, now: int) -> list[WebhookDelivery]:
@@ -53,17 +50,17 @@ def test_endpoints_are_added_listed_and_removed_per_workspace(store):
     w, other = World(store), World(store, "Other")
     first, second = endpoint(w, created_at=10), endpoint(w, "https://b.example.com/x", events=["card.filed"],
                                                          created_at=20)
-    store.webhooks.add_endpoint(first)
-    store.webhooks.add_endpoint(second)
-    assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [first.id, second.id]
-    assert store.webhooks.get_endpoint(w.ws.id, second.id) == second
-    assert store.webhooks.list_endpoints(other.ws.id) == []
+    store.webhook_endpoints.add_endpoint(first)
+    store.webhook_endpoints.add_endpoint(second)
+    assert [e.id for e in store.webhook_endpoints.list_endpoints(w.ws.id)] == [first.id, second.id]
+    assert store.webhook_endpoints.get_endpoint(w.ws.id, second.id) == second
+    assert store.webhook_endpoints.list_endpoints(other.ws.id) == []
     with pytest.raises(NotFound):
-        store.webhooks.get_endpoint(other.ws.id, first.id)
+        store.webhook_endpoints.get_endpoint(other.ws.id, first.id)
     with pytest.raises(NotFound):
-        store.webhooks.remove_endpoint(other.ws.id, first.id)
-    store.webhooks.remove_endpoint(w.ws.id, first.id)
-    assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [second.id]
+        store.webhook_endpoints.remove_endpoint(other.ws.id, first.id)
+    store.webhook_endpoints.remove_endpoint(w.ws.id, first.id)
+    assert [e.id for e in store.webhook_endpoints.list_endpoints(w.ws.id)] == [second.id]
 
 
 def test_a_workspace_read_says_whether_it_has_an_endpoint_where_the_store_knows(store):
@@ -73,10 +70,10 @@ def test_a_workspace_read_says_whether_it_has_an_endpoint_where_the_store_knows(
     known = type(store).__name__ == "DynamoDBStore"
     assert store.workspaces.get_workspace(w.ws.id).webhooks is (False if known else None)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     assert store.workspaces.get_workspace(w.ws.id).webhooks is (True if known else None)
     assert store.workspaces.get_workspace(w.ws.id) == w.ws  # not part of what a workspace is
-    store.webhooks.remove_endpoint(w.ws.id, ep.id)
+    store.webhook_endpoints.remove_endpoint(w.ws.id, ep.id)
     assert store.workspaces.get_workspace(w.ws.id).webhooks is (False if known else None)
 
 
@@ -85,7 +82,7 @@ def test_a_card_owes_events_as_it_was_filed_and_no_more_is_read_to_know(store):
     nothing (``Card.webhooks`` False); one filed knowing of an endpoint owes its events, and its
     moves read nothing more to know (on DynamoDB the answer is kept on the card's item)."""
     w = World(store)
-    store.webhooks.add_endpoint(endpoint(w))
+    store.webhook_endpoints.add_endpoint(endpoint(w))
     before = card(w.ws, w.person, w.conn, webhooks=False, created_at=1000)
     after = card(w.ws, w.person, w.conn, webhooks=True, created_at=1000)
     for c in (before, after):
@@ -100,16 +97,16 @@ def test_a_card_owes_events_as_it_was_filed_and_no_more_is_read_to_know(store):
 def test_a_workspace_has_at_most_its_limit_of_endpoints(store):
     w = World(store)
     for i in range(MAX_ENDPOINTS):
-        store.webhooks.add_endpoint(endpoint(w, f"https://h{i}.example.com/", created_at=i))
+        store.webhook_endpoints.add_endpoint(endpoint(w, f"https://h{i}.example.com/", created_at=i))
     one_more = endpoint(w, "https://more.example.com/")
     with pytest.raises(BadInput) as refused:
-        store.webhooks.add_endpoint(one_more)
+        store.webhook_endpoints.add_endpoint(one_more)
     assert refused.value.message == (f"url: this workspace has {MAX_ENDPOINTS} webhook endpoints already, the most it "
                                      "may have; remove one first.")
-    assert len(store.webhooks.list_endpoints(w.ws.id)) == MAX_ENDPOINTS
-    store.webhooks.remove_endpoint(w.ws.id, store.webhooks.list_endpoints(w.ws.id)[0].id)
-    store.webhooks.add_endpoint(one_more)  # room again
-    assert len(store.webhooks.list_endpoints(w.ws.id)) == MAX_ENDPOINTS
+    assert len(store.webhook_endpoints.list_endpoints(w.ws.id)) == MAX_ENDPOINTS
+    store.webhook_endpoints.remove_endpoint(w.ws.id, store.webhook_endpoints.list_endpoints(w.ws.id)[0].id)
+    store.webhook_endpoints.add_endpoint(one_more)  # room again
+    assert len(store.webhook_endpoints.list_endpoints(w.ws.id)) == MAX_ENDPOINTS
 
 
 @pytest.mark.parametrize("change, field", [
@@ -122,21 +119,21 @@ def test_a_workspace_has_at_most_its_limit_of_endpoints(store):
 def test_bad_endpoints_are_refused_and_nothing_is_written(store, change, field):
     w = World(store)
     with pytest.raises(BadInput) as refused:
-        store.webhooks.add_endpoint(replace(endpoint(w), **change))
+        store.webhook_endpoints.add_endpoint(replace(endpoint(w), **change))
     assert refused.value.field == field
-    assert store.webhooks.list_endpoints(w.ws.id) == []
+    assert store.webhook_endpoints.list_endpoints(w.ws.id) == []
 
 
 def test_cards_owe_no_events_where_there_is_no_endpoint(store):
     w = World(store)
     c = w.file(webhooks=None, created_at=1000)
     w.move(c, CardState.DECLINED, now=1100)
-    assert store.webhooks.due_events(now=1000 + 2 * DAY) == []
+    assert store.webhook_deliveries.due_events(now=1000 + 2 * DAY) == []
 
 
 def test_each_move_of_a_card_writes_its_events_in_the_same_transaction(store):
     w = World(store)
-    store.webhooks.add_endpoint(endpoint(w))
+    store.webhook_endpoints.add_endpoint(endpoint(w))
     done = w.file(webhooks=None, created_at=1000)
     declined = w.file(webhooks=None, created_at=1000)
     withdrawn = w.file(webhooks=None, created_at=1000)
@@ -161,7 +158,7 @@ def test_each_move_of_a_card_writes_its_events_in_the_same_transaction(store):
 
 def test_a_failed_commit_writes_no_event(store):
     w = World(store)
-    store.webhooks.add_endpoint(endpoint(w))
+    store.webhook_endpoints.add_endpoint(endpoint(w))
     c = w.file(webhooks=None, created_at=1000)
     w.move(c, CardState.DECLINED, now=1100)
     with pytest.raises(Refusal):  # already declined: refused, nothing written
@@ -172,99 +169,102 @@ def test_a_failed_commit_writes_no_event(store):
 def test_fan_out_gives_each_event_and_endpoint_one_delivery_once(store):
     w = World(store)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     c = w.file(webhooks=None, created_at=1000)
-    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (event,) = [e for e in store.webhook_deliveries.due_events(1000) if e.event == "card.filed"]
     deliveries = deliveries_for(store, w, ep, event, 1001)
-    assert store.webhooks.fan_out(event, deliveries) is True
-    assert store.webhooks.fan_out(event, deliveries) is False  # another deliverer got there first
-    assert store.webhooks.get_event(event.id).done is True
-    assert [e for e in store.webhooks.due_events(1000) if e.id == event.id] == []
-    (due,) = store.webhooks.due_deliveries(1001)
+    assert store.webhook_deliveries.fan_out(event, deliveries) is True
+    assert store.webhook_deliveries.fan_out(event, deliveries) is False  # another deliverer got there first
+    assert store.webhook_deliveries.get_event(event.id).done is True
+    assert [e for e in store.webhook_deliveries.due_events(1000) if e.id == event.id] == []
+    (due,) = store.webhook_deliveries.due_deliveries(1001)
     assert (due.id, due.state, due.card_id, due.event) == (delivery_id(event.id, ep.id), PENDING, c.id, "card.filed")
 
 
 def test_a_delivery_is_leased_retried_and_finished(store):
     w = World(store)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     w.file(webhooks=None, created_at=1000)
-    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (event,) = [e for e in store.webhook_deliveries.due_events(1000) if e.event == "card.filed"]
     (d,) = deliveries_for(store, w, ep, event, 1001)
-    store.webhooks.fan_out(event, [d])
-    leased = store.webhooks.lease_delivery(d, now=1001, lease_seconds=60)
+    store.webhook_deliveries.fan_out(event, [d])
+    leased = store.webhook_deliveries.lease_delivery(d, now=1001, lease_seconds=60)
     assert (leased.state, leased.lease_until) == (SENDING, 1061)
-    assert store.webhooks.lease_delivery(d, now=1002, lease_seconds=60) is None  # another deliverer
-    assert store.webhooks.due_deliveries(1060) == []
-    store.webhooks.retry_delivery(d, now=1003, due_at=1100, status_code=503, error="HTTP 503")
-    again = store.webhooks.get_delivery(d)
+    assert store.webhook_deliveries.lease_delivery(d, now=1002, lease_seconds=60) is None  # another deliverer
+    assert store.webhook_deliveries.due_deliveries(1060) == []
+    store.webhook_deliveries.retry_delivery(d, now=1003, due_at=1100, status_code=503, error="HTTP 503")
+    again = store.webhook_deliveries.get_delivery(d)
     assert (again.state, again.attempts, again.due_at, again.status_code, again.error, again.last_attempt_at) == (
         PENDING, 1, 1100, 503, "HTTP 503", 1003)
-    assert store.webhooks.due_deliveries(1099) == [] and store.webhooks.lease_delivery(d, 1099, 60) is None
-    assert [x.id for x in store.webhooks.due_deliveries(1100)] == [d.id]
-    store.webhooks.lease_delivery(d, now=1100, lease_seconds=60)
-    store.webhooks.finish_delivery(d, now=1101, state=DELIVERED, status_code=204)
-    done = store.webhooks.get_delivery(d)
+    assert store.webhook_deliveries.due_deliveries(1099) == []
+    assert store.webhook_deliveries.lease_delivery(d, 1099, 60) is None
+    assert [x.id for x in store.webhook_deliveries.due_deliveries(1100)] == [d.id]
+    store.webhook_deliveries.lease_delivery(d, now=1100, lease_seconds=60)
+    store.webhook_deliveries.finish_delivery(d, now=1101, state=DELIVERED, status_code=204)
+    done = store.webhook_deliveries.get_delivery(d)
     assert (done.state, done.attempts, done.status_code, done.error, done.last_attempt_at) == (
         DELIVERED, 2, 204, None, 1101)
-    assert store.webhooks.lease_delivery(d, 9999, 60) is None and store.webhooks.due_deliveries(9999) == []
+    assert store.webhook_deliveries.lease_delivery(d, 9999, 60) is None
+    assert store.webhook_deliveries.due_deliveries(9999) == []
 
 
 def test_a_lapsed_lease_is_due_again(store):
     w = World(store)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     w.file(webhooks=None, created_at=1000)
-    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (event,) = [e for e in store.webhook_deliveries.due_events(1000) if e.event == "card.filed"]
     (d,) = deliveries_for(store, w, ep, event, 1001)
-    store.webhooks.fan_out(event, [d])
-    store.webhooks.lease_delivery(d, now=1001, lease_seconds=60)  # that deliverer dies
-    assert [x.id for x in store.webhooks.due_deliveries(1061)] == [d.id]
-    assert store.webhooks.lease_delivery(d, now=1061, lease_seconds=60).lease_until == 1121
+    store.webhook_deliveries.fan_out(event, [d])
+    store.webhook_deliveries.lease_delivery(d, now=1001, lease_seconds=60)  # that deliverer dies
+    assert [x.id for x in store.webhook_deliveries.due_deliveries(1061)] == [d.id]
+    assert store.webhook_deliveries.lease_delivery(d, now=1061, lease_seconds=60).lease_until == 1121
 
 
 def test_the_log_lists_an_endpoints_latest_deliveries_newest_first(store):
     w, other = World(store), World(store, "Other")
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     for at in (1000, 1001, 1002):
         c = card(w.ws, w.person, w.conn, webhooks=None, created_at=at)
         store.cards.file_card(c, filed(c))
-    events = sorted((e for e in store.webhooks.due_events(1002) if e.event == "card.filed"), key=lambda e: e.at)
+    events = sorted((e for e in store.webhook_deliveries.due_events(1002) if e.event == "card.filed"),
+                    key=lambda e: e.at)
     for e in events:
         (d,) = deliveries_for(store, w, ep, e, e.at)
-        store.webhooks.fan_out(e, [d])
-        store.webhooks.lease_delivery(d, e.at, 60)
-        store.webhooks.finish_delivery(d, e.at + 1, GAVE_UP if e.at == 1001 else DELIVERED, status_code=200)
-    log = store.webhooks.list_deliveries(w.ws.id, ep.id)
+        store.webhook_deliveries.fan_out(e, [d])
+        store.webhook_deliveries.lease_delivery(d, e.at, 60)
+        store.webhook_deliveries.finish_delivery(d, e.at + 1, GAVE_UP if e.at == 1001 else DELIVERED, status_code=200)
+    log = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
     assert [(x.created_at, x.state) for x in log] == [(1002, DELIVERED), (1001, GAVE_UP), (1000, DELIVERED)]
-    assert [x.created_at for x in store.webhooks.list_deliveries(w.ws.id, ep.id, limit=2)] == [1002, 1001]
+    assert [x.created_at for x in store.webhook_deliveries.list_deliveries(w.ws.id, ep.id, limit=2)] == [1002, 1001]
     with pytest.raises(NotFound):
-        store.webhooks.list_deliveries(other.ws.id, ep.id)
+        store.webhook_deliveries.list_deliveries(other.ws.id, ep.id)
     assert LOG_SIZE >= 50
 
 
 def test_finishing_refuses_an_unknown_state(store):
     w = World(store)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     w.file(webhooks=None, created_at=1000)
-    (event,) = [e for e in store.webhooks.due_events(1000) if e.event == "card.filed"]
+    (event,) = [e for e in store.webhook_deliveries.due_events(1000) if e.event == "card.filed"]
     (d,) = deliveries_for(store, w, ep, event, 1001)
-    store.webhooks.fan_out(event, [d])
-    store.webhooks.lease_delivery(d, 1001, 60)
+    store.webhook_deliveries.fan_out(event, [d])
+    store.webhook_deliveries.lease_delivery(d, 1001, 60)
     with pytest.raises(BadInput):
-        store.webhooks.finish_delivery(d, 1002, "exploded")
-    store.webhooks.finish_delivery(d, 1002, DROPPED, error="endpoint removed", attempted=False)
-    gone = store.webhooks.get_delivery(d)
+        store.webhook_deliveries.finish_delivery(d, 1002, "exploded")
+    store.webhook_deliveries.finish_delivery(d, 1002, DROPPED, error="endpoint removed", attempted=False)
+    gone = store.webhook_deliveries.get_delivery(d)
     assert (gone.state, gone.attempts, gone.error) == (DROPPED, 0, "endpoint removed")
 
 
 def test_an_endpoint_failing_for_a_day_is_turned_off_once(store):
     w = World(store)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
-    record = store.webhooks.record_attempt
+    store.webhook_endpoints.add_endpoint(ep)
+    record = store.webhook_endpoints.record_attempt
     after, off = record(w.ws.id, ep.id, 1000, False, disable_after=DAY, min_failures=3)
     assert (after.failing_since, after.failures, after.enabled, off) == (1000, 1, True, False)
     after, off = record(w.ws.id, ep.id, 2000, True, disable_after=DAY, min_failures=3)
@@ -276,38 +276,38 @@ def test_an_endpoint_failing_for_a_day_is_turned_off_once(store):
     assert after.disabled_reason == "every attempt failed since 1970-01-01T00:50:00Z (3 in a row)"
     after, off = record(w.ws.id, ep.id, 3001 + DAY, False, disable_after=DAY, min_failures=3)
     assert (after.enabled, off) == (False, False)  # told once
-    on = store.webhooks.enable_endpoint(w.ws.id, ep.id)
+    on = store.webhook_endpoints.enable_endpoint(w.ws.id, ep.id)
     assert (on.enabled, on.failures, on.failing_since, on.disabled_at, on.disabled_reason) == (True, 0, None, None,
                                                                                               None)
-    store.webhooks.remove_endpoint(w.ws.id, ep.id)
+    store.webhook_endpoints.remove_endpoint(w.ws.id, ep.id)
     assert record(w.ws.id, ep.id, 9999, False, disable_after=DAY, min_failures=3) is None
 
 
 def test_an_owner_turns_an_endpoint_off_and_on_again(store):
     w, other = World(store), World(store, "Other")
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
-    off = store.webhooks.disable_endpoint(w.ws.id, ep.id, 5000, turned_off_by("ada@example.com"))
+    store.webhook_endpoints.add_endpoint(ep)
+    off = store.webhook_endpoints.disable_endpoint(w.ws.id, ep.id, 5000, turned_off_by("ada@example.com"))
     assert (off.enabled, off.disabled_at, off.disabled_reason) == (False, 5000, "turned off by ada@example.com")
-    assert turned_off_by_an_owner(off) and store.webhooks.get_endpoint(w.ws.id, ep.id) == off
+    assert turned_off_by_an_owner(off) and store.webhook_endpoints.get_endpoint(w.ws.id, ep.id) == off
     # off already: left as it was (the first reason and time stand)
-    again = store.webhooks.disable_endpoint(w.ws.id, ep.id, 6000, turned_off_by("bob@example.com"))
+    again = store.webhook_endpoints.disable_endpoint(w.ws.id, ep.id, 6000, turned_off_by("bob@example.com"))
     assert again == off
-    on = store.webhooks.enable_endpoint(w.ws.id, ep.id)
+    on = store.webhook_endpoints.enable_endpoint(w.ws.id, ep.id)
     assert (on.enabled, on.disabled_at, on.disabled_reason) == (True, None, None) and not turned_off_by_an_owner(on)
     with pytest.raises(NotFound):
-        store.webhooks.disable_endpoint(other.ws.id, ep.id, 7000, turned_off_by("eve@example.com"))
+        store.webhook_endpoints.disable_endpoint(other.ws.id, ep.id, 7000, turned_off_by("eve@example.com"))
     with pytest.raises(NotFound):
-        store.webhooks.disable_endpoint(w.ws.id, "wh_unknown", 7000, turned_off_by("ada@example.com"))
-    assert store.webhooks.get_endpoint(w.ws.id, ep.id).enabled is True
+        store.webhook_endpoints.disable_endpoint(w.ws.id, "wh_unknown", 7000, turned_off_by("ada@example.com"))
+    assert store.webhook_endpoints.get_endpoint(w.ws.id, ep.id).enabled is True
 
 
 def test_an_endpoint_turned_off_by_its_failures_was_not_turned_off_by_an_owner(store):
     w = World(store)
     ep = endpoint(w)
-    store.webhooks.add_endpoint(ep)
+    store.webhook_endpoints.add_endpoint(ep)
     for t in (1000, 1000 + DAY):
-        after, _ = store.webhooks.record_attempt(w.ws.id, ep.id, t, False, disable_after=DAY, min_failures=2)
+        after, _ = store.webhook_endpoints.record_attempt(w.ws.id, ep.id, t, False, disable_after=DAY, min_failures=2)
     assert not after.enabled and not turned_off_by_an_owner(after)
 
 
@@ -315,6 +315,7 @@ def test_endpoints_are_listed_oldest_first_whatever_their_ids(store):
     """The list's order is the contract's (oldest first), not the ids' (two endpoints made in the
     same millisecond have ids in no particular order)."""
     w = World(store)
-    newer = store.webhooks.add_endpoint(replace(endpoint(w), id="wh_a", created_at=200))
-    older = store.webhooks.add_endpoint(replace(endpoint(w, "https://ci.example.org/hook"), id="wh_b", created_at=100))
-    assert [e.id for e in store.webhooks.list_endpoints(w.ws.id)] == [older.id, newer.id]
+    newer = store.webhook_endpoints.add_endpoint(replace(endpoint(w), id="wh_a", created_at=200))
+    older = store.webhook_endpoints.add_endpoint(replace(endpoint(w, "https://ci.example.org/hook"), id="wh_b",
+                                                         created_at=100))
+    assert [e.id for e in store.webhook_endpoints.list_endpoints(w.ws.id)] == [older.id, newer.id]

@@ -42,7 +42,7 @@ def test_an_owner_adds_lists_logs_and_removes_an_endpoint(capsys, demo):
     assert (endpoint["url"], endpoint["events"], endpoint["enabled"]) == (PUBLIC, ["card.filed", "card.completed"],
                                                                          True)
     workspace_id = runtime.store.workspaces.get_person_by_email(email).workspace_id
-    stored = runtime.store.webhooks.get_endpoint(workspace_id, endpoint["id"])
+    stored = runtime.store.webhook_endpoints.get_endpoint(workspace_id, endpoint["id"])
     assert secret not in stored.secret_sealed
     assert unseal_secret(webhook_sealer(runtime.state_keys), stored.workspace_id, stored.id,
                          stored.secret_sealed) == secret  # sealed with the server's own keys
@@ -71,7 +71,7 @@ def test_bad_endpoints_are_refused_and_nothing_is_written(capsys, demo, argv, me
     code, out, err = _run(capsys, "webhook", "add", *argv, "--data", data, "--email", info["person_email"])
     assert (code, out, err) == (2, "", message)
     person = runtime.store.workspaces.get_person_by_email(info["person_email"])
-    assert runtime.store.webhooks.list_endpoints(person.workspace_id) == []
+    assert runtime.store.webhook_endpoints.list_endpoints(person.workspace_id) == []
 
 
 def test_only_an_owner_manages_webhooks(capsys, demo):
@@ -80,4 +80,4 @@ def test_only_an_owner_manages_webhooks(capsys, demo):
     accounts.add_person(runtime.store.workspaces, owner.workspace_id, "ada@example.com", "admin", "Ada")
     code, out, err = _run(capsys, "webhook", "add", PUBLIC, "--data", data, "--email", "ada@example.com")
     assert (code, out, err) == (2, "", "error: Only the workspace's owners manage its webhooks.\n")
-    assert runtime.store.webhooks.list_endpoints(owner.workspace_id) == []
+    assert runtime.store.webhook_endpoints.list_endpoints(owner.workspace_id) == []

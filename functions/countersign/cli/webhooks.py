@@ -27,12 +27,12 @@ def cmd_webhook(args) -> int:
         return 2
     ws = person.workspace_id
     if args.action == "list":
-        print(json.dumps(endpoints.listing(store.webhooks, ws), indent=2))
+        print(json.dumps(endpoints.listing(store.webhook_endpoints, ws), indent=2))
         return 0
     if args.action == "add":
         _need_state_keys(s)
         _, state_keys = load_keys(s)
-        added, secret = endpoints.add_endpoint(store.webhooks, state_keys, s, person, args.url, args.event,
+        added, secret = endpoints.add_endpoint(store.webhook_endpoints, state_keys, s, person, args.url, args.event,
                                                int(time.time()))
         print(json.dumps({"endpoint": endpoints.endpoint_view(added), "secret": secret}, indent=2))
         print("# the secret is shown once: give it to the receiver to check each request's webhook-signature",
@@ -40,12 +40,13 @@ def cmd_webhook(args) -> int:
         return 0
     try:
         if args.action == "remove":
-            store.webhooks.remove_endpoint(ws, args.endpoint_id)
-            print(json.dumps(endpoints.listing(store.webhooks, ws), indent=2))
+            store.webhook_endpoints.remove_endpoint(ws, args.endpoint_id)
+            print(json.dumps(endpoints.listing(store.webhook_endpoints, ws), indent=2))
         elif args.action == "enable":
-            print(json.dumps(endpoints.endpoint_view(store.webhooks.enable_endpoint(ws, args.endpoint_id)), indent=2))
+            enabled = store.webhook_endpoints.enable_endpoint(ws, args.endpoint_id)
+            print(json.dumps(endpoints.endpoint_view(enabled), indent=2))
         else:
-            found = store.webhooks.list_deliveries(ws, args.endpoint_id)
+            found = store.webhook_deliveries.list_deliveries(ws, args.endpoint_id)
             print(json.dumps([endpoints.delivery_view(d) for d in found], indent=2))
     except NotFound:
         print(f"error: this workspace has no webhook endpoint {args.endpoint_id!r}; "

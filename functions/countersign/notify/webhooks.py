@@ -1,6 +1,6 @@
 """Signed webhooks: a workspace's card events posted to its endpoints (Standard Webhooks).
 
-A card's move writes the events it owes in its own transaction (:mod:`countersign.store.webhooks`);
+A card's move writes the events it owes in its own transaction (:mod:`countersign.store.webhook_deliveries`);
 nothing is sent on the gate's path. :class:`WebhookDeliverer` does the rest, outside it — locally
 on the server's webhook loop and the sweep, on AWS in the notifier function (the table's stream
 hands it each new event) and the sweeper:
@@ -52,17 +52,17 @@ from ..settings import Settings
 from ..store import Store
 from ..store.cards import Card
 from ..store.errors import NotFound
-from ..store.webhooks import (
+from ..store.webhook_deliveries import (
     ANSWERED,
     DELIVERED,
     DROPPED,
     GAVE_UP,
     LAPSED,
     WebhookDelivery,
-    WebhookEndpoint,
     WebhookEvent,
     delivery_id,
 )
+from ..store.webhook_endpoints import WebhookEndpoint
 from .card_channel import counted
 from .interface import Email, Sender, SendError
 
@@ -202,7 +202,8 @@ class WebhookDeliverer:
     def __init__(self, store: Store, keys: list[bytes], settings: SettingsSource, sender: Sender | None = None,
                  clock: Callable[[], float] = time.time, on_event: Callable[[str], None] | None = None,
                  resolver: Resolver = resolve, timeout: float = TIMEOUT):
-        self.webhooks = store.webhooks
+        self.endpoints = store.webhook_endpoints
+        self.deliveries = store.webhook_deliveries
         self.cards = store.cards
         self.connections = store.connections
         self.workspaces = store.workspaces
@@ -230,7 +231,7 @@ class WebhookDeliverer:
     def deliver_event(self, event_id: str) -> int:
         """Fan out ``event_id`` if it is due and not done, then try each delivery it made once.
         Returns how many deliveries were tried (the stream notifier's work for one record)."""
-        event = self.webhooks.get_event(event_id)
+        event = self.deliveries.get_event(event_id)
         if event is None or event.done or event.due_at > self.now():
             return 0
         tried = 0
@@ -241,13 +242,13 @@ class WebhookDeliverer:
     def sweep(self, limit: int = 50) -> int:
         """Everything owed now: due events fanned out, due deliveries tried. Returns deliveries tried."""
         tried = 0
-        for event in self.webhooks.due_events(self.now(), limit):
+        for event in self.deliveries.due_events(self.now(), limit):
             try:
                 for delivery in self._fan_out(event):
                     tried += self._send(delivery)
             except Exception:  # one event never stops the others; it is due again next time
                 log.exception("fanning out webhook event %s failed", event.id)
-        for delivery in self.webhooks.due_deliveries(self.now(), limit):
+        for delivery in self.deliveries.due_deliveries(self.now(), limit):
             try:
                 tried += self._send(delivery)
             except Exception:
@@ -272,9 +273,9 @@ class WebhookDeliverer:
                 WebhookDelivery(id=delivery_id(event.id, e.id), endpoint_id=e.id, workspace_id=event.workspace_id,
                                 event_id=event.id, event=event.event, card_id=event.card_id, created_at=event.at,
                                 payload=body, due_at=now)
-                for e in self.webhooks.list_endpoints(event.workspace_id) if e.enabled and event.event in e.events
+                for e in self.endpoints.list_endpoints(event.workspace_id) if e.enabled and event.event in e.events
             ]
-        if not self.webhooks.fan_out(event, deliveries):
+        if not self.deliveries.fan_out(event, deliveries):
             return []  # another deliverer fanned it out: its deliveries are its own
         return deliveries
 
@@ -291,35 +292,35 @@ class WebhookDeliverer:
     def _send(self, delivery: WebhookDelivery) -> int:
         """Lease, send once, record. 1 if an attempt was made, else 0."""
         now = self.now()
-        leased = self.webhooks.lease_delivery(delivery, now, LEASE_SECONDS)
+        leased = self.deliveries.lease_delivery(delivery, now, LEASE_SECONDS)
         if leased is None:
             return 0
         try:
-            endpoint = self.webhooks.get_endpoint(leased.workspace_id, leased.endpoint_id)
+            endpoint = self.endpoints.get_endpoint(leased.workspace_id, leased.endpoint_id)
         except NotFound:
-            self.webhooks.finish_delivery(leased, now, DROPPED, error="the endpoint was removed", attempted=False)
+            self.deliveries.finish_delivery(leased, now, DROPPED, error="the endpoint was removed", attempted=False)
             return 0
         if not endpoint.enabled:
-            self.webhooks.finish_delivery(leased, now, DROPPED, error="the endpoint is turned off", attempted=False)
+            self.deliveries.finish_delivery(leased, now, DROPPED, error="the endpoint is turned off", attempted=False)
             return 0
         status, error = self._post(endpoint, leased)
         now = self.now()
         if status is not None and 200 <= status < 300:
-            self.webhooks.finish_delivery(leased, now, DELIVERED, status_code=status)
-            self.webhooks.record_attempt(endpoint.workspace_id, endpoint.id, now, True,
-                                         disable_after=DISABLE_AFTER, min_failures=MIN_FAILURES)
+            self.deliveries.finish_delivery(leased, now, DELIVERED, status_code=status)
+            self.endpoints.record_attempt(endpoint.workspace_id, endpoint.id, now, True,
+                                          disable_after=DISABLE_AFTER, min_failures=MIN_FAILURES)
             self._count(SENT)
             return 1
         last_try = leased.created_at + GIVE_UP_AFTER
         due = min(now + backoff(leased.attempts + 1), last_try)
         if now >= last_try:
-            self.webhooks.finish_delivery(leased, now, GAVE_UP, status_code=status, error=error)
+            self.deliveries.finish_delivery(leased, now, GAVE_UP, status_code=status, error=error)
             self._count(GAVE_UP_EVENT)
         else:
-            self.webhooks.retry_delivery(leased, now, due, status_code=status, error=error)
+            self.deliveries.retry_delivery(leased, now, due, status_code=status, error=error)
             self._count(RETRYING)
-        recorded = self.webhooks.record_attempt(endpoint.workspace_id, endpoint.id, now, False,
-                                                disable_after=DISABLE_AFTER, min_failures=MIN_FAILURES)
+        recorded = self.endpoints.record_attempt(endpoint.workspace_id, endpoint.id, now, False,
+                                                 disable_after=DISABLE_AFTER, min_failures=MIN_FAILURES)
         if recorded is not None and recorded[1]:
             self._count(DISABLED)
             self._tell_owners(recorded[0])

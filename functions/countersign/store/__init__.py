@@ -19,7 +19,8 @@ interface, records and checks are one module of this package:
 * :mod:`.passkeys` — persons' passkeys and WebAuthn challenges.
 * :mod:`.standing_grants` — bounded permissions a person gave a connection to run a tool without
   asking each time (not OAuth grants), and each use of them.
-* :mod:`.webhooks` — webhook endpoints, the card events owed to them, and their deliveries.
+* :mod:`.webhook_endpoints` — a workspace's webhook endpoints and how their attempts went.
+* :mod:`.webhook_deliveries` — the card events owed to webhook endpoints, and each delivery of them.
 * :mod:`.slack` — a workspace's Slack app, its members' Slack users, link codes, cards posted.
 * :mod:`.push_subscriptions` — the devices a person turned notifications on for (Web Push).
 * :mod:`.callers` — a caller's credential with its member, in one read once their ids are known.
@@ -47,7 +48,8 @@ from .signing_keys import SigningKeyStore
 from .slack import SlackStore
 from .standing_grants import StandingGrantStore
 from .suppressions import SuppressionStore
-from .webhooks import WebhookStore
+from .webhook_deliveries import WebhookDeliveryStore
+from .webhook_endpoints import WebhookEndpointStore
 from .workspaces import WorkspaceStore
 
 __all__ = ["Store"]
@@ -73,7 +75,8 @@ class Store:
     suppressions: SuppressionStore
     passkeys: PasskeyStore
     standing_grants: StandingGrantStore
-    webhooks: WebhookStore
+    webhook_endpoints: WebhookEndpointStore
+    webhook_deliveries: WebhookDeliveryStore
     slack: SlackStore
     push_subscriptions: PushSubscriptionStore
     callers: CallerReads = None  # type: ignore[assignment]  # filled in by __post_init__

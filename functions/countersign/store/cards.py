@@ -135,7 +135,7 @@ class Card:
     # stored before this was recorded (None) reads as filed by its agent connection. Written once,
     # at filing; a listing leaves it out (:func:`listed`).
     filed_by: str | None = None
-    # Whether its events are owed to the workspace's webhook endpoints (:mod:`.webhooks`): decided
+    # Whether its events are owed to the workspace's webhook endpoints (:mod:`.webhook_endpoints`): decided
     # when it is filed, from the workspace as the filing request read it (``Workspace.webhooks``),
     # so that no move of it reads anything more to know. None: the store finds out at each move
     # (SQLite inside the move's transaction; DynamoDB, which keeps a filed card's answer, by a read).
@@ -346,7 +346,7 @@ class CardStore(abc.ABC):
         ``filed`` audit entry and (``notify``) the :class:`~.outbox.Notification` it owes its
         person, and (``signing_key``: key id, until)
         :meth:`~.signing_keys.SigningKeyStore.note_signing_key` for the key that signed its ticket,
-        and the :mod:`.webhooks` events it owes (:attr:`Card.webhooks`). Each person of its
+        and the :mod:`.webhook_deliveries` events it owes (:attr:`Card.webhooks`). Each person of its
         :attr:`~Card.audience` is owed a digest check due now
         (:func:`~.outbox.audience_notification`), whatever ``notify`` says; and (``counts``) the
         request's counts (as ``CardCommit.counts``: :class:`~.limits.OverLimit` if a counter is at

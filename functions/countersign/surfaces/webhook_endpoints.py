@@ -19,14 +19,12 @@ from ..core.times import iso
 from ..notify.webhooks import new_secret, seal_secret, webhook_sealer
 from ..settings import Settings
 from ..store.errors import BadInput
-from ..store.webhooks import (
-    EVENTS,
+from ..store.webhook_deliveries import EVENTS, PENDING, WebhookDelivery
+from ..store.webhook_endpoints import (
     MAX_ENDPOINTS,
     MAX_URL,
-    PENDING,
-    WebhookDelivery,
     WebhookEndpoint,
-    WebhookStore,
+    WebhookEndpointStore,
     check_events,
     turned_off_by_an_owner,
 )
@@ -41,8 +39,8 @@ def may_manage(person: Person) -> bool:
     return person.role == OWNER
 
 
-def add_endpoint(webhooks: WebhookStore, keys: list[bytes], settings: Settings, person: Person, url: Any, events: Any,
-                 now: int) -> tuple[WebhookEndpoint, str]:
+def add_endpoint(webhook_endpoints: WebhookEndpointStore, keys: list[bytes], settings: Settings, person: Person,
+                 url: Any, events: Any, now: int) -> tuple[WebhookEndpoint, str]:
     """A new endpoint of ``person``'s workspace and its signing secret (shown once)."""
     # The gateway toolset's module when an endpoint is added, not at the API's cold start.
     from ..toolsets.gateway.config import check_url
@@ -64,7 +62,7 @@ def add_endpoint(webhooks: WebhookStore, keys: list[bytes], settings: Settings, 
         secret_sealed=seal_secret(webhook_sealer(keys), person.workspace_id, endpoint_id, secret),
         created_at=now, created_by=person.id,
     )
-    return webhooks.add_endpoint(endpoint), secret
+    return webhook_endpoints.add_endpoint(endpoint), secret
 
 
 def endpoint_view(e: WebhookEndpoint) -> dict[str, Any]:
@@ -90,6 +88,6 @@ def delivery_view(d: WebhookDelivery) -> dict[str, Any]:
     }
 
 
-def listing(webhooks: WebhookStore, workspace_id: str) -> dict[str, Any]:
-    return {"endpoints": [endpoint_view(e) for e in webhooks.list_endpoints(workspace_id)],
+def listing(webhook_endpoints: WebhookEndpointStore, workspace_id: str) -> dict[str, Any]:
+    return {"endpoints": [endpoint_view(e) for e in webhook_endpoints.list_endpoints(workspace_id)],
             "events": list(EVENTS), "limit": MAX_ENDPOINTS}

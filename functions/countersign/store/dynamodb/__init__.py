@@ -23,7 +23,8 @@ from .signing_keys import DynamoSigningKeys
 from .slack import DynamoSlack
 from .standing_grants import DynamoStandingGrants
 from .suppressions import DynamoSuppressions
-from .webhooks import DynamoWebhooks
+from .webhook_deliveries import DynamoWebhookDeliveries
+from .webhook_endpoints import DynamoWebhookEndpoints
 from .workspaces import DynamoWorkspaces
 
 __all__ = ["CARD_RETENTION", "DynamoDBStore"]
@@ -58,7 +59,8 @@ class DynamoDBStore(Store):
             sessions=DynamoSessions(table), limits=DynamoLimits(table), authorizations=DynamoAuthorizations(table),
             grants=DynamoGrants(table), suppressions=DynamoSuppressions(table), passkeys=DynamoPasskeys(table),
             standing_grants=DynamoStandingGrants(table),
-            webhooks=DynamoWebhooks(table),
+            webhook_endpoints=DynamoWebhookEndpoints(table),
+            webhook_deliveries=DynamoWebhookDeliveries(table),
             slack=DynamoSlack(table),
             push_subscriptions=DynamoPushSubscriptions(table),
             callers=DynamoCallerReads(table),

@@ -53,14 +53,15 @@ from ..errors import BadInput, Conflict, GrantUnavailable, Moved, NotFound, Repl
 from ..limits import OverLimit, RequestCounts
 from ..outbox import Notification, audience_notification, card_reminder
 from ..table import GSI1
-from ..webhooks import card_events
+from ..webhook_deliveries import card_events
 from . import codec
 from .client import Cancelled, Table
 from .docs import conflict_of, write_ops
 from .limits import count_updates
 from .signing_keys import key_note_item
 from .standing_grants import use_items
-from .webhooks import event_puts, has_endpoints
+from .webhook_deliveries import event_puts
+from .webhook_endpoints import has_endpoints
 
 log = logging.getLogger("countersign.store")
 

@@ -19,7 +19,8 @@ from .signing_keys import SQLiteSigningKeys
 from .slack import SQLiteSlack
 from .standing_grants import SQLiteStandingGrants
 from .suppressions import SQLiteSuppressions
-from .webhooks import SQLiteWebhooks
+from .webhook_deliveries import SQLiteWebhookDeliveries
+from .webhook_endpoints import SQLiteWebhookEndpoints
 from .workspaces import SQLiteWorkspaces
 
 __all__ = ["SQLiteStore"]
@@ -34,7 +35,8 @@ class SQLiteStore(Store):
             docs=SQLiteDocs(db), cards=cards, signing_keys=SQLiteSigningKeys(db), outbox=SQLiteOutbox(db),
             workspaces=workspaces, connections=connections, sessions=sessions, limits=limits,
             authorizations=SQLiteAuthorizations(db), grants=grants, suppressions=SQLiteSuppressions(db),
-            passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db), webhooks=SQLiteWebhooks(db),
+            passkeys=SQLitePasskeys(db), standing_grants=SQLiteStandingGrants(db),
+            webhook_endpoints=SQLiteWebhookEndpoints(db), webhook_deliveries=SQLiteWebhookDeliveries(db),
             slack=SQLiteSlack(db), push_subscriptions=SQLitePushSubscriptions(db),
             callers=SQLiteCallerReads(db, workspaces=workspaces, connections=connections, sessions=sessions,
                                       grants=grants, cards=cards, limits=limits),

@@ -31,7 +31,7 @@ from ..docs import check_doc_writes
 from ..errors import BadInput, Moved, NotFound, Replayed, StoreUnavailable, Taken
 from ..limits import RequestCounts
 from ..outbox import Notification, audience_notification, card_reminder
-from ..webhooks import card_events
+from ..webhook_deliveries import card_events
 from . import schema
 from .database import Database, unique
 from .docs import apply_writes
@@ -39,7 +39,8 @@ from .limits import take_counts
 from .outbox import insert_notification
 from .signing_keys import note_key
 from .standing_grants import consume_use
-from .webhooks import has_endpoints, insert_events
+from .webhook_deliveries import insert_events
+from .webhook_endpoints import has_endpoints
 
 # History is ordered by when a card stopped being pending: a card that lapsed without a
 # transition has no updated_at for that moment, so its expiry stands in.

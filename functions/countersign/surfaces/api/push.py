@@ -20,6 +20,7 @@ from ...core.times import iso
 from ...notify.push import GONE, SENT
 from ...notify.quiet_hours import quiet_until
 from ...store.errors import BadInput
+from ...store.limits import LimitStore
 from ...store.push_subscriptions import PushSubscription, endpoint_problem, subscription_id
 from ...store.workspaces import Person
 from .errors import ApiError, not_found
@@ -32,6 +33,10 @@ router = APIRouter(tags=["push"])
 KEY_PATTERN = r"^[A-Za-z0-9_-]{1,200}={0,2}$"
 SUBSCRIPTION_ID = re.compile(r"^ps_[0-9a-f]{24}$")
 NOT_YOUR_DEVICE = "This device gets none of your notifications: turn them on in Settings, Notifications."
+# A page says its device is signed in once per load; one renewal a session is all it needs (the
+# session's end is fixed at sign-in). More than this in a window from one session is a reload loop.
+RENEW_WINDOW = 15 * 60
+RENEW_LIMIT = 10
 
 
 class PushKeys(Strict):
@@ -114,12 +119,29 @@ class RenewBody(Strict):
     endpoint: str = Field(max_length=2048, description="This device's push subscription (its endpoint)")
 
 
-@router.post("/settings/push/renew", status_code=204, response_class=Response, responses=errors(401, 403, 404, 422))
+def take_renew_slot(limits: LimitStore, session_hash: str, now: int) -> None:
+    """Count one renewal by this session, or refuse it (429 with ``Retry-After``, saying nothing was
+    renewed and when to try again): at most :data:`RENEW_LIMIT` per :data:`RENEW_WINDOW`."""
+    if limits.hit_rate_limit(f"push-renew:{session_hash}", now, RENEW_WINDOW, RENEW_LIMIT):
+        return
+    wait = RENEW_WINDOW - now % RENEW_WINDOW
+    minutes = max(1, -(-wait // 60))
+    raise ApiError(429, "rate_limited",
+                   f"Nothing was renewed: a signed-in page may say its device is signed in {RENEW_LIMIT} times "
+                   f"every 15 minutes. Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
+                   headers={"Retry-After": str(wait)})
+
+
+@router.post("/settings/push/renew", status_code=204, response_class=Response,
+             responses=errors(401, 403, 404, 422, 429))
 def renew(request: Request, signed: Acting, body: RenewBody) -> Response:
     """This device is signed in (the page calls it after signing in, and when it loads signed in
     with notifications on): its notifications show the card again until this session ends. Only
-    for one of the signed-in person's own devices (404 otherwise, nothing written)."""
+    for one of the signed-in person's own devices (404 otherwise, nothing written); at most
+    :data:`RENEW_LIMIT` a session per 15 minutes (429 past it, the device neither read nor changed:
+    the page says nothing of it)."""
     runtime = runtime_of(request)
+    take_renew_slot(runtime.store.limits, signed.session.session_hash, runtime.desk.now())
     wanted = subscription_id(body.endpoint)
     device = next((s for s in runtime.store.push_subscriptions.list_subscriptions(signed.workspace.id,
                                                                                 signed.person.id)

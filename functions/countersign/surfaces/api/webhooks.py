@@ -8,7 +8,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, Field
 
-from ...store.webhooks import EVENTS, MAX_URL, turned_off_by
+from ...store.webhook_deliveries import EVENTS
+from ...store.webhook_endpoints import MAX_URL, turned_off_by
 from .. import webhook_endpoints as endpoints
 from .errors import ApiError
 from .schemas import Strict, errors
@@ -76,7 +77,7 @@ def _owner(signed) -> None:
 def list_webhooks(request: Request, signed: SignedIn) -> dict:
     """The workspace's webhook endpoints, the events there are, and how many endpoints it may have."""
     _owner(signed)
-    return endpoints.listing(runtime_of(request).store.webhooks, signed.workspace.id)
+    return endpoints.listing(runtime_of(request).store.webhook_endpoints, signed.workspace.id)
 
 
 @router.post("/settings/webhooks", response_model=AddedEndpoint, status_code=201, responses=errors(401, 403, 422))
@@ -84,8 +85,9 @@ def add_webhook(request: Request, signed: Acting, body: AddEndpointBody) -> dict
     """Add an endpoint. The answer holds its signing secret, which is never shown again."""
     _owner(signed)
     runtime = runtime_of(request)
-    added, secret = endpoints.add_endpoint(runtime.store.webhooks, runtime.state_keys, runtime.desk.settings,
-                                           signed.person, body.url, body.events, runtime.desk.now())
+    added, secret = endpoints.add_endpoint(runtime.store.webhook_endpoints, runtime.state_keys,
+                                           runtime.desk.settings, signed.person, body.url, body.events,
+                                           runtime.desk.now())
     return {"endpoint": endpoints.endpoint_view(added), "secret": secret}
 
 
@@ -93,9 +95,9 @@ def add_webhook(request: Request, signed: Acting, body: AddEndpointBody) -> dict
 def remove_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT_ID) -> dict:
     """Remove an endpoint: nothing more is sent to it, deliveries still owed included."""
     _owner(signed)
-    store = runtime_of(request).store
-    store.webhooks.remove_endpoint(signed.workspace.id, endpoint_id)
-    return endpoints.listing(store.webhooks, signed.workspace.id)
+    webhook_endpoints = runtime_of(request).store.webhook_endpoints
+    webhook_endpoints.remove_endpoint(signed.workspace.id, endpoint_id)
+    return endpoints.listing(webhook_endpoints, signed.workspace.id)
 
 
 @router.post("/settings/webhooks/{endpoint_id}/enable", response_model=EndpointView,
@@ -103,8 +105,8 @@ def remove_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT
 def enable_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT_ID) -> dict:
     """Turn on again an endpoint that was turned off after a day of failed deliveries."""
     _owner(signed)
-    return endpoints.endpoint_view(runtime_of(request).store.webhooks.enable_endpoint(signed.workspace.id,
-                                                                                      endpoint_id))
+    enabled = runtime_of(request).store.webhook_endpoints.enable_endpoint(signed.workspace.id, endpoint_id)
+    return endpoints.endpoint_view(enabled)
 
 
 @router.post("/settings/webhooks/{endpoint_id}/disable", response_model=EndpointView,
@@ -114,7 +116,7 @@ def disable_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOIN
     is turned on again. One off already stays as it was."""
     _owner(signed)
     runtime = runtime_of(request)
-    return endpoints.endpoint_view(runtime.store.webhooks.disable_endpoint(
+    return endpoints.endpoint_view(runtime.store.webhook_endpoints.disable_endpoint(
         signed.workspace.id, endpoint_id, runtime.desk.now(), turned_off_by(signed.person.email)))
 
 
@@ -124,6 +126,6 @@ def webhook_deliveries(request: Request, signed: SignedIn, endpoint_id: str = EN
     """The endpoint's latest deliveries (at most 50), newest first: event, card, state, status code,
     attempts, when last tried and when it is tried next."""
     _owner(signed)
-    found = runtime_of(request).store.webhooks.list_deliveries(signed.workspace.id, endpoint_id)
+    found = runtime_of(request).store.webhook_deliveries.list_deliveries(signed.workspace.id, endpoint_id)
     return {"deliveries": [endpoints.delivery_view(d) for d in found]}
 

@@ -86,7 +86,7 @@ def webhook_event_id(record: Any) -> str | None:
     """The webhook event ``record`` (a Powertools ``DynamoDBRecord``) wrote and is not fanned out
     yet, or None when it is anything else."""
     from ...store.dynamodb import codec  # the notifier function's (see outbox_card_id)
-    from ...store.dynamodb.webhooks import event_from_image
+    from ...store.dynamodb.webhook_deliveries import event_from_image
 
     if record.dynamodb is None:
         return None
@@ -114,7 +114,7 @@ def stream_handler(
 
     def webhook_handler(event_id: str) -> str:
         runtime.webhooks.deliver_event(event_id)
-        after = store.webhooks.get_event(event_id)
+        after = store.webhook_deliveries.get_event(event_id)
         if after is None or after.done:
             return "fanned_out"
         if after.due_at > int(runtime.webhooks.clock()):

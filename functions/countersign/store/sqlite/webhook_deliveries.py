@@ -1,9 +1,10 @@
-"""Webhook endpoints, the events cards owe them, and their deliveries, on SQLite.
+"""The events cards owe webhook endpoints, and their deliveries, on SQLite (the
+:mod:`countersign.store.webhook_deliveries` role).
 
 Events are written by :mod:`.cards` inside the card's own ``BEGIN IMMEDIATE`` transaction
-(:func:`insert_events`), only when the workspace has an endpoint. Each endpoint keeps its
-latest :data:`~countersign.store.webhooks.LOG_SIZE` finished deliveries (older ones are removed as
-new ones finish).
+(:func:`insert_events`), only when the workspace has an endpoint (:mod:`.webhook_endpoints`). Each
+endpoint keeps its latest :data:`~countersign.store.webhook_deliveries.LOG_SIZE` finished
+deliveries (older ones are removed as new ones finish).
 """
 
 from __future__ import annotations
@@ -11,33 +12,23 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from ...core.canonical import canonical_json
 from ..errors import BadInput, NotFound
-from ..webhooks import (
+from ..webhook_deliveries import (
     DELIVERED,
     DROPPED,
     GAVE_UP,
     LOG_SIZE,
-    MAX_ENDPOINTS,
     PENDING,
     SENDING,
     WebhookDelivery,
-    WebhookEndpoint,
+    WebhookDeliveryStore,
     WebhookEvent,
-    WebhookStore,
-    check_endpoint,
-    disabled_reason,
 )
 from . import schema
-from .database import Database, unique
+from .database import Database
+from .webhook_endpoints import endpoint_exists
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS webhook_endpoints (
-    id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, url TEXT NOT NULL, events TEXT NOT NULL,
-    secret_sealed TEXT NOT NULL, created_at INTEGER NOT NULL, created_by TEXT NOT NULL, enabled INTEGER NOT NULL,
-    disabled_at INTEGER, disabled_reason TEXT, failing_since INTEGER, failures INTEGER NOT NULL,
-    last_success_at INTEGER);
-CREATE INDEX IF NOT EXISTS webhook_endpoints_by_workspace ON webhook_endpoints (workspace_id, created_at, id);
 CREATE TABLE IF NOT EXISTS webhook_events (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, card_id TEXT NOT NULL, event TEXT NOT NULL, state TEXT NOT NULL,
     at INTEGER NOT NULL, due_at INTEGER NOT NULL, done INTEGER NOT NULL);
@@ -52,18 +43,9 @@ CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (state, 
 CREATE INDEX IF NOT EXISTS webhook_deliveries_log ON webhook_deliveries (endpoint_id, created_at, seq);
 """
 
-ENDPOINT_FIELDS = ("id", "workspace_id", "url", "events", "secret_sealed", "created_at", "created_by", "enabled",
-                   "disabled_at", "disabled_reason", "failing_since", "failures", "last_success_at")
 EVENT_FIELDS = ("id", "workspace_id", "card_id", "event", "state", "at", "due_at", "done")
 DELIVERY_FIELDS = ("id", "endpoint_id", "workspace_id", "event_id", "event", "card_id", "created_at", "payload",
                    "state", "attempts", "due_at", "lease_until", "status_code", "last_attempt_at", "error")
-
-
-def _endpoint(row: sqlite3.Row) -> WebhookEndpoint:
-    values = {k: row[k] for k in ENDPOINT_FIELDS}
-    values["events"] = tuple(schema.from_json(row["events"]))
-    values["enabled"] = bool(row["enabled"])
-    return WebhookEndpoint(**values)
 
 
 def _event(row: sqlite3.Row) -> WebhookEvent:
@@ -72,12 +54,6 @@ def _event(row: sqlite3.Row) -> WebhookEvent:
 
 def _delivery(row: sqlite3.Row) -> WebhookDelivery:
     return WebhookDelivery(**{k: row[k] for k in DELIVERY_FIELDS})
-
-
-def has_endpoints(db: sqlite3.Connection, workspace_id: str) -> bool:
-    """Inside the caller's transaction: whether card events of ``workspace_id`` are owed to anyone."""
-    return db.execute("SELECT 1 FROM webhook_endpoints WHERE workspace_id = ? LIMIT 1", (workspace_id,)).fetchone() \
-        is not None
 
 
 def insert_events(db: sqlite3.Connection, events: Sequence[WebhookEvent]) -> None:
@@ -91,92 +67,11 @@ def insert_events(db: sqlite3.Connection, events: Sequence[WebhookEvent]) -> Non
         )
 
 
-class SQLiteWebhooks(WebhookStore):
+class SQLiteWebhookDeliveries(WebhookDeliveryStore):
     def __init__(self, db: Database):
         self.db = db
         with self.db.write() as conn:
             schema.create_tables(conn, SCHEMA)
-
-    # -- endpoints ---------------------------------------------------------------------------------
-
-    def add_endpoint(self, endpoint: WebhookEndpoint) -> WebhookEndpoint:
-        check_endpoint(endpoint)
-        with self.db.write() as db, unique(f"A webhook endpoint with id {endpoint.id!r} already exists."):
-            (count,) = db.execute("SELECT COUNT(*) FROM webhook_endpoints WHERE workspace_id = ?",
-                                  (endpoint.workspace_id,)).fetchone()
-            if count >= MAX_ENDPOINTS:
-                raise BadInput("url", f"this workspace has {MAX_ENDPOINTS} webhook endpoints already, the most it "
-                                      "may have; remove one first.")
-            values = {k: getattr(endpoint, k) for k in ENDPOINT_FIELDS}
-            values.update(events=canonical_json(list(endpoint.events)), enabled=int(endpoint.enabled))
-            db.execute(f"INSERT INTO webhook_endpoints ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
-                       tuple(values.values()))
-        return endpoint
-
-    def list_endpoints(self, workspace_id: str) -> list[WebhookEndpoint]:
-        rows = self.db.all("SELECT * FROM webhook_endpoints WHERE workspace_id = ? ORDER BY created_at, id",
-                           workspace_id)
-        return [_endpoint(r) for r in rows]
-
-    def get_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
-        row = self.db.one("SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?", endpoint_id,
-                          workspace_id)
-        if row is None:
-            raise NotFound("webhook endpoint", endpoint_id)
-        return _endpoint(row)
-
-    def remove_endpoint(self, workspace_id: str, endpoint_id: str) -> None:
-        with self.db.write() as db:
-            gone = db.execute("DELETE FROM webhook_endpoints WHERE id = ? AND workspace_id = ?",
-                              (endpoint_id, workspace_id)).rowcount
-            if not gone:
-                raise NotFound("webhook endpoint", endpoint_id)
-            db.execute("DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state NOT IN (?, ?)",
-                       (endpoint_id, PENDING, SENDING))
-
-    def enable_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
-        with self.db.write() as db:
-            found = db.execute(
-                "UPDATE webhook_endpoints SET enabled = 1, disabled_at = NULL, disabled_reason = NULL,"
-                " failing_since = NULL, failures = 0 WHERE id = ? AND workspace_id = ? RETURNING *",
-                (endpoint_id, workspace_id)).fetchall()
-        if not found:
-            raise NotFound("webhook endpoint", endpoint_id)
-        return _endpoint(found[0])
-
-    def disable_endpoint(self, workspace_id: str, endpoint_id: str, now: int, reason: str) -> WebhookEndpoint:
-        with self.db.write() as db:
-            db.execute("UPDATE webhook_endpoints SET enabled = 0, disabled_at = ?, disabled_reason = ?"
-                       " WHERE id = ? AND workspace_id = ? AND enabled = 1", (now, reason, endpoint_id, workspace_id))
-            row = db.execute("SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?",
-                             (endpoint_id, workspace_id)).fetchone()
-        if row is None:
-            raise NotFound("webhook endpoint", endpoint_id)
-        return _endpoint(row)
-
-    def record_attempt(self, workspace_id: str, endpoint_id: str, now: int, ok: bool, *,
-                       disable_after: int, min_failures: int) -> tuple[WebhookEndpoint, bool] | None:
-        with self.db.write() as db:
-            row = db.execute("SELECT * FROM webhook_endpoints WHERE id = ? AND workspace_id = ?",
-                             (endpoint_id, workspace_id)).fetchone()
-            if row is None:
-                return None
-            before = _endpoint(row)
-            if ok:
-                found = db.execute("UPDATE webhook_endpoints SET failing_since = NULL, failures = 0,"
-                                   " last_success_at = ? WHERE id = ? RETURNING *", (now, endpoint_id)).fetchall()
-                return _endpoint(found[0]), False
-            since = before.failing_since if before.failing_since is not None else now
-            failures = before.failures + 1
-            turn_off = before.enabled and now - since >= disable_after and failures >= min_failures
-            found = db.execute(
-                "UPDATE webhook_endpoints SET failing_since = ?, failures = ?, enabled = ?, disabled_at = ?,"
-                " disabled_reason = ? WHERE id = ? RETURNING *",
-                (since, failures, 0 if turn_off else int(before.enabled),
-                 now if turn_off else before.disabled_at,
-                 disabled_reason(failures, since) if turn_off else before.disabled_reason, endpoint_id),
-            ).fetchall()
-            return _endpoint(found[0]), turn_off
 
     # -- events ------------------------------------------------------------------------------------
 
@@ -257,8 +152,8 @@ class SQLiteWebhooks(WebhookStore):
         return [_delivery(r) for r in rows]
 
     def list_deliveries(self, workspace_id: str, endpoint_id: str, limit: int = LOG_SIZE) -> list[WebhookDelivery]:
-        self.get_endpoint(workspace_id, endpoint_id)
+        if not endpoint_exists(self.db, workspace_id, endpoint_id):
+            raise NotFound("webhook endpoint", endpoint_id)
         rows = self.db.all("SELECT * FROM webhook_deliveries WHERE endpoint_id = ? AND workspace_id = ?"
                            " ORDER BY created_at DESC, seq DESC LIMIT ?", endpoint_id, workspace_id, limit)
         return [_delivery(r) for r in rows]
-
