@@ -126,3 +126,29 @@ def test_build_pushes_a_filed_card_beside_its_email_and_keeps_the_vapid_key_in_t
     assert pushed.vapid_key == application_server_key(key_file.read_text().strip())
     again = build(settings, toolsets=[], store=sqlite)
     assert again.push.application_server_key() == pushed.vapid_key
+
+
+def test_a_card_no_device_or_slack_could_show_is_handed_to_no_worker_thread(tmp_path, sqlite):
+    """Locally the filing hands each card to the push and Slack notifiers' worker threads only when
+    they could show it: its person has a device, its workspace is linked to Slack. A card neither
+    could show costs the call that filed it no thread; once the person adds a device, the next
+    card is handed over (and pushed)."""
+    from countersign.store.push_subscriptions import PushSubscription, subscription_id
+    from tests.support.push_service import push_service
+
+    settings = settings_mod.load({"COUNTERSIGN_DATA": str(tmp_path / "data"), "COUNTERSIGN_UPSTREAM_PRIVATE": "1"})
+    runtime = build(settings, toolsets=[], store=sqlite)
+    world = World(sqlite)
+    runtime.desk.clock = lambda: 7000
+    runtime.desk.notify(file_card(world, 7000, title="Pay rent"))
+    assert runtime.push is not None and runtime.slack is not None
+    assert not runtime.push._pool._threads and not runtime.slack._pool._threads  # nothing was handed over
+    with push_service() as service:
+        device = service.device()
+        sqlite.push_subscriptions.add_subscription(PushSubscription(
+            subscription_id(device.endpoint), world.ws.id, world.person.id, device.endpoint, device.p256dh,
+            device.as_json()["keys"]["auth"], "Firefox on Linux", 0))
+        runtime.desk.notify(file_card(world, 7001, title="Pay the plumber"))
+        [pushed] = service.wait_for(1)
+    assert pushed.message["title"] == "Pay the plumber"
+    assert len(runtime.push._pool._threads) == 1 and not runtime.slack._pool._threads

@@ -220,6 +220,9 @@ class PushNotifier(CardChannel):
 
     deliver = send_card
 
+    def might_reach(self, card: Card) -> bool:
+        return bool(self.store.push_subscriptions.list_subscriptions(card.workspace_id, card.person_id))
+
     def _send_card(self, workspace_id: str, card_id: str) -> int:
         now = int(self.clock())
         card = self.store.cards.get_card(workspace_id, card_id, now)

@@ -68,6 +68,9 @@ class SlackNotifier(CardChannel):
 
     # -- posting ------------------------------------------------------------------------------------
 
+    def might_reach(self, card: Card) -> bool:
+        return self.store.slack.get_app(card.workspace_id) is not None
+
     def post(self, workspace_id: str, card_id: str) -> str | None:
         """Post the card if its workspace has a Slack app and it still waits; the outcome (None:
         nothing to post, or posted already). Never raises."""
