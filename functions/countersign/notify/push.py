@@ -58,6 +58,7 @@ from ..store.cards import Card
 from ..store.outbox import Notification
 from ..store.push_subscriptions import PushSubscription, endpoint_problem
 from ..store.workspaces import Person, Workspace
+from . import outbound
 from .card_channel import CardChannel, PasskeyRule, SettingsSource
 from .webhooks import Resolver, Unreachable, resolve, target
 
@@ -347,7 +348,7 @@ class PushNotifier(CardChannel):
         }
         extensions = {"sni_hostname": where.sni} if where.sni else {}
         try:
-            with httpx2.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
+            with outbound.client(self.timeout) as client:
                 response = client.post(where.url, content=encrypted, headers=headers, extensions=extensions)
         except httpx2.TimeoutException:
             return None, f"no answer within {self.timeout:g} s"

@@ -63,6 +63,7 @@ from ..store.webhook_deliveries import (
     delivery_id,
 )
 from ..store.webhook_endpoints import WebhookEndpoint
+from . import outbound
 from .card_channel import counted
 from .interface import Email, Sender, SendError
 
@@ -348,7 +349,7 @@ class WebhookDeliverer:
         }
         extensions = {"sni_hostname": where.sni} if where.sni else {}
         try:
-            with httpx2.Client(timeout=self.timeout, follow_redirects=False, trust_env=False) as client:
+            with outbound.client(self.timeout) as client:
                 response = client.post(where.url, content=body, headers=headers, extensions=extensions)
         except httpx2.TimeoutException:
             return None, f"no answer within {self.timeout:g} s"

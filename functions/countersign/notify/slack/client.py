@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import outbound
+
 TIMEOUT_SECONDS = 10
 
 
@@ -34,7 +36,7 @@ def call(base_url: str, token: str, method: str, **arguments: Any) -> dict[str, 
     from slack_sdk import WebClient
     from slack_sdk.errors import SlackApiError, SlackClientError
 
-    client = WebClient(token=token, base_url=base_url, timeout=TIMEOUT_SECONDS)
+    client = WebClient(token=token, base_url=base_url, timeout=TIMEOUT_SECONDS, ssl=outbound.tls_context())
     try:
         if method == "auth.test":
             response = client.api_call(method)
