@@ -83,9 +83,10 @@ async def test_an_owner_adds_an_endpoint_and_card_events_reach_it_signed(signed,
      "url: a webhook URL carries no user name or password (check each request's signature instead)."),
     ({"url": "https://93.184.215.14/x", "events": ["card.filed", "card.exploded"]}, "events",
      "events: 'card.exploded' is no event a webhook is sent for; the events are card.filed, card.answered, "
-     "card.completed, card.failed, card.lapsed."),
+     "card.completed, card.failed, card.lapsed, card.edited."),
     ({"url": "https://93.184.215.14/x", "events": []}, "events",
-     "events: name at least one of card.filed, card.answered, card.completed, card.failed, card.lapsed."),
+     "events: name at least one of card.filed, card.answered, card.completed, card.failed, card.lapsed, "
+     "card.edited."),
 ])
 def test_bad_endpoints_are_refused_with_a_sentence_and_nothing_is_written(signed, body, field, message):
     refused = signed.post(HOOKS, body)
