@@ -14,6 +14,8 @@ from countersign.store.webhook_deliveries import EVENTS
 from countersign.store.webhook_endpoints import MAX_ENDPOINTS
 from tests.api.pages import Page
 from tests.api.test_cards import file
+from tests.api.test_edits import held
+from tests.budget.ledger import seed_small
 from tests.support.webhook_receiver import webhook_receiver
 
 pytestmark = pytest.mark.anyio
@@ -70,6 +72,33 @@ async def test_an_owner_adds_an_endpoint_and_card_events_reach_it_signed(signed,
     assert signed.get(f"{HOOKS}/{endpoint['id']}/deliveries").status_code == 404
 
 
+async def test_a_person_s_edit_reaches_the_endpoint_as_card_edited_naming_the_new_card(signed, tenant, configure,
+                                                                                         receiver):
+    """A card edited on the confirm page: the endpoint is sent ``card.edited`` for it, whose
+    ``replaced_by`` is the new card (the id the page shows), and ``card.filed`` for the new card."""
+    configure(upstream_private=True)
+    seed_small(tenant.store, tenant.workspace_id)
+    added = signed.post(HOOKS, {"url": receiver.url, "events": ["card.edited", "card.filed"]})
+    assert added.status_code == 201, added.text
+    secret = added.json()["secret"]
+    asked = await held(tenant)
+    old_id = asked["confirmationId"]
+    wait_for(lambda: len(receiver.received) == 1)  # the held card's card.filed
+    edited = tenant.page().post(f"/api/cards/{old_id}/edit", {"arguments": {"amount": "80.00"}})
+    assert edited.status_code == 200, edited.text
+    new_id = edited.json()["id"]
+    wait_for(lambda: len(receiver.received) == 3)
+    got = {(body["type"], body["data"]["card_id"]): body["data"]
+           for body in (Webhook(secret).verify(r.body, r.headers) for r in receiver.received)}
+    assert sorted(got) == sorted([("card.filed", old_id), ("card.edited", old_id), ("card.filed", new_id)])
+    assert (got[("card.edited", old_id)]["state"], got[("card.edited", old_id)]["replaced_by"]) == ("edited", new_id)
+    assert got[("card.filed", new_id)]["replaced_by"] is None
+    now = int(time.time())
+    for card_id in (old_id, new_id):
+        ticket = tenant.store.cards.get_card(tenant.workspace_id, card_id, now).ticket
+        assert all(ticket not in r.body.decode() for r in receiver.received)
+
+
 @pytest.mark.parametrize("body, field, message", [
     ({"url": "http://hooks.example.com/x"}, "url",
      "url: a webhook endpoint must be https (plain http only with COUNTERSIGN_UPSTREAM_PRIVATE)."),
@@ -83,9 +112,10 @@ async def test_an_owner_adds_an_endpoint_and_card_events_reach_it_signed(signed,
      "url: a webhook URL carries no user name or password (check each request's signature instead)."),
     ({"url": "https://93.184.215.14/x", "events": ["card.filed", "card.exploded"]}, "events",
      "events: 'card.exploded' is no event a webhook is sent for; the events are card.filed, card.answered, "
-     "card.completed, card.failed, card.lapsed."),
+     "card.completed, card.failed, card.lapsed, card.edited."),
     ({"url": "https://93.184.215.14/x", "events": []}, "events",
-     "events: name at least one of card.filed, card.answered, card.completed, card.failed, card.lapsed."),
+     "events: name at least one of card.filed, card.answered, card.completed, card.failed, card.lapsed, "
+     "card.edited."),
 ])
 def test_bad_endpoints_are_refused_with_a_sentence_and_nothing_is_written(signed, body, field, message):
     refused = signed.post(HOOKS, body)

@@ -165,7 +165,7 @@ def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live,
         SECRETS.add(secret)
         expect(page.locator("#webhook-secret")).to_have_value(secret)
         [stored] = tenant.store.webhook_endpoints.list_endpoints(tenant.workspace_id)
-        assert stored.events == ("card.filed", "card.answered", "card.completed", "card.failed")
+        assert stored.events == ("card.filed", "card.answered", "card.completed", "card.failed", "card.edited")
         page.get_by_role("button", name="Done").click()
         expect(page.locator("#webhook-secret")).to_have_count(0)
         assert secret not in page.content()

@@ -17,7 +17,7 @@ from countersign.gate import edits
 from countersign.gate.question import Question
 from countersign.identity import accounts
 from countersign.store.outbox import NOTIFY_PENDING, reminder_id
-from countersign.store.webhook_deliveries import ANSWERED, EVENTS, FILED, LAPSED, event_id
+from countersign.store.webhook_deliveries import ANSWERED, EDITED, EVENTS, FILED, LAPSED, event_id
 from countersign.store.webhook_endpoints import WebhookEndpoint
 from countersign.surfaces.mcp import confirmations
 from countersign.toolkit import ActionError
@@ -232,7 +232,8 @@ def test_a_card_an_edit_files_waits_reminds_and_lapses_as_the_lifetime_rules_say
 def test_a_card_an_edit_files_owes_the_webhook_events_a_filed_card_owes(world):
     """A workspace with a webhook endpoint is told of the card an edit files as of any filed card:
     ``card.filed`` now, and ``card.lapsed`` due at its deadline (moot if it is answered by then);
-    the edited card owes nothing more (its own ``card.lapsed`` is moot: it was not left to lapse)."""
+    the edited card owes ``card.edited`` now, and no answer (its own ``card.lapsed`` is moot: it was
+    not left to lapse)."""
     w = world
     w.store.webhook_endpoints.add_endpoint(WebhookEndpoint(
         id=new_id("wh_"), workspace_id=w.workspace.id, url="https://hooks.example.com/countersign",
@@ -248,3 +249,8 @@ def test_a_card_an_edit_files_owes_the_webhook_events_a_filed_card_owes(world):
     lapse = w.store.webhook_deliveries.get_event(event_id(new.id, LAPSED))
     assert lapse is not None and lapse.due_at == w.card(new.id).expires_at
     assert w.store.webhook_deliveries.get_event(event_id(old.id, ANSWERED)) is None  # an edit is not an answer
+    edited_event = w.store.webhook_deliveries.get_event(event_id(old.id, EDITED))
+    assert edited_event is not None, "the edited card owes card.edited"
+    assert (edited_event.card_id, edited_event.state, edited_event.at, edited_event.due_at) == (
+        old.id, "edited", w.clock, w.clock)
+    assert w.card(old.id).edited["into"] == new.id  # what its payload's replaced_by names

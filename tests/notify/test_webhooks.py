@@ -92,7 +92,8 @@ def test_each_card_event_is_posted_signed_with_exactly_the_card_view(store, tmp_
     assert filed_body == {"type": "card.filed", "timestamp": iso(now), "data": {
         "card_id": c.id, "workspace_id": w.ws.id, "tool": "add_transaction", "title": "Add a transaction",
         "lines": ["Payee: Café Ünïcode", "Amount: 12.50"], "state": "pending", "answer": None, "outcome": None,
-        "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(now), "expires_at": iso(now + DAY),
+        "replaced_by": None, "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(now),
+        "expires_at": iso(now + DAY),
         "occurred_at": iso(now)}}
     answered = verified(secret, by_type["card.answered"])["data"]
     assert (answered["state"], answered["answer"], answered["outcome"]) == ("running", "confirmed", None)
@@ -146,6 +147,53 @@ def test_a_card_that_lapses_is_reported_at_its_deadline_and_an_answered_one_is_n
     assert [(json.loads(r.body)["data"]["card_id"], json.loads(r.body)["data"]["state"])
             for r in receiver.received[1:]] == [(lapsing.id, "expired")]
     verified(secret, receiver.received[1])  # within the library's five minutes of its own clock
+
+
+def test_an_edited_card_is_reported_with_the_card_that_replaced_it_and_its_deadline_reports_nothing(
+        store, tmp_path, receiver):
+    """A person edits a waiting card: its endpoint is sent ``card.edited`` for it, naming the new
+    card (``replaced_by``), and ``card.filed`` for the new one; the edited card's deadline sends no
+    ``card.lapsed`` (it was not left to lapse), the new card's does if it is left unanswered."""
+    w = World(store)
+    ep, secret = add_endpoint(w, receiver.url)
+    clock = Clock(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=clock)
+    filed_at = int(clock.now)
+    old = file(w, filed_at, ttl=60)
+    assert deliverer.sweep() == 1  # its card.filed
+    clock.now += 10
+    edited_at = int(clock.now)
+    new = w.edit(old, edited_at, ttl=120, webhooks=None,
+                 arguments={"amount": 990, "payee": "Café", "api_key": SECRET_ARGUMENT})
+    assert deliverer.sweep() == 2
+
+    by_type = {verified(secret, got)["type"]: got for got in receiver.received[1:]}
+    assert sorted(by_type) == ["card.edited", "card.filed"]
+    assert verified(secret, by_type["card.edited"]) == {"type": "card.edited", "timestamp": iso(edited_at), "data": {
+        "card_id": old.id, "workspace_id": w.ws.id, "tool": "add_transaction", "title": "Add a transaction",
+        "lines": ["Payee: Café Ünïcode", "Amount: 12.50"], "state": "edited", "answer": None, "outcome": "edited",
+        "replaced_by": new.id, "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(filed_at),
+        "expires_at": iso(filed_at + 60), "occurred_at": iso(edited_at)}}
+    assert by_type["card.edited"].headers["webhook-id"] == delivery_id(f"{old.id}.edited", ep.id)
+    filed_data = verified(secret, by_type["card.filed"])["data"]
+    assert (filed_data["card_id"], filed_data["state"], filed_data["replaced_by"], filed_data["expires_at"]) == (
+        new.id, "pending", None, iso(edited_at + 120))
+    for got in by_type.values():
+        text = got.body.decode()
+        for secret_text in (old.ticket, new.ticket, SECRET_ARGUMENT, "api_key", secret, ep.secret_sealed):
+            assert secret_text not in text
+
+    clock.now = filed_at + 60  # the edited card's deadline: its card.lapsed is moot, nothing is sent
+    assert deliverer.sweep() == 0 and len(receiver.received) == 3
+    assert store.webhook_deliveries.get_event(f"{old.id}.lapsed").done is True
+    clock.now = edited_at + 120  # the new card's deadline, unanswered: it lapses
+    assert deliverer.sweep() == 1
+    lapsed = verified(secret, receiver.received[3])
+    assert (lapsed["type"], lapsed["data"]["card_id"], lapsed["data"]["state"]) == ("card.lapsed", new.id, "expired")
+    log = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
+    assert sorted((d.card_id == old.id, d.event, d.state) for d in log) == [
+        (False, "card.filed", DELIVERED), (False, "card.lapsed", DELIVERED),
+        (True, "card.edited", DELIVERED), (True, "card.filed", DELIVERED)]
 
 
 def test_a_failed_attempt_is_retried_later_with_the_same_webhook_id(store, tmp_path, receiver):

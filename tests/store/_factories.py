@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from countersign.core.card_states import CardState
 from countersign.core.ids import new_id
-from countersign.store.cards import AuditEntry, Card
+from countersign.store.cards import AuditEntry, Card, CardCommit
 from countersign.store.connections import Connection
 from countersign.store.hashes import secret_hash
 from countersign.store.workspaces import Person, Workspace
@@ -114,6 +115,19 @@ class World:
     def move(self, c: Card, target: CardState, now: int, **kwargs: Any) -> Card:
         """Transition ``c`` to ``target`` at ``now`` with a matching audit entry."""
         return self.store.cards.transition_card(self.ws.id, c.id, target, now, audit(c, target.value, now), **kwargs)
+
+    def edit(self, c: Card, now: int, ttl: int = DAY, **kwargs: Any) -> Card:
+        """Its person's edit of ``c`` (as read) at ``now``, as the gate commits one: ``c`` moves
+        ``pending → edited`` naming the new card, which is filed pending (expiring ``ttl`` seconds
+        later, for the same connection) in the same transaction. Returns the new card."""
+        new = card(self.ws, self.person, self.conn, created_at=now, ttl=ttl, **kwargs)
+        new = replace(new, edited={"from": c.id, "by": self.person.id, "byName": self.person.name,
+                                   "original": c.arguments, "changes": []})
+        self.store.cards.commit_card(CardCommit(
+            c, CardState.EDITED, now, (audit(c, "edited", now, detail=f"edited into {new.id}"),), channel="page",
+            edited={"into": new.id, "by": self.person.id, "byName": self.person.name, "changes": []},
+            successor=new, successor_audit=audit(new, "filed", now, detail=f"edited from {c.id}")))
+        return new
 
     def add_person(self, role: str = "member", created_at: int = 0) -> Person:
         p = person(self.ws, role=role, created_at=created_at)

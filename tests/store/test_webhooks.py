@@ -12,7 +12,7 @@ import pytest
 from countersign.core.card_states import CardState, Refusal
 from countersign.core.ids import new_id
 from countersign.store.cards import CardCommit
-from countersign.store.errors import BadInput, NotFound
+from countersign.store.errors import BadInput, NotFound, Taken
 from countersign.store.webhook_deliveries import (
     DELIVERED,
     DROPPED,
@@ -164,6 +164,47 @@ def test_a_failed_commit_writes_no_event(store):
     with pytest.raises(Refusal):  # already declined: refused, nothing written
         w.move(c, CardState.WITHDRAWN, now=1200)
     assert [x for x in due_events(store, 1200) if x[0] == c.id and x[1] == "card.lapsed"] == []
+
+
+def owed(store, card_id: str) -> list[tuple[str, str, int, int]]:
+    """Every event ``card_id`` owes, due or not: (event, state, at, due_at)."""
+    return sorted((e.event, e.state, e.at, e.due_at) for e in store.webhook_deliveries.due_events(100 * DAY)
+                  if e.card_id == card_id)
+
+
+def test_an_edit_owes_card_edited_for_the_old_card_and_a_filed_cards_events_for_the_new_one(store):
+    """A person's edit: the edited card owes ``card.edited`` (its state ``edited``, now), and the
+    card records the new card that replaced it; the new card owes ``card.filed`` now and
+    ``card.lapsed`` at its own deadline, as any filed card — all in the edit's transaction."""
+    w = World(store)
+    store.webhook_endpoints.add_endpoint(endpoint(w))
+    old = w.file(webhooks=None, created_at=1000, ttl=HOUR)
+    new = w.edit(old, now=1100, ttl=2 * HOUR, webhooks=None)
+    assert owed(store, old.id) == [
+        ("card.edited", "edited", 1100, 1100),
+        ("card.filed", "pending", 1000, 1000),
+        ("card.lapsed", "expired", 1000 + HOUR, 1000 + HOUR),  # due at its deadline: moot then (it was edited)
+    ]
+    assert owed(store, new.id) == [("card.filed", "pending", 1100, 1100),
+                                   ("card.lapsed", "expired", 1100 + 2 * HOUR, 1100 + 2 * HOUR)]
+    stored = store.cards.get_card(w.ws.id, old.id, 1000 + HOUR)
+    assert (stored.state, stored.edited["into"]) == (CardState.EDITED, new.id)
+    assert (due_events(store, 1100)) == sorted([(old.id, "card.filed", "pending"), (old.id, "card.edited", "edited"),
+                                                (new.id, "card.filed", "pending")])
+
+
+def test_an_edit_refused_writes_no_event(store):
+    """An edit whose new card's request is held by a waiting card is refused (:class:`Taken`):
+    nothing is written, so the old card owes no ``card.edited`` and no new card's events exist."""
+    w = World(store)
+    store.webhook_endpoints.add_endpoint(endpoint(w))
+    old = w.file(webhooks=None, created_at=1000)
+    holder = w.file(webhooks=None, created_at=1000, fingerprint="fp_the_edited_change")
+    with pytest.raises(Taken):
+        w.edit(old, now=1100, webhooks=None, fingerprint="fp_the_edited_change")
+    assert [x for x in due_events(store, 100 * DAY) if x[1] == "card.edited"] == []
+    assert sorted({x[0] for x in due_events(store, 100 * DAY)}) == sorted([old.id, holder.id])
+    assert store.cards.get_card(w.ws.id, old.id, 1100).state is CardState.PENDING
 
 
 def test_fan_out_gives_each_event_and_endpoint_one_delivery_once(store):

@@ -64,7 +64,7 @@ def test_an_owner_adds_lists_logs_and_removes_an_endpoint(capsys, demo):
      "allow one.\n"),
     ([PUBLIC, "--event", "card.exploded"],
      "error: events: 'card.exploded' is no event a webhook is sent for; the events are card.filed, card.answered, "
-     "card.completed, card.failed, card.lapsed.\n"),
+     "card.completed, card.failed, card.lapsed, card.edited.\n"),
 ])
 def test_bad_endpoints_are_refused_and_nothing_is_written(capsys, demo, argv, message):
     data, runtime, info = demo

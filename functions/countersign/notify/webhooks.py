@@ -8,9 +8,10 @@ hands it each new event) and the sweeper:
 * **fan-out**: a due event becomes one delivery per enabled endpoint that takes it, written in one
   transaction with the event marked done, so each (event, endpoint) has exactly one webhook id,
   reused by every retry. A ``card.lapsed`` due at a card's deadline is dropped if the card was
-  answered before it. The payload is built then, once: the card's id, workspace, tool, title and
-  lines, its state and outcome, the connection that asked (by name) and the times — never its
-  ticket, arguments, a code, a token or a session.
+  answered, withdrawn or edited before it. The payload is built then, once: the card's id,
+  workspace, tool, title and lines, its state and outcome, the card that replaced it (an edit's
+  new card, by id), the connection that asked (by name) and the times — never its ticket,
+  arguments, a code, a token or a session.
 * **send**: the delivery is leased, its endpoint read (gone or off: dropped), its host resolved and
   refused if any address is private or reserved (the gateway's rule, :mod:`countersign.core.addresses`;
   ``COUNTERSIGN_UPSTREAM_PRIVATE`` allows one, for tests and a home lab), and the POST made to
@@ -56,6 +57,7 @@ from ..store.webhook_deliveries import (
     ANSWERED,
     DELIVERED,
     DROPPED,
+    EDITED,
     GAVE_UP,
     LAPSED,
     WebhookDelivery,
@@ -119,6 +121,9 @@ def payload(event: WebhookEvent, card: Card, asked_by: str | None) -> str:
     answer = None
     if event.event == ANSWERED:
         answer = "declined" if state is CardState.DECLINED else "confirmed"
+    replaced_by = None
+    if event.event == EDITED:  # the new card its person's edit filed in its place: a consumer follows it there
+        replaced_by = (card.edited or {}).get("into")
     data = {
         "card_id": card.id,
         "workspace_id": card.workspace_id,
@@ -128,6 +133,7 @@ def payload(event: WebhookEvent, card: Card, asked_by: str | None) -> str:
         "state": state.value,
         "answer": answer,
         "outcome": state.value if state.is_final else None,
+        "replaced_by": replaced_by,
         "asked_by": {"connection": asked_by},
         "created_at": iso(card.created_at),
         "expires_at": iso(card.expires_at),

@@ -23,7 +23,8 @@ from ..core.card_states import CardState
 
 FILED, ANSWERED, COMPLETED, FAILED, LAPSED = "card.filed", "card.answered", "card.completed", "card.failed", \
     "card.lapsed"
-EVENTS = (FILED, ANSWERED, COMPLETED, FAILED, LAPSED)
+EDITED = "card.edited"
+EVENTS = (FILED, ANSWERED, COMPLETED, FAILED, LAPSED, EDITED)
 
 LOG_SIZE = 50  # deliveries a log lists per endpoint (and at least as many each store keeps)
 
@@ -38,10 +39,10 @@ DELIVERY_STATES = (PENDING, SENDING, DELIVERED, GAVE_UP, DROPPED)
 class WebhookEvent:
     """One thing that happened to a card, owed to the workspace's endpoints (the webhook outbox).
 
-    ``id`` is ``<card id>.<event>``: a card is filed, answered, completed, failed or lapses at most
-    once. ``state`` is the card's state the event reports; ``at`` when it happened; ``due_at`` when
-    it may be fanned out (a ``card.lapsed`` for a deadline is due at the deadline, and is dropped then
-    if the card was answered meanwhile)."""
+    ``id`` is ``<card id>.<event>``: a card is filed, answered, completed, failed, lapses or is
+    edited at most once. ``state`` is the card's state the event reports; ``at`` when it happened;
+    ``due_at`` when it may be fanned out (a ``card.lapsed`` for a deadline is due at the deadline,
+    and is dropped then if the card was answered, withdrawn or edited meanwhile)."""
 
     id: str
     workspace_id: str
@@ -93,6 +94,8 @@ def card_events(workspace_id: str, card_id: str, source: CardState | None, targe
     * out of pending by an answer: ``card.answered`` (confirmed: running, completed or failed;
       or declined), then ``card.completed`` or ``card.failed`` once its action ran;
     * withdrawn (by its agent, or its connection revoked): ``card.lapsed`` now;
+    * edited by its person (replaced by a new pending card, filed in the same transaction with the
+      events a filed card owes): ``card.edited`` now; its deadline's ``card.lapsed`` is moot then;
     * marked expired: nothing more (the deadline's ``card.lapsed`` reports it).
     """
 
@@ -111,6 +114,8 @@ def card_events(workspace_id: str, card_id: str, source: CardState | None, targe
         out.append(one(FAILED, target, now))
     elif target is CardState.WITHDRAWN:
         out.append(one(LAPSED, target, now))
+    elif target is CardState.EDITED and source is CardState.PENDING:
+        out.append(one(EDITED, target, now))
     return out
 
 
