@@ -92,7 +92,7 @@ async def test_a_person_s_edit_reaches_the_endpoint_as_card_edited_naming_the_ne
            for body in (Webhook(secret).verify(r.body, r.headers) for r in receiver.received)}
     assert sorted(got) == sorted([("card.filed", old_id), ("card.edited", old_id), ("card.filed", new_id)])
     assert (got[("card.edited", old_id)]["state"], got[("card.edited", old_id)]["replaced_by"]) == ("edited", new_id)
-    assert got[("card.filed", new_id)]["replaced_by"] is None
+    assert (got[("card.filed", new_id)]["replaced_by"], got[("card.filed", new_id)]["replaces"]) == (None, old_id)
     now = int(time.time())
     for card_id in (old_id, new_id):
         ticket = tenant.store.cards.get_card(tenant.workspace_id, card_id, now).ticket

@@ -92,7 +92,7 @@ def test_each_card_event_is_posted_signed_with_exactly_the_card_view(store, tmp_
     assert filed_body == {"type": "card.filed", "timestamp": iso(now), "data": {
         "card_id": c.id, "workspace_id": w.ws.id, "tool": "add_transaction", "title": "Add a transaction",
         "lines": ["Payee: Café Ünïcode", "Amount: 12.50"], "state": "pending", "answer": None, "outcome": None,
-        "replaced_by": None, "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(now),
+        "replaced_by": None, "replaces": None, "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(now),
         "expires_at": iso(now + DAY),
         "occurred_at": iso(now)}}
     answered = verified(secret, by_type["card.answered"])["data"]
@@ -172,12 +172,13 @@ def test_an_edited_card_is_reported_with_the_card_that_replaced_it_and_its_deadl
     assert verified(secret, by_type["card.edited"]) == {"type": "card.edited", "timestamp": iso(edited_at), "data": {
         "card_id": old.id, "workspace_id": w.ws.id, "tool": "add_transaction", "title": "Add a transaction",
         "lines": ["Payee: Café Ünïcode", "Amount: 12.50"], "state": "edited", "answer": None, "outcome": "edited",
-        "replaced_by": new.id, "asked_by": {"connection": "Claude on laptop"}, "created_at": iso(filed_at),
+        "replaced_by": new.id, "replaces": None, "asked_by": {"connection": "Claude on laptop"},
+        "created_at": iso(filed_at),
         "expires_at": iso(filed_at + 60), "occurred_at": iso(edited_at)}}
     assert by_type["card.edited"].headers["webhook-id"] == delivery_id(f"{old.id}.edited", ep.id)
     filed_data = verified(secret, by_type["card.filed"])["data"]
-    assert (filed_data["card_id"], filed_data["state"], filed_data["replaced_by"], filed_data["expires_at"]) == (
-        new.id, "pending", None, iso(edited_at + 120))
+    assert (filed_data["card_id"], filed_data["state"], filed_data["replaced_by"], filed_data["replaces"],
+            filed_data["expires_at"]) == (new.id, "pending", None, old.id, iso(edited_at + 120))
     for got in by_type.values():
         text = got.body.decode()
         for secret_text in (old.ticket, new.ticket, SECRET_ARGUMENT, "api_key", secret, ep.secret_sealed):

@@ -134,6 +134,8 @@ def payload(event: WebhookEvent, card: Card, asked_by: str | None) -> str:
         "answer": answer,
         "outcome": state.value if state.is_final else None,
         "replaced_by": replaced_by,
+        # the card whose edit filed this one (while this one is not itself edited: then ``into``): back there
+        "replaces": (card.edited or {}).get("from"),
         "asked_by": {"connection": asked_by},
         "created_at": iso(card.created_at),
         "expires_at": iso(card.expires_at),
