@@ -302,7 +302,7 @@ def build(
 
     registry = Registry(chosen if lazy_toolsets and toolsets is None else chosen())
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
-                    offload=ONE_AT_A_TIME if one_request_at_a_time else Offload())
+                    offload=ONE_AT_A_TIME if one_request_at_a_time else Offload(lock_free=store.write_lock_free))
     from . import notify
     from .notify.card_channel import deliver_quiet_wait
     from .notify.push import PushNotifier

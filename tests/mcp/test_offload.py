@@ -532,3 +532,38 @@ async def test_over_the_local_server_a_held_call_alone_is_decided_on_the_loop_an
     assert len({r.structured_content["confirmationId"] for r in replies}) == len(replies) == len(cards)
     loop_thread = threading.current_thread()
     assert [t is loop_thread for t in publish.threads] == [False] * PROVEN_AFTER + [True, True, False]
+
+
+async def test_a_held_call_alone_that_finds_the_write_lock_taken_waits_for_it_off_the_event_loop(clocks):
+    """A decision proven light and alone would run on the loop, but another writer (a CLI command,
+    the sweep, a long commit) holds SQLite's write lock: it waits for it in a worker thread, the
+    loop answers others meanwhile, and the card is filed once the lock is given up."""
+    publish = PublishWhere()
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
+        runtime = build(settings, toolsets=[Toolset(name="probe", actions=[publish])])
+        app, _ = build_local(settings, runtime=runtime)
+        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
+        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
+                                           person.id, "probe").token
+        seed_notes(runtime.store, workspace.id, count=1)
+        transport = httpx2.ASGITransport(app=app)
+        replies = []
+        async with app.router.lifespan_context(app), mcp_client(URL, token, transport=transport) as client, \
+                httpx2.AsyncClient(transport=transport, base_url="https://confirm.example.com") as http:
+            async def held(k: int) -> None:
+                replies.append(await client.call_tool("publish_where", {"note_id": "n1", "text": f"draft {k}"}))
+
+            for k in range(PROVEN_AFTER + 1):  # proven light: the last one was decided on the loop
+                await held(k)
+
+            async def meanwhile():  # a request that writes nothing, answered on the loop
+                refused = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+                assert refused.status_code == 401
+            await while_a_write_waits_for_the_lock(runtime.settings.data_dir / "countersign.db",
+                                                   lambda: held(PROVEN_AFTER + 1), meanwhile)
+        cards, _ = runtime.store.cards.list_pending_cards(workspace.id, person.id, runtime.desk.now())
+        runtime.store.close()
+    loop_thread = threading.current_thread()
+    assert [t is loop_thread for t in publish.threads][-2:] == [True, False]
+    assert all(r.structured_content["status"] == "pending" for r in replies) and len(cards) == len(replies)

@@ -36,7 +36,9 @@ but a request that arrives during it, and the hop is not free: on this 2-core VM
 wake-up and the loop's cost 0.4–0.5 ms of a held call's ~3.5 ms (each side waits for an idle CPU
 to wake), where the run itself is ~1.5 ms with its commit. A decision that sends an email, waits
 for the write lock or plans against a slow upstream is not light, and goes back to threads as a
-slow read does; as soon as a second request is in flight every decision hops again. A server
+slow read does; as soon as a second request is in flight every decision hops again, and so does
+one that finds the store's write lock taken by another writer when it starts (``lock_free``: on
+SQLite a ``BEGIN IMMEDIATE`` tried without waiting), which it would otherwise wait for on the loop. A server
 that does not count its requests (``Serving.counted`` false: any ASGI server but the local one)
 is never alone, so there writes always hop.
 """
@@ -189,6 +191,9 @@ class Offload:
     runs: LightRuns = LIGHT_RUNS
     decisions: LightRuns = DECISION_RUNS
     serving: Serving = field(default_factory=Serving, compare=False)
+    # whether the store's write lock is free right now (no wait): a decision tried on the loop
+    # must not wait there for another writer (a CLI command, the sweep) for up to 30 s
+    lock_free: Callable[[], bool] = field(default=lambda: True, compare=False)
 
     async def off_the_loop(self, fn: Callable[..., T], *args: object) -> T:
         """``fn(*args)``: in a worker thread, or on the loop when served one request at a time."""
@@ -218,7 +223,7 @@ class Offload:
         serving, runs = self.serving, self.decisions
         if not serving.counted:  # never known to be alone: nothing to prove
             return await _in_a_thread(fn, *args)
-        if serving.in_flight <= 1 and runs.proven(key):
+        if serving.in_flight <= 1 and runs.proven(key) and self.lock_free():
             return contextvars.copy_context().run(runs.measure, key, True, fn, *args)
         import anyio.to_thread  # (as in _in_a_thread)
 

@@ -87,5 +87,10 @@ class Store:
                                            sessions=self.sessions, grants=self.grants, cards=self.cards,
                                            limits=self.limits)
 
+    def write_lock_free(self) -> bool:
+        """Whether a write could take the store's write lock at this moment without waiting for
+        another writer (a store with no such lock: always)."""
+        return True
+
     def close(self) -> None:
         """Release connections (a store that holds none has nothing to release)."""

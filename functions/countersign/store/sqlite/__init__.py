@@ -46,5 +46,8 @@ class SQLiteStore(Store):
     def path(self) -> str:
         return self.database.path
 
+    def write_lock_free(self) -> bool:
+        return self.database.write_lock_free()
+
     def close(self) -> None:
         self.database.close()

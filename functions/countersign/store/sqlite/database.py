@@ -110,6 +110,24 @@ class Database:
                 f"arguments is safe {when}."
             ) from exc
 
+    def write_lock_free(self) -> bool:
+        """Whether another connection holds the write lock right now: ``BEGIN IMMEDIATE`` tried
+        without waiting, and rolled back (no I/O: in WAL mode it only takes a lock in shared
+        memory). True when it was free at that moment; a writer may take it the next."""
+        db = self.connection()
+        if db.in_transaction:
+            return False
+        db.execute("PRAGMA busy_timeout = 0")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # SQLITE_BUSY (or a file that cannot be written: not free either)
+            return False
+        else:
+            db.execute("ROLLBACK")
+            return True
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {schema.BUSY_TIMEOUT_MS}")
+
     def one(self, sql: str, *args: Any) -> sqlite3.Row | None:
         return self.connection().execute(sql, args).fetchone()
 
