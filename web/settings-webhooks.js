@@ -38,7 +38,7 @@ function endpointEl(page, e, act) {
   const li = el('li', { 'data-endpoint': e.id },
     el('div', { class: 'conn-name' }, el('strong', { class: 'mono' }, e.url), ' ',
       el('span', { class: 'badge', 'data-enabled': String(e.enabled) }, e.enabled ? S.endpointOn : S.endpointOff)),
-    el('p', { class: 'muted' }, e.events.join(', ')));
+    el('p', { class: 'muted' }, e.everyEvent ? S.everyEvent : e.events.join(', ')));
   if (!e.enabled) li.append(offWhy(el, e));
   const toggle = el('button', { type: 'button', class: 'secondary', 'data-action': e.enabled ? 'turn-off' : 'turn-on' },
     e.enabled ? S.turnOff : S.turnOn);
@@ -99,7 +99,9 @@ function addEl({ api, el }, events, copyButton, refresh) {
     url.removeAttribute('aria-invalid');
     try {
       const chosen = boxes.filter(([box]) => box.checked).map(([box]) => box.value);
-      const made = await api('POST', '/settings/webhooks', { url: url.value.trim(), events: chosen });
+      // every box ticked: every event, those added later too (no list sent)
+      const made = await api('POST', '/settings/webhooks', chosen.length === boxes.length
+        ? { url: url.value.trim() } : { url: url.value.trim(), events: chosen });
       const secret = el('input', { type: 'text', readonly: true, id: 'webhook-secret', class: 'secret',
         'aria-label': S.signingSecret });
       secret.value = made.secret;

@@ -245,8 +245,9 @@ export const S = {
   linkCodeExpires: (time) => ['It works once, until ', time, '. This page shows the link once you refresh it.'],
   checkLink: 'I sent it',
   // Settings: webhooks (settings-webhooks.js)
-  webhooksIntro: 'Every card event (filed, answered, completed, failed, lapsed) can be posted to your own HTTPS '
-    + 'endpoints, signed per Standard Webhooks. Webhooks tell; they never answer a card.',
+  webhooksIntro: 'Every card event (filed, answered, completed, failed, lapsed, edited) can be posted to your own '
+    + 'HTTPS endpoints, signed per Standard Webhooks. Webhooks tell; they never answer a card.',
+  everyEvent: 'Every event, and any added later',
   webhookLimit: (count, limit) => `${count} of ${limit} endpoints.`,
   noEndpoints: 'No endpoints yet.',
   endpointOn: 'On',

@@ -46,9 +46,10 @@ async def test_an_owner_adds_an_endpoint_and_card_events_reach_it_signed(signed,
     body = added.json()
     secret, endpoint = body["secret"], body["endpoint"]
     assert secret.startswith("whsec_")
-    assert set(endpoint) == {"id", "url", "events", "enabled", "createdAt", "disabledAt", "disabledReason",
-                             "disabledBy", "failuresInARow", "lastSuccessAt"}
-    assert (endpoint["url"], endpoint["events"], endpoint["enabled"]) == (receiver.url, ["card.filed"], True)
+    assert set(endpoint) == {"id", "url", "events", "everyEvent", "enabled", "createdAt", "disabledAt",
+                             "disabledReason", "disabledBy", "failuresInARow", "lastSuccessAt"}
+    assert (endpoint["url"], endpoint["events"], endpoint["everyEvent"], endpoint["enabled"]) == (
+        receiver.url, ["card.filed"], False, True)
     listed = signed.get(HOOKS)
     assert listed.json() == {"endpoints": [endpoint], "events": list(EVENTS), "limit": MAX_ENDPOINTS}
     assert secret not in listed.text and "s1." not in listed.text  # never shown again, sealed or not

@@ -29,7 +29,7 @@ from countersign.notify.webhooks import (
 from countersign.settings import Settings
 from countersign.store.cards import CardCommit
 from countersign.store.webhook_deliveries import DELIVERED, DROPPED, EVENTS, GAVE_UP, PENDING, delivery_id
-from countersign.store.webhook_endpoints import WebhookEndpoint
+from countersign.store.webhook_endpoints import BEFORE_EDITED, WebhookEndpoint
 from tests.notify._helpers import Recorder
 from tests.store._factories import DAY, World, card, filed
 from tests.support.webhook_receiver import webhook_receiver
@@ -195,6 +195,28 @@ def test_an_edited_card_is_reported_with_the_card_that_replaced_it_and_its_deadl
     assert sorted((d.card_id == old.id, d.event, d.state) for d in log) == [
         (False, "card.filed", DELIVERED), (False, "card.lapsed", DELIVERED),
         (True, "card.edited", DELIVERED), (True, "card.filed", DELIVERED)]
+
+
+def test_an_endpoint_added_for_every_event_is_sent_events_added_later_and_one_that_named_some_is_not(
+        store, tmp_path, receiver):
+    """Added without naming events, an endpoint takes every event, those added later too (as
+    ``card.edited`` was); one stored with every event there was before ``card.edited`` took every
+    event when it was added, and is sent it too; one that named some is sent those only."""
+    w = World(store)
+    every, _ = add_endpoint(w, receiver.url, events=())
+    older, _ = add_endpoint(w, receiver.url, events=BEFORE_EDITED)
+    some, _ = add_endpoint(w, receiver.url, events=[e for e in BEFORE_EDITED if e != "card.answered"])
+    listed = {e.id: e for e in store.webhook_endpoints.list_endpoints(w.ws.id)}
+    assert [(listed[e.id].events, listed[e.id].events_taken) for e in (every, older)] == [((), EVENTS)] * 2
+    now = int(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=lambda: now)
+    old = file(w, now)
+    w.edit(old, now, ttl=120, webhooks=None)
+    deliverer.sweep()
+    sent = {(got.headers["webhook-id"], json.loads(got.body)["type"]) for got in receiver.received}
+    edited = {ep.id for ep in (every, older, some) if (delivery_id(f"{old.id}.edited", ep.id), "card.edited") in sent}
+    assert edited == {every.id, older.id}
+    assert sum(1 for _, kind in sent if kind == "card.filed") == 6  # each endpoint: the old card's and the new one's
 
 
 def test_a_failed_attempt_is_retried_later_with_the_same_webhook_id(store, tmp_path, receiver):

@@ -81,7 +81,7 @@ def add_parser(sub) -> None:
         if action == "add":
             one.add_argument("url", help="where events are posted: https, on a public address")
             one.add_argument("--event", action="append",
-                             help="an event to send (repeat; default: all): card.filed, card.answered, "
-                                  "card.completed, card.failed, card.lapsed, card.edited")
+                             help="an event to send (repeat; default: every event, those added later too): card.filed, "
+                                  "card.answered, card.completed, card.failed, card.lapsed, card.edited")
         elif action != "list":
             one.add_argument("endpoint_id", metavar="ENDPOINT_ID", help="its id (wh_…), from `webhook list`")

@@ -282,7 +282,7 @@ class WebhookDeliverer:
                 WebhookDelivery(id=delivery_id(event.id, e.id), endpoint_id=e.id, workspace_id=event.workspace_id,
                                 event_id=event.id, event=event.event, card_id=event.card_id, created_at=event.at,
                                 payload=body, due_at=now)
-                for e in self.endpoints.list_endpoints(event.workspace_id) if e.enabled and event.event in e.events
+                for e in self.endpoints.list_endpoints(event.workspace_id) if e.enabled and e.takes(event.event)
             ]
         if not self.deliveries.fan_out(event, deliveries):
             return []  # another deliverer fanned it out: its deliveries are its own

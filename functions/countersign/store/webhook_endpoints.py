@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from ..core.times import iso
 from .errors import BadInput
-from .webhook_deliveries import EVENTS
+from .webhook_deliveries import EDITED, EVENTS
 
 MAX_ENDPOINTS = 5  # per workspace
 MAX_URL = 2048
@@ -38,7 +38,7 @@ class WebhookEndpoint:
     id: str
     workspace_id: str
     url: str
-    events: tuple[str, ...]
+    events: tuple[str, ...]  # in the order of EVENTS; empty: every event, those added later too
     secret_sealed: str
     created_at: int
     created_by: str  # the person who added it
@@ -48,6 +48,26 @@ class WebhookEndpoint:
     failing_since: int | None = None  # the first failed attempt since the last success
     failures: int = 0  # failed attempts in a row
     last_success_at: int | None = None
+
+
+    def takes(self, event: str) -> bool:
+        return not self.events or event in self.events
+
+    @property
+    def events_taken(self) -> tuple[str, ...]:
+        """The events it is sent now (every one, for an endpoint that takes every event)."""
+        return self.events or EVENTS
+
+
+# Every event there was before card.edited: an endpoint stored with exactly these was added when
+# "every event" was stored as the list of them, so it takes every event (card.edited and any later).
+BEFORE_EDITED = tuple(e for e in EVENTS if e != EDITED)
+
+
+def stored_events(events: Any) -> tuple[str, ...]:
+    """An endpoint's events as a store read them (see :data:`BEFORE_EDITED`)."""
+    events = tuple(events or ())
+    return () if events == BEFORE_EDITED else events
 
 
 def disabled_reason(failures: int, since: int) -> str:
@@ -117,9 +137,10 @@ class WebhookEndpointStore(abc.ABC):
 
 
 def check_events(events: Any) -> tuple[str, ...]:
-    """The events an endpoint takes, in the order of :data:`EVENTS` (none given: every one)."""
+    """The events an endpoint takes, in the order of :data:`EVENTS` (none given: ``()``, every
+    one, those added later too; a list names exactly those it takes)."""
     if events is None:
-        return EVENTS
+        return ()
     if not isinstance(events, (list, tuple)) or not all(isinstance(e, str) for e in events):
         raise BadInput("events", f"a list of event names: {', '.join(EVENTS)}.")
     unknown = [e for e in events if e not in EVENTS]
@@ -139,7 +160,7 @@ def check_endpoint(endpoint: WebhookEndpoint) -> None:
     parts = urlsplit(url) if isinstance(url, str) else None
     if parts is None or len(url) > MAX_URL or parts.scheme not in ("https", "http") or not parts.hostname:
         raise BadInput("url", f"an https URL of at most {MAX_URL} characters.")
-    if tuple(endpoint.events) != check_events(list(endpoint.events)):
+    if endpoint.events and tuple(endpoint.events) != check_events(list(endpoint.events)):
         raise BadInput("events", f"a list of event names: {', '.join(EVENTS)}.")
     if not endpoint.secret_sealed:
         raise BadInput("secret", "an endpoint needs its sealed signing secret.")

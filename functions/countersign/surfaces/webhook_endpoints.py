@@ -68,7 +68,8 @@ def add_endpoint(webhook_endpoints: WebhookEndpointStore, keys: list[bytes], set
 def endpoint_view(e: WebhookEndpoint) -> dict[str, Any]:
     """What the Settings page and the CLI show of an endpoint (never its secret, sealed or not)."""
     return {
-        "id": e.id, "url": e.url, "events": list(e.events), "enabled": e.enabled, "createdAt": iso(e.created_at),
+        "id": e.id, "url": e.url, "events": list(e.events_taken), "everyEvent": not e.events, "enabled": e.enabled,
+        "createdAt": iso(e.created_at),
         "disabledAt": iso(e.disabled_at) if e.disabled_at is not None else None,
         "disabledReason": e.disabled_reason,
         "disabledBy": None if e.enabled else "owner" if turned_off_by_an_owner(e) else "failures",

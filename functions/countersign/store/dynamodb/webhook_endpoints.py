@@ -18,7 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import BadInput, Conflict, NotFound
-from ..webhook_endpoints import MAX_ENDPOINTS, WebhookEndpoint, WebhookEndpointStore, check_endpoint, disabled_reason
+from ..webhook_endpoints import (
+    MAX_ENDPOINTS,
+    WebhookEndpoint,
+    WebhookEndpointStore,
+    check_endpoint,
+    disabled_reason,
+    stored_events,
+)
 from . import codec
 from .client import Cancelled, Table
 
@@ -34,7 +41,7 @@ def endpoint_key(ws: str, endpoint_id: str) -> codec.Item:
 
 def _endpoint_from(v: dict[str, Any]) -> WebhookEndpoint:
     values: dict[str, Any] = {k: v.get(k) for k in ENDPOINT_FIELDS}
-    values["events"] = tuple(v.get("events") or ())
+    values["events"] = stored_events(v.get("events"))
     values["enabled"] = bool(v.get("enabled"))
     values["failures"] = int(v.get("failures") or 0)
     return WebhookEndpoint(**values)

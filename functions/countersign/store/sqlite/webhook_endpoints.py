@@ -11,7 +11,14 @@ import sqlite3
 from ...core.canonical import canonical_json
 from ..errors import BadInput, NotFound
 from ..webhook_deliveries import PENDING, SENDING
-from ..webhook_endpoints import MAX_ENDPOINTS, WebhookEndpoint, WebhookEndpointStore, check_endpoint, disabled_reason
+from ..webhook_endpoints import (
+    MAX_ENDPOINTS,
+    WebhookEndpoint,
+    WebhookEndpointStore,
+    check_endpoint,
+    disabled_reason,
+    stored_events,
+)
 from . import schema
 from .database import Database, unique
 
@@ -30,7 +37,7 @@ ENDPOINT_FIELDS = ("id", "workspace_id", "url", "events", "secret_sealed", "crea
 
 def _endpoint(row: sqlite3.Row) -> WebhookEndpoint:
     values = {k: row[k] for k in ENDPOINT_FIELDS}
-    values["events"] = tuple(schema.from_json(row["events"]))
+    values["events"] = stored_events(schema.from_json(row["events"]))
     values["enabled"] = bool(row["enabled"])
     return WebhookEndpoint(**values)
 

@@ -22,7 +22,9 @@ ENDPOINT_ID = Path(max_length=64, description="The endpoint's id (wh_…)")
 class EndpointView(BaseModel):
     id: str
     url: str
-    events: list[str]
+    events: list[str] = Field(description="The events it is sent now")
+    everyEvent: bool = Field(description="Added without naming events: it is sent every event, those added later "
+                                         "too")
     enabled: bool
     createdAt: str
     disabledAt: str | None
@@ -65,7 +67,7 @@ class AddEndpointBody(Strict):
     url: str = Field(max_length=MAX_URL, description="Where events are posted: https, on a public address")
     events: list[str] | None = Field(
         default=None, max_length=len(EVENTS),
-        description=f"The events to send (default: all): {', '.join(EVENTS)}")
+        description=f"The events to send (default: every event, those added later too): {', '.join(EVENTS)}")
 
 
 def _owner(signed) -> None:
