@@ -199,6 +199,17 @@ def test_an_owner_adds_an_endpoint_sees_a_delivery_and_turns_it_off_and_on(live,
         row.get_by_role("button", name="Remove").click()
         row.get_by_role("button", name="Remove it").click()
         expect(panel).to_contain_text("No endpoints yet.")
+
+        # every box ticked: every event, those added later too
+        page.get_by_label("Endpoint URL").fill(receiver.url)
+        with page.expect_response("**/api/settings/webhooks") as answer:
+            page.get_by_role("button", name="Add endpoint").click()
+        assert answer.value.status == 201 and answer.value.json()["endpoint"]["everyEvent"] is True
+        SECRETS.add(answer.value.json()["secret"])
+        [every] = tenant.store.webhook_endpoints.list_endpoints(tenant.workspace_id)
+        assert every.events == ()
+        page.get_by_role("button", name="Done").click()
+        expect(panel.locator(f"[data-endpoint='{every.id}']")).to_contain_text("Every event, and any added later")
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
         assert watch.errors == [], watch.errors
 
