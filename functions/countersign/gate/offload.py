@@ -29,18 +29,18 @@ use, the OAuth authorization server's codes and tokens. A Lambda instance's laye
 :data:`ONE_AT_A_TIME`, so there those stay on the loop too.
 
 One exception, the gate's decision on a call (:meth:`Offload.write_work`): while it is the only
-request the process is serving (:class:`Serving`, counted by the local server's outermost layer)
-and its kind has proven light as a read does (below the interpreter's switch interval, not 2 ms:
-:data:`DECISION_RUNS`), it runs on the loop. Nobody then waits on the loop
-but a request that arrives during it, and the hop is not free: on this 2-core VM the worker's
-wake-up and the loop's cost 0.4–0.5 ms of a held call's ~3.5 ms (each side waits for an idle CPU
-to wake), where the run itself is ~1.5 ms with its commit. A decision that sends an email, waits
-for the write lock or plans against a slow upstream is not light, and goes back to threads as a
-slow read does; as soon as a second request is in flight every decision hops again, and so does
-one that finds the store's write lock taken by another writer when it starts (``lock_free``: on
-SQLite a ``BEGIN IMMEDIATE`` tried without waiting), which it would otherwise wait for on the loop. A server
-that does not count its requests (``Serving.counted`` false: any ASGI server but the local one)
-is never alone, so there writes always hop.
+request the process is serving (:class:`Serving`, counted by the local server's outermost layer) and
+its kind has proven light as a read does (below the interpreter's switch interval, not 2 ms:
+:data:`DECISION_RUNS`), it runs on the loop. Nobody then waits on the loop but a request that
+arrives during it, and the hop is not free: the worker's wake-up and the loop's cost 0.4–0.5 ms of a
+held call's ~3.5 ms on a 2-core VM (each side waits for an idle CPU to wake), where the run itself
+is ~1.5 ms with its commit. A decision that sends an email, waits for the write lock or plans
+against a slow upstream is not light, and goes back to threads as a slow read does; as soon as a
+second request is in flight every decision hops again, and so does one that finds the store's write
+lock taken by another writer when it starts (``lock_free``: on SQLite a ``BEGIN IMMEDIATE`` tried
+without waiting), which it would otherwise wait for on the loop. A server that does not count its
+requests (``Serving.counted`` false: any ASGI server but the local one) is never alone, so there
+writes always hop.
 """
 
 from __future__ import annotations
@@ -156,10 +156,6 @@ class Serving:
         self.counted = False  # no server counts here: never alone
         self.in_flight = 0
 
-    def alone(self) -> bool:
-        """Whether the request asking is the only one being served (and that is known)."""
-        return self.counted and self.in_flight <= 1
-
     def count(self, app: ASGIApp) -> ASGIApp:
         """``app`` with each HTTP request it serves counted while it is served."""
         self.counted = True
@@ -219,11 +215,11 @@ class Offload:
         the module docstring). On the loop it runs in a copy of the context, as in a thread."""
         if self.one_at_a_time:
             return fn(*args)
-        # (the held call's path is bounded in steps, bench/held_path.py: Serving.alone() inline here)
+        # (the held call's path is bounded in steps, bench/held_path.py: whether it is alone, inline)
         serving, runs = self.serving, self.decisions
         if not serving.counted:  # never known to be alone: nothing to prove
             return await _in_a_thread(fn, *args)
-        if serving.in_flight <= 1 and runs.proven(key) and self.lock_free():
+        if serving.in_flight <= 1 and runs.proven(key) and self.lock_free():  # alone, proven, lock free
             return contextvars.copy_context().run(runs.measure, key, True, fn, *args)
         import anyio.to_thread  # (as in _in_a_thread)
 
