@@ -152,3 +152,24 @@ def test_a_card_no_device_or_slack_could_show_is_handed_to_no_worker_thread(tmp_
         [pushed] = service.wait_for(1)
     assert pushed.message["title"] == "Pay the plumber"
     assert len(runtime.push._pool._threads) == 1 and not runtime.slack._pool._threads
+
+
+def test_in_front_of_a_remote_store_the_worker_looks_whether_a_device_could_be_reached(store):
+    """The look before the hand-over is made only where a read costs no round trip (the embedded
+    store); in front of DynamoDB the card is handed over and the worker thread looks, off the
+    filing call. Either way a person with no device is pushed nothing."""
+    from countersign.notify.push import PushNotifier
+    from countersign.settings import Settings
+    from countersign.store.sqlite import SQLiteStore
+
+    world = World(store)
+    push = PushNotifier(store, lambda: "vapid-secret", Settings(public_url="https://confirm.example.com"),
+                        clock=lambda: 7000, background=True)
+    try:
+        push(file_card(world, 7000, title="Pay rent"))
+        push._pool.shutdown(wait=True)  # the hand-over, if any, has run its course
+        handed_over = len(push._pool._threads) == 1
+    finally:
+        push._pool.shutdown(wait=True)
+    assert handed_over is not isinstance(store, SQLiteStore)
+    assert push.counts == {}  # nothing pushed, nothing failed

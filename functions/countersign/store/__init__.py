@@ -87,6 +87,10 @@ class Store:
                                            sessions=self.sessions, grants=self.grants, cards=self.cards,
                                            limits=self.limits)
 
+    def reads_locally(self) -> bool:
+        """Whether a read costs no round trip to another machine (an embedded store)."""
+        return False
+
     def write_lock_free(self) -> bool:
         """Whether a write could take the store's write lock at this moment without waiting for
         another writer (a store with no such lock: always)."""

@@ -46,6 +46,9 @@ class SQLiteStore(Store):
     def path(self) -> str:
         return self.database.path
 
+    def reads_locally(self) -> bool:
+        return True
+
     def write_lock_free(self) -> bool:
         return self.database.write_lock_free()
 
