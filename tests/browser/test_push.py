@@ -72,6 +72,14 @@ def stub_subscribe(ctx, subscription: dict) -> None:
     })();""")
 
 
+def phone(browser, watch, tenant, device):
+    """A phone's browser context whose push subscription is ``device``'s, notifications allowed."""
+    ctx = new_context(browser, watch, **PHONE)
+    stub_subscribe(ctx, device.as_json())
+    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    return ctx
+
+
 def worker_registration(ctx, page, origin: str):
     """The CDP session and the page's service worker registration id (notes: channels-and-page.md §1)."""
     cdp = ctx.new_cdp_session(page)
@@ -119,9 +127,7 @@ def wait_notifications(page, count: int, seconds: float = 10) -> list[dict]:
 def test_a_pushed_card_shows_as_a_notification_and_its_confirm_answers_it(live, tenant, browser, watch, service,
                                                                            private):
     device = service.device()
-    ctx = new_context(browser, watch, **PHONE)
-    stub_subscribe(ctx, device.as_json())
-    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    ctx = phone(browser, watch, tenant, device)
     try:
         page = ctx.new_page()
         sign_in(page, tenant)
@@ -228,9 +234,7 @@ def test_signing_out_removes_this_devices_subscription(live, tenant, browser, wa
     """Sign out names this device's subscription: the server drops it with the session, and the
     page unsubscribes it too. A card filed afterwards reaches no device."""
     device = service.device()
-    ctx = new_context(browser, watch, **PHONE)
-    stub_subscribe(ctx, device.as_json())
-    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    ctx = phone(browser, watch, tenant, device)
     try:
         page = ctx.new_page()
         sign_in(page, tenant)
@@ -312,9 +316,7 @@ def test_the_test_button_beside_a_device_shows_a_test_notification_from_the_work
     that message delivered to the real worker shows as a notification with no buttons whose tap
     opens Settings → Notifications."""
     device = service.device()
-    ctx = new_context(browser, watch, **PHONE)
-    stub_subscribe(ctx, device.as_json())
-    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    ctx = phone(browser, watch, tenant, device)
     try:
         page = ctx.new_page()
         sign_in(page, tenant)
@@ -397,9 +399,7 @@ def test_a_device_whose_session_ended_shows_only_that_a_request_waits_until_sign
     buttons, and its tap opens the page, which asks to sign in. Signing in on the device, the page
     renews it (POST /api/settings/push/renew), and the next card shows in full with its buttons."""
     device = service.device()
-    ctx = new_context(browser, watch, **PHONE)
-    stub_subscribe(ctx, device.as_json())
-    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    ctx = phone(browser, watch, tenant, device)
     try:
         page = ctx.new_page()
         sign_in(page, tenant)
@@ -471,9 +471,7 @@ def test_a_page_reloaded_over_and_over_is_refused_its_renewals_and_says_nothing_
     reloading past the limit is refused (429) — silently: the page loads as ever, with no error shown
     or logged, and the device stays signed in until the session ends."""
     device = service.device()
-    ctx = new_context(browser, watch, **PHONE)
-    stub_subscribe(ctx, device.as_json())
-    ctx.grant_permissions(["notifications"], origin=tenant.origin)
+    ctx = phone(browser, watch, tenant, device)
     runtime = tenant.runtime
     thaw = scenes.frozen(runtime, (runtime.desk.now() // RENEW_WINDOW + 1) * RENEW_WINDOW + 5)  # one whole window
     try:

@@ -352,11 +352,12 @@ async def while_a_write_waits_for_the_lock(database: Path, waiting, meanwhile) -
         lock.release()
 
 
-def probe_app(tmp: str, **env: str):
-    """(runtime, local app, workspace, person, an agent's token) of a local server with the probe toolset."""
+def probe_app(tmp: str, toolset: Toolset | None = None, **env: str):
+    """(runtime, local app, workspace, person, an agent's token) of a local server with the probe
+    toolset (by default one read that names its thread)."""
     settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com",
                                   **env})
-    runtime = build(settings, toolsets=[Toolset(name="probe", reads=[WhichThread()])])
+    runtime = build(settings, toolsets=[toolset or Toolset(name="probe", reads=[WhichThread()])])
     app, _ = build_local(settings, runtime=runtime)
     workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
     token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id, person.id,
@@ -502,12 +503,8 @@ async def test_over_the_local_server_a_held_call_alone_is_decided_on_the_loop_an
     the reads' test above: what moves a decision is under test, not what a run costs.)"""
     publish, blocking = PublishWhere(), Blocking()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
-        runtime = build(settings, toolsets=[Toolset(name="probe", actions=[publish], reads=[blocking])])
-        app, _ = build_local(settings, runtime=runtime)
-        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
-        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
-                                           person.id, "probe").token
+        probe = Toolset(name="probe", actions=[publish], reads=[blocking])
+        runtime, app, workspace, person, token = probe_app(tmp, probe)
         seed_notes(runtime.store, workspace.id, count=1)
         transport = httpx2.ASGITransport(app=app)
         replies = []
@@ -540,12 +537,7 @@ async def test_a_held_call_alone_that_finds_the_write_lock_taken_waits_for_it_of
     loop answers others meanwhile, and the card is filed once the lock is given up."""
     publish = PublishWhere()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = settings_mod.load({"COUNTERSIGN_DATA": tmp, "COUNTERSIGN_PUBLIC_URL": "https://confirm.example.com"})
-        runtime = build(settings, toolsets=[Toolset(name="probe", actions=[publish])])
-        app, _ = build_local(settings, runtime=runtime)
-        workspace, person = accounts.create_workspace(runtime.store.workspaces, "Probe", "probe@example.com")
-        token = accounts.create_connection(runtime.store.workspaces, runtime.store.connections, workspace.id,
-                                           person.id, "probe").token
+        runtime, app, workspace, person, token = probe_app(tmp, Toolset(name="probe", actions=[publish]))
         seed_notes(runtime.store, workspace.id, count=1)
         transport = httpx2.ASGITransport(app=app)
         replies = []

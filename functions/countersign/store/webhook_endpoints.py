@@ -49,8 +49,8 @@ class WebhookEndpoint:
     failures: int = 0  # failed attempts in a row
     last_success_at: int | None = None
 
-
     def takes(self, event: str) -> bool:
+        """Whether ``event`` is posted to it."""
         return not self.events or event in self.events
 
     @property

@@ -27,6 +27,7 @@ from .errors import ApiError, not_found
 from .schemas import Strict, errors
 from .send_tests import take_test_slot
 from .session import Acting, SignedIn, runtime_of
+from .slots import take_slot
 
 router = APIRouter(tags=["push"])
 
@@ -122,14 +123,9 @@ class RenewBody(Strict):
 def take_renew_slot(limits: LimitStore, session_hash: str, now: int) -> None:
     """Count one renewal by this session, or refuse it (429 with ``Retry-After``, saying nothing was
     renewed and when to try again): at most :data:`RENEW_LIMIT` per :data:`RENEW_WINDOW`."""
-    if limits.hit_rate_limit(f"push-renew:{session_hash}", now, RENEW_WINDOW, RENEW_LIMIT):
-        return
-    wait = RENEW_WINDOW - now % RENEW_WINDOW
-    minutes = max(1, -(-wait // 60))
-    raise ApiError(429, "rate_limited",
-                   f"Nothing was renewed: a signed-in page may say its device is signed in {RENEW_LIMIT} times "
-                   f"every 15 minutes. Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
-                   headers={"Retry-After": str(wait)})
+    take_slot(limits, f"push-renew:{session_hash}", now, RENEW_WINDOW, RENEW_LIMIT,
+              f"Nothing was renewed: a signed-in page may say its device is signed in {RENEW_LIMIT} times every "
+              "15 minutes.")
 
 
 @router.post("/settings/push/renew", status_code=204, response_class=Response,

@@ -4,7 +4,7 @@ person may ask for per :data:`TEST_WINDOW` of each channel, counted in the store
 from __future__ import annotations
 
 from ...store.limits import LimitStore
-from .errors import ApiError
+from .slots import take_slot
 
 TEST_WINDOW = 15 * 60
 TEST_LIMIT = 3
@@ -13,11 +13,5 @@ TEST_LIMIT = 3
 def take_test_slot(limits: LimitStore, channel: str, person_id: str, now: int, tests: str) -> None:
     """Count one test of ``channel`` for the person, or refuse it (429 with ``Retry-After``, saying
     that nothing was sent and when to try again; ``tests``: what is sent, e.g. "test emails")."""
-    if limits.hit_rate_limit(f"test-{channel}:{person_id}", now, TEST_WINDOW, TEST_LIMIT):
-        return
-    wait = TEST_WINDOW - now % TEST_WINDOW
-    minutes = max(1, -(-wait // 60))
-    raise ApiError(429, "rate_limited",
-                   f"Nothing was sent: you can ask for {TEST_LIMIT} {tests} every 15 minutes. "
-                   f"Try again in {minutes} minute{'' if minutes == 1 else 's'}.",
-                   headers={"Retry-After": str(wait)})
+    take_slot(limits, f"test-{channel}:{person_id}", now, TEST_WINDOW, TEST_LIMIT,
+              f"Nothing was sent: you can ask for {TEST_LIMIT} {tests} every 15 minutes.")
