@@ -30,9 +30,10 @@ the page's design: the same text with its stylesheet as a file, which carries th
 too (as a comment: the same bytes, nothing run), so a second round trip brings the page's bytes
 before anything paints. Then the request timeline of the last run (which request waited on which).
 
-It asserts nothing. Run: .venv/bin/python bench/page.py [--cards N [N ...]] [--runs N] (the
-pending list is measured at each number of cards given, 10 and 50 by default; one card and the
-two sign-in views at the smallest).
+It asserts nothing. Run: .venv/bin/python bench/page.py [--cards N [N ...]] [--runs N] [--smoke]
+(the pending list is measured at each number of cards given, 10 and 50 by default; one card and
+the two sign-in views at the smallest). ``--smoke`` throttles nothing and barely waits after
+load: the end-to-end check ``tests/bench`` makes, whose times mean nothing.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ VIEWPORT = {"width": 412, "height": 823}
 SLOW_4G = {"offline": False, "latency": 150, "downloadThroughput": 1.6e6 / 8, "uploadThroughput": 750e3 / 8}
 CPU_SLOWDOWN = 4
 SETTLE_MS = 1500  # after load, for the long tasks of the first render
+SMOKE_SETTLE_MS = 100  # --smoke: nothing throttled, only the end-to-end run is wanted
 
 OBSERVERS = """
 window.__perf = {lcp: 0, fcp: 0, long: []};
@@ -218,17 +220,19 @@ def wait_ready(page, cdp, timeout_s: float = 30.0) -> None:
     raise TimeoutError("the page never marked itself ready")
 
 
-def measure(browser, url: str, state: dict | None, snapshot: bool = False, app: bool = True) -> dict:
-    """One fresh context, throttled: the figures of one load of ``url`` (``app``: the page, which
-    marks itself ready; else a static page)."""
+def measure(browser, url: str, state: dict | None, snapshot: bool = False, app: bool = True,
+            throttled: bool = True) -> dict:
+    """One fresh context, throttled (unless a smoke run): the figures of one load of ``url``
+    (``app``: the page, which marks itself ready; else a static page)."""
     ctx = browser.new_context(storage_state=state, viewport=VIEWPORT)
     try:
         ctx.add_init_script(OBSERVERS)
         page = ctx.new_page()
         cdp = ctx.new_cdp_session(page)
         cdp.send("Network.enable")
-        cdp.send("Network.emulateNetworkConditions", SLOW_4G)
-        cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
+        if throttled:
+            cdp.send("Network.emulateNetworkConditions", SLOW_4G)
+            cdp.send("Emulation.setCPUThrottlingRate", {"rate": CPU_SLOWDOWN})
         urls: dict[str, str] = {}
         wire: dict[str, int] = {}
         cdp.on("Network.requestWillBeSent", lambda e: urls.__setitem__(e["requestId"], e["request"]["url"]))
@@ -236,7 +240,7 @@ def measure(browser, url: str, state: dict | None, snapshot: bool = False, app: 
         page.goto(url, wait_until="load")
         if app:
             wait_ready(page, cdp)
-        page.wait_for_timeout(SETTLE_MS)
+        page.wait_for_timeout(SETTLE_MS if throttled else SMOKE_SETTLE_MS)
         figures = page.evaluate(READ)
         cards = page.locator("article.card").count()
         html = page.evaluate(SNAPSHOT) if snapshot else ""
@@ -260,7 +264,9 @@ def median(runs: list[dict], key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def report(name: str, runs: list[dict], base: list[dict], two: list[dict], signin: bool = False) -> None:
+def report(name: str, runs: list[dict], base: list[dict], two: list[dict], signin: bool = False,
+           judged: bool = True) -> None:
+    """Prints one page's figures; ``judged``: beside the goals (not in a smoke run, whose times mean nothing)."""
     last = runs[-1]
     origins = sorted({o for r in runs for o in r["origins"]})
     base_lcp = median(base, "lcp") or 1.0
@@ -272,7 +278,7 @@ def report(name: str, runs: list[dict], base: list[dict], two: list[dict], signi
         if value is None:
             print(f"  {label:<15} none (runs: {each})")
             return
-        verdict = "" if goal is None else f"; goal ≤ {goal:.0f}: {'met' if value <= goal else 'NOT MET'}"
+        verdict = "" if goal is None or not judged else f"; goal ≤ {goal:.0f}: {'met' if value <= goal else 'NOT MET'}"
         versus = f"  {value / base_lcp:.2f}x static LCP" if ratio else ""
         print(f"  {label:<15} {value:.0f} ms{versus}   (runs: {each}{verdict})")
 
@@ -312,7 +318,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cards", type=int, nargs="+", default=[10, 50])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true",
+                        help="no network or CPU throttling and a short settle: checks the bench runs end to "
+                             "end (cards shown, bytes); its times mean nothing")
     args = parser.parse_args()
+    throttled = not args.smoke
+    conditions = (f"Slow 4G (150 ms, 1.6 Mbit/s) + CPU x{CPU_SLOWDOWN}" if throttled
+                  else "SMOKE RUN: nothing throttled, the times mean nothing")
     logging.disable(logging.INFO)  # the server's and the MCP client's request logs
 
     from playwright.sync_api import sync_playwright
@@ -338,7 +350,7 @@ def main() -> int:
                     login.close()
 
                     print(f"server {server.origin}, chromium {browser.version}, {VIEWPORT['width']}x"
-                          f"{VIEWPORT['height']}, Slow 4G (150 ms, 1.6 Mbit/s) + CPU x{CPU_SLOWDOWN}; "
+                          f"{VIEWPORT['height']}, {conditions}; "
                           f"median of {args.runs} fresh contexts after a warm-up, each beside a static page "
                           f"with the same text")
                     card_ids: list[str] = []
@@ -353,15 +365,16 @@ def main() -> int:
                                       ("an email's sign-in link (/signin#token=…)",
                                        f"{server.origin}/signin#token={link}", None)]
                         for name, url, signed_in in pages:
-                            warm = measure(browser, url, signed_in, snapshot=True)  # warm-up
+                            warm = measure(browser, url, signed_in, snapshot=True, throttled=throttled)  # warm-up
                             static.load(warm["snapshot"], [path.split("?")[0] for path, _ in warm["by_url"]])
-                            measure(browser, static.url, None, app=False)
+                            measure(browser, static.url, None, app=False, throttled=throttled)
                             runs, base, two = [], [], []
                             for _ in range(args.runs):
-                                runs.append(measure(browser, url, signed_in))
-                                base.append(measure(browser, static.url, None, app=False))
-                                two.append(measure(browser, static.url + "two-trips", None, app=False))
-                            report(name, runs, base, two, signin=signed_in is None)
+                                runs.append(measure(browser, url, signed_in, throttled=throttled))
+                                base.append(measure(browser, static.url, None, app=False, throttled=throttled))
+                                two.append(measure(browser, static.url + "two-trips", None, app=False,
+                                                   throttled=throttled))
+                            report(name, runs, base, two, signin=signed_in is None, judged=throttled)
                 finally:
                     browser.close()
         finally:

@@ -105,7 +105,7 @@ def test_heap_bench_shows_a_frozen_heap_walks_less():
 
 @pytest.mark.browser
 def test_page_bench_shows_the_cards_filed_under_the_budget():
-    out = bench("bench/page.py", "--cards", "2", "3", "--runs", "1")
+    out = bench("bench/page.py", "--cards", "2", "3", "--runs", "1", "--smoke")
     sections = re.findall(r"^(pending list \(/confirm, \d+ cards\)|one card \(/confirm\?card=…\))\n"
                           r"  cards shown +(\d+)\n  bytes +[\d,]+ B +\([\d.]+ KiB; budget 24 KiB: (\w+)\)", out, re.M)
     # the budget is the list's (issue 42: at 50 cards)
