@@ -269,3 +269,31 @@ async def test_a_2026_question_that_loses_the_race_for_the_last_count_asks_nothi
             assert server.store.cards.list_card_history(server.workspace.id, server.person.id,
                                                         server.runtime.desk.now())[0] == []
         server.store.close()
+
+
+async def test_a_request_counted_after_its_work_is_counted_before_its_reply_ends():
+    # A ping files no card: it is counted by one write after its work, and that write is on disk
+    # before the reply's last bytes go out, so the caller's next request always finds it counted
+    # (a count taken after the reply raced the next request: it could slip past a spent limit).
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Server(tmp, COUNTERSIGN_LIMIT_CONNECTION="30", COUNTERSIGN_LIMIT_ADDRESS="120")
+        key = server.connection_key(server.token)
+        seen_at_end: list[int] = []
+
+        async def watching(scope, receive, send):
+            async def watched(message):
+                if message["type"] == "http.response.body" and not message.get("more_body"):
+                    seen_at_end.append(server.hits(key))
+                await send(message)
+            await server.app(scope, receive, watched)
+
+        async with server.app.router.lifespan_context(server.app):
+            async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app=watching), base_url=ORIGIN) as http:
+                for _ in range(3):
+                    answered = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                               headers={"authorization": f"Bearer {server.token}",
+                                                        "accept": "application/json, text/event-stream"})
+                    assert answered.status_code != 429
+        assert seen_at_end == [1, 2, 3]
+        assert server.alone.taken == 3  # one write each, not two
+        server.store.close()

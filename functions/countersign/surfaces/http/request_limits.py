@@ -20,7 +20,7 @@ work and taken once, all together, each on condition that it is under its limit:
   is refused there if one is at its limit; it is then counted by the write that files or answers
   its card (the card's own transaction), or, a question that files none, by the write that looks
   whether a card holds its request (``store.cards.request_holder``), or else by one write after
-  its work;
+  its work, before its reply's last bytes are sent (so the caller's next request finds it counted);
 * any other request is counted by one write before its work, as is a request whose caller could
   not be read (a wrong token, no session).
 
@@ -120,6 +120,10 @@ class RequestLimit:
         async def sending(message: dict) -> None:
             nonlocal started
             started = True
+            if message["type"] == "http.response.body" and not message.get("more_body") and not (
+                    counts.taken or counts.skipped):
+                # counted before the reply ends, not after: a client's next request always finds this one counted
+                await offload.off_the_loop(take, limits, counts)
             await send(message)
 
         token = REQUEST_COUNTS.set(counts)
@@ -133,7 +137,7 @@ class RequestLimit:
             REQUEST_COUNTS.reset(token)
         if counts.skipped:  # its card's transaction went through without the counters (one was throttled)
             self.runtime.desk.event(COUNT_SKIPPED)
-        elif not counts.taken:  # no card's transaction counted it: one write, after its work
+        elif not counts.taken:  # no card's transaction counted it, and no reply ended: one write, after its work
             await offload.off_the_loop(take, limits, counts)
 
     async def _too_many(self, send, wait: int) -> None:
