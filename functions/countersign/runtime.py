@@ -67,6 +67,7 @@ class Runtime:
     def sweep(self, limit: int = 50) -> dict[str, int]:
         """The upkeep a server runs at start-up and then every minute (on AWS: a scheduled
         function): settle cards a dead process left running, deliver notifications and webhooks still owed."""
+        # imported by the first sweep, not at start: a Lambda function that never sweeps never loads them
         from .gate.escalation_sweep import escalate_due
         from .gate.recovery import sweep as settle_running
 
@@ -303,6 +304,8 @@ def build(
     registry = Registry(chosen if lazy_toolsets and toolsets is None else chosen())
     desk = CardDesk(store=store, keyring=keyring, settings=settings, registry=registry, on_filed=on_filed,
                     offload=ONE_AT_A_TIME if one_request_at_a_time else Offload(lock_free=store.write_lock_free))
+    # the channels' modules (email, push, Slack, webhooks) when a runtime is built, not when this module is imported
+    # (the CLI imports it to open a store, and never notifies)
     from . import notify
     from .notify.card_channel import deliver_quiet_wait
     from .notify.push import PushNotifier

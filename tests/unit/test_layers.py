@@ -8,6 +8,8 @@ anything may import anything, as long as no cycle forms.
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from tests.unit.test_toolkit_layers import PACKAGE, _name, imports
@@ -68,3 +70,31 @@ def test_no_import_cycle_anywhere_in_the_package():
 
     for module in sorted(GRAPH):
         visit(module, ())
+
+
+def _unexplained_imports(path) -> list[str]:
+    """The imports made inside a function of ``path`` with no comment on or just above them: an
+    import belongs at the top of its module unless a comment says which cold start it protects."""
+    source = path.read_text().splitlines()
+    found = []
+    for node in ast.walk(ast.parse("\n".join(source))):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for block in ast.walk(node):
+            for body in (getattr(block, name, None) for name in ("body", "orelse", "finalbody")):
+                group: list[ast.stmt] = []
+                for statement in [*body, None] if isinstance(body, list) else []:
+                    if isinstance(statement, ast.Import | ast.ImportFrom):
+                        group.append(statement)
+                        continue
+                    if group:  # a run of imports: a comment on one of its lines or on the line above
+                        lines = source[max(group[0].lineno - 2, 0):group[-1].end_lineno]
+                        if not any("#" in line for line in lines):
+                            found.append(f"{path.relative_to(PACKAGE)}:{group[0].lineno}")
+                        group = []
+    return sorted(set(found))
+
+
+def test_an_import_inside_a_function_says_which_cold_start_it_protects():
+    unexplained = [where for path in ALL for where in _unexplained_imports(path)]
+    assert unexplained == [], unexplained

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..store.errors import BadInput, NotFound
 from . import policy_import
 from .common import member, reading_desk, store_options
 
@@ -19,8 +20,6 @@ from .common import member, reading_desk, store_options
 def _workspace_and_viewer(desk, args):
     """The workspace ``--workspace`` names, or ``--email``'s, and that member (None for ``--workspace``).
     (None, None) once it has said why there is none."""
-    from ..store.errors import BadInput, NotFound
-
     if args.email:
         person = member(desk.store, args.email)
         if person is None:
@@ -34,6 +33,7 @@ def _workspace_and_viewer(desk, args):
 
 
 def cmd_policy(args) -> int:
+    # imported when the command runs, not at the CLI's start (the gate, the API: ~0.3 s more on every command)
     from ..surfaces.api.policy import document, words
 
     desk = reading_desk(args)
@@ -49,6 +49,7 @@ def cmd_policy(args) -> int:
 
 
 def cmd_policy_test(args) -> int:
+    # imported when the command runs, not at the CLI's start (the gate, the API: ~0.3 s more on every command)
     from ..identity.principal import Principal
     from ..toolkit import ActionError
 
@@ -94,6 +95,7 @@ def _connection(desk, person, connection_id: str | None):
 def verdict(desk, q) -> list[str]:
     """What would happen to the planned call ``q``, and which rule decided, in words: each answer
     from the gate function a real call asks (nothing is filed or run)."""
+    # imported when the command runs, not at the CLI's start (the gate, the API: ~0.3 s more on every command)
     from ..gate import escalation
     from ..gate.lifetimes import lifetime_of
     from ..gate.passkey_policy import DESCRIBED, policy_of

@@ -28,6 +28,6 @@ def tls_context() -> ssl.SSLContext:
 
 def client(timeout: float) -> httpx2.Client:
     """A client for one POST: no redirects followed, nothing taken from the environment."""
-    import httpx2
+    import httpx2  # not at a function's cold start, as in tls_context
 
     return httpx2.Client(timeout=timeout, follow_redirects=False, trust_env=False, verify=tls_context())

@@ -12,13 +12,13 @@ from . import Store
 
 def open_store(url: str, **kwargs) -> Store:
     """``sqlite:///PATH`` or ``dynamodb://TABLE``."""
-    # Each store imported only when named (the cold start of a Lambda, which needs DynamoDB only).
     if url.startswith("sqlite:///"):
+        # each store imported only when named (the cold start of a Lambda, which needs DynamoDB only)
         from .sqlite import SQLiteStore
 
         return SQLiteStore(url[len("sqlite:///"):] or ":memory:", **kwargs)
     if url.startswith("dynamodb://"):
-        from .dynamodb import DynamoDBStore
+        from .dynamodb import DynamoDBStore  # (boto3's import, only where a table is named)
 
         return DynamoDBStore(url[len("dynamodb://"):], **kwargs)
     raise ValueError(f"unknown store URL {url!r}: expected sqlite:///PATH or dynamodb://TABLE")

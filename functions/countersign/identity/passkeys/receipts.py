@@ -148,6 +148,7 @@ def check_assertion(p: dict[str, Any]) -> dict[str, Any]:
         raise ReceiptError("authenticatorData is for another RP ID")
     if len(auth_data) < 37 or auth_data[32] & 0x05 != 0x05:
         raise ReceiptError("the authenticator did not report user presence and verification")
+    # loaded when a receipt is verified, not at the API's cold start
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec, padding
 

@@ -49,7 +49,7 @@ def snapshot(env: GatewayEnv, upstream: Upstream) -> dict[str, dict[str, Any]]:
     try:
         listed = client.run(lambda: client.list_tools(link))
     except client.Unreachable as exc:
-        from .action import unavailable
+        from .action import unavailable  # (cold start: the upstream call's module, loaded when one is called)
 
         raise unavailable(exc.message) from None
     except client.UpstreamError as exc:
