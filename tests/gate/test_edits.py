@@ -6,6 +6,7 @@ Every refusal writes nothing; an edit and a confirm racing on one card: exactly 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from countersign.core.ids import new_id
 from countersign.gate import edits
 from countersign.gate.question import Question
 from countersign.identity import accounts
+from countersign.notify.webhooks import payload
 from countersign.store.outbox import NOTIFY_PENDING, reminder_id
 from countersign.store.webhook_deliveries import ANSWERED, EDITED, EVENTS, FILED, LAPSED, event_id
 from countersign.store.webhook_endpoints import WebhookEndpoint
@@ -254,3 +256,32 @@ def test_a_card_an_edit_files_owes_the_webhook_events_a_filed_card_owes(world):
     assert (edited_event.card_id, edited_event.state, edited_event.at, edited_event.due_at) == (
         old.id, "edited", w.clock, w.clock)
     assert w.card(old.id).edited["into"] == new.id  # what its payload's replaced_by names
+
+
+def test_a_card_edited_twice_still_names_the_card_it_replaced_when_its_events_go_out_later(world):
+    """Events fan out after the commit (on AWS, from the table's stream): the middle card of two
+    edits may be sent its ``card.filed`` after it was edited in turn. Read as it is then, its
+    payload still names the card it replaced (``replaces``), and its ``card.edited`` names both."""
+    w = world
+    w.store.webhook_endpoints.add_endpoint(WebhookEndpoint(
+        id=new_id("wh_"), workspace_id=w.workspace.id, url="https://hooks.example.com/countersign",
+        events=tuple(EVENTS), secret_sealed="sealed", created_at=w.clock, created_by=w.person.id))
+    first = w.card(held(w)["confirmationId"])
+    w.clock += 60
+    middle = edit(w, first.id, {"amount": "80.00"})
+    w.clock += 60
+    last = edit(w, middle.id, {"amount": "70.00"})
+    middle_now = w.card(middle.id)
+    assert middle_now.state is CardState.EDITED
+
+    def sent(card_id: str, kind: str) -> dict[str, Any]:
+        event = w.store.webhook_deliveries.get_event(event_id(card_id, kind))
+        assert event is not None
+        return json.loads(payload(event, w.card(card_id), None))["data"]
+
+    filed, edited = sent(middle.id, FILED), sent(middle.id, EDITED)
+    assert (filed["replaces"], filed["replaced_by"]) == (first.id, None)
+    assert (edited["replaces"], edited["replaced_by"]) == (first.id, last.id)
+    assert (sent(last.id, FILED)["replaces"], sent(first.id, EDITED)["replaces"]) == (middle.id, None)
+    # the agent's status of the middle card still follows the edits to the last one
+    assert status(w, middle.id)["confirmationId"] == last.id

@@ -125,7 +125,8 @@ class World:
                                    "original": c.arguments, "changes": []})
         self.store.cards.commit_card(CardCommit(
             c, CardState.EDITED, now, (audit(c, "edited", now, detail=f"edited into {new.id}"),), channel="page",
-            edited={"into": new.id, "by": self.person.id, "byName": self.person.name, "changes": []},
+            edited={"into": new.id, "by": self.person.id, "byName": self.person.name, "changes": [],
+                    **({"replaces": c.edited["from"]} if (c.edited or {}).get("from") else {})},
             successor=new, successor_audit=audit(new, "filed", now, detail=f"edited from {c.id}")))
         return new
 

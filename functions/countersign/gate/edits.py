@@ -100,8 +100,10 @@ def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, v
     new = replace(new, edited={"from": card.id, "by": person.id, "byName": by, "original": card.arguments,
                                "changes": changes})
     try:
-        return desk.file_edited(card, new, actor, {"into": new.id, "by": person.id, "byName": by,
-                                                    "changes": changes}, describe(changes), now)
+        into = {"into": new.id, "by": person.id, "byName": by, "changes": changes}
+        if (card.edited or {}).get("from"):  # itself an edit's card: it still names the card it replaced
+            into["replaces"] = card.edited["from"]
+        return desk.file_edited(card, new, actor, into, describe(changes), now)
     except Taken as taken:
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
                       f"A card for exactly this edited change is already waiting ({taken.card.id}); nothing was "

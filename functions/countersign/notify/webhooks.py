@@ -134,8 +134,8 @@ def payload(event: WebhookEvent, card: Card, asked_by: str | None) -> str:
         "answer": answer,
         "outcome": state.value if state.is_final else None,
         "replaced_by": replaced_by,
-        # the card whose edit filed this one (while this one is not itself edited: then ``into``): back there
-        "replaces": (card.edited or {}).get("from"),
+        # the card whose edit filed this one (``from``; once this one is edited in turn, ``replaces``)
+        "replaces": (card.edited or {}).get("from") or (card.edited or {}).get("replaces"),
         "asked_by": {"connection": asked_by},
         "created_at": iso(card.created_at),
         "expires_at": iso(card.expires_at),
