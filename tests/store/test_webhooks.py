@@ -360,3 +360,45 @@ def test_endpoints_are_listed_oldest_first_whatever_their_ids(store):
     older = store.webhook_endpoints.add_endpoint(replace(endpoint(w, "https://ci.example.org/hook"), id="wh_b",
                                                          created_at=100))
     assert [e.id for e in store.webhook_endpoints.list_endpoints(w.ws.id)] == [older.id, newer.id]
+
+
+def test_an_endpoints_events_are_changed_in_place_and_nothing_else_is(store):
+    """Its URL, sealed secret, off state, failures and delivery log stay; every event is stored as
+    ``()`` as an addition stores it; the workspace still owes events for the cards filed after."""
+    w, other = World(store), World(store, "Other")
+    ep = endpoint(w)
+    store.webhook_endpoints.add_endpoint(ep)
+    w.file(webhooks=None, created_at=1000)
+    (event,) = [e for e in store.webhook_deliveries.due_events(1000) if e.event == "card.filed"]
+    store.webhook_deliveries.fan_out(event, deliveries_for(store, w, ep, event, 1001))
+    store.webhook_endpoints.record_attempt(w.ws.id, ep.id, 1002, False, disable_after=DAY, min_failures=5)
+    store.webhook_endpoints.disable_endpoint(w.ws.id, ep.id, 1003, turned_off_by("ada@example.com"))
+    before = store.webhook_endpoints.get_endpoint(w.ws.id, ep.id)
+    log = store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)
+    workspace_before = store.workspaces.get_workspace(w.ws.id).webhooks
+
+    narrowed = store.webhook_endpoints.set_endpoint_events(w.ws.id, ep.id, ("card.lapsed", "card.answered"))
+    assert narrowed == replace(before, events=("card.answered", "card.lapsed"))  # in the order of EVENTS
+    assert store.webhook_endpoints.get_endpoint(w.ws.id, ep.id) == narrowed
+    assert (narrowed.takes("card.answered"), narrowed.takes("card.filed")) == (True, False)
+    every = store.webhook_endpoints.set_endpoint_events(w.ws.id, ep.id, ())
+    assert every == replace(before, events=()) and every.events_taken == EVENTS and every.takes("card.edited")
+    assert store.webhook_endpoints.get_endpoint(w.ws.id, ep.id) == every
+    assert store.webhook_deliveries.list_deliveries(w.ws.id, ep.id) == log
+    assert store.workspaces.get_workspace(w.ws.id).webhooks == workspace_before
+    store.webhook_endpoints.set_endpoint_events(w.ws.id, ep.id, ("card.answered",))
+    later = w.file(webhooks=None, created_at=2000)  # still owes its events: the endpoint takes one
+    w.move(later, CardState.DECLINED, now=2100)
+    assert (later.id, "card.answered", "declined") in due_events(store, 2100)
+
+    with pytest.raises(BadInput) as refused:
+        store.webhook_endpoints.set_endpoint_events(w.ws.id, ep.id, ("card.filed", "card.exploded"))
+    assert (refused.value.field, refused.value.message) == ("events", (
+        "events: 'card.exploded' is no event a webhook is sent for; the events are card.filed, card.answered, "
+        "card.completed, card.failed, card.lapsed, card.edited."))
+    with pytest.raises(NotFound):
+        store.webhook_endpoints.set_endpoint_events(other.ws.id, ep.id, ("card.filed",))
+    with pytest.raises(NotFound):
+        store.webhook_endpoints.set_endpoint_events(w.ws.id, "wh_unknown", ("card.filed",))
+    assert store.webhook_endpoints.get_endpoint(w.ws.id, ep.id).events == ("card.answered",)  # nothing written
+    assert store.webhook_endpoints.list_endpoints(other.ws.id) == []

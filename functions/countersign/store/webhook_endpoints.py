@@ -115,6 +115,17 @@ class WebhookEndpointStore(abc.ABC):
         """Delete it (its deliveries still owed are dropped when next tried); :class:`NotFound` if unknown."""
 
     @abc.abstractmethod
+    def set_endpoint_events(self, workspace_id: str, endpoint_id: str, events: tuple[str, ...]) -> WebhookEndpoint:
+        """Change the events an endpoint takes (:func:`check_taken` first; ``()``: every event, those
+        added later too, as :meth:`add_endpoint` stores it), in one conditional write: its URL,
+        secret, on/off state, failures and delivery log stay as they were, and so does the
+        workspace's count of endpoints that tells a filed card whether it owes events
+        (:attr:`~countersign.store.cards.Card.webhooks`): an endpoint still takes at least one
+        event. Events fanned out from then on follow the new list; deliveries made already stay.
+        :class:`NotFound` if unknown or in another workspace; :class:`BadInput` (field
+        ``events``) for an unknown event, and nothing is written."""
+
+    @abc.abstractmethod
     def enable_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
         """Turn a disabled endpoint on again, its failures forgotten; :class:`NotFound` if unknown."""
 
@@ -150,6 +161,15 @@ def check_events(events: Any) -> tuple[str, ...]:
     if not events:
         raise BadInput("events", f"name at least one of {', '.join(EVENTS)}.")
     return tuple(e for e in EVENTS if e in events)
+
+
+def check_taken(events: Any) -> tuple[str, ...]:
+    """The events an endpoint is to take, as a store is handed them (:meth:`WebhookEndpointStore.set_endpoint_events`):
+    ``()`` for every event, else known event names, refused as :func:`check_events` refuses them,
+    returned in the order of :data:`EVENTS`."""
+    if isinstance(events, (list, tuple)) and not events:
+        return ()
+    return check_events(list(events) if isinstance(events, (list, tuple)) else events)
 
 
 def check_endpoint(endpoint: WebhookEndpoint) -> None:

@@ -23,6 +23,7 @@ from ..webhook_endpoints import (
     WebhookEndpoint,
     WebhookEndpointStore,
     check_endpoint,
+    check_taken,
     disabled_reason,
     stored_events,
 )
@@ -102,6 +103,16 @@ class DynamoWebhookEndpoints(WebhookEndpointStore):
             ])
         except Cancelled:
             raise NotFound("webhook endpoint", endpoint_id) from None
+
+    def set_endpoint_events(self, workspace_id: str, endpoint_id: str, events: tuple[str, ...]) -> WebhookEndpoint:
+        taken = check_taken(events)
+        out = self.table.update(  # the endpoint's item only: the workspace's count of endpoints is unchanged
+            endpoint_key(workspace_id, endpoint_id), UpdateExpression="SET events = :events",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeValues=codec.values({":events": list(taken)}), ReturnValues="ALL_NEW")
+        if not out:
+            raise NotFound("webhook endpoint", endpoint_id)
+        return _endpoint_from(out)
 
     def enable_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
         out = self.table.update(

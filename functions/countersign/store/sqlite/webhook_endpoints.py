@@ -16,6 +16,7 @@ from ..webhook_endpoints import (
     WebhookEndpoint,
     WebhookEndpointStore,
     check_endpoint,
+    check_taken,
     disabled_reason,
     stored_events,
 )
@@ -95,6 +96,15 @@ class SQLiteWebhookEndpoints(WebhookEndpointStore):
                 raise NotFound("webhook endpoint", endpoint_id)
             db.execute("DELETE FROM webhook_deliveries WHERE endpoint_id = ? AND state NOT IN (?, ?)",
                        (endpoint_id, PENDING, SENDING))
+
+    def set_endpoint_events(self, workspace_id: str, endpoint_id: str, events: tuple[str, ...]) -> WebhookEndpoint:
+        taken = check_taken(events)
+        with self.db.write() as db:
+            found = db.execute("UPDATE webhook_endpoints SET events = ? WHERE id = ? AND workspace_id = ? RETURNING *",
+                               (canonical_json(list(taken)), endpoint_id, workspace_id)).fetchall()
+        if not found:
+            raise NotFound("webhook endpoint", endpoint_id)
+        return _endpoint(found[0])
 
     def enable_endpoint(self, workspace_id: str, endpoint_id: str) -> WebhookEndpoint:
         with self.db.write() as db:
