@@ -72,5 +72,5 @@ def test_no_server_errors(live, clock, tenant, configure):
             failures.append(f"{operation.label}: {exc}")
     page.close()
     slack.stop()
-    assert len(ran) == 67 and UPSTREAMS in ran and WEBHOOKS in ran, ran
+    assert len(ran) == 68 and UPSTREAMS in ran and WEBHOOKS in ran, ran
     assert not failures, "\n\n".join(failures)

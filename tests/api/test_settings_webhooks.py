@@ -5,8 +5,10 @@ sentence and nothing is written; only owners manage webhooks."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
+import jsonschema
 import pytest
 from standardwebhooks.webhooks import Webhook
 
@@ -155,3 +157,121 @@ def test_another_workspaces_endpoint_is_not_found(signed, other_tenant, live, co
                    signed.post(f"{HOOKS}/{their_id}/enable")):
         assert answer.status_code == 404
     assert [e.id for e in other_tenant.store.webhook_endpoints.list_endpoints(other_tenant.workspace_id)] == [their_id]
+
+
+def add_private(signed, configure, events=None) -> dict:
+    configure(upstream_private=True)  # a loopback URL: checked, never reached
+    added = signed.post(HOOKS, {"url": "http://127.0.0.1:9/hook", **({"events": events} if events else {})})
+    assert added.status_code == 201, added.text
+    return added.json()["endpoint"]
+
+
+def test_an_owner_changes_an_endpoints_events_in_place(signed, tenant, configure):
+    """The answer is the endpoint as the list shows it; the URL, the sealed secret, the off state
+    stay; every event is stored as an endpoint added without events is."""
+    endpoint = add_private(signed, configure)
+    assert signed.post(f"{HOOKS}/{endpoint['id']}/disable").status_code == 200
+    before = tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"])
+    assert before.events == ()
+
+    narrowed = signed.patch(f"{HOOKS}/{endpoint['id']}", {"events": ["card.lapsed", "card.answered"]})
+    assert narrowed.status_code == 200, narrowed.text
+    listed = signed.get(HOOKS).json()["endpoints"]
+    assert narrowed.json() == listed[0] == {
+        **endpoint, "events": ["card.answered", "card.lapsed"], "everyEvent": False, "enabled": False,
+        "disabledAt": listed[0]["disabledAt"], "disabledBy": "owner",
+        "disabledReason": f"turned off by {tenant.person.email}"}
+    stored = tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"])
+    assert stored == dataclasses.replace(before, events=("card.answered", "card.lapsed"))
+
+    every = signed.patch(f"{HOOKS}/{endpoint['id']}", {"everyEvent": True})
+    assert every.status_code == 200, every.text
+    assert (every.json()["events"], every.json()["everyEvent"]) == (list(EVENTS), True)
+    assert every.json() == signed.get(HOOKS).json()["endpoints"][0]
+    assert tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"]) == before
+
+
+@pytest.mark.parametrize("role", ["admin", "approver", "member"])
+def test_only_owners_change_an_endpoints_events(page, signed, tenant, configure, role):
+    endpoint = add_private(signed, configure, events=["card.filed"])
+    page.sign_in(tenant.runtime, tenant.add_person(role))
+    refused = page.patch(f"{HOOKS}/{endpoint['id']}", {"everyEvent": True})
+    assert refused.status_code == 403
+    assert refused.json()["error"] == {"code": "forbidden",
+                                       "message": "Only the workspace's owners manage its webhooks."}
+    assert tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"]).events == ("card.filed",)
+
+
+def test_changing_an_endpoints_events_needs_the_csrf_token(signed, tenant, configure):
+    endpoint = add_private(signed, configure, events=["card.filed"])
+    refused = signed.patch(f"{HOOKS}/{endpoint['id']}", {"everyEvent": True}, csrf=None)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "csrf")
+    assert tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"]).events == ("card.filed",)
+
+
+@pytest.mark.parametrize("body, field, message", [
+    ({"events": ["card.filed", "card.exploded"]}, "events",
+     "events: 'card.exploded' is no event a webhook is sent for; the events are card.filed, card.answered, "
+     "card.completed, card.failed, card.lapsed, card.edited."),
+    ({"events": []}, "events",
+     "events: name at least one of card.filed, card.answered, card.completed, card.failed, card.lapsed, "
+     "card.edited."),
+    ({"events": ["card.filed"], "everyEvent": True}, "everyEvent",
+     "everyEvent: send everyEvent: true (every event, those added later too) or a list of events, not both."),
+    ({}, "events",
+     "events: name the events to send (card.filed, card.answered, card.completed, card.failed, card.lapsed, "
+     "card.edited), or send everyEvent: true for every event, those added later too."),
+    ({"everyEvent": False}, "events",
+     "events: name the events to send (card.filed, card.answered, card.completed, card.failed, card.lapsed, "
+     "card.edited), or send everyEvent: true for every event, those added later too."),
+    ({"everyEvent": "true"}, "everyEvent",
+     'everyEvent: must be true or false (a JSON boolean; "true" and 1 are not booleans).'),
+    ({"events": ["card.filed"], "url": "https://93.184.215.14/x"}, "url",
+     "url: is not a field this request accepts."),
+])
+def test_bad_event_changes_are_refused_with_a_sentence_and_nothing_is_written(signed, tenant, configure, body, field,
+                                                                               message):
+    endpoint = add_private(signed, configure, events=["card.filed"])
+    refused = signed.patch(f"{HOOKS}/{endpoint['id']}", body)
+    assert refused.status_code == 422, refused.text
+    assert (refused.json()["field"], refused.json()["error"]["message"]) == (field, message)
+    assert signed.get(HOOKS).json()["endpoints"] == [endpoint]
+    assert tenant.store.webhook_endpoints.get_endpoint(tenant.workspace_id, endpoint["id"]).events == ("card.filed",)
+
+
+def test_changing_the_events_of_an_unknown_or_another_workspaces_endpoint_is_not_found(signed, other_tenant, live,
+                                                                                      configure):
+    configure(upstream_private=True)
+    other_page = Page(live[1].origin)
+    theirs = other_page.sign_in(other_tenant.runtime, other_tenant.person).post(
+        HOOKS, {"url": "http://127.0.0.1:9/x", "events": ["card.filed"]})
+    other_page.close()
+    their_id = theirs.json()["endpoint"]["id"]
+    for endpoint_id in (their_id, "wh_unknown"):
+        answer = signed.patch(f"{HOOKS}/{endpoint_id}", {"everyEvent": True})
+        assert answer.status_code == 404, answer.text
+        assert answer.json()["error"]["code"] == "not_found"
+    assert other_tenant.store.webhook_endpoints.get_endpoint(other_tenant.workspace_id, their_id).events == (
+        "card.filed",)
+
+
+def test_the_document_states_what_an_event_change_may_be(page, signed, tenant, configure):
+    """Each body the published schema refuses, the server refuses (422), and each it allows the
+    server takes: a list of one to six known events, or everyEvent: true, exactly one of them."""
+    document = page.get("/api/openapi.json").json()
+    operation = document["paths"]["/api/settings/webhooks/{endpoint_id}"]["patch"]
+    assert set(operation["responses"]) == {"200", "401", "403", "404", "422"}
+    ref = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+    schema = {**document["components"]["schemas"][ref.rsplit("/", 1)[1]], "components": document["components"]}
+    validator = jsonschema.Draft202012Validator(schema)
+    endpoint = add_private(signed, configure, events=["card.filed"])
+    refused = [{}, {"events": []}, {"events": ["card.exploded"]}, {"events": ["card.filed"], "everyEvent": True},
+               {"everyEvent": False}, {"everyEvent": None}, {"events": None}, {"events": list(EVENTS) + ["card.filed"]},
+               {"everyEvent": True, "url": "https://93.184.215.14/x"}]
+    for body in refused:
+        assert not validator.is_valid(body), body
+        assert signed.patch(f"{HOOKS}/{endpoint['id']}", body).status_code == 422, body
+    for body in [{"events": ["card.lapsed", "card.filed"]}, {"events": list(EVENTS)}, {"everyEvent": True},
+                 {"events": ["card.answered"], "everyEvent": False}]:
+        assert validator.is_valid(body), body
+        assert signed.patch(f"{HOOKS}/{endpoint['id']}", body).status_code == 200, body

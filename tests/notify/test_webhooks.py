@@ -30,6 +30,7 @@ from countersign.settings import Settings
 from countersign.store.cards import CardCommit
 from countersign.store.webhook_deliveries import DELIVERED, DROPPED, EVENTS, GAVE_UP, PENDING, delivery_id
 from countersign.store.webhook_endpoints import BEFORE_EDITED, WebhookEndpoint
+from countersign.surfaces.webhook_endpoints import set_events
 from tests.notify._helpers import Recorder
 from tests.store._factories import DAY, World, card, filed
 from tests.support.webhook_receiver import webhook_receiver
@@ -127,6 +128,26 @@ def test_an_endpoint_gets_only_the_events_it_takes_and_a_declined_card_says_so(s
     data = verified(secret, got)["data"]
     assert (data["card_id"], data["state"], data["answer"], data["outcome"]) == (c.id, "declined", "declined",
                                                                                  "declined")
+
+
+def test_an_endpoint_narrowed_to_card_answered_is_sent_only_that_for_a_new_card(store, tmp_path, receiver):
+    """Its events changed in place (the surfaces' shared change, as the API and the CLI make it):
+    the same secret signs what it is sent, and a card filed after is sent card.answered only."""
+    w = World(store)
+    ep, secret = add_endpoint(w, receiver.url, events=())  # every event
+    now = int(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=lambda: now)
+    narrowed = set_events(store.webhook_endpoints, w.person, ep.id, ["card.answered"], False)
+    assert narrowed.events == ("card.answered",) and narrowed.secret_sealed == ep.secret_sealed
+    c = file(w, now)
+    running = w.move(c, CardState.RUNNING, now=now)
+    store.cards.commit_card(CardCommit(card=running, target=CardState.COMPLETED, now=now, audit=()))
+    assert deliverer.sweep() == 1
+    (got,) = receiver.received
+    body = verified(secret, got)
+    assert (body["type"], body["data"]["card_id"], body["data"]["state"]) == ("card.answered", c.id, "running")
+    assert [(d.event, d.state) for d in store.webhook_deliveries.list_deliveries(w.ws.id, ep.id)] == [
+        ("card.answered", DELIVERED)]
 
 
 def test_a_card_that_lapses_is_reported_at_its_deadline_and_an_answered_one_is_not(store, tmp_path, receiver):

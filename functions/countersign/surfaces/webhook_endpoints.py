@@ -65,6 +65,24 @@ def add_endpoint(webhook_endpoints: WebhookEndpointStore, keys: list[bytes], set
     return webhook_endpoints.add_endpoint(endpoint), secret
 
 
+def set_events(webhook_endpoints: WebhookEndpointStore, person: Person, endpoint_id: str, events: Any,
+               every_event: bool) -> WebhookEndpoint:
+    """Change the events an endpoint of ``person``'s workspace takes, in place (its URL, secret,
+    on/off state and delivery log stay): ``events``, a list checked as an addition checks it, or
+    ``every_event`` (stored as an addition without events stores it: every event, those added
+    later too), exactly one of them. Events fanned out after it follow the new list; deliveries
+    already made are neither sent again nor taken back. :class:`~countersign.store.errors.NotFound`
+    for an endpoint the workspace does not have."""
+    if every_event and events is not None:
+        raise BadInput("everyEvent", "send everyEvent: true (every event, those added later too) or a list of "
+                                     "events, not both.")
+    if not every_event and events is None:
+        raise BadInput("events", f"name the events to send ({', '.join(EVENTS)}), or send everyEvent: true for "
+                                 "every event, those added later too.")
+    chosen = () if every_event else check_events(events)
+    return webhook_endpoints.set_endpoint_events(person.workspace_id, endpoint_id, chosen)
+
+
 def endpoint_view(e: WebhookEndpoint) -> dict[str, Any]:
     """What the Settings page and the CLI show of an endpoint (never its secret, sealed or not)."""
     return {

@@ -1,12 +1,16 @@
 """The workspace's signed webhooks (docs/channels.md, "Webhooks"): its endpoints, adding one (its
-signing secret in that answer only), removing one, turning one on again after it was turned off,
-and each endpoint's delivery log. Owners only; the checks are :mod:`..webhook_endpoints`' (the
-CLI's too). Nothing here sends anything: deliveries are the webhook deliverer's work."""
+signing secret in that answer only), changing the events one takes, removing one, turning one on
+again after it was turned off, and each endpoint's delivery log. Owners only; the checks are
+:mod:`..webhook_endpoints`' (the CLI's too). Nothing here sends anything: deliveries are the
+webhook deliverer's work."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Path, Request
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic.json_schema import JsonDict
 
 from ...store.webhook_deliveries import EVENTS
 from ...store.webhook_endpoints import MAX_URL, turned_off_by
@@ -70,6 +74,31 @@ class AddEndpointBody(Strict):
         description=f"The events to send (default: every event, those added later too): {', '.join(EVENTS)}")
 
 
+def _event_names(schema: dict[str, Any]) -> None:
+    """What the server enforces of a list of events past pydantic (the store's check_events),
+    written into the document: at least one, each a known event."""
+    for branch in schema.get("anyOf", [schema]):
+        if branch.get("type") == "array":
+            branch.update(minItems=1, items={"type": "string", "enum": list(EVENTS)})
+
+
+#: Exactly one of a list of events and everyEvent: true (checked by webhook_endpoints.set_events).
+_EVENTS_GIVEN: JsonDict = {"required": ["events"], "properties": {"events": {"type": "array"}}}
+_EVERY_EVENT: JsonDict = {"required": ["everyEvent"], "properties": {"everyEvent": {"const": True}}}
+
+
+class EndpointEventsBody(Strict):
+    model_config = ConfigDict(**Strict.model_config, json_schema_extra={
+        "anyOf": [_EVENTS_GIVEN, _EVERY_EVENT], "not": {"allOf": [_EVENTS_GIVEN, _EVERY_EVENT]}})
+    events: list[str] | None = Field(
+        default=None, max_length=len(EVENTS), json_schema_extra=_event_names,
+        description=f"The events to send from now on, at least one of {', '.join(EVENTS)}. Send this or "
+                    "everyEvent: true, not both")
+    everyEvent: StrictBool | None = Field(
+        default=None, description="true: every event, those added later too (as an endpoint added without "
+                                  "events). Send this or events, not both")
+
+
 def _owner(signed) -> None:
     if not endpoints.may_manage(signed.person):
         raise ApiError(403, "forbidden", endpoints.ONLY_OWNERS)
@@ -100,6 +129,18 @@ def remove_webhook(request: Request, signed: Acting, endpoint_id: str = ENDPOINT
     webhook_endpoints = runtime_of(request).store.webhook_endpoints
     webhook_endpoints.remove_endpoint(signed.workspace.id, endpoint_id)
     return endpoints.listing(webhook_endpoints, signed.workspace.id)
+
+
+@router.patch("/settings/webhooks/{endpoint_id}", response_model=EndpointView, responses=errors(401, 403, 404, 422))
+def set_webhook_events(request: Request, signed: Acting, body: EndpointEventsBody,
+                       endpoint_id: str = ENDPOINT_ID) -> dict:
+    """Change the events an endpoint is sent, in place: its URL, signing secret, on/off state and
+    delivery log stay. Events fanned out after the change follow the new list (those of earlier
+    card moves already delivered or owed are not sent again, nor taken back)."""
+    _owner(signed)
+    changed = endpoints.set_events(runtime_of(request).store.webhook_endpoints, signed.person, endpoint_id,
+                                   body.events, body.everyEvent is True)
+    return endpoints.endpoint_view(changed)
 
 
 @router.post("/settings/webhooks/{endpoint_id}/enable", response_model=EndpointView,
