@@ -1,6 +1,7 @@
-"""``countersign webhook add``, ``list``, ``remove``, ``enable`` and ``log``: a workspace's signed
-webhooks (docs/channels.md, "Webhooks"), as its owners manage them in Settings. ``add`` prints the
-new endpoint's signing secret once; the same checks as the page's (an https URL on a public
+"""``countersign webhook add``, ``list``, ``events``, ``remove``, ``enable`` and ``log``: a
+workspace's signed webhooks (docs/channels.md, "Webhooks"), as its owners manage them in Settings.
+``add`` prints the new endpoint's signing secret once; ``events`` changes the events an endpoint
+takes, in place (its secret stays); the same checks as the page's (an https URL on a public
 address, known events, at most five endpoints)."""
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ def cmd_webhook(args) -> int:
         if args.action == "remove":
             store.webhook_endpoints.remove_endpoint(ws, args.endpoint_id)
             print(json.dumps(endpoints.listing(store.webhook_endpoints, ws), indent=2))
+        elif args.action == "events":
+            changed = endpoints.set_events(store.webhook_endpoints, person, args.endpoint_id, args.event,
+                                           args.every_event)
+            print(json.dumps(endpoints.endpoint_view(changed), indent=2))
         elif args.action == "enable":
             enabled = store.webhook_endpoints.enable_endpoint(ws, args.endpoint_id)
             print(json.dumps(endpoints.endpoint_view(enabled), indent=2))
@@ -71,6 +76,7 @@ def add_parser(sub) -> None:
     actions = webhook.add_subparsers(dest="action", required=True)
     for action, helptext in (("list", "the workspace's webhook endpoints"),
                              ("add", "add an endpoint; prints its signing secret once"),
+                             ("events", "change the events an endpoint is sent (its secret stays)"),
                              ("remove", "remove an endpoint: nothing more is sent to it"),
                              ("enable", "turn on again an endpoint turned off after a day of failures"),
                              ("log", "an endpoint's latest deliveries, newest first")):
@@ -85,3 +91,10 @@ def add_parser(sub) -> None:
                                   "card.answered, card.completed, card.failed, card.lapsed, card.edited")
         elif action != "list":
             one.add_argument("endpoint_id", metavar="ENDPOINT_ID", help="its id (wh_…), from `webhook list`")
+        if action == "events":
+            which = one.add_mutually_exclusive_group(required=True)
+            which.add_argument("--event", action="append",
+                               help="an event to send from now on (repeat): card.filed, card.answered, "
+                                    "card.completed, card.failed, card.lapsed, card.edited")
+            which.add_argument("--every-event", action="store_true",
+                               help="every event, those added later too (as an endpoint added without --event)")
