@@ -1,5 +1,6 @@
 // Settings → Webhooks (docs/channels.md, "Webhooks"), owners only: the workspace's endpoints (add one,
-// its signing secret shown once; turn one off and on; remove one) and each endpoint's delivery log.
+// its signing secret shown once; change the events one is sent; turn one off and on; remove one) and
+// each endpoint's delivery log.
 import { dateText } from './dom.js';
 import { S } from './strings-on-demand.js';
 
@@ -14,7 +15,7 @@ export async function webhooksPanel(page, { copyButton, refresh }) {
     catch (e) { button.disabled = false; fail(e); }
   };
   const list = el('ul', { class: 'connections endpoints' });
-  for (const e of data.endpoints) list.append(endpointEl(page, e, act));
+  for (const e of data.endpoints) list.append(endpointEl(page, e, act, data.events));
   return el('section', { class: 'panel', 'data-section': 'webhooks' },
     el('h2', {}, S.sections.webhooks[0]),
     el('p', { class: 'hint' }, S.webhooksIntro),
@@ -32,7 +33,7 @@ function offWhy(el, e) {
   return el('p', { class: 'revoked-why', 'data-field': 'disabled-why', 'data-disabled-by': e.disabledBy || '' }, why);
 }
 
-function endpointEl(page, e, act) {
+function endpointEl(page, e, act, events) {
   const { el } = page;
   const id = encodeURIComponent(e.id);
   const li = el('li', { 'data-endpoint': e.id },
@@ -51,8 +52,57 @@ function endpointEl(page, e, act) {
   remove.addEventListener('click', () => { remove.hidden = true; sure.hidden = false; });
   no.addEventListener('click', () => { sure.hidden = true; remove.hidden = false; });
   yes.addEventListener('click', () => act(yes, 'DELETE', `/settings/webhooks/${id}`, S.endpointRemoved));
-  li.append(el('div', { class: 'actions' }, toggle, remove), sure, logEl(page, id));
+  const edit = el('button', { type: 'button', class: 'secondary', 'data-action': 'edit-events',
+    'aria-expanded': 'false' }, S.editEvents);
+  const actions = el('div', { class: 'actions' }, toggle, edit, remove);
+  edit.addEventListener('click', () => editEventsEl(page, e, events, edit, actions, (changed) => {
+    const fresh = endpointEl(page, changed, act, events);
+    li.replaceWith(fresh);
+    fresh.querySelector('[data-action=edit-events]').focus();
+  }));
+  li.append(actions, sure, logEl(page, id));
   return li;
+}
+
+// "Edit events": the add form's event boxes, ticked as the endpoint is sent now, made when opened
+// (so the add form's boxes stay the only ones on the page until then) and dropped when closed.
+// Every box ticked sends no list (every event, those added later too), as adding does.
+function editEventsEl({ api, el, announce }, e, events, edit, actions, saved) {
+  const open = actions.nextElementSibling;
+  if (open?.matches('form.edit-events')) { open.remove(); edit.setAttribute('aria-expanded', 'false'); return; }
+  const boxes = events.map((name) => {
+    const box = el('input', { type: 'checkbox', id: `events-${e.id}-${name.replace('.', '-')}`, name: 'events',
+      value: name });
+    box.checked = e.everyEvent || e.events.includes(name);
+    return [box, el('label', { for: box.id }, box, el('span', { class: 'mono' }, name))];
+  });
+  const save = el('button', { type: 'submit', class: 'primary', 'data-action': 'save-events' }, S.saveEvents);
+  const cancel = el('button', { type: 'button', class: 'secondary' }, S.cancel);
+  const out = el('div', { 'aria-live': 'polite' });
+  const form = el('form', { class: 'edit-events', novalidate: true, 'data-field': 'edit-events' },
+    el('fieldset', { class: 'toggle' }, el('legend', {}, S.endpointEvents), boxes.map(([, label]) => label)),
+    el('p', { class: 'hint' }, S.editEventsHint),
+    el('div', { class: 'actions' }, save, cancel), out);
+  const close = () => { form.remove(); edit.setAttribute('aria-expanded', 'false'); edit.focus(); };
+  cancel.addEventListener('click', close);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    save.disabled = true;
+    out.replaceChildren();
+    try {
+      const chosen = boxes.filter(([box]) => box.checked).map(([box]) => box.value);
+      const changed = await api('PATCH', `/settings/webhooks/${encodeURIComponent(e.id)}`,
+        chosen.length === boxes.length ? { everyEvent: true } : { events: chosen });
+      announce(S.eventsSaved);
+      saved(changed);
+    } catch (err) {
+      save.disabled = false;
+      out.append(el('p', { class: 'error', role: 'alert', 'data-field': err.field || '' }, err.message));
+    }
+  });
+  actions.after(form);
+  edit.setAttribute('aria-expanded', 'true');
+  boxes[0][0].focus();
 }
 
 // The delivery log, read when opened (and again each time).

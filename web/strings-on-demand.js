@@ -257,6 +257,11 @@ export const S = {
     + 'is sent until it is turned on again.'],
   turnOff: 'Turn off',
   turnOn: 'Turn on',
+  editEvents: 'Edit events',
+  editEventsHint: 'Events that happen after you save are sent as ticked here; those sent already are not sent '
+    + 'again. Its signing secret stays the same.',
+  saveEvents: 'Save events',
+  eventsSaved: 'The endpoint\'s events were saved.',
   removeEndpointPrompt: 'Nothing more is sent to it, the deliveries it is still owed included.',
   removeIt: 'Remove it',
   endpointRemoved: 'The endpoint was removed.',
