@@ -28,6 +28,7 @@ from countersign.notify.webhooks import (
 )
 from countersign.settings import Settings
 from countersign.store.cards import CardCommit
+from countersign.store.dynamodb.webhook_endpoints import endpoint_key
 from countersign.store.webhook_deliveries import DELIVERED, DROPPED, EVENTS, GAVE_UP, PENDING, delivery_id
 from countersign.store.webhook_endpoints import BEFORE_EDITED, WebhookEndpoint
 from countersign.surfaces.webhook_endpoints import set_events
@@ -218,6 +219,36 @@ def test_an_edited_card_is_reported_with_the_card_that_replaced_it_and_its_deadl
         (True, "card.edited", DELIVERED), (True, "card.filed", DELIVERED)]
 
 
+def written_before_exact_events(store, endpoint: WebhookEndpoint) -> None:
+    """``endpoint`` as a release before ``card.edited`` left it: without the mark that its events
+    are exactly its list (``events_exact``), as the SQLite migration to version 12 and DynamoDB
+    items of that release read."""
+    if hasattr(store, "database"):
+        with store.database.write() as db:
+            db.execute("UPDATE webhook_endpoints SET events_exact = 0 WHERE id = ?", (endpoint.id,))
+    else:
+        store.table.update(endpoint_key(endpoint.workspace_id, endpoint.id), UpdateExpression="REMOVE events_exact")
+
+
+def test_every_event_but_card_edited_can_be_chosen_on_adding_and_on_changing(store, tmp_path, receiver):
+    """Naming every event but ``card.edited`` is a choice kept as made, on adding an endpoint and on
+    changing its events: such an endpoint is not sent ``card.edited`` (only one written before
+    events were kept exactly is read as every event)."""
+    w = World(store)
+    added, _ = add_endpoint(w, receiver.url, events=BEFORE_EDITED)
+    changed, _ = add_endpoint(w, receiver.url, events=())
+    store.webhook_endpoints.set_endpoint_events(w.ws.id, changed.id, BEFORE_EDITED)
+    listed = {e.id: e for e in store.webhook_endpoints.list_endpoints(w.ws.id)}
+    assert [listed[e.id].events for e in (added, changed)] == [BEFORE_EDITED] * 2
+    now = int(time.time())
+    deliverer = WebhookDeliverer(store, KEYS, settings_for(tmp_path), clock=lambda: now)
+    old = file(w, now)
+    w.edit(old, now, ttl=120, webhooks=None)
+    deliverer.sweep()
+    kinds = sorted(json.loads(got.body)["type"] for got in receiver.received)
+    assert kinds == ["card.filed"] * 4  # the old card's and the new one's, to each; no card.edited
+
+
 def test_an_endpoint_added_for_every_event_is_sent_events_added_later_and_one_that_named_some_is_not(
         store, tmp_path, receiver):
     """Added without naming events, an endpoint takes every event, those added later too (as
@@ -226,6 +257,7 @@ def test_an_endpoint_added_for_every_event_is_sent_events_added_later_and_one_th
     w = World(store)
     every, _ = add_endpoint(w, receiver.url, events=())
     older, _ = add_endpoint(w, receiver.url, events=BEFORE_EDITED)
+    written_before_exact_events(store, older)
     some, _ = add_endpoint(w, receiver.url, events=[e for e in BEFORE_EDITED if e != "card.answered"])
     listed = {e.id: e for e in store.webhook_endpoints.list_endpoints(w.ws.id)}
     assert [(listed[e.id].events, listed[e.id].events_taken) for e in (every, older)] == [((), EVENTS)] * 2

@@ -212,4 +212,4 @@ def test_a_database_of_an_earlier_release_gains_signed_in_until(tmp_path):
     finally:
         reopened.close()
     (version,) = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()
-    assert version == 11
+    assert version == 12

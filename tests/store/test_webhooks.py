@@ -5,6 +5,7 @@ each (event, endpoint) exactly one delivery, the delivery lease, and the log."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import replace
 
 import pytest
@@ -13,6 +14,7 @@ from countersign.core.card_states import CardState, Refusal
 from countersign.core.ids import new_id
 from countersign.store.cards import CardCommit
 from countersign.store.errors import BadInput, NotFound, Taken
+from countersign.store.sqlite import SQLiteStore
 from countersign.store.webhook_deliveries import (
     DELIVERED,
     DROPPED,
@@ -24,7 +26,13 @@ from countersign.store.webhook_deliveries import (
     WebhookDelivery,
     delivery_id,
 )
-from countersign.store.webhook_endpoints import MAX_ENDPOINTS, WebhookEndpoint, turned_off_by, turned_off_by_an_owner
+from countersign.store.webhook_endpoints import (
+    BEFORE_EDITED,
+    MAX_ENDPOINTS,
+    WebhookEndpoint,
+    turned_off_by,
+    turned_off_by_an_owner,
+)
 from tests.store._factories import DAY, World, card, filed
 
 HOUR = 3600
@@ -402,3 +410,31 @@ def test_an_endpoints_events_are_changed_in_place_and_nothing_else_is(store):
         store.webhook_endpoints.set_endpoint_events(w.ws.id, "wh_unknown", ("card.filed",))
     assert store.webhook_endpoints.get_endpoint(w.ws.id, ep.id).events == ("card.answered",)  # nothing written
     assert store.webhook_endpoints.list_endpoints(other.ws.id) == []
+
+
+def test_a_database_of_an_earlier_release_reads_every_event_but_card_edited_as_every_event(tmp_path):
+    """Schema 12: a webhook_endpoints table made before it gains ``events_exact``. Its endpoints
+    stored with every event there was before ``card.edited`` were added for every event (then
+    stored as that list), and read so; one that named fewer reads as it was; one added after the
+    upgrade naming those five keeps exactly those five."""
+    path = str(tmp_path / "old.db")
+    first = SQLiteStore(path)
+    w = World(first)
+    every = first.webhook_endpoints.add_endpoint(endpoint(w, events=BEFORE_EDITED))
+    fewer = first.webhook_endpoints.add_endpoint(endpoint(w, events=BEFORE_EDITED[:2]))
+    first.close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE webhook_endpoints DROP COLUMN events_exact")
+    db.execute("PRAGMA user_version = 11")
+    db.commit()
+    db.close()
+
+    reopened = SQLiteStore(path)
+    try:
+        chosen = reopened.webhook_endpoints.add_endpoint(endpoint(w, events=BEFORE_EDITED))
+        read = {e.id: e.events for e in reopened.webhook_endpoints.list_endpoints(w.ws.id)}
+        assert read == {every.id: (), fewer.id: BEFORE_EDITED[:2], chosen.id: BEFORE_EDITED}
+    finally:
+        reopened.close()
+    (version,) = sqlite3.connect(path).execute("PRAGMA user_version").fetchone()
+    assert version == 12

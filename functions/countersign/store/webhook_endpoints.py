@@ -59,15 +59,18 @@ class WebhookEndpoint:
         return self.events or EVENTS
 
 
-# Every event there was before card.edited: an endpoint stored with exactly these was added when
-# "every event" was stored as the list of them, so it takes every event (card.edited and any later).
+# Every event there was before card.edited. An endpoint written before its events were stored
+# exactly (no ``events_exact`` mark) with exactly these was added when "every event" was stored as
+# the list of them, so it takes every event (card.edited and any later). Every endpoint added or
+# changed since is marked, and its list means that list: every event but card.edited is a choice.
 BEFORE_EDITED = tuple(e for e in EVENTS if e != EDITED)
 
 
-def stored_events(events: Any) -> tuple[str, ...]:
-    """An endpoint's events as a store read them (see :data:`BEFORE_EDITED`)."""
+def stored_events(events: Any, exact: bool) -> tuple[str, ...]:
+    """An endpoint's events as a store read them; ``exact``: the endpoint's ``events_exact`` mark
+    (see :data:`BEFORE_EDITED`)."""
     events = tuple(events or ())
-    return () if events == BEFORE_EDITED else events
+    return () if not exact and events == BEFORE_EDITED else events
 
 
 def disabled_reason(failures: int, since: int) -> str:

@@ -42,7 +42,7 @@ def endpoint_key(ws: str, endpoint_id: str) -> codec.Item:
 
 def _endpoint_from(v: dict[str, Any]) -> WebhookEndpoint:
     values: dict[str, Any] = {k: v.get(k) for k in ENDPOINT_FIELDS}
-    values["events"] = stored_events(v.get("events"))
+    values["events"] = stored_events(v.get("events"), bool(v.get("events_exact")))
     values["enabled"] = bool(v.get("enabled"))
     values["failures"] = int(v.get("failures") or 0)
     return WebhookEndpoint(**values)
@@ -64,6 +64,7 @@ class DynamoWebhookEndpoints(WebhookEndpointStore):
         check_endpoint(endpoint)
         values = {k: getattr(endpoint, k) for k in ENDPOINT_FIELDS}
         values["events"] = list(endpoint.events)
+        values["events_exact"] = True  # its list means that list (store.webhook_endpoints.BEFORE_EDITED)
         ws = endpoint.workspace_id
         try:
             self.table.transact([
@@ -107,9 +108,9 @@ class DynamoWebhookEndpoints(WebhookEndpointStore):
     def set_endpoint_events(self, workspace_id: str, endpoint_id: str, events: tuple[str, ...]) -> WebhookEndpoint:
         taken = check_taken(events)
         out = self.table.update(  # the endpoint's item only: the workspace's count of endpoints is unchanged
-            endpoint_key(workspace_id, endpoint_id), UpdateExpression="SET events = :events",
+            endpoint_key(workspace_id, endpoint_id), UpdateExpression="SET events = :events, events_exact = :exact",
             ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeValues=codec.values({":events": list(taken)}), ReturnValues="ALL_NEW")
+            ExpressionAttributeValues=codec.values({":events": list(taken), ":exact": True}), ReturnValues="ALL_NEW")
         if not out:
             raise NotFound("webhook endpoint", endpoint_id)
         return _endpoint_from(out)

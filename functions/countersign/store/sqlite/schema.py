@@ -28,8 +28,8 @@ from ..workspaces import Person, Workspace, channels_off_from_text, quiet_hours_
 BUSY_TIMEOUT_MS = 30_000
 LIVE_FOREVER = 2**62  # a running card holds its request until it is settled
 
-SCHEMA_VERSION = 11  # 8: cards.lifetime; 9: cards' audience, quorum, votes, escalation; 10: slack_links.user_name;
-# 11: push_subscriptions.signed_in_until
+SCHEMA_VERSION = 12  # 8: cards.lifetime; 9: cards' audience, quorum, votes, escalation; 10: slack_links.user_name;
+# 11: push_subscriptions.signed_in_until; 12: webhook_endpoints.events_exact
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS workspaces (
@@ -114,6 +114,7 @@ ADDED_COLUMNS = {
     "outbox": (("listed", "TEXT"),),
     "slack_links": (("user_name", "TEXT"),),
     "push_subscriptions": (("signed_in_until", "INTEGER"),),
+    "webhook_endpoints": (("events_exact", "INTEGER NOT NULL DEFAULT 0"),),
 }
 
 

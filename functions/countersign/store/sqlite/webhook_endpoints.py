@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS webhook_endpoints (
     id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, url TEXT NOT NULL, events TEXT NOT NULL,
     secret_sealed TEXT NOT NULL, created_at INTEGER NOT NULL, created_by TEXT NOT NULL, enabled INTEGER NOT NULL,
     disabled_at INTEGER, disabled_reason TEXT, failing_since INTEGER, failures INTEGER NOT NULL,
-    last_success_at INTEGER);
+    last_success_at INTEGER, events_exact INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS webhook_endpoints_by_workspace ON webhook_endpoints (workspace_id, created_at, id);
 """
 
@@ -38,7 +38,7 @@ ENDPOINT_FIELDS = ("id", "workspace_id", "url", "events", "secret_sealed", "crea
 
 def _endpoint(row: sqlite3.Row) -> WebhookEndpoint:
     values = {k: row[k] for k in ENDPOINT_FIELDS}
-    values["events"] = stored_events(schema.from_json(row["events"]))
+    values["events"] = stored_events(schema.from_json(row["events"]), bool(row["events_exact"]))
     values["enabled"] = bool(row["enabled"])
     return WebhookEndpoint(**values)
 
@@ -71,7 +71,7 @@ class SQLiteWebhookEndpoints(WebhookEndpointStore):
                 raise BadInput("url", f"this workspace has {MAX_ENDPOINTS} webhook endpoints already, the most it "
                                       "may have; remove one first.")
             values = {k: getattr(endpoint, k) for k in ENDPOINT_FIELDS}
-            values.update(events=canonical_json(list(endpoint.events)), enabled=int(endpoint.enabled))
+            values.update(events=canonical_json(list(endpoint.events)), enabled=int(endpoint.enabled), events_exact=1)
             db.execute(f"INSERT INTO webhook_endpoints ({', '.join(values)}) VALUES ({', '.join('?' * len(values))})",
                        tuple(values.values()))
         return endpoint
@@ -100,7 +100,8 @@ class SQLiteWebhookEndpoints(WebhookEndpointStore):
     def set_endpoint_events(self, workspace_id: str, endpoint_id: str, events: tuple[str, ...]) -> WebhookEndpoint:
         taken = check_taken(events)
         with self.db.write() as db:
-            found = db.execute("UPDATE webhook_endpoints SET events = ? WHERE id = ? AND workspace_id = ? RETURNING *",
+            found = db.execute("UPDATE webhook_endpoints SET events = ?, events_exact = 1"
+                               " WHERE id = ? AND workspace_id = ? RETURNING *",
                                (canonical_json(list(taken)), endpoint_id, workspace_id)).fetchall()
         if not found:
             raise NotFound("webhook endpoint", endpoint_id)
