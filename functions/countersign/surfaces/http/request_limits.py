@@ -24,6 +24,10 @@ work and taken once, all together, each on condition that it is under its limit:
 * any other request is counted by one write before its work, as is a request whose caller could
   not be read (a wrong token, no session).
 
+The counts go down in the request's ASGI scope (:data:`COUNTS_KEY`, :func:`counts_of`), read where
+the caller is read and carried on by it as a value (``Principal.counts``, ``Signed.counts``) to the
+gate's question and answer, and so to the write that files or answers the card: no context variable.
+
 Over a limit: **429** with ``Retry-After`` (seconds to the next window). The one refusal that
 comes in the reply instead is a race: another request took the last count between this one's
 check and its card's write; the card's transaction is cancelled (nothing written) and the tool
