@@ -103,8 +103,8 @@ def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, v
                                "changes": changes})
     try:
         into = {"into": new.id, "by": person.id, "byName": by, "changes": changes}
-        if (card.edited or {}).get("from"):  # itself an edit's card: it still names the card it replaced
-            into["replaces"] = card.edited["from"]
+        if replaced := (card.edited or {}).get("from"):  # itself an edit's card: it still names the card it replaced
+            into["replaces"] = replaced
         return desk.file_edited(card, new, actor, into, describe(changes), now, counts)
     except Taken as taken:
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
