@@ -125,6 +125,24 @@ class Server:
                                    headers={"origin": ORIGIN, CSRF_HEADER: signed.session.csrf_token})
 
 
+    async def clicks(self, card_id: str, *paths: str) -> list[tuple[httpx2.Response, int, int]]:
+        """Each of ``paths`` (``decline``, ``reopen``: on the card the previous click answered with,
+        the first on ``card_id``) clicked in turn in one session: (the reply, the request's hits on
+        the page's counter, the requests counted alone meanwhile)."""
+        session_id, signed = sessions.start_session(self.store.sessions, self.runtime.sessions, self.person,
+                                                    self.workspace, self.runtime.desk.now())
+        page, out = f"page-address:{ADDRESS}", []
+        async with httpx2.AsyncClient(transport=self.transport, base_url=ORIGIN, cookies={COOKIE: session_id}) as http:
+            await http.get(f"/api/cards/{card_id}")  # the process learns whose the session is
+            for path in paths:
+                before = self.hits(page), self.alone.taken
+                done = await http.post(f"/api/cards/{card_id}/{path}",
+                                       headers={"origin": ORIGIN, CSRF_HEADER: signed.session.csrf_token})
+                out.append((done, self.hits(page) - before[0], self.alone.taken - before[1]))
+                card_id = done.json().get("id", card_id)
+        return out
+
+
 async def held_call(server: Server, text: str = "changed", token: str | None = None):
     async with mcp_client(f"{ORIGIN}/mcp", token or server.token, transport=server.transport) as client:
         return await client.call_tool("edit_note", {"note_id": "n1", "text": text})
@@ -296,4 +314,33 @@ async def test_a_request_counted_after_its_work_is_counted_before_its_reply_ends
                     assert answered.status_code != 429
         assert seen_at_end == [1, 2, 3]
         assert server.alone.taken == 3  # one write each, not two
+        server.store.close()
+
+
+async def test_a_decline_a_reopen_and_an_agents_cancel_are_each_counted_once_in_their_cards_commit():
+    """The counts travel with the request's answer to the write that records it (no context
+    variable): the page's Decline and reopen, and the agent's cancel_confirmation, are each counted
+    in the commit that answers or files their card, never by a write of their own."""
+    with tempfile.TemporaryDirectory() as tmp:
+        server = Server(tmp, COUNTERSIGN_LIMIT_PAGE="60", COUNTERSIGN_LIMIT_CONNECTION="30")
+        async with server.app.router.lifespan_context(server.app):
+            first = (await held_call(server, "first")).structured_content["confirmationId"]
+            (declined, hits, alone), (reopened, hits_again, alone_again) = await server.clicks(first, "decline",
+                                                                                               "reopen")
+            assert declined.status_code == 200 and declined.json()["state"] == "declined"
+            assert reopened.status_code == 200 and reopened.json()["state"] == "pending"
+            assert reopened.json()["id"] != first
+            assert (hits, alone, hits_again, alone_again) == (1, 0, 1, 0)
+            key = server.connection_key(server.token)
+            async with mcp_client(f"{ORIGIN}/mcp", server.token, transport=server.transport) as client:
+                await client.list_tools()
+                before = server.hits(key), server.requests, server.alone.taken
+                cancelled = (await client.call_tool("cancel_confirmation",
+                                                    {"confirmation_id": reopened.json()["id"]})).structured_content
+                hits, requests, alone = (server.hits(key) - before[0], server.requests - before[1],
+                                         server.alone.taken - before[2])
+            assert cancelled["status"] == "withdrawn" and server.pending() == []
+            assert requests >= 1 and hits == requests and alone == requests - 1
+            trail = server.store.cards.audit_trail(server.workspace.id, reopened.json()["id"])
+            assert [e.event for e in trail] == ["filed", "withdrawn"]
         server.store.close()

@@ -14,8 +14,9 @@ person is asked:
 
 Answers: accepted and ticked → run; accepted unticked or declined → declined; cancelled →
 falls back as in 3/4 (or declined under ``COUNTERSIGN_REQUIRE_ELICITATION``). Every answer is an
-:class:`~.question.Answer` made here, where it arrives, and resolves the request's one card
-(:mod:`.answers`); every yes commits through :mod:`.runner`.
+:class:`~.question.Answer` made here, where it arrives, with the counts of the request it came in
+(the caller's, ``Principal.counts``), and resolves the request's one card (:mod:`.answers`); every
+yes commits through :mod:`.runner`.
 """
 
 from __future__ import annotations
@@ -166,7 +167,7 @@ def _answered_during_call(desk: CardDesk, call: Call, q: Question, said: str, as
     q = q.replan(desk.now())
     if not q.allows_in_client:
         raise ConfirmationUnavailable("This action can now only be confirmed on the confirm page.")
-    return _settle(desk, call, q, said, Answer(call.actor, "client", asked_at))
+    return _settle(desk, call, q, said, Answer(call.actor, "client", asked_at, counts=call.principal.counts))
 
 
 def _page_only(q: Question) -> ConfirmationUnavailable:
@@ -190,7 +191,8 @@ def _second_round(desk: CardDesk, call: Call, q: Question) -> Reply | _Elicit:
         raise ActionError("The request state does not belong to a confirmation question.", field="requestState")
     nonce = ("ask:" + state["n"], q.ctx.now + NONCE_TTL)
     said = call.answer or CANCEL
-    answer = Answer(call.actor, "client", state["t"] if isinstance(state.get("t"), int) else q.ctx.now, nonce)
+    answer = Answer(call.actor, "client", state["t"] if isinstance(state.get("t"), int) else q.ctx.now, nonce,
+                    counts=call.principal.counts)
     if state.get("fp") == q.fingerprint and q.allows_in_client and (
             said != CANCEL or desk.settings.require_elicitation):
         # The answer resolves the request's card: its commit spends the nonce (no write before it).
@@ -329,7 +331,8 @@ def _spend_code(desk: CardDesk, call: Call) -> dict[str, Any]:
     )
     if record is None or not matches:
         raise ActionError(CODE_REFUSAL, field="confirmation")
-    return card_reply(desk, resolve(desk, q, Answer(call.actor, "code", record.issued_at or now), yes=True))
+    answer = Answer(call.actor, "code", record.issued_at or now, counts=call.principal.counts)
+    return card_reply(desk, resolve(desk, q, answer, yes=True))
 
 
 async def request_card(desk: CardDesk, principal: Principal, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

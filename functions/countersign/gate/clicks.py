@@ -5,6 +5,9 @@ card's Slack message comes here too (``channel="slack"``, which the audit trail 
 Opening a card settles one a dead process left running past its lease (:mod:`.recovery`); a
 Confirm runs the card (:mod:`.runner`). Both stand above the desk (:mod:`.desk`), which keeps
 the cards themselves.
+
+Each click passes down the counts of its request against the request limits (``counts``, read with
+the person's session), so the write that answers or files its card takes them in its transaction.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from ..core.card_states import CardState, Refusal, RefusalReason, refusal_for
 from ..identity.accounts import REVOKED_REASON
 from ..store.cards import Card
 from ..store.connections import Connection
+from ..store.limits import RequestCounts
 from ..store.workspaces import Person, Workspace
 from ..toolkit import ActionError
 from . import quorum
@@ -22,10 +26,12 @@ from .recovery import settle_if_lapsed
 from .runner import run_card
 
 
-def open_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:
+def open_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card: Card | None = None,
+              counts: RequestCounts | None = None) -> Card:
     """One card of ``person``, as it stands now: a card a dead process left running past its
-    lease is settled first (:mod:`.recovery`). :class:`Refusal` ``not_yours`` for another's card.
-    ``card``: this card as this request has just read it (with its session), not read again."""
+    lease is settled first (:mod:`.recovery`, the settling taking ``counts``, the request's).
+    :class:`Refusal` ``not_yours`` for another's card. ``card``: this card as this request has
+    just read it (with its session), not read again."""
     now = desk.now()
     if card is not None and (card.id, card.workspace_id) == (card_id, workspace_id):
         card = card.at(now)
@@ -33,17 +39,17 @@ def open_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, c
         card = desk.cards.get_card(workspace_id, card_id, now)
     if not card.may_answer(person.id):  # its person, or one of its audience (a quorum, an escalation)
         raise Refusal(RefusalReason.NOT_YOURS, "This card waits on someone else; only they can answer it.")
-    return settle_if_lapsed(desk, card, now)
+    return settle_if_lapsed(desk, card, now, counts)
 
 
 def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: str, passkey: dict | None = None, *,
                   workspace: Workspace | None = None, connections: dict[str, Connection] | None = None,
-                  card: Card | None = None, channel: str = "page") -> Card:
+                  card: Card | None = None, channel: str = "page", counts: RequestCounts | None = None) -> Card:
     """A signed-in person's Confirm: verify the ticket, re-plan, refuse drift, run once.
     ``passkey``: the assertion the confirm API verified over this card's statement.
     ``workspace`` and ``card``: as this request read them (not read again); ``connections``
     receives the connection the card came from, so the caller can name it without reading it again."""
-    card = open_card(desk, workspace_id, person, card_id, card)
+    card = open_card(desk, workspace_id, person, card_id, card, counts)
     now = desk.now()
     if card.state is not CardState.PENDING:
         if card.state is CardState.EXPIRED:
@@ -57,12 +63,12 @@ def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: st
         if connections is not None:
             connections[connection.id] = connection
         if connection.revoked:  # revoking withdraws pending cards; one filed as the revoke ran may be left
-            desk.withdraw(card, now, actor, channel, REVOKED_REASON.format(name=connection.name))
+            desk.withdraw(card, now, actor, channel, REVOKED_REASON.format(name=connection.name), counts)
             raise Refusal(
                 RefusalReason.WITHDRAWN,
                 "This card was withdrawn: the connection that asked was revoked. Nothing ran.",
             )
-    answer = Answer(actor, channel, passkey=passkey)
+    answer = Answer(actor, channel, passkey=passkey, counts=counts)
     if card.quorum is not None:  # one approval of several (countersign.gate.quorum)
         return quorum.approve(desk, card, person, answer, workspace=workspace, connection=connection)
     if card.person_id != person.id:  # one of its audience confirms the request of its person, as theirs
@@ -71,15 +77,17 @@ def confirm_click(desk: CardDesk, workspace_id: str, person: Person, card_id: st
 
 
 def decline_click(desk: CardDesk, workspace_id: str, person: Person, card_id: str, reason: str | None,
-                  card: Card | None = None, channel: str = "page") -> Card:
-    card = open_card(desk, workspace_id, person, card_id, card)
+                  card: Card | None = None, channel: str = "page", counts: RequestCounts | None = None) -> Card:
+    card = open_card(desk, workspace_id, person, card_id, card, counts)
     reason = (reason or "").strip()[:500] or None
+    answer = Answer(f"person:{person.id}", channel, counts=counts)
     if card.quorum is not None:
-        return quorum.decline(desk, card, person, Answer(f"person:{person.id}", channel), reason)
-    return desk.decline(card, desk.now(), Answer(f"person:{person.id}", channel), reason)
+        return quorum.decline(desk, card, person, answer, reason)
+    return desk.decline(card, desk.now(), answer, reason)
 
 
-def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card: Card | None = None) -> Card:
+def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card: Card | None = None,
+           counts: RequestCounts | None = None) -> Card:
     """A person's own click on a request they declined (from History): a new pending card for
     the same request, filed by them with a fresh ticket and deadline, and no email. The person
     can change their mind; an agent still cannot ask again within
@@ -90,7 +98,7 @@ def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card
     otherwise). One live card per request still holds: if a card of the request is live, that
     card is returned (``store.cards.file_card``).
     """
-    card = open_card(desk, workspace_id, person, card_id, card)
+    card = open_card(desk, workspace_id, person, card_id, card, counts)
     if card.person_id != person.id:
         raise Refusal(RefusalReason.NOT_YOURS, "Only the person this request waited on can reopen it.")
     if card.state is not CardState.DECLINED or card.refusal:
@@ -107,7 +115,7 @@ def reopen(desk: CardDesk, workspace_id: str, person: Person, card_id: str, card
         raise Refusal(RefusalReason.WITHDRAWN,
                       "The connection that asked was revoked, so this request cannot be reopened.")
     try:
-        q = desk.question_of(card, person, now)
+        q = desk.question_of(card, person, now, counts=counts)
     except ActionError:
         raise Refusal(RefusalReason.CHANGED, "What this request describes changed since you declined it, "
                       "so it cannot be reopened as it was. Nothing was filed; ask the agent for a fresh "

@@ -28,7 +28,7 @@ from ..store import Store
 from ..store.cards import AuditEntry, Card, CardCommit, CardStore
 from ..store.connections import Connection, ConnectionStore
 from ..store.docs import DocStore
-from ..store.limits import REQUEST_COUNTS, LimitStore
+from ..store.limits import LimitStore, RequestCounts
 from ..store.workspaces import Person, Workspace, WorkspaceStore
 from ..toolkit import ActionContext, ActionError
 from .errors import DriftError
@@ -98,7 +98,8 @@ class CardDesk:
         (``asked_at``, for a new card) and its nonce, if not spent yet, ride in the commit; once
         the commit went through, the nonce is spent. A standing grant's use it is rides in the
         commit that files its card running or completed (a run that failed takes none). So do the
-        request's counts against the request limits, unless taken already (:data:`REQUEST_COUNTS`)."""
+        counts against the request limits of the request the answer came in (``answer.counts``),
+        unless taken already, or the commit carries its own (``commit.counts``)."""
         if answer is not None and (answer.nonce is not None or (commit.new and answer.asked_at is not None)):
             commit = replace(commit, nonce=answer.nonce, asked_at=answer.asked_at if commit.new else commit.asked_at)
         if answer is not None and answer.votes is not None:  # a quorum's last yes: every vote, with its move
@@ -106,9 +107,8 @@ class CardDesk:
         if answer is not None and answer.grant is not None and commit.new and commit.target in (
                 CardState.COMPLETED, CardState.RUNNING):  # a grant's use is taken by the run it makes, only
             commit = replace(commit, grant_use=answer.grant)
-        counts = REQUEST_COUNTS.get()
-        if counts is not None and commit.counts is None:
-            commit = replace(commit, counts=counts)
+        if answer is not None and answer.counts is not None and commit.counts is None:
+            commit = replace(commit, counts=answer.counts)
         try:
             done = self.cards.commit_card(commit)
         except Refusal as refusal:
@@ -132,25 +132,28 @@ class CardDesk:
         self, principal: Principal, tool: str, arguments: dict[str, Any], *, answering: bool = False
     ) -> Question:
         """The caller's question (an agent's): ``tool`` planned on ``arguments`` now, in the
-        principal's workspace as it was read for this very request."""
+        principal's workspace as it was read for this very request, carrying its counts against
+        the request limits."""
         if is_smoke_workspace(principal.workspace.id) and tool != SMOKE_TOOL:
             raise ActionError(f"In the smoke workspace an agent may file {SMOKE_TOOL} only. Nothing was written.",
                               field="tool")
         ctx = self._reading(principal.workspace, principal.person, principal.connection,
                                int(self.clock()))
-        return Question.of(self.registry.agent_action(tool), arguments, ctx, answering=answering)
+        return Question.of(self.registry.agent_action(tool), arguments, ctx, answering=answering,
+                           counts=principal.counts)
 
     def question_of(self, card: Card, person: Person, now: int, *, workspace: Workspace | None = None,
-                    connection: Connection | None = None) -> Question:
+                    connection: Connection | None = None, counts: RequestCounts | None = None) -> Question:
         """A card's question planned again at ``now`` from its stored arguments: :class:`DriftError`
         unless it is still exactly the change the card shows. ``workspace`` and ``connection`` (the
-        card's), when this request has just read them, are not read again."""
+        card's), when this request has just read them, are not read again. ``counts``: the
+        request's that asks it again (:attr:`Question.counts`)."""
         action = self.registry.action(card.tool)
         if workspace is not None and (connection is not None or not card.connection_id):
             ctx = self._reading(workspace, person, connection, now)
         else:
             ctx = self.context(card.workspace_id, person, card.connection_id or None, now)
-        question = Question.of(action, card.arguments, ctx, answering=True)
+        question = Question.of(action, card.arguments, ctx, answering=True, counts=counts)
         if question.fingerprint != card.fingerprint:
             raise DriftError(action.drift_message)
         return question
@@ -160,12 +163,13 @@ class CardDesk:
     def file(self, q: Question, channel: str = "page", asker: Asker | None = None) -> tuple[Card, bool]:
         """File a pending card for ``q`` (by ``asker``, :func:`~.new_cards.new_card`) with its
         ``filed`` entry and the notification it owes — or, if a card of the same request is live, that card.
+        The filing takes ``q``'s counts against the request limits, unless taken already.
         Returns (card, filed by this call)."""
         now = self.now()
         card = new_card(q, channel, now, self.keyring, self.settings.card_ttl, asker)
         key = self._signing_key_note(card.expires_at)
         held = self.cards.file_card(card, self.audit(card, "filed", card.asker.actor, channel, now),
-                                    notify=self._owes_email(card), signing_key=key, counts=REQUEST_COUNTS.get())
+                                    notify=self._owes_email(card), signing_key=key, counts=q.counts)
         if held.id != card.id:
             return held, False
         self._key_noted(key)
@@ -177,28 +181,30 @@ class CardDesk:
         """File ``q`` again as a new pending card, by ``person`` themselves (reopening ``declined``,
         the request's latest card): a fresh ticket and deadline, no email. It is still the request
         of whoever asked for ``declined``. If a card of the request is live, that card is returned
-        (``store.cards.file_card``)."""
+        (``store.cards.file_card``). The filing takes ``q``'s counts, as :meth:`file`'s does."""
         new = new_card(q, "page", now, self.keyring, self.settings.card_ttl, declined.asker)
         key = self._signing_key_note(new.expires_at)
         filed = self.audit(new, "filed", f"person:{person.id}", "page", now, f"reopened {declined.id}")
         held = self.cards.file_card(new, filed, notify=False, replacing=declined.id, signing_key=key,
-                                    counts=REQUEST_COUNTS.get())
+                                    counts=q.counts)
         if held.id == new.id:
             self._key_noted(key)
             self.event("card_filed")
         return held
 
-    def file_edited(self, card: Card, new: Card, actor: str, edited: dict[str, Any], text: str, now: int) -> Card:
+    def file_edited(self, card: Card, new: Card, actor: str, edited: dict[str, Any], text: str, now: int,
+                    counts: RequestCounts | None = None) -> Card:
         """One transaction (``store.cards.commit_card``): ``card`` moves ``pending → edited``, on the
         version read, its ticket spent, recording ``edited``; ``new`` (its successor, with the
         person's values) is filed pending for the same request's asker, with its ``filed`` entry
         and no email. :class:`~countersign.core.card_states.Refusal` if ``card`` moved first;
-        :class:`~countersign.store.errors.Taken` if a card holds ``new``'s request. Returns ``new``."""
+        :class:`~countersign.store.errors.Taken` if a card holds ``new``'s request. Returns ``new``.
+        ``counts``: the edit's request's, taken in the same transaction unless taken already."""
         key = self._signing_key_note(new.expires_at)
         moved = self.audit(card, "edited", actor, "page", now, f"edited into {new.id}: {text}")
         filed = self.audit(new, "filed", actor, "page", now, f"edited from {card.id}: {text}")
         self.commit(CardCommit(card, CardState.EDITED, now, (moved,), channel="page", edited=edited,
-                               successor=new, successor_audit=filed, successor_key=key))
+                               successor=new, successor_audit=filed, successor_key=key, counts=counts))
         self._key_noted(key)
         self.event("card_filed")
         return new
@@ -251,13 +257,13 @@ class CardDesk:
         retried after its reply was lost gets that answer instead of a second card, so it never
         runs twice, and an agent cannot wear a person down by asking again right after a no.
 
-        The request's counts (:data:`REQUEST_COUNTS`), unless taken already, are taken with the
+        The request's counts (``q.counts``), unless taken already, are taken with the
         look when no card holds the request (one write in place of a read and a write after the
         work: ``store.cards.request_holder``); :class:`~countersign.store.limits.OverLimit` if a
         counter is at its limit.
         """
         card = self.cards.request_holder(q.ctx.workspace.id, q.ctx.person.id, q.tool, q.fingerprint, q.ctx.now,
-                                         counts=REQUEST_COUNTS.get())
+                                         counts=q.counts)
         if card is None:
             return None
         if card.state in (CardState.PENDING, CardState.RUNNING):
@@ -301,10 +307,13 @@ class CardDesk:
         self.close(card, CardState.DECLINED, now, answer, detail=message, refusal=message, event="refused")
         return Refusal(RefusalReason.CHANGED, message)
 
-    def withdraw(self, card: Card, now: int, actor: str, channel: str = "mcp", reason: str | None = None) -> Card:
+    def withdraw(self, card: Card, now: int, actor: str, channel: str = "mcp", reason: str | None = None,
+                 counts: RequestCounts | None = None) -> Card:
         """``pending → withdrawn``: by the agent (``cancel_confirmation``) or because the person
-        revoked the connection that asked (``reason`` then says so)."""
-        return self.close(card, CardState.WITHDRAWN, now, Answer(actor, channel), detail=reason, decline_reason=reason)
+        revoked the connection that asked (``reason`` then says so). ``counts``: the request's that
+        withdraws it (as :attr:`Answer.counts <.question.Answer.counts>`)."""
+        return self.close(card, CardState.WITHDRAWN, now, Answer(actor, channel, counts=counts), detail=reason,
+                          decline_reason=reason)
 
     def withdraw_waiting(self, workspace_id: str, person_id: str, actor: str, channel: str, reason: str,
                          connection_id: str | None = None, tool: str | None = None,

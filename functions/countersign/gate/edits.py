@@ -20,6 +20,7 @@ from ..core.card_states import CardState, Refusal, RefusalReason, refusal_for
 from ..identity.accounts import REVOKED_REASON
 from ..store.cards import Card
 from ..store.errors import Taken
+from ..store.limits import RequestCounts
 from ..store.workspaces import Person
 from ..toolkit import ActionError, Editable
 from . import replies
@@ -52,12 +53,13 @@ def _declared(tool: str, declared: dict[str, Editable]) -> str:
 
 
 def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, values: Any,
-              card: Card | None = None) -> Card:
+              card: Card | None = None, counts: RequestCounts | None = None) -> Card:
     """``person``'s edit of their pending card ``card_id``: the new pending card it files (the old
     one ends ``edited``). :class:`ActionError` naming the field for a value that is not editable or
     that the argument checker or plan refuses; :class:`Refusal` for another's card, an answered
-    one, or one that lost a race to another answer. Nothing is written unless both moves are."""
-    card = open_card(desk, workspace_id, person, card_id, card)
+    one, or one that lost a race to another answer. Nothing is written unless both moves are.
+    ``counts``: the request's against the request limits, taken in that transaction."""
+    card = open_card(desk, workspace_id, person, card_id, card, counts)
     if card.person_id != person.id:  # one of its audience answers it; only its person changes what it asks
         raise Refusal(RefusalReason.NOT_YOURS, "Only the person this request waits on can edit it; you can approve "
                       "or decline it.")
@@ -81,7 +83,7 @@ def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, v
     if card.connection_id:
         connection = desk.connections.get_connection(workspace_id, card.connection_id)
         if connection.revoked:  # as a Confirm: the card is withdrawn instead
-            desk.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name))
+            desk.withdraw(card, now, actor, "page", REVOKED_REASON.format(name=connection.name), counts)
             raise Refusal(RefusalReason.WITHDRAWN,
                           "This card was withdrawn: the connection that asked was revoked. Nothing ran.")
     merged = {**card.arguments, **values}
@@ -103,7 +105,7 @@ def edit_card(desk: CardDesk, workspace_id: str, person: Person, card_id: str, v
         into = {"into": new.id, "by": person.id, "byName": by, "changes": changes}
         if replaced := (card.edited or {}).get("from"):  # itself an edit's card: it still names the card it replaced
             into["replaces"] = replaced
-        return desk.file_edited(card, new, actor, into, describe(changes), now)
+        return desk.file_edited(card, new, actor, into, describe(changes), now, counts)
     except Taken as taken:
         raise Refusal(RefusalReason.ALREADY_ANSWERED,
                       f"A card for exactly this edited change is already waiting ({taken.card.id}); nothing was "

@@ -4,7 +4,9 @@ A :class:`Question` is made once per call (and once per answer: every answer re-
 state as it is then, :meth:`Question.replan`), and carries everything the gate's paths need, so
 they pass one value instead of seven. An :class:`Answer` is made where an answer arrives (a
 click on the confirm page, an answer in the client, a code) and passed down to the commit that
-records it.
+records it. Both carry the request's counts against the request limits (``counts``), so the write
+that files or answers the request's card takes them in its transaction (docs/operations.md,
+"Request limits").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from ..core.canonical import canonical_json, subject_fingerprint
 from ..store.cards import MAX_ARGUMENTS_BYTES
+from ..store.limits import RequestCounts
 from ..store.standing_grants import GrantUse
 from ..toolkit import Action, ActionContext, ActionError, Effect, GateClass, Plan, Unavailable
 from ..toolkit.arguments import ArgumentError, check_depth
@@ -69,6 +72,9 @@ class Question:
     # The workspace's quorum rule this call falls under (countersign.gate.quorum_rules), or None: then
     # one person's yes runs it; else only approvals on the confirm page do, never an answer in the client.
     quorum: dict[str, Any] | None = field(init=False)
+    # The counts of the request that asks (None: no limit applies, or none is being served): taken by
+    # the write that files its card (CardDesk.file) or looks at its request (CardDesk.recent).
+    counts: RequestCounts | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         gate = self.action.gate_class(self.args, self.ctx)
@@ -82,11 +88,14 @@ class Question:
         object.__setattr__(self, "allows_in_client", gate.allows_in_client(self.ctx) and not passkey and not quorum)
 
     @classmethod
-    def of(cls, action: Action, arguments: dict[str, Any], ctx: ActionContext, *, answering: bool = False) -> Question:
-        """Parse and plan. ``answering``: a plan that fails is drift (the state moved since the preview)."""
+    def of(cls, action: Action, arguments: dict[str, Any], ctx: ActionContext, *, answering: bool = False,
+           counts: RequestCounts | None = None) -> Question:
+        """Parse and plan. ``answering``: a plan that fails is drift (the state moved since the preview).
+        ``counts``: the asking request's (:attr:`counts`)."""
         args = parse(action, arguments)
         plan = plan_at_answer(action, args, ctx) if answering else action.plan(args, ctx)
-        return cls(action, arguments, args, ctx, plan, subject_fingerprint(ctx.workspace.id, action.name, plan.subject))
+        return cls(action, arguments, args, ctx, plan, subject_fingerprint(ctx.workspace.id, action.name, plan.subject),
+                   counts)
 
     def effect(self) -> Effect:
         """What a yes commits: the effect the plan staged (:attr:`Plan.effect`), else ``apply``'s."""
@@ -103,7 +112,7 @@ class Question:
         moved_to = subject_fingerprint(ctx.workspace.id, self.action.name, plan.subject)
         if moved_to != (shown or self.fingerprint):
             raise DriftError(self.action.drift_message)
-        return Question(self.action, self.arguments, self.args, ctx, plan, moved_to)
+        return Question(self.action, self.arguments, self.args, ctx, plan, moved_to, self.counts)
 
 
 @dataclass
@@ -125,6 +134,9 @@ class Answer:
     * ``grant`` — the use of a standing grant this yes is (channel ``grant``: the person said yes
       in advance, :mod:`countersign.gate.standing_grants`), consumed by the commit that runs the
       card, in its transaction.
+    * ``counts`` — the counts against the request limits of the request the answer came in (None:
+      no limit applies, or it came in no request: the sweep, the command line), taken by the first
+      commit that records it unless taken already (:attr:`~countersign.store.cards.CardCommit.counts`).
 
     Mutable on purpose: the commit that spends the nonce clears it
     (:meth:`CardDesk.commit <countersign.gate.desk.CardDesk.commit>`), and an answer that finds its
@@ -140,3 +152,4 @@ class Answer:
     # A quorum card's votes with this yes, the last one needed (countersign.gate.quorum): written with
     # the move that runs it; its audit entry and result name every approver.
     votes: tuple[dict[str, Any], ...] | None = None
+    counts: RequestCounts | None = field(default=None, compare=False, repr=False)

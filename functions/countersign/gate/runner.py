@@ -264,7 +264,7 @@ def run_unheld(desk: CardDesk, q: Question) -> dict:
             if attempt == ATTEMPTS - 1:
                 break
             time.sleep(random.uniform(0, 0.01 * 2**attempt))
-            q = Question.of(q.action, q.arguments, q.ctx.refreshed(desk.now()))
+            q = Question.of(q.action, q.arguments, q.ctx.refreshed(desk.now()), counts=q.counts)
             continue
         return {"result": result, "next": [s.to_dict() for s in q.action.next_steps(result, q.ctx)]}
     raise ActionError(BUSY_MESSAGE)

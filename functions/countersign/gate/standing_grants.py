@@ -396,7 +396,7 @@ def run_if_granted(desk: CardDesk, q: Question) -> Coverage:
             notes.extend(_noted(grant, why, q.ctx.now))
             continue
         use = _use(grant, q)
-        answer = Answer(f"person:{grant.person_id}", CHANNEL, grant=use)
+        answer = Answer(f"person:{grant.person_id}", CHANNEL, grant=use, counts=q.counts)
         try:
             card = run_new(desk, q, answer)
         except GrantUnavailable:

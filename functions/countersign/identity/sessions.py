@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.ids import new_secret_token
 from ..store.callers import CallerReads, Owner, Owners
@@ -42,6 +42,9 @@ class Signed:
     # the card the request's path names, when it was read with the session (one request on
     # DynamoDB): a click's first read of its card; None when it was not
     card: Card | None = None
+    # the request's counts against the request limits, read with the session (a click's): its
+    # handler passes them down to the write that answers or files the card, which takes them
+    counts: RequestCounts | None = field(default=None, compare=False, repr=False)
 
 
 def mint_signin_token(sessions: SessionStore, person: Person | None, now: int | None = None) -> str:
@@ -110,7 +113,8 @@ def resolve_session(callers: CallerReads, sessions: SessionStore, workspaces: Wo
                     counts: RequestCounts | None = None) -> Signed | None:
     """The session ``session_id`` names, if it is valid now, with its member; ``card_id``: a card
     the request names, read with the session when this process has seen it before (one read).
-    ``counts``: the request's counters against the request limits, read with them."""
+    ``counts``: the request's counters against the request limits, read with them and carried by
+    the :class:`Signed` (:attr:`Signed.counts`)."""
     if not session_id or len(session_id) > MAX_SESSION_ID:
         return None
     session_hash = secret_hash(session_id)
@@ -120,7 +124,7 @@ def resolve_session(callers: CallerReads, sessions: SessionStore, workspaces: Wo
                  else callers.get_session_as(session_hash, owner, now, counts))
         if found is not None:
             live, workspace, person, *card = found
-            return Signed(live, person, workspace, *card)
+            return Signed(live, person, workspace, card[0] if card else None, counts)
     session = sessions.get_session(session_hash, now)
     if session is None:
         return None
@@ -136,4 +140,4 @@ def resolve_session(callers: CallerReads, sessions: SessionStore, workspaces: Wo
         except NotFound:  # the member was removed: the session ends with them
             return None
     owners.remember(session_hash, owner)
-    return Signed(session, person, workspace)
+    return Signed(session, person, workspace, counts=counts)

@@ -6,14 +6,14 @@ is the core's. The rules every role keeps are stated in :mod:`.workspaces`.
 A request's counts against the request limits (:class:`RequestCounts`, docs/operations.md,
 "Request limits") are read with the request's caller (:mod:`.callers`) and taken once: in the
 transaction of the card the request files or answers (``CardCommit.counts``, ``file_card``'s
-``counts``), or alone (:meth:`LimitStore.take_counts`). :data:`REQUEST_COUNTS` holds the one
-of the request being served (docs/architecture.md).
+``counts``), or alone (:meth:`LimitStore.take_counts`). The one of the request being served
+travels as a value: in the request's ASGI scope, then on its caller, question and answer
+(docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import abc
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from ..core.codes import CodeRecord
@@ -61,14 +61,6 @@ class RequestCounts:
     def to_take(self) -> RequestCounts | None:
         """These counts, if a write should still take them (None once taken or with no counter)."""
         return None if self.taken or self.skipped or not self.counters else self
-
-
-# The counts of the request being served: set and reset around each request by the request limits'
-# middleware (countersign.surfaces.http.request_limits); read where the caller is read and by the
-# card desk when it hands a card's transaction to the store. Copied into the worker thread a
-# request's work may run in (anyio copies the context), so every part of one request sees the same
-# object and no other request's.
-REQUEST_COUNTS: ContextVar[RequestCounts | None] = ContextVar("countersign_request_counts", default=None)
 
 
 class OverLimit(StoreError):

@@ -68,7 +68,7 @@ def verify_access(callers: CallerReads, grants: GrantStore, token: str, resource
     cannot say what it is cannot check an audience). ``owners``: what this process remembers of
     the tokens it has accepted, so that a token seen before is read with its connection and member
     in one request (:mod:`countersign.store.callers`). ``counts``: the request's counters against
-    the request limits, read with them."""
+    the request limits, read with them, and carried by the principal."""
     if not token.startswith(ACCESS_PREFIX):
         return INVALID
     token_hash = secret_hash(token)
@@ -87,7 +87,7 @@ def verify_access(callers: CallerReads, grants: GrantStore, token: str, resource
             owners.remember(token_hash, owner)
     issued, connection, workspace, person = found
     refused = _refusal(issued, resource) or (REVOKED if connection.revoked else None)
-    return refused or Principal(workspace=workspace, person=person, connection=connection)
+    return refused or Principal(workspace=workspace, person=person, connection=connection, counts=counts)
 
 
 def _refusal(issued: IssuedToken | None, resource: str | None) -> str | None:

@@ -184,7 +184,8 @@ def _load(runtime: Runtime, signed: Signed, card_id: str) -> Card:
     if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
-        return clicks.open_card(runtime.desk, signed.workspace.id, signed.person, card_id, card=signed.card)
+        return clicks.open_card(runtime.desk, signed.workspace.id, signed.person, card_id, card=signed.card,
+                                counts=signed.counts)
     except NotFound:
         raise not_found() from None
     except Refusal:
@@ -284,7 +285,7 @@ def confirm(card_id: str, request: Request, signed: Acting) -> dict:
     try:
         card = clicks.confirm_click(runtime.desk, signed.workspace.id, signed.person, card_id,
                                     workspace=signed.workspace, connections=read, card=signed.card,
-                                    channel=click_channel(request))
+                                    channel=click_channel(request), counts=signed.counts)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -307,7 +308,8 @@ def decline(card_id: str, request: Request, signed: Acting, body: DeclineBody | 
         raise not_found()
     try:
         card = clicks.decline_click(runtime.desk, signed.workspace.id, signed.person, card_id,
-                                    body.reason if body else None, card=signed.card, channel=click_channel(request))
+                                    body.reason if body else None, card=signed.card, channel=click_channel(request),
+                                    counts=signed.counts)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -323,7 +325,8 @@ def reopen(card_id: str, request: Request, signed: Acting) -> dict:
     if not CARD_ID.fullmatch(card_id):
         raise not_found()
     try:
-        card = clicks.reopen(runtime.desk, signed.workspace.id, signed.person, card_id, card=signed.card)
+        card = clicks.reopen(runtime.desk, signed.workspace.id, signed.person, card_id, card=signed.card,
+                             counts=signed.counts)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:
@@ -342,7 +345,7 @@ def edit(card_id: str, request: Request, signed: Acting, body: EditBody) -> dict
         raise not_found()
     try:
         card = edits.edit_card(runtime.desk, signed.workspace.id, signed.person, card_id, body.arguments,
-                               card=signed.card)
+                               card=signed.card, counts=signed.counts)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

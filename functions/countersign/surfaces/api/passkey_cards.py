@@ -94,7 +94,8 @@ def confirm(card_id: str, body: AssertionBody, request: Request, signed: Acting)
         "client_data_json": b64u(raw_cdj), "signature": response["signature"], "verified_at": runtime.desk.now(),
     }
     try:
-        done = clicks.confirm_click(runtime.desk, signed.workspace.id, signed.person, card.id, passkey=evidence)
+        done = clicks.confirm_click(runtime.desk, signed.workspace.id, signed.person, card.id, passkey=evidence,
+                                    counts=signed.counts)
     except NotFound:
         raise not_found() from None
     except Refusal as refusal:

@@ -22,10 +22,9 @@ from ...core.times import iso
 from ...identity import sessions
 from ...identity.sessions import Signed
 from ...runtime import Runtime
-from ...store.limits import REQUEST_COUNTS
 from ...store.push_subscriptions import subscription_id
 from ...store.workspaces import Person, Workspace
-from ..http.request_limits import check
+from ..http.request_limits import check, counts_of
 from .errors import FORBIDDEN_CSRF, SIGNED_OUT, ApiError
 from .schemas import SessionView, Strict, errors
 
@@ -64,9 +63,11 @@ def _unauthorized() -> ApiError:
 def current(request: Request) -> Signed | None:
     """The session named by the cookie, if it is valid now. A session of the smoke workspace
     (:mod:`countersign.core.smoke`) may only read and answer cards: anything else is refused.
-    Over the page's request limit: :class:`~countersign.store.limits.OverLimit` (429)."""
+    Over the page's request limit: :class:`~countersign.store.limits.OverLimit` (429). A click's
+    counts against that limit, read with its session, are carried by the :class:`Signed`
+    (:attr:`~countersign.identity.sessions.Signed.counts`): its handler passes them down."""
     runtime = runtime_of(request)
-    counts = REQUEST_COUNTS.get()  # a click's counters against the page's limit, read with its session
+    counts = counts_of(request.scope)  # a click's counters against the page's limit, read with its session
     unread = counts if counts is not None and counts.seen is None and not counts.taken else None
     store = runtime.store
     signed = sessions.resolve_session(store.callers, store.sessions, store.workspaces, runtime.sessions,

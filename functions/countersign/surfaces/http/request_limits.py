@@ -24,6 +24,10 @@ work and taken once, all together, each on condition that it is under its limit:
 * any other request is counted by one write before its work, as is a request whose caller could
   not be read (a wrong token, no session).
 
+The counts go down in the request's ASGI scope (:data:`COUNTS_KEY`, :func:`counts_of`), read where
+the caller is read and carried on by it as a value (``Principal.counts``, ``Signed.counts``) to the
+gate's question and answer, and so to the write that files or answers the card: no context variable.
+
 Over a limit: **429** with ``Retry-After`` (seconds to the next window). The one refusal that
 comes in the reply instead is a race: another request took the last count between this one's
 check and its card's write; the card's transaction is cancelled (nothing written) and the tool
@@ -41,11 +45,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ...store.hashes import secret_hash
-from ...store.limits import REQUEST_COUNTS, LimitStore, OverLimit, RequestCounts
+from ...store.limits import LimitStore, OverLimit, RequestCounts
 from . import origin
 
 log = logging.getLogger("countersign.limits")
@@ -56,6 +60,13 @@ CARD_CLICK = re.compile(r"/api/cards/[^/]+/.+")  # confirm, decline, edit, reope
 MCP_MESSAGE = "Too many requests from this connection or address. Wait {wait} s, then try again."
 PAGE_MESSAGE = "Too many requests. Wait {wait} s, then try again."
 COUNT_SKIPPED = "request_count_skipped"  # the metric of a request its card's transaction could not count
+# Where a request's counts travel down: its ASGI scope, the one per-request value every layer is handed
+COUNTS_KEY = "countersign.request_counts"
+
+
+def counts_of(scope: Mapping[str, Any]) -> RequestCounts | None:
+    """The counts the request limits put in this request's ``scope`` (None: no limit applies)."""
+    return scope.get(COUNTS_KEY)
 
 
 def _bearer_hash(headers: dict[str, str]) -> str | None:
@@ -126,15 +137,12 @@ class RequestLimit:
                 await offload.off_the_loop(take, limits, counts)
             await send(message)
 
-        token = REQUEST_COUNTS.set(counts)
-        try:
-            await self.app(scope, receive, sending)
+        try:  # the counts go down in the request's scope, read where its caller is read, then passed on as values
+            await self.app({**scope, COUNTS_KEY: counts}, receive, sending)
         except OverLimit:  # refused where its caller (and its counters) were read, before any work
             if started:
                 raise
             return await self._too_many(send, counts.wait)
-        finally:
-            REQUEST_COUNTS.reset(token)
         if counts.skipped:  # its card's transaction went through without the counters (one was throttled)
             self.runtime.desk.event(COUNT_SKIPPED)
         elif not counts.taken:  # no card's transaction counted it, and no reply ended: one write, after its work

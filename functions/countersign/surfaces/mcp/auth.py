@@ -29,8 +29,8 @@ from ...identity.principal import Principal
 from ...store import Store
 from ...store.callers import Owner, Owners
 from ...store.hashes import secret_hash
-from ...store.limits import REQUEST_COUNTS, RequestCounts
-from ..http.request_limits import check
+from ...store.limits import RequestCounts
+from ..http.request_limits import check, counts_of
 
 SCOPE_KEY = "countersign.principal"
 
@@ -75,7 +75,8 @@ class BearerAuth:
         event loop (SQLite's WAL readers never wait on a writer); recording the use is a write,
         which may wait for the write lock and the disk, so it runs off the loop
         (:meth:`~countersign.gate.offload.Offload.off_the_loop`). ``counts``: the request's
-        counters against the request limits, read with the connection and its member."""
+        counters against the request limits, read with the connection and its member, and carried
+        by the principal (the gate takes them in the write that files or answers its card)."""
         outcome = self._authenticate(token, counts)
         if isinstance(outcome, Principal):
             due = self._use_due(outcome)
@@ -118,13 +119,14 @@ class BearerAuth:
                 return "The connection token is not valid."
             self.owners.remember(token_hash, owner)
         known, workspace, person = found
-        return REVOKED if known.revoked else Principal(workspace=workspace, person=person, connection=known)
+        return REVOKED if known.revoked else Principal(workspace=workspace, person=person, connection=known,
+                                                       counts=counts)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         token = _bearer(scope)
-        counts = REQUEST_COUNTS.get()
+        counts = counts_of(scope)
         outcome = await self.authenticate(token, counts)
         if counts is not None and counts.seen is None:  # no caller, so no counters read: counted now
             await self.offload.off_the_loop(check, self.store.limits, counts)

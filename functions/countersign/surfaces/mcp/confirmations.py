@@ -59,7 +59,8 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
         the same words as an unknown id or another workspace's card."""
         principal = caller(ctx)
         try:
-            return principal, clicks.open_card(desk, principal.workspace.id, principal.person, confirmation_id)
+            return principal, clicks.open_card(desk, principal.workspace.id, principal.person, confirmation_id,
+                                               counts=principal.counts)
         except NotFound:
             raise NotFound("confirmation", confirmation_id) from None
         except Refusal as refusal:
@@ -102,7 +103,7 @@ def confirmation_tools(desk: CardDesk) -> list[Tool]:
         args = _parse(CardArgs, arguments, "cancel_confirmation")
         def withdrawn():
             principal, card = mine(ctx, args.confirmation_id)
-            return desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}")
+            return desk.withdraw(card, desk.now(), f"connection:{principal.connection.id}", counts=principal.counts)
         try:
             card = await desk.offload.off_the_loop(withdrawn)
         except (Refusal, StoreError) as exc:
