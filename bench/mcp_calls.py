@@ -32,8 +32,10 @@ app in this process is built, their heap is frozen, as ``countersign serve`` and
 function freeze theirs (``countersign.platform.heap``), so a garbage collection here walks what the
 requests make, not what the apps and the client built to start.
 
-The floors, on a bare ``mcp`` SDK server (real HTTP, in process, stateless): for the question +
-answer, its two rounds of a tool that asks and then answers the retry, with no work, ÷ its
+The floors, on a bare ``mcp`` SDK server (real HTTP, in process, stateless), each measured as one
+more way of the same latency rounds, interleaved with ours (so a floor and the calls measured
+against it share the machine's minutes; measured apart, after the rounds, a floor moved by up to
+a third between runs and the ratios with it): for the question + answer, its two rounds of a tool that asks and then answers the retry, with no work, ÷ its
 trivial ``ping`` — no server can answer a question in two rounds for less than that ratio; for a
 held call, one tool call whose only work is one durable write (a SQLite commit with fsync, as the
 card's filing makes) ÷ the same ping — what a write that is on disk before the reply costs.
@@ -71,10 +73,11 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 import httpx2
-from mcp_floors import floor, print_over_floors
+from mcp_floors import BareWay, floors_of, print_over_floors
 from mcp_servers import (
     BareStateless,
     Capture,
@@ -129,7 +132,33 @@ def seed(data: Path, port: int) -> str:
     return token
 
 
-class SdkWay:
+class OurWay:
+    """One way our server is called; a round makes each of :meth:`steps` once, each after :meth:`settle`."""
+
+    async def read(self, tool: str) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def held(self, tool: str, arguments: dict) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def ask(self, tool: str, arguments: dict) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    async def settle(self) -> None:
+        await self.read(SETTLE)  # not measured: what comes before each measured call is a read
+
+    def steps(self, cats: list[str], k: int) -> list[tuple[str, Any]]:
+        steps = [(f"read {t}", self.read(t)) for toolset in READS.values() for t in toolset]
+        held, asked = ({"category_id": cats[c], "month": "current", "amount": f"{base + k}.00"}
+                       for c, base in ((0, 1000), (1, 2000)))
+        return steps + [
+            ("held set_category_budget", self.held("set_category_budget", held)),
+            ("ask + answer set_category_budget", self.ask("set_category_budget", asked)),
+            ("held buy_credits", self.held("buy_credits", {"credits": 10 + k})),
+        ]
+
+
+class SdkWay(OurWay):
     """The real ``mcp`` SDK client: one that declares no elicitation, one that answers yes."""
 
     def __init__(self, plain, asking):
@@ -148,7 +177,7 @@ class SdkWay:
         assert (result.structured_content or {}).get("status") == "completed", result
 
 
-class RawWay:
+class RawWay(OurWay):
     def __init__(self, raw: RawClient):
         self.raw = raw
 
@@ -184,27 +213,23 @@ async def fill_operations(way: SdkWay, cats: list[str]) -> None:
 Times = dict[str, dict[str, list[float]]]  # way → call → seconds, one per measured round
 
 
-async def latency(ways: dict[str, SdkWay | RawWay], cats: list[str], n: int) -> Times:
+async def latency(ways: dict[str, OurWay | BareWay], cats: list[str], n: int) -> Times:
+    """Every way's calls, ``n`` rounds (after :data:`WARMUP`), the ways in a rotating order: ours
+    and the bare servers' that are their floors (:class:`mcp_floors.BareWay`), so a floor is
+    measured in the same minutes as the calls it is the floor of."""
     times: dict[str, dict[str, list[float]]] = {w: defaultdict(list) for w in ways}
     count = itertools.count()
     names = list(ways)
     for i in range(n + WARMUP):
         for name in names[i % len(names):] + names[:i % len(names)]:
             way, k = ways[name], next(count)
-            steps = [(f"read {t}", way.read(t)) for toolset in READS.values() for t in toolset]
-            held, asked = ({"category_id": cats[c], "month": "current", "amount": f"{base + k}.00"}
-                           for c, base in ((0, 1000), (1, 2000)))
-            steps += [
-                ("held set_category_budget", way.held("set_category_budget", held)),
-                ("ask + answer set_category_budget", way.ask("set_category_budget", asked)),
-                ("held buy_credits", way.held("buy_credits", {"credits": 10 + k})),
-            ]
+            steps = way.steps(cats, k) if isinstance(way, OurWay) else way.steps()
             # in an order of its own each round: in a fixed order the first read of each way's turn
             # paid for the ways before it (0.5 ms more) and the question, after the held call of the
             # same tool, ran warm (docs/benchmarks.md, "What comes before a call")
             random.Random(k).shuffle(steps)
             for label, step in steps:
-                await way.read(SETTLE)  # not measured: what comes before each measured call is a read
+                await way.settle()
                 t0 = time.perf_counter()
                 await step
                 if i >= WARMUP:
@@ -296,9 +321,9 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
     url, bare_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{bare_port}/mcp"
     async with contextlib.AsyncExitStack() as stack:
         capture = Capture(httpx2.AsyncHTTPTransport())
-        ways: dict[str, SdkWay | RawWay] = {"SDK client, real HTTP": await sdk_way(stack, url, token, capture)}
+        ways: dict[str, OurWay | BareWay] = {"SDK client, real HTTP": await sdk_way(stack, url, token, capture)}
         cats = await categories(ways["SDK client, real HTTP"])  # type: ignore[arg-type]
-        await fill_operations(ways["SDK client, real HTTP"], cats)  # (shows Capture the answer round too)
+        await fill_operations(ways["SDK client, real HTTP"], cats)  # type: ignore[arg-type]  # (Capture sees the answer round)
         raw_http = await stack.enter_async_context(
             httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30))
         ways["raw HTTP (httpx JSON-RPC)"] = RawWay(RawClient(raw_http, url, capture.templates))
@@ -315,19 +340,24 @@ async def run(data: Path, local: Path, port: int, bare_port: int, tokens: tuple[
                                                                   LambdaTransport([instance]))
         if await categories(ways["SDK client, in process (ASGI)"]) != cats:  # type: ignore[arg-type]
             raise RuntimeError("the two data folders were seeded differently")
-        await fill_operations(ways["SDK client, in process (ASGI)"], cats)
+        await fill_operations(ways["SDK client, in process (ASGI)"], cats)  # type: ignore[arg-type]
         bare_local = bare_local_app()
         await stack.enter_async_context(bare_local.router.lifespan_context(bare_local))
+        bare = {"bare SDK server, real HTTP": (bare_url, None),
+                "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
+                "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}
+        for name, (bare_way_url, transport) in bare.items():  # the floors: ways of the same rounds
+            ways[name] = BareWay(await stack.enter_async_context(mcp_client(bare_way_url, "-", transport=transport)),
+                                 await stack.enter_async_context(mcp_client(bare_way_url, "-", answer=accept(),
+                                                                            transport=transport)))
         heap.settle(collect=True)  # what every app here built, frozen as a server's once it listens
 
-        results = print_latency(await latency(ways, cats, n), n)
+        times = await latency(ways, cats, n)
+        results = print_latency({w: t for w, t in times.items() if w not in bare}, n)
         for label, folder in (("real server", data), ("in process", local)):
             print(f"emails written to {label}/outbox: {len(list((folder / 'outbox').glob('*.eml')))}")
 
-        floors = await floor({
-            "bare SDK server, real HTTP": (bare_url, None),
-            "bare SDK server, in process (ASGI)": (url, httpx2.ASGITransport(app=bare_local)),
-            "bare SDK server, stateless (Lambda)": (url, httpx2.ASGITransport(app=BareStateless()))}, n, WARMUP)
+        floors = floors_of({w: t for w, t in times.items() if w in bare})
         print_over_floors(results, {way: lightest(m, "budget")[1] for way, m in results.items()}, floors)
         # the app a Lambda instance runs (under Mangum): the work on the loop, one request at a time
         # as far as the work knows (here the agents' calls interleave on the loop, as no instance's do)

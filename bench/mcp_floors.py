@@ -1,45 +1,51 @@
 """The floors of ``bench/mcp_calls.py``: what the protocol and the disk cost on a bare ``mcp`` SDK
-server with no work at all, and our held call and question measured against them."""
+server with no work at all (measured as ways of the latency rounds, interleaved with our calls),
+and our held call and question measured against them."""
 
 from __future__ import annotations
 
-import contextlib
-import random
 import statistics
-import time
+from typing import Any
 
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 
-from tests.support.harness import accept, mcp_client
+
+class BareWay:
+    """A bare SDK server's calls, measured as one more way of the latency rounds
+    (``bench/mcp_calls.py``), interleaved with ours: what the protocol and the disk cost with no work
+    at all, in the same minutes as the calls they are the floor of. Its calls: ``ping``;
+    ``confirm`` (its 2026 question + answer: asks, then answers the retry); ``record`` (one durable
+    write: one SQLite commit with fsync, as a held call's filing makes); ``record_budget`` (the same
+    write carrying a held budget change's arguments: what the protocol adds for them). Before each,
+    unmeasured, a ``ping``, as a read comes before each of ours."""
+
+    def __init__(self, plain, asking):
+        self.plain, self.asking = plain, asking
+
+    async def settle(self) -> None:
+        await self.plain.call_tool("ping", {})
+
+    def steps(self) -> list[tuple[str, Any]]:
+        return [(tool, _bare_call(self.plain, self.asking, tool)) for tool in BARE_CALLS]
 
 
-async def floor(pairs: dict[str, tuple], n: int, warmup: int) -> dict[str, tuple[float, float, float, float]]:
-    """What the protocol and the disk cost with no work at all, on a bare SDK server: its 2026
-    question + answer (``confirm``: asks, then answers the retry) and one durable write
-    (``record``: one SQLite commit with fsync, as a held call's filing makes) ÷ its trivial
-    ``ping``, the same client, the same round (medians over ``n`` rounds); and the same write
-    carrying a held budget change's arguments (``record_budget``: what the protocol adds for
-    them). ``pairs``: way → (URL, transport). Returns way → the medians (ms) of its ping, question
-    + answer, record and record with arguments."""
+BARE_CALLS = ("ping", "confirm", "record", "record_budget")
+
+
+def floors_of(times: dict[str, dict[str, list[float]]]) -> dict[str, tuple[float, float, float, float]]:
+    """Prints the floors, measured in the latency rounds (``times``: a bare way → call → seconds
+    per round): each bare server's question + answer, and one durable write, ÷ its ``ping`` of the
+    same round. Returns bare way → the medians (ms) of its ping, question + answer, record and
+    record with arguments."""
     found = {}
+    rounds = len(next(iter(times.values()))["ping"]) if times else 0
     print(f"\nthe floors: a bare MCP SDK server's question + answer, and one durable write, ÷ its ping "
-          f"(SDK client, median over {n} rounds)")
+          f"(SDK client, median over {rounds} rounds, measured in the latency rounds beside our calls)")
     print(f"{'way':<34}{'ping ms':>10}{'ask + answer ms':>17}{'ratio':>8}{'record ms':>11}{'ratio':>8}"
           f"{'with arguments':>16}{'ratio':>8}")
-    for name, (url, transport) in pairs.items():
-        async with contextlib.AsyncExitStack() as stack:
-            plain = await stack.enter_async_context(mcp_client(url, "-", transport=transport))
-            asking = await stack.enter_async_context(mcp_client(url, "-", answer=accept(), transport=transport))
-            measured: dict[str, list[float]] = {"ping": [], "confirm": [], "record": [], "record_budget": []}
-            for i in range(n + warmup):
-                for tool in random.Random(i).sample(list(measured), len(measured)):  # as the latency rounds
-                    await plain.call_tool("ping", {})  # not measured, as before each call in the latency rounds
-                    t0 = time.perf_counter()
-                    await _bare_call(plain, asking, tool)
-                    if i >= warmup:
-                        measured[tool].append(time.perf_counter() - t0)
-            pings, asks, records = measured["ping"], measured["confirm"], measured["record"]
-            with_args = measured["record_budget"]
+    for name, measured in times.items():
+        pings, asks, records = measured["ping"], measured["confirm"], measured["record"]
+        with_args = measured["record_budget"]
         ping, asked, record, record_args = (statistics.median(v) * 1000 for v in (pings, asks, records, with_args))
         found[name] = (ping, asked, record, record_args)
         print(f"{name:<34}{ping:>10.2f}{asked:>17.2f}{_over(asks, pings):>7.2f}x{record:>11.2f}"
