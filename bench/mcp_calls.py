@@ -35,10 +35,11 @@ requests make, not what the apps and the client built to start.
 The floors, on a bare ``mcp`` SDK server (real HTTP, in process, stateless), each measured as one
 more way of the same latency rounds, interleaved with ours (so a floor and the calls measured
 against it share the machine's minutes; measured apart, after the rounds, a floor moved by up to
-a third between runs and the ratios with it): for the question + answer, its two rounds of a tool that asks and then answers the retry, with no work, ÷ its
-trivial ``ping`` — no server can answer a question in two rounds for less than that ratio; for a
-held call, one tool call whose only work is one durable write (a SQLite commit with fsync, as the
-card's filing makes) ÷ the same ping — what a write that is on disk before the reply costs.
+a third between runs and the ratios with it): for the question + answer, its two rounds of a
+tool that asks and then answers the retry, with no work, ÷ its trivial ``ping`` — no server can
+answer a question in two rounds for less than that ratio; for a held call, one tool call whose
+only work is one durable write (a SQLite commit with fsync, as the card's filing makes) ÷ the
+same ping — what a write that is on disk before the reply costs.
 
 Then, for the SDK client's ways, a held call and a question ÷ their floor here
 (``bench/mcp_floors.py``): the lightest read plus what one durable commit adds on the bare
