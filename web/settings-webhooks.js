@@ -70,12 +70,7 @@ function endpointEl(page, e, act, events) {
 function editEventsEl({ api, el, announce }, e, events, edit, actions, saved) {
   const open = actions.nextElementSibling;
   if (open?.matches('form.edit-events')) { open.remove(); edit.setAttribute('aria-expanded', 'false'); return; }
-  const boxes = events.map((name) => {
-    const box = el('input', { type: 'checkbox', id: `events-${e.id}-${name.replace('.', '-')}`, name: 'events',
-      value: name });
-    box.checked = e.everyEvent || e.events.includes(name);
-    return [box, el('label', { for: box.id }, box, el('span', { class: 'mono' }, name))];
-  });
+  const boxes = eventBoxes(el, events, `events-${e.id}-`, (name) => e.everyEvent || e.events.includes(name));
   const save = el('button', { type: 'submit', class: 'primary', 'data-action': 'save-events' }, S.saveEvents);
   const cancel = el('button', { type: 'button', class: 'secondary' }, S.cancel);
   const out = el('div', { 'aria-live': 'polite' });
@@ -90,9 +85,9 @@ function editEventsEl({ api, el, announce }, e, events, edit, actions, saved) {
     save.disabled = true;
     out.replaceChildren();
     try {
-      const chosen = boxes.filter(([box]) => box.checked).map(([box]) => box.value);
+      const chosen = ticked(boxes);
       const changed = await api('PATCH', `/settings/webhooks/${encodeURIComponent(e.id)}`,
-        chosen.length === boxes.length ? { everyEvent: true } : { events: chosen });
+        chosen ? { events: chosen } : { everyEvent: true });
       announce(S.eventsSaved);
       saved(changed);
     } catch (err) {
@@ -103,6 +98,21 @@ function editEventsEl({ api, el, announce }, e, events, edit, actions, saved) {
   actions.after(form);
   edit.setAttribute('aria-expanded', 'true');
   boxes[0][0].focus();
+}
+
+// One checkbox per event (its id: prefix + the event), ticked where checked(name): [box, its label] each.
+function eventBoxes(el, events, prefix, checked) {
+  return events.map((name) => {
+    const box = el('input', { type: 'checkbox', id: prefix + name.replace('.', '-'), name: 'events', value: name });
+    box.checked = checked(name);
+    return [box, el('label', { for: box.id }, box, el('span', { class: 'mono' }, name))];
+  });
+}
+
+// The events ticked, or null when every box is: every event, those added later too (no list sent).
+function ticked(boxes) {
+  const chosen = boxes.filter(([box]) => box.checked).map(([box]) => box.value);
+  return chosen.length === boxes.length ? null : chosen;
 }
 
 // The delivery log, read when opened (and again each time).
@@ -130,11 +140,7 @@ function logEl({ api, el }, id) {
 function addEl({ api, el }, events, copyButton, refresh) {
   const url = el('input', { id: 'webhook-url', name: 'url', type: 'url', required: true, maxlength: 2048,
     autocomplete: 'off', spellcheck: 'false', placeholder: S.endpointPlaceholder });
-  const boxes = events.map((name) => {
-    const box = el('input', { type: 'checkbox', id: 'webhook-event-' + name.replace('.', '-'), name: 'events', value: name });
-    box.checked = true;
-    return [box, el('label', { for: box.id }, box, el('span', { class: 'mono' }, name))];
-  });
+  const boxes = eventBoxes(el, events, 'webhook-event-', () => true);
   const send = el('button', { type: 'submit', class: 'primary', 'data-action': 'add-endpoint' }, S.addIt);
   const out = el('div', { class: 'new-token', 'aria-live': 'polite' });
   const form = el('form', { class: 'add-endpoint', novalidate: true },
@@ -148,10 +154,9 @@ function addEl({ api, el }, events, copyButton, refresh) {
     out.replaceChildren();
     url.removeAttribute('aria-invalid');
     try {
-      const chosen = boxes.filter(([box]) => box.checked).map(([box]) => box.value);
-      // every box ticked: every event, those added later too (no list sent)
-      const made = await api('POST', '/settings/webhooks', chosen.length === boxes.length
-        ? { url: url.value.trim() } : { url: url.value.trim(), events: chosen });
+      const chosen = ticked(boxes);
+      const made = await api('POST', '/settings/webhooks', chosen ? { url: url.value.trim(), events: chosen }
+        : { url: url.value.trim() });
       const secret = el('input', { type: 'text', readonly: true, id: 'webhook-secret', class: 'secret',
         'aria-label': S.signingSecret });
       secret.value = made.secret;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from typing import Any
 
@@ -134,3 +135,13 @@ class World:
         p = person(self.ws, role=role, created_at=created_at)
         self.store.workspaces.create_person(p)
         return p
+
+
+def as_released_before(path: str, table: str, column: str, version: int) -> None:
+    """The SQLite database at ``path`` (closed) as a release before ``column`` left it: the column
+    dropped and the schema version set back to ``version``, so the next open upgrades it."""
+    db = sqlite3.connect(path)
+    db.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    db.execute(f"PRAGMA user_version = {version}")
+    db.commit()
+    db.close()

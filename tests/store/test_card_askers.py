@@ -3,7 +3,6 @@ card in both stores, through every move; a card stored without it reads as filed
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 
 import pytest
@@ -13,7 +12,7 @@ from countersign.core.card_states import CardState
 from countersign.store.cards import CardCommit
 from countersign.store.errors import BadInput, NotFound
 from countersign.store.sqlite import SQLiteStore
-from tests.store._factories import World, audit, card, filed
+from tests.store._factories import World, as_released_before, audit, card, filed
 
 S = CardState
 
@@ -104,11 +103,7 @@ def test_a_database_of_the_release_before_opens_and_its_cards_read_as_their_agen
     old = card(w.ws, w.person, w.conn, created_at=100, filed_by=None)
     first.cards.file_card(old, filed(old))
     first.close()
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE cards DROP COLUMN filed_by")
-    db.execute("PRAGMA user_version = 3")
-    db.commit()
-    db.close()
+    as_released_before(path, "cards", "filed_by", 3)
 
     reopened = SQLiteStore(path)
     try:

@@ -18,6 +18,7 @@ from countersign.store.errors import BadInput
 from countersign.store.push_subscriptions import MAX_SUBSCRIPTIONS, PushSubscription, subscription_id
 from countersign.store.sessions import SESSION_LIFETIME
 from countersign.store.sqlite import SQLiteStore
+from tests.store._factories import as_released_before
 
 
 def b64(raw: bytes) -> str:
@@ -198,11 +199,7 @@ def test_a_database_of_an_earlier_release_gains_signed_in_until(tmp_path):
     first = SQLiteStore(path)
     kept = first.push_subscriptions.add_subscription(sub(w, "p_a", at=100))
     first.close()
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE push_subscriptions DROP COLUMN signed_in_until")
-    db.execute("PRAGMA user_version = 10")
-    db.commit()
-    db.close()
+    as_released_before(path, "push_subscriptions", "signed_in_until", 10)
 
     reopened = SQLiteStore(path)
     try:

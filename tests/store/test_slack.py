@@ -5,7 +5,6 @@ post per card."""
 from __future__ import annotations
 
 import secrets
-import sqlite3
 
 import pytest
 
@@ -13,6 +12,7 @@ from countersign.store.errors import BadInput, Conflict, NotFound
 from countersign.store.hashes import secret_hash
 from countersign.store.slack import POSTED, POSTING, SlackApp, SlackLink, SlackLinkCode, SlackPost
 from countersign.store.sqlite import SQLiteStore
+from tests.store._factories import as_released_before
 
 
 def team() -> str:
@@ -146,11 +146,7 @@ def test_a_slack_link_of_the_release_before_opens_without_a_name(tmp_path):
     first = SQLiteStore(path)
     first.slack.link(SlackLink("ws_1", "p_a", "T0TEAM1", "U0OLD01", 10))
     first.close()
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE slack_links DROP COLUMN user_name")
-    db.execute("PRAGMA user_version = 8")
-    db.commit()
-    db.close()
+    as_released_before(path, "slack_links", "user_name", 8)
 
     reopened = SQLiteStore(path)
     try:

@@ -33,7 +33,7 @@ from countersign.store.webhook_endpoints import (
     turned_off_by,
     turned_off_by_an_owner,
 )
-from tests.store._factories import DAY, World, card, filed
+from tests.store._factories import DAY, World, as_released_before, card, filed
 
 HOUR = 3600
 
@@ -423,11 +423,7 @@ def test_a_database_of_an_earlier_release_reads_every_event_but_card_edited_as_e
     every = first.webhook_endpoints.add_endpoint(endpoint(w, events=BEFORE_EDITED))
     fewer = first.webhook_endpoints.add_endpoint(endpoint(w, events=BEFORE_EDITED[:2]))
     first.close()
-    db = sqlite3.connect(path)
-    db.execute("ALTER TABLE webhook_endpoints DROP COLUMN events_exact")
-    db.execute("PRAGMA user_version = 11")
-    db.commit()
-    db.close()
+    as_released_before(path, "webhook_endpoints", "events_exact", 11)
 
     reopened = SQLiteStore(path)
     try:

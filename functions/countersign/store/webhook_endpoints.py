@@ -170,9 +170,7 @@ def check_taken(events: Any) -> tuple[str, ...]:
     """The events an endpoint is to take, as a store is handed them (:meth:`WebhookEndpointStore.set_endpoint_events`):
     ``()`` for every event, else known event names, refused as :func:`check_events` refuses them,
     returned in the order of :data:`EVENTS`."""
-    if isinstance(events, (list, tuple)) and not events:
-        return ()
-    return check_events(list(events) if isinstance(events, (list, tuple)) else events)
+    return () if isinstance(events, (list, tuple)) and not events else check_events(events)
 
 
 def check_endpoint(endpoint: WebhookEndpoint) -> None:
