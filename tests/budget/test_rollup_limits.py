@@ -185,3 +185,44 @@ def test_upgrade_repairs_rollups_that_disagree_with_the_months(book):
     assert layout.upgrade(book.store.docs, book.workspace_id) == 0
     assert_rolled_up(book.store, book.workspace_id)
     check_reads(book, ["2017-06", "2021-06", "2024-06", "2026-09"])
+
+
+FITTING = [("set_category_budget", {"category_id": "cat_tennis", "month": "2019-03", "amount": "10"}),
+           ("set_category_budget", {"category_id": "cat_tennis", "month": "current", "amount": "12"}),
+           ("set_category_budget", {"category_id": "cat_tennis", "month": "2031-01", "amount": "14"}),
+           ("update_category", {"category_id": "cat_tennis", "name": "Padel"}),
+           ("create_category", {"group_id": "grp_fun", "name": "Chess"})]
+
+
+@pytest.mark.parametrize(("tool", "args"), FITTING, ids=[f"{t}-{a.get('month', '')}" for t, a in FITTING])
+def test_a_change_its_plan_shows_fits_one_commit_is_not_staged_until_it_is_applied(book, monkeypatch, tool, args):
+    """A change whose plan alone bounds its writes (``most_writes``: a budget month with the
+    roll-ups its year may move, a category) is not staged when planned, only when applied (a held
+    call's plan is planned again when the person answers); the bound is at least what staging
+    it counts, with budgets in seven years so the carry may move many blocks; and it applies."""
+    from countersign.toolsets.budget import operations
+
+    for year in range(2019, 2026):
+        book.do("create_transactions", account_id="acc_checking", transactions=[
+            {"date": f"{year}-05-03", "payee": "Court", "amount": "-30", "category_id": "cat_tennis"}])
+    action = ACTIONS[tool]
+    counts: list[int] = []
+    real_counted = rollup.counted
+
+    def counted(*a, **k):
+        counts.append(real_counted(*a, **k))
+        return counts[-1]
+
+    monkeypatch.setattr(operations.rollup, "counted", counted)
+    plan = book.plan(tool, **args)
+    assert plan.effect is None and counts == []  # not staged
+    most = action.most_writes(plan)
+    assert most is not None and most <= MAX_DOC_WRITES
+    staged = action.effect_of(plan, book.ctx, operations.Planning())
+    assert sum(len(phase.writes) for phase in staged.phases) <= most
+    if counts:  # (a category change counts no roll-ups: its writes are its count)
+        assert counts[-1] <= most
+    before = book.snapshot()
+    book.apply(tool, plan)
+    assert book.snapshot() != before
+    assert_rolled_up(book.store, book.workspace_id)

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import WithJsonSchema
 
 from ...toolkit import CLIENT, Action, ActionContext, Effect, Plan, Step
+from . import operations
 from .model import DRIFT
 from .operations import Planning
 
@@ -35,12 +36,25 @@ class BudgetAction(Action):
         change is planned, None when it is applied."""
         raise NotImplementedError
 
+    def most_writes(self, plan: Plan) -> int | None:
+        """At most how many records the change of ``plan`` commits (its roll-ups counted as
+        :func:`.operations.commit` counts them), known from what its plan read without staging
+        it; None (the default) when only staging the change can tell."""
+        return None
+
     def plan(self, args: Any, ctx: ActionContext) -> Plan:
         """:meth:`propose`, with the change staged too: its effect is made with a
         :class:`.operations.Planning` (nothing is written, nothing built), so a change too big for
         one commit is refused before the person is asked; the staged effect rides on the plan
-        (:attr:`Plan.effect`) and the gate commits it without staging the change again."""
+        (:attr:`Plan.effect`) and the gate commits it without staging the change again.
+
+        A change that :meth:`most_writes` shows fits one commit is not staged: a held call's
+        plan is not applied (it is planned again when the person answers), and one that runs at
+        once stages it then, once as before."""
         out = self.propose(args, ctx)
+        most = self.most_writes(out)
+        if most is not None and most <= operations.MAX_DOC_WRITES:
+            return out
         planning = Planning()
         effect = self.effect_of(out, ctx, planning)
         return dataclasses.replace(out, effect=effect) if planning.complete else out

@@ -9,7 +9,7 @@ from ...toolkit import ActionContext, ActionError, AmountBound, Arguments, Choic
 from .base import Amount, BudgetAction, title_to_summary
 from .model import CATEGORY, MONTH, BudgetPlan, Ledger, display, ledger_of, resolve_month, to_milliunits
 from .operations import Planning, budget_change, commit
-from .rollup import change_keys
+from .rollup import built_ledger, change_keys, most_rollups
 from .values import month_name
 
 
@@ -64,6 +64,15 @@ class SetCategoryBudget(BudgetAction):
         title = f"Budget {name} for {month}: {display(before)} → {display(amount)}?"
         subject = {"category": category.id, "category_name": name, "month": month, "before": before, "amount": amount}
         return BudgetPlan(subject, Preview(title), ledger)
+
+    def most_writes(self, plan: Plan) -> int | None:
+        """The month doc, the operation and the roll-ups of its year (:func:`.rollup.most_rollups`)
+        in a budget whose roll-ups are built; without them (built first, in batches of their own)
+        staging counts them."""
+        built = built_ledger(plan.ledger) if isinstance(plan, BudgetPlan) and plan.ledger is not None else None
+        if built is None:
+            return None
+        return 2 + most_rollups(set(built.data.get("years") or []), {plan.subject["month"][:4]})
 
     def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject

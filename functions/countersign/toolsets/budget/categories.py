@@ -85,6 +85,9 @@ class UpdateCategory(BudgetAction):
         title = f"Change category {ledger.category_label(category.id)} to ‘{name}’ ({group.data['name']})?"
         return BudgetPlan(subject, Preview(title), ledger)
 
+    def most_writes(self, plan: Plan) -> int | None:
+        return 2  # the category doc and the operation: no transaction, budget or roll-up
+
     def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
@@ -125,6 +128,9 @@ class CreateCategory(BudgetAction):
         _check_free(ledger, group.id, name, "name")
         subject = {"group": group.id, "group_name": group.data["name"], "name": name}
         return BudgetPlan(subject, Preview(f"Create category ‘{name}’ in {group.data['name']}?"), ledger)
+
+    def most_writes(self, plan: Plan) -> int | None:
+        return 2  # the category doc and the operation: no transaction, budget or roll-up
 
     def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject

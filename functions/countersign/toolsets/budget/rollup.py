@@ -351,6 +351,13 @@ def bound(staged: Staging, *, assume_built: bool = False) -> int:
         years = {i[:4] for i, _ in _stored_months(staged, MONTH)} | {i[2:6] for i, _ in _stored_months(staged, TOTAL)}
     else:
         return 0
+    return most_rollups(years, touched)
+
+
+def most_rollups(years: set[str], touched: set[str]) -> int:
+    """:func:`bound` of a change to months of the ``touched`` years in a budget whose ledger doc
+    lists ``years``: the ledger doc, each touched year doc, the block doc before the first touched
+    block and every block doc from that block on."""
     first = block_of(min(touched))
     return 2 + len(touched) + sum(1 for b in {block_of(y) for y in years | touched} if b >= first)
 
