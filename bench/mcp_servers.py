@@ -27,6 +27,7 @@ from typing import Any
 
 import bench_paths  # noqa: F401  (the project first on sys.path, bench/ last)
 import httpx2
+import mcp_contract
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
@@ -49,7 +50,9 @@ def bare_server():
     (``confirm``: the protocol's two rounds, with sealed request state as ours, and no work); and
     one that makes one durable write (``record``: a row inserted in its own transaction in a SQLite
     file in WAL mode with ``synchronous = FULL``, as countersign's store commits, and nothing else),
-    and the same write carrying a held budget change's three arguments (``record_budget``)."""
+    and the same write carrying a held budget change's three arguments (``record_budget``); and the
+    least a server keeping countersign's contract does for a held budget change (``hold``:
+    :mod:`mcp_contract`)."""
     server = MCPServer("bare", request_state_security=RequestStateSecurity(keys=[b"k" * 32], ttl=900,
                                                                            bind_principal=None))
     db = _durable_table()
@@ -71,6 +74,8 @@ def bare_server():
         with db:
             db.execute("INSERT INTO rows (at) VALUES (?)", (time.time(),))
         return {"ok": True, "category_id": category_id, "month": month, "amount": amount}
+
+    server.tool(name="hold")(mcp_contract.hold)  # the contract's least for a held call (bench/mcp_contract.py)
 
     @server.tool()
     async def confirm(ctx: Context) -> dict | InputRequiredResult:
