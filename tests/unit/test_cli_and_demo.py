@@ -316,6 +316,23 @@ def test_the_wrapper_runs_the_cli_of_this_checkout(tmp_path):
     assert not (tmp_path / "d").exists()
 
 
+def test_the_wrappers_hints_name_the_wrapper_as_it_was_typed(tmp_path):
+    """Run from the checkout as ``scripts/countersign``, the hints it prints say
+    ``scripts/countersign …`` (``countersign`` is not on PATH there), so they work as printed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COUNTERSIGN_")}
+    data = str(tmp_path / "d")
+
+    def wrapper(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["scripts/countersign", *args], cwd=REPO, capture_output=True, text=True, timeout=300,
+                              env=env)
+
+    made = wrapper("workspace", "create", "--data", data, "--name", "T", "--owner-email", "o@example.com")
+    assert made.returncode == 0
+    added = wrapper("member", "add", "bea@example.com", "--email", "o@example.com", "--data", data)
+    assert added.returncode == 0
+    assert f"`scripts/countersign signin-link --data {data} --email bea@example.com`" in added.stderr, added.stderr
+
+
 def test_suppression_show_and_lift(capsys, tmp_path):
     from countersign.store.suppressions import Suppression
 

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -136,6 +137,19 @@ def test_without_demo_it_says_how_to_make_a_workspace(served):
 
 
 # -- forwarding headers ---------------------------------------------------------------------------
+
+
+def test_ctrl_c_stops_it_with_its_shutdown_lines_and_no_traceback(served):
+    """The start-up text says "Stop with Ctrl+C": that ends it cleanly (exit 0), the app shut down,
+    not with uvicorn's re-raised interrupt as two tracebacks."""
+    server = served("--demo")
+    assert "Stop with Ctrl+C" in server.text
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(15) == 0
+    time.sleep(0.2)  # the reader threads take the last lines
+    said = "".join(server.err + server.out)
+    assert "Application shutdown complete" in said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said
 
 
 def test_a_forged_forwarded_for_does_not_lift_the_per_address_limit(served):

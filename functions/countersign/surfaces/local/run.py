@@ -23,7 +23,9 @@ def serve(app: ASGIApp, host: str, port: int, on_listening: Callable[[], None] |
 
     uvicorn's own proxy handling is off: it would trust ``X-Forwarded-For`` from 127.0.0.1, so any
     local process could pose as any address (the app trusts only ``COUNTERSIGN_TRUSTED_PROXIES``).
-    Returns 0, or 1 when the server could not start (uvicorn has said why).
+    Returns 0 (also when stopped with Ctrl+C, as its start-up text says to: uvicorn has shut the
+    app down and said so, then raises the interrupt again), or 1 when the server could not start
+    (uvicorn has said why).
     """
     config = uvicorn.Config(app, host=host, port=port, lifespan="on", proxy_headers=False, log_level=log_level)
     redact_local_logs()  # uvicorn's loggers exist now: every line it and the app write is redacted
@@ -32,6 +34,8 @@ def serve(app: ASGIApp, host: str, port: int, on_listening: Callable[[], None] |
         server.run()
     except SystemExit as exc:  # uvicorn exits when the port is taken or the lifespan failed
         return 1 if exc.code else 0
+    except KeyboardInterrupt:  # Ctrl+C, after the shutdown: not a traceback
+        return 0
     return 0
 
 
