@@ -71,8 +71,9 @@ def _store() -> sqlite3.Connection:
     """)
     docs = [("budget_category", c, {"name": c[4:].title(), "group_id": "grp_everyday", "position": i,
                                     "hidden": False, "note": ""}) for i, c in enumerate(CATEGORIES)]
-    month = time.strftime("%Y-%m-01", time.gmtime())
-    docs.append(("budget_month", month, {"budgeted": {c: 100_000 * (i + 1) for i, c in enumerate(CATEGORIES)}}))
+    year = time.gmtime().tm_year
+    for month in (f"{y}-{m:02d}-01" for y in (year, year + 1) for m in range(1, 13)):  # (a run may cross a month)
+        docs.append(("budget_month", month, {"budgeted": {c: 100_000 * (i + 1) for i, c in enumerate(CATEGORIES)}}))
     docs.append(("budget_total", "ledger", {"n": 120, "accounts": {"acc_checking": 80, "acc_savings": 40},
                                             "years": [str(y) for y in range(2019, 2027)], "v": 2}))
     db.executemany("INSERT INTO docs VALUES (?, ?, ?, 1, ?)",
