@@ -39,12 +39,16 @@ a third between runs and the ratios with it): for the question + answer, its two
 tool that asks and then answers the retry, with no work, ÷ its trivial ``ping`` — no server can
 answer a question in two rounds for less than that ratio; for a held call, one tool call whose
 only work is one durable write (a SQLite commit with fsync, as the card's filing makes) ÷ the
-same ping — what a write that is on disk before the reply costs.
+same ping — what a write that is on disk before the reply costs; and the contract's least held
+call (``hold``, ``bench/mcp_contract.py``: the preview's documents read, a ticket signed, the
+card filed with its claim, audit entry and notification in one durable commit, the held reply).
 
 Then, for the SDK client's ways, a held call and a question ÷ their floor here
 (``bench/mcp_floors.py``): the lightest read plus what one durable commit adds on the bare
 server, and for the question a second read plus what the bare server's question adds over two
-pings. What is above 1.0 there is the gate's own work.
+pings. What is above 1.0 there is the gate's own work and the contract's: beside it, the least
+held call ÷ that floor (the contract's part, which no server keeping it avoids) and ours ÷ that
+least (the rest).
 
 Throughput and p50/p99 of the lightest budget read of the run (by its latency summed over every
 way; it prints which: ``list_accounts`` in every run so far with the shuffled order) at N = 1, 8 and
