@@ -43,7 +43,10 @@ def test_an_in_client_yes_to_a_tampered_card_is_refused_too(world):
     with pytest.raises(Refusal) as refused:
         world.answer(form)
     assert refused.value.reason is RefusalReason.TAMPERED
-    assert world.bakeries() == 0
+    assert world.bakeries() == 0 and world.card(held["confirmationId"]).state is S.PENDING
+    assert world.events(held["confirmationId"]) == ["filed", "refused"]
+    refusal = world.store.cards.audit_trail(world.workspace.id, held["confirmationId"])[-1]
+    assert (refusal.channel, refusal.detail) == ("client", "tampered")  # the answer's channel, not the page's
 
 
 @pytest.mark.parametrize("answer", ["click", "client"])
