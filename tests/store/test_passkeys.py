@@ -61,9 +61,11 @@ def test_a_passkey_name_is_refused_when_empty_or_long(store, name):
     me = w.add_person()
     with pytest.raises(BadInput):
         store.passkeys.put_passkey(_passkey(w, me, name=name))
+    assert store.passkeys.get_passkey("cred-1") is None and store.passkeys.list_passkeys(w.ws.id, me.id) == []
     store.passkeys.put_passkey(_passkey(w, me))
     with pytest.raises(BadInput):
         store.passkeys.rename_passkey(w.ws.id, me.id, "cred-1", name)
+    assert store.passkeys.get_passkey("cred-1") == _passkey(w, me)  # still called Laptop
 
 
 def test_a_challenge_is_spent_once_and_not_after_it_expires(store):
