@@ -251,9 +251,9 @@ def test_required_parameters_and_odd_arguments_are_refused(deploy):
     status, said, calls = deploy("--region", "eu-west-1")
     assert status == 2 and "FromAddress and SenderDomain are required" in said and calls == []
     status, said, calls = deploy("--param", "lowercase=1", config=CONFIG)
-    assert status == 2 and "not a template parameter: 'lowercase=1'" in said
-    status, said, _ = deploy("--reserve-concurrency", "maybe", config=CONFIG)
-    assert status == 2 and "--reserve-concurrency is auto, true or false, not 'maybe'" in said
+    assert status == 2 and "not a template parameter: 'lowercase=1'" in said and calls == []
+    status, said, calls = deploy("--reserve-concurrency", "maybe", config=CONFIG)
+    assert status == 2 and "--reserve-concurrency is auto, true or false, not 'maybe'" in said and calls == []
     status, said, _ = deploy("--no-build", "--confirm-changeset", config=CONFIG)
     assert status == 0 and "2/5 sam build: skipped (--no-build)" in said
 
