@@ -81,6 +81,10 @@ def test_losing_the_right_to_publish_before_the_click_refuses_it(world):
     with pytest.raises(Refusal, match="cannot publish"):
         world.click(reply["confirmationId"], approver)
     assert world.design()["published_version"] is None
+    assert world.campaign()["status"] == "draft" and world.balance() == 100_000 and world.pieces() == []
+    card = world.store.cards.get_card(world.ws, reply["confirmationId"], world.desk.now())
+    assert card.state is CardState.DECLINED and "you (member) cannot publish designs" in card.refusal
+    assert [e.event for e in world.store.cards.audit_trail(world.ws, card.id)] == ["filed", "refused"]
 
 
 def before_commit(world, n: int, meanwhile) -> None:
@@ -190,8 +194,14 @@ def test_an_ended_campaign_is_an_error_at_the_call_and_refuses_the_click(world):
     world.run("end_campaign", cid(world))
     with pytest.raises(Refusal, match="has ended"):
         world.click(reply["confirmationId"])
+    card = world.store.cards.get_card(world.ws, reply["confirmationId"], world.desk.now())
+    assert card.state is CardState.DECLINED and "has ended" in card.refusal
+    assert [e.event for e in world.store.cards.audit_trail(world.ws, card.id)] == ["filed", "refused"]
+    assert world.campaign()["status"] == "ended" and world.balance() == 100_000
+    assert world.pieces() == [] and world.jobs() == []
     with pytest.raises(ActionError, match="has ended; an ended campaign cannot be launched again"):
         world.request("launch_campaign", cid(world))
+    assert pending(world) == []
     for name in ("resume_campaign", "end_campaign", "polish_copywriting"):
         with pytest.raises(ActionError, match="ended"):
             world.plan(name, cid(world))
