@@ -38,6 +38,7 @@ def test_a_passkey_name_is_kept_as_one_line_and_refused_with_hidden_characters(s
     renamed = signed.patch(f"/api/passkeys/{soft.id}", {"name": "\u202eexe.gnp"})
     assert renamed.status_code == 422
     assert renamed.json()["error"]["message"].startswith("name: a passkey name has no control")  # said once
+    assert [p["name"] for p in signed.get("/api/passkeys").json()["passkeys"]] == ["Work laptop"]  # not renamed
     emoji = "Bea\u2019s \U0001F469\u200d\U0001F4BB"  # a joiner inside an emoji sequence is kept
     assert signed.patch(f"/api/passkeys/{soft.id}", {"name": emoji}).json()["name"] == emoji
 
