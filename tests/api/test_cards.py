@@ -88,6 +88,7 @@ async def test_bad_paging_input(signed, tenant):
 
 
 async def test_confirm_runs_once_and_the_agent_sees_the_result(signed, tenant):
+    before = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1").version
     card_id = await file(tenant, "n1", "confirmed text")
     one = signed.get(f"/api/cards/{card_id}")
     assert one.status_code == 200
@@ -109,6 +110,7 @@ async def test_confirm_runs_once_and_the_agent_sees_the_result(signed, tenant):
     assert again.status_code == 409
     assert again.json()["error"]["code"] == "already_answered"
     assert again.json()["card"]["state"] == "completed"
+    assert tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1").version == before + 1  # written exactly once
     history = signed.get("/api/history").json()
     assert [c["id"] for c in history["cards"]] == [card_id]
     assert signed.get("/api/cards").json()["cards"] == []

@@ -36,6 +36,7 @@ async def _code(client, args=EDIT):
 
 
 async def test_code_round_trip_applies_once(tenant, code_mode):
+    before = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1").version
     async with tenant.client() as client:
         body = await _code(client)
         assert len(body["confirmation"]) == 11
@@ -48,6 +49,8 @@ async def test_code_round_trip_applies_once(tenant, code_mode):
                         ["filed", "completed"])
         again = await client.call_tool("edit_note", dict(EDIT, confirmation=body["confirmation"]))
     assert again.is_error and CODE_REFUSAL in again.content[0].text
+    after = tenant.store.docs.get_doc(tenant.workspace_id, "note", "n1")
+    assert after.data["text"] == "coded" and after.version == before + 1  # written exactly once
 
 
 async def test_unknown_and_foreign_codes_are_refused_and_spent(tenant, code_mode):
