@@ -221,7 +221,7 @@ class Offload:
             return await _in_a_thread(fn, *args)
         if serving.in_flight <= 1 and runs.proven(key) and self.lock_free():  # alone, proven, lock free
             return contextvars.copy_context().run(runs.measure, key, True, fn, *args)
-        import anyio.to_thread  # (as in _in_a_thread)
+        import anyio.to_thread  # (not at import: the notifier's and sweeper's bundles ship without anyio; _in_a_thread)
 
         return await anyio.to_thread.run_sync(functools.partial(runs.measure, key, False, fn, *args))
 
