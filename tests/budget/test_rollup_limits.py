@@ -220,8 +220,7 @@ def test_a_change_its_plan_shows_fits_one_commit_is_not_staged_until_it_is_appli
     assert most is not None and most <= MAX_DOC_WRITES
     staged = action.effect_of(plan, book.ctx, operations.Planning())
     assert sum(len(phase.writes) for phase in staged.phases) <= most
-    if counts:  # (a category change counts no roll-ups: its writes are its count)
-        assert counts[-1] <= most
+    assert len(counts) == 1 and counts[0] <= most  # what commit() counted against the limit
     before = book.snapshot()
     book.apply(tool, plan)
     assert book.snapshot() != before

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from countersign.cli import parser
+
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
 # read only by the smoke canary's Lambda function, which template.yaml configures itself
@@ -23,8 +25,6 @@ def test_every_variable_the_package_reads_is_in_the_guide():
 
 
 def test_every_command_of_the_cli_has_a_row_in_the_guides_table():
-    from countersign.cli import parser
-
     commands = next(a for a in parser()._actions if a.dest == "command").choices
     table = GUIDE.split("| command | does |", 1)[1].split("\n\n", 1)[0]
     missing = sorted(name for name in commands if f"`countersign {name}" not in table)

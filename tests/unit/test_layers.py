@@ -9,6 +9,8 @@ anything may import anything, as long as no cycle forms.
 from __future__ import annotations
 
 import ast
+import re
+from pathlib import Path
 
 import pytest
 
@@ -102,9 +104,6 @@ def test_an_import_inside_a_function_says_which_cold_start_it_protects():
 
 def test_the_architecture_pages_imports_today_table_is_what_the_code_imports():
     """docs/architecture.md lists what each folder imports today: kept true as the code moves."""
-    import re
-    from pathlib import Path
-
     page = (Path(__file__).resolve().parents[2] / "docs" / "architecture.md").read_text()
     table = page.split("| folder | imports today |", 1)[1].split("\n\n", 1)[0]
     said: dict[str, set[str]] = {}

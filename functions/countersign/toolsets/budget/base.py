@@ -23,6 +23,8 @@ class BudgetAction(Action):
 
     gate = CLIENT
     drift_message = DRIFT
+    # how many records every change of this action commits, whatever it changes (None: it depends)
+    fixed_writes: int | None = None
 
     def propose(self, args: Any, ctx: ActionContext) -> Plan:  # pragma: no cover - abstract
         """The plan of the change: what it will do and the preview the person is asked about."""
@@ -39,8 +41,8 @@ class BudgetAction(Action):
     def most_writes(self, plan: Plan) -> int | None:
         """At most how many records the change of ``plan`` commits (its roll-ups counted as
         :func:`.operations.commit` counts them), known from what its plan read without staging
-        it; None (the default) when only staging the change can tell."""
-        return None
+        it; by default :attr:`fixed_writes`, None when only staging the change can tell."""
+        return self.fixed_writes
 
     def plan(self, args: Any, ctx: ActionContext) -> Plan:
         """:meth:`propose`, with the change staged too: its effect is made with a

@@ -53,6 +53,7 @@ class UpdateCategory(BudgetAction):
         'The person sees "Change category ‘Tennis’ (Fun) to ‘Sport’ (Fun)?".'
     )
     arguments = UpdateCategoryArgs
+    fixed_writes = 2  # the category doc and the operation: no transaction, budget or roll-up
 
     def propose(self, args: UpdateCategoryArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
@@ -85,9 +86,6 @@ class UpdateCategory(BudgetAction):
         title = f"Change category {ledger.category_label(category.id)} to ‘{name}’ ({group.data['name']})?"
         return BudgetPlan(subject, Preview(title), ledger)
 
-    def most_writes(self, plan: Plan) -> int | None:
-        return 2  # the category doc and the operation: no transaction, budget or roll-up
-
     def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
         ledger = ledger_of(plan, ctx.store, ctx.workspace_id)
@@ -117,6 +115,7 @@ class CreateCategory(BudgetAction):
     title = "Preparing a new-category confirmation"
     description = "Create a category in a group. The person sees 'Create category ‘Pets’ in Everyday?'."
     arguments = CreateCategoryArgs
+    fixed_writes = 2  # the category doc and the operation: no transaction, budget or roll-up
 
     def propose(self, args: CreateCategoryArgs, ctx: ActionContext) -> Plan:
         ledger = Ledger(ctx.store, ctx.workspace_id)
@@ -128,9 +127,6 @@ class CreateCategory(BudgetAction):
         _check_free(ledger, group.id, name, "name")
         subject = {"group": group.id, "group_name": group.data["name"], "name": name}
         return BudgetPlan(subject, Preview(f"Create category ‘{name}’ in {group.data['name']}?"), ledger)
-
-    def most_writes(self, plan: Plan) -> int | None:
-        return 2  # the category doc and the operation: no transaction, budget or roll-up
 
     def effect_of(self, plan: Plan, ctx: ActionContext, planning: Planning | None) -> Effect:
         s = plan.subject
